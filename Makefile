@@ -1,0 +1,134 @@
+SHELL := /bin/bash
+# vxswitch: plain Makefile, no configure step.
+#
+#   make            build daemon, CLI, benchmarks (-O2 -Wall -Wextra -Werror)
+#   make test       every test: unit (plain and ASan+UBSan), golden frames
+#                   against tshark, fuzz targets (FUZZ_SECONDS each), netns
+#                   system tests
+#   make fuzz       run each fuzz target for FUZZ_SECONDS (default 60)
+#   make bench      build and run the micro-benchmarks
+#   make demo       the two-host overlay demo (needs root)
+#
+# Sources are discovered: every src/**/*.c except *_main.c goes into
+# libvx.a; src/<dir>/<prog>_main.c becomes build/<prog>; bench/bench_*.c,
+# tests/unit/**/test_*.c and fuzz/fuzz_*.c each become one program.
+
+CC        ?= gcc
+FUZZ_CC   ?= clang
+BUILD     ?= build
+CFLAGS_BASE := -std=gnu11 -g -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
+               -D_GNU_SOURCE -Isrc -Itests/unit/support
+OPT       ?= -O2
+SAN       ?=
+CFLAGS    := $(CFLAGS_BASE) $(OPT) $(SAN) $(EXTRA_CFLAGS)
+LDLIBS    := -lpcap -lpthread -lm
+FUZZ_SECONDS ?= 60
+TEST_FUZZ_SECONDS ?= 30
+
+LIB_SRCS   := $(filter-out %_main.c,$(shell find src -name '*.c' | sort))
+PROG_SRCS  := $(shell find src -name '*_main.c' | sort)
+BENCH_SRCS := $(wildcard bench/bench_*.c)
+TEST_SRCS  := $(shell find tests/unit -name 'test_*.c' | sort)
+SUPPORT_SRCS := $(filter-out $(TEST_SRCS),$(shell find tests/unit -name '*.c' | sort))
+FUZZ_SRCS  := $(wildcard fuzz/fuzz_*.c)
+
+LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+SUPPORT_OBJS := $(SUPPORT_SRCS:%.c=$(BUILD)/%.o)
+PROGS      := $(foreach p,$(PROG_SRCS),$(BUILD)/$(patsubst %_main.c,%,$(notdir $(p))))
+BENCHES    := $(BENCH_SRCS:%.c=$(BUILD)/%)
+TESTS      := $(TEST_SRCS:%.c=$(BUILD)/%)
+LIB        := $(BUILD)/libvx.a
+
+.PHONY: all test unit unit-run unit-asan golden fuzz fuzz-build netns bench demo clean
+.DEFAULT_GOAL := all
+.SECONDARY:
+
+all: $(LIB) $(PROGS) $(BENCHES)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+define prog_rule
+$(BUILD)/$(patsubst %_main.c,%,$(notdir $(1))): $(BUILD)/$(1:.c=.o) $(LIB)
+	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach p,$(PROG_SRCS),$(eval $(call prog_rule,$(p))))
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJS) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
+# ---- tests ---------------------------------------------------------------
+
+unit-run: $(TESTS)
+	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
+
+unit: all
+	@$(MAKE) --no-print-directory unit-run
+
+unit-asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" unit-run
+
+golden: all
+	tests/golden/check.sh $(BUILD)
+
+netns: all
+	@set -e; for t in $(sort $(wildcard tests/netns/test_*.sh)); do \
+	  echo "== $$t"; BUILD=$(BUILD) $$t; done
+
+test: unit unit-asan golden
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory netns
+
+# ---- fuzzing (clang libFuzzer, ASan+UBSan) --------------------------------
+
+FUZZ_BUILD := build-fuzz
+FUZZ_CFLAGS := $(CFLAGS_BASE) -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o)
+FUZZERS := $(FUZZ_SRCS:fuzz/%.c=$(FUZZ_BUILD)/%)
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz-build: $(FUZZERS)
+
+# Each target runs from its committed seed corpus (fuzz/corpus/<name>/, read
+# only) into a scratch corpus; a crash fails the run and leaves the input in
+# $(FUZZ_BUILD)/crash-*.  Committed crashers in fuzz/regressions/<name>/ are
+# replayed first.
+fuzz: fuzz-build
+	@set -e; for f in $(FUZZERS); do n=$$(basename $$f); \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
+	  if [ -d fuzz/regressions/$$n ]; then $$f -runs=0 fuzz/regressions/$$n >/dev/null 2>&1 \
+	    || { echo "$$n: regression input crashes"; exit 1; }; fi; \
+	  echo "== fuzz $$n for $(FUZZ_SECONDS)s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
+	    $(FUZZ_BUILD)/corpus/$$n $$( [ -d fuzz/corpus/$$n ] && echo fuzz/corpus/$$n ) 2>&1 \
+	    | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|Done' ; \
+	  test $${PIPESTATUS[0]} -eq 0; \
+	done
+
+# ---- benchmarks and demo ---------------------------------------------------
+
+bench: all
+	@set -e; for b in $(BENCHES); do echo "== $$b"; $$b; done
+
+demo: all
+	scripts/demo.sh $(BUILD)
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD) build-asan $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,256 @@
+#include "packet/pkt.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pkt_pool {
+	struct pkt *free_list;
+	struct pkt *pkts;
+	uint8_t *buffers;
+	uint32_t count;
+	struct pkt_pool_stats stats;
+};
+
+struct pkt_pool *pkt_pool_create(uint32_t count)
+{
+	struct pkt_pool *pool = calloc(1, sizeof(*pool));
+	if (!pool)
+		return NULL;
+	pool->pkts = calloc(count, sizeof(*pool->pkts));
+	if (!pool->pkts)
+		goto err_free_pool;
+	/* One allocation for all buffers; pages are touched only when used. */
+	pool->buffers = malloc((size_t)count * PKT_BUF_SIZE);
+	if (!pool->buffers)
+		goto err_free_pkts;
+	pool->count = count;
+	for (uint32_t i = count; i-- > 0;) {
+		struct pkt *pkt = &pool->pkts[i];
+		pkt->base = pool->buffers + (size_t)i * PKT_BUF_SIZE;
+		pkt->pool = pool;
+		pkt->next = pool->free_list;
+		pool->free_list = pkt;
+	}
+	return pool;
+
+err_free_pkts:
+	free(pool->pkts);
+err_free_pool:
+	free(pool);
+	return NULL;
+}
+
+void pkt_pool_destroy(struct pkt_pool *pool)
+{
+	if (!pool)
+		return;
+	free(pool->buffers);
+	free(pool->pkts);
+	free(pool);
+}
+
+void pkt_pool_get_stats(const struct pkt_pool *pool, struct pkt_pool_stats *out)
+{
+	*out = pool->stats;
+}
+
+void pkt_clear_offsets(struct pkt *pkt)
+{
+	pkt->l2_ofs = pkt->l3_ofs = pkt->l4_ofs = pkt->payload_ofs = PKT_OFS_NONE;
+	pkt->tunnel_ofs = PKT_OFS_NONE;
+	pkt->inner_l2_ofs = pkt->inner_l3_ofs = PKT_OFS_NONE;
+	pkt->inner_l4_ofs = pkt->inner_payload_ofs = PKT_OFS_NONE;
+}
+
+static void pkt_release_frags(struct pkt *pkt)
+{
+	for (uint16_t i = 0; i < pkt->nr_frags; i++)
+		pkt_free(pkt->frags[i].owner);
+	pkt->nr_frags = 0;
+	pkt->frags_size = 0;
+}
+
+void pkt_reset(struct pkt *pkt)
+{
+	pkt_release_frags(pkt);
+	pkt->data = pkt->base + PKT_HEADROOM;
+	pkt->size = 0;
+	memset(&pkt->ol, 0, sizeof(pkt->ol));
+	memset(&pkt->tunnel, 0, sizeof(pkt->tunnel));
+	pkt_clear_offsets(pkt);
+	pkt->in_port = 0;
+	pkt->next = NULL;
+	pkt->timestamp_ns = 0;
+}
+
+struct pkt *pkt_alloc(struct pkt_pool *pool)
+{
+	struct pkt *pkt = pool->free_list;
+	if (!pkt) {
+		pool->stats.alloc_failures++;
+		return NULL;
+	}
+	pool->free_list = pkt->next;
+	pool->stats.allocs++;
+	if (++pool->stats.in_use > pool->stats.in_use_max)
+		pool->stats.in_use_max = pool->stats.in_use;
+	pkt->refcnt = 1;
+	pkt->nr_frags = 0;
+	pkt->frags_size = 0;
+	pkt_reset(pkt);
+	return pkt;
+}
+
+void pkt_ref(struct pkt *pkt)
+{
+	pkt->refcnt++;
+}
+
+void pkt_free(struct pkt *pkt)
+{
+	if (!pkt || --pkt->refcnt > 0)
+		return;
+	pkt_release_frags(pkt);
+	struct pkt_pool *pool = pkt->pool;
+	pkt->next = pool->free_list;
+	pool->free_list = pkt;
+	pool->stats.in_use--;
+}
+
+static void pkt_shift_offsets(struct pkt *pkt, int delta)
+{
+	uint16_t *ofs[] = {
+		&pkt->l2_ofs, &pkt->l3_ofs, &pkt->l4_ofs, &pkt->payload_ofs,
+		&pkt->tunnel_ofs, &pkt->inner_l2_ofs, &pkt->inner_l3_ofs,
+		&pkt->inner_l4_ofs, &pkt->inner_payload_ofs,
+	};
+	for (size_t i = 0; i < sizeof(ofs) / sizeof(ofs[0]); i++) {
+		if (*ofs[i] == PKT_OFS_NONE)
+			continue;
+		int moved = (int)*ofs[i] + delta;
+		*ofs[i] = (moved < 0 || moved >= PKT_OFS_NONE) ? PKT_OFS_NONE : (uint16_t)moved;
+	}
+}
+
+uint8_t *pkt_push(struct pkt *pkt, uint32_t len)
+{
+	if (len > pkt_headroom(pkt))
+		return NULL;
+	pkt->data -= len;
+	pkt->size += len;
+	pkt_shift_offsets(pkt, (int)len);
+	return pkt->data;
+}
+
+uint8_t *pkt_pull(struct pkt *pkt, uint32_t len)
+{
+	if (len > pkt->size)
+		return NULL;
+	pkt->data += len;
+	pkt->size -= len;
+	pkt_shift_offsets(pkt, -(int)len);
+	return pkt->data;
+}
+
+uint8_t *pkt_put(struct pkt *pkt, uint32_t len)
+{
+	if (len > pkt_tailroom(pkt))
+		return NULL;
+	uint8_t *tail = pkt->data + pkt->size;
+	pkt->size += len;
+	return tail;
+}
+
+int pkt_set_data(struct pkt *pkt, const void *bytes, uint32_t len)
+{
+	pkt_reset(pkt);
+	uint8_t *dst = pkt_put(pkt, len);
+	if (!dst)
+		return -ENOSPC;
+	memcpy(dst, bytes, len);
+	return 0;
+}
+
+void pkt_trim(struct pkt *pkt, uint32_t len)
+{
+	if (len >= pkt_len(pkt))
+		return;
+	if (len <= pkt->size) {
+		pkt_release_frags(pkt);
+		pkt->size = len;
+		return;
+	}
+	uint32_t left = len - pkt->size;
+	uint16_t keep = 0;
+	pkt->frags_size = 0;
+	for (uint16_t i = 0; i < pkt->nr_frags; i++) {
+		struct pkt_frag *frag = &pkt->frags[i];
+		if (left == 0) {
+			pkt_free(frag->owner);
+			continue;
+		}
+		if (frag->size > left)
+			frag->size = left;
+		left -= frag->size;
+		pkt->frags_size += frag->size;
+		keep = (uint16_t)(i + 1);
+	}
+	pkt->nr_frags = keep;
+}
+
+int pkt_add_frag(struct pkt *pkt, const uint8_t *data, uint32_t size, struct pkt *owner)
+{
+	if (pkt->nr_frags >= PKT_MAX_FRAGS)
+		return -ENOSPC;
+	if (owner)
+		pkt_ref(owner);
+	pkt->frags[pkt->nr_frags++] = (struct pkt_frag){ data, size, owner };
+	pkt->frags_size += size;
+	return 0;
+}
+
+int pkt_copy_out(const struct pkt *pkt, uint32_t ofs, uint32_t len, void *dst)
+{
+	uint8_t *out = dst;
+	if (ofs > pkt_len(pkt) || len > pkt_len(pkt) - ofs)
+		return -EINVAL;
+	if (ofs < pkt->size) {
+		uint32_t n = pkt->size - ofs < len ? pkt->size - ofs : len;
+		memcpy(out, pkt->data + ofs, n);
+		out += n;
+		len -= n;
+		ofs = 0;
+	} else {
+		ofs -= pkt->size;
+	}
+	for (uint16_t i = 0; i < pkt->nr_frags && len > 0; i++) {
+		const struct pkt_frag *frag = &pkt->frags[i];
+		if (ofs >= frag->size) {
+			ofs -= frag->size;
+			continue;
+		}
+		uint32_t n = frag->size - ofs < len ? frag->size - ofs : len;
+		memcpy(out, frag->data + ofs, n);
+		out += n;
+		len -= n;
+		ofs = 0;
+	}
+	return 0;
+}
+
+int pkt_linearize(struct pkt *pkt)
+{
+	if (pkt->nr_frags == 0)
+		return 0;
+	if (pkt->frags_size > pkt_tailroom(pkt))
+		return -ENOSPC;
+	uint8_t *tail = pkt->data + pkt->size;
+	for (uint16_t i = 0; i < pkt->nr_frags; i++) {
+		memcpy(tail, pkt->frags[i].data, pkt->frags[i].size);
+		tail += pkt->frags[i].size;
+	}
+	pkt->size += pkt->frags_size;
+	pkt_release_frags(pkt);
+	return 0;
+}

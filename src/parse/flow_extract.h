@@ -1,0 +1,71 @@
+/* flow_extract: parse a frame once, fill a struct flow_key and the layer
+ * offsets of the struct pkt.
+ *
+ * Rules every path obeys:
+ *  - A malformed frame yields exactly one named drop reason and is never
+ *    half-parsed into the key (on failure the key is not meaningful and the
+ *    caller drops the frame).  Nothing is read outside pkt's linear part.
+ *  - Ethernet padding past the IP total length / IPv6 payload length is
+ *    trimmed from the pkt (pkt_trim) and never taken as payload
+ *    (the class of CVE-2020-35498).
+ *  - Unusual but legal values parse to a correct key: IP protocol 0 on IPv4,
+ *    unknown IP protocols, unknown ethertypes (key holds dl_type only),
+ *    802.3 length frames, IPv4 fragments (nw_frag set, no L4 for later
+ *    fragments), IPv6 fragment headers (CVE-2023-1668 class).
+ *  - IPv6 extension headers: hop-by-hop, routing, destination options,
+ *    fragment (and AH by length) are walked, at most FLOW_IPV6_MAX_EXT_HDRS;
+ *    a longer chain is DROP_IPV6_EXT_CHAIN.  A hop-by-hop jumbo payload
+ *    option (RFC 2675) is refused as DROP_IPV6_JUMBO: we never carry jumbograms.
+ *  - VXLAN: a UDP datagram to `vxlan_port` (host order, 0 = never decap) is
+ *    parsed as RFC 7348 VXLAN: the I flag must be set (DROP_VXLAN_NO_VNI_FLAG),
+ *    all reserved bits zero (DROP_VXLAN_RESERVED_BITS, as the kernel's vxlan
+ *    does), then the inner frame is parsed the same way (no nested decap).
+ *
+ * Pure: no I/O, no globals. */
+#ifndef VX_PARSE_FLOW_EXTRACT_H
+#define VX_PARSE_FLOW_EXTRACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packet/drop_reason.h"
+#include "packet/pkt.h"
+#include "parse/flow.h"
+
+enum flow_extract_limits {
+	FLOW_IPV6_MAX_EXT_HDRS = 8,
+};
+
+/* Parses the frame starting at pkt->data (an Ethernet header).  Sets pkt's
+ * l2/l3/l4/payload offsets and, for VXLAN, tunnel_ofs, inner_* offsets and
+ * pkt->tunnel.  The key is zeroed first except key->in_port, which is taken
+ * from pkt->in_port. */
+enum drop_reason flow_extract(struct pkt *pkt, uint16_t vxlan_port, struct flow_key *key);
+
+/* Parses a frame that starts at a VXLAN header, as read from a UDP socket:
+ * pkt->tunnel (family, addresses, ports) must already be filled in by the
+ * port; it is copied into the key's tunnel section with the VNI.  Sets
+ * tunnel_ofs = 0 and the inner_* offsets; outer l2..l4 are absent. */
+enum drop_reason flow_extract_vxlan(struct pkt *pkt, struct flow_key *key);
+
+/* Parses TCP options (the bytes after the fixed 20-byte header).  Returns
+ * false for a malformed option list (length byte < 2 or past the end, bad
+ * length for MSS/WSCALE/TIMESTAMP). */
+bool tcp_opts_parse(const uint8_t *opts, size_t len, struct tcp_opts *out);
+
+/* The innermost L3/L4/payload offsets: inner_* when tunnelled, else outer. */
+static inline uint16_t pkt_innermost_l3(const struct pkt *pkt)
+{
+	return pkt->inner_l3_ofs != PKT_OFS_NONE ? pkt->inner_l3_ofs : pkt->l3_ofs;
+}
+static inline uint16_t pkt_innermost_l4(const struct pkt *pkt)
+{
+	return pkt->tunnel_ofs != PKT_OFS_NONE ? pkt->inner_l4_ofs : pkt->l4_ofs;
+}
+static inline uint16_t pkt_innermost_payload(const struct pkt *pkt)
+{
+	return pkt->tunnel_ofs != PKT_OFS_NONE ? pkt->inner_payload_ofs : pkt->payload_ofs;
+}
+
+#endif
