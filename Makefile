@@ -25,10 +25,16 @@ LDLIBS    := -lpcap -lpthread -lm
 FUZZ_SECONDS ?= 60
 TEST_FUZZ_SECONDS ?= 30
 
-LIB_SRCS   := $(filter-out %_main.c,$(shell find src -name '*.c' | sort))
-PROG_SRCS  := $(shell find src -name '*_main.c' | sort)
+# LIB_DIRS narrows the library (and programs) to some layers, so work on one
+# layer can build while another is half-written: make LIB_DIRS="src/packet src/parse"
+LIB_DIRS   ?= src
+LIB_SRCS   := $(filter-out %_main.c,$(shell find $(LIB_DIRS) -name '*.c' | sort))
+PROG_SRCS  := $(shell find $(LIB_DIRS) -name '*_main.c' | sort)
 BENCH_SRCS := $(wildcard bench/bench_*.c)
-TEST_SRCS  := $(shell find tests/unit -name 'test_*.c' | sort)
+# TESTS_DIRS narrows the unit tests the same way.
+TEST_DIRS  ?= tests/unit
+TEST_SRCS  := $(shell find $(TEST_DIRS) -name 'test_*.c' | sort)
+TOOL_SRCS  := $(wildcard tests/tools/*.c)
 SUPPORT_SRCS := $(filter-out $(TEST_SRCS),$(shell find tests/unit -name '*.c' | sort))
 FUZZ_SRCS  := $(wildcard fuzz/fuzz_*.c)
 
@@ -37,13 +43,14 @@ SUPPORT_OBJS := $(SUPPORT_SRCS:%.c=$(BUILD)/%.o)
 PROGS      := $(foreach p,$(PROG_SRCS),$(BUILD)/$(patsubst %_main.c,%,$(notdir $(p))))
 BENCHES    := $(BENCH_SRCS:%.c=$(BUILD)/%)
 TESTS      := $(TEST_SRCS:%.c=$(BUILD)/%)
+TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 LIB        := $(BUILD)/libvx.a
 
 .PHONY: all test unit unit-run unit-asan golden fuzz fuzz-build netns bench demo clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(LIB) $(PROGS) $(BENCHES)
+all: $(LIB) $(PROGS) $(BENCHES) $(TOOLS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -62,6 +69,10 @@ $(foreach p,$(PROG_SRCS),$(eval $(call prog_rule,$(p))))
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# tests/tools/*.c: helper programs the golden and netns tests run.
+$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJS) $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 
@@ -73,8 +84,9 @@ unit-run: $(TESTS)
 unit: all
 	@$(MAKE) --no-print-directory unit-run
 
+ASAN_BUILD ?= build-asan
 unit-asan:
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" unit-run
 
 golden: all
@@ -90,7 +102,7 @@ test: unit unit-asan golden
 
 # ---- fuzzing (clang libFuzzer, ASan+UBSan) --------------------------------
 
-FUZZ_BUILD := build-fuzz
+FUZZ_BUILD ?= build-fuzz
 FUZZ_CFLAGS := $(CFLAGS_BASE) -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o)
 FUZZERS := $(FUZZ_SRCS:fuzz/%.c=$(FUZZ_BUILD)/%)
