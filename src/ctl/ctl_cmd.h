@@ -1,0 +1,231 @@
+/* ctl_cmd: the vxctl command language, parsed into a typed struct.
+ *
+ * One syntax serves the live CLI (`vxctl port add ...`), the control socket
+ * and the daemon's config file (one command per line).  The daemon never
+ * sees words: it gets a struct ctl_cmd whose every field is already checked
+ * (ranges, address families, name lengths), so executing it can only fail
+ * for reasons of state (port exists, table full), never of syntax.
+ *
+ * Grammar (also printed by ctl_cmd_grammar(), `vxctl --help`):
+ *
+ *   COMMAND := port add NAME type tap [ vni VNI ] [ netns NS ] [ mtu MTU ]
+ *            | port add NAME type vxlan vni VNI local IP remote IP
+ *                  [ remote IP ... ] [ dstport PORT ] [ srcport PORT-PORT ]
+ *                  [ udpcsum { on | off } ] [ mtu MTU ]
+ *            | port del NAME | port show
+ *            | fdb show [ vni VNI ] | fdb flush [ vni VNI ]
+ *            | fdb add MAC vni VNI { port NAME | remote IP }
+ *            | fdb del MAC vni VNI
+ *            | stats [ port NAME ]
+ *            | set KNOB VALUE
+ *            | show knobs | diagnose [ port NAME ] | version
+ *
+ * Rules:
+ * - Keywords are matched in full (strcmp); no prefix matching.
+ * - Optional keys may come in any order after the fixed words, each at most
+ *   once (`remote` may repeat, but not with the same address).
+ * - A refused command fills struct ctl_err with ONE line naming the word
+ *   (1-based position and text) and what was expected, and the struct
+ *   ctl_cmd must then be ignored.
+ *
+ * Pure functions over argv and buffers: no I/O, no globals. */
+#ifndef VX_CTL_CTL_CMD_H
+#define VX_CTL_CTL_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+enum ctl_limits {
+	CTL_NAME_SIZE = 16,        /* port name incl. NUL, like IFNAMSIZ */
+	CTL_NETNS_SIZE = 64,       /* netns name incl. NUL */
+	CTL_MAX_REMOTES = 16,      /* remote VTEPs on one vxlan port */
+	CTL_MAX_WORDS = 64,        /* words in one command */
+	CTL_ERR_SIZE = 256,        /* one error line incl. NUL */
+	CTL_VNI_MAX = 16777215,    /* 24 bits */
+	CTL_MTU_MIN = 68,
+	CTL_MTU_MAX = 65535,
+	CTL_VXLAN_DEFAULT_DSTPORT = 4789,
+};
+
+enum ctl_verb {
+	CTL_VERB_NONE = 0,
+	CTL_PORT_ADD,
+	CTL_PORT_DEL,
+	CTL_PORT_SHOW,
+	CTL_FDB_SHOW,
+	CTL_FDB_ADD,
+	CTL_FDB_DEL,
+	CTL_FDB_FLUSH,
+	CTL_STATS,
+	CTL_SET,
+	CTL_SHOW_KNOBS,
+	CTL_DIAGNOSE,
+	CTL_VERSION,
+};
+
+/* An IPv4 or IPv6 address.  Unused bytes are zero, so two ctl_ip compare
+ * with memcmp. */
+struct ctl_ip {
+	sa_family_t family; /* AF_INET or AF_INET6 */
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+		uint8_t bytes[16];
+	};
+};
+
+enum ctl_port_type {
+	CTL_PORT_TAP = 1,
+	CTL_PORT_VXLAN,
+};
+
+/* Which optional keys `port add` was given (ctl_port_add.given).  The value
+ * fields always hold something usable: the given value or the default. */
+enum ctl_port_key {
+	CTL_PK_VNI = 1 << 0,
+	CTL_PK_NETNS = 1 << 1,
+	CTL_PK_MTU = 1 << 2,
+	CTL_PK_LOCAL = 1 << 3,
+	CTL_PK_REMOTE = 1 << 4,
+	CTL_PK_DSTPORT = 1 << 5,
+	CTL_PK_SRCPORT = 1 << 6,
+	CTL_PK_UDPCSUM = 1 << 7,
+};
+
+struct ctl_port_add {
+	char name[CTL_NAME_SIZE];
+	enum ctl_port_type type;
+	uint32_t given;         /* CTL_PK_* */
+	uint32_t vni;           /* tap: default 0; vxlan: required */
+	uint32_t mtu;           /* 0 = not given: the daemon's default */
+	/* tap only */
+	char netns[CTL_NETNS_SIZE]; /* "" = the daemon's own namespace */
+	/* vxlan only; local and every remote share one family */
+	struct ctl_ip local;
+	struct ctl_ip remotes[CTL_MAX_REMOTES];
+	unsigned int n_remotes; /* >= 1 for vxlan */
+	uint16_t dstport;       /* default CTL_VXLAN_DEFAULT_DSTPORT */
+	uint16_t srcport_min;   /* 0-0 = not given: the daemon picks */
+	uint16_t srcport_max;   /* min <= max when given */
+	bool udpcsum;           /* default true */
+};
+
+/* port del NAME, stats [port NAME], diagnose [port NAME] */
+struct ctl_port_ref {
+	bool has_port;
+	char name[CTL_NAME_SIZE];
+};
+
+enum ctl_fdb_dst {
+	CTL_FDB_DST_NONE = 0,
+	CTL_FDB_DST_PORT,   /* a local port */
+	CTL_FDB_DST_REMOTE, /* a remote VTEP */
+};
+
+/* fdb add/del/show/flush.  add and del always have a MAC and a VNI; show and
+ * flush have has_vni set when limited to one VNI. */
+struct ctl_fdb {
+	uint8_t mac[6];
+	bool has_vni;
+	uint32_t vni;
+	enum ctl_fdb_dst dst;     /* add only */
+	char port[CTL_NAME_SIZE]; /* dst == CTL_FDB_DST_PORT */
+	struct ctl_ip remote;     /* dst == CTL_FDB_DST_REMOTE */
+};
+
+/* Runtime knobs for `set`.  X(ENUM, "name", kind, min, max, "help")
+ * Boolean knobs take on|off and hold 0 or 1. */
+enum ctl_knob_kind { CTL_KNOB_BOOL, CTL_KNOB_UINT };
+
+#define CTL_KNOBS(X)                                                          \
+	X(GRO, "gro", CTL_KNOB_BOOL, 0, 1, "merge inner TCP on receive")      \
+	X(GSO, "gso", CTL_KNOB_BOOL, 0, 1, "segment TSO frames in software")  \
+	X(TAP_TSO, "tap-tso", CTL_KNOB_BOOL, 0, 1,                            \
+	  "ask taps for TSO/CSUM offloads")                                   \
+	X(UDP_GRO, "udp-gro", CTL_KNOB_BOOL, 0, 1,                            \
+	  "UDP_GRO on underlay sockets")                                      \
+	X(UDP_SEGMENT, "udp-segment", CTL_KNOB_BOOL, 0, 1,                    \
+	  "UDP_SEGMENT on underlay sockets")                                  \
+	X(GRO_HOLD_US, "gro-hold-us", CTL_KNOB_UINT, 0, 1000000,              \
+	  "hold timer from the first held segment, microseconds")             \
+	X(GRO_MAX_SIZE, "gro-max-size", CTL_KNOB_UINT, 1500, 65535,           \
+	  "largest merged frame, bytes")                                      \
+	X(FDB_AGEING, "fdb-ageing", CTL_KNOB_UINT, 0, 1000000,                \
+	  "seconds before a learned entry expires, 0 = never")                \
+	X(FDB_MAX, "fdb-max", CTL_KNOB_UINT, 1, 16777216,                     \
+	  "learned entries per VNI")
+
+enum ctl_knob {
+#define CTL_KNOB_ENUM(e, name, kind, min, max, help) CTL_KNOB_##e,
+	CTL_KNOBS(CTL_KNOB_ENUM)
+#undef CTL_KNOB_ENUM
+	CTL_KNOB_COUNT
+};
+
+struct ctl_knob_info {
+	const char *name;
+	enum ctl_knob_kind kind;
+	uint32_t min, max;
+	const char *help;
+};
+
+/* set KNOB VALUE */
+struct ctl_set {
+	enum ctl_knob knob;
+	uint32_t value; /* within the knob's [min, max]; bool: 0 or 1 */
+};
+
+struct ctl_cmd {
+	enum ctl_verb verb;
+	union {
+		struct ctl_port_add port_add; /* CTL_PORT_ADD */
+		struct ctl_port_ref port;     /* PORT_DEL, STATS, DIAGNOSE */
+		struct ctl_fdb fdb;           /* FDB_* */
+		struct ctl_set set;           /* CTL_SET */
+	};
+};
+
+/* Where and why a command was refused. */
+struct ctl_err {
+	int word;                /* 1-based index of the offending word;
+	                          * argc + 1 when a word is missing at the end */
+	char msg[CTL_ERR_SIZE];  /* one line, no trailing newline, e.g.
+	                          * word 6 "vnii": unknown keyword, expected
+	                          * one of: vni, netns, mtu */
+};
+
+/* Parse argv[0..argc-1] (argv[0] is the first word of the command, e.g.
+ * "port").  Zeroes *cmd first (so two results compare with memcmp, see
+ * ctl_cmd_equal()), then fills it.  Returns 0, or -EINVAL with *err filled
+ * (err may be NULL). */
+int ctl_cmd_parse(int argc, const char *const *argv, struct ctl_cmd *cmd,
+		  struct ctl_err *err);
+
+/* Print cmd back in canonical form (keywords in grammar order, only the
+ * keys that were given, addresses as inet_ntop prints them) into buf, with a
+ * NUL.  Returns the length written (without the NUL), -ENOSPC if size is too
+ * small, -EINVAL if cmd is not something ctl_cmd_parse() can produce.
+ * ctl_cmd_parse(split(format(c))) gives back c. */
+int ctl_cmd_format(const struct ctl_cmd *cmd, char *buf, size_t size);
+
+/* Whether two commands produced by ctl_cmd_parse() are the same. */
+bool ctl_cmd_equal(const struct ctl_cmd *a, const struct ctl_cmd *b);
+
+/* Split line in place at spaces and tabs (a trailing '\n' or '\r' counts as
+ * space) into at most max_words words.  No quoting: no word of the language
+ * contains a blank.  Returns the number of words, or -E2BIG when there are
+ * more than max_words. */
+int ctl_split_words(char *line, char **words, int max_words);
+
+/* The grammar above, as vxctl --help prints it (static, ends in '\n'). */
+const char *ctl_cmd_grammar(void);
+
+/* The verb's name as typed, e.g. "port add"; "?" for an unknown value. */
+const char *ctl_verb_name(enum ctl_verb verb);
+
+/* Knob table; NULL for an out-of-range knob. */
+const struct ctl_knob_info *ctl_knob_info(enum ctl_knob knob);
+
+#endif /* VX_CTL_CTL_CMD_H */
