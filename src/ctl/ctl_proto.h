@@ -1,0 +1,85 @@
+/* ctl_proto: framing on the control socket (a Unix SOCK_STREAM).
+ *
+ * Request:  struct ctl_req_hdr, then `size` bytes holding `argc` words,
+ *           each NUL-terminated, back to back.
+ * Reply:    struct ctl_reply_hdr, then `size` bytes of text (no NUL):
+ *           the command's output when status is 0, one error line
+ *           otherwise.
+ *
+ * Both ends are on one host, so integers are in host byte order.  One
+ * request, one reply, in order; a client may send several requests on one
+ * connection.  The encoders and decoders are pure functions over buffers;
+ * ctl_proto_call() is the blocking client side used by vxctl. */
+#ifndef VX_CTL_CTL_PROTO_H
+#define VX_CTL_CTL_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctl/ctl_cmd.h"
+
+#define CTL_DEFAULT_SOCKET "/run/vxswitch/vxswitchd.sock"
+
+enum ctl_proto_consts {
+	CTL_PROTO_MAGIC = 0x76786331,      /* "vxc1" */
+	CTL_REQ_MAX_BODY = 4096,           /* request words, bytes */
+	CTL_REPLY_MAX_BODY = 16 << 20,     /* reply text, bytes */
+	CTL_REQ_JSON = 1 << 0,             /* ctl_req_hdr.flags */
+	CTL_REQ_FLAGS_KNOWN = CTL_REQ_JSON,
+};
+
+/* Exit statuses of vxctl, also carried in replies. */
+enum ctl_status {
+	CTL_STATUS_OK = 0,
+	CTL_STATUS_REFUSED = 1,    /* parse error or refused by the daemon */
+	CTL_STATUS_UNREACHABLE = 2,/* cannot reach the daemon (client only) */
+};
+
+struct ctl_req_hdr {
+	uint32_t magic;
+	uint16_t flags;  /* CTL_REQ_* */
+	uint16_t argc;   /* 1..CTL_MAX_WORDS */
+	uint32_t size;   /* body bytes, <= CTL_REQ_MAX_BODY */
+};
+
+struct ctl_reply_hdr {
+	uint32_t magic;
+	uint32_t status; /* enum ctl_status */
+	uint32_t size;   /* body bytes, <= CTL_REPLY_MAX_BODY */
+};
+
+/* A decoded request; argv points into the buffer it was decoded from. */
+struct ctl_request {
+	bool json;
+	int argc;
+	const char *argv[CTL_MAX_WORDS];
+};
+
+/* Encode a request into buf.  Returns its total size, -E2BIG if argc or
+ * the words are over the limits, -ENOSPC if buf is too small. */
+int ctl_proto_encode_request(int argc, const char *const *argv, bool json,
+			     uint8_t *buf, size_t size);
+
+/* Decode the request at the start of buf[0..len).  Returns the number of
+ * bytes it occupies (> 0), 0 if more bytes are needed, -EPROTO for bytes
+ * that are not a request (bad magic, unknown flags, argc or word count
+ * wrong, no NUL at the end), -EMSGSIZE for a body over CTL_REQ_MAX_BODY. */
+int ctl_proto_decode_request(const uint8_t *buf, size_t len,
+			     struct ctl_request *req);
+
+/* Fill a reply header. */
+void ctl_proto_reply_hdr(struct ctl_reply_hdr *hdr, enum ctl_status status,
+			 uint32_t size);
+
+/* Check a received reply header: 0, or -EPROTO / -EMSGSIZE. */
+int ctl_proto_check_reply_hdr(const struct ctl_reply_hdr *hdr);
+
+/* Client: connect to the socket at path, send one request, read the reply.
+ * On 0, *status is the daemon's status and *text a malloc'ed
+ * NUL-terminated reply the caller frees.  Negative errno when the daemon
+ * cannot be reached or the exchange breaks (vxctl exits 2). */
+int ctl_proto_call(const char *path, int argc, const char *const *argv,
+		   bool json, int *status, char **text);
+
+#endif /* VX_CTL_CTL_PROTO_H */
