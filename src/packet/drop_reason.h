@@ -61,6 +61,8 @@
 	X(NO_BUFFER, "no_buffer")                                           \
 	X(FDB_DST_UNKNOWN, "fdb_dst_unknown")                               \
 	X(LOOP_TO_INGRESS, "loop_to_ingress")                               \
+	X(SPLIT_HORIZON, "split_horizon")                                   \
+	X(PORT_NOT_IN_VNI, "port_not_in_vni")                               \
 	X(INVALID_SRC_MAC, "invalid_src_mac")                               \
 	X(TX_ERROR, "tx_error")                                             \
 	X(RULE_DROP, "rule_drop")

@@ -1,0 +1,206 @@
+/* fdb: the forwarding database of the L2 switch, one table for all VNIs.
+ *
+ * What?
+ *   Maps (VNI, MAC) to where that MAC lives: a local port, or a remote VTEP
+ *   reached through a vxlan port.  Entries are learned from the source MAC
+ *   of received frames, or added statically by the operator.  Learned
+ *   entries age out `ageing_ns` after the last frame from that MAC.
+ *
+ * Bounded.
+ *   All memory is allocated by fdb_create(): a pool of `max_learned` learned
+ *   plus `max_static` static entries and a bucket array.  Nothing is
+ *   allocated per packet.  When the learned pool (or a VNI's share of it,
+ *   `max_learned_per_vni`) is full, a new source MAC is *refused* and
+ *   counted in `refused_full`, as the Linux bridge's fdb_max_learned does;
+ *   existing entries are never evicted, so a MAC flood cannot push out the
+ *   MACs that are already talking, and static entries are exempt from the
+ *   cap and from ageing.
+ *
+ * Learning rules.
+ *   - Only valid unicast source MACs are learned: never multicast, broadcast
+ *     or all-zero (kernel vxlan fix f58f45c1e5b9: such an entry poisons the
+ *     table).  fdb_learn() returns -EINVAL and counts `invalid_src`.
+ *   - A learned MAC seen behind another destination moves (count `moved`).
+ *   - A static entry is never moved or refreshed by learning; a frame whose
+ *     source matches a static entry elsewhere is counted in
+ *     `static_conflicts`, so a spoofer cannot hijack a static MAC.
+ *   - Key is (VNI, MAC): the same MAC in two VNIs is two independent entries.
+ *
+ * Time.
+ *   Every function that needs the time takes `now_ns` from the caller
+ *   (monotonic nanoseconds); nothing here reads a clock, so tests warp time.
+ *   An entry older than ageing_ns is invisible to lookups even before
+ *   fdb_age() reclaims it, so forwarding does not depend on how often the
+ *   caller sweeps.
+ *
+ * Hashing.
+ *   Chained hash over preallocated entries (32-bit indices), keyed with a
+ *   caller-supplied seed so that an attacker choosing source MACs cannot
+ *   aim them at one bucket without knowing it.  Pass a random seed in
+ *   production, a fixed one in tests.
+ *
+ * Thread-safety.
+ *   An fdb is not internally synchronized: every call on one fdb must be
+ *   serialized by the caller.  Lookups are *not* read-only (they may
+ *   notice expiry) and learning writes on the data path, so the contract is
+ *   "one owner thread": the worker that switches frames owns the fdb and
+ *   runs control requests (add/del/flush/dump) between two receive batches,
+ *   or the daemon wraps every call in one mutex (uncontended with a single
+ *   worker).  fdb_get_stats() reads plain 64-bit counters; from another
+ *   thread it may see a slightly stale value but never a torn one on 64-bit
+ *   hosts.  Several workers will need one fdb per worker or a shared table
+ *   with per-bucket locks; that is a later change behind the same API.
+ *
+ * Errors: 0 or a negative errno; predicates return bool. */
+#ifndef VX_SWITCH_FDB_H
+#define VX_SWITCH_FDB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum fdb_limits {
+	FDB_DEFAULT_MAX_LEARNED = 8192,   /* OVS's mac-table-size default */
+	FDB_DEFAULT_MAX_STATIC = 1024,
+	FDB_MAX_ENTRIES = 1 << 24,        /* learned + static, sanity bound */
+	FDB_VNI_MAX = (1 << 24) - 1,      /* VNIs are 24 bits */
+};
+
+#define FDB_DEFAULT_AGEING_NS (300ull * 1000000000ull) /* Linux bridge: 300 s */
+#define FDB_VNI_ANY UINT32_MAX                          /* filter: every VNI */
+
+/* Where a MAC lives, and where a frame came from. */
+enum fdb_dst_type {
+	FDB_DST_NONE = 0,
+	FDB_DST_PORT = 1, /* a local port (tap ...) */
+	FDB_DST_VTEP = 2, /* a remote VTEP behind a vxlan port */
+};
+
+struct fdb_dst {
+	uint8_t type;     /* FDB_DST_* */
+	uint8_t family;   /* VTEP: 4 or 6; PORT: 0 */
+	uint16_t port;    /* PORT: the local port id; VTEP: the vxlan port id */
+	uint8_t addr[16]; /* VTEP: outer IP address (IPv4 in the first 4 bytes,
+	                   * the rest zero); PORT: all zero */
+};
+
+/* Builders, so every fdb_dst of one destination compares equal. */
+struct fdb_dst fdb_dst_port(uint16_t port);
+struct fdb_dst fdb_dst_vtep4(uint16_t vxlan_port, const uint8_t addr[4]);
+struct fdb_dst fdb_dst_vtep6(uint16_t vxlan_port, const uint8_t addr[16]);
+/* From a decapsulated pkt's tunnel metadata (family 4 or 6, addr as in
+ * struct pkt_tunnel).  Returns FDB_DST_NONE type for any other family. */
+struct fdb_dst fdb_dst_vtep(uint16_t vxlan_port, uint8_t family, const uint8_t addr[16]);
+bool fdb_dst_equal(const struct fdb_dst *a, const struct fdb_dst *b);
+
+/* A source MAC that may be learned: not multicast/broadcast (I/G bit clear)
+ * and not all zero. */
+bool fdb_mac_is_learnable(const uint8_t mac[6]);
+
+struct fdb_config {
+	uint32_t max_learned;         /* 0: FDB_DEFAULT_MAX_LEARNED */
+	uint32_t max_learned_per_vni; /* 0: no per-VNI cap */
+	uint32_t max_static;          /* 0: FDB_DEFAULT_MAX_STATIC */
+	uint64_t ageing_ns;           /* 0: FDB_DEFAULT_AGEING_NS */
+	uint64_t hash_seed;
+};
+
+struct fdb_stats {
+	uint64_t learned;          /* new learned entries */
+	uint64_t moved;            /* learned entries that changed destination */
+	uint64_t refused_full;     /* new source MACs refused: table or VNI full */
+	uint64_t aged;             /* learned entries removed by ageing */
+	uint64_t invalid_src;      /* multicast/broadcast/zero source MACs */
+	uint64_t static_conflicts; /* source matched a static entry elsewhere */
+	uint64_t lookups;
+	uint64_t hits;
+	uint32_t n_learned;        /* entries now in the table */
+	uint32_t n_static;
+};
+
+/* One entry as shown by `vxctl fdb show`. */
+struct fdb_entry_info {
+	uint32_t vni;
+	uint8_t mac[6];
+	bool is_static;
+	struct fdb_dst dst;
+	uint64_t age_ns; /* since the last frame (learned) or since added (static) */
+};
+
+struct fdb;
+
+/* Constructor/destructor.  All memory is allocated here.  Returns NULL on
+ * bad config (sizes above FDB_MAX_ENTRIES) or allocation failure.
+ * fdb_destroy(NULL) is a no-op. */
+struct fdb *fdb_create(const struct fdb_config *config);
+void fdb_destroy(struct fdb *fdb);
+
+/* ---- data path ---------------------------------------------------------- */
+
+/* Learns that `mac` in `vni` lives behind `dst` at `now_ns`.
+ * Returns 0 if the entry exists now (new, refreshed or moved), -EINVAL for a
+ * non-learnable MAC, a VNI above FDB_VNI_MAX or a bad dst, -ENOSPC when
+ * refused because the table or the VNI is full, -EEXIST when the MAC is a
+ * static entry with another destination (not changed).  Each outcome is
+ * counted in the stats. */
+int fdb_learn(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
+	      const struct fdb_dst *dst, uint64_t now_ns);
+
+/* Where does `mac` live in `vni`?  Returns true and fills *dst when there is
+ * an unexpired entry.  Multicast/broadcast MACs are never found. */
+bool fdb_lookup(struct fdb *fdb, uint32_t vni, const uint8_t mac[6], uint64_t now_ns,
+		struct fdb_dst *dst);
+
+/* ---- control ------------------------------------------------------------ */
+
+/* Adds or replaces a static entry (replacing a learned entry of the same
+ * key converts it).  -EINVAL for a multicast/zero MAC or bad dst/VNI,
+ * -ENOSPC when max_static static entries exist. */
+int fdb_add_static(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
+		   const struct fdb_dst *dst, uint64_t now_ns);
+
+/* Deletes the entry (static or learned).  -ENOENT if absent. */
+int fdb_del(struct fdb *fdb, uint32_t vni, const uint8_t mac[6]);
+
+/* What fdb_flush() removes: entries matching every given criterion. */
+enum fdb_flush_kind {
+	FDB_FLUSH_LEARNED = 1 << 0,
+	FDB_FLUSH_STATIC = 1 << 1,
+	FDB_FLUSH_ALL = FDB_FLUSH_LEARNED | FDB_FLUSH_STATIC,
+};
+
+struct fdb_flush_filter {
+	uint32_t vni;          /* FDB_VNI_ANY for every VNI */
+	const struct fdb_dst *dst; /* NULL: any destination.  For a PORT dst,
+	                            * only entries on that port; for a VTEP dst
+	                            * with family 0, every VTEP on that vxlan
+	                            * port. */
+	unsigned kinds;        /* FDB_FLUSH_*; 0 means FDB_FLUSH_LEARNED */
+};
+
+/* Removes the matching entries; returns how many.  Use when a port goes
+ * away or a VNI is deleted (filter by dst / vni) or for `fdb flush`. */
+size_t fdb_flush(struct fdb *fdb, const struct fdb_flush_filter *filter);
+
+/* Removes learned entries idle for ageing_ns or longer; returns how many
+ * (also counted in `aged`).  O(table); call about once a second. */
+size_t fdb_age(struct fdb *fdb, uint64_t now_ns);
+
+/* Changes the ageing time (`ip link set ... ageing_time`); 0 restores the
+ * default. */
+void fdb_set_ageing(struct fdb *fdb, uint64_t ageing_ns);
+uint64_t fdb_get_ageing(const struct fdb *fdb);
+
+/* Calls `cb` for each live entry of `vni` (or every VNI with FDB_VNI_ANY),
+ * in table order (not sorted).  Expired learned entries are skipped.  A
+ * non-zero return from `cb` stops the walk and is returned; else 0.  `cb`
+ * must not modify the fdb. */
+typedef int fdb_dump_cb(const struct fdb_entry_info *entry, void *ctx);
+int fdb_dump(const struct fdb *fdb, uint32_t vni, uint64_t now_ns, fdb_dump_cb *cb, void *ctx);
+
+void fdb_get_stats(const struct fdb *fdb, struct fdb_stats *stats);
+
+/* Learned entries currently held for `vni` (for tests and `fdb show`). */
+uint32_t fdb_count_vni(const struct fdb *fdb, uint32_t vni);
+
+#endif
