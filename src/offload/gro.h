@@ -1,0 +1,219 @@
+/* GRO: merge consecutive TCP segments of one flow into one big frame, with
+ * the merge and flush rules of Linux (shared/reference/gro-gso-rules.md), so
+ * a TAP receives ~64 KB frames instead of 1398-byte ones (seeds/000_*).
+ *
+ * What?
+ * =====
+ *
+ * Frames go in one at a time (gro_receive) and come out through the
+ * table's `emit` callback, either merged (one frame carrying many segments'
+ * payload, with virtio_net_hdr-style offload metadata) or untouched.  The
+ * input is a frame whose offsets were set by the parser:
+ *
+ *  - a plain Ethernet frame (flow_extract(): l2/l3/l4 offsets);
+ *  - a full VXLAN frame, outer Eth/IP/UDP/VXLAN as in a pcap (flow_extract()
+ *    with the VXLAN port: tunnel_ofs, inner_* offsets, pkt->tunnel);
+ *  - a VXLAN payload as a UDP socket with UDP_GRO hands it, starting at the
+ *    VXLAN header (flow_extract_vxlan(): tunnel_ofs 0, inner_* offsets,
+ *    pkt->tunnel filled by the port).
+ *
+ * GRO is the last stage before a TAP, so every tunnelled frame leaves
+ * *decapsulated*: its inner frame, with plain offsets (l2_ofs 0, l3, l4,
+ * payload; tunnel_ofs and inner_* absent) and pkt->tunnel kept as
+ * metadata.  Apart from that, frames that are not merged leave byte for byte
+ * as they came.  A frame without parsed offsets leaves fully untouched.
+ *
+ * A merged frame has:
+ *  - the first segment's headers, IPv4 tot_len / IPv6 payload_len covering
+ *    all payload, a fresh IPv4 header checksum, FIN/PSH of the last segment;
+ *  - the TCP checksum field holding the pseudo-header sum (not complemented)
+ *    and ol = { NEEDS_CSUM, gso_type TCPV4/TCPV6 (| ECN when the first
+ *    segment had CWR), gso_size = MSS (the first segment's payload size),
+ *    hdr_len = end of the TCP header, csum_start = TCP header, csum_offset
+ *    16 }, exactly what a TAP with TUN_F_CSUM|TUN_F_TSO* accepts;
+ *  - the first segment's headers and payload in the linear part and every
+ *    further segment's payload as one frag owned by that segment's pkt
+ *    (no payload is copied): write it with one writev.
+ * A run of one segment leaves with ol.flags = DATA_VALID (its checksum was
+ * verified) and its bytes unchanged.
+ *
+ * Merge and flush rules (Linux tcp_gro_receive / inet_gro_flush / vxlan)
+ * ======================================================================
+ *
+ * Same flow: same in_port; identical outer Ethernet header (full VXLAN
+ * frames), outer addresses, UDP ports, outer UDP checksum both zero or both
+ * non-zero, VXLAN flags and VNI; identical inner Ethernet header (with VLAN
+ * tags); same IP addresses (IPv6: and flow label) and TCP ports.
+ *
+ * Never held (passed through; the same flow's held run is flushed first so
+ * the flow stays in order): not IPv4/IPv6 + TCP; IPv4 options or fragment;
+ * IPv6 extension headers; IP length field not equal to the real length
+ * (outer too, and outer UDP length); bad IPv4 header checksum; bad TCP
+ * checksum (GRO_PASS_CSUM_BAD); already offloaded input (gso_type or
+ * NEEDS_CSUM set); zero payload (pure ACK); URG/PSH/RST/SYN/FIN on a
+ * segment that would start a run.
+ *
+ * Flush the held run before the new segment (which may then start a new
+ * run): CWR on the new segment; flags other than CWR/FIN/PSH differ; ACK
+ * differs; TCP header length or any option byte differs; TTL/TOS/DF or
+ * hop limit/traffic class differ (inner, and outer when present); IPv4 ID
+ * neither fixed nor first_id + count (decided at the second segment, as
+ * mainline: one bit for inner, one for outer); payload larger than MSS; seq
+ * not contiguous; the merged frame would reach max_size (L3 length, default
+ * 65536 like gro_max_size) or use more than PKT_MAX_FRAGS frags.
+ *
+ * After a merge, complete the run now if the new segment is shorter than
+ * MSS or carries URG/PSH/RST/SYN/FIN (FIN/PSH are OR-ed into the head).
+ *
+ * Flushing
+ * ========
+ *
+ * gro_flush(GRO_FLUSH_ALL) at the end of each input batch (gro_receive_batch
+ * does it), like napi_complete_done(); gro_flush(GRO_FLUSH_EXPIRED) for a
+ * caller that holds runs across batches.  A run expires hold_ns after its
+ * FIRST segment arrived: later arrivals never push the deadline back
+ * (seeds/001_*).  gro_receive() also completes an expired run of the
+ * segment's own flow before looking at the segment.  Time is the caller's
+ * now_ns: nothing here reads a clock.
+ *
+ * Bounds
+ * ======
+ *
+ * At most max_flows runs are held, in buckets of GRO_BUCKET_SLOTS by flow
+ * hash (the kernel's 8 x 8).  A new run in a full bucket completes the
+ * oldest run of that bucket (GRO_FLUSH_TABLE_FULL): nothing is dropped.
+ * Memory is allocated only by gro_create().
+ *
+ * Ownership: gro_receive() takes the caller's reference on the pkt; emit()
+ * receives one reference per frame it is given.
+ *
+ * Thread-safety: a table belongs to one worker; nothing is locked. */
+#ifndef VX_OFFLOAD_GRO_H
+#define VX_OFFLOAD_GRO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packet/pkt.h"
+
+enum gro_limits {
+	GRO_BUCKET_SLOTS = 8,             /* kernel MAX_GRO_SKBS */
+	GRO_DEFAULT_MAX_FLOWS = 64,       /* 8 buckets x 8, like the kernel */
+	GRO_MAX_FLOWS = 4096,
+	GRO_DEFAULT_MAX_SIZE = 65536,     /* kernel gro_max_size default */
+	GRO_SIZE_BUCKETS = 8,             /* segments-per-frame histogram */
+};
+
+/* Default hold limit when the caller holds runs across batches: 50 µs. */
+#define GRO_DEFAULT_HOLD_NS 50000ull
+
+/* A frame leaving GRO; the callee owns the reference. */
+typedef void gro_emit_fn(void *aux, struct pkt *pkt);
+
+struct gro_config {
+	uint32_t max_flows;  /* runs held at once; 0 = GRO_DEFAULT_MAX_FLOWS */
+	uint32_t max_size;   /* L3 length cap of a merged frame, at most
+			      * 65536; 0 = GRO_DEFAULT_MAX_SIZE */
+	uint64_t hold_ns;    /* run lifetime from its first segment;
+			      * 0 = GRO_DEFAULT_HOLD_NS */
+	gro_emit_fn *emit;   /* required */
+	void *emit_aux;
+};
+
+/* Why a held run was completed.  Names are operator-visible: add, never
+ * rename. */
+#define GRO_FLUSH_REASONS(X)                                              \
+	X(BATCH_END, "batch_end")                                         \
+	X(TIMEOUT, "timeout")                                             \
+	X(TABLE_FULL, "table_full")                                       \
+	X(SIZE_CAP, "size_cap")                                           \
+	X(FRAGS_FULL, "frags_full")                                       \
+	/* the last merged segment ended the run */                       \
+	X(SHORT_SEGMENT, "short_segment")                                 \
+	X(FLAGS, "flags") /* PSH/FIN merged, or URG/RST/SYN/CWR next */   \
+	/* not_mergeable: the next segment of the flow did not fit */     \
+	X(SEQ_GAP, "not_mergeable_seq_gap")                               \
+	X(ACK_CHANGED, "not_mergeable_ack")                               \
+	X(OPTIONS_CHANGED, "not_mergeable_tcp_options")                   \
+	X(FLAGS_CHANGED, "not_mergeable_tcp_flags")                       \
+	X(IP_FIELDS, "not_mergeable_ttl_tos_df")                          \
+	X(IP_ID, "not_mergeable_ip_id")                                   \
+	X(OVERSIZED_SEGMENT, "not_mergeable_segment_over_mss")            \
+	X(PASSTHROUGH, "not_mergeable_passthrough") /* see gro_pass_reason */
+
+enum gro_flush_reason {
+#define GRO_FLUSH_ENUM(name, str) GRO_FLUSH_##name,
+	GRO_FLUSH_REASONS(GRO_FLUSH_ENUM)
+#undef GRO_FLUSH_ENUM
+	GRO_FLUSH_REASON_COUNT
+};
+
+/* Why an input frame left without being held or merged. */
+#define GRO_PASS_REASONS(X)                                               \
+	X(NOT_TCP, "not_tcp")          /* also: frame not parsed */       \
+	X(OFFLOADED, "already_offloaded")                                 \
+	X(IP_OPTIONS, "ip_options")                                       \
+	X(IP_FRAGMENT, "ip_fragment")                                     \
+	X(IPV6_EXT, "ipv6_ext_headers")                                   \
+	X(LEN_MISMATCH, "length_mismatch")                                \
+	X(IP_CSUM_BAD, "ip_csum_bad")                                     \
+	X(CSUM_BAD, "csum_bad")                                           \
+	X(PURE_ACK, "pure_ack")                                           \
+	X(FLAGS, "flags")             /* URG/PSH/RST/SYN/FIN, no run */   \
+	X(FLUSHED_ALONE, "flushed_alone") /* a run of one segment */
+
+enum gro_pass_reason {
+#define GRO_PASS_ENUM(name, str) GRO_PASS_##name,
+	GRO_PASS_REASONS(GRO_PASS_ENUM)
+#undef GRO_PASS_ENUM
+	GRO_PASS_REASON_COUNT
+};
+
+struct gro_stats {
+	uint64_t segments_in;     /* frames given to gro_receive() */
+	uint64_t frames_out;      /* frames emitted, merged or not */
+	uint64_t merged_frames;   /* frames emitted carrying >= 2 segments */
+	uint64_t merged_segments; /* segments inside those frames */
+	uint64_t bytes_out;       /* sum of pkt_len() of emitted frames */
+	/* Emitted frames by segments carried: [0] 1, [1] 2-3, [2] 4-7, ...
+	 * [k] 2^k .. 2^(k+1)-1, the last bucket open-ended. */
+	uint64_t segs_per_frame[GRO_SIZE_BUCKETS];
+	uint64_t flushes[GRO_FLUSH_REASON_COUNT];
+	uint64_t passthrough[GRO_PASS_REASON_COUNT];
+	uint32_t flows_held;      /* runs held right now */
+};
+
+struct gro_table;
+
+/* Constructor/destructor.  gro_create() returns NULL with errno EINVAL (no
+ * emit, max_size > 65536, max_flows > GRO_MAX_FLOWS) or ENOMEM.
+ * gro_destroy() frees held runs without emitting them (call gro_flush()
+ * first to deliver them); gro_destroy(NULL) is a no-op. */
+struct gro_table *gro_create(const struct gro_config *config);
+void gro_destroy(struct gro_table *table);
+
+/* Takes one frame (and the caller's reference).  Emits whatever completes
+ * because of it: the held run of its flow and/or the frame itself. */
+void gro_receive(struct gro_table *table, struct pkt *pkt, uint64_t now_ns);
+
+enum gro_flush_scope {
+	GRO_FLUSH_ALL,      /* end of an input batch (counted as batch_end) */
+	GRO_FLUSH_EXPIRED,  /* runs whose first segment is >= hold_ns old */
+};
+void gro_flush(struct gro_table *table, enum gro_flush_scope scope, uint64_t now_ns);
+
+/* gro_receive() on each frame, then gro_flush(GRO_FLUSH_ALL). */
+void gro_receive_batch(struct gro_table *table, struct pkt **pkts, uint32_t n, uint64_t now_ns);
+
+/* When the oldest held run expires (for a poll timeout); UINT64_MAX if no
+ * run is held. */
+uint64_t gro_next_deadline(const struct gro_table *table);
+
+void gro_get_stats(const struct gro_table *table, struct gro_stats *out);
+
+/* Operator-visible names; "invalid" out of range. */
+const char *gro_flush_reason_name(enum gro_flush_reason reason);
+const char *gro_pass_reason_name(enum gro_pass_reason reason);
+
+#endif
