@@ -1,0 +1,140 @@
+#include "port/rtnl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+enum { RTNL_BUF_SIZE = 4096 };
+
+struct rtnl_req {
+	struct nlmsghdr nh;
+	struct ifinfomsg ifi;
+	char attrs[256];
+};
+
+int rtnl_netns_open(const char *name)
+{
+	char path[128];
+	if (snprintf(path, sizeof(path), "/run/netns/%s", name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* A NETLINK_ROUTE socket created inside `netns_fd` (or here if -1). */
+static int rtnl_socket_in(int netns_fd)
+{
+	if (netns_fd < 0) {
+		int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+		return fd < 0 ? -errno : fd;
+	}
+	int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (home < 0)
+		return -errno;
+	int err = 0, fd = -1;
+	if (setns(netns_fd, CLONE_NEWNET) < 0) {
+		err = -errno;
+		goto out_close_home;
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		err = -errno;
+	if (setns(home, CLONE_NEWNET) < 0) {
+		/* Stuck in the wrong namespace: nothing sane to continue with. */
+		perror("setns back to the daemon's namespace");
+		_exit(1);
+	}
+out_close_home:
+	close(home);
+	return err ? err : fd;
+}
+
+static void rtnl_add_attr(struct rtnl_req *req, uint16_t type, const void *data, uint16_t len)
+{
+	struct rtattr *rta = (struct rtattr *)((char *)req + NLMSG_ALIGN(req->nh.nlmsg_len));
+	rta->rta_type = type;
+	rta->rta_len = (uint16_t)RTA_LENGTH(len);
+	memcpy(RTA_DATA(rta), data, len);
+	req->nh.nlmsg_len = NLMSG_ALIGN(req->nh.nlmsg_len) + RTA_ALIGN(rta->rta_len);
+}
+
+static void rtnl_req_init(struct rtnl_req *req, uint16_t type, uint16_t flags, const char *ifname)
+{
+	memset(req, 0, sizeof(*req));
+	req->nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg));
+	req->nh.nlmsg_type = type;
+	req->nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	req->nh.nlmsg_seq = 1;
+	req->ifi.ifi_family = AF_UNSPEC;
+	rtnl_add_attr(req, IFLA_IFNAME, ifname, (uint16_t)(strlen(ifname) + 1));
+}
+
+/* Sends one request and waits for its ack; returns the kernel's errno. */
+static int rtnl_talk(int fd, struct rtnl_req *req)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	if (sendto(fd, req, req->nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return -errno;
+	char buf[RTNL_BUF_SIZE];
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n);
+		     nh = NLMSG_NEXT(nh, n)) {
+			if (nh->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(nh);
+				return e->error;
+			}
+		}
+	}
+}
+
+static int rtnl_request_in(int netns_fd, struct rtnl_req *req)
+{
+	int fd = rtnl_socket_in(netns_fd);
+	if (fd < 0)
+		return fd;
+	int err = rtnl_talk(fd, req);
+	close(fd);
+	return err;
+}
+
+int rtnl_link_set_netns(const char *ifname, int netns_fd)
+{
+	struct rtnl_req req;
+	rtnl_req_init(&req, RTM_NEWLINK, 0, ifname);
+	uint32_t fd = (uint32_t)netns_fd;
+	rtnl_add_attr(&req, IFLA_NET_NS_FD, &fd, sizeof(fd));
+	return rtnl_request_in(-1, &req);
+}
+
+int rtnl_link_configure(int netns_fd, const char *ifname, uint32_t mtu, bool up)
+{
+	struct rtnl_req req;
+	rtnl_req_init(&req, RTM_NEWLINK, 0, ifname);
+	if (mtu)
+		rtnl_add_attr(&req, IFLA_MTU, &mtu, sizeof(mtu));
+	if (up) {
+		req.ifi.ifi_flags = IFF_UP;
+		req.ifi.ifi_change = IFF_UP;
+	}
+	return rtnl_request_in(netns_fd, &req);
+}
+
+int rtnl_link_delete(int netns_fd, const char *ifname)
+{
+	struct rtnl_req req;
+	rtnl_req_init(&req, RTM_DELLINK, 0, ifname);
+	return rtnl_request_in(netns_fd, &req);
+}

@@ -1,0 +1,120 @@
+/* VXLAN port: one VNI on the underlay, and the UDP socket it shares.
+ *
+ * struct vxlan_sock is one UDP socket bound to (local IP, UDP port).  Every
+ * vxlan port (VNI) with that local address and port shares it (reference
+ * counted): the daemon polls the socket, reads datagrams with
+ * vxlan_sock_rx_batch() and hands each to the vxlan port of its VNI.
+ *
+ * Receive: recvmmsg with UDP_GRO.  The kernel may hand back several
+ * equal-size datagrams coalesced in one buffer, with their size in a
+ * SOL_UDP/UDP_GRO cmsg; the buffer is cut back into datagrams here.  Each
+ * datagram becomes a pkt that starts at the VXLAN header, with pkt->tunnel
+ * (family, outer addresses, ports) filled in.
+ *
+ * Send: a frame with TSO metadata is cut by the software GSO
+ * (offload/gso.h) into one train of VXLAN datagrams at one stride and sent
+ * with UDP_SEGMENT (several sends in one sendmmsg when the train is larger
+ * than a UDP datagram may be).  If the kernel refuses UDP_SEGMENT (EIO: the
+ * egress device has no checksum offload; EINVAL) it is switched off,
+ * counted, and the train is resent one datagram per message.  Frames
+ * without TSO have their partial checksum completed, get a VXLAN header and
+ * go out as one datagram each.
+ *
+ * The outer UDP source port is the socket's port (a fixed port per socket
+ * keeps every flow on one underlay path); the outer UDP checksum is always
+ * computed by the kernel (UDP_SEGMENT and UDP GRO both need it).
+ *
+ * Frames without GSO metadata larger than the inner MTU (underlay MTU minus
+ * 50 bytes for IPv4, 70 for IPv6) are dropped as DROP_MTU_EXCEEDED. */
+#ifndef VX_PORT_VXLAN_H
+#define VX_PORT_VXLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "port/port.h"
+
+enum vxlan_port_limits {
+	VXLAN_MAX_REMOTES = 16,
+};
+
+struct vxlan_addr {
+	uint8_t family;    /* 4 or 6 */
+	uint8_t bytes[16]; /* IPv4 in the first 4 bytes, rest zero */
+};
+
+struct vxlan_sock_stats {
+	uint64_t rx_calls;          /* recvmmsg messages returned */
+	uint64_t rx_gro_buffers;    /* messages that carried > 1 datagram */
+	uint64_t rx_datagrams;
+	uint64_t rx_bytes;
+	uint64_t rx_too_short;      /* datagrams shorter than a VXLAN header */
+	uint64_t rx_no_buffer;      /* datagrams lost: pkt pool empty */
+	uint64_t tx_sends;          /* messages handed to the kernel */
+	uint64_t tx_gso_sends;      /* of which with UDP_SEGMENT */
+	uint64_t tx_datagrams;      /* datagrams on the wire (segments counted) */
+	uint64_t tx_bytes;          /* UDP payload bytes */
+	uint64_t tx_errors;
+	int last_tx_errno;
+	uint64_t udp_segment_fallbacks; /* sends resent without UDP_SEGMENT */
+	bool udp_gro_probed;        /* the kernel accepted UDP_GRO at open */
+	bool udp_gro_on;
+	bool udp_segment_probed;
+	bool udp_segment_on;        /* off after a refusal, or by the knob */
+};
+
+struct vxlan_sock;
+struct pkt_pool;
+
+/* Opens a socket bound to local:port (port host order).  0 or -errno. */
+int vxlan_sock_open(const struct vxlan_addr *local, uint16_t port, struct vxlan_sock **out);
+void vxlan_sock_ref(struct vxlan_sock *sock);
+/* Drops one reference; closes at zero.  NULL is a no-op. */
+void vxlan_sock_unref(struct vxlan_sock *sock);
+int vxlan_sock_fd(const struct vxlan_sock *sock);
+bool vxlan_sock_matches(const struct vxlan_sock *sock, const struct vxlan_addr *local, uint16_t port);
+/* Reads datagrams, returns how many pkts were stored in out (<= max). */
+int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct pkt **out, unsigned max);
+/* Run-time knobs; switching on only works if the kernel accepted it at open. */
+int vxlan_sock_set_udp_gro(struct vxlan_sock *sock, bool on);
+void vxlan_sock_set_udp_segment(struct vxlan_sock *sock, bool on);
+void vxlan_sock_get_stats(const struct vxlan_sock *sock, struct vxlan_sock_stats *out);
+/* MTU of the route from the socket's address to `remote` (IP_MTU of a
+ * connected probe socket); negative errno if there is no route. */
+int vxlan_path_mtu(const struct vxlan_addr *local, const struct vxlan_addr *remote);
+
+struct vxlan_options {
+	uint32_t vni;
+	struct vxlan_addr local;
+	uint16_t dst_port;  /* 0: 4789 */
+	struct vxlan_addr remotes[VXLAN_MAX_REMOTES];
+	unsigned n_remotes;
+	uint32_t mtu;       /* inner (VM-facing) MTU; 0: underlay MTU - encap */
+};
+
+struct vxlan_port_info {
+	struct vxlan_sock *sock;
+	uint32_t underlay_mtu;     /* path MTU to the first remote */
+	uint32_t inner_mtu_fit;    /* what fits: underlay_mtu - 50 or - 70 */
+	uint64_t tx_gso_frames;    /* TSO frames segmented by our GSO */
+	uint64_t tx_gso_segments;  /* segments they were cut into */
+	uint64_t tx_plain_frames;  /* frames sent as one datagram */
+};
+
+/* Opens (or shares, via `sock` when non-NULL) the socket and creates the
+ * port.  The port holds its own reference to the socket. */
+int vxlan_port_open(const struct vxlan_options *opts, struct vxlan_sock *sock, struct port **out);
+bool port_is_vxlan(const struct port *port);
+struct vxlan_sock *vxlan_port_sock(const struct port *port);
+const struct vxlan_options *vxlan_port_options(const struct port *port);
+void vxlan_port_get_info(const struct port *port, struct vxlan_port_info *out);
+/* Our GSO on/off.  Off: frames with TSO metadata are not segmented here but
+ * dropped as DROP_GSO_UNSUPPORTED (the daemon also turns the taps' TSO off,
+ * so the kernel segments before we read). */
+void vxlan_port_set_gso(struct port *port, bool on);
+
+/* The VNI in the VXLAN header at the start of `pkt` (no validation beyond
+ * length); -1 if the pkt is shorter than a VXLAN header. */
+int64_t vxlan_pkt_vni(const struct pkt *pkt);
+
+#endif
