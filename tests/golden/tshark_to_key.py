@@ -1,0 +1,209 @@
+#!/usr/bin/python3
+"""Turns tshark's decoding of a pcap into the canonical flow-key lines that
+tests/tools/golden_dump prints, so the two can be diffed (tests/golden/check.sh).
+
+    tshark_to_key.py --fields          print the tshark -e arguments, one per line
+    tshark ... -T fields -E separator=/t -E occurrence=a -E aggregator='|' \\
+        $(tshark_to_key.py --fields | sed 's/^/-e /') | tshark_to_key.py
+
+tshark lists every occurrence of a field in frame order.  A VXLAN frame has
+each protocol twice or more (outer and inner Ethernet, IP, UDP), so the
+occurrences are split with frame.protocols: the ones of a protocol that
+appears before "vxlan" belong to the underlay (the key's tunnel section),
+the rest to the inner frame (the key's L2..L4 sections).  The line format is
+documented in tests/tools/golden_dump.c; both sides must print the same.
+"""
+import ipaddress
+import sys
+
+FIELDS = [
+    "frame.number", "frame.protocols",
+    "eth.src", "eth.dst", "eth.type",
+    "vlan.priority", "vlan.dei", "vlan.id", "vlan.etype",
+    "ieee8021ad.priority", "ieee8021ad.dei", "ieee8021ad.id", "ieee8021ah.etype",
+    "arp.opcode", "arp.src.hw_mac", "arp.dst.hw_mac", "arp.src.proto_ipv4", "arp.dst.proto_ipv4",
+    "ip.src", "ip.dst", "ip.proto", "ip.dsfield", "ip.ttl", "ip.flags.mf", "ip.frag_offset",
+    "ipv6.src", "ipv6.dst", "ipv6.nxt", "ipv6.tclass", "ipv6.hlim", "ipv6.flow",
+    "ipv6.hopopts.nxt", "ipv6.routing.nxt", "ipv6.dstopts.nxt",
+    "ipv6.fraghdr.nxt", "ipv6.fraghdr.offset", "ipv6.fraghdr.more",
+    "tcp.srcport", "tcp.dstport", "tcp.flags",
+    "tcp.options.mss_val", "tcp.options.wscale.shift", "tcp.options.sack_perm", "tcp.options.sack",
+    "tcp.options.timestamp.tsval", "tcp.options.timestamp.tsecr",
+    "udp.srcport", "udp.dstport",
+    "icmp.type", "icmp.code", "icmpv6.type", "icmpv6.code",
+    "vxlan.vni",
+]
+
+# The frame.protocols token each field's occurrences are counted by.
+PROTO_OF_FIELD_PREFIX = {
+    "ieee8021ah": "ieee8021ad",  # the 802.1ad tag's inner type field
+    "ipv6.hopopts": "ipv6.hopopts", "ipv6.routing": "ipv6.routing",
+    "ipv6.dstopts": "ipv6.dstopts", "ipv6.fraghdr": "ipv6.fraghdr",
+}
+
+IPV6_EXT_FIELD = {0: "ipv6.hopopts.nxt", 43: "ipv6.routing.nxt",
+                  44: "ipv6.fraghdr.nxt", 60: "ipv6.dstopts.nxt"}
+
+ZERO_MAC = "00:00:00:00:00:00"
+
+
+def proto_of(field):
+    for prefix, proto in PROTO_OF_FIELD_PREFIX.items():
+        if field.startswith(prefix + "."):
+            return proto
+    return field.split(".")[0]
+
+
+def num(text):
+    return int(text, 0) if text.startswith("0x") else int(text)
+
+
+class Layer:
+    """The occurrences of every field that belong to one side (outer or inner)."""
+
+    def __init__(self):
+        self.values = {}
+        self.used = {}
+
+    def all(self, field):
+        return self.values.get(field, [])
+
+    def last(self, field, default=None):
+        v = self.all(field)
+        return v[-1] if v else default
+
+    def next(self, field, default=None):
+        """Consumes occurrences in order, for headers that repeat in one frame
+        (VLAN tags, IPv6 extension headers)."""
+        i = self.used.get(field, 0)
+        self.used[field] = i + 1
+        v = self.all(field)
+        return v[i] if i < len(v) else default
+
+
+def split(row):
+    protocols = row["frame.protocols"][0].split(":")
+    if "vxlan" in protocols:
+        cut = protocols.index("vxlan")
+        outer_tokens, inner_tokens = protocols[:cut], protocols[cut + 1:]
+    else:
+        outer_tokens, inner_tokens = [], protocols
+    outer, inner = Layer(), Layer()
+    for field, values in row.items():
+        n_outer = outer_tokens.count(proto_of(field))
+        outer.values[field] = values[:n_outer]
+        inner.values[field] = values[n_outer:]
+    inner.values["vxlan.vni"] = row.get("vxlan.vni", [])
+    return outer_tokens, inner_tokens, outer, inner
+
+
+def key_line(row):
+    outer_tokens, inner_tokens, outer, inner = split(row)
+    k = {"frame": row["frame.number"][0]}
+
+    # Tunnel section.
+    if outer_tokens:
+        family = 6 if "ipv6" in outer_tokens else 4
+        ipf = "ipv6" if family == 6 else "ip"
+        k["tun"] = str(family)
+        k["tun_src"] = str(ipaddress.ip_address(outer.last(ipf + ".src")))
+        k["tun_dst"] = str(ipaddress.ip_address(outer.last(ipf + ".dst")))
+        k["tun_sport"] = outer.last("udp.srcport")
+        k["tun_dport"] = outer.last("udp.dstport")
+        k["vni"] = str(num(inner.last("vxlan.vni")))
+    else:
+        k.update(tun="-", tun_src="-", tun_dst="-", tun_sport="0", tun_dport="0", vni="0")
+
+    # L2: the tags in the order they appear after the innermost Ethernet header.
+    k["dl_src"] = inner.last("eth.src")
+    k["dl_dst"] = inner.last("eth.dst")
+    ethertype = num(inner.last("eth.type", "0"))
+    tags = []
+    for tok in inner_tokens:
+        if tok == "vlan":
+            tci = num(inner.next("vlan.priority")) << 13 | num(inner.next("vlan.dei")) << 12 | \
+                num(inner.next("vlan.id"))
+            tags.append("%04x/%04x" % (ethertype, tci))
+            ethertype = num(inner.next("vlan.etype"))
+        elif tok == "ieee8021ad":
+            tci = num(inner.next("ieee8021ad.priority")) << 13 | num(inner.next("ieee8021ad.dei")) << 12 | \
+                num(inner.next("ieee8021ad.id"))
+            tags.append("%04x/%04x" % (ethertype, tci))
+            ethertype = num(inner.next("ieee8021ah.etype"))
+    k["vlans"] = ",".join(tags) or "-"
+    k["dl_type"] = "0x%04x" % ethertype
+
+    # L3.
+    nw = dict(nw_family="0", nw_src="-", nw_dst="-", nw_proto="0", nw_tos="0x00", nw_ttl="0",
+              nw_frag="0", ipv6_label="0x00000", arp_sha="-", arp_tha="-")
+    l4_tok = None
+    if "arp" in inner_tokens:
+        nw.update(nw_src=inner.last("arp.src.proto_ipv4"), nw_dst=inner.last("arp.dst.proto_ipv4"),
+                  nw_proto=str(num(inner.last("arp.opcode")) & 0xff),
+                  arp_sha=inner.last("arp.src.hw_mac"), arp_tha=inner.last("arp.dst.hw_mac"))
+    elif "ip" in inner_tokens:
+        first_l3 = inner_tokens.index("ip")
+        more, offset = num(inner.next("ip.flags.mf")), num(inner.next("ip.frag_offset"))
+        frag = (1 | (2 if offset else 0)) if (more or offset) else 0
+        nw.update(nw_family="4", nw_src=inner.next("ip.src"), nw_dst=inner.next("ip.dst"),
+                  nw_proto=str(num(inner.next("ip.proto"))),
+                  nw_tos="0x%02x" % num(inner.next("ip.dsfield")),
+                  nw_ttl=str(num(inner.next("ip.ttl"))), nw_frag=str(frag))
+        l4_tok = inner_tokens[first_l3 + 1] if first_l3 + 1 < len(inner_tokens) else None
+    elif "ipv6" in inner_tokens:
+        first_l3 = inner_tokens.index("ipv6")
+        proto = num(inner.next("ipv6.nxt"))
+        frag = 0
+        while proto in IPV6_EXT_FIELD:
+            if proto == 44:
+                offset = num(inner.next("ipv6.fraghdr.offset"))
+                more = num(inner.next("ipv6.fraghdr.more"))
+                if more or offset:
+                    frag = 1 | (2 if offset else 0)
+            proto = num(inner.next(IPV6_EXT_FIELD[proto]))
+        nw.update(nw_family="6", nw_src=str(ipaddress.ip_address(inner.next("ipv6.src"))),
+                  nw_dst=str(ipaddress.ip_address(inner.next("ipv6.dst"))), nw_proto=str(proto),
+                  nw_tos="0x%02x" % num(inner.next("ipv6.tclass")),
+                  nw_ttl=str(num(inner.next("ipv6.hlim"))), nw_frag=str(frag),
+                  ipv6_label="0x%05x" % num(inner.next("ipv6.flow")))
+        after = [t for t in inner_tokens[first_l3 + 1:] if not t.startswith("ipv6.")]
+        l4_tok = after[0] if after else None
+    k.update(nw)
+
+    # L4: only what tshark dissected as the protocol right above IP counts, so a
+    # later fragment (dissected as "data") has none.
+    l4 = dict(tp_src="0", tp_dst="0", tcp_flags="0x000",
+              mss="-", wscale="-", sackok="-", sack="-", tsval="-", tsecr="-")
+    if l4_tok == "tcp":
+        l4.update(tp_src=inner.last("tcp.srcport"), tp_dst=inner.last("tcp.dstport"),
+                  tcp_flags="0x%03x" % (num(inner.last("tcp.flags")) & 0x1ff))
+        for name, field in (("mss", "tcp.options.mss_val"), ("wscale", "tcp.options.wscale.shift"),
+                            ("tsval", "tcp.options.timestamp.tsval"),
+                            ("tsecr", "tcp.options.timestamp.tsecr")):
+            if inner.all(field):
+                l4[name] = str(num(inner.last(field)))
+        l4["sackok"] = "1" if inner.all("tcp.options.sack_perm") else "-"
+        l4["sack"] = "1" if inner.all("tcp.options.sack") else "-"
+    elif l4_tok == "udp":
+        l4.update(tp_src=inner.last("udp.srcport"), tp_dst=inner.last("udp.dstport"))
+    elif l4_tok in ("icmp", "icmpv6"):
+        l4.update(tp_src=str(num(inner.last(l4_tok + ".type"))), tp_dst=str(num(inner.last(l4_tok + ".code"))))
+    k.update(l4)
+    return " ".join("%s=%s" % item for item in k.items())
+
+
+def main():
+    if sys.argv[1:] == ["--fields"]:
+        print("\n".join(FIELDS))
+        return 0
+    for line in sys.stdin:
+        cols = line.rstrip("\n").split("\t")
+        if len(cols) != len(FIELDS):
+            sys.exit("tshark_to_key: expected %d columns, got %d: %r" % (len(FIELDS), len(cols), line))
+        row = {f: (c.split("|") if c else []) for f, c in zip(FIELDS, cols)}
+        print(key_line(row))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
