@@ -226,7 +226,7 @@ def malformed():
     inner_tcp = raw(eth() / ip4() / TCP(sport=40000, dport=80, flags="A"))
     vx = raw(vxlan_underlay4(vni=99, sport=50000) / Raw(inner_tcp))
     VX_FLAGS = 14 + 20 + 8  # offset of the VXLAN flags word in `vx`
-    ihl15_in_20 = set_byte(udp4, 14, 0x4f)  # IHL 60 bytes, total length still 60: header passes total length
+    ihl15_in_20 = set_byte(udp4, 14, 0x4f)  # IHL says 60 bytes
 
     m = [
         ("eth_13_bytes", raw(eth())[:13], "truncated_eth"),
@@ -237,7 +237,8 @@ def malformed():
         ("ipv4_cut_at_10", udp4[:14 + 10], "truncated_ipv4"),
         ("ipv4_version_5", set_byte(udp4, 14, 0x55), "bad_ip_version"),
         ("ipv4_ihl_4", set_byte(udp4, 14, 0x44), "bad_ihl"),
-        ("ipv4_ihl_past_total_len", put16(ihl15_in_20, 16, 40), "bad_ihl"),
+        # Total length below the header length is a length error, as total length < 20 is.
+        ("ipv4_total_len_below_ihl_60", put16(ihl15_in_20, 16, 40), "ipv4_total_len"),
         ("ipv4_total_len_past_frame", put16(udp4, 16, 1000), "ipv4_total_len"),
         ("ipv4_total_len_below_ihl", put16(udp4, 16, 10), "ipv4_total_len"),
         ("ipv6_cut_at_30", tcp6[:14 + 30], "truncated_ipv6"),
@@ -263,7 +264,8 @@ def malformed():
         ("udp_len_below_8", put16(udp4, 14 + 20 + 4, 4), "udp_len"),
         ("icmp_cut_at_2", raw(eth() / ip4(len=22, proto=1) / Raw(b"\x08\x00")), "truncated_icmp"),
         ("icmp6_cut_at_2", raw(eth() / ip6(plen=2, nh=58) / Raw(b"\x80\x00")), "truncated_icmp"),
-        ("vxlan_cut_at_4", raw(vxlan_underlay4(vni=99, sport=50000))[:VX_FLAGS + 4], "truncated_vxlan"),
+        ("vxlan_only_4_bytes", raw(eth(src=H1_MAC, dst=H2_MAC) / IP(src=H1_IP4, dst=H2_IP4) /
+                                   UDP(sport=50000, dport=4789) / Raw(b"\x08\x00\x00\x00")), "truncated_vxlan"),
         ("vxlan_no_i_flag", set_byte(vx, VX_FLAGS, 0x00), "vxlan_no_vni_flag"),
         ("vxlan_reserved_flag_bit", set_byte(vx, VX_FLAGS, 0x0c), "vxlan_reserved_bits"),
         ("vxlan_reserved_vni_low_byte", set_byte(vx, VX_FLAGS + 7, 0x01), "vxlan_reserved_bits"),
