@@ -10,7 +10,8 @@
  *	ctl_print_close_object(p);
  *
  * In text mode the key is ignored and fmt (a printf format with exactly one
- * conversion, of the type the function names) is used; in JSON mode fmt is
+ * conversion, of the type the function takes: "%" PRIu64 for uint, "%" PRId64
+ * for int, %f/%g for float, %s for the rest; NULL prints nothing) is used; in JSON mode fmt is
  * ignored and "key": value is emitted (key must be NULL inside an array,
  * non-NULL inside an object).  CTL_PRINT_TEXT / CTL_PRINT_JSON restrict a
  * call to one mode.  Objects/arrays are no-ops in text mode.
