@@ -17,7 +17,7 @@ import ipaddress
 import sys
 
 FIELDS = [
-    "frame.number", "frame.protocols",
+    "frame.number", "frame.protocols", "frame.len", "eth.padding", "eth.trailer", "vlan.trailer",
     "eth.src", "eth.dst", "eth.type",
     "vlan.priority", "vlan.dei", "vlan.id", "vlan.etype",
     "ieee8021ad.priority", "ieee8021ad.dei", "ieee8021ad.id", "ieee8021ah.etype",
@@ -189,6 +189,15 @@ def key_line(row):
     elif l4_tok in ("icmp", "icmpv6"):
         l4.update(tp_src=str(num(inner.last(l4_tok + ".type"))), tp_dst=str(num(inner.last(l4_tok + ".code"))))
     k.update(l4)
+
+    # Frame length once the parser has cut what follows the innermost IP
+    # datagram (Ethernet padding, outer or inner): what tshark calls padding
+    # or trailer is exactly that.  Only checked for IP; ARP is not trimmed.
+    if nw["nw_family"] in ("4", "6"):
+        cut = sum(len(v) // 2 for f in ("eth.padding", "eth.trailer", "vlan.trailer") for v in row[f])
+        k["len"] = str(num(row["frame.len"][0]) - cut)
+    else:
+        k["len"] = "-"
     return " ".join("%s=%s" % item for item in k.items())
 
 

@@ -12,7 +12,7 @@
  *   frame tun tun_src tun_dst tun_sport tun_dport vni
  *   dl_src dl_dst vlans dl_type
  *   nw_family nw_src nw_dst nw_proto nw_tos nw_ttl nw_frag ipv6_label arp_sha arp_tha
- *   tp_src tp_dst tcp_flags mss wscale sackok sack tsval tsecr
+ *   tp_src tp_dst tcp_flags mss wscale sackok sack tsval tsecr len
  *
  * Conventions: tun is the underlay family (4, 6) or "-"; vlans is
  * "tpid/tci,..." in hex, outer tag first, or "-"; numbers are decimal except
@@ -20,7 +20,9 @@
  * the family's notation (ARP's spa/tpa as IPv4); an address that should be
  * absent prints "-" when zero and as raw hex otherwise, so a parser that
  * leaves stale bytes in the key shows up as a mismatch.  TCP options print
- * "-" unless their bit is set in tcp_opts.present.
+ * "-" unless their bit is set in tcp_opts.present.  len is the frame's length
+ * after flow_extract() (which cuts Ethernet padding past the innermost IP
+ * datagram), for IP frames only ("-" otherwise).
  *
  * Exit status: 0 when the file was read (whatever the frames parsed to),
  * 1 on a usage or file error. */
@@ -86,7 +88,7 @@ static void print_opt(const char *name, const struct tcp_opts *opts, uint8_t bit
 		printf(" %s=-", name);
 }
 
-static void print_key(const struct flow_key *k)
+static void print_key(const struct flow_key *k, const struct pkt *pkt)
 {
 	bool tunnelled = k->tun_family != 0;
 
@@ -125,7 +127,10 @@ static void print_key(const struct flow_key *k)
 	       o->present & TCP_OPTS_SACK ? "1" : "-");
 	print_opt("tsval", o, TCP_OPTS_TIMESTAMP, o->tsval);
 	print_opt("tsecr", o, TCP_OPTS_TIMESTAMP, o->tsecr);
-	putchar('\n');
+	if (k->nw_family == 4 || k->nw_family == 6)
+		printf(" len=%u\n", pkt_len(pkt));
+	else
+		printf(" len=-\n");
 }
 
 int main(int argc, char **argv)
@@ -177,7 +182,7 @@ int main(int argc, char **argv)
 		if (reason != DROP_NONE)
 			printf(" drop=%s\n", drop_reason_name(reason));
 		else
-			print_key(&key);
+			print_key(&key, pkt);
 		pkt_free(pkt);
 	}
 	if (rc != PCAP_ERROR_BREAK) {
