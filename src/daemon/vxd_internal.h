@@ -1,0 +1,101 @@
+/* State of vxswitchd shared by datapath.c (the loop) and control.c (the
+ * commands).  Not an API: only src/daemon/ includes it. */
+#ifndef VX_DAEMON_VXD_INTERNAL_H
+#define VX_DAEMON_VXD_INTERNAL_H
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctl/ctl_cmd.h"
+#include "daemon/datapath.h"
+#include "offload/gro.h"
+#include "packet/pkt.h"
+#include "port/port.h"
+#include "port/vxlan.h"
+#include "switch/fdb.h"
+#include "switch/forward.h"
+#include "switch/vni.h"
+
+enum vxd_limits {
+	VXD_MAX_PORTS = 256,     /* port ids 1..255; 0 is never used */
+	VXD_MAX_SOCKS = 32,      /* distinct (local IP, UDP port) sockets */
+	VXD_SOCK_MAX_VNIS = 64,  /* vxlan ports (VNIs) sharing one socket */
+	VXD_POOL_DEFAULT = 4096, /* pkts of PKT_BUF_SIZE; virtual memory is
+				    touched only as far as frames are written */
+	VXD_RX_BATCH = 64,       /* tap reads per batch */
+	VXD_SOCK_RX_MAX = 512,   /* datagrams per socket batch (8 x 64) */
+	VXD_RX_ROUNDS = 8,       /* batches per source per loop turn: fairness */
+	VXD_TXQ_LEN = 512,
+	VXD_MAX_EVENTS = 64,
+};
+
+enum vxd_src_kind {
+	VXD_SRC_TAP = 1,
+	VXD_SRC_SOCK,
+	VXD_SRC_CTL,
+};
+
+struct vxd_sock_vni {
+	uint32_t vni;
+	uint16_t port_id;
+};
+
+/* Something epoll reports on: a tap, a shared underlay socket, the
+ * control socket. */
+struct vxd_src {
+	enum vxd_src_kind kind;
+	struct port *port;          /* TAP */
+	struct vxlan_sock *sock;    /* SOCK; the src holds a reference */
+	unsigned n_vnis;            /* SOCK: the vxlan ports reading it */
+	struct vxd_sock_vni vnis[VXD_SOCK_MAX_VNIS];
+};
+
+struct vxd_txq {
+	unsigned n;
+	struct pkt *pkts[VXD_TXQ_LEN];
+};
+
+struct vxd {
+	struct vxd_options opts;
+	volatile sig_atomic_t stop;
+	int epfd;
+	struct pkt_pool *pool;
+	struct ctl_server *ctl;
+	struct vxd_src ctl_src;
+
+	struct port *ports[VXD_MAX_PORTS];
+	struct vxd_src *tap_srcs[VXD_MAX_PORTS];
+	struct vxd_src *socks[VXD_MAX_SOCKS];
+
+	struct vxd_txq txq[VXD_MAX_PORTS];
+	uint16_t dirty[VXD_MAX_PORTS];
+	unsigned n_dirty;
+
+	struct fdb *fdb;
+	struct vni_table_ref vni_ref;
+	struct fwd_switch fwd;
+	struct fwd_result fwd_res;  /* scratch, too big for the stack per frame */
+	struct gro_table *gro;
+	struct gro_stats gro_stats_base; /* of GRO tables replaced by knob changes */
+	bool gro_stats_carried;
+
+	uint32_t knobs[CTL_KNOB_COUNT];
+	uint64_t drops[DROP_REASON_COUNT]; /* drops no port can be blamed for */
+	uint64_t now_ns;
+	uint64_t last_age_ns;
+	uint64_t start_ns;
+
+	struct pkt *sock_rx[VXD_SOCK_RX_MAX];
+};
+
+uint64_t vxd_now_ns(void);
+void vxd_log(const struct vxd *vxd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vxd_flush_all(struct vxd *vxd);
+int vxd_gro_rebuild(struct vxd *vxd);
+/* Removes port `id` from the switch, epoll, the VNI table and the FDB, and
+ * destroys it. */
+void vxd_port_remove(struct vxd *vxd, uint16_t id);
+
+#endif
