@@ -1,0 +1,749 @@
+/* GRO engine: see gro.h for the contract and the rules.
+ *
+ * Layering follows the kernel: gro_seg_locate() finds the headers of a
+ * segment and its flow identity (tunnel, L2, L3 addresses, TCP ports);
+ * gro_seg_pass_reason() decides whether it may be held at all;
+ * gro_merge_check() compares it with the held run, outer IP, inner IP and
+ * TCP in turn; gro_complete() writes the merged frame's headers and
+ * offload metadata. */
+#include "offload/gro.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "packet/csum.h"
+#include "packet/hdr.h"
+
+enum {
+	/* The TCP flags that end a run right after the segment carrying them
+	 * (kernel tcp_gro_receive out_check_final). */
+	GRO_TCP_FLAGS_FINAL = TCP_URG | TCP_PSH | TCP_RST | TCP_SYN | TCP_FIN,
+	/* Flags allowed to differ between the held header and a segment. */
+	GRO_TCP_FLAGS_MAY_DIFFER = TCP_CWR | TCP_FIN | TCP_PSH,
+	GRO_FIXEDID_INNER = 1 << 0,
+	GRO_FIXEDID_OUTER = 1 << 1,
+	/* IPv6 first word without the traffic class: version + flow label. */
+	GRO_IPV6_FLOW_MASK = 0xF00FFFFF,
+	GRO_MAX_L2_LEN = ETH_HDR_LEN + 2 * VLAN_HDR_LEN,
+};
+
+/* One segment's headers, as pointers into its pkt's linear part.  Held runs
+ * keep the one of their first segment; nothing in those bytes moves until
+ * the run completes. */
+struct gro_seg {
+	struct pkt *pkt;
+	/* Full VXLAN frames only (NULL otherwise). */
+	const uint8_t *outer_l2;
+	const uint8_t *outer_l3;
+	const struct udp_hdr *outer_udp;
+	/* Tunnelled frames only. */
+	const struct vxlan_hdr *vxlan;
+	/* The frame GRO merges: the inner one when tunnelled. */
+	const uint8_t *l2;
+	uint8_t *l3;
+	struct tcp_hdr *th;
+	uint32_t hash;
+	uint32_t l3_len;      /* IP header to end of payload, as measured */
+	uint32_t payload_ofs; /* from pkt->data */
+	uint32_t payload_len;
+	uint16_t outer_l2_len;
+	uint16_t l2_len;
+	uint16_t ip_hdr_len;
+	uint16_t th_len;
+	uint8_t outer_family; /* 0 when no outer IP header is in the frame */
+	uint8_t family;
+};
+
+struct gro_flow {
+	struct gro_seg head; /* head.pkt == NULL: slot free */
+	uint64_t first_ns;   /* arrival of the first segment: the deadline base */
+	uint64_t age;        /* start order, for evicting the oldest */
+	uint32_t next_seq;   /* host order */
+	uint32_t l3_len;     /* merged L3 length so far */
+	uint16_t mss;
+	uint16_t count;
+	uint8_t fixed_id;    /* GRO_FIXEDID_* */
+	uint8_t ecn;         /* first segment had CWR */
+};
+
+struct gro_table {
+	gro_emit_fn *emit;
+	void *emit_aux;
+	uint64_t hold_ns;
+	uint32_t max_size;
+	uint32_t bucket_slots;
+	uint32_t n_buckets;   /* power of two */
+	uint32_t n_flows;     /* bucket_slots * n_buckets */
+	uint64_t next_age;
+	struct gro_stats stats;
+	struct gro_flow flows[];
+};
+
+static inline uint16_t load_be16(const void *p)
+{
+	uint16_t v;
+	memcpy(&v, p, sizeof(v));
+	return __builtin_bswap16(v);
+}
+
+static inline uint32_t load_be32(const void *p)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof(v));
+	return __builtin_bswap32(v);
+}
+
+static inline uint32_t load32(const void *p)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void store_be16(void *p, uint16_t host)
+{
+	uint16_t v = __builtin_bswap16(host);
+	memcpy(p, &v, sizeof(v));
+}
+
+/* ---- names ---------------------------------------------------------- */
+
+static const char *const gro_flush_names[] = {
+#define GRO_FLUSH_NAME(name, str) str,
+	GRO_FLUSH_REASONS(GRO_FLUSH_NAME)
+#undef GRO_FLUSH_NAME
+};
+
+static const char *const gro_pass_names[] = {
+#define GRO_PASS_NAME(name, str) str,
+	GRO_PASS_REASONS(GRO_PASS_NAME)
+#undef GRO_PASS_NAME
+};
+
+const char *gro_flush_reason_name(enum gro_flush_reason reason)
+{
+	if ((unsigned)reason >= GRO_FLUSH_REASON_COUNT)
+		return "invalid";
+	return gro_flush_names[reason];
+}
+
+const char *gro_pass_reason_name(enum gro_pass_reason reason)
+{
+	if ((unsigned)reason >= GRO_PASS_REASON_COUNT)
+		return "invalid";
+	return gro_pass_names[reason];
+}
+
+/* ---- constructor / destructor ---------------------------------------- */
+
+struct gro_table *gro_create(const struct gro_config *config)
+{
+	uint32_t max_flows = config->max_flows ? config->max_flows : GRO_DEFAULT_MAX_FLOWS;
+	uint32_t max_size = config->max_size ? config->max_size : GRO_DEFAULT_MAX_SIZE;
+
+	if (!config->emit || max_size > GRO_DEFAULT_MAX_SIZE || max_flows > GRO_MAX_FLOWS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	uint32_t slots = max_flows < GRO_BUCKET_SLOTS ? max_flows : GRO_BUCKET_SLOTS;
+	uint32_t buckets = 1;
+	while (buckets * 2 * slots <= max_flows)
+		buckets *= 2;
+
+	struct gro_table *table = calloc(1, sizeof(*table) + (size_t)buckets * slots * sizeof(struct gro_flow));
+	if (!table) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	table->emit = config->emit;
+	table->emit_aux = config->emit_aux;
+	table->hold_ns = config->hold_ns ? config->hold_ns : GRO_DEFAULT_HOLD_NS;
+	table->max_size = max_size;
+	table->bucket_slots = slots;
+	table->n_buckets = buckets;
+	table->n_flows = buckets * slots;
+	return table;
+}
+
+void gro_destroy(struct gro_table *table)
+{
+	if (!table)
+		return;
+	for (uint32_t i = 0; i < table->n_flows; i++)
+		pkt_free(table->flows[i].head.pkt);
+	free(table);
+}
+
+void gro_get_stats(const struct gro_table *table, struct gro_stats *out)
+{
+	*out = table->stats;
+}
+
+/* ---- locating a segment's headers ------------------------------------ */
+
+/* Walks IPv6 extension headers from `ofs` (the byte after the fixed
+ * header), the way the parser did, to learn whether the L4 header the
+ * parser found at `l4_ofs` is TCP.  Only needed for frames we will not
+ * merge anyway, to flush their flow's run first. */
+static bool gro_ipv6_l4_is_tcp(const struct pkt *pkt, uint32_t ofs, uint8_t next, uint16_t l4_ofs)
+{
+	for (int i = 0; i <= 8 && ofs < l4_ofs; i++) {
+		const uint8_t *ext = pkt_at(pkt, ofs, 2);
+		if (!ext)
+			return false;
+		switch (next) {
+		case IP_PROTO_HOPOPTS:
+		case IP_PROTO_ROUTING:
+		case IP_PROTO_DSTOPTS:
+			ofs += (ext[1] + 1u) * 8;
+			break;
+		case IP_PROTO_FRAGMENT:
+			ofs += IPV6_FRAG_HDR_LEN;
+			break;
+		case IP_PROTO_AH:
+			ofs += (ext[1] + 2u) * 4;
+			break;
+		default:
+			return false;
+		}
+		next = ext[0];
+	}
+	return ofs == l4_ofs && next == IP_PROTO_TCP;
+}
+
+static uint32_t gro_hash(const struct gro_seg *seg)
+{
+	const uint8_t *addrs = seg->family == 4 ? seg->l3 + 12 : seg->l3 + 8;
+	uint32_t words = seg->family == 4 ? 2 : 8;
+	uint32_t h = load32(&seg->th->src_be) * 0x9e3779b1u;
+
+	for (uint32_t i = 0; i < words; i++)
+		h = (h ^ load32(addrs + 4 * i)) * 0x85ebca6bu;
+	if (seg->vxlan)
+		h = (h ^ seg->vxlan->vni_be) * 0xc2b2ae35u;
+	return h ^ (h >> 15);
+}
+
+/* Finds the headers GRO looks at and the flow identity.  False if the frame
+ * is not TCP over IPv4/IPv6 (or its offsets were never set): such frames
+ * belong to no TCP run and pass straight through. */
+static bool gro_seg_locate(struct pkt *pkt, struct gro_seg *seg)
+{
+	uint16_t l2_ofs, l3_ofs, l4_ofs;
+
+	memset(seg, 0, sizeof(*seg));
+	seg->pkt = pkt;
+	if (pkt->tunnel_ofs != PKT_OFS_NONE) {
+		seg->vxlan = (const struct vxlan_hdr *)pkt_at(pkt, pkt->tunnel_ofs, VXLAN_HDR_LEN);
+		if (!seg->vxlan)
+			return false;
+		l2_ofs = pkt->inner_l2_ofs;
+		l3_ofs = pkt->inner_l3_ofs;
+		l4_ofs = pkt->inner_l4_ofs;
+		if (pkt->l3_ofs != PKT_OFS_NONE && pkt->l4_ofs != PKT_OFS_NONE) {
+			const uint8_t *outer_l3 = pkt_at(pkt, pkt->l3_ofs, IPV4_HDR_LEN);
+			seg->outer_udp = (const struct udp_hdr *)pkt_at(pkt, pkt->l4_ofs, UDP_HDR_LEN);
+			if (!outer_l3 || !seg->outer_udp)
+				return false;
+			seg->outer_family = outer_l3[0] >> 4;
+			if (seg->outer_family == 6 && !pkt_at(pkt, pkt->l3_ofs, IPV6_HDR_LEN))
+				return false;
+			if (seg->outer_family != 4 && seg->outer_family != 6)
+				return false;
+			seg->outer_l3 = outer_l3;
+			if (pkt->l2_ofs != PKT_OFS_NONE && pkt->l2_ofs < pkt->l3_ofs) {
+				seg->outer_l2 = pkt->data + pkt->l2_ofs;
+				seg->outer_l2_len = (uint16_t)(pkt->l3_ofs - pkt->l2_ofs);
+			}
+		}
+	} else {
+		l2_ofs = pkt->l2_ofs;
+		l3_ofs = pkt->l3_ofs;
+		l4_ofs = pkt->l4_ofs;
+	}
+	if (l2_ofs == PKT_OFS_NONE || l3_ofs == PKT_OFS_NONE || l4_ofs == PKT_OFS_NONE)
+		return false;
+	if (l3_ofs <= l2_ofs || l3_ofs - l2_ofs > GRO_MAX_L2_LEN || l4_ofs <= l3_ofs)
+		return false;
+
+	uint8_t *l3 = (uint8_t *)pkt_at(pkt, l3_ofs, IPV4_HDR_LEN);
+	if (!l3)
+		return false;
+	seg->family = l3[0] >> 4;
+	if (seg->family == 4) {
+		if (((const struct ipv4_hdr *)l3)->proto != IP_PROTO_TCP)
+			return false;
+		seg->ip_hdr_len = (uint16_t)((l3[0] & 0xf) * 4);
+		if (seg->ip_hdr_len < IPV4_HDR_LEN || l3_ofs + seg->ip_hdr_len != l4_ofs)
+			return false;
+	} else if (seg->family == 6) {
+		if (!pkt_at(pkt, l3_ofs, IPV6_HDR_LEN))
+			return false;
+		uint8_t next = ((const struct ipv6_hdr *)l3)->next_hdr;
+		if (!(next == IP_PROTO_TCP && l4_ofs == l3_ofs + IPV6_HDR_LEN) &&
+		    !gro_ipv6_l4_is_tcp(pkt, l3_ofs + IPV6_HDR_LEN, next, l4_ofs))
+			return false;
+		seg->ip_hdr_len = (uint16_t)(l4_ofs - l3_ofs); /* incl. ext headers */
+	} else {
+		return false;
+	}
+
+	struct tcp_hdr *th = (struct tcp_hdr *)pkt_at(pkt, l4_ofs, TCP_HDR_LEN);
+	if (!th)
+		return false;
+	seg->th_len = (uint16_t)((th->doff_res >> 4) * 4);
+	if (seg->th_len < TCP_HDR_LEN || !pkt_at(pkt, l4_ofs, seg->th_len))
+		return false;
+
+	seg->l2 = pkt->data + l2_ofs;
+	seg->l2_len = (uint16_t)(l3_ofs - l2_ofs);
+	seg->l3 = l3;
+	seg->th = th;
+	seg->l3_len = pkt_len(pkt) - l3_ofs;
+	seg->payload_ofs = (uint32_t)l4_ofs + seg->th_len;
+	seg->payload_len = pkt_len(pkt) - seg->payload_ofs;
+	seg->hash = gro_hash(seg);
+	return true;
+}
+
+/* ---- may this segment be held at all? -------------------------------- */
+
+static enum gro_pass_reason gro_ipv4_pass_reason(const uint8_t *l3, uint32_t l3_len)
+{
+	const struct ipv4_hdr *ip = (const struct ipv4_hdr *)l3;
+
+	if (ip->ver_ihl != 0x45)
+		return GRO_PASS_IP_OPTIONS;
+	if (load_be16(&ip->frag_off_be) & (IPV4_MF | IPV4_FRAG_OFFSET_MASK))
+		return GRO_PASS_IP_FRAGMENT;
+	if (load_be16(&ip->tot_len_be) != l3_len)
+		return GRO_PASS_LEN_MISMATCH;
+	if (!csum_ipv4_hdr_ok(ip, IPV4_HDR_LEN))
+		return GRO_PASS_IP_CSUM_BAD;
+	return GRO_PASS_REASON_COUNT;
+}
+
+static enum gro_pass_reason gro_ipv6_pass_reason(const uint8_t *l3, uint32_t l3_len, uint8_t want_next)
+{
+	const struct ipv6_hdr *ip6 = (const struct ipv6_hdr *)l3;
+
+	if (ip6->next_hdr != want_next)
+		return GRO_PASS_IPV6_EXT;
+	if (load_be16(&ip6->payload_len_be) + (uint32_t)IPV6_HDR_LEN != l3_len)
+		return GRO_PASS_LEN_MISMATCH;
+	return GRO_PASS_REASON_COUNT;
+}
+
+static bool gro_tcp_csum_ok(const struct gro_seg *seg)
+{
+	const struct pkt *pkt = seg->pkt;
+	uint32_t l4_ofs = (uint32_t)((const uint8_t *)seg->th - pkt->data);
+	uint32_t l4_len = pkt_len(pkt) - l4_ofs;
+	uint32_t sum;
+
+	if (seg->family == 4) {
+		const struct ipv4_hdr *ip = (const struct ipv4_hdr *)seg->l3;
+		sum = csum_pseudo_ipv4(ip->src, ip->dst, IP_PROTO_TCP, l4_len);
+	} else {
+		const struct ipv6_hdr *ip6 = (const struct ipv6_hdr *)seg->l3;
+		sum = csum_pseudo_ipv6(ip6->src, ip6->dst, IP_PROTO_TCP, l4_len);
+	}
+	if (pkt->nr_frags == 0)
+		sum = csum_partial(seg->th, l4_len, sum);
+	else
+		sum = csum_pkt(pkt, l4_ofs, l4_len, sum);
+	return csum_fold(sum) == 0;
+}
+
+/* GRO_PASS_REASON_COUNT when the segment may be held or merged. */
+static enum gro_pass_reason gro_seg_pass_reason(const struct gro_seg *seg)
+{
+	const struct pkt *pkt = seg->pkt;
+	enum gro_pass_reason why;
+
+	if (pkt->ol.gso_type != PKT_GSO_NONE || (pkt->ol.flags & PKT_OL_NEEDS_CSUM))
+		return GRO_PASS_OFFLOADED;
+	if (seg->outer_l3) {
+		uint32_t outer_l3_len = pkt_len(pkt) - pkt->l3_ofs;
+		if (seg->outer_family == 4)
+			why = gro_ipv4_pass_reason(seg->outer_l3, outer_l3_len);
+		else
+			why = gro_ipv6_pass_reason(seg->outer_l3, outer_l3_len, IP_PROTO_UDP);
+		if (why != GRO_PASS_REASON_COUNT)
+			return why;
+		if (load_be16(&seg->outer_udp->len_be) != pkt_len(pkt) - pkt->l4_ofs)
+			return GRO_PASS_LEN_MISMATCH;
+	}
+	if (seg->family == 4)
+		why = gro_ipv4_pass_reason(seg->l3, seg->l3_len);
+	else
+		why = gro_ipv6_pass_reason(seg->l3, seg->l3_len, IP_PROTO_TCP);
+	if (why != GRO_PASS_REASON_COUNT)
+		return why;
+	if (seg->payload_len == 0)
+		return GRO_PASS_PURE_ACK;
+	if (!(pkt->ol.flags & PKT_OL_DATA_VALID) && !gro_tcp_csum_ok(seg))
+		return GRO_PASS_CSUM_BAD;
+	return GRO_PASS_REASON_COUNT;
+}
+
+/* ---- same flow? ------------------------------------------------------ */
+
+static bool gro_same_tunnel(const struct gro_seg *a, const struct gro_seg *b)
+{
+	if (!a->vxlan != !b->vxlan)
+		return false;
+	if (!a->vxlan)
+		return true;
+	/* VXLAN flags and VNI words, as vxlan_gro_prepare_receive. */
+	if (memcmp(a->vxlan, b->vxlan, VXLAN_HDR_LEN) != 0)
+		return false;
+	const struct pkt_tunnel *ta = &a->pkt->tunnel, *tb = &b->pkt->tunnel;
+	size_t addr_len = ta->family == 6 ? 16 : 4;
+	if (ta->family != tb->family || ta->src_port != tb->src_port || ta->dst_port != tb->dst_port ||
+	    memcmp(ta->src, tb->src, addr_len) != 0 || memcmp(ta->dst, tb->dst, addr_len) != 0)
+		return false;
+	if (a->outer_family != b->outer_family || a->outer_l2_len != b->outer_l2_len)
+		return false;
+	if (!a->outer_l3)
+		return true;
+	if (a->outer_l2_len && memcmp(a->outer_l2, b->outer_l2, a->outer_l2_len) != 0)
+		return false;
+	/* Outer UDP checksums both zero or both non-zero (udp_gro_receive). */
+	if (!a->outer_udp->csum != !b->outer_udp->csum)
+		return false;
+	if (a->outer_family == 4) {
+		/* Outer addresses are in pkt->tunnel already compared. */
+		return true;
+	}
+	return ((load_be32(a->outer_l3) ^ load_be32(b->outer_l3)) & GRO_IPV6_FLOW_MASK) == 0;
+}
+
+static bool gro_same_flow(const struct gro_seg *a, const struct gro_seg *b)
+{
+	if (a->hash != b->hash || a->family != b->family || a->l2_len != b->l2_len ||
+	    a->pkt->in_port != b->pkt->in_port)
+		return false;
+	if (load32(&a->th->src_be) != load32(&b->th->src_be))
+		return false;
+	if (a->family == 4) {
+		if (memcmp(a->l3 + 12, b->l3 + 12, 8) != 0)
+			return false;
+	} else {
+		if (memcmp(a->l3 + 8, b->l3 + 8, 32) != 0 ||
+		    ((load_be32(a->l3) ^ load_be32(b->l3)) & GRO_IPV6_FLOW_MASK) != 0)
+			return false;
+	}
+	if (memcmp(a->l2, b->l2, a->l2_len) != 0)
+		return false;
+	return gro_same_tunnel(a, b);
+}
+
+/* ---- may this segment join the held run? ----------------------------- */
+
+/* inet_gro_flush / ipv6_gro_flush for one IP header (inner or outer).
+ * `fixed_bit` is this header's GRO_FIXEDID_* bit in flow->fixed_id. */
+static enum gro_flush_reason gro_ip_flush(struct gro_flow *flow, const uint8_t *held, const uint8_t *seg,
+					  uint8_t family, uint8_t fixed_bit)
+{
+	if (family == 6) {
+		const struct ipv6_hdr *h = (const struct ipv6_hdr *)held, *s = (const struct ipv6_hdr *)seg;
+		if (h->hop_limit != s->hop_limit ||
+		    ((load_be32(&h->ver_tc_flow_be) ^ load_be32(&s->ver_tc_flow_be)) & 0x0ff00000u))
+			return GRO_FLUSH_IP_FIELDS;
+		return GRO_FLUSH_REASON_COUNT;
+	}
+	const struct ipv4_hdr *h = (const struct ipv4_hdr *)held, *s = (const struct ipv4_hdr *)seg;
+	if (h->ttl != s->ttl || h->tos != s->tos ||
+	    ((h->frag_off_be ^ s->frag_off_be) & __builtin_bswap16(IPV4_DF)))
+		return GRO_FLUSH_IP_FIELDS;
+	/* Mainline rule: the second segment decides whether the run keeps a
+	 * fixed ID or increments it; from then on it must stay that way. */
+	uint16_t id_offset = (uint16_t)(load_be16(&s->id_be) - load_be16(&h->id_be));
+	if (flow->count == 1 && id_offset == 0)
+		flow->fixed_id |= fixed_bit;
+	uint16_t want = (flow->fixed_id & fixed_bit) ? 0 : flow->count;
+	if (id_offset != want)
+		return GRO_FLUSH_IP_ID;
+	return GRO_FLUSH_REASON_COUNT;
+}
+
+static uint32_t gro_seg_nr_frags(const struct gro_seg *seg)
+{
+	return (seg->payload_ofs < seg->pkt->size) + seg->pkt->nr_frags;
+}
+
+/* GRO_FLUSH_REASON_COUNT when `seg` can be appended to `flow`; otherwise
+ * why the held run must be completed first. */
+static enum gro_flush_reason gro_merge_check(const struct gro_table *table, struct gro_flow *flow,
+					     const struct gro_seg *seg)
+{
+	const struct gro_seg *held = &flow->head;
+	const struct tcp_hdr *th = seg->th, *th2 = held->th;
+	enum gro_flush_reason why;
+
+	if (th->flags & TCP_CWR)
+		return GRO_FLUSH_FLAGS;
+	if ((th->flags ^ th2->flags) & (uint8_t)~GRO_TCP_FLAGS_MAY_DIFFER)
+		return GRO_FLUSH_FLAGS_CHANGED;
+	if (th->ack_be != th2->ack_be)
+		return GRO_FLUSH_ACK_CHANGED;
+	/* Data offset, NS bit and every option byte (a TSval tick too). */
+	if (th->doff_res != th2->doff_res ||
+	    memcmp((const uint8_t *)th + TCP_HDR_LEN, (const uint8_t *)th2 + TCP_HDR_LEN,
+		   seg->th_len - TCP_HDR_LEN) != 0)
+		return GRO_FLUSH_OPTIONS_CHANGED;
+	if (seg->outer_l3) {
+		why = gro_ip_flush(flow, held->outer_l3, seg->outer_l3, seg->outer_family, GRO_FIXEDID_OUTER);
+		if (why != GRO_FLUSH_REASON_COUNT)
+			return why;
+	}
+	why = gro_ip_flush(flow, held->l3, seg->l3, seg->family, GRO_FIXEDID_INNER);
+	if (why != GRO_FLUSH_REASON_COUNT)
+		return why;
+	if (seg->payload_len > flow->mss)
+		return GRO_FLUSH_OVERSIZED_SEGMENT;
+	if (load_be32(&th->seq_be) != flow->next_seq)
+		return GRO_FLUSH_SEQ_GAP;
+	if (flow->l3_len + seg->payload_len >= table->max_size)
+		return GRO_FLUSH_SIZE_CAP;
+	if (flow->head.pkt->nr_frags + gro_seg_nr_frags(seg) > PKT_MAX_FRAGS)
+		return GRO_FLUSH_FRAGS_FULL;
+	return GRO_FLUSH_REASON_COUNT;
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+/* Strips the outer headers of a tunnelled frame and makes the inner frame's
+ * offsets the plain ones: what a TAP is given. */
+static void gro_decap(struct pkt *pkt)
+{
+	if (pkt->tunnel_ofs == PKT_OFS_NONE || pkt->inner_l2_ofs == PKT_OFS_NONE)
+		return;
+	pkt_pull(pkt, pkt->inner_l2_ofs);
+	pkt->l2_ofs = pkt->inner_l2_ofs;
+	pkt->l3_ofs = pkt->inner_l3_ofs;
+	pkt->l4_ofs = pkt->inner_l4_ofs;
+	pkt->payload_ofs = pkt->inner_payload_ofs;
+	pkt->tunnel_ofs = PKT_OFS_NONE;
+	pkt->inner_l2_ofs = pkt->inner_l3_ofs = PKT_OFS_NONE;
+	pkt->inner_l4_ofs = pkt->inner_payload_ofs = PKT_OFS_NONE;
+}
+
+static void gro_emit(struct gro_table *table, struct pkt *pkt, uint32_t nr_segs)
+{
+	unsigned bucket = 0;
+
+	while (bucket + 1 < GRO_SIZE_BUCKETS && nr_segs >= (2u << bucket))
+		bucket++;
+	table->stats.segs_per_frame[bucket]++;
+	table->stats.frames_out++;
+	table->stats.bytes_out += pkt_len(pkt);
+	if (nr_segs > 1) {
+		table->stats.merged_frames++;
+		table->stats.merged_segments += nr_segs;
+	}
+	table->emit(table->emit_aux, pkt);
+}
+
+static void gro_pass(struct gro_table *table, struct pkt *pkt, enum gro_pass_reason why)
+{
+	table->stats.passthrough[why]++;
+	gro_decap(pkt);
+	gro_emit(table, pkt, 1);
+}
+
+/* Writes the merged frame's headers (inet_gro_complete, tcp4/6_gro_complete)
+ * and hands the run's frame out. */
+static void gro_complete(struct gro_table *table, struct gro_flow *flow, enum gro_flush_reason why)
+{
+	struct gro_seg *head = &flow->head;
+	struct pkt *pkt = head->pkt;
+	uint16_t count = flow->count;
+
+	table->stats.flushes[why]++;
+	table->stats.flows_held--;
+	head->pkt = NULL;
+
+	if (count == 1) {
+		table->stats.passthrough[GRO_PASS_FLUSHED_ALONE]++;
+		pkt->ol.flags |= PKT_OL_DATA_VALID;
+		gro_decap(pkt);
+		gro_emit(table, pkt, 1);
+		return;
+	}
+
+	uint32_t l4_len = flow->l3_len - head->ip_hdr_len;
+	uint32_t pseudo;
+	if (head->family == 4) {
+		struct ipv4_hdr *ip = (struct ipv4_hdr *)head->l3;
+		store_be16(&ip->tot_len_be, (uint16_t)flow->l3_len);
+		csum_ipv4_hdr_set(ip, IPV4_HDR_LEN);
+		pseudo = csum_pseudo_ipv4(ip->src, ip->dst, IP_PROTO_TCP, l4_len);
+	} else {
+		struct ipv6_hdr *ip6 = (struct ipv6_hdr *)head->l3;
+		store_be16(&ip6->payload_len_be, (uint16_t)(flow->l3_len - IPV6_HDR_LEN));
+		pseudo = csum_pseudo_ipv6(ip6->src, ip6->dst, IP_PROTO_TCP, l4_len);
+	}
+	uint16_t partial = csum_fold_nocomplement(pseudo);
+	memcpy(&head->th->csum, &partial, sizeof(partial));
+
+	gro_decap(pkt);
+	uint16_t l4_ofs = (uint16_t)((uint8_t *)head->th - pkt->data);
+	pkt->ol.flags = PKT_OL_NEEDS_CSUM;
+	pkt->ol.gso_type = (uint8_t)((head->family == 4 ? PKT_GSO_TCPV4 : PKT_GSO_TCPV6) |
+				     (flow->ecn ? PKT_GSO_ECN : 0));
+	pkt->ol.gso_size = flow->mss;
+	pkt->ol.hdr_len = (uint16_t)(l4_ofs + head->th_len);
+	pkt->ol.csum_start = l4_ofs;
+	pkt->ol.csum_offset = TCP_CSUM_OFFSET;
+	gro_emit(table, pkt, count);
+}
+
+/* ---- the table -------------------------------------------------------- */
+
+static struct gro_flow *gro_bucket(struct gro_table *table, uint32_t hash)
+{
+	uint32_t index = (uint32_t)(((uint64_t)hash * table->n_buckets) >> 32);
+	return &table->flows[index * table->bucket_slots];
+}
+
+static struct gro_flow *gro_lookup(struct gro_table *table, const struct gro_seg *seg)
+{
+	struct gro_flow *bucket = gro_bucket(table, seg->hash);
+
+	for (uint32_t i = 0; i < table->bucket_slots; i++) {
+		struct gro_flow *flow = &bucket[i];
+		if (flow->head.pkt && gro_same_flow(&flow->head, seg))
+			return flow;
+	}
+	return NULL;
+}
+
+/* A free slot in the segment's bucket, completing the oldest run there if
+ * the bucket is full (gro_flush_oldest). */
+static struct gro_flow *gro_slot_for(struct gro_table *table, const struct gro_seg *seg)
+{
+	struct gro_flow *bucket = gro_bucket(table, seg->hash);
+	struct gro_flow *oldest = &bucket[0];
+
+	for (uint32_t i = 0; i < table->bucket_slots; i++) {
+		if (!bucket[i].head.pkt)
+			return &bucket[i];
+		if (bucket[i].age < oldest->age)
+			oldest = &bucket[i];
+	}
+	gro_complete(table, oldest, GRO_FLUSH_TABLE_FULL);
+	return oldest;
+}
+
+static void gro_start_run(struct gro_table *table, const struct gro_seg *seg, uint64_t now_ns)
+{
+	struct gro_flow *flow = gro_slot_for(table, seg);
+
+	flow->head = *seg;
+	flow->first_ns = now_ns;
+	flow->age = table->next_age++;
+	flow->next_seq = load_be32(&seg->th->seq_be) + seg->payload_len;
+	flow->l3_len = seg->l3_len;
+	flow->mss = (uint16_t)seg->payload_len;
+	flow->count = 1;
+	flow->fixed_id = 0;
+	flow->ecn = (seg->th->flags & TCP_CWR) != 0;
+	table->stats.flows_held++;
+}
+
+/* Appends the segment's payload to the run as frags owned by the segment. */
+static void gro_merge(struct gro_flow *flow, const struct gro_seg *seg)
+{
+	struct pkt *head = flow->head.pkt, *pkt = seg->pkt;
+
+	if (seg->payload_ofs < pkt->size)
+		pkt_add_frag(head, pkt->data + seg->payload_ofs, pkt->size - seg->payload_ofs, pkt);
+	for (uint16_t i = 0; i < pkt->nr_frags; i++)
+		pkt_add_frag(head, pkt->frags[i].data, pkt->frags[i].size, pkt->frags[i].owner);
+	flow->head.th->flags |= seg->th->flags & (TCP_FIN | TCP_PSH);
+	flow->next_seq += seg->payload_len;
+	flow->l3_len += seg->payload_len;
+	flow->count++;
+	pkt_free(pkt); /* the frags hold what is still needed */
+}
+
+void gro_receive(struct gro_table *table, struct pkt *pkt, uint64_t now_ns)
+{
+	struct gro_seg seg;
+	struct gro_flow *flow;
+
+	table->stats.segments_in++;
+	if (!gro_seg_locate(pkt, &seg)) {
+		gro_pass(table, pkt, GRO_PASS_NOT_TCP);
+		return;
+	}
+	flow = gro_lookup(table, &seg);
+	if (flow && now_ns - flow->first_ns >= table->hold_ns) {
+		gro_complete(table, flow, GRO_FLUSH_TIMEOUT);
+		flow = NULL;
+	}
+
+	enum gro_pass_reason pass = gro_seg_pass_reason(&seg);
+	if (pass != GRO_PASS_REASON_COUNT) {
+		/* Keep the flow in order: what is held goes out first. */
+		if (flow)
+			gro_complete(table, flow, GRO_FLUSH_PASSTHROUGH);
+		gro_pass(table, pkt, pass);
+		return;
+	}
+
+	if (flow) {
+		enum gro_flush_reason why = gro_merge_check(table, flow, &seg);
+		if (why == GRO_FLUSH_REASON_COUNT) {
+			uint16_t mss = flow->mss;
+			gro_merge(flow, &seg);
+			if (seg.payload_len < mss)
+				gro_complete(table, flow, GRO_FLUSH_SHORT_SEGMENT);
+			else if (seg.th->flags & GRO_TCP_FLAGS_FINAL)
+				gro_complete(table, flow, GRO_FLUSH_FLAGS);
+			return;
+		}
+		gro_complete(table, flow, why);
+	}
+
+	if (seg.th->flags & GRO_TCP_FLAGS_FINAL) {
+		gro_pass(table, pkt, GRO_PASS_FLAGS);
+		return;
+	}
+	gro_start_run(table, &seg, now_ns);
+}
+
+void gro_flush(struct gro_table *table, enum gro_flush_scope scope, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < table->n_flows && table->stats.flows_held; i++) {
+		struct gro_flow *flow = &table->flows[i];
+		if (!flow->head.pkt)
+			continue;
+		if (scope == GRO_FLUSH_ALL)
+			gro_complete(table, flow, GRO_FLUSH_BATCH_END);
+		else if (now_ns - flow->first_ns >= table->hold_ns)
+			gro_complete(table, flow, GRO_FLUSH_TIMEOUT);
+	}
+}
+
+void gro_receive_batch(struct gro_table *table, struct pkt **pkts, uint32_t n, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < n; i++)
+		gro_receive(table, pkts[i], now_ns);
+	gro_flush(table, GRO_FLUSH_ALL, now_ns);
+}
+
+uint64_t gro_next_deadline(const struct gro_table *table)
+{
+	uint64_t deadline = UINT64_MAX;
+
+	for (uint32_t i = 0; i < table->n_flows; i++) {
+		const struct gro_flow *flow = &table->flows[i];
+		if (flow->head.pkt && flow->first_ns + table->hold_ns < deadline)
+			deadline = flow->first_ns + table->hold_ns;
+	}
+	return deadline;
+}
