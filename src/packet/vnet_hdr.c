@@ -199,9 +199,10 @@ enum drop_reason vnet_hdr_validate(const struct pkt *pkt, const struct flow_key 
 	}
 
 	/* hdr_len is only a hint (recomputed from the parse), but one past the
-	 * end of the frame is a lie.  Equal to the frame length is legal: the
-	 * kernel's read side sets it to skb_headlen(), the whole frame when
-	 * the skb is linear. */
+	 * end of the frame is a lie.  Equal to the frame length is legal, as
+	 * in tun_get_user() ("hdr_len > iov_iter_count(from)" is EINVAL): the
+	 * kernel's read side sets it to skb_headlen(), which is the whole
+	 * frame when the skb is linear. */
 	if (ol->hdr_len > pkt_len(pkt))
 		return DROP_VNET_HDR_HDR_LEN;
 
