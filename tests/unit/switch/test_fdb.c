@@ -284,6 +284,30 @@ static void test_per_vni_cap(void **state)
 	fdb_destroy(fdb);
 }
 
+/* Per-VNI bookkeeping must be recycled when a VNI's last learned entry
+ * goes, or churn across many VNIs would exhaust it. */
+static void test_vni_churn_recycles_counts(void **state)
+{
+	(void)state;
+	struct fdb *fdb = fdb_small(4, 1);
+	struct fdb_dst p1 = fdb_dst_port(1);
+
+	for (uint32_t vni = 1; vni <= 1000; vni++) {
+		assert_int_equal(fdb_learn(fdb, vni, mac_a, &p1, vni * SEC), 0);
+		assert_int_equal(fdb_count_vni(fdb, vni), 1);
+		if (vni % 2)
+			assert_int_equal(fdb_del(fdb, vni, mac_a), 0);
+		else
+			assert_int_equal(fdb_age(fdb, vni * SEC + 300 * SEC), 1);
+		assert_int_equal(fdb_count_vni(fdb, vni), 0);
+	}
+	struct fdb_stats st;
+	fdb_get_stats(fdb, &st);
+	assert_int_equal(st.n_learned, 0);
+	assert_int_equal(st.refused_full, 0);
+	fdb_destroy(fdb);
+}
+
 static void test_same_mac_in_two_vnis_is_two_entries(void **state)
 {
 	(void)state;
@@ -463,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_ageing_with_warped_time),
 		cmocka_unit_test(test_mac_flood_is_capped_and_counted),
 		cmocka_unit_test(test_per_vni_cap),
+		cmocka_unit_test(test_vni_churn_recycles_counts),
 		cmocka_unit_test(test_same_mac_in_two_vnis_is_two_entries),
 		cmocka_unit_test(test_static_entries),
 		cmocka_unit_test(test_flush_filters),
