@@ -13,10 +13,15 @@
  *     at once (counted in refused_full);
  *   - a request body over CTL_REQ_MAX_BODY, or bytes that are not a
  *     request, close that client (dropped_oversize / dropped_garbage);
- *   - a client that leaves more than max_pending_out bytes of replies
- *     unread is closed (dropped_slow);
- *   - one request at a time per client is read: it must read its reply
- *     before the next request is looked at.
+ *   - one request at a time per client: while its reply is unread, the
+ *     client's further bytes are not read, so the memory held for a client
+ *     is one request buffer plus one reply;
+ *   - a reply is at most max_pending_out bytes; a larger output is replaced
+ *     by an error line;
+ *   - a peer whose SO_PEERCRED uid is neither root nor the daemon's is
+ *     closed (refused_cred), in case the socket mode was changed.
+ * Not bounded: how long a connected client may stay idle, so max_clients
+ * idle (root) clients lock others out until they disconnect.
  *
  * The socket is created under umask 077 and fchmod'ed 0600 before listen(),
  * so only root (the owner) can connect.  A stale socket file at path is
@@ -45,7 +50,7 @@ typedef int (*ctl_dispatch_fn)(void *ctx, const struct ctl_cmd *cmd,
 struct ctl_server_opts {
 	const char *path;        /* NULL: CTL_DEFAULT_SOCKET */
 	unsigned int max_clients;/* 0: 16 */
-	size_t max_pending_out;  /* 0: CTL_REPLY_MAX_BODY + header */
+	size_t max_pending_out;  /* reply body cap; 0: CTL_REPLY_MAX_BODY */
 };
 
 struct ctl_server_stats {
@@ -54,7 +59,7 @@ struct ctl_server_stats {
 	uint64_t refused_full;    /* connections over max_clients */
 	uint64_t dropped_garbage;
 	uint64_t dropped_oversize;
-	uint64_t dropped_slow;
+	uint64_t refused_cred;    /* peer neither root nor our uid */
 };
 
 /* Returns 0 and *out, or a negative errno (nothing left behind). */

@@ -1,0 +1,188 @@
+/* ctl_proto: request/reply framing on the control socket (see ctl_proto.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctl/ctl_proto.h"
+
+int ctl_proto_encode_request(int argc, const char *const *argv, bool json,
+			     uint8_t *buf, size_t size)
+{
+	size_t body = 0;
+
+	if (argc < 1 || argc > CTL_MAX_WORDS)
+		return -E2BIG;
+	for (int i = 0; i < argc; i++) {
+		body += strlen(argv[i]) + 1;
+		if (body > CTL_REQ_MAX_BODY)
+			return -E2BIG;
+	}
+	if (size < sizeof(struct ctl_req_hdr) + body)
+		return -ENOSPC;
+
+	struct ctl_req_hdr hdr = {
+		.magic = CTL_PROTO_MAGIC,
+		.flags = json ? CTL_REQ_JSON : 0,
+		.argc = (uint16_t)argc,
+		.size = (uint32_t)body,
+	};
+	memcpy(buf, &hdr, sizeof(hdr));
+	uint8_t *w = buf + sizeof(hdr);
+	for (int i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]) + 1;
+		memcpy(w, argv[i], n);
+		w += n;
+	}
+	return (int)(sizeof(hdr) + body);
+}
+
+int ctl_proto_decode_request(const uint8_t *buf, size_t len, struct ctl_request *req)
+{
+	struct ctl_req_hdr hdr;
+
+	/* Check the magic as soon as it is in, so a client that speaks
+	 * something else is dropped without waiting for more bytes. */
+	if (len >= sizeof(hdr.magic)) {
+		uint32_t magic;
+		memcpy(&magic, buf, sizeof(magic));
+		if (magic != CTL_PROTO_MAGIC)
+			return -EPROTO;
+	}
+	if (len < sizeof(hdr))
+		return 0;
+	memcpy(&hdr, buf, sizeof(hdr));
+	if (hdr.flags & ~CTL_REQ_FLAGS_KNOWN)
+		return -EPROTO;
+	if (hdr.argc < 1 || hdr.argc > CTL_MAX_WORDS)
+		return -EPROTO;
+	if (hdr.size > CTL_REQ_MAX_BODY)
+		return -EMSGSIZE;
+	if (hdr.size < hdr.argc)
+		return -EPROTO; /* every word has at least its NUL */
+	if (len < sizeof(hdr) + hdr.size)
+		return 0;
+
+	/* Exactly argc NUL-terminated words fill the body. */
+	const char *body = (const char *)buf + sizeof(hdr);
+	const char *end = body + hdr.size;
+	int argc = 0;
+	if (end[-1] != '\0')
+		return -EPROTO;
+	for (const char *w = body; w < end; w += strlen(w) + 1) {
+		if (argc == hdr.argc)
+			return -EPROTO;
+		req->argv[argc++] = w;
+	}
+	if (argc != hdr.argc)
+		return -EPROTO;
+	req->argc = argc;
+	req->json = hdr.flags & CTL_REQ_JSON;
+	return (int)(sizeof(hdr) + hdr.size);
+}
+
+void ctl_proto_reply_hdr(struct ctl_reply_hdr *hdr, enum ctl_status status, uint32_t size)
+{
+	hdr->magic = CTL_PROTO_MAGIC;
+	hdr->status = status;
+	hdr->size = size;
+}
+
+int ctl_proto_check_reply_hdr(const struct ctl_reply_hdr *hdr)
+{
+	if (hdr->magic != CTL_PROTO_MAGIC || hdr->status > CTL_STATUS_REFUSED)
+		return -EPROTO;
+	if (hdr->size > CTL_REPLY_MAX_BODY)
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* ---- blocking client --------------------------------------------------- */
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	while (len) {
+		ssize_t n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ECONNRESET; /* daemon closed before a full reply */
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int ctl_proto_call(const char *path, int argc, const char *const *argv, bool json,
+		   int *status, char **text)
+{
+	uint8_t req[sizeof(struct ctl_req_hdr) + CTL_REQ_MAX_BODY];
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct ctl_reply_hdr hdr;
+	char *body = NULL;
+	int fd, ret;
+
+	*text = NULL;
+	int len = ctl_proto_encode_request(argc, argv, json, req, sizeof(req));
+	if (len < 0)
+		return len;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sun.sun_path, path);
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		ret = -errno;
+		goto err_close;
+	}
+	ret = write_all(fd, req, (size_t)len);
+	if (ret)
+		goto err_close;
+	ret = read_all(fd, &hdr, sizeof(hdr));
+	if (ret)
+		goto err_close;
+	ret = ctl_proto_check_reply_hdr(&hdr);
+	if (ret)
+		goto err_close;
+	body = malloc((size_t)hdr.size + 1);
+	if (!body) {
+		ret = -ENOMEM;
+		goto err_close;
+	}
+	ret = read_all(fd, body, hdr.size);
+	if (ret)
+		goto err_free_body;
+	body[hdr.size] = '\0';
+	close(fd);
+	*status = (int)hdr.status;
+	*text = body;
+	return 0;
+
+err_free_body:
+	free(body);
+err_close:
+	close(fd);
+	return ret;
+}

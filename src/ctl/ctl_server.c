@@ -1,0 +1,437 @@
+/* ctl_server: non-blocking control socket server (see ctl_server.h).
+ *
+ * One epoll set holds the listener and every client; the daemon polls its
+ * fd.  Each client is a small state machine:
+ *   reading  (EPOLLIN):  bytes accumulate in `in` until a whole request is
+ *                        there; it is parsed, dispatched, and the reply
+ *                        built in `out`;
+ *   writing  (EPOLLOUT): `out` drains; then requests already buffered are
+ *                        served before reading again.
+ * Clients closed while handling a batch of events are freed at the end of
+ * the batch, so a later event in the same batch never touches freed
+ * memory. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctl/ctl_proto.h"
+#include "ctl/ctl_server.h"
+
+enum {
+	CTL_SERVER_DEFAULT_MAX_CLIENTS = 16,
+	CTL_SERVER_BACKLOG = 16,
+	CTL_SERVER_EVENTS = 32,     /* events handled per ctl_server_handle() */
+	CTL_SERVER_ACCEPTS = 64,    /* accepts per ctl_server_handle() */
+};
+
+struct ctl_client {
+	int fd;
+	bool dead;                  /* closed; freed at the end of the batch */
+	bool writing;               /* epoll interest is EPOLLOUT */
+	size_t in_len;
+	uint8_t in[sizeof(struct ctl_req_hdr) + CTL_REQ_MAX_BODY];
+	uint8_t *out;               /* reply being sent */
+	size_t out_len, out_off;
+};
+
+struct ctl_server {
+	int epfd;
+	int listen_fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	unsigned int max_clients;
+	size_t max_reply;
+	struct ctl_client **clients; /* max_clients slots, NULL = free */
+	unsigned int n_clients;
+	struct ctl_server_stats stats;
+};
+
+/* ---- setup ------------------------------------------------------------- */
+
+/* A socket file left by a daemon that died is replaced; one a live daemon
+ * answers on is not, and neither is anything that is not a socket. */
+static int remove_stale_socket(const struct sockaddr_un *sun)
+{
+	struct stat st;
+	if (lstat(sun->sun_path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int live = connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0;
+	close(fd);
+	if (live)
+		return -EADDRINUSE;
+	if (unlink(sun->sun_path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int ctl_server_create(const struct ctl_server_opts *opts, struct ctl_server **out)
+{
+	const char *path = opts && opts->path ? opts->path : CTL_DEFAULT_SOCKET;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct ctl_server *s;
+	int ret;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sun.sun_path, path);
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->listen_fd = s->epfd = -1;
+	strcpy(s->path, path);
+	s->max_clients = opts && opts->max_clients ? opts->max_clients
+						   : CTL_SERVER_DEFAULT_MAX_CLIENTS;
+	s->max_reply = opts && opts->max_pending_out ? opts->max_pending_out
+						     : CTL_REPLY_MAX_BODY;
+	if (s->max_reply > CTL_REPLY_MAX_BODY)
+		s->max_reply = CTL_REPLY_MAX_BODY;
+	s->clients = calloc(s->max_clients, sizeof(*s->clients));
+	if (!s->clients) {
+		ret = -ENOMEM;
+		goto err_free_server;
+	}
+
+	ret = remove_stale_socket(&sun);
+	if (ret)
+		goto err_free_clients;
+	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->listen_fd < 0) {
+		ret = -errno;
+		goto err_free_clients;
+	}
+	/* Root only: the file is born 0600 (umask), and chmod makes sure of it
+	 * before anyone can connect (listen comes after).  umask is per
+	 * process: call this before starting threads that create files. */
+	mode_t old_umask = umask(0077);
+	ret = bind(s->listen_fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ? -errno : 0;
+	umask(old_umask);
+	if (ret)
+		goto err_close_listen;
+	if (chmod(path, 0600) < 0) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	if (listen(s->listen_fd, CTL_SERVER_BACKLOG) < 0) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0) {
+		ret = -errno;
+		goto err_close_epoll;
+	}
+	*out = s;
+	return 0;
+
+err_close_epoll:
+	close(s->epfd);
+err_unlink:
+	unlink(path);
+err_close_listen:
+	close(s->listen_fd);
+err_free_clients:
+	free(s->clients);
+err_free_server:
+	free(s);
+	return ret;
+}
+
+static void client_free(struct ctl_client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->out);
+	free(c);
+}
+
+void ctl_server_destroy(struct ctl_server *s)
+{
+	if (!s)
+		return;
+	for (unsigned int i = 0; i < s->max_clients; i++)
+		if (s->clients[i])
+			client_free(s->clients[i]);
+	free(s->clients);
+	close(s->epfd);
+	close(s->listen_fd);
+	unlink(s->path);
+	free(s);
+}
+
+int ctl_server_fd(const struct ctl_server *s)
+{
+	return s->epfd;
+}
+
+unsigned int ctl_server_n_clients(const struct ctl_server *s)
+{
+	return s->n_clients;
+}
+
+void ctl_server_get_stats(const struct ctl_server *s, struct ctl_server_stats *stats)
+{
+	*stats = s->stats;
+}
+
+/* ---- clients ----------------------------------------------------------- */
+
+/* Close now (the fd leaves the epoll set with it); free at batch end. */
+static void client_close(struct ctl_server *s, struct ctl_client *c)
+{
+	if (c->dead)
+		return;
+	close(c->fd);
+	c->fd = -1;
+	c->dead = true;
+	s->n_clients--;
+}
+
+static void reap_dead_clients(struct ctl_server *s)
+{
+	for (unsigned int i = 0; i < s->max_clients; i++) {
+		if (s->clients[i] && s->clients[i]->dead) {
+			client_free(s->clients[i]);
+			s->clients[i] = NULL;
+		}
+	}
+}
+
+static bool peer_is_trusted(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return false;
+	return cred.uid == 0 || cred.uid == geteuid();
+}
+
+static void accept_clients(struct ctl_server *s)
+{
+	for (int n = 0; n < CTL_SERVER_ACCEPTS; n++) {
+		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return; /* EAGAIN, or a transient error; poll says when to retry */
+		/* Slots of clients closed in this batch free up at its end. */
+		unsigned int slot = 0;
+		while (slot < s->max_clients && s->clients[slot])
+			slot++;
+		if (slot == s->max_clients) {
+			s->stats.refused_full++;
+			close(fd);
+			continue;
+		}
+		if (!peer_is_trusted(fd)) {
+			s->stats.refused_cred++;
+			close(fd);
+			continue;
+		}
+		struct ctl_client *c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			client_free(c);
+			continue;
+		}
+		s->clients[slot] = c;
+		s->n_clients++;
+		s->stats.accepted++;
+	}
+}
+
+static int set_interest(struct ctl_server *s, struct ctl_client *c, bool writing)
+{
+	if (c->writing == writing)
+		return 0;
+	struct epoll_event ev = { .events = writing ? EPOLLOUT : EPOLLIN, .data.ptr = c };
+	if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0)
+		return -errno;
+	c->writing = writing;
+	return 0;
+}
+
+/* Queue a reply: header + body. */
+static int queue_reply(struct ctl_client *c, enum ctl_status status, const char *body,
+		       size_t len)
+{
+	struct ctl_reply_hdr hdr;
+	ctl_proto_reply_hdr(&hdr, status, (uint32_t)len);
+	uint8_t *out = malloc(sizeof(hdr) + len);
+	if (!out)
+		return -ENOMEM;
+	memcpy(out, &hdr, sizeof(hdr));
+	memcpy(out + sizeof(hdr), body, len);
+	c->out = out;
+	c->out_len = sizeof(hdr) + len;
+	c->out_off = 0;
+	return 0;
+}
+
+static int queue_error(struct ctl_client *c, const char *msg)
+{
+	char line[CTL_ERR_SIZE + 2];
+	int n = snprintf(line, sizeof(line), "%s\n", msg);
+	return queue_reply(c, CTL_STATUS_REFUSED, line, (size_t)n);
+}
+
+/* Parse, dispatch, and queue the reply of one request. */
+static int serve_request(struct ctl_server *s, struct ctl_client *c,
+			 const struct ctl_request *req, ctl_dispatch_fn dispatch, void *ctx)
+{
+	struct ctl_cmd cmd;
+	struct ctl_err err;
+	struct ctl_print out;
+	int ret;
+
+	s->stats.requests++;
+	if (ctl_cmd_parse(req->argc, req->argv, &cmd, &err))
+		return queue_error(c, err.msg);
+
+	ctl_print_init(&out, req->json, s->max_reply);
+	memset(&err, 0, sizeof(err));
+	ret = dispatch(ctx, &cmd, &out, &err);
+	if (ret) {
+		if (!err.msg[0])
+			snprintf(err.msg, sizeof(err.msg), "%s: %s", ctl_verb_name(cmd.verb),
+				 strerror(ret < 0 ? -ret : ret));
+		ret = queue_error(c, err.msg);
+	} else {
+		ret = ctl_print_finish(&out);
+		if (ret) {
+			snprintf(err.msg, sizeof(err.msg), "%s: output failed: %s",
+				 ctl_verb_name(cmd.verb), strerror(-ret));
+			ret = queue_error(c, err.msg);
+		} else {
+			ret = queue_reply(c, CTL_STATUS_OK, ctl_print_data(&out),
+					  ctl_print_len(&out));
+		}
+	}
+	ctl_print_release(&out);
+	return ret;
+}
+
+/* Serve the first complete request in `in`, if there is one.  Returns 1 if
+ * a reply was queued, 0 if more bytes are needed, negative to drop. */
+static int serve_buffered(struct ctl_server *s, struct ctl_client *c,
+			  ctl_dispatch_fn dispatch, void *ctx)
+{
+	struct ctl_request req;
+	int used = ctl_proto_decode_request(c->in, c->in_len, &req);
+	if (used == -EPROTO)
+		s->stats.dropped_garbage++;
+	else if (used == -EMSGSIZE)
+		s->stats.dropped_oversize++;
+	if (used <= 0)
+		return used;
+	int ret = serve_request(s, c, &req, dispatch, ctx);
+	if (ret)
+		return ret;
+	/* Keep any pipelined bytes behind this request for later. */
+	memmove(c->in, c->in + used, c->in_len - (size_t)used);
+	c->in_len -= (size_t)used;
+	return 1;
+}
+
+/* Send what the socket takes.  Returns 1 when the reply is all sent, 0 if
+ * the socket is full, negative errno on a broken client. */
+static int flush_reply(struct ctl_client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			return -errno;
+		c->out_off += (size_t)n;
+	}
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	return 1;
+}
+
+/* Alternate serving buffered requests and sending their replies until the
+ * socket is full or no complete request is left. */
+static int client_progress(struct ctl_server *s, struct ctl_client *c,
+			   ctl_dispatch_fn dispatch, void *ctx)
+{
+	for (;;) {
+		if (c->out) {
+			int sent = flush_reply(c);
+			if (sent < 0)
+				return sent;
+			if (sent == 0)
+				return set_interest(s, c, true);
+		}
+		int served = serve_buffered(s, c, dispatch, ctx);
+		if (served < 0)
+			return served;
+		if (served == 0)
+			return set_interest(s, c, false);
+	}
+}
+
+static int client_readable(struct ctl_server *s, struct ctl_client *c,
+			   ctl_dispatch_fn dispatch, void *ctx)
+{
+	size_t room = sizeof(c->in) - c->in_len;
+	if (room == 0)
+		return -EPROTO; /* cannot happen: a request fits the buffer */
+	ssize_t n = recv(c->fd, c->in + c->in_len, room, MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+	if (n == 0)
+		return -ECONNRESET;
+	c->in_len += (size_t)n;
+	return client_progress(s, c, dispatch, ctx);
+}
+
+int ctl_server_handle(struct ctl_server *s, ctl_dispatch_fn dispatch, void *ctx)
+{
+	struct epoll_event events[CTL_SERVER_EVENTS];
+	int n = epoll_wait(s->epfd, events, CTL_SERVER_EVENTS, 0);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+
+	for (int i = 0; i < n; i++) {
+		struct ctl_client *c = events[i].data.ptr;
+		if (!c) {
+			accept_clients(s);
+			continue;
+		}
+		if (c->dead)
+			continue;
+		int ret;
+		if (c->writing)
+			ret = (events[i].events & (EPOLLERR | EPOLLHUP)) ? -ECONNRESET
+									: client_progress(s, c, dispatch, ctx);
+		else
+			ret = client_readable(s, c, dispatch, ctx);
+		if (ret < 0)
+			client_close(s, c);
+	}
+	reap_dead_clients(s);
+	return 0;
+}

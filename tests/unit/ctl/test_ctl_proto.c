@@ -1,0 +1,137 @@
+/* Unit tests for src/ctl/ctl_proto.c: request framing round trip, partial
+ * input, and every way a request can be malformed. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ctl/ctl_proto.h"
+
+static uint8_t buf[sizeof(struct ctl_req_hdr) + CTL_REQ_MAX_BODY + 64];
+
+static void test_request_round_trip(void **state)
+{
+	(void)state;
+	const char *argv[] = { "port", "add", "vx0", "type", "vxlan" };
+	int len = ctl_proto_encode_request(5, argv, true, buf, sizeof(buf));
+	assert_int_equal(len, (int)(sizeof(struct ctl_req_hdr) + strlen("portaddvx0typevxlan") + 5));
+
+	struct ctl_request req;
+	/* every prefix is "need more", the whole is one request */
+	for (int i = 0; i < len; i++)
+		assert_int_equal(ctl_proto_decode_request(buf, (size_t)i, &req), 0);
+	assert_int_equal(ctl_proto_decode_request(buf, (size_t)len, &req), len);
+	assert_true(req.json);
+	assert_int_equal(req.argc, 5);
+	for (int i = 0; i < 5; i++)
+		assert_string_equal(req.argv[i], argv[i]);
+
+	/* two back to back: the first is decoded alone */
+	const char *v[] = { "version" };
+	int one = ctl_proto_encode_request(1, v, false, buf, sizeof(buf));
+	memcpy(buf + one, buf, (size_t)one);
+	assert_int_equal(ctl_proto_decode_request(buf, (size_t)one * 2, &req), one);
+	assert_false(req.json);
+	assert_string_equal(req.argv[0], "version");
+}
+
+static void test_encode_limits(void **state)
+{
+	(void)state;
+	static char big[CTL_REQ_MAX_BODY];
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	const char *fits[] = { big };
+	assert_true(ctl_proto_encode_request(1, fits, false, buf, sizeof(buf)) > 0);
+	big[sizeof(big) - 1] = 'a'; /* one byte more than the cap with its NUL */
+	char bigger[CTL_REQ_MAX_BODY + 1];
+	memcpy(bigger, big, sizeof(big));
+	bigger[sizeof(big)] = '\0';
+	const char *too_big[] = { bigger };
+	assert_int_equal(ctl_proto_encode_request(1, too_big, false, buf, sizeof(buf)), -E2BIG);
+	const char *v[] = { "version" };
+	assert_int_equal(ctl_proto_encode_request(0, v, false, buf, sizeof(buf)), -E2BIG);
+	assert_int_equal(ctl_proto_encode_request(1, v, false, buf, 10), -ENOSPC);
+}
+
+static int decode_modified(void (*modify)(struct ctl_req_hdr *hdr, uint8_t *body), size_t *len)
+{
+	const char *argv[] = { "fdb", "show" };
+	int n = ctl_proto_encode_request(2, argv, false, buf, sizeof(buf));
+	struct ctl_req_hdr hdr;
+	memcpy(&hdr, buf, sizeof(hdr));
+	modify(&hdr, buf + sizeof(hdr));
+	memcpy(buf, &hdr, sizeof(hdr));
+	*len = (size_t)n;
+	struct ctl_request req;
+	return ctl_proto_decode_request(buf, (size_t)n, &req);
+}
+
+static void bad_magic(struct ctl_req_hdr *h, uint8_t *b) { (void)b; h->magic ^= 1; }
+static void bad_flags(struct ctl_req_hdr *h, uint8_t *b) { (void)b; h->flags |= 0x80; }
+static void zero_argc(struct ctl_req_hdr *h, uint8_t *b) { (void)b; h->argc = 0; }
+static void huge_argc(struct ctl_req_hdr *h, uint8_t *b) { (void)b; h->argc = CTL_MAX_WORDS + 1; }
+static void more_argc(struct ctl_req_hdr *h, uint8_t *b) { (void)b; h->argc = 3; }
+static void less_argc(struct ctl_req_hdr *h, uint8_t *b) { (void)b; h->argc = 1; }
+static void no_nul(struct ctl_req_hdr *h, uint8_t *b) { b[h->size - 1] = 'x'; }
+static void huge_size(struct ctl_req_hdr *h, uint8_t *b) { (void)b; h->size = CTL_REQ_MAX_BODY + 1; }
+
+static void test_malformed_requests(void **state)
+{
+	(void)state;
+	size_t len;
+	assert_int_equal(decode_modified(bad_magic, &len), -EPROTO);
+	assert_int_equal(decode_modified(bad_flags, &len), -EPROTO);
+	assert_int_equal(decode_modified(zero_argc, &len), -EPROTO);
+	assert_int_equal(decode_modified(huge_argc, &len), -EPROTO);
+	assert_int_equal(decode_modified(more_argc, &len), -EPROTO);
+	assert_int_equal(decode_modified(less_argc, &len), -EPROTO);
+	assert_int_equal(decode_modified(no_nul, &len), -EPROTO);
+	assert_int_equal(decode_modified(huge_size, &len), -EMSGSIZE);
+
+	/* garbage is refused from its first four bytes, without waiting */
+	struct ctl_request req;
+	assert_int_equal(ctl_proto_decode_request((const uint8_t *)"GET / HTTP/1.0\r\n", 4, &req),
+			 -EPROTO);
+	assert_int_equal(ctl_proto_decode_request((const uint8_t *)"GE", 2, &req), 0);
+}
+
+static void test_reply_header(void **state)
+{
+	(void)state;
+	struct ctl_reply_hdr hdr;
+	ctl_proto_reply_hdr(&hdr, CTL_STATUS_REFUSED, 10);
+	assert_int_equal(ctl_proto_check_reply_hdr(&hdr), 0);
+	hdr.status = 7;
+	assert_int_equal(ctl_proto_check_reply_hdr(&hdr), -EPROTO);
+	ctl_proto_reply_hdr(&hdr, CTL_STATUS_OK, CTL_REPLY_MAX_BODY + 1);
+	assert_int_equal(ctl_proto_check_reply_hdr(&hdr), -EMSGSIZE);
+	hdr.magic = 0;
+	assert_int_equal(ctl_proto_check_reply_hdr(&hdr), -EPROTO);
+}
+
+static void test_call_without_daemon(void **state)
+{
+	(void)state;
+	const char *v[] = { "version" };
+	int status;
+	char *text;
+	assert_int_equal(ctl_proto_call("/tmp/vxswitch-test-no-such-socket", 1, v, false, &status,
+					&text),
+			 -ENOENT);
+	assert_null(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_request_round_trip),
+		cmocka_unit_test(test_encode_limits),
+		cmocka_unit_test(test_malformed_requests),
+		cmocka_unit_test(test_reply_header),
+		cmocka_unit_test(test_call_without_daemon),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,386 @@
+/* Unit tests for src/ctl/ctl_server.c over a real Unix socket in a private
+ * /tmp directory: request/reply (text, JSON, parse errors, refusals),
+ * pipelined and split requests, the per-client bounds (oversize, garbage,
+ * max clients), the socket's 0600 mode, and stale-socket handling. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <inttypes.h>
+#include <cmocka.h>
+
+#include "ctl/ctl_proto.h"
+#include "ctl/ctl_server.h"
+
+struct fixture {
+	char dir[64];
+	char path[96];
+	struct ctl_server *server;
+	int n_dispatched;
+	struct ctl_cmd last;
+};
+
+static int dispatch(void *ctx, const struct ctl_cmd *cmd, struct ctl_print *out,
+		    struct ctl_err *err)
+{
+	struct fixture *f = ctx;
+	f->n_dispatched++;
+	f->last = *cmd;
+	switch (cmd->verb) {
+	case CTL_VERSION:
+		ctl_print_open_object(out, NULL);
+		ctl_print_string(out, CTL_PRINT_ANY, "version", "vxswitch %s\n", "0.1");
+		ctl_print_close_object(out);
+		return 0;
+	case CTL_PORT_DEL:
+		snprintf(err->msg, sizeof(err->msg), "port %s: no such port", cmd->port.name);
+		return -ENOENT;
+	case CTL_FDB_FLUSH:
+		return -EBUSY; /* no message: the server words it */
+	case CTL_FDB_SHOW: /* a long reply, to exercise partial sends */
+		for (int i = 0; i < 200000; i++)
+			ctl_print_uint(out, CTL_PRINT_ANY, NULL, "entry %" PRIu64 "\n", (uint64_t)i);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_ctl_server_XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/vxswitchd.sock", f->dir);
+	struct ctl_server_opts opts = { .path = f->path, .max_clients = 3 };
+	assert_int_equal(ctl_server_create(&opts, &f->server), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	ctl_server_destroy(f->server);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Run the server's loop as the daemon would: poll its fd, handle. */
+static void pump(struct fixture *f, int rounds)
+{
+	for (int i = 0; i < rounds; i++) {
+		struct pollfd pfd = { .fd = ctl_server_fd(f->server), .events = POLLIN };
+		if (poll(&pfd, 1, 20) > 0)
+			assert_int_equal(ctl_server_handle(f->server, dispatch, f), 0);
+	}
+}
+
+static int connect_raw(struct fixture *f)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	strcpy(sun.sun_path, f->path);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	return fd;
+}
+
+static void send_request(int fd, bool json, int argc, const char *const *argv)
+{
+	uint8_t buf[sizeof(struct ctl_req_hdr) + CTL_REQ_MAX_BODY];
+	int len = ctl_proto_encode_request(argc, argv, json, buf, sizeof(buf));
+	assert_true(len > 0);
+	assert_int_equal(write(fd, buf, (size_t)len), len);
+}
+
+/* Read one reply while pumping the server; returns its status. */
+static int read_reply(struct fixture *f, int fd, char *text, size_t size)
+{
+	struct ctl_reply_hdr hdr;
+	size_t got = 0;
+	char *body = NULL;
+	size_t want = sizeof(hdr);
+	for (int rounds = 0; rounds < 2000; rounds++) {
+		pump(f, 1);
+		uint8_t *dst = body ? (uint8_t *)body + (got - sizeof(hdr)) : (uint8_t *)&hdr + got;
+		ssize_t n = recv(fd, dst, want - got, MSG_DONTWAIT);
+		if (n == 0)
+			fail_msg("server closed the connection");
+		if (n > 0)
+			got += (size_t)n;
+		if (got == sizeof(hdr) && !body) {
+			assert_int_equal(ctl_proto_check_reply_hdr(&hdr), 0);
+			body = malloc(hdr.size + 1);
+			want += hdr.size;
+		}
+		if (body && got == want) {
+			body[hdr.size] = '\0';
+			snprintf(text, size, "%s", body);
+			free(body);
+			return (int)hdr.status;
+		}
+	}
+	fail_msg("no reply");
+	return -1;
+}
+
+/* The server closed this client: reading gives EOF (or a reset). */
+static bool closed_by_server(struct fixture *f, int fd)
+{
+	char c;
+	for (int rounds = 0; rounds < 200; rounds++) {
+		pump(f, 1);
+		ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+		if (n > 0)
+			return false;
+	}
+	return false;
+}
+
+static void test_socket_is_root_only(void **state)
+{
+	struct fixture *f = *state;
+	struct stat st;
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
+static void test_request_reply(void **state)
+{
+	struct fixture *f = *state;
+	char text[256];
+	int fd = connect_raw(f);
+
+	const char *version[] = { "version" };
+	send_request(fd, false, 1, version);
+	assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_OK);
+	assert_string_equal(text, "vxswitch 0.1\n");
+	assert_int_equal(f->last.verb, CTL_VERSION);
+
+	send_request(fd, true, 1, version);
+	assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_OK);
+	assert_string_equal(text, "{\"version\":\"0.1\"}\n");
+
+	/* a parse error is answered by the server; dispatch never runs */
+	int before = f->n_dispatched;
+	const char *bad[] = { "port", "add", "vx0", "type", "vxlan", "vni", "16777216" };
+	send_request(fd, false, 7, bad);
+	assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_REFUSED);
+	assert_string_equal(text, "word 7 \"16777216\": \"vni\" out of range, expected 0..16777215\n");
+	assert_int_equal(f->n_dispatched, before);
+
+	/* refusals by the dispatcher, with and without its own message */
+	const char *del[] = { "port", "del", "tap9" };
+	send_request(fd, false, 3, del);
+	assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_REFUSED);
+	assert_string_equal(text, "port tap9: no such port\n");
+	const char *flush[] = { "fdb", "flush" };
+	send_request(fd, true, 2, flush);
+	assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_REFUSED);
+	assert_string_equal(text, "fdb flush: Device or resource busy\n");
+
+	struct ctl_server_stats st;
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.accepted, 1);
+	assert_int_equal(st.requests, 5);
+	close(fd);
+}
+
+static void test_pipelined_and_split_requests(void **state)
+{
+	struct fixture *f = *state;
+	char text[256];
+	uint8_t buf[512];
+	const char *a[] = { "stats", "port", "tap0" };
+	const char *b[] = { "version" };
+	int la = ctl_proto_encode_request(3, a, false, buf, sizeof(buf));
+	int lb = ctl_proto_encode_request(1, b, false, buf + la, sizeof(buf) - (size_t)la);
+
+	/* two requests in one write: two replies, in order */
+	int fd = connect_raw(f);
+	assert_int_equal(write(fd, buf, (size_t)(la + lb)), la + lb);
+	assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_OK);
+	assert_int_equal(f->last.verb, CTL_VERSION); /* both were served */
+	assert_string_equal(text, "");
+	assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_OK);
+	assert_string_equal(text, "vxswitch 0.1\n");
+
+	/* one request dribbled a byte at a time */
+	for (int i = 0; i < la; i++) {
+		assert_int_equal(write(fd, buf + i, 1), 1);
+		pump(f, 1);
+	}
+	assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_OK);
+	assert_int_equal(f->last.verb, CTL_STATS);
+	assert_string_equal(f->last.port.name, "tap0");
+	close(fd);
+}
+
+static void test_long_reply_is_sent_whole(void **state)
+{
+	struct fixture *f = *state;
+	static char text[4 << 20];
+	int fd = connect_raw(f);
+	const char *show[] = { "fdb", "show" };
+	send_request(fd, false, 2, show);
+	assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_OK);
+	assert_true(strncmp(text, "entry 0\nentry 1\n", 16) == 0);
+	assert_non_null(strstr(text, "\nentry 199999\n"));
+	close(fd);
+}
+
+static void test_oversize_request_drops_client(void **state)
+{
+	struct fixture *f = *state;
+	int fd = connect_raw(f);
+	struct ctl_req_hdr hdr = { .magic = CTL_PROTO_MAGIC, .argc = 1,
+				   .size = CTL_REQ_MAX_BODY + 1 };
+	assert_int_equal(write(fd, &hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	assert_true(closed_by_server(f, fd));
+	struct ctl_server_stats st;
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.dropped_oversize, 1);
+	assert_int_equal(ctl_server_n_clients(f->server), 0);
+	assert_int_equal(f->n_dispatched, 0);
+	close(fd);
+}
+
+static void test_garbage_drops_client(void **state)
+{
+	struct fixture *f = *state;
+	int fd = connect_raw(f);
+	const char http[] = "GET / HTTP/1.0\r\n\r\n";
+	assert_int_equal(write(fd, http, sizeof(http) - 1), (ssize_t)sizeof(http) - 1);
+	assert_true(closed_by_server(f, fd));
+	struct ctl_server_stats st;
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.dropped_garbage, 1);
+	close(fd);
+
+	/* a good client is still served afterwards */
+	char text[64];
+	fd = connect_raw(f);
+	const char *version[] = { "version" };
+	send_request(fd, false, 1, version);
+	assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_OK);
+	close(fd);
+}
+
+static void test_max_clients(void **state)
+{
+	struct fixture *f = *state;
+	int fds[4];
+	for (int i = 0; i < 3; i++) {
+		fds[i] = connect_raw(f);
+		pump(f, 2);
+	}
+	assert_int_equal(ctl_server_n_clients(f->server), 3);
+	fds[3] = connect_raw(f); /* the backlog takes it; the server refuses it */
+	assert_true(closed_by_server(f, fds[3]));
+	struct ctl_server_stats st;
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.refused_full, 1);
+	assert_int_equal(ctl_server_n_clients(f->server), 3);
+
+	/* when one leaves, a newcomer gets in */
+	close(fds[0]);
+	pump(f, 3);
+	assert_int_equal(ctl_server_n_clients(f->server), 2);
+	char text[64];
+	fds[0] = connect_raw(f);
+	const char *version[] = { "version" };
+	send_request(fds[0], false, 1, version);
+	assert_int_equal(read_reply(f, fds[0], text, sizeof(text)), CTL_STATUS_OK);
+	for (int i = 0; i < 4; i++)
+		close(fds[i]);
+}
+
+struct call_args {
+	const char *path;
+	int ret, status;
+	char *text;
+	volatile int done;
+};
+
+static void *call_thread(void *arg)
+{
+	struct call_args *a = arg;
+	const char *argv[] = { "version" };
+	a->ret = ctl_proto_call(a->path, 1, argv, true, &a->status, &a->text);
+	a->done = 1;
+	return NULL;
+}
+
+static void test_blocking_client_call(void **state)
+{
+	struct fixture *f = *state;
+	struct call_args a = { .path = f->path };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, call_thread, &a), 0);
+	for (int i = 0; i < 1000 && !a.done; i++)
+		pump(f, 1);
+	pthread_join(t, NULL);
+	assert_int_equal(a.ret, 0);
+	assert_int_equal(a.status, CTL_STATUS_OK);
+	assert_string_equal(a.text, "{\"version\":\"0.1\"}\n");
+	free(a.text);
+}
+
+static void test_stale_and_live_socket_files(void **state)
+{
+	struct fixture *f = *state;
+	struct ctl_server_opts opts = { .path = f->path };
+	struct ctl_server *second;
+	/* a live server's socket is not stolen */
+	assert_int_equal(ctl_server_create(&opts, &second), -EADDRINUSE);
+	/* destroy removes the file; a stale file (nobody listening) is replaced */
+	ctl_server_destroy(f->server);
+	f->server = NULL;
+	struct stat st;
+	assert_int_equal(stat(f->path, &st), -1);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	strcpy(sun.sun_path, f->path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	close(fd); /* leaves the file behind, nobody listening */
+	assert_int_equal(ctl_server_create(&opts, &f->server), 0);
+	/* a regular file in the way is not deleted */
+	char file[128];
+	snprintf(file, sizeof(file), "%s/plain", f->dir);
+	fclose(fopen(file, "w"));
+	opts.path = file;
+	assert_int_equal(ctl_server_create(&opts, &second), -EEXIST);
+	assert_int_equal(stat(file, &st), 0);
+	unlink(file);
+	ctl_server_destroy(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_socket_is_root_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_request_reply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_and_split_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_reply_is_sent_whole, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oversize_request_drops_client, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_drops_client, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_max_clients, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blocking_client_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_and_live_socket_files, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
