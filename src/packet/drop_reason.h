@@ -28,6 +28,7 @@
 	X(TRUNCATED_IPV6_EXT, "truncated_ipv6_ext")                         \
 	X(IPV6_EXT_CHAIN, "ipv6_ext_chain")                                 \
 	X(IPV6_JUMBO, "ipv6_jumbo")                                         \
+	X(IPV6_BAD_OPTIONS, "ipv6_bad_options")                             \
 	/* L4 */                                                            \
 	X(TRUNCATED_TCP, "truncated_tcp")                                   \
 	X(BAD_TCP_DOFF, "bad_tcp_doff")                                     \

@@ -22,6 +22,12 @@ enum flow_frag {
 	FLOW_FRAG_LATER = 1 << 1, /* offset != 0: no L4 header present */
 };
 
+/* dl_type of an 802.3 frame (type/length field < 0x0600): the field is a
+ * length, which must not become part of the key (as OVS's FLOW_DL_TYPE_NONE). */
+enum flow_dl_type {
+	FLOW_DL_TYPE_NONE = 0x05ff,
+};
+
 enum tcp_opts_present {
 	TCP_OPTS_MSS = 1 << 0,
 	TCP_OPTS_WSCALE = 1 << 1,

@@ -1,0 +1,573 @@
+/* flow_extract: parse a frame once into a struct flow_key and the layer
+ * offsets of its struct pkt.  See flow_extract.h for the contract.
+ *
+ * One helper per layer; each checks only its own header, one commented check
+ * at a time, and hands the next offset on.  Reading is bounded by
+ * parse_ctx.hdr_end: headers must lie in the linear part *and* inside the
+ * current frame (the IP datagram once its length is known).  Lengths claimed
+ * by headers are checked against parse_ctx.end, which counts frags too, so a
+ * GRO'd frame whose payload lives in frags still parses.
+ *
+ * Payload bytes are never touched: the cost is a fixed number of header
+ * reads per layer. */
+#include "parse/flow_extract.h"
+
+#include <string.h>
+
+#include "packet/hdr.h"
+
+struct parse_ctx {
+	struct pkt *pkt;
+	const uint8_t *data;
+	/* One past the last byte of the frame being parsed, counting frags.
+	 * Shrinks as IP and UDP lengths are learnt (padding is trimmed). */
+	uint32_t end;
+	/* min(end, linear size): headers must end at or before this. */
+	uint32_t hdr_end;
+	struct flow_key *key;
+};
+
+/* Offsets of one frame's layers (outer or inner), from pkt->data. */
+struct layer_ofs {
+	uint16_t l2, l3, l4, payload;
+};
+
+static inline uint16_t rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void ctx_init(struct parse_ctx *c, struct pkt *pkt, struct flow_key *key)
+{
+	c->pkt = pkt;
+	c->data = pkt->data;
+	c->end = pkt_len(pkt);
+	c->hdr_end = pkt->size < c->end ? pkt->size : c->end;
+	c->key = key;
+}
+
+/* True if `len` header bytes at `ofs` can be read. */
+static inline bool have(const struct parse_ctx *c, uint32_t ofs, uint32_t len)
+{
+	return ofs <= c->hdr_end && len <= c->hdr_end - ofs;
+}
+
+/* The frame ends at `new_end`: whatever follows (Ethernet padding, bytes
+ * after a UDP datagram carrying VXLAN) is cut from the pkt, so no later stage
+ * can take it for payload.  The frame being parsed is always the last thing
+ * in the pkt, so trimming the pkt trims exactly that frame. */
+static void ctx_trim(struct parse_ctx *c, uint32_t new_end)
+{
+	if (new_end >= c->end)
+		return;
+	pkt_trim(c->pkt, new_end);
+	c->end = new_end;
+	c->hdr_end = c->pkt->size < new_end ? c->pkt->size : new_end;
+}
+
+/* ---- L4 ------------------------------------------------------------------ */
+
+bool tcp_opts_parse(const uint8_t *opts, size_t len, struct tcp_opts *out)
+{
+	memset(out, 0, sizeof(*out));
+	size_t i = 0;
+	while (i < len) {
+		uint8_t kind = opts[i];
+		if (kind == TCP_OPT_EOL)
+			break; /* the rest is padding */
+		if (kind == TCP_OPT_NOP) {
+			i++;
+			continue;
+		}
+		/* Every other option has a length byte covering kind and length. */
+		if (len - i < 2)
+			return false;
+		uint8_t olen = opts[i + 1];
+		if (olen < 2 || olen > len - i)
+			return false;
+		const uint8_t *val = opts + i + 2;
+		switch (kind) {
+		case TCP_OPT_MSS:
+			if (olen != 4)
+				return false;
+			out->mss = rd16(val);
+			out->present |= TCP_OPTS_MSS;
+			break;
+		case TCP_OPT_WSCALE:
+			if (olen != 3)
+				return false;
+			out->wscale = val[0];
+			out->present |= TCP_OPTS_WSCALE;
+			break;
+		case TCP_OPT_TIMESTAMP:
+			if (olen != 10)
+				return false;
+			out->tsval = rd32(val);
+			out->tsecr = rd32(val + 4);
+			out->present |= TCP_OPTS_TIMESTAMP;
+			break;
+		/* Like Linux, a SACK-permitted or SACK option of the wrong size
+		 * is ignored rather than fatal: it carries no value we keep. */
+		case TCP_OPT_SACK_PERM:
+			if (olen == 2)
+				out->present |= TCP_OPTS_SACK_PERM;
+			break;
+		case TCP_OPT_SACK:
+			if (olen >= 10 && (olen - 2) % 8 == 0)
+				out->present |= TCP_OPTS_SACK;
+			break;
+		default:
+			break; /* unknown options are skipped by their length */
+		}
+		i += olen;
+	}
+	return true;
+}
+
+static enum drop_reason parse_tcp(struct parse_ctx *c, uint32_t l4, struct layer_ofs *lo)
+{
+	if (!have(c, l4, TCP_HDR_LEN))
+		return DROP_TRUNCATED_TCP;
+	const uint8_t *th = c->data + l4;
+	uint8_t doff_res = th[offsetof(struct tcp_hdr, doff_res)];
+	uint32_t doff = (uint32_t)(doff_res >> 4) * 4;
+	/* The data offset must cover the fixed header and stay inside the
+	 * segment (RFC 1858: a first fragment cutting the header is dropped). */
+	if (doff < TCP_HDR_LEN || !have(c, l4, doff))
+		return DROP_BAD_TCP_DOFF;
+	if (doff > TCP_HDR_LEN &&
+	    !tcp_opts_parse(th + TCP_HDR_LEN, doff - TCP_HDR_LEN, &c->key->tcp_opts))
+		return DROP_BAD_TCP_OPTIONS;
+
+	struct flow_key *key = c->key;
+	key->tp_src = rd16(th + offsetof(struct tcp_hdr, src_be));
+	key->tp_dst = rd16(th + offsetof(struct tcp_hdr, dst_be));
+	key->tcp_flags = (uint16_t)(th[offsetof(struct tcp_hdr, flags)] |
+				    ((doff_res & 1) ? TCP_NS : 0));
+	lo->payload = (uint16_t)(l4 + doff);
+	return DROP_NONE;
+}
+
+static enum drop_reason parse_udp(struct parse_ctx *c, uint32_t l4, struct layer_ofs *lo)
+{
+	if (!have(c, l4, UDP_HDR_LEN))
+		return DROP_TRUNCATED_UDP;
+	const uint8_t *uh = c->data + l4;
+	uint32_t udp_len = rd16(uh + offsetof(struct udp_hdr, len_be));
+	/* The length covers at least the header.  It may be shorter than the
+	 * IP payload (legal; the rest is ignored) but not longer, except in a
+	 * first fragment, where it counts the whole reassembled datagram. */
+	if (udp_len < UDP_HDR_LEN)
+		return DROP_UDP_LEN;
+	if (!(c->key->nw_frag & FLOW_FRAG_ANY) && udp_len > c->end - l4)
+		return DROP_UDP_LEN;
+
+	c->key->tp_src = rd16(uh + offsetof(struct udp_hdr, src_be));
+	c->key->tp_dst = rd16(uh + offsetof(struct udp_hdr, dst_be));
+	lo->payload = (uint16_t)(l4 + UDP_HDR_LEN);
+	return DROP_NONE;
+}
+
+static enum drop_reason parse_icmp(struct parse_ctx *c, uint32_t l4, struct layer_ofs *lo)
+{
+	if (!have(c, l4, ICMP_HDR_LEN))
+		return DROP_TRUNCATED_ICMP;
+	const uint8_t *ih = c->data + l4;
+	c->key->tp_src = ih[offsetof(struct icmp_hdr, type)];
+	c->key->tp_dst = ih[offsetof(struct icmp_hdr, code)];
+	lo->payload = (uint16_t)(l4 + ICMP_HDR_LEN);
+	return DROP_NONE;
+}
+
+/* `proto` is the final IP protocol; ICMP and ICMPv6 only count on their own
+ * IP version (as in OVS): elsewhere they are just unknown protocols. */
+static enum drop_reason parse_l4(struct parse_ctx *c, uint32_t l4, uint8_t proto,
+				 struct layer_ofs *lo)
+{
+	lo->l4 = (uint16_t)l4;
+	switch (proto) {
+	case IP_PROTO_TCP:
+		return parse_tcp(c, l4, lo);
+	case IP_PROTO_UDP:
+		return parse_udp(c, l4, lo);
+	case IP_PROTO_ICMP:
+		if (c->key->nw_family == 4)
+			return parse_icmp(c, l4, lo);
+		return DROP_NONE;
+	case IP_PROTO_ICMPV6:
+		if (c->key->nw_family == 6)
+			return parse_icmp(c, l4, lo);
+		return DROP_NONE;
+	default:
+		/* Protocol 0 on IPv4, ESP, GRE...: the key holds nw_proto, l4
+		 * points at the first byte after the IP headers. */
+		return DROP_NONE;
+	}
+}
+
+/* ---- L3 ------------------------------------------------------------------ */
+
+static enum drop_reason parse_ipv4(struct parse_ctx *c, uint32_t l3, struct layer_ofs *lo)
+{
+	if (!have(c, l3, IPV4_HDR_LEN))
+		return DROP_TRUNCATED_IPV4;
+	const uint8_t *ip = c->data + l3;
+	if ((ip[0] >> 4) != 4)
+		return DROP_BAD_IP_VERSION;
+	uint32_t ihl = (uint32_t)(ip[0] & 0xf) * 4;
+	if (ihl < IPV4_HDR_LEN || !have(c, l3, ihl))
+		return DROP_BAD_IHL;
+	/* The total length covers the header and fits the frame; anything
+	 * after it is Ethernet padding and is cut off here. */
+	uint32_t tot_len = rd16(ip + offsetof(struct ipv4_hdr, tot_len_be));
+	if (tot_len < ihl || tot_len > c->end - l3)
+		return DROP_IPV4_TOTAL_LEN;
+	ctx_trim(c, l3 + tot_len);
+
+	struct flow_key *key = c->key;
+	key->nw_family = 4;
+	key->nw_tos = ip[offsetof(struct ipv4_hdr, tos)];
+	key->nw_ttl = ip[offsetof(struct ipv4_hdr, ttl)];
+	key->nw_proto = ip[offsetof(struct ipv4_hdr, proto)];
+	memcpy(key->nw_src, ip + offsetof(struct ipv4_hdr, src), 4);
+	memcpy(key->nw_dst, ip + offsetof(struct ipv4_hdr, dst), 4);
+	lo->l3 = (uint16_t)l3;
+
+	/* The checksum is not verified here: GRO and the ports decide. */
+	uint16_t frag_off = rd16(ip + offsetof(struct ipv4_hdr, frag_off_be));
+	if (frag_off & (IPV4_MF | IPV4_FRAG_OFFSET_MASK)) {
+		key->nw_frag = FLOW_FRAG_ANY;
+		if (frag_off & IPV4_FRAG_OFFSET_MASK) {
+			key->nw_frag |= FLOW_FRAG_LATER;
+			return DROP_NONE; /* no L4 header in a later fragment */
+		}
+	}
+	return parse_l4(c, l3 + ihl, key->nw_proto, lo);
+}
+
+/* Options of a hop-by-hop or destination-options header (RFC 8200 4.2):
+ * type-length-value, Pad1 alone.  A jumbo payload option is refused by name
+ * wherever it sits in a hop-by-hop header. */
+static enum drop_reason parse_ipv6_tlv_opts(const uint8_t *opts, uint32_t len, bool hop_by_hop)
+{
+	uint32_t i = 0;
+	while (i < len) {
+		if (opts[i] == IPV6_OPT_PAD1) {
+			i++;
+			continue;
+		}
+		if (len - i < 2 || opts[i + 1] > len - i - 2)
+			return DROP_IPV6_BAD_OPTIONS;
+		if (hop_by_hop && opts[i] == IPV6_OPT_JUMBO)
+			return DROP_IPV6_JUMBO;
+		i += 2u + opts[i + 1];
+	}
+	return DROP_NONE;
+}
+
+static bool ipv6_is_ext_hdr(uint8_t next_hdr)
+{
+	switch (next_hdr) {
+	case IP_PROTO_HOPOPTS:
+	case IP_PROTO_ROUTING:
+	case IP_PROTO_FRAGMENT:
+	case IP_PROTO_DSTOPTS:
+	case IP_PROTO_AH:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Walks the extension headers from `*ofs`, leaving `*ofs` at the L4 header
+ * and `*next_hdr` at its protocol.  Returns DROP_NONE with
+ * key->nw_frag & FLOW_FRAG_LATER set when a later fragment ends the walk. */
+static enum drop_reason parse_ipv6_ext_chain(struct parse_ctx *c, uint32_t *ofs, uint8_t *next_hdr)
+{
+	for (unsigned n = 0; ipv6_is_ext_hdr(*next_hdr); n++) {
+		uint8_t type = *next_hdr;
+		/* Bounded work per packet, whatever the chain claims. */
+		if (n == FLOW_IPV6_MAX_EXT_HDRS)
+			return DROP_IPV6_EXT_CHAIN;
+		/* Hop-by-hop may only come first (RFC 8200 4.1). */
+		if (type == IP_PROTO_HOPOPTS && n != 0)
+			return DROP_IPV6_EXT_CHAIN;
+		if (!have(c, *ofs, 2))
+			return DROP_TRUNCATED_IPV6_EXT;
+		const uint8_t *eh = c->data + *ofs;
+		uint32_t len;
+		if (type == IP_PROTO_FRAGMENT)
+			len = IPV6_FRAG_HDR_LEN;
+		else if (type == IP_PROTO_AH)
+			len = ((uint32_t)eh[1] + 2) * 4; /* RFC 4302: in 4-byte units, minus 2 */
+		else
+			len = ((uint32_t)eh[1] + 1) * 8;
+		if (!have(c, *ofs, len))
+			return DROP_TRUNCATED_IPV6_EXT;
+
+		if (type == IP_PROTO_HOPOPTS || type == IP_PROTO_DSTOPTS) {
+			enum drop_reason reason =
+				parse_ipv6_tlv_opts(eh + 2, len - 2, type == IP_PROTO_HOPOPTS);
+			if (reason != DROP_NONE)
+				return reason;
+		}
+		*next_hdr = eh[0];
+		*ofs += len;
+
+		if (type == IP_PROTO_FRAGMENT) {
+			uint16_t off_flags = rd16(eh + offsetof(struct ipv6_frag_hdr, off_flags_be));
+			c->key->nw_frag |= FLOW_FRAG_ANY;
+			if (off_flags >> 3) {
+				/* What follows is the middle of a datagram. */
+				c->key->nw_frag |= FLOW_FRAG_LATER;
+				return DROP_NONE;
+			}
+		}
+	}
+	return DROP_NONE;
+}
+
+static enum drop_reason parse_ipv6(struct parse_ctx *c, uint32_t l3, struct layer_ofs *lo)
+{
+	if (!have(c, l3, IPV6_HDR_LEN))
+		return DROP_TRUNCATED_IPV6;
+	const uint8_t *ip = c->data + l3;
+	uint32_t ver_tc_flow = rd32(ip);
+	if ((ver_tc_flow >> 28) != 6)
+		return DROP_BAD_IP_VERSION;
+	uint32_t payload_len = rd16(ip + offsetof(struct ipv6_hdr, payload_len_be));
+	uint8_t next_hdr = ip[offsetof(struct ipv6_hdr, next_hdr)];
+	/* RFC 2675: payload length 0 followed by hop-by-hop options is a
+	 * jumbogram (no other packet can have its hop-by-hop header outside
+	 * its payload).  We never carry them. */
+	if (payload_len == 0 && next_hdr == IP_PROTO_HOPOPTS)
+		return DROP_IPV6_JUMBO;
+	if (payload_len > c->end - l3 - IPV6_HDR_LEN)
+		return DROP_IPV6_PAYLOAD_LEN;
+	ctx_trim(c, l3 + IPV6_HDR_LEN + payload_len);
+
+	struct flow_key *key = c->key;
+	key->nw_family = 6;
+	key->nw_tos = (uint8_t)(ver_tc_flow >> 20);
+	key->ipv6_label = ver_tc_flow & 0xfffff;
+	key->nw_ttl = ip[offsetof(struct ipv6_hdr, hop_limit)];
+	memcpy(key->nw_src, ip + offsetof(struct ipv6_hdr, src), 16);
+	memcpy(key->nw_dst, ip + offsetof(struct ipv6_hdr, dst), 16);
+	lo->l3 = (uint16_t)l3;
+
+	uint32_t l4 = l3 + IPV6_HDR_LEN;
+	enum drop_reason reason = parse_ipv6_ext_chain(c, &l4, &next_hdr);
+	if (reason != DROP_NONE)
+		return reason;
+	key->nw_proto = next_hdr;
+	if (key->nw_frag & FLOW_FRAG_LATER)
+		return DROP_NONE;
+	return parse_l4(c, l4, next_hdr, lo);
+}
+
+static enum drop_reason parse_arp(struct parse_ctx *c, uint32_t l3, struct layer_ofs *lo)
+{
+	enum { ARP_FIXED_LEN = 8 }; /* htype, ptype, hlen, plen, op */
+	if (!have(c, l3, ARP_FIXED_LEN))
+		return DROP_TRUNCATED_ARP;
+	const uint8_t *arp = c->data + l3;
+	struct flow_key *key = c->key;
+	lo->l3 = (uint16_t)l3;
+	/* Only Ethernet/IPv4 ARP has addresses we understand; for any other
+	 * kind the key holds the opcode alone (as OVS does). */
+	bool eth_ipv4 = rd16(arp + offsetof(struct arp_eth_ipv4, htype_be)) == 1 &&
+			rd16(arp + offsetof(struct arp_eth_ipv4, ptype_be)) == ETH_TYPE_IPV4 &&
+			arp[offsetof(struct arp_eth_ipv4, hlen)] == ETH_ADDR_LEN &&
+			arp[offsetof(struct arp_eth_ipv4, plen)] == 4;
+	if (eth_ipv4 && !have(c, l3, sizeof(struct arp_eth_ipv4)))
+		return DROP_TRUNCATED_ARP;
+	key->nw_proto = (uint8_t)rd16(arp + offsetof(struct arp_eth_ipv4, op_be));
+	if (!eth_ipv4)
+		return DROP_NONE;
+	memcpy(key->arp_sha, arp + offsetof(struct arp_eth_ipv4, sha), ETH_ADDR_LEN);
+	memcpy(key->nw_src, arp + offsetof(struct arp_eth_ipv4, spa), 4);
+	memcpy(key->arp_tha, arp + offsetof(struct arp_eth_ipv4, tha), ETH_ADDR_LEN);
+	memcpy(key->nw_dst, arp + offsetof(struct arp_eth_ipv4, tpa), 4);
+	return DROP_NONE;
+}
+
+/* ---- L2 ------------------------------------------------------------------ */
+
+static bool eth_type_is_vlan(uint16_t type)
+{
+	return type == ETH_TYPE_VLAN || type == ETH_TYPE_QINQ || type == ETH_TYPE_QINQ_OLD;
+}
+
+/* Reads up to two tags starting at `*ofs` (whose TPID is `*type`), leaving
+ * `*ofs` after them and `*type` at the encapsulated ethertype. */
+static enum drop_reason parse_vlan(struct parse_ctx *c, uint32_t *ofs, uint16_t *type)
+{
+	struct flow_key *key = c->key;
+	while (eth_type_is_vlan(*type)) {
+		if (key->n_vlans == 2)
+			return DROP_VLAN_TOO_MANY_TAGS;
+		if (!have(c, *ofs, VLAN_HDR_LEN))
+			return DROP_TRUNCATED_VLAN;
+		const uint8_t *tag = c->data + *ofs;
+		key->vlan_tpid[key->n_vlans] = *type;
+		key->vlan_tci[key->n_vlans] = rd16(tag + offsetof(struct vlan_hdr, tci_be));
+		key->n_vlans++;
+		*type = rd16(tag + offsetof(struct vlan_hdr, next_type_be));
+		*ofs += VLAN_HDR_LEN;
+	}
+	return DROP_NONE;
+}
+
+/* Parses one Ethernet frame starting at `l2` (outer, or inner of VXLAN). */
+static enum drop_reason parse_frame(struct parse_ctx *c, uint32_t l2, struct layer_ofs *lo)
+{
+	*lo = (struct layer_ofs){ PKT_OFS_NONE, PKT_OFS_NONE, PKT_OFS_NONE, PKT_OFS_NONE };
+	if (!have(c, l2, ETH_HDR_LEN))
+		return DROP_TRUNCATED_ETH;
+	const uint8_t *eth = c->data + l2;
+	struct flow_key *key = c->key;
+	memcpy(key->dl_dst, eth + offsetof(struct eth_hdr, dst), ETH_ADDR_LEN);
+	memcpy(key->dl_src, eth + offsetof(struct eth_hdr, src), ETH_ADDR_LEN);
+	lo->l2 = (uint16_t)l2;
+
+	uint16_t type = rd16(eth + offsetof(struct eth_hdr, type_be));
+	uint32_t l3 = l2 + ETH_HDR_LEN;
+	enum drop_reason reason = parse_vlan(c, &l3, &type);
+	if (reason != DROP_NONE)
+		return reason;
+
+	switch (type) {
+	case ETH_TYPE_IPV4:
+		key->dl_type = type;
+		return parse_ipv4(c, l3, lo);
+	case ETH_TYPE_IPV6:
+		key->dl_type = type;
+		return parse_ipv6(c, l3, lo);
+	case ETH_TYPE_ARP:
+		key->dl_type = type;
+		return parse_arp(c, l3, lo);
+	default:
+		/* 802.3 frames carry a length here, not a type; unknown types
+		 * leave only dl_type in the key and no L3 offset. */
+		key->dl_type = type < ETH_TYPE_MIN ? FLOW_DL_TYPE_NONE : type;
+		return DROP_NONE;
+	}
+}
+
+/* ---- VXLAN --------------------------------------------------------------- */
+
+/* Parses the VXLAN header at `vx` and the inner frame after it, into the
+ * key's L2..L4 sections and pkt's inner offsets.  The key's tunnel section
+ * must already be filled. */
+static enum drop_reason parse_vxlan(struct parse_ctx *c, uint32_t vx)
+{
+	struct pkt *pkt = c->pkt;
+	if (!have(c, vx, VXLAN_HDR_LEN))
+		return DROP_TRUNCATED_VXLAN;
+	const uint8_t *vh = c->data + vx;
+	uint32_t flags = rd32(vh + offsetof(struct vxlan_hdr, flags_be));
+	uint32_t vni_field = rd32(vh + offsetof(struct vxlan_hdr, vni_be));
+	if (!(flags & VXLAN_FLAG_VNI))
+		return DROP_VXLAN_NO_VNI_FLAG;
+	/* RFC 7348: reserved bits MUST be zero when sent; like the kernel's
+	 * vxlan without extensions, refuse rather than guess what they mean. */
+	if ((flags & ~(uint32_t)VXLAN_FLAG_VNI) || (vni_field & 0xff))
+		return DROP_VXLAN_RESERVED_BITS;
+
+	c->key->tun_vni = vni_field >> 8;
+	pkt->tunnel.vni = vni_field >> 8;
+	pkt->tunnel_ofs = (uint16_t)vx;
+
+	struct layer_ofs inner;
+	enum drop_reason reason = parse_frame(c, vx + VXLAN_HDR_LEN, &inner);
+	pkt->inner_l2_ofs = inner.l2;
+	pkt->inner_l3_ofs = inner.l3;
+	pkt->inner_l4_ofs = inner.l4;
+	pkt->inner_payload_ofs = inner.payload;
+	return reason;
+}
+
+static bool is_vxlan(const struct flow_key *key, const struct layer_ofs *lo, uint16_t vxlan_port)
+{
+	return vxlan_port != 0 && key->nw_family != 0 && key->nw_proto == IP_PROTO_UDP &&
+	       key->nw_frag == 0 && lo->payload != PKT_OFS_NONE && key->tp_dst == vxlan_port;
+}
+
+/* The outer frame is UDP to the VXLAN port: move what the outer headers say
+ * into the tunnel metadata, forget the outer L2..L4 in the key, and parse
+ * the encapsulated frame in their place. */
+static enum drop_reason decap_vxlan(struct parse_ctx *c, const struct layer_ofs *outer)
+{
+	struct flow_key *key = c->key;
+	struct pkt_tunnel *tun = &c->pkt->tunnel;
+
+	/* The inner frame ends where the UDP datagram does. */
+	uint32_t udp_len = rd16(c->data + outer->l4 + offsetof(struct udp_hdr, len_be));
+	ctx_trim(c, outer->l4 + udp_len);
+
+	tun->family = key->nw_family;
+	memcpy(tun->src, key->nw_src, sizeof(tun->src));
+	memcpy(tun->dst, key->nw_dst, sizeof(tun->dst));
+	tun->src_port = key->tp_src;
+	tun->dst_port = key->tp_dst;
+
+	key->tun_family = tun->family;
+	memcpy(key->tun_src, tun->src, sizeof(key->tun_src));
+	memcpy(key->tun_dst, tun->dst, sizeof(key->tun_dst));
+	key->tun_src_port = tun->src_port;
+	key->tun_dst_port = tun->dst_port;
+
+	memset(key->dl_dst, 0, sizeof(*key) - offsetof(struct flow_key, dl_dst));
+	return parse_vxlan(c, outer->payload);
+}
+
+/* ---- entry points ---------------------------------------------------------- */
+
+static void key_init(struct flow_key *key, const struct pkt *pkt)
+{
+	memset(key, 0, sizeof(*key));
+	key->in_port = pkt->in_port;
+}
+
+enum drop_reason flow_extract(struct pkt *pkt, uint16_t vxlan_port, struct flow_key *key)
+{
+	struct parse_ctx c;
+	struct layer_ofs outer;
+
+	key_init(key, pkt);
+	pkt_clear_offsets(pkt);
+	ctx_init(&c, pkt, key);
+
+	enum drop_reason reason = parse_frame(&c, 0, &outer);
+	pkt->l2_ofs = outer.l2;
+	pkt->l3_ofs = outer.l3;
+	pkt->l4_ofs = outer.l4;
+	pkt->payload_ofs = outer.payload;
+	if (reason != DROP_NONE)
+		return reason;
+	if (is_vxlan(key, &outer, vxlan_port))
+		return decap_vxlan(&c, &outer);
+	return DROP_NONE;
+}
+
+enum drop_reason flow_extract_vxlan(struct pkt *pkt, struct flow_key *key)
+{
+	struct parse_ctx c;
+	const struct pkt_tunnel *tun = &pkt->tunnel;
+
+	key_init(key, pkt);
+	pkt_clear_offsets(pkt);
+	ctx_init(&c, pkt, key);
+
+	key->tun_family = tun->family;
+	memcpy(key->tun_src, tun->src, sizeof(key->tun_src));
+	memcpy(key->tun_dst, tun->dst, sizeof(key->tun_dst));
+	key->tun_src_port = tun->src_port;
+	key->tun_dst_port = tun->dst_port;
+	return parse_vxlan(&c, 0);
+}
