@@ -20,8 +20,8 @@ import os
 import struct
 import sys
 
-from scapy.all import (ARP, ICMP, IP, TCP, UDP, VXLAN, Dot1AD, Dot1Q, Ether,
-                       ICMPv6EchoReply, ICMPv6EchoRequest, ICMPv6ND_NS, IPv6,
+from scapy.all import (AH, ARP, ICMP, IP, LLC, STP, TCP, UDP, VXLAN, Dot1AD, Dot1Q, Dot3, Ether,
+                       ICMPv6DestUnreach, ICMPv6EchoReply, ICMPv6EchoRequest, ICMPv6ND_NS, IPv6,
                        IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
                        IPv6ExtHdrRouting, IPv6ExtHdrSegmentRouting, IPOption_NOP,
                        IPOption_Router_Alert, IPOption_RR, Jumbo, PadN, Raw,
@@ -113,6 +113,8 @@ def kinds():
         ("icmp4_echo_request", eth() / ip4(flags=0) / ICMP(type=8, code=0, id=1, seq=1) / Raw(PAYLOAD)),
         ("icmp4_echo_reply", eth(src=VM2_MAC, dst=VM1_MAC) / ip4(src=VM2_IP4, dst=VM1_IP4, flags=0) /
          ICMP(type=0, code=0, id=1, seq=1) / Raw(PAYLOAD)),
+        ("icmp4_dest_unreach_quoting_udp", eth(src=VM2_MAC, dst=VM1_MAC) / ip4(src=VM2_IP4, dst=VM1_IP4, flags=0) /
+         ICMP(type=3, code=3) / Raw(raw(ip4() / UDP(sport=33434, dport=33435) / Raw(PAYLOAD))[:28])),
         ("icmp4_timestamp", eth() / ip4(flags=0) / ICMP(type=13, code=0, ts_ori=12345678, ts_rx=0, ts_tx=0)),
         ("ipv4_options_router_alert_udp", eth() / ip4(options=[IPOption_Router_Alert()]) /
          UDP(sport=5000, dport=5001) / Raw(PAYLOAD)),
@@ -148,6 +150,8 @@ def kinds():
          ICMPv6EchoReply(id=7, seq=1, data=PAYLOAD)),
         ("icmp6_neighbor_solicit", eth(dst="33:33:ff:00:00:02") / ip6(dst="ff02::1:ff00:2", hlim=255) /
          ICMPv6ND_NS(tgt=VM2_IP6)),
+        ("icmp6_dest_unreach_quoting_udp6", eth(src=VM2_MAC, dst=VM1_MAC) / ip6(src=VM2_IP6, dst=VM1_IP6) /
+         ICMPv6DestUnreach(code=4) / Raw(raw(ip6() / UDP(sport=33434, dport=33435) / Raw(PAYLOAD)))),
         ("ipv6_hopbyhop_udp", eth() / ip6() / IPv6ExtHdrHopByHop(options=[RouterAlert()]) /
          UDP(sport=5000, dport=5003) / Raw(PAYLOAD)),
         ("ipv6_routing_type0_tcp", eth() / ip6() /
@@ -167,8 +171,15 @@ def kinds():
         ("ipv6_ext_chain_frag_first_icmp6", eth() / ip6() / IPv6ExtHdrHopByHop() /
          IPv6ExtHdrFragment(nh=58, offset=0, m=1, id=7) /
          Raw(raw(ip6(nh=58) / ICMPv6EchoRequest(id=9, seq=9, data=PAYLOAD * 2))[40:80])),
+        ("ipv6_atomic_fragment_udp", eth() / ip6() / IPv6ExtHdrFragment(nh=17, offset=0, m=0, id=99) /
+         UDP(sport=5000, dport=5006) / Raw(PAYLOAD)),
+        ("ipv6_ah_tcp", eth() / ip6() / AH(nh=6, payloadlen=4, spi=0x100, seq=1, icv=bytes(12)) /
+         TCP(sport=40013, dport=179, flags="A")),
         ("ipv6_no_next_header", eth() / ip6(nh=59)),
         # L2 corners
+        ("llc_8023_stp", pad_to(raw(Dot3(src=VM1_MAC, dst="01:80:c2:00:00:00") / LLC() / STP()), 60, fill=0)),
+        ("vlan2_9100_8100_udp4", eth(type=0x9100) / Dot1Q(vlan=7, type=0x8100) / Dot1Q(vlan=8) / ip4() /
+         UDP(sport=5000, dport=5007) / Raw(PAYLOAD)),
         ("unknown_ethertype_88b5", pad_to(raw(eth(type=0x88b5) / Raw(b"local experimental")), 60, fill=0)),
         ("broadcast_ipv4_udp", eth(dst="ff:ff:ff:ff:ff:ff") / ip4(dst="192.0.2.255", flags=0) /
          UDP(sport=68, dport=67) / Raw(PAYLOAD)),

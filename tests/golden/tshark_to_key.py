@@ -25,7 +25,7 @@ FIELDS = [
     "ip.src", "ip.dst", "ip.proto", "ip.dsfield", "ip.ttl", "ip.flags.mf", "ip.frag_offset",
     "ipv6.src", "ipv6.dst", "ipv6.nxt", "ipv6.tclass", "ipv6.hlim", "ipv6.flow",
     "ipv6.hopopts.nxt", "ipv6.routing.nxt", "ipv6.dstopts.nxt",
-    "ipv6.fraghdr.nxt", "ipv6.fraghdr.offset", "ipv6.fraghdr.more",
+    "ipv6.fraghdr.nxt", "ipv6.fraghdr.offset", "ipv6.fraghdr.more", "ah.next_header",
     "tcp.srcport", "tcp.dstport", "tcp.flags",
     "tcp.options.mss_val", "tcp.options.wscale.shift", "tcp.options.sack_perm", "tcp.options.sack",
     "tcp.options.timestamp.tsval", "tcp.options.timestamp.tsecr",
@@ -42,7 +42,9 @@ PROTO_OF_FIELD_PREFIX = {
 }
 
 IPV6_EXT_FIELD = {0: "ipv6.hopopts.nxt", 43: "ipv6.routing.nxt",
-                  44: "ipv6.fraghdr.nxt", 60: "ipv6.dstopts.nxt"}
+                  44: "ipv6.fraghdr.nxt", 51: "ah.next_header", 60: "ipv6.dstopts.nxt"}
+IPV6_EXT_TOKENS = ("ipv6.hopopts", "ipv6.routing", "ipv6.fraghdr", "ipv6.dstopts", "ah")
+FLOW_DL_TYPE_NONE = 0x05ff  # src/parse/flow.h: the key's dl_type of an 802.3 (length) frame
 
 ZERO_MAC = "00:00:00:00:00:00"
 
@@ -117,7 +119,13 @@ def key_line(row):
     # L2: the tags in the order they appear after the innermost Ethernet header.
     k["dl_src"] = inner.last("eth.src")
     k["dl_dst"] = inner.last("eth.dst")
-    ethertype = num(inner.last("eth.type", "0"))
+    # An 802.3 frame has a length where the type would be (tshark: eth.len and
+    # no "ethertype" layer after eth); the outer frame never does, so the
+    # occurrence count of eth.type would be off by one: decide by the tokens.
+    if inner_tokens[1:2] != ["ethertype"]:
+        ethertype = FLOW_DL_TYPE_NONE
+    else:
+        ethertype = num(inner.last("eth.type"))
     tags = []
     for tok in inner_tokens:
         if tok == "vlan":
@@ -156,17 +164,19 @@ def key_line(row):
         frag = 0
         while proto in IPV6_EXT_FIELD:
             if proto == 44:
+                # Any fragment header makes a fragment, an atomic one (offset 0,
+                # no M flag, RFC 6946) included: the convention of the kernel's
+                # flow dissector (FLOW_DIS_IS_FRAGMENT) and OVS's flow.c.
                 offset = num(inner.next("ipv6.fraghdr.offset"))
-                more = num(inner.next("ipv6.fraghdr.more"))
-                if more or offset:
-                    frag = 1 | (2 if offset else 0)
+                inner.next("ipv6.fraghdr.more")
+                frag = 1 | (2 if offset else 0)
             proto = num(inner.next(IPV6_EXT_FIELD[proto]))
         nw.update(nw_family="6", nw_src=str(ipaddress.ip_address(inner.next("ipv6.src"))),
                   nw_dst=str(ipaddress.ip_address(inner.next("ipv6.dst"))), nw_proto=str(proto),
                   nw_tos="0x%02x" % num(inner.next("ipv6.tclass")),
                   nw_ttl=str(num(inner.next("ipv6.hlim"))), nw_frag=str(frag),
                   ipv6_label="0x%05x" % num(inner.next("ipv6.flow")))
-        after = [t for t in inner_tokens[first_l3 + 1:] if not t.startswith("ipv6.")]
+        after = [t for t in inner_tokens[first_l3 + 1:] if t not in IPV6_EXT_TOKENS]
         l4_tok = after[0] if after else None
     k.update(nw)
 
