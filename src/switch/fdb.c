@@ -297,7 +297,8 @@ static uint64_t fdb_entry_age(const struct fdb_entry *e, uint64_t now_ns)
 
 static bool fdb_entry_is_expired(const struct fdb *fdb, const struct fdb_entry *e, uint64_t now_ns)
 {
-	return !fdb_entry_is_static(e) && fdb_entry_age(e, now_ns) >= fdb->config.ageing_ns;
+	return !fdb_entry_is_static(e) && fdb->config.ageing_ns != FDB_AGEING_NEVER &&
+	       fdb_entry_age(e, now_ns) >= fdb->config.ageing_ns;
 }
 
 /* Returns the link (bucket slot or predecessor's next) that points at the

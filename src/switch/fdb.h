@@ -31,7 +31,10 @@
  *   (monotonic nanoseconds); nothing here reads a clock, so tests warp time.
  *   An entry older than ageing_ns is invisible to lookups even before
  *   fdb_age() reclaims it, so forwarding does not depend on how often the
- *   caller sweeps.
+ *   caller sweeps.  Its slot, though, counts against the cap until the
+ *   sweep (or until the same MAC is learned again, which reuses it): sweep
+ *   about once a second so a full table frees up within a second of
+ *   expiry.
  *
  * Hashing.
  *   Chained hash over preallocated entries (32-bit indices), keyed with a
@@ -67,6 +70,7 @@ enum fdb_limits {
 };
 
 #define FDB_DEFAULT_AGEING_NS (300ull * 1000000000ull) /* Linux bridge: 300 s */
+#define FDB_AGEING_NEVER UINT64_MAX /* learned entries never expire */
 #define FDB_VNI_ANY UINT32_MAX                          /* filter: every VNI */
 
 /* Where a MAC lives, and where a frame came from. */
@@ -187,7 +191,9 @@ size_t fdb_flush(struct fdb *fdb, const struct fdb_flush_filter *filter);
 size_t fdb_age(struct fdb *fdb, uint64_t now_ns);
 
 /* Changes the ageing time (`ip link set ... ageing_time`); 0 restores the
- * default. */
+ * default, FDB_AGEING_NEVER turns ageing off (the bridge's ageing_time 0).
+ * Takes effect at once for every entry, since expiry is computed from the
+ * last-seen time. */
 void fdb_set_ageing(struct fdb *fdb, uint64_t ageing_ns);
 uint64_t fdb_get_ageing(const struct fdb *fdb);
 

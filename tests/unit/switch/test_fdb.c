@@ -206,6 +206,10 @@ static void test_ageing_with_warped_time(void **state)
 	assert_int_equal(st.moved, 0);
 	fdb_set_ageing(fdb, 0);
 	assert_int_equal(fdb_get_ageing(fdb), FDB_DEFAULT_AGEING_NS);
+	/* Ageing off: nothing expires, however late. */
+	fdb_set_ageing(fdb, FDB_AGEING_NEVER);
+	assert_true(fdb_lookup(fdb, 10, mac_c, UINT64_MAX, &dst));
+	assert_int_equal(fdb_age(fdb, UINT64_MAX), 0);
 	fdb_destroy(fdb);
 }
 
