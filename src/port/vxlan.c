@@ -410,9 +410,11 @@ int vxlan_port_open(const struct vxlan_options *opts, struct vxlan_sock *sock, s
 	vp->info.sock = sock;
 
 	uint32_t encap_len = opts->local.family == 6 ? VXLAN_ENCAP_LEN_IPV6 : VXLAN_ENCAP_LEN_IPV4;
-	/* The encap is 50/70 bytes on top of the inner L3 MTU: outer IP, UDP,
-	 * VXLAN and the inner Ethernet header. */
-	uint32_t outer_overhead = encap_len - ETH_HDR_LEN;
+	/* On top of an inner L3 packet the underlay's L3 MTU must carry the
+	 * inner Ethernet header, VXLAN, UDP and the outer IP header: 50 bytes
+	 * for IPv4, 70 for IPv6, the same numbers as the full encap (whose
+	 * outer Ethernet header the underlay MTU does not count). */
+	uint32_t outer_overhead = encap_len;
 	vp->info.underlay_mtu = 1500;
 	if (opts->n_remotes > 0) {
 		int mtu = vxlan_path_mtu(&opts->local, &opts->remotes[0]);

@@ -1,0 +1,226 @@
+# Shared rig for the netns system tests and scripts/demo.sh.
+#
+# The measuring rig of DESIGN.md, on one machine:
+#
+#   $P-vm1                $P-h1                            $P-h2                $P-vm2
+#   vnet1 192.0.2.1  <-- vxswitchd (or kernel     u1 ====== u2   vxswitchd (or kernel  --> vnet2 192.0.2.2
+#   2001:db8:1::1        vxlan + bridge)   198.51.100.1    198.51.100.2   vxlan + bridge)       2001:db8:1::2
+#                                          2001:db8:ff::1  2001:db8:ff::2
+#
+# A vxswitchd runs in each host namespace; its tap is created there and moved
+# into the VM namespace.  VNI 99, VM MTU 1450 (1430 on an IPv6 underlay).
+#
+# Usage: source this file, call rig_init PREFIX (names start with PREFIX,
+# which must be vxt<N>-$$ or the demo's prefix), then the rig_* functions.
+# rig_cleanup removes everything the rig made; callers install it with
+# `trap rig_cleanup EXIT`.
+
+BUILD=${BUILD:-build}
+[ -n "$BUILD" ] && BUILD=$(cd "$BUILD" 2>/dev/null && pwd || echo "$BUILD")
+VXSWITCHD=${VXSWITCHD:-$BUILD/vxswitchd}
+VXCTL=${VXCTL:-$BUILD/vxctl}
+VNI=${VNI:-99}
+
+rig_init() {
+	P=$1
+	VM1=$P-vm1; VM2=$P-vm2; H1=$P-h1; H2=$P-h2
+	RIG_DIR=$(mktemp -d /tmp/$P.XXXX)
+	RIG_PIDS=""
+	RIG_NS=""
+	UNDERLAY=4
+}
+
+n()   { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+nvm1() { n "$VM1" "$@"; }
+nvm2() { n "$VM2" "$@"; }
+nh1()  { n "$H1" "$@"; }
+nh2()  { n "$H2" "$@"; }
+
+# Underlay and VM addresses for the current $UNDERLAY family.
+u_addr() { # u_addr 1|2
+	if [ "$UNDERLAY" = 6 ]; then echo "2001:db8:ff::$1"; else echo "198.51.100.$1"; fi
+}
+vm_addr4() { echo "192.0.2.$1"; }
+vm_addr6() { echo "2001:db8:1::$1"; }
+vm_mtu() { if [ "$UNDERLAY" = 6 ]; then echo 1430; else echo 1450; fi; }
+
+rig_ns_add() {
+	ip netns add "$1"
+	RIG_NS="$RIG_NS $1"
+	n "$1" ip link set lo up
+}
+
+# rig_create [4|6]: namespaces and the underlay veth.
+rig_create() {
+	UNDERLAY=${1:-4}
+	for ns in "$VM1" "$VM2" "$H1" "$H2"; do rig_ns_add "$ns"; done
+	ip link add u1 netns "$H1" type veth peer name u2 netns "$H2"
+	nh1 ip addr add 198.51.100.1/24 dev u1
+	nh2 ip addr add 198.51.100.2/24 dev u2
+	nh1 ip addr add 2001:db8:ff::1/64 dev u1 nodad
+	nh2 ip addr add 2001:db8:ff::2/64 dev u2 nodad
+	nh1 ip link set u1 up
+	nh2 ip link set u2 up
+	for h in "$H1" "$H2"; do
+		n "$h" sysctl -qw net.bridge.bridge-nf-call-iptables=0 2>/dev/null || true
+		n "$h" sysctl -qw net.bridge.bridge-nf-call-ip6tables=0 2>/dev/null || true
+		n "$h" sysctl -qw net.bridge.bridge-nf-call-arptables=0 2>/dev/null || true
+	done
+}
+
+# rig_wire_mode gso|mtu (DESIGN.md): mtu-wire cuts frames to MTU size on the
+# underlay and lets the receiving veth run GRO, as a real NIC would.
+rig_wire_mode() {
+	local mode=$1
+	for pair in "$H1 u1" "$H2 u2"; do
+		set -- $pair
+		if [ "$mode" = mtu ]; then
+			n "$1" ethtool -K "$2" tso off gso off tx-udp_tnl-segmentation off >/dev/null 2>&1 || true
+			n "$1" ethtool -K "$2" gro on >/dev/null 2>&1 || true
+		else
+			n "$1" ethtool -K "$2" tso on gso on tx-udp_tnl-segmentation on >/dev/null 2>&1 || true
+			n "$1" ethtool -K "$2" gro off >/dev/null 2>&1 || true
+		fi
+	done
+}
+
+# vx SIDE ARGS...: vxctl against the vxswitchd of host SIDE (1 or 2).
+vx() { local side=$1; shift; "$VXCTL" -s "$RIG_DIR/h$side.sock" "$@"; }
+
+# vx_stat SIDE EXPR: a Python expression over `vxctl -j stats` of host SIDE:
+# d is the JSON, port("vnet2") one port, big_share("vnet2") the share of
+# bytes delivered in frames >= 32 KB.
+vx_stat() {
+	local side=$1; shift
+	vx "$side" -j stats | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+def port(name): return [p for p in d["ports"] if p["name"] == name][0]
+def big_share(name):
+	h = port(name)["tx_size_hist"]
+	total = sum(b["bytes"] for b in h)
+	big = sum(b["bytes"] for b in h if b["bucket"] in ("32K-64K", ">=64K"))
+	return round(big / total, 3) if total else 0
+print(eval(sys.argv[1]))' "$@"
+}
+
+# rig_vxswitchd SIDE [extra config lines on stdin]: start vxswitchd in host
+# SIDE with a tap vnetSIDE moved into vmSIDE, and a vxlan port to the other host.
+rig_vxswitchd() {
+	local side=$1 other=$(( 3 - $1 )) host vm cfg sock
+	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; else host=$H2; vm=$VM2; fi
+	cfg=$RIG_DIR/h$side.conf
+	sock=$RIG_DIR/h$side.sock
+	{
+		echo "port add vx$VNI type vxlan vni $VNI local $(u_addr "$side") remote $(u_addr "$other")"
+		echo "port add vnet$side type tap vni $VNI netns $vm mtu $(vm_mtu)"
+		[ -t 0 ] || cat
+	} > "$cfg"
+	n "$host" "$VXSWITCHD" -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$side.log" 2>&1 &
+	RIG_PIDS="$RIG_PIDS $!"
+	eval "VXD_PID_$side=$!"
+	local i
+	for i in $(seq 100); do
+		[ -S "$sock" ] && n "$vm" ip link show "vnet$side" >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	if ! [ -S "$sock" ]; then
+		echo "vxswitchd $side did not start:" >&2
+		cat "$RIG_DIR/h$side.log" >&2
+		return 1
+	fi
+	rig_vm_addrs "$side" "vnet$side"
+}
+
+rig_vm_addrs() { # SIDE DEV
+	local vm
+	if [ "$1" = 1 ]; then vm=$VM1; else vm=$VM2; fi
+	n "$vm" ip link set "$2" mtu "$(vm_mtu)" up
+	n "$vm" ip addr add "$(vm_addr4 "$1")/24" dev "$2"
+	n "$vm" ip addr add "$(vm_addr6 "$1")/64" dev "$2" nodad
+}
+
+# rig_kernel SIDE: the kernel's vxlan + bridge in host SIDE, and a veth
+# into the VM namespace (the VM's interface is also called vnetSIDE).
+rig_kernel() {
+	local side=$1 other=$(( 3 - $1 )) host vm dev
+	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; dev=u1; else host=$H2; vm=$VM2; dev=u2; fi
+	local csum=udpcsum
+	[ "$UNDERLAY" = 6 ] && csum="udp6zerocsumtx udp6zerocsumrx"
+	[ "$UNDERLAY" = 6 ] && csum=""
+	n "$host" ip link add kvx type vxlan id "$VNI" local "$(u_addr "$side")" remote "$(u_addr "$other")" \
+		dstport 4789 dev "$dev" $csum
+	n "$host" ip link add kbr type bridge
+	n "$host" ip link set kvx master kbr
+	n "$host" ip link add "kv$side" type veth peer name "vnet$side" netns "$vm"
+	n "$host" ip link set "kv$side" mtu "$(vm_mtu)" master kbr up
+	n "$host" ip link set kvx mtu "$(vm_mtu)" up
+	n "$host" ip link set kbr up
+	rig_vm_addrs "$side" "vnet$side"
+}
+
+rig_kernel_down() { # SIDE
+	local host
+	if [ "$1" = 1 ]; then host=$H1; else host=$H2; fi
+	n "$host" ip link del kvx 2>/dev/null || true
+	n "$host" ip link del kbr 2>/dev/null || true
+	n "$host" ip link del "kv$1" 2>/dev/null || true
+}
+
+rig_vxswitchd_stop() { # SIDE
+	local pid
+	eval "pid=\${VXD_PID_$1:-}"
+	[ -n "$pid" ] || return 0
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	eval "VXD_PID_$1="
+}
+
+# rig_iperf SECONDS FROM_SIDE [extra iperf3 client args]: one TCP stream from
+# vmFROM to the other VM; prints Gbit/s (receiver side).
+rig_iperf() {
+	local secs=$1 from=$2 to=$(( 3 - $2 )) fromns tons; shift 2
+	if [ "$from" = 1 ]; then fromns=$VM1; tons=$VM2; else fromns=$VM2; tons=$VM1; fi
+	n "$tons" iperf3 -s -1 -D -B "$(vm_addr4 "$to")" -p 5201 --logfile "$RIG_DIR/iperf-s.log" >/dev/null 2>&1
+	local i
+	for i in $(seq 50); do
+		n "$tons" ss -ltn 2>/dev/null | grep -q ":5201 " && break
+		sleep 0.05
+	done
+	n "$fromns" iperf3 -c "$(vm_addr4 "$to")" -p 5201 -t "$secs" -J "$@" > "$RIG_DIR/iperf.json" 2>&1 || {
+		cat "$RIG_DIR/iperf.json" >&2; return 1; }
+	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.2f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$RIG_DIR/iperf.json"
+}
+
+# Bytes the last rig_iperf moved (receiver side).
+rig_iperf_bytes() {
+	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(int(d["end"]["sum_received"]["bytes"]))' "$RIG_DIR/iperf.json"
+}
+
+# CPU time (user+sys, microseconds) of a process and its threads.
+pid_cpu_us() {
+	local hz; hz=$(getconf CLK_TCK)
+	awk -v hz="$hz" '{ print int(($14 + $15) * 1000000 / hz) }' "/proc/$1/stat"
+}
+
+# CPU time (microseconds) spent by the whole machine outside idle, from /proc/stat.
+sys_busy_us() {
+	local hz; hz=$(getconf CLK_TCK)
+	awk -v hz="$hz" '/^cpu / { print int(($2 + $3 + $4 + $7 + $8) * 1000000 / hz) }' /proc/stat
+}
+
+rig_cleanup() {
+	local pid ns
+	for pid in $RIG_PIDS; do kill "$pid" 2>/dev/null || true; done
+	for pid in $RIG_PIDS; do wait "$pid" 2>/dev/null || true; done
+	for ns in $RIG_NS; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null || true
+		ip netns del "$ns" 2>/dev/null || true
+	done
+	[ -n "${RIG_DIR:-}" ] && rm -rf "$RIG_DIR"
+	RIG_PIDS=""; RIG_NS=""
+}
+
+# fail MESSAGE: print and exit 1 (cleanup runs from the trap).
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
