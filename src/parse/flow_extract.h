@@ -54,10 +54,12 @@ enum drop_reason flow_extract_vxlan(struct pkt *pkt, struct flow_key *key);
  * length for MSS/WSCALE/TIMESTAMP). */
 bool tcp_opts_parse(const uint8_t *opts, size_t len, struct tcp_opts *out);
 
-/* The innermost L3/L4/payload offsets: inner_* when tunnelled, else outer. */
+/* The innermost L3/L4/payload offsets: inner_* when tunnelled (even when
+ * absent there: an inner frame of unknown type has no L3, whatever the outer
+ * has), else outer. */
 static inline uint16_t pkt_innermost_l3(const struct pkt *pkt)
 {
-	return pkt->inner_l3_ofs != PKT_OFS_NONE ? pkt->inner_l3_ofs : pkt->l3_ofs;
+	return pkt->tunnel_ofs != PKT_OFS_NONE ? pkt->inner_l3_ofs : pkt->l3_ofs;
 }
 static inline uint16_t pkt_innermost_l4(const struct pkt *pkt)
 {

@@ -409,6 +409,7 @@ static size_t f_vx6_tcp6(uint8_t *buf) { return wrap(buf, f_tcp6, 6); }
 static size_t f_vx6_icmp4(uint8_t *buf) { return wrap(buf, f_icmp4, 6); }
 static size_t f_vx4_vxlan(uint8_t *buf) { return wrap(buf, f_vx4_tcp4, 4); }
 static size_t f_vx4_3tags(uint8_t *buf) { return wrap(buf, f_tcp4_3tags, 4); }
+static size_t f_vx4_unknown_type(uint8_t *buf) { return wrap(buf, f_unknown_ethertype, 4); }
 
 static size_t f_vx4_inner_short(uint8_t *buf)
 {
@@ -789,6 +790,18 @@ static void check_vx6_icmp4(const struct pkt *p, const struct flow_key *key)
 	assert_int_equal(p->inner_payload_ofs, 70 + 38);
 }
 
+/* The outer L3 never stands in for a missing inner one. */
+static void check_vx_unknown_type(const struct pkt *p, const struct flow_key *key)
+{
+	check_tunnel4(p, key);
+	assert_int_equal(key->dl_type, 0x88b5);
+	assert_int_equal(key->nw_family, 0);
+	assert_int_equal(p->inner_l3_ofs, PKT_OFS_NONE);
+	assert_int_equal(pkt_innermost_l3(p), PKT_OFS_NONE);
+	assert_int_equal(pkt_innermost_l4(p), PKT_OFS_NONE);
+	assert_int_equal(pkt_innermost_payload(p), PKT_OFS_NONE);
+}
+
 /* VXLAN inside VXLAN: the inner one is not decapsulated again. */
 static void check_vx_nested(const struct pkt *p, const struct flow_key *key)
 {
@@ -907,6 +920,7 @@ static const struct frame_case cases[] = {
 	{ 123, "outer first fragment: no decap", f_vx4_outer_frag, {}, 0, VXLAN_DEFAULT_PORT, DROP_NONE, check_not_decapped_frag },
 	{ 124, "inner three tags", f_vx4_3tags, {}, 0, VXLAN_DEFAULT_PORT, DROP_VLAN_TOO_MANY_TAGS },
 	{ 125, "inner tag cut", f_vx4_vlan, { P(39, 8 + 8 + 16) }, 0, VXLAN_DEFAULT_PORT, DROP_TRUNCATED_VLAN },
+	{ 126, "inner unknown ethertype", f_vx4_unknown_type, {}, 0, VXLAN_DEFAULT_PORT, DROP_NONE, check_vx_unknown_type },
 };
 
 static void run_case(const struct frame_case *tc, struct pkt *p)
