@@ -312,6 +312,33 @@ static void test_forwarding_survives_a_mac_flood(void **state)
 	assert_string_equal(outputs_str(r), "p1");
 }
 
+/* IPv6 underlay: IPv6 VTEPs get head-end copies, are learned, and a MAC
+ * moves between them like between IPv4 ones. */
+static void test_ipv6_vteps(void **state)
+{
+	struct rig *r = *state;
+	uint8_t ip6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	uint8_t ip6_other[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
+	struct fdb_dst v6 = fdb_dst_vtep6(VXLAN_PORT, ip6), v6_other = fdb_dst_vtep6(VXLAN_PORT, ip6_other);
+	assert_int_equal(vni_add_vtep(r->vnis, 20, &v6), 0);
+
+	assert_int_equal(from_port(r, 4, 20, bcast, mac_vm1, SEC), FWD_FLOOD);
+	assert_int_equal(r->res.n_outputs, 3); /* p5, A, v6 */
+	assert_true(fdb_dst_equal(&r->res.outputs[2], &v6));
+
+	assert_int_equal(from_vtep(r, &v6, 20, mac_vm1, mac_far, SEC), FWD_UNICAST);
+	assert_string_equal(outputs_str(r), "p4");
+	assert_int_equal(from_port(r, 5, 20, mac_far, mac_vm2, SEC), FWD_UNICAST);
+	assert_true(fdb_dst_equal(&r->res.outputs[0], &v6));
+	/* The far MAC moves to another IPv6 VTEP. */
+	assert_int_equal(from_vtep(r, &v6_other, 20, mac_vm1, mac_far, 2 * SEC), FWD_UNICAST);
+	assert_int_equal(from_port(r, 5, 20, mac_far, mac_vm2, 2 * SEC), FWD_UNICAST);
+	assert_true(fdb_dst_equal(&r->res.outputs[0], &v6_other));
+	struct fdb_stats st;
+	fdb_get_stats(r->fdb, &st);
+	assert_int_equal(st.moved, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +351,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_isolation_refusals, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_flood_set_is_counted, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_source_is_dropped_and_not_learnt, rig_setup, rig_teardown),
+		cmocka_unit_test_setup_teardown(test_ipv6_vteps, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_forwarding_survives_a_mac_flood, rig_setup_small, rig_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
