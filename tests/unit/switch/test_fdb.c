@@ -480,6 +480,117 @@ static void test_create_rejects_oversized_config(void **state)
 	fdb_destroy(fdb);
 }
 
+/* Random operations against a naive model (an array indexed by VNI and MAC
+ * number): every lookup and the entry counts must agree at every step.
+ * Catches chain-unlinking and free-list mistakes that the scenario tests
+ * above might not reach. */
+enum { MODEL_VNIS = 3, MODEL_MACS = 150, MODEL_CAP = 64, MODEL_STATIC = 8 };
+
+struct model_entry {
+	bool present, is_static;
+	uint16_t port;
+	uint64_t updated;
+};
+
+static uint32_t model_rand(uint32_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+static bool model_expired(const struct model_entry *m, uint64_t now)
+{
+	return m->present && !m->is_static && now - m->updated >= 300 * SEC;
+}
+
+static void test_random_ops_match_reference_model(void **state)
+{
+	(void)state;
+	static struct model_entry model[MODEL_VNIS][MODEL_MACS];
+	struct fdb *fdb = fdb_small(MODEL_CAP, MODEL_STATIC);
+	uint32_t seed = 2463534242u;
+	uint64_t now = 0;
+	uint8_t mac[6];
+
+	memset(model, 0, sizeof(model));
+	for (int step = 0; step < 200000; step++) {
+		uint32_t op = model_rand(&seed) % 100;
+		uint32_t vni = model_rand(&seed) % MODEL_VNIS, m = model_rand(&seed) % MODEL_MACS;
+		uint16_t port = (uint16_t)(model_rand(&seed) % 4);
+		struct fdb_dst dst = fdb_dst_port(port), got;
+		struct model_entry *e = &model[vni][m];
+		uint32_t n_learned = 0, n_static = 0;
+		for (uint32_t v = 0; v < MODEL_VNIS; v++)
+			for (uint32_t i = 0; i < MODEL_MACS; i++) {
+				n_learned += model[v][i].present && !model[v][i].is_static;
+				n_static += model[v][i].present && model[v][i].is_static;
+			}
+		mac_from_index(m, mac);
+		now += model_rand(&seed) % (2 * SEC);
+
+		if (op < 60) {
+			int expect;
+			if (e->present && e->is_static) {
+				expect = e->port == port ? 0 : -EEXIST;
+			} else if (e->present) {
+				expect = 0;
+				e->port = port;
+				e->updated = now;
+			} else if (n_learned >= MODEL_CAP) {
+				expect = -ENOSPC;
+			} else {
+				expect = 0;
+				*e = (struct model_entry){ .present = true, .port = port, .updated = now };
+			}
+			assert_int_equal(fdb_learn(fdb, vni, mac, &dst, now), expect);
+		} else if (op < 65) {
+			int expect = 0;
+			if (e->present && e->is_static)
+				e->port = port;
+			else if (n_static >= MODEL_STATIC)
+				expect = -ENOSPC;
+			else
+				*e = (struct model_entry){ .present = true, .is_static = true, .port = port };
+			assert_int_equal(fdb_add_static(fdb, vni, mac, &dst, now), expect);
+		} else if (op < 75) {
+			assert_int_equal(fdb_del(fdb, vni, mac), e->present ? 0 : -ENOENT);
+			e->present = false;
+		} else if (op < 77) {
+			size_t expect = 0;
+			for (uint32_t v = 0; v < MODEL_VNIS; v++)
+				for (uint32_t i = 0; i < MODEL_MACS; i++)
+					if (model[v][i].present && !model[v][i].is_static &&
+					    model[v][i].port == port) {
+						model[v][i].present = false;
+						expect++;
+					}
+			struct fdb_flush_filter f = { .vni = FDB_VNI_ANY, .dst = &dst };
+			assert_int_equal(fdb_flush(fdb, &f), expect);
+		} else if (op < 80) {
+			size_t expect = 0;
+			for (uint32_t v = 0; v < MODEL_VNIS; v++)
+				for (uint32_t i = 0; i < MODEL_MACS; i++)
+					if (model_expired(&model[v][i], now)) {
+						model[v][i].present = false;
+						expect++;
+					}
+			assert_int_equal(fdb_age(fdb, now), expect);
+		} else {
+			bool expect = e->present && !model_expired(e, now);
+			assert_int_equal(fdb_lookup(fdb, vni, mac, now, &got), expect);
+			if (expect)
+				assert_int_equal(got.port, e->port);
+		}
+	}
+	struct fdb_stats st;
+	fdb_get_stats(fdb, &st);
+	assert_true(st.n_learned <= MODEL_CAP);
+	assert_true(st.refused_full > 0); /* the cap was exercised */
+	fdb_destroy(fdb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_flush_filters),
 		cmocka_unit_test(test_dump),
 		cmocka_unit_test(test_create_rejects_oversized_config),
+		cmocka_unit_test(test_random_ops_match_reference_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
