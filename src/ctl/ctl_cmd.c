@@ -597,9 +597,13 @@ static int parse_set(struct parser *ps, struct ctl_cmd *cmd)
 		char expected[200];
 		size_t len = 0;
 		expected[0] = '\0';
-		for (int k = 0; k < CTL_KNOB_COUNT; k++)
-			len += (size_t)snprintf(expected + len, sizeof(expected) - len, "%s%s",
-						k ? ", " : "", knob_table[k].name);
+		for (int k = 0; k < CTL_KNOB_COUNT; k++) {
+			int n = snprintf(expected + len, sizeof(expected) - len, "%s%s",
+					 k ? ", " : "", knob_table[k].name);
+			if (n < 0 || (size_t)n >= sizeof(expected) - len)
+				break; /* truncated list; still one line */
+			len += (size_t)n;
+		}
 		return fail(ps, ps->pos - 1, "unknown knob, expected one of: %s", expected);
 	}
 	const struct ctl_knob_info *info = &knob_table[knob];
@@ -666,9 +670,10 @@ static void list_words(const char *word1, char *buf, size_t size)
 		/* each first word once */
 		if (!word1 && i && !strcmp(verbs[i - 1].word1, w))
 			continue;
-		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", w);
-		if (len >= size)
+		int n = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", w);
+		if (n < 0 || (size_t)n >= size - len)
 			break;
+		len += (size_t)n;
 	}
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -109,7 +110,7 @@ static int write_all(int fd, const void *buf, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return -errno;
+			return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
 		p += n;
 		len -= (size_t)n;
 	}
@@ -124,7 +125,7 @@ static int read_all(int fd, void *buf, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return -errno;
+			return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
 		if (n == 0)
 			return -ECONNRESET; /* daemon closed before a full reply */
 		p += n;
@@ -153,6 +154,10 @@ int ctl_proto_call(const char *path, int argc, const char *const *argv, bool jso
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	/* A daemon that is wedged must not hang scripts forever. */
+	struct timeval timeout = { .tv_sec = CTL_CALL_TIMEOUT_S };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		ret = -errno;
 		goto err_close;

@@ -27,6 +27,7 @@ enum ctl_proto_consts {
 	CTL_REPLY_MAX_BODY = 16 << 20,     /* reply text, bytes */
 	CTL_REQ_JSON = 1 << 0,             /* ctl_req_hdr.flags */
 	CTL_REQ_FLAGS_KNOWN = CTL_REQ_JSON,
+	CTL_CALL_TIMEOUT_S = 60,           /* client: give up on a silent daemon */
 };
 
 /* Exit statuses of vxctl, also carried in replies. */
@@ -78,7 +79,8 @@ int ctl_proto_check_reply_hdr(const struct ctl_reply_hdr *hdr);
 /* Client: connect to the socket at path, send one request, read the reply.
  * On 0, *status is the daemon's status and *text a malloc'ed
  * NUL-terminated reply the caller frees.  Negative errno when the daemon
- * cannot be reached or the exchange breaks (vxctl exits 2). */
+ * cannot be reached, the exchange breaks, or no reply comes within
+ * CTL_CALL_TIMEOUT_S (-ETIMEDOUT) (vxctl exits 2). */
 int ctl_proto_call(const char *path, int argc, const char *const *argv,
 		   bool json, int *status, char **text);
 
