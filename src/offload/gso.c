@@ -290,17 +290,17 @@ int gso_segment(const struct pkt *pkt, unsigned flags, struct pkt_pool *pool,
 	struct gso_base base;
 	gso_base_init(pkt, &plan, &base);
 
-	uint32_t n;
-	for (n = 0; n < plan.nr_segs; n++) {
+	uint32_t n = 0;
+	while (n < plan.nr_segs) {
 		struct pkt *seg = pkt_alloc(pool);
 		if (!seg) {
 			err = -ENOBUFS;
 			goto err_free_segs;
 		}
-		segs[n] = seg;
-		uint8_t *out = pkt_put(seg, gso_seg_len(&plan, n));
+		segs[n++] = seg;
+		uint32_t i = n - 1;
+		uint8_t *out = pkt_put(seg, gso_seg_len(&plan, i));
 		if (!out) {
-			n++;
 			err = -ENOBUFS;
 			goto err_free_segs;
 		}
@@ -314,7 +314,6 @@ int gso_segment(const struct pkt *pkt, unsigned flags, struct pkt_pool *pool,
 		if (plan.ip_version == 0) {
 			int len = gso_write_whole(pkt, partial, out, NULL);
 			if (len < 0) {
-				n++;
 				err = len;
 				goto err_free_segs;
 			}
@@ -323,7 +322,7 @@ int gso_segment(const struct pkt *pkt, unsigned flags, struct pkt_pool *pool,
 				seg->ol.flags &= (uint8_t)~PKT_OL_NEEDS_CSUM;
 			continue;
 		}
-		gso_write_segment(pkt, &plan, &base, n, partial, out, NULL);
+		gso_write_segment(pkt, &plan, &base, i, partial, out, NULL);
 		seg->payload_ofs = plan.hdr_len;
 		if (partial) {
 			seg->ol.flags = PKT_OL_NEEDS_CSUM;

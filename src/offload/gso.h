@@ -68,7 +68,7 @@ struct gso_plan {
 	uint16_t l4_ofs;
 	uint16_t hdr_len;      /* recomputed: frame start .. end of L4 header */
 	uint16_t mss;          /* payload bytes per segment */
-	uint32_t payload_len;  /* L4 payload bytes of the whole frame */
+	uint32_t payload_len;  /* L4 payload bytes of the whole frame (no gso: frame length) */
 	uint32_t nr_segs;      /* >= 1 */
 	uint8_t ip_version;    /* 4 or 6; 0 for a frame that is not segmented */
 	uint8_t l4_proto;      /* IP_PROTO_TCP / IP_PROTO_UDP; 0 if none */
