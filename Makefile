@@ -35,7 +35,7 @@ BENCH_SRCS := $(wildcard bench/bench_*.c)
 TEST_DIRS  ?= tests/unit
 TEST_SRCS  := $(shell find $(TEST_DIRS) -name 'test_*.c' | sort)
 TOOL_SRCS  := $(wildcard tests/tools/*.c)
-SUPPORT_SRCS := $(filter-out $(TEST_SRCS),$(shell find tests/unit -name '*.c' | sort))
+SUPPORT_SRCS := $(filter-out $(shell find tests/unit -name 'test_*.c'),$(shell find tests/unit -name '*.c' | sort))
 FUZZ_SRCS  := $(wildcard fuzz/fuzz_*.c)
 
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
