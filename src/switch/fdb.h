@@ -43,16 +43,16 @@
  *   production, a fixed one in tests.
  *
  * Thread-safety.
- *   An fdb is not internally synchronized: every call on one fdb must be
- *   serialized by the caller.  Lookups are *not* read-only (they may
- *   notice expiry) and learning writes on the data path, so the contract is
- *   "one owner thread": the worker that switches frames owns the fdb and
- *   runs control requests (add/del/flush/dump) between two receive batches,
- *   or the daemon wraps every call in one mutex (uncontended with a single
- *   worker).  fdb_get_stats() reads plain 64-bit counters; from another
- *   thread it may see a slightly stale value but never a torn one on 64-bit
- *   hosts.  Several workers will need one fdb per worker or a shared table
- *   with per-bucket locks; that is a later change behind the same API.
+ *   An fdb is not internally synchronized: every call on one fdb, including
+ *   fdb_lookup() (it bumps counters), fdb_get_stats() and fdb_dump(), must
+ *   be serialized by the caller.  Learning writes on the data path, so the
+ *   contract is "one owner thread": the worker that switches frames owns
+ *   the fdb and runs control requests (add/del/flush/dump/stats) between
+ *   two receive batches, as the single-threaded daemon loop does; or every
+ *   call is wrapped in one mutex (uncontended with a single worker).
+ *   Several workers will need either one fdb per worker (each floods until
+ *   it has learned) or a shared table with lock-free lookups and locked
+ *   inserts; that is a later change behind the same API.
  *
  * Errors: 0 or a negative errno; predicates return bool. */
 #ifndef VX_SWITCH_FDB_H
