@@ -8,7 +8,9 @@
 # tshark_to_key.py into the canonical lines that BUILD_DIR/tests/tools/golden_dump
 # prints from flow_extract(), and the two are compared field by field.
 # golden_malformed.pcap is checked against golden_malformed.expect (one drop
-# reason per frame).  Prints every mismatch as
+# reason per frame).  Both are run twice: through flow_extract() on the whole
+# frame, and (golden_dump -s) with every decapsulated frame parsed again by
+# flow_extract_vxlan() from its VXLAN header, as the VXLAN port receives it.  Prints every mismatch as
 #   golden_vxlan frame 12 (vxlan4_arp_reply): nw_proto: parser=1 tshark=2
 # and exits 1 if there is any; 0 only when everything matches.
 #
@@ -96,32 +98,42 @@ for set in golden_plain golden_vxlan; do
 	else
 		failed=1
 	fi
+	[ "$set" = golden_vxlan ] || continue
+	"$dump" -s "$pcap" > "$tmp/$set.sock" || die "golden_dump -s failed on $pcap"
+	if compare "$names" "$tmp/$set.want" "$tmp/$set.sock" "$set(-s)"; then
+		echo "golden: $set: $(grep -c ' tun=[46]' "$tmp/$set.sock") decapsulated frames match via flow_extract_vxlan too"
+	else
+		failed=1
+	fi
 done
 
 # Malformed frames: one drop reason per frame, in order.
 set=golden_malformed
-"$dump" "$data/$set.pcap" > "$tmp/$set.got" || die "golden_dump failed on $set.pcap"
 sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$data/$set.expect" > "$tmp/$set.want"
-awk -v expect="$data/$set.expect" '
+for mode in "" -s; do
+	# shellcheck disable=SC2086
+	"$dump" $mode "$data/$set.pcap" > "$tmp/$set.got" || die "golden_dump $mode failed on $set.pcap"
+	awk -v expect="$data/$set.expect" -v label="$set${mode:+($mode)}" '
 	FILENAME == ARGV[1] { want[FNR] = $1; nwant = FNR; next }
 	{
 		got = "(accepted)"
 		for (i = 2; i <= NF; i++) if ($i ~ /^drop=/) got = substr($i, 6)
-		if (FNR > nwant) { printf "golden_malformed frame %d: not in %s (parser: %s)\n", FNR, expect, got; bad++; next }
+		if (FNR > nwant) { printf "%s frame %d: not in %s (parser: %s)\n", label, FNR, expect, got; bad++; next }
 		if (got != want[FNR]) {
 			note = ""
-			while ((getline line < expect) > 0) if (line !~ /^#/ && ++seen == FNR) { note = line; break }
+			while ((getline line < expect) > 0) if (line !~ /^#/ && line ~ /[^ \t]/ && ++seen == FNR) { note = line; break }
 			close(expect); seen = 0
-			printf "golden_malformed frame %d: parser=%s expected=%s   [%s]\n", FNR, got, want[FNR], note
+			printf "%s frame %d: parser=%s expected=%s   [%s]\n", label, FNR, got, want[FNR], note
 			bad++
 		}
 	}
 	END {
-		if (FNR != nwant) { printf "golden_malformed: %d frames, %d expectations\n", FNR, nwant; bad++ }
+		if (FNR != nwant) { printf "%s: %d frames, %d expectations\n", label, FNR, nwant; bad++ }
 		exit bad > 0
 	}' "$tmp/$set.want" "$tmp/$set.got" \
-	&& echo "golden: $set: $(wc -l < "$tmp/$set.got") frames dropped for the expected reasons" \
+	&& echo "golden: $set${mode:+($mode)}: $(wc -l < "$tmp/$set.got") frames dropped for the expected reasons" \
 	|| failed=1
+done
 
 if [ "$failed" -ne 0 ]; then
 	echo "golden: FAILED" >&2

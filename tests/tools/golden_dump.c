@@ -1,6 +1,6 @@
 /* golden_dump: the parser's view of a pcap, one canonical line per frame.
  *
- *   golden_dump FILE.pcap [VXLAN_PORT]      (VXLAN_PORT defaults to 4789)
+ *   golden_dump [-s] FILE.pcap [VXLAN_PORT]      (VXLAN_PORT defaults to 4789)
  *
  * Runs flow_extract() on every frame and prints either
  *
@@ -24,10 +24,18 @@
  * after flow_extract() (which cuts Ethernet padding past the innermost IP
  * datagram), for IP frames only ("-" otherwise).
  *
+ * -s ("as from a socket"): a frame that flow_extract() decapsulates is parsed
+ * a second time the way the VXLAN port receives it: the UDP payload alone
+ * (VXLAN header to the end of the outer UDP datagram) through
+ * flow_extract_vxlan(), with pkt->tunnel as the underlay socket would fill
+ * it; that key is printed instead (len counts the outer headers back in), so
+ * the same tshark lines check both entry points.
+ *
  * Exit status: 0 when the file was read (whatever the frames parsed to),
  * 1 on a usage or file error. */
 #include <arpa/inet.h>
 #include <pcap/pcap.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -88,7 +96,8 @@ static void print_opt(const char *name, const struct tcp_opts *opts, uint8_t bit
 		printf(" %s=-", name);
 }
 
-static void print_key(const struct flow_key *k, const struct pkt *pkt)
+/* `len`: the frame's length after parsing. */
+static void print_key(const struct flow_key *k, uint32_t len)
 {
 	bool tunnelled = k->tun_family != 0;
 
@@ -128,9 +137,33 @@ static void print_key(const struct flow_key *k, const struct pkt *pkt)
 	print_opt("tsval", o, TCP_OPTS_TIMESTAMP, o->tsval);
 	print_opt("tsecr", o, TCP_OPTS_TIMESTAMP, o->tsecr);
 	if (k->nw_family == 4 || k->nw_family == 6)
-		printf(" len=%u\n", pkt_len(pkt));
+		printf(" len=%u\n", len);
 	else
 		printf(" len=-\n");
+}
+
+/* The -s path: re-parse the UDP payload of a decapsulated frame (original,
+ * untrimmed bytes) with flow_extract_vxlan().  Returns its verdict; `out` and
+ * `*outer_len` (bytes before the VXLAN header) describe the new pkt. */
+static enum drop_reason parse_as_from_socket(struct pkt_pool *pool, const uint8_t *frame, uint32_t caplen,
+					     const struct pkt *decapped, struct flow_key *key,
+					     struct pkt **out, uint32_t *outer_len)
+{
+	uint32_t vx = decapped->tunnel_ofs, l4 = decapped->l4_ofs;
+	uint16_t udp_len_be;
+
+	memcpy(&udp_len_be, frame + l4 + offsetof(struct udp_hdr, len_be), sizeof(udp_len_be));
+	uint32_t udp_end = l4 + ntohs(udp_len_be);
+	struct pkt *pkt = pkt_alloc(pool);
+	if (!pkt || udp_end > caplen || udp_end < vx || pkt_set_data(pkt, frame + vx, udp_end - vx) < 0) {
+		fprintf(stderr, "golden_dump: cannot build the socket view of a frame\n");
+		exit(1);
+	}
+	pkt->tunnel = decapped->tunnel;
+	*out = pkt;
+	*outer_len = vx;
+	memset(key, 0xa5, sizeof(*key));
+	return flow_extract_vxlan(pkt, key);
 }
 
 int main(int argc, char **argv)
@@ -138,10 +171,16 @@ int main(int argc, char **argv)
 	char errbuf[PCAP_ERRBUF_SIZE];
 	struct pkt_pool *pool = NULL;
 	pcap_t *pcap = NULL;
+	bool from_socket = false;
 	int status = 1;
 
+	if (argc > 1 && strcmp(argv[1], "-s") == 0) {
+		from_socket = true;
+		argv++;
+		argc--;
+	}
 	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: %s FILE.pcap [VXLAN_PORT]\n", argv[0]);
+		fprintf(stderr, "usage: golden_dump [-s] FILE.pcap [VXLAN_PORT]\n");
 		return 1;
 	}
 	uint16_t vxlan_port = argc == 3 ? (uint16_t)strtoul(argv[2], NULL, 0) : VXLAN_DEFAULT_PORT;
@@ -155,7 +194,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "golden_dump: %s: not an Ethernet capture\n", argv[1]);
 		goto out_close;
 	}
-	pool = pkt_pool_create(1);
+	pool = pkt_pool_create(2);
 	if (!pool) {
 		fprintf(stderr, "golden_dump: out of memory\n");
 		goto out_close;
@@ -166,7 +205,8 @@ int main(int argc, char **argv)
 	unsigned long frame = 0;
 	int rc;
 	while ((rc = pcap_next_ex(pcap, &hdr, &bytes)) == 1) {
-		struct pkt *pkt = pkt_alloc(pool);
+		struct pkt *pkt = pkt_alloc(pool), *shown = pkt;
+		uint32_t outer_len = 0;
 		struct flow_key key;
 
 		frame++;
@@ -178,11 +218,15 @@ int main(int argc, char **argv)
 		/* Garbage, not zeros, so fields the parser forgets to set show up. */
 		memset(&key, 0xa5, sizeof(key));
 		enum drop_reason reason = flow_extract(pkt, vxlan_port, &key);
+		if (from_socket && reason == DROP_NONE && key.tun_family != 0)
+			reason = parse_as_from_socket(pool, bytes, hdr->caplen, pkt, &key, &shown, &outer_len);
 		printf("frame=%lu", frame);
 		if (reason != DROP_NONE)
 			printf(" drop=%s\n", drop_reason_name(reason));
 		else
-			print_key(&key, pkt);
+			print_key(&key, pkt_len(shown) + outer_len);
+		if (shown != pkt)
+			pkt_free(shown);
 		pkt_free(pkt);
 	}
 	if (rc != PCAP_ERROR_BREAK) {
