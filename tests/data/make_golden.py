@@ -126,6 +126,9 @@ def kinds():
         ("ipv4_frag_first_udp", frag4_first),
         ("ipv4_frag_middle", frag4_middle),
         ("ipv4_frag_last", frag4_last),
+        # A later fragment of a datagram to the VXLAN port has no UDP header: never decapsulated.
+        ("ipv4_frag_later_of_udp_4789", eth() / IP(src=H1_IP4, dst=H2_IP4, flags=0, frag=100, proto=17, id=7) /
+         Raw(raw(VXLAN(vni=5) / eth()))),
         # ARP
         ("arp_request_padded", pad_to(raw(eth(dst="ff:ff:ff:ff:ff:ff") /
                                           ARP(op=1, hwsrc=VM1_MAC, psrc=VM1_IP4, hwdst="00:00:00:00:00:00",
@@ -244,6 +247,8 @@ def malformed():
         ("vlan_tag_cut", raw(eth(type=0x8100))[:14] + b"\x00\x64", "truncated_vlan"),
         ("vlan_three_tags", raw(eth() / Dot1Q(vlan=1) / Dot1Q(vlan=2) / Dot1Q(vlan=3) / ip4() / UDP()),
          "vlan_too_many_tags"),
+        ("vlan_three_tags_88a8_8100_8100", raw(eth(type=0x88a8) / Dot1AD(vlan=1, type=0x8100) / Dot1Q(vlan=2) /
+                                               Dot1Q(vlan=3) / ip4() / UDP()), "vlan_too_many_tags"),
         ("arp_cut_at_20", raw(eth() / ARP())[:14 + 20], "truncated_arp"),
         ("ipv4_cut_at_10", udp4[:14 + 10], "truncated_ipv4"),
         ("ipv4_version_5", set_byte(udp4, 14, 0x55), "bad_ip_version"),
@@ -253,6 +258,11 @@ def malformed():
         ("ipv4_total_len_past_frame", put16(udp4, 16, 1000), "ipv4_total_len"),
         ("ipv4_total_len_below_ihl", put16(udp4, 16, 10), "ipv4_total_len"),
         ("ipv6_cut_at_30", tcp6[:14 + 30], "truncated_ipv6"),
+        ("ipv6_version_4_in_86dd", set_byte(tcp6, 14, 0x40), "bad_ip_version"),
+        ("ipv6_fragment_hdr_cut_at_4", raw(eth() / ip6(nh=44, plen=4) / Raw(b"\x11\x00\x00\x00")),
+         "truncated_ipv6_ext"),
+        ("ipv6_routing_hdr_len_past_payload", raw(eth() / ip6(nh=43, plen=8) / Raw(b"\x06\x04\x00\x00" + bytes(4))),
+         "truncated_ipv6_ext"),
         ("ipv6_payload_len_past_frame", put16(tcp6, 14 + 4, 500), "ipv6_payload_len"),
         ("ipv6_hbh_len_past_payload", raw(eth() / ip6() / IPv6ExtHdrHopByHop(len=5, autopad=0, options=[PadN(optdata=b"\x00" * 4)]) /
                                           UDP(sport=1, dport=2)), "truncated_ipv6_ext"),
