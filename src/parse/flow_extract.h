@@ -4,22 +4,40 @@
  * Rules every path obeys:
  *  - A malformed frame yields exactly one named drop reason and is never
  *    half-parsed into the key (on failure the key is not meaningful and the
- *    caller drops the frame).  Nothing is read outside pkt's linear part.
+ *    caller drops the frame).  Nothing is read outside pkt's linear part:
+ *    headers must be linear (else truncated_*); lengths claimed by headers
+ *    are checked against the whole frame, frags included.
  *  - Ethernet padding past the IP total length / IPv6 payload length is
  *    trimmed from the pkt (pkt_trim) and never taken as payload
- *    (the class of CVE-2020-35498).
+ *    (the class of CVE-2020-35498).  The same holds for the inner frame of
+ *    VXLAN, and bytes after the outer UDP datagram are trimmed too; the
+ *    outer IP/UDP length fields then describe more bytes than the pkt holds,
+ *    which is harmless because decapsulation discards them.
  *  - Unusual but legal values parse to a correct key: IP protocol 0 on IPv4,
- *    unknown IP protocols, unknown ethertypes (key holds dl_type only),
- *    802.3 length frames, IPv4 fragments (nw_frag set, no L4 for later
- *    fragments), IPv6 fragment headers (CVE-2023-1668 class).
- *  - IPv6 extension headers: hop-by-hop, routing, destination options,
- *    fragment (and AH by length) are walked, at most FLOW_IPV6_MAX_EXT_HDRS;
- *    a longer chain is DROP_IPV6_EXT_CHAIN.  A hop-by-hop jumbo payload
- *    option (RFC 2675) is refused as DROP_IPV6_JUMBO: we never carry jumbograms.
- *  - VXLAN: a UDP datagram to `vxlan_port` (host order, 0 = never decap) is
- *    parsed as RFC 7348 VXLAN: the I flag must be set (DROP_VXLAN_NO_VNI_FLAG),
- *    all reserved bits zero (DROP_VXLAN_RESERVED_BITS, as the kernel's vxlan
- *    does), then the inner frame is parsed the same way (no nested decap).
+ *    unknown IP protocols (l4_ofs set, payload_ofs absent), unknown
+ *    ethertypes (key holds dl_type only, l3_ofs absent), 802.3 length frames
+ *    (dl_type FLOW_DL_TYPE_NONE), IPv4 fragments (nw_frag set, no L4 for
+ *    later fragments), IPv6 fragment headers (CVE-2023-1668 class).  A first
+ *    fragment must hold its whole L4 header (RFC 1858, RFC 7112); its UDP
+ *    length may exceed the fragment.  ICMP counts only over IPv4 and ICMPv6
+ *    only over IPv6 (tp_src = type, tp_dst = code).  The IPv4 header
+ *    checksum is not verified here (GRO and the ports decide).
+ *  - IPv6 extension headers: hop-by-hop (first only, else
+ *    DROP_IPV6_EXT_CHAIN), routing, destination options, fragment and AH
+ *    are walked, at most FLOW_IPV6_MAX_EXT_HDRS; a longer chain is
+ *    DROP_IPV6_EXT_CHAIN.  Option TLVs that overrun their header are
+ *    DROP_IPV6_BAD_OPTIONS.  A hop-by-hop jumbo payload option, or payload
+ *    length 0 followed by hop-by-hop (RFC 2675), is refused as
+ *    DROP_IPV6_JUMBO: we never carry jumbograms.
+ *  - VXLAN: a UDP datagram to `vxlan_port` (host order, 0 = never decap),
+ *    not a fragment, is parsed as RFC 7348 VXLAN: the I flag must be set
+ *    (DROP_VXLAN_NO_VNI_FLAG), all reserved bits zero
+ *    (DROP_VXLAN_RESERVED_BITS, as the kernel's vxlan does), then the inner
+ *    frame is parsed the same way (no nested decap); an inner failure
+ *    returns the inner layer's reason.  The outer payload_ofs equals
+ *    tunnel_ofs.
+ *  - Offsets: payload_ofs is the first byte after the TCP/UDP/ICMP header;
+ *    all offsets not set by a parse are PKT_OFS_NONE.
  *
  * Pure: no I/O, no globals. */
 #ifndef VX_PARSE_FLOW_EXTRACT_H
