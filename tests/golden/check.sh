@@ -8,9 +8,10 @@
 # tshark_to_key.py into the canonical lines that BUILD_DIR/tests/tools/golden_dump
 # prints from flow_extract(), and the two are compared field by field.
 # golden_malformed.pcap is checked against golden_malformed.expect (one drop
-# reason per frame).  Both are run twice: through flow_extract() on the whole
-# frame, and (golden_dump -s) with every decapsulated frame parsed again by
-# flow_extract_vxlan() from its VXLAN header, as the VXLAN port receives it.  Prints every mismatch as
+# reason per frame).  VXLAN and malformed frames are run twice: through
+# flow_extract() on the whole frame, and (golden_dump -s) with every
+# decapsulated frame parsed again by flow_extract_vxlan() from its VXLAN
+# header, as the VXLAN port receives it.  Prints every mismatch as
 #   golden_vxlan frame 12 (vxlan4_arp_reply): nw_proto: parser=1 tshark=2
 # and exits 1 if there is any; 0 only when everything matches.
 #
@@ -84,6 +85,7 @@ for set in golden_plain golden_vxlan; do
 		die "tshark failed on $pcap"
 	fi
 	$normalise < "$tmp/$set.tshark" > "$tmp/$set.want" || die "normalising tshark output of $set failed"
+	[ -s "$tmp/$set.want" ] || die "tshark decoded no frames in $pcap"
 	"$dump" "$pcap" > "$tmp/$set.got" || die "golden_dump failed on $pcap"
 	names=$data/$set.names
 	[ -r "$names" ] || names=/dev/null
