@@ -35,7 +35,7 @@ BENCH_SRCS := $(wildcard bench/bench_*.c)
 TEST_DIRS  ?= tests/unit
 TEST_SRCS  := $(shell find $(TEST_DIRS) -name 'test_*.c' | sort)
 TOOL_SRCS  := $(wildcard tests/tools/*.c)
-SUPPORT_SRCS := $(filter-out $(shell find tests/unit -name 'test_*.c'),$(shell find tests/unit -name '*.c' | sort))
+SUPPORT_SRCS := $(shell find tests/unit -name '*.c' ! -name 'test_*.c' | sort)
 FUZZ_SRCS  := $(wildcard fuzz/fuzz_*.c)
 
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -46,7 +46,7 @@ TESTS      := $(TEST_SRCS:%.c=$(BUILD)/%)
 TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all test unit unit-run unit-asan golden fuzz fuzz-build netns bench demo clean
+.PHONY: all test unit unit-run unit-asan golden fuzz fuzz-build netns bench bench-smoke micro demo clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -99,6 +99,12 @@ netns: all
 test: unit unit-asan golden
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory netns
+	@$(MAKE) --no-print-directory bench-smoke
+
+# vxbench's smoke mode: every datapath passes traffic and fills every column
+# (a second per case; it judges no speed).
+bench-smoke: all
+	BUILD=$(abspath $(BUILD)) bench/vxbench/vxbench compare --quick -o $(BUILD)/bench-smoke
 
 # ---- fuzzing (clang libFuzzer, ASan+UBSan) --------------------------------
 
@@ -136,6 +142,10 @@ fuzz: fuzz-build
 
 bench: all
 	@set -e; for b in $(BENCHES); do echo "== $$b"; $$b; done
+
+# One table of the micro-benchmarks (parse, checksum, GRO, GSO, FDB).
+micro: all
+	bench/vxbench/vxbench micro $(BUILD)
 
 demo: all
 	scripts/demo.sh $(BUILD)

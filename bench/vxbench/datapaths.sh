@@ -175,8 +175,9 @@ dp_vxswitch_up() {
 		port add vx0 type vxlan vni $VNI local 198.51.100.$i remote 198.51.100.$r
 		port add vnet$i type tap vni $VNI netns $(ns vm$i) mtu $VM_MTU
 		EOF
-		in_ns h$i "$VXSWITCHD" -c "$WORK/vxswitchd-h$i.conf" -s "$WORK/vxswitchd-h$i.sock" \
-			>"$WORK/vxswitchd-h$i.log" 2>&1 &
+		# ip netns exec execs the daemon itself, so $! is vxswitchd's pid.
+		ip netns exec "$(ns h$i)" "$VXSWITCHD" -c "$WORK/vxswitchd-h$i.conf" \
+			-s "$WORK/vxswitchd-h$i.sock" >"$WORK/vxswitchd-h$i.log" 2>&1 &
 		echo $! >"$WORK/vxswitchd-h$i.pid"
 		local tries=0
 		while ! ip -n "$(ns vm$i)" link show vnet$i >/dev/null 2>&1; do
@@ -203,5 +204,6 @@ dp_vxswitch_down() {
 		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
 		rm -f "$f"
 	done
+	rm -f "$WORK"/vxswitchd-h*.sock
 	return 0
 }
