@@ -498,136 +498,156 @@ struct frame_case {
  * IPv4 VXLAN: UDP at 34, VXLAN flags 42, VNI 46, inner Ethernet 50, inner
  * IP 64, inner L4 84. */
 
+/* Checks of valid table cases record the first mismatch instead of
+ * aborting, so that run_case() can dump the frame with the case number. */
+static char expect_failure[256];
+
+static void expect_failed(int line, const char *what, unsigned long long got, unsigned long long want)
+{
+	if (expect_failure[0] == 0)
+		snprintf(expect_failure, sizeof(expect_failure), "line %d: %s: got %llu (%#llx), want %llu (%#llx)",
+			 line, what, got, got, want, want);
+}
+
+#define EXPECT_EQ(got, want)                                                                  \
+	do {                                                                                  \
+		unsigned long long got_ = (unsigned long long)(got), want_ = (unsigned long long)(want); \
+		if (got_ != want_)                                                            \
+			expect_failed(__LINE__, #got, got_, want_);                           \
+	} while (0)
+#define EXPECT_TRUE(cond) EXPECT_EQ(!!(cond), 1)
+#define EXPECT_MEM(got, want, size) EXPECT_EQ(memcmp((got), (want), (size)), 0)
+
 static void check_padding_trimmed(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(p->size, 54); /* 60 on the wire */
-	assert_int_equal(p->payload_ofs, 54);
-	assert_int_equal(key->tcp_flags, TCP_ACK);
+	EXPECT_EQ(p->size, 54); /* 60 on the wire */
+	EXPECT_EQ(p->payload_ofs, 54);
+	EXPECT_EQ(key->tcp_flags, TCP_ACK);
 }
 
 static void check_udp6_trimmed(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(p->size, 14 + 40 + 8 + 4);
-	assert_int_equal(p->payload_ofs, 62);
-	assert_int_equal(key->nw_proto, IP_PROTO_UDP);
+	EXPECT_EQ(p->size, 14 + 40 + 8 + 4);
+	EXPECT_EQ(p->payload_ofs, 62);
+	EXPECT_EQ(key->nw_proto, IP_PROTO_UDP);
 }
 
 static void check_proto0(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->nw_family, 4);
-	assert_int_equal(key->nw_proto, 0);
-	assert_int_equal(p->l4_ofs, 34);
-	assert_int_equal(p->payload_ofs, PKT_OFS_NONE);
-	assert_int_equal(p->size, 54);
+	EXPECT_EQ(key->nw_family, 4);
+	EXPECT_EQ(key->nw_proto, 0);
+	EXPECT_EQ(p->l4_ofs, 34);
+	EXPECT_EQ(p->payload_ofs, PKT_OFS_NONE);
+	EXPECT_EQ(p->size, 54);
 }
 
 static void check_gre(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->nw_proto, 47);
-	assert_int_equal(p->l4_ofs, 34);
-	assert_int_equal(p->payload_ofs, PKT_OFS_NONE);
+	EXPECT_EQ(key->nw_proto, 47);
+	EXPECT_EQ(p->l4_ofs, 34);
+	EXPECT_EQ(p->payload_ofs, PKT_OFS_NONE);
 }
 
 static void check_unknown_type(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->dl_type, 0x88b5);
-	assert_int_equal(key->nw_family, 0);
-	assert_int_equal(key->nw_proto, 0);
-	assert_int_equal(p->l2_ofs, 0);
-	assert_int_equal(p->l3_ofs, PKT_OFS_NONE);
+	EXPECT_EQ(key->dl_type, 0x88b5);
+	EXPECT_EQ(key->nw_family, 0);
+	EXPECT_EQ(key->nw_proto, 0);
+	EXPECT_EQ(p->l2_ofs, 0);
+	EXPECT_EQ(p->l3_ofs, PKT_OFS_NONE);
 }
 
 static void check_8023(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->dl_type, FLOW_DL_TYPE_NONE);
-	assert_int_equal(p->l3_ofs, PKT_OFS_NONE);
-	assert_int_equal(p->size, 60);
+	EXPECT_EQ(key->dl_type, FLOW_DL_TYPE_NONE);
+	EXPECT_EQ(p->l3_ofs, PKT_OFS_NONE);
+	EXPECT_EQ(p->size, 60);
 }
 
 static void check_frag_first4(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->nw_frag, FLOW_FRAG_ANY);
-	assert_int_equal(key->tp_src, 1000);
-	assert_int_equal(p->payload_ofs, 42);
+	EXPECT_EQ(key->nw_frag, FLOW_FRAG_ANY);
+	EXPECT_EQ(key->tp_src, 1000);
+	EXPECT_EQ(p->payload_ofs, 42);
 }
 
 static void check_frag_later(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->nw_frag, FLOW_FRAG_ANY | FLOW_FRAG_LATER);
-	assert_int_equal(key->nw_proto, IP_PROTO_UDP);
-	assert_int_equal(key->tp_src, 0);
-	assert_int_equal(p->l4_ofs, PKT_OFS_NONE);
-	assert_int_equal(p->payload_ofs, PKT_OFS_NONE);
+	EXPECT_EQ(key->nw_frag, FLOW_FRAG_ANY | FLOW_FRAG_LATER);
+	EXPECT_EQ(key->nw_proto, IP_PROTO_UDP);
+	EXPECT_EQ(key->tp_src, 0);
+	EXPECT_EQ(p->l4_ofs, PKT_OFS_NONE);
+	EXPECT_EQ(p->payload_ofs, PKT_OFS_NONE);
 }
 
 static void check_vlan1(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->n_vlans, 1);
-	assert_int_equal(key->vlan_tpid[0], ETH_TYPE_VLAN);
-	assert_int_equal(key->vlan_tci[0], 0x2064);
-	assert_int_equal(key->vlan_tci[1], 0);
-	assert_int_equal(key->dl_type, ETH_TYPE_IPV4);
-	assert_int_equal(p->l3_ofs, 18);
+	EXPECT_EQ(key->n_vlans, 1);
+	EXPECT_EQ(key->vlan_tpid[0], ETH_TYPE_VLAN);
+	EXPECT_EQ(key->vlan_tci[0], 0x2064);
+	EXPECT_EQ(key->vlan_tci[1], 0);
+	EXPECT_EQ(key->dl_type, ETH_TYPE_IPV4);
+	EXPECT_EQ(p->l3_ofs, 18);
 }
 
 static void check_9100(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->n_vlans, 1);
-	assert_int_equal(key->vlan_tpid[0], ETH_TYPE_QINQ_OLD);
-	assert_int_equal(key->vlan_tci[0], 5);
-	assert_int_equal(p->l4_ofs, 38);
+	EXPECT_EQ(key->n_vlans, 1);
+	EXPECT_EQ(key->vlan_tpid[0], ETH_TYPE_QINQ_OLD);
+	EXPECT_EQ(key->vlan_tci[0], 5);
+	EXPECT_EQ(p->l4_ofs, 38);
 }
 
 static void check_qinq(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->n_vlans, 2);
-	assert_int_equal(key->vlan_tpid[0], ETH_TYPE_QINQ);
-	assert_int_equal(key->vlan_tci[0], 10);
-	assert_int_equal(key->vlan_tpid[1], ETH_TYPE_VLAN);
-	assert_int_equal(key->vlan_tci[1], 0xe014);
-	assert_int_equal(key->dl_type, ETH_TYPE_IPV6);
-	assert_int_equal(p->l3_ofs, 22);
-	assert_int_equal(p->l4_ofs, 62);
+	EXPECT_EQ(key->n_vlans, 2);
+	EXPECT_EQ(key->vlan_tpid[0], ETH_TYPE_QINQ);
+	EXPECT_EQ(key->vlan_tci[0], 10);
+	EXPECT_EQ(key->vlan_tpid[1], ETH_TYPE_VLAN);
+	EXPECT_EQ(key->vlan_tci[1], 0xe014);
+	EXPECT_EQ(key->dl_type, ETH_TYPE_IPV6);
+	EXPECT_EQ(p->l3_ofs, 22);
+	EXPECT_EQ(p->l4_ofs, 62);
 }
 
 static void check_icmp4(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->nw_proto, IP_PROTO_ICMP);
-	assert_int_equal(key->tp_src, 8);
-	assert_int_equal(key->tp_dst, 0);
-	assert_int_equal(p->payload_ofs, 38);
+	EXPECT_EQ(key->nw_proto, IP_PROTO_ICMP);
+	EXPECT_EQ(key->tp_src, 8);
+	EXPECT_EQ(key->tp_dst, 0);
+	EXPECT_EQ(p->payload_ofs, 38);
 }
 
 static void check_icmp6(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->nw_proto, IP_PROTO_ICMPV6);
-	assert_int_equal(key->tp_src, 135);
-	assert_int_equal(p->payload_ofs, 58);
+	EXPECT_EQ(key->nw_proto, IP_PROTO_ICMPV6);
+	EXPECT_EQ(key->tp_src, 135);
+	EXPECT_EQ(p->payload_ofs, 58);
 }
 
 static void check_arp(const struct pkt *p, const struct flow_key *key)
 {
 	static const uint8_t spa[4] = { 192, 0, 2, 1 }, tpa[4] = { 192, 0, 2, 2 };
-	assert_int_equal(key->dl_type, ETH_TYPE_ARP);
-	assert_int_equal(key->nw_family, 0);
-	assert_int_equal(key->nw_proto, 2);
-	assert_memory_equal(key->nw_src, spa, 4);
-	assert_memory_equal(key->nw_dst, tpa, 4);
-	assert_memory_equal(key->arp_sha, key->dl_src, 6);
-	assert_memory_equal(key->arp_tha, key->dl_dst, 6);
-	assert_int_equal(p->l3_ofs, 14);
-	assert_int_equal(p->l4_ofs, PKT_OFS_NONE);
+	EXPECT_EQ(key->dl_type, ETH_TYPE_ARP);
+	EXPECT_EQ(key->nw_family, 0);
+	EXPECT_EQ(key->nw_proto, 2);
+	EXPECT_MEM(key->nw_src, spa, 4);
+	EXPECT_MEM(key->nw_dst, tpa, 4);
+	EXPECT_MEM(key->arp_sha, key->dl_src, 6);
+	EXPECT_MEM(key->arp_tha, key->dl_dst, 6);
+	EXPECT_EQ(p->l3_ofs, 14);
+	EXPECT_EQ(p->l4_ofs, PKT_OFS_NONE);
 }
 
 static void check_ipv6_ext(const struct pkt *p, const struct flow_key *key, uint16_t l4,
 			   uint8_t proto, uint8_t frag)
 {
-	assert_int_equal(key->nw_family, 6);
-	assert_int_equal(key->nw_proto, proto);
-	assert_int_equal(key->nw_frag, frag);
-	assert_int_equal(p->l4_ofs, l4);
+	EXPECT_EQ(key->nw_family, 6);
+	EXPECT_EQ(key->nw_proto, proto);
+	EXPECT_EQ(key->nw_frag, frag);
+	EXPECT_EQ(p->l4_ofs, l4);
 	if (proto == IP_PROTO_UDP || proto == IP_PROTO_TCP)
-		assert_int_equal(key->tp_dst, 2000);
+		EXPECT_EQ(key->tp_dst, 2000);
 }
 
 static void check_hbh(const struct pkt *p, const struct flow_key *k) { check_ipv6_ext(p, k, 62, IP_PROTO_TCP, 0); }
@@ -641,174 +661,174 @@ static void check_8_ext(const struct pkt *p, const struct flow_key *k) { check_i
 static void check_frag6_later(const struct pkt *p, const struct flow_key *key)
 {
 	check_frag_later(p, key);
-	assert_int_equal(key->nw_family, 6);
+	EXPECT_EQ(key->nw_family, 6);
 }
 
 static void check_no_next(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->nw_proto, IP_PROTO_NONE);
-	assert_int_equal(p->l4_ofs, 54);
-	assert_int_equal(p->size, 54);
-	assert_int_equal(p->payload_ofs, PKT_OFS_NONE);
+	EXPECT_EQ(key->nw_proto, IP_PROTO_NONE);
+	EXPECT_EQ(p->l4_ofs, 54);
+	EXPECT_EQ(p->size, 54);
+	EXPECT_EQ(p->payload_ofs, PKT_OFS_NONE);
 }
 
 static void check_short_udp_len(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->tp_dst, 2000);
-	assert_int_equal(p->payload_ofs, 42);
-	assert_int_equal(p->size, 42 + 32); /* kept: IP says so */
+	EXPECT_EQ(key->tp_dst, 2000);
+	EXPECT_EQ(p->payload_ofs, 42);
+	EXPECT_EQ(p->size, 42 + 32); /* kept: IP says so */
 }
 
 static void check_not_decapped(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(p->tunnel_ofs, PKT_OFS_NONE);
-	assert_int_equal(key->tun_family, 0);
-	assert_int_equal(key->tp_dst, VXLAN_DEFAULT_PORT);
-	assert_int_equal(p->payload_ofs, 42);
+	EXPECT_EQ(p->tunnel_ofs, PKT_OFS_NONE);
+	EXPECT_EQ(key->tun_family, 0);
+	EXPECT_EQ(key->tp_dst, VXLAN_DEFAULT_PORT);
+	EXPECT_EQ(p->payload_ofs, 42);
 }
 
 static void check_not_decapped_frag(const struct pkt *p, const struct flow_key *key)
 {
 	check_not_decapped(p, key);
-	assert_int_equal(key->nw_frag, FLOW_FRAG_ANY);
+	EXPECT_EQ(key->nw_frag, FLOW_FRAG_ANY);
 }
 
 static void check_tunnel4(const struct pkt *p, const struct flow_key *key)
 {
 	static const uint8_t outer_src[4] = { 198, 51, 100, 1 }, outer_dst[4] = { 198, 51, 100, 2 };
-	assert_int_equal(key->tun_family, 4);
-	assert_int_equal(key->tun_vni, VNI);
-	assert_memory_equal(key->tun_src, outer_src, 4);
-	assert_memory_equal(key->tun_dst, outer_dst, 4);
-	assert_true(is_zero(key->tun_src + 4, 12));
-	assert_int_equal(key->tun_src_port, 49152);
-	assert_int_equal(key->tun_dst_port, VXLAN_DEFAULT_PORT);
-	assert_int_equal(p->tunnel.family, 4);
-	assert_int_equal(p->tunnel.vni, VNI);
-	assert_int_equal(p->l2_ofs, 0);
-	assert_int_equal(p->l3_ofs, 14);
-	assert_int_equal(p->l4_ofs, 34);
-	assert_int_equal(p->payload_ofs, 42);
-	assert_int_equal(p->tunnel_ofs, 42);
-	assert_int_equal(p->inner_l2_ofs, 50);
+	EXPECT_EQ(key->tun_family, 4);
+	EXPECT_EQ(key->tun_vni, VNI);
+	EXPECT_MEM(key->tun_src, outer_src, 4);
+	EXPECT_MEM(key->tun_dst, outer_dst, 4);
+	EXPECT_TRUE(is_zero(key->tun_src + 4, 12));
+	EXPECT_EQ(key->tun_src_port, 49152);
+	EXPECT_EQ(key->tun_dst_port, VXLAN_DEFAULT_PORT);
+	EXPECT_EQ(p->tunnel.family, 4);
+	EXPECT_EQ(p->tunnel.vni, VNI);
+	EXPECT_EQ(p->l2_ofs, 0);
+	EXPECT_EQ(p->l3_ofs, 14);
+	EXPECT_EQ(p->l4_ofs, 34);
+	EXPECT_EQ(p->payload_ofs, 42);
+	EXPECT_EQ(p->tunnel_ofs, 42);
+	EXPECT_EQ(p->inner_l2_ofs, 50);
 }
 
 static void check_vx_tcp4(const struct pkt *p, const struct flow_key *key)
 {
 	check_tunnel4(p, key);
-	assert_int_equal(key->nw_family, 4);
-	assert_int_equal(key->nw_proto, IP_PROTO_TCP);
-	assert_int_equal(key->tp_src, 1000);
-	assert_int_equal(p->inner_l3_ofs, 64);
-	assert_int_equal(p->inner_l4_ofs, 84);
-	assert_int_equal(p->inner_payload_ofs, 104);
-	assert_int_equal(p->size, 50 + 54 + 100);
+	EXPECT_EQ(key->nw_family, 4);
+	EXPECT_EQ(key->nw_proto, IP_PROTO_TCP);
+	EXPECT_EQ(key->tp_src, 1000);
+	EXPECT_EQ(p->inner_l3_ofs, 64);
+	EXPECT_EQ(p->inner_l4_ofs, 84);
+	EXPECT_EQ(p->inner_payload_ofs, 104);
+	EXPECT_EQ(p->size, 50 + 54 + 100);
 }
 
 static void check_vx_tcp4_opts(const struct pkt *p, const struct flow_key *key)
 {
 	check_tunnel4(p, key);
-	assert_int_equal(key->tcp_flags, TCP_SYN);
-	assert_int_equal(key->tcp_opts.mss, 1460);
-	assert_int_equal(key->tcp_opts.wscale, 7);
-	assert_int_equal(p->inner_payload_ofs, 124);
+	EXPECT_EQ(key->tcp_flags, TCP_SYN);
+	EXPECT_EQ(key->tcp_opts.mss, 1460);
+	EXPECT_EQ(key->tcp_opts.wscale, 7);
+	EXPECT_EQ(p->inner_payload_ofs, 124);
 }
 
 static void check_vx_udp6(const struct pkt *p, const struct flow_key *key)
 {
 	check_tunnel4(p, key);
-	assert_int_equal(key->nw_family, 6);
-	assert_int_equal(p->inner_l4_ofs, 104);
-	assert_int_equal(p->size, 50 + 66); /* inner padding trimmed */
+	EXPECT_EQ(key->nw_family, 6);
+	EXPECT_EQ(p->inner_l4_ofs, 104);
+	EXPECT_EQ(p->size, 50 + 66); /* inner padding trimmed */
 }
 
 static void check_vx_arp(const struct pkt *p, const struct flow_key *key)
 {
 	check_tunnel4(p, key);
-	assert_int_equal(key->dl_type, ETH_TYPE_ARP);
-	assert_int_equal(key->nw_proto, 2);
-	assert_int_equal(p->inner_l3_ofs, 64);
-	assert_int_equal(p->inner_l4_ofs, PKT_OFS_NONE);
+	EXPECT_EQ(key->dl_type, ETH_TYPE_ARP);
+	EXPECT_EQ(key->nw_proto, 2);
+	EXPECT_EQ(p->inner_l3_ofs, 64);
+	EXPECT_EQ(p->inner_l4_ofs, PKT_OFS_NONE);
 }
 
 static void check_vx_icmp6(const struct pkt *p, const struct flow_key *key)
 {
 	check_tunnel4(p, key);
-	assert_int_equal(key->nw_proto, IP_PROTO_ICMPV6);
-	assert_int_equal(key->tp_src, 135);
-	assert_int_equal(p->inner_payload_ofs, 50 + 58);
+	EXPECT_EQ(key->nw_proto, IP_PROTO_ICMPV6);
+	EXPECT_EQ(key->tp_src, 135);
+	EXPECT_EQ(p->inner_payload_ofs, 50 + 58);
 }
 
 static void check_vx_vlan(const struct pkt *p, const struct flow_key *key)
 {
 	check_tunnel4(p, key);
-	assert_int_equal(key->n_vlans, 1);
-	assert_int_equal(key->vlan_tci[0], 0x2064);
-	assert_int_equal(p->inner_l3_ofs, 68);
+	EXPECT_EQ(key->n_vlans, 1);
+	EXPECT_EQ(key->vlan_tci[0], 0x2064);
+	EXPECT_EQ(p->inner_l3_ofs, 68);
 }
 
 static void check_vx_ack_padded(const struct pkt *p, const struct flow_key *key)
 {
 	check_tunnel4(p, key);
-	assert_int_equal(p->size, 50 + 54);
-	assert_int_equal(p->inner_payload_ofs, 50 + 54);
+	EXPECT_EQ(p->size, 50 + 54);
+	EXPECT_EQ(p->inner_payload_ofs, 50 + 54);
 }
 
 static void check_vx_ext(const struct pkt *p, const struct flow_key *key)
 {
 	check_tunnel4(p, key);
-	assert_int_equal(key->nw_frag, FLOW_FRAG_ANY);
-	assert_int_equal(p->inner_l4_ofs, 50 + 54 + 68);
+	EXPECT_EQ(key->nw_frag, FLOW_FRAG_ANY);
+	EXPECT_EQ(p->inner_l4_ofs, 50 + 54 + 68);
 }
 
 static void check_vx_frag_later(const struct pkt *p, const struct flow_key *key)
 {
 	check_tunnel4(p, key);
-	assert_int_equal(key->nw_frag, FLOW_FRAG_ANY | FLOW_FRAG_LATER);
-	assert_int_equal(p->inner_l4_ofs, PKT_OFS_NONE);
+	EXPECT_EQ(key->nw_frag, FLOW_FRAG_ANY | FLOW_FRAG_LATER);
+	EXPECT_EQ(p->inner_l4_ofs, PKT_OFS_NONE);
 }
 
 static void check_vx6_tcp6(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->tun_family, 6);
-	assert_int_equal(key->tun_src[15], 1);
-	assert_int_equal(key->tun_dst[15], 2);
-	assert_int_equal(key->tun_vni, VNI);
-	assert_int_equal(key->nw_family, 6);
-	assert_int_equal(key->nw_tos, 0xb8);
-	assert_int_equal(key->ipv6_label, 0xabcde);
-	assert_int_equal(p->tunnel_ofs, 62);
-	assert_int_equal(p->inner_l2_ofs, 70);
-	assert_int_equal(p->inner_l4_ofs, 70 + 54);
+	EXPECT_EQ(key->tun_family, 6);
+	EXPECT_EQ(key->tun_src[15], 1);
+	EXPECT_EQ(key->tun_dst[15], 2);
+	EXPECT_EQ(key->tun_vni, VNI);
+	EXPECT_EQ(key->nw_family, 6);
+	EXPECT_EQ(key->nw_tos, 0xb8);
+	EXPECT_EQ(key->ipv6_label, 0xabcde);
+	EXPECT_EQ(p->tunnel_ofs, 62);
+	EXPECT_EQ(p->inner_l2_ofs, 70);
+	EXPECT_EQ(p->inner_l4_ofs, 70 + 54);
 }
 
 static void check_vx6_icmp4(const struct pkt *p, const struct flow_key *key)
 {
-	assert_int_equal(key->tun_family, 6);
-	assert_int_equal(key->nw_proto, IP_PROTO_ICMP);
-	assert_int_equal(key->tp_src, 8);
-	assert_int_equal(p->inner_payload_ofs, 70 + 38);
+	EXPECT_EQ(key->tun_family, 6);
+	EXPECT_EQ(key->nw_proto, IP_PROTO_ICMP);
+	EXPECT_EQ(key->tp_src, 8);
+	EXPECT_EQ(p->inner_payload_ofs, 70 + 38);
 }
 
 /* The outer L3 never stands in for a missing inner one. */
 static void check_vx_unknown_type(const struct pkt *p, const struct flow_key *key)
 {
 	check_tunnel4(p, key);
-	assert_int_equal(key->dl_type, 0x88b5);
-	assert_int_equal(key->nw_family, 0);
-	assert_int_equal(p->inner_l3_ofs, PKT_OFS_NONE);
-	assert_int_equal(pkt_innermost_l3(p), PKT_OFS_NONE);
-	assert_int_equal(pkt_innermost_l4(p), PKT_OFS_NONE);
-	assert_int_equal(pkt_innermost_payload(p), PKT_OFS_NONE);
+	EXPECT_EQ(key->dl_type, 0x88b5);
+	EXPECT_EQ(key->nw_family, 0);
+	EXPECT_EQ(p->inner_l3_ofs, PKT_OFS_NONE);
+	EXPECT_EQ(pkt_innermost_l3(p), PKT_OFS_NONE);
+	EXPECT_EQ(pkt_innermost_l4(p), PKT_OFS_NONE);
+	EXPECT_EQ(pkt_innermost_payload(p), PKT_OFS_NONE);
 }
 
 /* VXLAN inside VXLAN: the inner one is not decapsulated again. */
 static void check_vx_nested(const struct pkt *p, const struct flow_key *key)
 {
 	check_tunnel4(p, key);
-	assert_int_equal(key->nw_proto, IP_PROTO_UDP);
-	assert_int_equal(key->tp_dst, VXLAN_DEFAULT_PORT);
-	assert_int_equal(p->inner_payload_ofs, 50 + 42);
+	EXPECT_EQ(key->nw_proto, IP_PROTO_UDP);
+	EXPECT_EQ(key->tp_dst, VXLAN_DEFAULT_PORT);
+	EXPECT_EQ(p->inner_payload_ofs, 50 + 42);
 }
 
 static const struct frame_case cases[] = {
@@ -946,8 +966,15 @@ static void run_case(const struct frame_case *tc, struct pkt *p)
 	}
 	if (got == DROP_NONE) {
 		check_invariants(p, &key);
+		expect_failure[0] = 0;
 		if (tc->check)
 			tc->check(p, &key);
+		if (expect_failure[0]) {
+			char title[160];
+			snprintf(title, sizeof(title), "case %u (%s)", tc->n, tc->what);
+			fb_hexdump(title, frame_buf, len);
+			fail_msg("case %u (%s): %s", tc->n, tc->what, expect_failure);
+		}
 	}
 }
 
