@@ -24,6 +24,9 @@ struct parse_ctx {
 	uint32_t end;
 	/* min(end, linear size): headers must end at or before this. */
 	uint32_t hdr_end;
+	/* The IP datagram of the frame being parsed is a fragment that more
+	 * fragments follow (IPv4 MF, IPv6 M flag). */
+	bool more_fragments;
 	struct flow_key *key;
 };
 
@@ -51,6 +54,7 @@ static void ctx_init(struct parse_ctx *c, struct pkt *pkt, struct flow_key *key)
 	c->data = pkt->data;
 	c->end = pkt_len(pkt);
 	c->hdr_end = pkt->size < c->end ? pkt->size : c->end;
+	c->more_fragments = false;
 	c->key = key;
 }
 
@@ -177,10 +181,11 @@ static enum drop_reason parse_udp(struct parse_ctx *c, uint32_t l4, const struct
 	uint32_t udp_len = rd16(uh + offsetof(struct udp_hdr, len_be));
 	/* The length covers at least the header.  It may be shorter than the
 	 * IP payload (legal; the rest is ignored) but not longer, except in a
-	 * first fragment, where it counts the whole reassembled datagram. */
+	 * first fragment that others follow: there it counts the whole
+	 * reassembled datagram. */
 	if (udp_len < UDP_HDR_LEN)
 		return DROP_UDP_LEN;
-	if (!(c->key->nw_frag & FLOW_FRAG_ANY) && udp_len > c->end - l4)
+	if (!c->more_fragments && udp_len > c->end - l4)
 		return DROP_UDP_LEN;
 
 	c->key->tp_src = rd16(uh + offsetof(struct udp_hdr, src_be));
@@ -258,6 +263,7 @@ static enum drop_reason parse_ipv4(struct parse_ctx *c, uint32_t l3, const struc
 	uint16_t frag_off = rd16(ip + offsetof(struct ipv4_hdr, frag_off_be));
 	if (frag_off & (IPV4_MF | IPV4_FRAG_OFFSET_MASK)) {
 		key->nw_frag = FLOW_FRAG_ANY;
+		c->more_fragments = frag_off & IPV4_MF;
 		if (frag_off & IPV4_FRAG_OFFSET_MASK) {
 			key->nw_frag |= FLOW_FRAG_LATER;
 			return DROP_NONE; /* no L4 header in a later fragment */
@@ -338,6 +344,7 @@ static enum drop_reason parse_ipv6_ext_chain(struct parse_ctx *c, uint32_t *ofs,
 		if (type == IP_PROTO_FRAGMENT) {
 			uint16_t off_flags = rd16(eh + offsetof(struct ipv6_frag_hdr, off_flags_be));
 			c->key->nw_frag |= FLOW_FRAG_ANY;
+			c->more_fragments = off_flags & 1;
 			if (off_flags >> 3) {
 				/* What follows is the middle of a datagram. */
 				c->key->nw_frag |= FLOW_FRAG_LATER;
@@ -446,6 +453,7 @@ static enum drop_reason parse_frame(struct parse_ctx *c, uint32_t l2, const stru
 		return DROP_TRUNCATED_ETH;
 	const uint8_t *eth = c->data + l2;
 	struct flow_key *key = c->key;
+	c->more_fragments = false;
 	memcpy(key->dl_dst, eth + offsetof(struct eth_hdr, dst), ETH_ADDR_LEN);
 	memcpy(key->dl_src, eth + offsetof(struct eth_hdr, src), ETH_ADDR_LEN);
 	*lo->l2 = (uint16_t)l2;

@@ -19,7 +19,8 @@
  *    (dl_type FLOW_DL_TYPE_NONE), IPv4 fragments (nw_frag set, no L4 for
  *    later fragments), IPv6 fragment headers (CVE-2023-1668 class).  A first
  *    fragment must hold its whole L4 header (RFC 1858, RFC 7112); its UDP
- *    length may exceed the fragment.  ICMP counts only over IPv4 and ICMPv6
+ *    length may exceed the fragment when more fragments follow (users bound
+ *    UDP payload by the IP end, i.e. pkt_len()).  ICMP counts only over IPv4 and ICMPv6
  *    only over IPv6 (tp_src = type, tp_dst = code).  The IPv4 header
  *    checksum is not verified here (GRO and the ports decide).
  *  - IPv6 extension headers: hop-by-hop (first only, else

@@ -314,6 +314,13 @@ static size_t f_udp6_frag_first(uint8_t *buf)
 	return ipv6_with_ext(buf, IP_PROTO_UDP, e, 1, -1);
 }
 
+/* Offset 0 and no more fragments (RFC 6946): a whole datagram. */
+static size_t f_udp6_atomic_frag(uint8_t *buf)
+{
+	const struct fb_ipv6_ext e[] = { { .type = IP_PROTO_FRAGMENT, .frag_id = 78 } };
+	return ipv6_with_ext(buf, IP_PROTO_UDP, e, 1, -1);
+}
+
 static size_t f_udp6_frag_later(uint8_t *buf)
 {
 	const struct fb_ipv6_ext e[] = {
@@ -894,6 +901,9 @@ static const struct frame_case cases[] = {
 	{ 72, "dest option overruns", f_dstopts_bad_option, {}, 0, 0, DROP_IPV6_BAD_OPTIONS },
 	{ 73, "ICMPv6", f_icmp6, {}, 0, 0, DROP_NONE, check_icmp6 },
 	{ 74, "ICMP (v4 number) over IPv6 is just a protocol", f_icmp6, { P(20, IP_PROTO_ICMP) }, 0, 0, DROP_NONE },
+	{ 75, "first fragment: UDP length past it", f_udp6_frag_first, { P(66, 0x10) }, 0, 0, DROP_NONE, check_frag6_first },
+	{ 76, "atomic fragment", f_udp6_atomic_frag, {}, 0, 0, DROP_NONE, check_frag6_first },
+	{ 77, "atomic fragment: UDP length past it", f_udp6_atomic_frag, { P(66, 0x10) }, 0, 0, DROP_UDP_LEN },
 	/* TCP */
 	{ 80, "TCP cut at 19 bytes", f_tcp4, { P(17, 20 + 19) }, 0, 0, DROP_TRUNCATED_TCP },
 	{ 81, "doff 4", f_tcp4, { P(46, 0x40) }, 0, 0, DROP_BAD_TCP_DOFF },
