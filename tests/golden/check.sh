@@ -38,13 +38,14 @@ trap cleanup EXIT
 
 # tshark as root in CI: it warns on stderr but runs; keep stderr for errors.
 # Reassembly off so each fragment is decoded as it stands on the wire, as the
-# parser sees it; UDP 4789 decoded as VXLAN explicitly.
+# parser sees it; UDP 4789 decoded as VXLAN explicitly.  Two passes: -T fields
+# for the values, -T pdml for where each header starts (the pkt offsets).
+tshark_prefs="-o ip.defragment:FALSE -o ipv6.defragment:FALSE -d udp.port==4789,vxlan"
 tshark_fields() {
 	local fields
 	fields=$($normalise --fields | sed 's/^/-e /')
 	# shellcheck disable=SC2086
-	tshark -n -r "$1" -o ip.defragment:FALSE -o ipv6.defragment:FALSE \
-		-d udp.port==4789,vxlan -T fields -E separator=/t -E occurrence=a \
+	tshark -n -r "$1" $tshark_prefs -T fields -E separator=/t -E occurrence=a \
 		-E aggregator='|' $fields 2>"$tmp/tshark.err"
 }
 
@@ -84,7 +85,11 @@ for set in golden_plain golden_vxlan; do
 		cat "$tmp/tshark.err" >&2
 		die "tshark failed on $pcap"
 	fi
-	$normalise < "$tmp/$set.tshark" > "$tmp/$set.want" || die "normalising tshark output of $set failed"
+	# shellcheck disable=SC2086
+	tshark -n -r "$pcap" $tshark_prefs -T pdml > "$tmp/$set.pdml" 2>"$tmp/tshark.err" \
+		|| die "tshark -T pdml failed on $pcap: $(cat "$tmp/tshark.err")"
+	$normalise --pdml "$tmp/$set.pdml" < "$tmp/$set.tshark" > "$tmp/$set.want" \
+		|| die "normalising tshark output of $set failed"
 	[ -s "$tmp/$set.want" ] || die "tshark decoded no frames in $pcap"
 	"$dump" "$pcap" > "$tmp/$set.got" || die "golden_dump failed on $pcap"
 	names=$data/$set.names

@@ -4,7 +4,10 @@ tests/tools/golden_dump prints, so the two can be diffed (tests/golden/check.sh)
 
     tshark_to_key.py --fields          print the tshark -e arguments, one per line
     tshark ... -T fields -E separator=/t -E occurrence=a -E aggregator='|' \\
-        $(tshark_to_key.py --fields | sed 's/^/-e /') | tshark_to_key.py
+        $(tshark_to_key.py --fields | sed 's/^/-e /') | tshark_to_key.py [--pdml FILE]
+
+With --pdml (tshark -T pdml of the same file), the layer offsets are added:
+where tshark's dissectors placed each header is where pkt's offsets must point.
 
 tshark lists every occurrence of a field in frame order.  A VXLAN frame has
 each protocol twice or more (outer and inner Ethernet, IP, UDP), so the
@@ -15,6 +18,7 @@ documented in tests/tools/golden_dump.c; both sides must print the same.
 """
 import ipaddress
 import sys
+import xml.etree.ElementTree as ET
 
 FIELDS = [
     "frame.number", "frame.protocols", "frame.len", "eth.padding", "eth.trailer", "vlan.trailer",
@@ -211,16 +215,82 @@ def key_line(row):
     return " ".join("%s=%s" % item for item in k.items())
 
 
+# Header sizes the parser's payload offset skips, past the L4 offset (ICMP:
+# type, code, checksum, as packet/hdr.h ICMP_HDR_LEN).
+L4_FIXED_HDR = {"udp": 8, "icmp": 4, "icmpv6": 4}
+
+
+def field_value(elem, name):
+    for f in elem.iter("field"):
+        if f.get("name") == name:
+            return f.get("show")
+    return None
+
+
+def side_offsets(protos):
+    """l2,l3,l4,payload of one frame (outer or inner) from tshark's top-level
+    protocol elements in order, "-" where absent, in the parser's conventions:
+    l4 is the end of the IP header chain (any protocol) except for a later
+    fragment; payload follows a TCP, UDP or ICMP header only."""
+    names = [p.get("name") for p in protos]
+    if "eth" not in names:
+        return "-,-,-,-"
+    i2 = names.index("eth")
+    l2 = int(protos[i2].get("pos"))
+    l3 = l4 = payload = None
+    i3 = next((i for i in range(i2 + 1, len(protos)) if names[i] in ("ip", "ipv6", "arp")), None)
+    if i3 is not None:
+        ip = protos[i3]
+        l3 = int(ip.get("pos"))
+        later = {"ip": field_value(ip, "ip.frag_offset"),
+                 "ipv6": field_value(ip, "ipv6.fraghdr.offset")}.get(names[i3])
+        if names[i3] != "arp" and num(later or "0") == 0:
+            l4 = l3 + int(ip.get("size"))
+            nxt = protos[i3 + 1] if i3 + 1 < len(protos) else None
+            if nxt is not None and int(nxt.get("pos")) == l4:
+                if nxt.get("name") == "tcp":
+                    payload = l4 + num(field_value(nxt, "tcp.hdr_len"))
+                elif nxt.get("name") in L4_FIXED_HDR:
+                    payload = l4 + L4_FIXED_HDR[nxt.get("name")]
+    return ",".join("-" if v is None else str(v) for v in (l2, l3, l4, payload))
+
+
+def pdml_offsets(path):
+    """{frame number: the offset fields of its canonical line}."""
+    out = {}
+    for packet in ET.parse(path).getroot().iter("packet"):
+        # fake-field-wrapper holds fields asked for with -e that have no place; no position.
+        protos = [p for p in packet.findall("proto")
+                  if p.get("name") not in ("geninfo", "frame") and p.get("pos") is not None]
+        frame = field_value(packet, "frame.number")
+        names = [p.get("name") for p in protos]
+        if "vxlan" in names:
+            cut = names.index("vxlan")
+            vx = int(protos[cut].get("pos"))
+            outer = side_offsets(protos[:cut]).rsplit(",", 1)[0] + ",%d" % vx
+            out[frame] = "ofs=%s vx_ofs=%d outer_ofs=%s" % (side_offsets(protos[cut + 1:]), vx, outer)
+        else:
+            out[frame] = "ofs=%s vx_ofs=- outer_ofs=-" % side_offsets(protos)
+    return out
+
+
 def main():
-    if sys.argv[1:] == ["--fields"]:
+    args = sys.argv[1:]
+    if args == ["--fields"]:
         print("\n".join(FIELDS))
         return 0
+    offsets = pdml_offsets(args[1]) if args[:1] == ["--pdml"] and len(args) == 2 else None
+    if args and offsets is None:
+        sys.exit("usage: tshark_to_key.py [--fields | --pdml FILE] < tshark-fields-output")
     for line in sys.stdin:
         cols = line.rstrip("\n").split("\t")
         if len(cols) != len(FIELDS):
             sys.exit("tshark_to_key: expected %d columns, got %d: %r" % (len(FIELDS), len(cols), line))
         row = {f: (c.split("|") if c else []) for f, c in zip(FIELDS, cols)}
-        print(key_line(row))
+        text = key_line(row)
+        if offsets is not None:
+            text += " " + offsets[row["frame.number"][0]]
+        print(text)
     return 0
 
 

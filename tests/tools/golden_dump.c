@@ -13,6 +13,7 @@
  *   dl_src dl_dst vlans dl_type
  *   nw_family nw_src nw_dst nw_proto nw_tos nw_ttl nw_frag ipv6_label arp_sha arp_tha
  *   tp_src tp_dst tcp_flags mss wscale sackok sack tsval tsecr len
+ *   ofs vx_ofs outer_ofs
  *
  * Conventions: tun is the underlay family (4, 6) or "-"; vlans is
  * "tpid/tci,..." in hex, outer tag first, or "-"; numbers are decimal except
@@ -22,13 +23,16 @@
  * leaves stale bytes in the key shows up as a mismatch.  TCP options print
  * "-" unless their bit is set in tcp_opts.present.  len is the frame's length
  * after flow_extract() (which cuts Ethernet padding past the innermost IP
- * datagram), for IP frames only ("-" otherwise).
+ * datagram), for IP frames only ("-" otherwise).  ofs is the innermost frame's
+ * "l2,l3,l4,payload" offsets (pkt->inner_* when tunnelled), vx_ofs the VXLAN
+ * header's and outer_ofs the outer frame's when tunnelled; "-" is absent.
  *
  * -s ("as from a socket"): a frame that flow_extract() decapsulates is parsed
  * a second time the way the VXLAN port receives it: the UDP payload alone
  * (VXLAN header to the end of the outer UDP datagram) through
  * flow_extract_vxlan(), with pkt->tunnel as the underlay socket would fill
- * it; that key is printed instead (len counts the outer headers back in), so
+ * it; that key is printed instead (len and offsets count the outer headers
+ * back in; outer_ofs, which that path has none of, are the full parse's), so
  * the same tshark lines check both entry points.
  *
  * Exit status: 0 when the file was read (whatever the frames parsed to),
@@ -96,6 +100,38 @@ static void print_opt(const char *name, const struct tcp_opts *opts, uint8_t bit
 		printf(" %s=-", name);
 }
 
+static void print_ofs(const char *name, const uint16_t ofs[4], uint32_t shift)
+{
+	printf(" %s=", name);
+	for (int i = 0; i < 4; i++) {
+		if (i)
+			putchar(',');
+		if (ofs[i] == PKT_OFS_NONE)
+			putchar('-');
+		else
+			printf("%u", ofs[i] + shift);
+	}
+}
+
+/* Offsets as printed: `pkt` is the parsed pkt, whose bytes start `shift`
+ * bytes into the captured frame; `full` the parse of the whole frame (the
+ * same pkt unless -s). */
+static void print_offsets(const struct pkt *pkt, uint32_t shift, const struct pkt *full)
+{
+	bool tunnelled = pkt->tunnel_ofs != PKT_OFS_NONE;
+	const uint16_t inner[4] = { pkt->inner_l2_ofs, pkt->inner_l3_ofs, pkt->inner_l4_ofs,
+				    pkt->inner_payload_ofs };
+	const uint16_t outer[4] = { full->l2_ofs, full->l3_ofs, full->l4_ofs, full->payload_ofs };
+
+	print_ofs("ofs", tunnelled ? inner : outer, shift);
+	if (tunnelled) {
+		printf(" vx_ofs=%u", pkt->tunnel_ofs + shift);
+		print_ofs("outer_ofs", outer, 0);
+	} else {
+		printf(" vx_ofs=- outer_ofs=-");
+	}
+}
+
 /* `len`: the frame's length after parsing. */
 static void print_key(const struct flow_key *k, uint32_t len)
 {
@@ -137,9 +173,9 @@ static void print_key(const struct flow_key *k, uint32_t len)
 	print_opt("tsval", o, TCP_OPTS_TIMESTAMP, o->tsval);
 	print_opt("tsecr", o, TCP_OPTS_TIMESTAMP, o->tsecr);
 	if (k->nw_family == 4 || k->nw_family == 6)
-		printf(" len=%u\n", len);
+		printf(" len=%u", len);
 	else
-		printf(" len=-\n");
+		printf(" len=-");
 }
 
 /* The -s path: re-parse the UDP payload of a decapsulated frame (original,
@@ -223,8 +259,11 @@ int main(int argc, char **argv)
 		printf("frame=%lu", frame);
 		if (reason != DROP_NONE)
 			printf(" drop=%s\n", drop_reason_name(reason));
-		else
+		else {
 			print_key(&key, pkt_len(shown) + outer_len);
+			print_offsets(shown, outer_len, pkt);
+			putchar('\n');
+		}
 		if (shown != pkt)
 			pkt_free(shown);
 		pkt_free(pkt);
