@@ -565,6 +565,8 @@ enum drop_reason flow_extract(struct pkt *pkt, uint16_t vxlan_port, struct flow_
 
 	key_init(key, pkt);
 	pkt_clear_offsets(pkt);
+	/* Tunnel metadata of a whole frame comes from the frame alone. */
+	pkt->tunnel.family = 0;
 	ctx_init(&c, pkt, key);
 
 	enum drop_reason reason = parse_frame(&c, 0, &outer);

@@ -58,8 +58,8 @@ enum flow_extract_limits {
 
 /* Parses the frame starting at pkt->data (an Ethernet header).  Sets pkt's
  * l2/l3/l4/payload offsets and, for VXLAN, tunnel_ofs, inner_* offsets and
- * pkt->tunnel.  The key is zeroed first except key->in_port, which is taken
- * from pkt->in_port. */
+ * pkt->tunnel (pkt->tunnel.family is 0 for a frame that is not VXLAN).  The
+ * key is zeroed first except key->in_port, which is taken from pkt->in_port. */
 enum drop_reason flow_extract(struct pkt *pkt, uint16_t vxlan_port, struct flow_key *key);
 
 /* Parses a frame that starts at a VXLAN header, as read from a UDP socket:

@@ -1363,6 +1363,7 @@ static void test_offsets_reset_between_frames(void **state)
 	assert_int_equal(p->inner_l2_ofs, PKT_OFS_NONE);
 	assert_int_equal(p->inner_l4_ofs, PKT_OFS_NONE);
 	assert_int_equal(key.tun_vni, 0);
+	assert_int_equal(p->tunnel.family, 0); /* no stale tunnel metadata */
 	check_invariants(p, &key);
 	pkt_free(p);
 }
