@@ -26,6 +26,10 @@ enum {
 	/* IPv6 first word without the traffic class: version + flow label. */
 	GRO_IPV6_FLOW_MASK = 0xF00FFFFF,
 	GRO_MAX_L2_LEN = ETH_HDR_LEN + 2 * VLAN_HDR_LEN,
+	/* Headers compared in one go by the fast path: outer Eth + IPv6 +
+	 * UDP + VXLAN + inner Eth/VLANs + IPv6 + TCP with options fit. */
+	GRO_CMP_CHUNK = 16,
+	GRO_CMP_MAX = 208,
 };
 
 /* One segment's headers, as pointers into its pkt's linear part.  Held runs
@@ -63,10 +67,16 @@ struct gro_flow {
 	uint32_t l3_len;     /* merged L3 length so far */
 	uint16_t mss;
 	uint16_t count;
+	uint16_t hdr_len;    /* head: frame start to end of the TCP header */
+	uint16_t mask_len;   /* hdr_len rounded up to GRO_CMP_CHUNK */
 	uint16_t bucket;     /* where the run is indexed */
 	uint8_t slot;
 	uint8_t fixed_id;    /* GRO_FIXEDID_* */
 	uint8_t ecn;         /* first segment had CWR */
+	/* 0xff where every further segment's header byte must equal the
+	 * head's: all of it but lengths, IP IDs, checksums, seq, urgent
+	 * pointer (gro_fast_merge). */
+	uint8_t cmp_mask[GRO_CMP_MAX];
 };
 
 /* The index of one hash bucket: compact, so a lookup touches one cache line
@@ -86,6 +96,7 @@ struct gro_table {
 	uint32_t n_flows;     /* bucket_slots * n_buckets */
 	uint64_t next_age;
 	struct gro_stats stats;
+	struct gro_flow *last; /* run the previous segment went to */
 	struct gro_bucket *buckets;
 	struct gro_flow flows[]; /* bucket b, slot i at b * bucket_slots + i */
 };
@@ -405,25 +416,29 @@ static enum gro_pass_reason gro_ipv6_pass_reason(const uint8_t *l3, uint32_t l3_
 	return GRO_PASS_REASON_COUNT;
 }
 
-static bool gro_tcp_csum_ok(const struct gro_seg *seg)
+static bool gro_tcp_csum_ok_at(const struct pkt *pkt, const uint8_t *l3, uint8_t family, uint32_t l4_ofs)
 {
-	const struct pkt *pkt = seg->pkt;
-	uint32_t l4_ofs = (uint32_t)((const uint8_t *)seg->th - pkt->data);
 	uint32_t l4_len = pkt_len(pkt) - l4_ofs;
 	uint32_t sum;
 
-	if (seg->family == 4) {
-		const struct ipv4_hdr *ip = (const struct ipv4_hdr *)seg->l3;
+	if (family == 4) {
+		const struct ipv4_hdr *ip = (const struct ipv4_hdr *)l3;
 		sum = csum_pseudo_ipv4(ip->src, ip->dst, IP_PROTO_TCP, l4_len);
 	} else {
-		const struct ipv6_hdr *ip6 = (const struct ipv6_hdr *)seg->l3;
+		const struct ipv6_hdr *ip6 = (const struct ipv6_hdr *)l3;
 		sum = csum_pseudo_ipv6(ip6->src, ip6->dst, IP_PROTO_TCP, l4_len);
 	}
 	if (pkt->nr_frags == 0)
-		sum = csum_partial(seg->th, l4_len, sum);
+		sum = csum_partial(pkt->data + l4_ofs, l4_len, sum);
 	else
 		sum = csum_pkt(pkt, l4_ofs, l4_len, sum);
 	return csum_fold(sum) == 0;
+}
+
+static bool gro_tcp_csum_ok(const struct gro_seg *seg)
+{
+	const struct pkt *pkt = seg->pkt;
+	return gro_tcp_csum_ok_at(pkt, seg->l3, seg->family, (uint32_t)((const uint8_t *)seg->th - pkt->data));
 }
 
 /* GRO_PASS_REASON_COUNT when the segment may be held or merged. */
@@ -559,6 +574,10 @@ static enum gro_flush_reason gro_merge_check(const struct gro_table *table, stru
 		return GRO_FLUSH_FLAGS_CHANGED;
 	if (th->ack_be != th2->ack_be)
 		return GRO_FLUSH_ACK_CHANGED;
+	/* Linux compares the whole flag word (doff, flags, window), so a
+	 * window update ends the run too. */
+	if (th->window_be != th2->window_be)
+		return GRO_FLUSH_WINDOW_CHANGED;
 	/* Data offset, NS bit and every option byte (a TSval tick too). */
 	if (th->doff_res != th2->doff_res ||
 	    !bytes_equal((const uint8_t *)th + TCP_HDR_LEN, (const uint8_t *)th2 + TCP_HDR_LEN,
@@ -720,6 +739,57 @@ static struct gro_flow *gro_slot_for(struct gro_table *table, const struct gro_s
 	return flow;
 }
 
+static void gro_mask_field(struct gro_flow *flow, const void *field, uint32_t size)
+{
+	uint32_t ofs = (uint32_t)((const uint8_t *)field - flow->head.pkt->data);
+	memset(flow->cmp_mask + ofs, 0, size);
+}
+
+/* What may differ between the head and a further segment without the
+ * slow path having to look: exactly the fields gro_fast_merge() checks by
+ * value.  A head whose headers are too long for the mask gets hdr_len 0,
+ * which keeps its run on the slow path. */
+static void gro_build_cmp_mask(struct gro_flow *flow)
+{
+	const struct gro_seg *h = &flow->head;
+	uint32_t hdr_len = h->payload_ofs;
+
+	flow->hdr_len = 0;
+	if (hdr_len > GRO_CMP_MAX || hdr_len > h->pkt->size)
+		return;
+	flow->hdr_len = (uint16_t)hdr_len;
+	flow->mask_len = (uint16_t)((hdr_len + GRO_CMP_CHUNK - 1) & ~(GRO_CMP_CHUNK - 1u));
+	if (flow->mask_len > GRO_CMP_MAX) {
+		flow->hdr_len = 0;
+		return;
+	}
+	memset(flow->cmp_mask, 0xff, hdr_len);
+	memset(flow->cmp_mask + hdr_len, 0, flow->mask_len - hdr_len);
+	if (h->outer_l3) {
+		if (h->outer_family == 4) {
+			const struct ipv4_hdr *ip = (const struct ipv4_hdr *)h->outer_l3;
+			gro_mask_field(flow, &ip->tot_len_be, 2);
+			gro_mask_field(flow, &ip->id_be, 2);
+			gro_mask_field(flow, &ip->csum, 2);
+		} else {
+			gro_mask_field(flow, &((const struct ipv6_hdr *)h->outer_l3)->payload_len_be, 2);
+		}
+		gro_mask_field(flow, &h->outer_udp->len_be, 2);
+		gro_mask_field(flow, &h->outer_udp->csum, 2);
+	}
+	if (h->family == 4) {
+		const struct ipv4_hdr *ip = (const struct ipv4_hdr *)h->l3;
+		gro_mask_field(flow, &ip->tot_len_be, 2);
+		gro_mask_field(flow, &ip->id_be, 2);
+		gro_mask_field(flow, &ip->csum, 2);
+	} else {
+		gro_mask_field(flow, &((const struct ipv6_hdr *)h->l3)->payload_len_be, 2);
+	}
+	gro_mask_field(flow, &h->th->seq_be, 4);
+	gro_mask_field(flow, &h->th->csum, 2);
+	gro_mask_field(flow, &h->th->urg_be, 2);
+}
+
 static void gro_start_run(struct gro_table *table, const struct gro_seg *seg, uint64_t now_ns)
 {
 	struct gro_flow *flow = gro_slot_for(table, seg);
@@ -733,7 +803,9 @@ static void gro_start_run(struct gro_table *table, const struct gro_seg *seg, ui
 	flow->count = 1;
 	flow->fixed_id = 0;
 	flow->ecn = (seg->th->flags & TCP_CWR) != 0;
+	gro_build_cmp_mask(flow);
 	table->stats.flows_held++;
+	table->last = flow;
 }
 
 /* Appends the segment's payload to the run as frags owned by the segment. */
@@ -752,12 +824,124 @@ static void gro_merge(struct gro_flow *flow, const struct gro_seg *seg)
 	pkt_free(pkt); /* the frags hold what is still needed */
 }
 
+typedef uint64_t gro_chunk __attribute__((vector_size(GRO_CMP_CHUNK)));
+
+/* (seg ^ head) & mask == 0 over the compared header bytes.  Reads up to
+ * GRO_CMP_CHUNK - 1 bytes past the headers, inside the pkt buffer (the mask
+ * is zero there). */
+static inline bool gro_hdr_match(const uint8_t *seg, const uint8_t *head, const uint8_t *mask, uint32_t len)
+{
+	gro_chunk diff = { 0 };
+
+	for (uint32_t i = 0; i < len; i += GRO_CMP_CHUNK) {
+		gro_chunk a, b, m;
+		memcpy(&a, seg + i, sizeof(a));
+		memcpy(&b, head + i, sizeof(b));
+		memcpy(&m, mask + i, sizeof(m));
+		diff |= (a ^ b) & m;
+	}
+	return (diff[0] | diff[1]) == 0;
+}
+
+/* The IP ID rule of gro_ip_flush() on an ID already known to be the only
+ * difference that matters. */
+static inline bool gro_ip_id_ok(struct gro_flow *flow, const uint8_t *held_ip, const uint8_t *seg_ip,
+				uint8_t fixed_bit)
+{
+	uint16_t id_offset = (uint16_t)(load_be16(seg_ip + 4) - load_be16(held_ip + 4));
+	if (flow->count == 1 && id_offset == 0)
+		flow->fixed_id |= fixed_bit;
+	return id_offset == ((flow->fixed_id & fixed_bit) ? 0 : flow->count);
+}
+
+/* Fast path: the segment is the next one of the run the previous segment
+ * joined (a train), and merges without any rule being in question.  The
+ * masked header compare proves same flow and all the must-be-equal fields
+ * (MACs, addresses, ports, VNI and VXLAN flags, TTL/TOS/DF, hop limit,
+ * traffic class, flow label, ACK, doff, flags, window, options); what is
+ * left is checked by value here.  Anything unusual returns false and the
+ * slow path decides, so both paths give the same result. */
+static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struct pkt *pkt, uint64_t now_ns)
+{
+	const struct gro_seg *h = &flow->head;
+	struct pkt *hp = h->pkt;
+
+	if (!flow->hdr_len || pkt->size < flow->hdr_len || pkt->in_port != hp->in_port ||
+	    pkt->ol.gso_type != PKT_GSO_NONE || (pkt->ol.flags & PKT_OL_NEEDS_CSUM) ||
+	    now_ns - flow->first_ns >= table->hold_ns)
+		return false;
+	/* Same layout: the nine offsets l2_ofs .. inner_payload_ofs. */
+	if (!bytes_equal(&pkt->l2_ofs, &hp->l2_ofs, 9 * sizeof(uint16_t)))
+		return false;
+	if (h->vxlan) {
+		const struct pkt_tunnel *a = &pkt->tunnel, *b = &hp->tunnel;
+		if (a->family != b->family || a->src_port != b->src_port || a->dst_port != b->dst_port ||
+		    !bytes_equal(a->src, b->src, 16) || !bytes_equal(a->dst, b->dst, 16))
+			return false;
+	}
+	if (!gro_hdr_match(pkt->data, hp->data, flow->cmp_mask, flow->mask_len))
+		return false;
+
+	uint32_t len = pkt_len(pkt);
+	uint32_t payload = len - flow->hdr_len;
+	const uint8_t *th = pkt->data + (h->payload_ofs - h->th_len);
+	if (payload == 0 || payload > flow->mss || load_be32(th + 4) != flow->next_seq)
+		return false;
+	if (flow->l3_len + payload >= table->max_size ||
+	    hp->nr_frags + (flow->hdr_len < pkt->size) + pkt->nr_frags > PKT_MAX_FRAGS)
+		return false;
+
+	if (h->outer_l3) {
+		const uint8_t *ip = pkt->data + pkt->l3_ofs;
+		const uint8_t *udp = pkt->data + pkt->l4_ofs;
+		if (h->outer_family == 4) {
+			if (load_be16(ip + 2) != len - pkt->l3_ofs || !gro_ipv4_hdr_csum_ok(ip) ||
+			    !gro_ip_id_ok(flow, h->outer_l3, ip, GRO_FIXEDID_OUTER))
+				return false;
+		} else if (load_be16(ip + 4) + (uint32_t)IPV6_HDR_LEN != len - pkt->l3_ofs) {
+			return false;
+		}
+		uint16_t udp_csum = load_be16(udp + 6);
+		if (load_be16(udp + 4) != len - pkt->l4_ofs || !udp_csum != !h->outer_udp->csum)
+			return false;
+	}
+	const uint8_t *ip = pkt->data + (h->l3 - hp->data);
+	uint32_t l3_len = len - (uint32_t)(h->l3 - hp->data);
+	if (h->family == 4) {
+		if (load_be16(ip + 2) != l3_len || !gro_ipv4_hdr_csum_ok(ip) ||
+		    !gro_ip_id_ok(flow, h->l3, ip, GRO_FIXEDID_INNER))
+			return false;
+	} else if (load_be16(ip + 4) + (uint32_t)IPV6_HDR_LEN != l3_len) {
+		return false;
+	}
+	if (!(pkt->ol.flags & PKT_OL_DATA_VALID) &&
+	    !gro_tcp_csum_ok_at(pkt, ip, h->family, (uint32_t)(th - pkt->data))) {
+		/* Let the slow path count it and keep the flow in order. */
+		return false;
+	}
+
+	if (flow->hdr_len < pkt->size)
+		pkt_add_frag(hp, pkt->data + flow->hdr_len, pkt->size - flow->hdr_len, pkt);
+	for (uint16_t i = 0; i < pkt->nr_frags; i++)
+		pkt_add_frag(hp, pkt->frags[i].data, pkt->frags[i].size, pkt->frags[i].owner);
+	flow->next_seq += payload;
+	flow->l3_len += payload;
+	flow->count++;
+	uint16_t mss = flow->mss;
+	pkt_free(pkt);
+	if (payload < mss)
+		gro_complete(table, flow, GRO_FLUSH_SHORT_SEGMENT);
+	return true;
+}
+
 void gro_receive(struct gro_table *table, struct pkt *pkt, uint64_t now_ns)
 {
 	struct gro_seg seg;
 	struct gro_flow *flow;
 
 	table->stats.segments_in++;
+	if (table->last && table->last->head.pkt && gro_fast_merge(table, table->last, pkt, now_ns))
+		return;
 	if (!gro_seg_locate(pkt, &seg)) {
 		gro_pass(table, pkt, GRO_PASS_NOT_TCP);
 		return;
@@ -782,6 +966,7 @@ void gro_receive(struct gro_table *table, struct pkt *pkt, uint64_t now_ns)
 		if (why == GRO_FLUSH_REASON_COUNT) {
 			uint16_t mss = flow->mss;
 			gro_merge(flow, &seg);
+			table->last = flow;
 			if (seg.payload_len < mss)
 				gro_complete(table, flow, GRO_FLUSH_SHORT_SEGMENT);
 			else if (seg.th->flags & GRO_TCP_FLAGS_FINAL)

@@ -55,7 +55,8 @@
  *
  * Flush the held run before the new segment (which may then start a new
  * run): CWR on the new segment; flags other than CWR/FIN/PSH differ; ACK
- * differs; TCP header length or any option byte differs; TTL/TOS/DF or
+ * or window differs (Linux compares the whole doff/flags/window word); TCP
+ * header length or any option byte differs; TTL/TOS/DF or
  * hop limit/traffic class differ (inner, and outer when present); IPv4 ID
  * neither fixed nor first_id + count (decided at the second segment, as
  * mainline: one bit for inner, one for outer); payload larger than MSS; seq
@@ -137,6 +138,7 @@ struct gro_config {
 	X(ACK_CHANGED, "not_mergeable_ack")                               \
 	X(OPTIONS_CHANGED, "not_mergeable_tcp_options")                   \
 	X(FLAGS_CHANGED, "not_mergeable_tcp_flags")                       \
+	X(WINDOW_CHANGED, "not_mergeable_tcp_window")                     \
 	X(IP_FIELDS, "not_mergeable_ttl_tos_df")                          \
 	X(IP_ID, "not_mergeable_ip_id")                                   \
 	X(OVERSIZED_SEGMENT, "not_mergeable_segment_over_mss")            \

@@ -395,6 +395,7 @@ static void mutate_ip_id(struct stream *s) { s->f.ip_id += 7; }
 static void mutate_outer_ttl(struct stream *s) { s->vx.ttl--; }
 static void mutate_outer_ip_id(struct stream *s) { s->vx.ip_id += 7; }
 static void mutate_ece(struct stream *s) { s->f.tcp_flags |= TCP_ECE; }
+static void mutate_window(struct stream *s) { s->f.window = 1000; }
 
 static void test_flush_seq_gap(void **state)
 {
@@ -441,6 +442,14 @@ static void test_flush_flags_changed(void **state)
 {
 	(void)state;
 	expect_flush_before(4, MODE_PLAIN, mutate_ece, GRO_FLUSH_FLAGS_CHANGED);
+}
+
+/* The window is in the word Linux compares with the flags. */
+static void test_flush_window_changed(void **state)
+{
+	(void)state;
+	expect_flush_before(4, MODE_PLAIN, mutate_window, GRO_FLUSH_WINDOW_CHANGED);
+	expect_flush_before(6, MODE_VXLAN_UDP, mutate_window, GRO_FLUSH_WINDOW_CHANGED);
 }
 
 /* Mainline: the second segment decides fixed or incrementing, for ever. */
@@ -957,6 +966,7 @@ int main(void)
 		cmocka_unit_test(test_flush_ip_fields),
 		cmocka_unit_test(test_flush_ip_id),
 		cmocka_unit_test(test_flush_flags_changed),
+		cmocka_unit_test(test_flush_window_changed),
 		cmocka_unit_test(test_ip_id_fixed_run),
 		cmocka_unit_test(test_ip_id_wraps),
 		cmocka_unit_test(test_segment_over_mss_starts_new_run),
