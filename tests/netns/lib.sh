@@ -104,8 +104,9 @@ def big_share(name):
 print(eval(sys.argv[1]))' "$@"
 }
 
-# rig_vxswitchd SIDE [extra config lines on stdin]: start vxswitchd in host
-# SIDE with a tap vnetSIDE moved into vmSIDE, and a vxlan port to the other host.
+# rig_vxswitchd SIDE: start vxswitchd in host SIDE with a tap vnetSIDE moved
+# into vmSIDE and a vxlan port vx$VNI to the other host; lines in
+# $RIG_EXTRA_CONF are appended to its config file.
 rig_vxswitchd() {
 	local side=$1 other=$(( 3 - $1 )) host vm cfg sock
 	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; else host=$H2; vm=$VM2; fi
@@ -114,12 +115,11 @@ rig_vxswitchd() {
 	{
 		echo "port add vx$VNI type vxlan vni $VNI local $(u_addr "$side") remote $(u_addr "$other")"
 		echo "port add vnet$side type tap vni $VNI netns $vm mtu $(vm_mtu)"
-		[ -t 0 ] || cat
+		[ -z "${RIG_EXTRA_CONF:-}" ] || printf '%s\n' "$RIG_EXTRA_CONF"
 	} > "$cfg"
 	n "$host" "$VXSWITCHD" -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$side.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
-	eval "VXD_PID_$side=$!"
-	local i
+	local i p
 	for i in $(seq 100); do
 		[ -S "$sock" ] && n "$vm" ip link show "vnet$side" >/dev/null 2>&1 && break
 		sleep 0.05
@@ -129,6 +129,14 @@ rig_vxswitchd() {
 		cat "$RIG_DIR/h$side.log" >&2
 		return 1
 	fi
+	# `ip netns exec` forks: $! is the wrapper.  Find the daemon itself
+	# (for its CPU time and to stop it).
+	for p in $(ip netns pids "$host"); do
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = vxswitchd ]; then
+			eval "VXD_PID_$side=$p"
+			RIG_PIDS="$RIG_PIDS $p"
+		fi
+	done
 	rig_vm_addrs "$side" "vnet$side"
 }
 
