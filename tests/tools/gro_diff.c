@@ -1,7 +1,7 @@
 /* gro_diff: differential test of our GRO (src/offload/gro.c) against the
  * running Linux kernel's GRO, on the same TCP segment sequences.
  *
- *   gro_diff [-r REPEATS] [-c CASE] [-l] [-v]
+ *   gro_diff [-r REPEATS] [-c CASE] [-x] [-l] [-v]
  *
  * Run as root inside a fresh network namespace (tests/netns/
  * test_gro_vs_kernel.sh does that).  For each case the same frames go
@@ -163,6 +163,18 @@ struct case_ctx {
 	uint8_t family;
 	const uint8_t *dst_mac;
 };
+
+/* Outer headers of the VXLAN cases: to the tap's address, where a vxlan
+ * device listens on port 4789 (the script makes it). */
+static void vxlan_outer(struct fb_vxlan *vx, const uint8_t *dst_mac)
+{
+	static const uint8_t src[4] = { 198, 51, 100, 2 }, dst[4] = { 198, 51, 100, 1 };
+	fb_vxlan_init(vx, 4, 42);
+	memcpy(vx->dst_mac, dst_mac, 6);
+	memcpy(vx->src_ip, src, 4);
+	memcpy(vx->dst_ip, dst, 4);
+	vx->ip_id = 3000;
+}
 
 static void one_stream(const struct case_ctx *c, struct stream *s)
 {
@@ -582,7 +594,8 @@ static void case_cwr_all(const struct case_ctx *c)
 
 typedef void case_fn(const struct case_ctx *c);
 
-enum { F4 = 1, F6 = 2 };
+/* Inner families; FVX: also run with each frame in VXLAN (option -x). */
+enum { F4 = 1, F6 = 2, FVX = 4 };
 
 /* Where the kernel legitimately differs from ours, the case says why and
  * how much of the output is still compared. */
@@ -615,25 +628,25 @@ static const struct gd_case {
 	 * that depends on our hash. */
 	const char *ours_expect;
 } cases[] = {
-	{ "in_order", case_in_order, F4 | F6 },
-	{ "short_last", case_short_last, F4 | F6 },
-	{ "psh_middle", case_psh_middle, F4 | F6 },
+	{ "in_order", case_in_order, F4 | F6 | FVX },
+	{ "short_last", case_short_last, F4 | F6 | FVX },
+	{ "psh_middle", case_psh_middle, F4 | F6 | FVX },
 	{ "psh_first", case_psh_first, F4 | F6 },
 	{ "fin_last", case_fin_last, F4 | F6 },
-	{ "reorder_swap", case_reorder, F4 | F6 },
+	{ "reorder_swap", case_reorder, F4 | F6 | FVX },
 	{ "retransmit", case_retransmit, F4 | F6 },
-	{ "two_flows", case_two_flows, F4 | F6 },
+	{ "two_flows", case_two_flows, F4 | F6 | FVX },
 	{ "four_flows_psh", case_four_flows_psh, F4 | F6 },
-	{ "ip_id_jump", case_ip_id_jump, F4 },
+	{ "ip_id_jump", case_ip_id_jump, F4 | FVX },
 	{ "ip_id_wrap", case_ip_id_wrap, F4 },
-	{ "fixed_id_df", case_fixed_id_df, F4 },
+	{ "fixed_id_df", case_fixed_id_df, F4 | FVX },
 	{ "fixed_id_nodf", case_fixed_id_nodf, F4 },
 	{ "fixed_then_inc", case_fixed_then_inc, F4 },
 	{ "df_change", case_df_change, F4 },
-	{ "ts_tick", case_ts_tick, F4 | F6 },
+	{ "ts_tick", case_ts_tick, F4 | F6 | FVX },
 	{ "no_options", case_no_options, F4 | F6 },
 	{ "options_dropped", case_options_dropped, F4 | F6 },
-	{ "ttl_change", case_ttl_change, F4 | F6 },
+	{ "ttl_change", case_ttl_change, F4 | F6 | FVX },
 	{ "tos_change", case_tos_change, F4 | F6 },
 	{ "ecn_ce_mark", case_ecn_ce_mark, F4 | F6 },
 	{ "flow_label_change", case_flow_label_change, F6 },
@@ -645,11 +658,11 @@ static const struct gd_case {
 	{ "cwr_middle", case_cwr_middle, F4 | F6, CMP_REPORT, CWR_NOTE, "3,4" },
 	{ "cwr_all", case_cwr_all, F4 | F6, CMP_REPORT, CWR_NOTE, "1,1,1,1" },
 	{ "urg_middle", case_urg_middle, F4 | F6 },
-	{ "pure_acks", case_pure_acks, F4 | F6 },
+	{ "pure_acks", case_pure_acks, F4 | F6 | FVX },
 	{ "data_then_ack", case_data_then_ack, F4 | F6 },
 	{ "mss_grows", case_mss_grows, F4 | F6 },
 	{ "small_mss", case_small_mss, F4 | F6 },
-	{ "size_cap", case_size_cap, F4 | F6 },
+	{ "size_cap", case_size_cap, F4 | F6 | FVX },
 	/* The kernel checks the TCP checksum (and IPv4 options) before it
 	 * looks up the flow, so such a segment goes up at once, ahead of the
 	 * run still held; ours completes the run first so that the flow
@@ -700,17 +713,42 @@ struct result {
 	bool overflow;
 };
 
-static int build_wire(const struct seg_list *l, struct wire *w)
+/* The frames of a case; `vx` non-NULL wraps each in VXLAN (outer IPv4 ID
+ * advancing per segment, as a sender's GSO makes them). */
+static int build_wire(const struct seg_list *l, const struct fb_vxlan *vx, struct wire *w)
 {
+	static uint8_t inner[FRAME_CAP];
 	w->n = 0;
 	for (unsigned i = 0; i < l->n; i++) {
-		size_t len = fb_build(&l->f[i], w->bytes[i], FRAME_CAP, NULL);
+		size_t len;
+		if (vx) {
+			struct fb_vxlan outer = *vx;
+			outer.ip_id = (uint16_t)(vx->ip_id + i);
+			len = fb_build(&l->f[i], inner, sizeof(inner), NULL);
+			if (len)
+				len = fb_wrap_vxlan(&outer, inner, len, w->bytes[i], FRAME_CAP);
+		} else {
+			len = fb_build(&l->f[i], w->bytes[i], FRAME_CAP, NULL);
+		}
 		if (len == 0)
 			return -EINVAL;
 		w->len[i] = len;
 		w->n++;
 	}
 	return 0;
+}
+
+/* A VXLAN frame (outer IPv4 without options, UDP to port 4789) is seen
+ * by its inner frame: lengths are compared on the inner frame, which is
+ * what ours emits (decapsulated). */
+static void frame_decap(const uint8_t **p, size_t *len)
+{
+	const uint8_t *f = *p;
+	if (*len < VXLAN_ENCAP_LEN_IPV4 + 14 || f[12] != 0x08 || f[13] != 0x00 || f[14] != 0x45 ||
+	    f[14 + 9] != IP_PROTO_UDP || (f[36] << 8 | f[37]) != VXLAN_DEFAULT_PORT)
+		return;
+	*p += VXLAN_ENCAP_LEN_IPV4;
+	*len -= VXLAN_ENCAP_LEN_IPV4;
 }
 
 /* Port and seq from the first bytes of a frame; false if not TCP over
@@ -884,7 +922,7 @@ static int run_ours(const struct wire *w, struct result *res)
 		/* A frame the parser refuses (bad checksum is not its
 		 * business, so that does not happen here) would be dropped
 		 * before GRO; its offsets stay absent and GRO passes it. */
-		(void)flow_extract(pkts[n], 0, &key);
+		(void)flow_extract(pkts[n], VXLAN_DEFAULT_PORT, &key);
 	}
 	gro_receive_batch(gro, pkts, n, 0);
 	n = 0;
@@ -1070,6 +1108,7 @@ static int rig_recv(struct kernel_rig *k, int timeout_ms, struct out_frame *f, b
 	memcpy(&vh, k->rx, sizeof(vh)); /* host order on a little-endian host */
 	const uint8_t *frame = k->rx + sizeof(vh);
 	size_t len = (size_t)n - sizeof(vh);
+	frame_decap(&frame, &len);
 	memset(f, 0, sizeof(*f));
 	if (!frame_tcp_id(frame, len, &f->src_port, &f->seq, &f->payload))
 		return 1;
@@ -1133,7 +1172,7 @@ static enum burst_status run_kernel_once(struct kernel_rig *k, const struct wire
 
 /* Preflight: does the method work at all?  Four in-order segments must
  * come back as one frame in some clean burst. */
-static bool kernel_merges(struct kernel_rig *k)
+static bool kernel_merges(struct kernel_rig *k, const struct fb_vxlan *vx)
 {
 	static struct seg_list segs;
 	static struct wire wire;
@@ -1144,7 +1183,7 @@ static bool kernel_merges(struct kernel_rig *k)
 	memset(&segs, 0, sizeof(segs));
 	one_stream(&ctx, &s);
 	add_run(&segs, &s, 4, MSS);
-	if (build_wire(&segs, &wire) != 0)
+	if (build_wire(&segs, vx, &wire) != 0)
 		return false;
 	for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++)
 		if (run_kernel_once(k, &wire, &res) == BURST_OK)
@@ -1158,19 +1197,19 @@ struct totals {
 	unsigned compared, agreed, mismatched, excused, unstable, skipped, retried;
 };
 
-static int run_case(struct kernel_rig *k, const struct gd_case *gc, uint8_t family, unsigned repeats,
-		    struct totals *t)
+static int run_case(struct kernel_rig *k, const struct gd_case *gc, uint8_t family,
+		    const struct fb_vxlan *vx, unsigned repeats, struct totals *t)
 {
 	static struct seg_list segs;
 	static struct wire wire;
 	static struct result ours, kern, first;
 	char label[64];
 
-	snprintf(label, sizeof(label), "%s_v%u", gc->name, family);
+	snprintf(label, sizeof(label), "%s_%sv%u", gc->name, vx ? "vxlan_" : "", family);
 	memset(&segs, 0, sizeof(segs));
 	struct case_ctx ctx = { .l = &segs, .family = family, .dst_mac = k->mac };
 	gc->build(&ctx);
-	if (build_wire(&segs, &wire) != 0) {
+	if (build_wire(&segs, vx, &wire) != 0) {
 		printf("%-26s SKIP (frame builder refused a segment)\n", label);
 		t->skipped++;
 		return 0;
@@ -1260,9 +1299,10 @@ static int run_case(struct kernel_rig *k, const struct gd_case *gc, uint8_t fami
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: gro_diff [-r REPEATS] [-c CASE] [-l] [-v]\n"
+	fprintf(out, "usage: gro_diff [-r REPEATS] [-c CASE] [-x] [-l] [-v]\n"
 		     "  -r N     clean kernel bursts per case that must agree (default 2)\n"
 		     "  -c NAME  only cases whose name starts with NAME\n"
+		     "  -x       also the VXLAN cases (needs a vxlan device on port 4789 here)\n"
 		     "  -l       list the cases\n"
 		     "  -v       print the frames of every case, not only mismatches\n");
 }
@@ -1271,9 +1311,10 @@ int main(int argc, char **argv)
 {
 	unsigned repeats = 2;
 	const char *only = NULL;
+	bool with_vxlan = false;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "r:c:lvh")) != -1) {
+	while ((opt = getopt(argc, argv, "r:c:xlvh")) != -1) {
 		switch (opt) {
 		case 'r':
 			repeats = (unsigned)strtoul(optarg, NULL, 10);
@@ -1283,10 +1324,14 @@ int main(int argc, char **argv)
 		case 'c':
 			only = optarg;
 			break;
+		case 'x':
+			with_vxlan = true;
+			break;
 		case 'l':
 			for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-				printf("%s%s%s\n", cases[i].name, cases[i].families & F4 ? " v4" : "",
-				       cases[i].families & F6 ? " v6" : "");
+				printf("%s%s%s%s\n", cases[i].name, cases[i].families & F4 ? " v4" : "",
+				       cases[i].families & F6 ? " v6" : "",
+				       cases[i].families & FVX ? " vxlan" : "");
 			return 0;
 		case 'v':
 			verbose = true;
@@ -1312,7 +1357,7 @@ int main(int argc, char **argv)
 		return 77;
 	if (err)
 		return 2;
-	if (!kernel_merges(&rig)) {
+	if (!kernel_merges(&rig, NULL)) {
 		fprintf(stderr, "gro_diff: the kernel did not merge an in-order burst on %s: "
 				"IFF_NAPI + gro_flush_timeout does not batch on this kernel\n", TAP_NAME);
 		rig_close(&rig);
@@ -1325,9 +1370,32 @@ int main(int argc, char **argv)
 		if (only && strncmp(cases[i].name, only, strlen(only)) != 0)
 			continue;
 		if (cases[i].families & F4)
-			failed |= run_case(&rig, &cases[i], 4, repeats, &t);
+			failed |= run_case(&rig, &cases[i], 4, NULL, repeats, &t);
 		if (cases[i].families & F6)
-			failed |= run_case(&rig, &cases[i], 6, repeats, &t);
+			failed |= run_case(&rig, &cases[i], 6, NULL, repeats, &t);
+	}
+
+	/* VXLAN: the kernel's path is udp_gro_receive -> vxlan_gro_receive ->
+	 * inner eth/IP/TCP, so the outer headers take part in same_flow and
+	 * in the size cap. */
+	struct fb_vxlan vx;
+	vxlan_outer(&vx, rig.mac);
+	if (with_vxlan && !kernel_merges(&rig, &vx)) {
+		printf("VXLAN cases SKIPPED: the kernel did not merge an in-order VXLAN burst "
+		       "(no vxlan device on UDP port 4789 in this namespace?)\n");
+		with_vxlan = false;
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			if (cases[i].families & FVX)
+				t.skipped += !!(cases[i].families & F4) + !!(cases[i].families & F6);
+	}
+	for (size_t i = 0; with_vxlan && i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (!(cases[i].families & FVX) ||
+		    (only && strncmp(cases[i].name, only, strlen(only)) != 0))
+			continue;
+		if (cases[i].families & F4)
+			failed |= run_case(&rig, &cases[i], 4, &vx, repeats, &t);
+		if (cases[i].families & F6)
+			failed |= run_case(&rig, &cases[i], 6, &vx, repeats, &t);
 	}
 	rig_close(&rig);
 
