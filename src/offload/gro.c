@@ -79,6 +79,15 @@ struct gro_flow {
 	uint8_t cmp_mask[GRO_CMP_MAX];
 };
 
+/* Everything the positions of the compared fields depend on. */
+struct gro_layout {
+	uint16_t ofs[9]; /* pkt l2_ofs .. inner_payload_ofs */
+	uint16_t th_len;
+	uint16_t ip_hdr_len;
+	uint8_t family;
+	uint8_t outer_family;
+};
+
 /* The index of one hash bucket: compact, so a lookup touches one cache line
  * of hashes and only the matching run's flow. */
 struct gro_bucket {
@@ -97,6 +106,10 @@ struct gro_table {
 	uint64_t next_age;
 	struct gro_stats stats;
 	struct gro_flow *last; /* run the previous segment went to */
+	/* The last compare mask built, by header layout: runs of one traffic
+	 * shape share it, so starting a run is a copy. */
+	struct gro_layout mask_layout;
+	uint8_t mask[GRO_CMP_MAX];
 	struct gro_bucket *buckets;
 	struct gro_flow flows[]; /* bucket b, slot i at b * bucket_slots + i */
 };
@@ -379,7 +392,7 @@ static bool gro_seg_locate(struct pkt *pkt, struct gro_seg *seg)
 
 /* csum_ipv4_hdr_ok() for exactly 20 bytes, inline: it runs twice per
  * VXLAN segment (outer and inner header). */
-static inline bool gro_ipv4_hdr_csum_ok(const uint8_t *ip)
+static inline __attribute__((always_inline)) bool gro_ipv4_hdr_csum_ok(const uint8_t *ip)
 {
 	uint64_t sum = (uint64_t)load32(ip) + load32(ip + 4) + load32(ip + 8) + load32(ip + 12) + load32(ip + 16);
 
@@ -745,14 +758,25 @@ static void gro_mask_field(struct gro_flow *flow, const void *field, uint32_t si
 	memset(flow->cmp_mask + ofs, 0, size);
 }
 
+static void gro_layout_of(const struct gro_seg *seg, struct gro_layout *out)
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out->ofs, &seg->pkt->l2_ofs, sizeof(out->ofs));
+	out->th_len = seg->th_len;
+	out->ip_hdr_len = seg->ip_hdr_len;
+	out->family = seg->family;
+	out->outer_family = seg->outer_family;
+}
+
 /* What may differ between the head and a further segment without the
  * slow path having to look: exactly the fields gro_fast_merge() checks by
  * value.  A head whose headers are too long for the mask gets hdr_len 0,
  * which keeps its run on the slow path. */
-static void gro_build_cmp_mask(struct gro_flow *flow)
+static void gro_build_cmp_mask(struct gro_table *table, struct gro_flow *flow)
 {
 	const struct gro_seg *h = &flow->head;
 	uint32_t hdr_len = h->payload_ofs;
+	struct gro_layout layout;
 
 	flow->hdr_len = 0;
 	if (hdr_len > GRO_CMP_MAX || hdr_len > h->pkt->size)
@@ -761,6 +785,11 @@ static void gro_build_cmp_mask(struct gro_flow *flow)
 	flow->mask_len = (uint16_t)((hdr_len + GRO_CMP_CHUNK - 1) & ~(GRO_CMP_CHUNK - 1u));
 	if (flow->mask_len > GRO_CMP_MAX) {
 		flow->hdr_len = 0;
+		return;
+	}
+	gro_layout_of(h, &layout);
+	if (memcmp(&layout, &table->mask_layout, sizeof(layout)) == 0) {
+		memcpy(flow->cmp_mask, table->mask, flow->mask_len);
 		return;
 	}
 	memset(flow->cmp_mask, 0xff, hdr_len);
@@ -788,6 +817,8 @@ static void gro_build_cmp_mask(struct gro_flow *flow)
 	gro_mask_field(flow, &h->th->seq_be, 4);
 	gro_mask_field(flow, &h->th->csum, 2);
 	gro_mask_field(flow, &h->th->urg_be, 2);
+	table->mask_layout = layout;
+	memcpy(table->mask, flow->cmp_mask, flow->mask_len);
 }
 
 static void gro_start_run(struct gro_table *table, const struct gro_seg *seg, uint64_t now_ns)
@@ -803,7 +834,7 @@ static void gro_start_run(struct gro_table *table, const struct gro_seg *seg, ui
 	flow->count = 1;
 	flow->fixed_id = 0;
 	flow->ecn = (seg->th->flags & TCP_CWR) != 0;
-	gro_build_cmp_mask(flow);
+	gro_build_cmp_mask(table, flow);
 	table->stats.flows_held++;
 	table->last = flow;
 }
@@ -1001,23 +1032,32 @@ void gro_flush(struct gro_table *table, enum gro_flush_scope scope, uint64_t now
  * buffers 64 KB apart, so every frame is a cache (and TLB) miss otherwise. */
 enum { GRO_PREFETCH_PKT = 8, GRO_PREFETCH_HDR = 4 };
 
+/* The fields GRO reads (data .. tunnel, nr_frags, refcnt) span the first
+ * two cache lines of struct pkt. */
+static inline void gro_prefetch_pkt(const struct pkt *pkt)
+{
+	__builtin_prefetch(pkt);
+	__builtin_prefetch((const uint8_t *)pkt + 64);
+}
+
 static inline void gro_prefetch_headers(const struct pkt *pkt)
 {
 	uint16_t l3 = pkt->tunnel_ofs != PKT_OFS_NONE ? pkt->inner_l3_ofs : pkt->l3_ofs;
 	__builtin_prefetch(pkt->data);
-	if (l3 != PKT_OFS_NONE)
+	__builtin_prefetch(pkt->data + 64);
+	if (l3 != PKT_OFS_NONE && l3 + 40 >= 128)
 		__builtin_prefetch(pkt->data + l3 + 40);
 }
 
 void gro_receive_burst(struct gro_table *table, struct pkt **pkts, uint32_t n, uint64_t now_ns)
 {
 	for (uint32_t i = 0; i < n && i < GRO_PREFETCH_PKT; i++)
-		__builtin_prefetch(pkts[i]);
+		gro_prefetch_pkt(pkts[i]);
 	for (uint32_t i = 0; i < n && i < GRO_PREFETCH_HDR; i++)
 		gro_prefetch_headers(pkts[i]);
 	for (uint32_t i = 0; i < n; i++) {
 		if (i + GRO_PREFETCH_PKT < n)
-			__builtin_prefetch(pkts[i + GRO_PREFETCH_PKT]);
+			gro_prefetch_pkt(pkts[i + GRO_PREFETCH_PKT]);
 		if (i + GRO_PREFETCH_HDR < n)
 			gro_prefetch_headers(pkts[i + GRO_PREFETCH_HDR]);
 		gro_receive(table, pkts[i], now_ns);
