@@ -96,6 +96,9 @@ static bool verbose;
 struct seg_list {
 	struct fb_frame f[MAX_SEGS];
 	unsigned n;
+	/* VXLAN runs: outer headers of segment i in send order (outer IPv4
+	 * ID advancing by one); VXLAN-only cases may change them. */
+	struct fb_vxlan outer[MAX_SEGS];
 };
 
 /* TCP timestamp options (NOP NOP TS): the second one is a TSval tick. */
@@ -174,6 +177,16 @@ static void vxlan_outer(struct fb_vxlan *vx, const uint8_t *dst_mac)
 	memcpy(vx->src_ip, src, 4);
 	memcpy(vx->dst_ip, dst, 4);
 	vx->ip_id = 3000;
+}
+
+/* Every segment's outer headers: `vx`, the IPv4 ID advancing per segment
+ * in send order, as a sender's GSO makes them. */
+static void seg_list_set_outer(struct seg_list *l, const struct fb_vxlan *vx)
+{
+	for (unsigned i = 0; i < MAX_SEGS; i++) {
+		l->outer[i] = *vx;
+		l->outer[i].ip_id = (uint16_t)(vx->ip_id + i);
+	}
 }
 
 static void one_stream(const struct case_ctx *c, struct stream *s)
@@ -592,10 +605,42 @@ static void case_cwr_all(const struct case_ctx *c)
 	add_run(c->l, &s, 4, MSS);
 }
 
+/* VXLAN-only: 6 segments of one flow, the outer headers of segments 3..5
+ * changed by `change`. */
+static void outer_change(const struct case_ctx *c, void (*change)(struct fb_vxlan *vx, unsigned i))
+{
+	struct stream s;
+	one_stream(c, &s);
+	add_run(c->l, &s, 6, MSS);
+	for (unsigned i = 0; i < 6; i++)
+		change(&c->l->outer[i], i);
+}
+
+static void set_ttl(struct fb_vxlan *vx, unsigned i) { if (i >= 3) vx->ttl = 63; }
+static void set_tos(struct fb_vxlan *vx, unsigned i) { if (i >= 3) vx->tos = 0x10; }
+static void set_df_off(struct fb_vxlan *vx, unsigned i) { if (i >= 3) vx->frag_off = 0; }
+static void set_id_jump(struct fb_vxlan *vx, unsigned i) { if (i >= 3) vx->ip_id += 50; }
+static void set_id_fixed(struct fb_vxlan *vx, unsigned i) { vx->ip_id = (uint16_t)(vx->ip_id - i); }
+static void set_vni(struct fb_vxlan *vx, unsigned i) { if (i >= 3) vx->vni = 43; }
+static void set_sport(struct fb_vxlan *vx, unsigned i) { if (i >= 3) vx->src_port = 49153; }
+static void set_csum_all(struct fb_vxlan *vx, unsigned i) { (void)i; vx->udp_csum = true; }
+static void set_csum_some(struct fb_vxlan *vx, unsigned i) { vx->udp_csum = i >= 3; }
+
+static void case_vx_outer_ttl(const struct case_ctx *c) { outer_change(c, set_ttl); }
+static void case_vx_outer_tos(const struct case_ctx *c) { outer_change(c, set_tos); }
+static void case_vx_outer_df(const struct case_ctx *c) { outer_change(c, set_df_off); }
+static void case_vx_outer_id_jump(const struct case_ctx *c) { outer_change(c, set_id_jump); }
+static void case_vx_outer_id_fixed(const struct case_ctx *c) { outer_change(c, set_id_fixed); }
+static void case_vx_vni_change(const struct case_ctx *c) { outer_change(c, set_vni); }
+static void case_vx_sport_change(const struct case_ctx *c) { outer_change(c, set_sport); }
+static void case_vx_udp_csum(const struct case_ctx *c) { outer_change(c, set_csum_all); }
+static void case_vx_udp_csum_mixed(const struct case_ctx *c) { outer_change(c, set_csum_some); }
+
 typedef void case_fn(const struct case_ctx *c);
 
-/* Inner families; FVX: also run with each frame in VXLAN (option -x). */
-enum { F4 = 1, F6 = 2, FVX = 4 };
+/* Inner families; FVX: also run with each frame in VXLAN (option -x);
+ * VXO: only in VXLAN (the case changes outer headers). */
+enum { F4 = 1, F6 = 2, FVX = 4, VXO = 8 };
 
 /* Where the kernel legitimately differs from ours, the case says why and
  * how much of the output is still compared. */
@@ -685,6 +730,19 @@ static const struct gd_case {
 	 * oldest of the bucket; tun gives these skbs no hash, so all ten
 	 * flows share bucket 0 and evictions depend on the bucket layout,
 	 * which ours does not copy (its own hash, 8 x 8). */
+	{ "outer_ttl", case_vx_outer_ttl, F4 | F6 | VXO },
+	{ "outer_tos", case_vx_outer_tos, F4 | VXO },
+	{ "outer_df_off", case_vx_outer_df, F4 | VXO },
+	{ "outer_id_jump", case_vx_outer_id_jump, F4 | F6 | VXO },
+	{ "outer_id_fixed", case_vx_outer_id_fixed, F4 | F6 | VXO },
+	/* Another VNI or outer source port is another flow with the same
+	 * inner ports: the order between the two runs is the hash table's. */
+	{ "vni_change", case_vx_vni_change, F4 | VXO, CMP_ANY_ORDER,
+	  "two VNIs are two flows; the order between flows is the table's" },
+	{ "outer_sport_change", case_vx_sport_change, F4 | VXO, CMP_ANY_ORDER,
+	  "two outer source ports are two flows; the order between flows is the table's" },
+	{ "outer_udp_csum", case_vx_udp_csum, F4 | F6 | VXO },
+	{ "outer_udp_csum_mixed", case_vx_udp_csum_mixed, F4 | VXO },
 	{ "ten_flows", case_ten_flows, F4, CMP_REPORT,
 	  "eviction from a full kernel hash bucket depends on the kernel's hash" },
 };
@@ -713,20 +771,17 @@ struct result {
 	bool overflow;
 };
 
-/* The frames of a case; `vx` non-NULL wraps each in VXLAN (outer IPv4 ID
- * advancing per segment, as a sender's GSO makes them). */
-static int build_wire(const struct seg_list *l, const struct fb_vxlan *vx, struct wire *w)
+/* The frames of a case; `vxlan` wraps each in l->outer[i]. */
+static int build_wire(const struct seg_list *l, bool vxlan, struct wire *w)
 {
 	static uint8_t inner[FRAME_CAP];
 	w->n = 0;
 	for (unsigned i = 0; i < l->n; i++) {
 		size_t len;
-		if (vx) {
-			struct fb_vxlan outer = *vx;
-			outer.ip_id = (uint16_t)(vx->ip_id + i);
+		if (vxlan) {
 			len = fb_build(&l->f[i], inner, sizeof(inner), NULL);
 			if (len)
-				len = fb_wrap_vxlan(&outer, inner, len, w->bytes[i], FRAME_CAP);
+				len = fb_wrap_vxlan(&l->outer[i], inner, len, w->bytes[i], FRAME_CAP);
 		} else {
 			len = fb_build(&l->f[i], w->bytes[i], FRAME_CAP, NULL);
 		}
@@ -1181,9 +1236,11 @@ static bool kernel_merges(struct kernel_rig *k, const struct fb_vxlan *vx)
 	struct stream s;
 
 	memset(&segs, 0, sizeof(segs));
+	if (vx)
+		seg_list_set_outer(&segs, vx);
 	one_stream(&ctx, &s);
 	add_run(&segs, &s, 4, MSS);
-	if (build_wire(&segs, vx, &wire) != 0)
+	if (build_wire(&segs, vx != NULL, &wire) != 0)
 		return false;
 	for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++)
 		if (run_kernel_once(k, &wire, &res) == BURST_OK)
@@ -1207,9 +1264,11 @@ static int run_case(struct kernel_rig *k, const struct gd_case *gc, uint8_t fami
 
 	snprintf(label, sizeof(label), "%s_%sv%u", gc->name, vx ? "vxlan_" : "", family);
 	memset(&segs, 0, sizeof(segs));
+	if (vx)
+		seg_list_set_outer(&segs, vx);
 	struct case_ctx ctx = { .l = &segs, .family = family, .dst_mac = k->mac };
 	gc->build(&ctx);
-	if (build_wire(&segs, vx, &wire) != 0) {
+	if (build_wire(&segs, vx != NULL, &wire) != 0) {
 		printf("%-26s SKIP (frame builder refused a segment)\n", label);
 		t->skipped++;
 		return 0;
@@ -1331,6 +1390,7 @@ int main(int argc, char **argv)
 			for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 				printf("%s%s%s%s\n", cases[i].name, cases[i].families & F4 ? " v4" : "",
 				       cases[i].families & F6 ? " v6" : "",
+				       cases[i].families & VXO ? " (vxlan only)" :
 				       cases[i].families & FVX ? " vxlan" : "");
 			return 0;
 		case 'v':
@@ -1367,7 +1427,7 @@ int main(int argc, char **argv)
 	struct totals t = { 0 };
 	int failed = 0;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (only && strncmp(cases[i].name, only, strlen(only)) != 0)
+		if ((only && strncmp(cases[i].name, only, strlen(only)) != 0) || (cases[i].families & VXO))
 			continue;
 		if (cases[i].families & F4)
 			failed |= run_case(&rig, &cases[i], 4, NULL, repeats, &t);
@@ -1385,11 +1445,11 @@ int main(int argc, char **argv)
 		       "(no vxlan device on UDP port 4789 in this namespace?)\n");
 		with_vxlan = false;
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-			if (cases[i].families & FVX)
+			if (cases[i].families & (FVX | VXO))
 				t.skipped += !!(cases[i].families & F4) + !!(cases[i].families & F6);
 	}
 	for (size_t i = 0; with_vxlan && i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (!(cases[i].families & FVX) ||
+		if (!(cases[i].families & (FVX | VXO)) ||
 		    (only && strncmp(cases[i].name, only, strlen(only)) != 0))
 			continue;
 		if (cases[i].families & F4)
