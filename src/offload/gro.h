@@ -77,6 +77,22 @@
  * segment's own flow before looking at the segment.  Time is the caller's
  * now_ns: nothing here reads a clock.
  *
+ * Fast path
+ * =========
+ *
+ * Segments arrive in trains (consecutive segments of one flow).  A segment
+ * is first compared with the run the previous segment joined: one masked
+ * compare of all its header bytes against the run's first segment (all of
+ * them must be equal except lengths, IP IDs, checksums, seq and urgent
+ * pointer), then those few fields by value.  If everything fits it is
+ * merged; anything else (another flow, a rule in question, a bad checksum)
+ * goes the full way above, so both ways give the same result.
+ *
+ * Checksums: the TCP checksum of every segment is verified (one pass over
+ * its payload; the dominant cost) unless the input carries
+ * ol.flags DATA_VALID (a port that knows the checksum was checked).  The
+ * outer UDP checksum is not verified here: the parser/port does that.
+ *
  * Bounds
  * ======
  *
