@@ -354,6 +354,80 @@ static void test_different_vni_or_inner_mac_are_different_flows(void **state)
 	gro_test_free(t);
 }
 
+/* Identical headers, different ingress (port, or outer source for socket
+ * input where the outer headers are only metadata): different flows. */
+static void test_in_port_and_tunnel_metadata_separate_flows(void **state)
+{
+	(void)state;
+	struct gro_test *t = test_new(0, 0, 0);
+	struct stream s;
+	stream_init(&s, 4, MODE_VXLAN_UDP, 0);
+	s.f.payload_len = MSS;
+	for (int i = 0; i < 2; i++) {
+		struct pkt *a = stream_build(t, &s);
+		struct pkt *b = stream_build(t, &s);
+		struct pkt *c = stream_build(t, &s);
+		b->in_port = 7;
+		c->tunnel.src[3] = 9;
+		gro_receive(t->gro, a, 0);
+		gro_receive(t->gro, b, 0);
+		gro_receive(t->gro, c, 0);
+		s.f.seq += MSS; /* the three carry the same segment, one per flow */
+		s.f.ip_id++;
+	}
+	assert_int_equal(stats(t).flows_held, 3);
+	gro_flush(t->gro, GRO_FLUSH_ALL, 0);
+	assert_int_equal(t->sink.n, 3);
+	for (unsigned i = 0; i < 3; i++)
+		check_frame(&s, t->sink.out[i], s.isn, 2 * MSS, 2, MSS);
+	gro_test_free(t);
+}
+
+static void test_vlan_tagged_inner_frames_merge_per_tag(void **state)
+{
+	(void)state;
+	struct gro_test *t = test_new(0, 0, 0);
+	struct stream a, b;
+	stream_init(&a, 4, MODE_VXLAN_FRAME, 4);
+	stream_init(&b, 4, MODE_VXLAN_FRAME, 4);
+	a.f.n_vlans = b.f.n_vlans = 1;
+	a.f.vlan_tpid[0] = b.f.vlan_tpid[0] = ETH_TYPE_VLAN;
+	a.f.vlan_tci[0] = 10;
+	b.f.vlan_tci[0] = 20;
+	for (int i = 0; i < 3; i++) {
+		feed(t, &a, MSS, 0);
+		feed(t, &b, MSS, 0);
+	}
+	gro_flush(t->gro, GRO_FLUSH_ALL, 0);
+	assert_int_equal(t->sink.n, 2);
+	for (unsigned i = 0; i < 2; i++) {
+		struct pkt *out = t->sink.out[i];
+		assert_int_equal(out->l3_ofs, ETH_HDR_LEN + VLAN_HDR_LEN);
+		check_frame(&a, out, a.isn, 3 * MSS, 3, MSS);
+	}
+	gro_test_free(t);
+}
+
+/* DATA_VALID means a port already checked the checksum: GRO trusts it. */
+static void test_data_valid_input_is_trusted(void **state)
+{
+	(void)state;
+	struct gro_test *t = test_new(0, 0, 0);
+	struct stream s;
+	stream_init(&s, 4, MODE_PLAIN, 0);
+	s.f.csum = FB_CSUM_BAD;
+	for (int i = 0; i < 3; i++) {
+		struct pkt *pkt = stream_next(t, &s, MSS);
+		pkt->ol.flags = PKT_OL_DATA_VALID;
+		gro_receive(t->gro, pkt, 0);
+	}
+	gro_flush(t->gro, GRO_FLUSH_ALL, 0);
+	assert_int_equal(t->sink.n, 1);
+	assert_int_equal(out_payload_len(t->sink.out[0]), 3 * MSS);
+	assert_int_equal(stats(t).passthrough[GRO_PASS_CSUM_BAD], 0);
+	gro_test_free(t);
+}
+
 /* ---- flush-before rules ------------------------------------------------ */
 
 /* Two segments, then a third that `mutate` changes; expects the first two
@@ -960,6 +1034,9 @@ int main(void)
 		cmocka_unit_test(test_merge_vxlan_udp_payloads),
 		cmocka_unit_test(test_vxlan_zero_and_nonzero_outer_csum),
 		cmocka_unit_test(test_different_vni_or_inner_mac_are_different_flows),
+		cmocka_unit_test(test_in_port_and_tunnel_metadata_separate_flows),
+		cmocka_unit_test(test_vlan_tagged_inner_frames_merge_per_tag),
+		cmocka_unit_test(test_data_valid_input_is_trusted),
 		cmocka_unit_test(test_flush_seq_gap),
 		cmocka_unit_test(test_flush_ack_changed),
 		cmocka_unit_test(test_flush_options_changed),
