@@ -73,6 +73,10 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 $(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# gro_diff builds its segment sequences with the unit tests' frame builder.
+$(BUILD)/tests/tools/gro_diff: $(BUILD)/tests/tools/gro_diff.o $(BUILD)/tests/unit/support/frame_builder.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJS) $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 

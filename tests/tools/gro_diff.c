@@ -76,10 +76,7 @@
 #include "packet/pkt.h"
 #include "parse/flow_extract.h"
 
-/* The Makefile links tests/tools/<x>.c against libvx.a only; until it links
- * tests/unit/support/ into this tool too, compile the builder in here.
- * Remove this line when the Makefile rule exists. */
-#include "frame_builder.c"
+#include "frame_builder.h"
 
 enum {
 	/* Input frames per case.  Below the NAPI weight (64) on purpose: a
