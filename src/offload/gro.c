@@ -965,15 +965,23 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 		return false;
 	}
 
-	if (flow->hdr_len < pkt->size)
-		pkt_add_frag(hp, pkt->data + flow->hdr_len, pkt->size - flow->hdr_len, pkt);
-	for (uint16_t i = 0; i < pkt->nr_frags; i++)
-		pkt_add_frag(hp, pkt->frags[i].data, pkt->frags[i].size, pkt->frags[i].owner);
+	if (pkt->nr_frags == 0) {
+		/* The common case: the frag takes over the reference the
+		 * caller gave us (pkt_add_frag() + pkt_free() in one). */
+		hp->frags[hp->nr_frags++] = (struct pkt_frag){ pkt->data + flow->hdr_len,
+							      pkt->size - flow->hdr_len, pkt };
+		hp->frags_size += pkt->size - flow->hdr_len;
+	} else {
+		if (flow->hdr_len < pkt->size)
+			pkt_add_frag(hp, pkt->data + flow->hdr_len, pkt->size - flow->hdr_len, pkt);
+		for (uint16_t i = 0; i < pkt->nr_frags; i++)
+			pkt_add_frag(hp, pkt->frags[i].data, pkt->frags[i].size, pkt->frags[i].owner);
+		pkt_free(pkt);
+	}
 	flow->next_seq += payload;
 	flow->l3_len += payload;
 	flow->count++;
 	uint16_t mss = flow->mss;
-	pkt_free(pkt);
 	if (payload < mss)
 		gro_complete(table, flow, GRO_FLUSH_SHORT_SEGMENT);
 	return true;
