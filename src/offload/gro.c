@@ -617,17 +617,26 @@ static enum gro_flush_reason gro_merge_check(const struct gro_table *table, stru
 
 /* ---- output ----------------------------------------------------------- */
 
+static inline uint16_t gro_ofs_sub(uint16_t ofs, uint16_t delta)
+{
+	return ofs == PKT_OFS_NONE ? PKT_OFS_NONE : (uint16_t)(ofs - delta);
+}
+
 /* Strips the outer headers of a tunnelled frame and makes the inner frame's
  * offsets the plain ones: what a TAP is given. */
 static void gro_decap(struct pkt *pkt)
 {
-	if (pkt->tunnel_ofs == PKT_OFS_NONE || pkt->inner_l2_ofs == PKT_OFS_NONE)
+	uint16_t inner = pkt->inner_l2_ofs;
+
+	if (pkt->tunnel_ofs == PKT_OFS_NONE || inner == PKT_OFS_NONE || inner > pkt->size)
 		return;
-	pkt_pull(pkt, pkt->inner_l2_ofs);
-	pkt->l2_ofs = pkt->inner_l2_ofs;
-	pkt->l3_ofs = pkt->inner_l3_ofs;
-	pkt->l4_ofs = pkt->inner_l4_ofs;
-	pkt->payload_ofs = pkt->inner_payload_ofs;
+	/* pkt_pull() without its offset fix-up: every offset is rewritten. */
+	pkt->data += inner;
+	pkt->size -= inner;
+	pkt->l2_ofs = 0;
+	pkt->l3_ofs = gro_ofs_sub(pkt->inner_l3_ofs, inner);
+	pkt->l4_ofs = gro_ofs_sub(pkt->inner_l4_ofs, inner);
+	pkt->payload_ofs = gro_ofs_sub(pkt->inner_payload_ofs, inner);
 	pkt->tunnel_ofs = PKT_OFS_NONE;
 	pkt->inner_l2_ofs = pkt->inner_l3_ofs = PKT_OFS_NONE;
 	pkt->inner_l4_ofs = pkt->inner_payload_ofs = PKT_OFS_NONE;
@@ -918,7 +927,9 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 	/* Same layout: the nine offsets l2_ofs .. inner_payload_ofs. */
 	if (!bytes_equal(&pkt->l2_ofs, &hp->l2_ofs, 9 * sizeof(uint16_t)))
 		return false;
-	if (h->vxlan) {
+	/* Socket input: the outer headers are only metadata.  (In a full
+	 * frame they are among the compared header bytes.) */
+	if (h->vxlan && !h->outer_l3) {
 		const struct pkt_tunnel *a = &pkt->tunnel, *b = &hp->tunnel;
 		if (a->family != b->family || a->src_port != b->src_port || a->dst_port != b->dst_port ||
 		    !bytes_equal(a->src, b->src, 16) || !bytes_equal(a->dst, b->dst, 16))
