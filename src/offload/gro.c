@@ -5,7 +5,16 @@
  * gro_seg_pass_reason() decides whether it may be held at all;
  * gro_merge_check() compares it with the held run, outer IP, inner IP and
  * TCP in turn; gro_complete() writes the merged frame's headers and
- * offload metadata. */
+ * offload metadata.
+ *
+ * In front of all that, gro_fast_merge() takes the common case, the next
+ * segment of a train, with one masked compare of the whole header stack
+ * against the run's first segment; it either merges exactly as the rules
+ * would or declines, and the layered path above decides.
+ *
+ * Sections: helpers; names; constructor; locating a segment; may it be
+ * held; same flow; may it join the run; output; the table; fast path;
+ * entry points. */
 #include "offload/gro.h"
 
 #include <errno.h>
