@@ -801,7 +801,7 @@ static void gro_build_cmp_mask(struct gro_table *table, struct gro_flow *flow)
 		return;
 	flow->hdr_len = (uint16_t)hdr_len;
 	flow->mask_len = (uint16_t)((hdr_len + GRO_CMP_CHUNK - 1) & ~(GRO_CMP_CHUNK - 1u));
-	if (flow->mask_len > GRO_CMP_MAX) {
+	if (flow->mask_len > GRO_CMP_MAX || pkt_headroom(h->pkt) + flow->mask_len > PKT_BUF_SIZE) {
 		flow->hdr_len = 0;
 		return;
 	}
@@ -876,8 +876,8 @@ static void gro_merge(struct gro_flow *flow, const struct gro_seg *seg)
 typedef uint64_t gro_chunk __attribute__((vector_size(GRO_CMP_CHUNK)));
 
 /* (seg ^ head) & mask == 0 over the compared header bytes.  Reads up to
- * GRO_CMP_CHUNK - 1 bytes past the headers, inside the pkt buffer (the mask
- * is zero there). */
+ * GRO_CMP_CHUNK - 1 bytes past the headers, inside the pkt buffer (callers
+ * check that; the mask is zero there, so their value never matters). */
 static inline bool gro_hdr_match(const uint8_t *seg, const uint8_t *head, const uint8_t *mask, uint32_t len)
 {
 	gro_chunk diff0 = { 0 }, diff1 = { 0 };
@@ -930,6 +930,7 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 	struct pkt *hp = h->pkt;
 
 	if (!flow->hdr_len || pkt->size < flow->hdr_len || pkt->in_port != hp->in_port ||
+	    pkt_headroom(pkt) + flow->mask_len > PKT_BUF_SIZE ||
 	    pkt->ol.gso_type != PKT_GSO_NONE || (pkt->ol.flags & PKT_OL_NEEDS_CSUM) ||
 	    now_ns - flow->first_ns >= table->hold_ns)
 		return false;
