@@ -765,6 +765,10 @@ static int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct 
 					  drop_reason_name(worst_reason),
 					  worst_reason == DROP_MTU_EXCEEDED ? " (VM MTU larger than what fits the underlay)" : "");
 	}
+	if (gs.passthrough[GRO_PASS_CSUM_BAD])
+		n = vxd_diag_line(p, n, "%" PRIu64 " received TCP segments had a bad inner checksum and were not merged; "
+				  "if the sender is a kernel on a veth with tx checksum offload, its checksums arrive unfinished "
+				  "(ethtool -K DEV tx off on its underlay)", gs.passthrough[GRO_PASS_CSUM_BAD]);
 	if (vxd->drops[DROP_VXLAN_UNKNOWN_VNI])
 		n = vxd_diag_line(p, n, "%" PRIu64 " datagrams for a VNI no port serves (vxlan_unknown_vni)",
 				  vxd->drops[DROP_VXLAN_UNKNOWN_VNI]);

@@ -153,8 +153,10 @@ rig_vm_addrs() { # SIDE DEV
 rig_kernel() {
 	local side=$1 other=$(( 3 - $1 )) host vm dev
 	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; dev=u1; else host=$H2; vm=$VM2; dev=u2; fi
+	# IPv4: outer UDP checksums on (udpcsum) unless KERNEL_UDPCSUM=0, the
+	# kernel's own default; our UDP_GRO merges only checksummed datagrams.
 	local csum=udpcsum
-	[ "$UNDERLAY" = 6 ] && csum="udp6zerocsumtx udp6zerocsumrx"
+	[ "${KERNEL_UDPCSUM:-1}" = 0 ] && csum=noudpcsum
 	[ "$UNDERLAY" = 6 ] && csum=""
 	n "$host" ip link add kvx type vxlan id "$VNI" local "$(u_addr "$side")" remote "$(u_addr "$other")" \
 		dstport 4789 dev "$dev" $csum
