@@ -219,6 +219,35 @@ sys_busy_us() {
 	awk -v hz="$hz" '/^cpu / { print int(($2 + $3 + $4 + $7 + $8) * 1000000 / hz) }' /proc/stat
 }
 
+# rig_capture NS IFACE FILE [FILTER...]: tcpdump in the background, packet-
+# buffered; rig_capture_stop ends it (SIGINT to tcpdump itself, not to the
+# `ip netns exec` wrapper) once it has written everything.
+rig_capture() {
+	local ns=$1 dev=$2 file=$3 p i; shift 3
+	n "$ns" tcpdump -i "$dev" -nn -U -w "$file" "$@" >/dev/null 2>&1 &
+	RIG_PIDS="$RIG_PIDS $!"
+	RIG_CAPTURE_PID=""
+	for i in $(seq 100); do
+		for p in $(ip netns pids "$ns"); do
+			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = tcpdump ] && RIG_CAPTURE_PID=$p
+		done
+		[ -n "$RIG_CAPTURE_PID" ] && [ -s "$file" ] && break
+		sleep 0.05
+	done
+	sleep 0.2
+}
+rig_capture_stop() {
+	[ -n "${RIG_CAPTURE_PID:-}" ] || return 0
+	sleep 0.3
+	kill -INT "$RIG_CAPTURE_PID" 2>/dev/null || true
+	local i
+	for i in $(seq 100); do
+		kill -0 "$RIG_CAPTURE_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	RIG_CAPTURE_PID=""
+}
+
 rig_cleanup() {
 	local pid ns
 	for pid in $RIG_PIDS; do kill "$pid" 2>/dev/null || true; done

@@ -27,18 +27,13 @@ rig_vxswitchd 2
 nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping"
 
 PCAP=$RIG_DIR/u1.pcap
-nh1 tcpdump -i u1 -nn -c 3000 -w "$PCAP" "udp port 4789 and src host 198.51.100.1" >/dev/null 2>&1 &
-TCPDUMP=$!
-RIG_PIDS="$RIG_PIDS $TCPDUMP"
-sleep 1
+rig_capture "$H1" u1 "$PCAP" -c 3000 "udp port 4789 and src host 198.51.100.1"
 nvm1 ping -c 5 -i 0.1 -s 1200 "$(vm_addr4 2)" >/dev/null
 nvm2 iperf3 -s -1 -D -B "$(vm_addr4 2)" -p 5203 >/dev/null 2>&1
 sleep 0.3
 nvm1 iperf3 -c "$(vm_addr4 2)" -p 5203 -u -b 50M -l 1000 -t 1 >/dev/null || fail "udp iperf3"
 rig_iperf 1 1 >/dev/null || fail "tcp iperf3"
-sleep 0.5
-kill "$TCPDUMP" 2>/dev/null || true
-wait "$TCPDUMP" 2>/dev/null || true
+rig_capture_stop
 
 # keeps headers only; checksums need whole frames, so recapture
 # without a snap length would be large: instead tshark validates what it

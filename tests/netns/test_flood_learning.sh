@@ -1,0 +1,50 @@
+#!/bin/bash
+# ARP and IPv6 neighbour discovery resolve through flooding (broadcast and
+# multicast go to every local port of the VNI and, head-end replicated, to
+# every remote VTEP); once both MACs are learned, unicast stops flooding.
+# After `fdb flush`, unknown unicast floods again and still arrives.
+#
+#   vxt4-PID-vm1        vxt4-PID-h1                          vxt4-PID-h2        vxt4-PID-vm2
+#   vnet1 192.0.2.1 <-- vxswitchd -- u1 ============== u2 -- vxswitchd --> vnet2 192.0.2.2
+#                                   198.51.100.1   VNI 99   198.51.100.2
+set -e
+cd "$(dirname "$0")/../.."
+. tests/netns/lib.sh
+rig_init "vxt4-$$"
+trap rig_cleanup EXIT
+
+rig_create 4
+rig_vxswitchd 1
+rig_vxswitchd 2
+mac1=$(nvm1 cat /sys/class/net/vnet1/address)
+mac2=$(nvm2 cat /sys/class/net/vnet2/address)
+
+fl0=$(vx_stat 1 'd["switch"]["flooded"]')
+nvm1 ping -c 1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "first ping (ARP through flooding)"
+fl1=$(vx_stat 1 'd["switch"]["flooded"]')
+[ "$fl1" -gt "$fl0" ] || fail "the ARP request was not flooded on h1 ($fl0 -> $fl1)"
+[ "$(vx_stat 1 'd["switch"]["replicated"]')" -ge 1 ] || fail "no head-end replication to the remote VTEP"
+vx 1 fdb show | grep -q "^$mac2 vni 99 port vx99 remote 198.51.100.2" || fail "h1 did not learn vm2's MAC behind the VTEP: $(vx 1 fdb show)"
+vx 1 fdb show | grep -q "^$mac1 vni 99 port vnet1" || fail "h1 did not learn vm1's MAC on vnet1"
+vx 2 fdb show | grep -q "^$mac1 vni 99 port vx99 remote 198.51.100.1" || fail "h2 did not learn vm1's MAC"
+pass "ARP resolved through flooding; both switches learned both MACs"
+
+uu1=$(vx_stat 1 'd["switch"]["unknown_unicast"]'); uu2=$(vx_stat 2 'd["switch"]["unknown_unicast"]')
+un1=$(vx_stat 1 'd["switch"]["unicast"]')
+nvm1 ping -c 20 -i 0.05 -W 2 "$(vm_addr4 2)" >/dev/null || fail "pings after learning"
+nvm2 ping -c 20 -i 0.05 -W 2 "$(vm_addr4 1)" >/dev/null || fail "pings back after learning"
+[ "$(vx_stat 1 'd["switch"]["unknown_unicast"]')" = "$uu1" ] || fail "h1 still floods unknown unicast after learning"
+[ "$(vx_stat 2 'd["switch"]["unknown_unicast"]')" = "$uu2" ] || fail "h2 still floods unknown unicast after learning"
+[ "$(vx_stat 1 'd["switch"]["unicast"]')" -ge $((un1 + 80)) ] || fail "pings were not forwarded as known unicast"
+pass "after learning, 80 pings crossed as known unicast, no unknown-unicast flooding"
+
+fl=$(vx_stat 2 'd["switch"]["flooded"]')
+nvm2 ping -6 -c 2 -i 0.2 -W 2 "$(vm_addr6 1)" >/dev/null || fail "IPv6 ping (ND through flooding)"
+[ "$(vx_stat 2 'd["switch"]["flooded"]')" -gt "$fl" ] || fail "the neighbour solicitation was not flooded"
+pass "IPv6 neighbour discovery resolved through flooding"
+
+vx 1 fdb flush >/dev/null
+uu1=$(vx_stat 1 'd["switch"]["unknown_unicast"]')
+nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after fdb flush"
+[ "$(vx_stat 1 'd["switch"]["unknown_unicast"]')" -gt "$uu1" ] || fail "no unknown-unicast flooding after fdb flush"
+pass "after fdb flush, unknown unicast is flooded and still delivered, then learned again"
