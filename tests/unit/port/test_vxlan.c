@@ -1,0 +1,216 @@
+/* Unit tests for src/port/vxlan.c over the loopback device (no root): a TSO
+ * frame leaves as one UDP_SEGMENT train and comes back through UDP_GRO,
+ * cut again into one VXLAN datagram per segment; plain frames get their
+ * partial checksum completed; oversized plain frames are dropped as
+ * mtu_exceeded; two ports share one socket. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "frame_builder.h"
+#include "packet/csum.h"
+#include "packet/hdr.h"
+#include "parse/flow_extract.h"
+#include "port/vxlan.h"
+
+struct fixture {
+	struct pkt_pool *pool;
+	struct port *port;
+	struct vxlan_sock *sock;
+	uint16_t udp_port;
+};
+
+static struct vxlan_addr loopback(void)
+{
+	struct vxlan_addr a = { .family = 4 };
+	inet_pton(AF_INET, "127.0.0.1", a.bytes);
+	return a;
+}
+
+static int setup(void **state)
+{
+	static struct fixture fx;
+	memset(&fx, 0, sizeof(fx));
+	fx.pool = pkt_pool_create(256);
+	struct vxlan_options opts = { .vni = 99, .local = loopback(), .mtu = 1450, .n_remotes = 1 };
+	opts.remotes[0] = loopback();
+	/* A port of our own, so parallel runs do not collide. */
+	for (unsigned i = 0; i < 50; i++) {
+		fx.udp_port = (uint16_t)(20000 + (getpid() * 7 + i * 131) % 30000);
+		opts.dst_port = fx.udp_port;
+		if (vxlan_port_open(&opts, NULL, &fx.port) == 0)
+			break;
+		fx.port = NULL;
+	}
+	if (!fx.port)
+		return -1;
+	fx.sock = vxlan_port_sock(fx.port);
+	*state = &fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	port_destroy(fx->port);
+	pkt_pool_destroy(fx->pool);
+	return 0;
+}
+
+/* A TCP frame with `payload` bytes from the builder, parsed, addressed to
+ * the loopback VTEP. */
+static struct pkt *tcp_frame(struct fixture *fx, size_t payload, enum fb_csum_mode csum)
+{
+	static uint8_t buf[FB_MAX_FRAME];
+	struct fb_frame f;
+	fb_frame_init(&f, 4, IP_PROTO_TCP);
+	f.payload_len = payload;
+	f.csum = csum;
+	f.seq = 1000;
+	struct fb_layout lay;
+	size_t len = fb_build(&f, buf, sizeof(buf), &lay);
+	assert_true(len > 0);
+	struct pkt *pkt = pkt_alloc(fx->pool);
+	assert_non_null(pkt);
+	assert_int_equal(pkt_set_data(pkt, buf, (uint32_t)len), 0);
+	struct flow_key key;
+	assert_int_equal(flow_extract(pkt, 0, &key), DROP_NONE);
+	if (csum == FB_CSUM_PARTIAL) {
+		pkt->ol.flags = PKT_OL_NEEDS_CSUM;
+		pkt->ol.csum_start = (uint16_t)lay.l4_ofs;
+		pkt->ol.csum_offset = TCP_CSUM_OFFSET;
+	}
+	pkt->tunnel.family = 4;
+	memcpy(pkt->tunnel.dst, loopback().bytes, 16);
+	return pkt;
+}
+
+static int receive(struct fixture *fx, struct pkt **out, unsigned max, unsigned want)
+{
+	unsigned n = 0;
+	for (int tries = 0; tries < 50 && n < want; tries++) {
+		struct pollfd pfd = { .fd = vxlan_sock_fd(fx->sock), .events = POLLIN };
+		poll(&pfd, 1, 100);
+		int got = vxlan_sock_rx_batch(fx->sock, fx->pool, out + n, max - n);
+		assert_true(got >= 0);
+		n += (unsigned)got;
+	}
+	return (int)n;
+}
+
+/* The inner TCP checksum of a received datagram is complete and right. */
+static void assert_inner_tcp_csum_ok(struct pkt *pkt)
+{
+	struct flow_key key;
+	assert_int_equal(flow_extract_vxlan(pkt, &key), DROP_NONE);
+	const struct ipv4_hdr *ip = (const void *)(pkt->data + pkt->inner_l3_ofs);
+	uint32_t l4_len = pkt_len(pkt) - pkt->inner_l4_ofs;
+	uint32_t sum = csum_pseudo_ipv4(ip->src, ip->dst, IP_PROTO_TCP, l4_len);
+	sum = csum_pkt(pkt, pkt->inner_l4_ofs, l4_len, sum);
+	assert_int_equal(csum_fold(sum), 0);
+}
+
+static void test_tso_frame_is_one_train_and_comes_back_cut(void **state)
+{
+	struct fixture *fx = *state;
+	struct pkt *pkt = tcp_frame(fx, 10 * 1000, FB_CSUM_PARTIAL);
+	pkt->ol.gso_type = PKT_GSO_TCPV4;
+	pkt->ol.gso_size = 1000;
+	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+
+	struct vxlan_sock_stats st;
+	vxlan_sock_get_stats(fx->sock, &st);
+	assert_int_equal(st.tx_datagrams, 10);
+	assert_int_equal(st.tx_gso_sends, 1); /* one UDP_SEGMENT send */
+
+	struct pkt *rx[64];
+	int n = receive(fx, rx, 64, 10);
+	assert_int_equal(n, 10);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(vxlan_pkt_vni(rx[i]), 99);
+		assert_int_equal(rx[i]->tunnel.family, 4);
+		assert_int_equal(rx[i]->tunnel.src_port, fx->udp_port);
+		assert_inner_tcp_csum_ok(rx[i]);
+		const struct tcp_hdr *th = (const void *)(rx[i]->data + rx[i]->inner_l4_ofs);
+		assert_int_equal(ntohl(th->seq_be), 1000 + 1000 * (uint32_t)i);
+		assert_int_equal(pkt_len(rx[i]) - rx[i]->inner_payload_ofs, 1000);
+		pkt_free(rx[i]);
+	}
+	vxlan_sock_get_stats(fx->sock, &st);
+	assert_int_equal(st.rx_datagrams, 10);
+	assert_true(st.rx_gro_buffers >= 1); /* UDP_GRO handed back a coalesced buffer */
+}
+
+static void test_plain_frame_gets_its_checksum_completed(void **state)
+{
+	struct fixture *fx = *state;
+	struct pkt *pkt = tcp_frame(fx, 300, FB_CSUM_PARTIAL);
+	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	struct pkt *rx[4];
+	assert_int_equal(receive(fx, rx, 4, 1), 1);
+	assert_inner_tcp_csum_ok(rx[0]);
+	pkt_free(rx[0]);
+}
+
+static void test_oversized_plain_frame_is_mtu_exceeded(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t before = fx->port->stats.drops[DROP_MTU_EXCEEDED];
+	struct pkt *pkt = tcp_frame(fx, 1450, FB_CSUM_FULL); /* L3 1490 > 1450 */
+	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	assert_int_equal(fx->port->stats.drops[DROP_MTU_EXCEEDED], before + 1);
+	pkt = tcp_frame(fx, 1410, FB_CSUM_FULL); /* L3 exactly 1450: fits */
+	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	assert_int_equal(fx->port->stats.drops[DROP_MTU_EXCEEDED], before + 1);
+	struct pkt *rx[4];
+	assert_int_equal(receive(fx, rx, 4, 1), 1);
+	pkt_free(rx[0]);
+}
+
+static void test_second_vni_shares_the_socket(void **state)
+{
+	struct fixture *fx = *state;
+	struct vxlan_options opts = { .vni = 100, .local = loopback(), .dst_port = fx->udp_port, .n_remotes = 1 };
+	opts.remotes[0] = loopback();
+	struct port *second;
+	/* Opening a second socket on the same address and port fails... */
+	struct vxlan_sock *again;
+	assert_int_equal(vxlan_sock_open(&opts.local, fx->udp_port, &again), -EADDRINUSE);
+	/* ...so the second VNI shares the first socket. */
+	assert_true(vxlan_sock_matches(fx->sock, &opts.local, fx->udp_port));
+	assert_int_equal(vxlan_port_open(&opts, fx->sock, &second), 0);
+	assert_ptr_equal(vxlan_port_sock(second), fx->sock);
+	port_destroy(second); /* drops its reference only */
+	assert_true(fcntl(vxlan_sock_fd(fx->sock), F_GETFD) >= 0); /* still open */
+}
+
+static void test_vni_of_short_pkt(void **state)
+{
+	struct fixture *fx = *state;
+	struct pkt *pkt = pkt_alloc(fx->pool);
+	uint8_t hdr[VXLAN_HDR_LEN] = { 0x08, 0, 0, 0, 0x12, 0x34, 0x56, 0 };
+	pkt_set_data(pkt, hdr, 7);
+	assert_int_equal(vxlan_pkt_vni(pkt), -1);
+	pkt_set_data(pkt, hdr, 8);
+	assert_int_equal(vxlan_pkt_vni(pkt), 0x123456);
+	pkt_free(pkt);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tso_frame_is_one_train_and_comes_back_cut),
+		cmocka_unit_test(test_plain_frame_gets_its_checksum_completed),
+		cmocka_unit_test(test_oversized_plain_frame_is_mtu_exceeded),
+		cmocka_unit_test(test_second_vni_shares_the_socket),
+		cmocka_unit_test(test_vni_of_short_pkt),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
