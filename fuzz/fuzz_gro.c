@@ -5,7 +5,7 @@
  *    contiguous seq), nothing lost, nothing duplicated;
  *  - payload bytes are the ones sent (pattern by stream offset), across the
  *    linear part and the frags;
- *  - a segment with a bad TCP checksum is never merged;
+ *  - a segment with a bad TCP or IPv4 header checksum is never merged;
  *  - no merged frame reaches max_size, IP lengths match the frame, and a
  *    merged frame's partial checksum completes to a valid one;
  *  - every pkt goes back to the pool (no leak, no double free: ASan).
@@ -110,7 +110,7 @@ static uint8_t payload_byte(unsigned stream, uint32_t seq)
 
 /* Writes Ethernet + IP + TCP (+ payload) at `buf`; returns the length. */
 static size_t write_inner(const struct stream *st, unsigned k, uint8_t flags, uint32_t len, bool bad_csum,
-			  uint8_t *buf)
+			  bool bad_ip_csum, uint8_t *buf)
 {
 	static const uint8_t mac_dst[6] = { 2, 0, 0, 0, 0, 2 }, mac_src[6] = { 2, 0, 0, 0, 0, 1 };
 	size_t th_len = st->tsopt ? 32 : 20;
@@ -133,6 +133,8 @@ static size_t write_inner(const struct stream *st, unsigned k, uint8_t flags, ui
 		ip[12] = 192; ip[13] = 0; ip[14] = 2; ip[15] = 1;
 		ip[16] = 192; ip[17] = 0; ip[18] = 2; ip[19] = 2;
 		csum_ipv4_hdr_set(ip, IPV4_HDR_LEN);
+		if (bad_ip_csum)
+			ip[10] ^= 0x40;
 	} else {
 		put32(ip, 6u << 28 | (uint32_t)st->tos << 20 | 0x12345);
 		put16(ip + 4, (uint16_t)l4_len);
@@ -167,14 +169,15 @@ static size_t write_inner(const struct stream *st, unsigned k, uint8_t flags, ui
 
 /* Builds the segment (encapsulated per the stream), parses it; NULL if the
  * parser refuses it (never expected for these frames). */
-static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, uint32_t len, bool bad_csum)
+static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, uint32_t len, bool bad_csum,
+				 bool bad_ip_csum, bool bad_outer_ip_csum)
 {
 	size_t outer = 0;
 	if (st->mode == MODE_VXLAN_FRAME)
 		outer = st->outer_family == 4 ? VXLAN_ENCAP_LEN_IPV4 : VXLAN_ENCAP_LEN_IPV6;
 	else if (st->mode == MODE_VXLAN_UDP)
 		outer = VXLAN_HDR_LEN;
-	size_t inner_len = write_inner(st, k, flags, len, bad_csum, frame + outer);
+	size_t inner_len = write_inner(st, k, flags, len, bad_csum, bad_ip_csum, frame + outer);
 	if (st->mode != MODE_PLAIN) {
 		uint8_t *vx = frame + outer - VXLAN_HDR_LEN;
 		put32(vx, VXLAN_FLAG_VNI);
@@ -198,6 +201,8 @@ static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, u
 			ip[12] = 198; ip[13] = 51; ip[14] = 100; ip[15] = 1;
 			ip[16] = 198; ip[17] = 51; ip[18] = 100; ip[19] = 2;
 			csum_ipv4_hdr_set(ip, IPV4_HDR_LEN);
+			if (bad_outer_ip_csum)
+				ip[10] ^= 0x08;
 		} else {
 			put32(ip, 6u << 28);
 			put16(ip + 4, (uint16_t)udp_len);
@@ -352,16 +357,21 @@ static void send_segment(struct gro_table *gro, struct harness *h, struct reader
 		st->ip_id = rd16(r);
 	if (change & 64)
 		st->outer_id += rd8(r);
-	bool bad_csum = (change & 0x81) == 0x80;
+	/* Corruption: TCP checksum, IPv4 header checksums (the parser checks
+	 * none of them; GRO must). */
+	uint8_t corrupt = (change & 0x80) ? rd8(r) : 0;
+	bool bad_csum = corrupt & 1;
+	bool bad_ip_csum = (corrupt & 2) && st->family == 4;
+	bool bad_outer_ip_csum = (corrupt & 4) && st->mode == MODE_VXLAN_FRAME && st->outer_family == 4;
 
 	if (st->tail - st->head >= MAX_QUEUE) {
 		h->failed_queue = true;
 		return;
 	}
-	struct pkt *pkt = build_segment(st, k, flags, len, bad_csum);
+	struct pkt *pkt = build_segment(st, k, flags, len, bad_csum, bad_ip_csum, bad_outer_ip_csum);
 	if (!pkt)
 		return;
-	st->queue[st->tail % MAX_QUEUE] = (struct sent){ st->seq, len, bad_csum };
+	st->queue[st->tail % MAX_QUEUE] = (struct sent){ st->seq, len, bad_csum || bad_ip_csum || bad_outer_ip_csum };
 	st->tail++;
 	st->seq += len;
 	st->ip_id++;

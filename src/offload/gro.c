@@ -82,6 +82,8 @@ struct gro_flow {
 	uint8_t slot;
 	uint8_t fixed_id;    /* GRO_FIXEDID_* */
 	uint8_t ecn;         /* first segment had CWR */
+	/* gro_ipv4_var_sum() of the head's outer and inner IPv4 headers. */
+	uint16_t outer_ip_var, inner_ip_var;
 	/* 0xff where every further segment's header byte must equal the
 	 * head's: all of it but lengths, IP IDs, checksums, seq, urgent
 	 * pointer (gro_fast_merge). */
@@ -171,6 +173,13 @@ static inline bool bytes_equal(const void *a, const void *b, size_t len)
 	for (size_t i = 0; i < len; i++)
 		diff |= x[i] ^ y[i];
 	return diff == 0;
+}
+
+static inline uint16_t load16(const void *p)
+{
+	uint16_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
 }
 
 static inline void store_be16(void *p, uint16_t host)
@@ -410,6 +419,34 @@ static inline __attribute__((always_inline)) bool gro_ipv4_hdr_csum_ok(const uin
 	sum = (sum & 0xffffu) + (sum >> 16);
 	sum = (sum & 0xffffu) + (sum >> 16);
 	return sum == 0xffff;
+}
+
+/* Recomputes the IPv4 header checksum (csum_ipv4_hdr_set() for 20 bytes,
+ * inline: once per merged frame). */
+static inline void gro_ipv4_hdr_csum_set(uint8_t *ip)
+{
+	memset(ip + 10, 0, 2);
+	uint64_t sum = (uint64_t)load32(ip) + load32(ip + 4) + load32(ip + 8) + load32(ip + 12) + load32(ip + 16);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	uint16_t csum = (uint16_t)~sum;
+	memcpy(ip + 10, &csum, 2);
+}
+
+/* The one's complement sum, mod 0xffff, of the IPv4 header words a
+ * segment may change: total length, ID and checksum.  When every other
+ * header byte equals the head's (the fast path proved it) and the head's
+ * checksum is valid, the segment's checksum is valid exactly when this sum
+ * equals the head's (RFC 1624 arithmetic: the header sum changes by the
+ * difference of these words). */
+static inline uint16_t gro_ipv4_var_sum(const uint8_t *ip)
+{
+	uint32_t x = (uint32_t)load16(ip + 2) + load16(ip + 4) + load16(ip + 10);
+	x = (x & 0xffff) + (x >> 16);
+	x = (x & 0xffff) + (x >> 16);
+	return x == 0xffff ? 0 : (uint16_t)x;
 }
 
 static enum gro_pass_reason gro_ipv4_pass_reason(const uint8_t *l3, uint32_t l3_len)
@@ -700,7 +737,7 @@ static void gro_complete(struct gro_table *table, struct gro_flow *flow, enum gr
 	if (head->family == 4) {
 		struct ipv4_hdr *ip = (struct ipv4_hdr *)head->l3;
 		store_be16(&ip->tot_len_be, (uint16_t)flow->l3_len);
-		csum_ipv4_hdr_set(ip, IPV4_HDR_LEN);
+		gro_ipv4_hdr_csum_set(head->l3);
 		pseudo = csum_pseudo_ipv4(ip->src, ip->dst, IP_PROTO_TCP, l4_len);
 	} else {
 		struct ipv6_hdr *ip6 = (struct ipv6_hdr *)head->l3;
@@ -852,6 +889,8 @@ static void gro_start_run(struct gro_table *table, const struct gro_seg *seg, ui
 	flow->count = 1;
 	flow->fixed_id = 0;
 	flow->ecn = (seg->th->flags & TCP_CWR) != 0;
+	flow->outer_ip_var = seg->outer_family == 4 ? gro_ipv4_var_sum(seg->outer_l3) : 0;
+	flow->inner_ip_var = seg->family == 4 ? gro_ipv4_var_sum(seg->l3) : 0;
 	gro_build_cmp_mask(table, flow);
 	table->stats.flows_held++;
 	table->last = flow;
@@ -961,7 +1000,7 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 		const uint8_t *ip = pkt->data + pkt->l3_ofs;
 		const uint8_t *udp = pkt->data + pkt->l4_ofs;
 		if (h->outer_family == 4) {
-			if (load_be16(ip + 2) != len - pkt->l3_ofs || !gro_ipv4_hdr_csum_ok(ip) ||
+			if (load_be16(ip + 2) != len - pkt->l3_ofs || gro_ipv4_var_sum(ip) != flow->outer_ip_var ||
 			    !gro_ip_id_ok(flow, h->outer_l3, ip, GRO_FIXEDID_OUTER))
 				return false;
 		} else if (load_be16(ip + 4) + (uint32_t)IPV6_HDR_LEN != len - pkt->l3_ofs) {
@@ -974,7 +1013,7 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 	const uint8_t *ip = pkt->data + (h->l3 - hp->data);
 	uint32_t l3_len = len - (uint32_t)(h->l3 - hp->data);
 	if (h->family == 4) {
-		if (load_be16(ip + 2) != l3_len || !gro_ipv4_hdr_csum_ok(ip) ||
+		if (load_be16(ip + 2) != l3_len || gro_ipv4_var_sum(ip) != flow->inner_ip_var ||
 		    !gro_ip_id_ok(flow, h->l3, ip, GRO_FIXEDID_INNER))
 			return false;
 	} else if (load_be16(ip + 4) + (uint32_t)IPV6_HDR_LEN != l3_len) {

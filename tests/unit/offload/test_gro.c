@@ -735,6 +735,38 @@ static void test_bad_tcp_csum_passes_in_order_and_is_counted(void **state)
 	gro_test_free(t);
 }
 
+/* A corrupt IPv4 header checksum, inner or outer, in the middle of a
+ * train: the run goes out first, the frame passes alone. */
+static void bad_ip_csum_mid_train(bool outer)
+{
+	struct gro_test *t = test_new(0, 0, 0);
+	struct stream s;
+	stream_init(&s, 4, MODE_VXLAN_FRAME, 4);
+	feed(t, &s, MSS, 0);
+	feed(t, &s, MSS, 0);
+	struct pkt *bad = stream_next(t, &s, MSS);
+	bad->data[(outer ? bad->l3_ofs : bad->inner_l3_ofs) + 10] ^= 0x40;
+	gro_receive(t->gro, bad, 0);
+	feed(t, &s, MSS, 0);
+	feed(t, &s, MSS, 0);
+	gro_flush(t->gro, GRO_FLUSH_ALL, 0);
+	assert_int_equal(t->sink.n, 3);
+	check_frame(&s, t->sink.out[0], s.isn, 2 * MSS, 2, MSS);
+	assert_int_equal(out_seq(t->sink.out[1]), s.isn + 2 * MSS);
+	assert_int_equal(t->sink.out[1]->nr_frags, 0);
+	/* The IP ID keeps counting across the bad frame: a new run. */
+	check_frame(&s, t->sink.out[2], s.isn + 3 * MSS, 2 * MSS, 2, MSS);
+	assert_int_equal(stats(t).passthrough[GRO_PASS_IP_CSUM_BAD], 1);
+	gro_test_free(t);
+}
+
+static void test_bad_ip_header_csum_passes(void **state)
+{
+	(void)state;
+	bad_ip_csum_mid_train(false);
+	bad_ip_csum_mid_train(true);
+}
+
 static void test_ip_options_fragments_ext_headers_pass(void **state)
 {
 	(void)state;
@@ -1054,6 +1086,7 @@ int main(void)
 		cmocka_unit_test(test_psh_without_run_passes),
 		cmocka_unit_test(test_cwr_flushes_and_starts_ecn_run),
 		cmocka_unit_test(test_bad_tcp_csum_passes_in_order_and_is_counted),
+		cmocka_unit_test(test_bad_ip_header_csum_passes),
 		cmocka_unit_test(test_ip_options_fragments_ext_headers_pass),
 		cmocka_unit_test(test_non_tcp_passes_decapsulated),
 		cmocka_unit_test(test_unparsed_frame_untouched),
