@@ -968,6 +968,10 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 	const struct gro_seg *h = &flow->head;
 	struct pkt *hp = h->pkt;
 
+	/* A head with CWR: a further segment equal to it carries CWR too,
+	 * which never merges (and one without CWR differs in flags). */
+	if (flow->ecn)
+		return false;
 	if (!flow->hdr_len || pkt->size < flow->hdr_len || pkt->in_port != hp->in_port ||
 	    pkt_headroom(pkt) + flow->mask_len > PKT_BUF_SIZE ||
 	    pkt->ol.gso_type != PKT_GSO_NONE || (pkt->ol.flags & PKT_OL_NEEDS_CSUM) ||

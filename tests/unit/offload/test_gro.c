@@ -710,6 +710,25 @@ static void test_cwr_flushes_and_starts_ecn_run(void **state)
 	gro_test_free(t);
 }
 
+/* Consecutive CWR segments: each flushes the one before (the fast path
+ * must not take two equal CWR headers as mergeable). */
+static void test_consecutive_cwr_never_merge(void **state)
+{
+	(void)state;
+	struct gro_test *t = test_new(0, 0, 0);
+	struct stream s;
+	stream_init(&s, 4, MODE_VXLAN_FRAME, 4);
+	s.f.tcp_flags = TCP_ACK | TCP_CWR;
+	for (int i = 0; i < 3; i++)
+		feed(t, &s, MSS, 0);
+	gro_flush(t->gro, GRO_FLUSH_ALL, 0);
+	assert_int_equal(t->sink.n, 3);
+	for (unsigned i = 0; i < 3; i++)
+		check_frame(&s, t->sink.out[i], s.isn + i * MSS, MSS, 1, MSS);
+	assert_int_equal(stats(t).flushes[GRO_FLUSH_FLAGS], 2);
+	gro_test_free(t);
+}
+
 /* ---- frames that are never held ----------------------------------------- */
 
 static void test_bad_tcp_csum_passes_in_order_and_is_counted(void **state)
@@ -1085,6 +1104,7 @@ int main(void)
 		cmocka_unit_test(test_syn_rst_urg_flush_before_and_pass),
 		cmocka_unit_test(test_psh_without_run_passes),
 		cmocka_unit_test(test_cwr_flushes_and_starts_ecn_run),
+		cmocka_unit_test(test_consecutive_cwr_never_merge),
 		cmocka_unit_test(test_bad_tcp_csum_passes_in_order_and_is_counted),
 		cmocka_unit_test(test_bad_ip_header_csum_passes),
 		cmocka_unit_test(test_ip_options_fragments_ext_headers_pass),
