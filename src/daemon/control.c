@@ -714,8 +714,18 @@ static int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct 
 		if (port_is_tap(port)) {
 			struct tap_port_info ti;
 			tap_port_get_info(port, &ti);
-			uint64_t avg = st->tx_frames ? st->tx_bytes / st->tx_frames : 0;
-			if (st->tx_frames >= 100 && avg < 8192) {
+			/* Recent traffic if there was enough of it, else all. */
+			uint64_t frames = 0, bytes = 0;
+			if (st->tx_frames >= vxd->diag_prev[i].tx_frames) { /* else: a new port in this slot */
+				frames = st->tx_frames - vxd->diag_prev[i].tx_frames;
+				bytes = st->tx_bytes - vxd->diag_prev[i].tx_bytes;
+			}
+			if (frames < 100) {
+				frames = st->tx_frames;
+				bytes = st->tx_bytes;
+			}
+			uint64_t avg = frames ? bytes / frames : 0;
+			if (frames >= 100 && avg < 8192) {
 				const char *why;
 				if (!vxd->knobs[CTL_KNOB_GRO])
 					why = "GRO is off (vxctl set gro on)";
@@ -843,6 +853,7 @@ static void vxd_apply_tap_offload(struct vxd *vxd)
 static int vxd_set(struct vxd *vxd, const struct ctl_set *set, struct ctl_err *err)
 {
 	uint32_t old = vxd->knobs[set->knob];
+	vxd_diag_snapshot(vxd, true);
 	vxd->knobs[set->knob] = set->value;
 	int ret = 0;
 	switch (set->knob) {

@@ -253,6 +253,18 @@ static void vxd_sock_input(struct vxd *vxd, struct vxd_src *src)
 
 /* ---- the loop ----------------------------------------------------------------- */
 
+void vxd_diag_snapshot(struct vxd *vxd, bool restart)
+{
+	for (unsigned i = 0; i < VXD_MAX_PORTS; i++) {
+		struct vxd_diag_snap now = { 0, 0 };
+		if (vxd->ports[i])
+			now = (struct vxd_diag_snap){ vxd->ports[i]->stats.tx_frames, vxd->ports[i]->stats.tx_bytes };
+		vxd->diag_prev[i] = restart ? now : vxd->diag_cur[i];
+		vxd->diag_cur[i] = now;
+	}
+	vxd->diag_cur_ns = vxd_now_ns();
+}
+
 int vxd_gro_rebuild(struct vxd *vxd)
 {
 	if (vxd->gro) {
@@ -407,6 +419,8 @@ int vxd_run(struct vxd *vxd)
 			fdb_age(vxd->fdb, now);
 			vxd->last_age_ns = now;
 		}
+		if (now - vxd->diag_cur_ns > VXD_DIAG_WINDOW_NS)
+			vxd_diag_snapshot(vxd, false);
 	}
 	return 0;
 }

@@ -88,7 +88,20 @@ struct vxd {
 	uint64_t start_ns;
 
 	struct pkt *sock_rx[VXD_SOCK_RX_MAX];
+
+	/* `diagnose` judges recent traffic: tx counters of every port at the
+	 * start of the window (rotated every VXD_DIAG_WINDOW_NS, restarted by
+	 * every `set`), so a knob change shows at once. */
+	struct vxd_diag_snap {
+		uint64_t tx_frames, tx_bytes;
+	} diag_prev[VXD_MAX_PORTS], diag_cur[VXD_MAX_PORTS];
+	uint64_t diag_cur_ns;
 };
+
+#define VXD_DIAG_WINDOW_NS (5ull * 1000000000ull)
+
+/* Rotates the diagnose window (restart: both ends start now). */
+void vxd_diag_snapshot(struct vxd *vxd, bool restart);
 
 uint64_t vxd_now_ns(void);
 void vxd_log(const struct vxd *vxd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

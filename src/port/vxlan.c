@@ -26,6 +26,8 @@
 enum vxlan_sock_limits {
 	VXLAN_RX_BURST = 8,            /* recvmmsg messages per call */
 	VXLAN_RX_CMSG_SPACE = 64,
+	/* Below this a payload is copied rather than referenced. */
+	VXLAN_RX_MIN_VIEW_PAYLOAD = 256,
 	VXLAN_SOCK_BUF = 8 << 20,      /* SO_RCVBUF / SO_SNDBUF */
 	/* Messages queued for one sendmmsg.  A 64 KB TSO frame is two
 	 * messages with UDP_SEGMENT, ~45 without. */
@@ -282,6 +284,38 @@ static uint32_t vxlan_rx_gso_size(const struct msghdr *msg)
 	return 0;
 }
 
+/* Bytes of headers at the start of a VXLAN datagram that carries TCP:
+ * VXLAN, Ethernet, up to two VLAN tags, IPv4 (with options) or IPv6 (no
+ * extension headers) and the TCP header.  0 for anything else.  Only a
+ * guess at where to cut: the parser validates everything afterwards. */
+static uint32_t vxlan_rx_tcp_hdr_len(const uint8_t *d, uint32_t len)
+{
+	uint32_t ofs = VXLAN_HDR_LEN + ETH_HDR_LEN;
+	if (len < ofs)
+		return 0;
+	uint16_t type = (uint16_t)(d[ofs - 2] << 8 | d[ofs - 1]);
+	for (int tags = 0; tags < 2 && (type == ETH_TYPE_VLAN || type == ETH_TYPE_QINQ); tags++) {
+		if (len < ofs + VLAN_HDR_LEN)
+			return 0;
+		type = (uint16_t)(d[ofs + 2] << 8 | d[ofs + 3]);
+		ofs += VLAN_HDR_LEN;
+	}
+	uint8_t proto;
+	if (type == ETH_TYPE_IPV4 && len >= ofs + IPV4_HDR_LEN) {
+		proto = d[ofs + 9];
+		ofs += (uint32_t)(d[ofs] & 0xf) * 4;
+	} else if (type == ETH_TYPE_IPV6 && len >= ofs + IPV6_HDR_LEN) {
+		proto = d[ofs + 6];
+		ofs += IPV6_HDR_LEN;
+	} else {
+		return 0;
+	}
+	if (proto != IP_PROTO_TCP || len < ofs + TCP_HDR_LEN)
+		return 0;
+	ofs += (uint32_t)(d[ofs + 12] >> 4) * 4;
+	return ofs <= len ? ofs : 0;
+}
+
 int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct pkt **out, unsigned max)
 {
 	/* A coalesced buffer holds at most 64 datagrams (UDP_GRO_CNT_MAX). */
@@ -340,15 +374,29 @@ int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct p
 				sock->stats.rx_no_buffer++;
 				continue;
 			}
-			/* One copy per datagram.  The inner frame then lives
-			 * in a pkt of its own that GRO can chain as a frag. */
-			memcpy(pkt->data, buf->data + ofs, dlen);
-			pkt->size = dlen;
+			/* A TCP datagram with a real payload becomes a view:
+			 * its headers are copied (the parser and GRO edit
+			 * them), its payload stays in the receive buffer as a
+			 * frag that holds a reference on it, so GRO chains
+			 * payloads without one copy.  Anything else is small
+			 * and simply copied. */
+			const uint8_t *dgram = buf->data + ofs;
+			uint32_t hdr = vxlan_rx_tcp_hdr_len(dgram, dlen);
+			if (hdr && dlen - hdr >= VXLAN_RX_MIN_VIEW_PAYLOAD) {
+				memcpy(pkt->data, dgram, hdr);
+				pkt->size = hdr;
+				pkt_add_frag(pkt, dgram + hdr, dlen - hdr, buf);
+			} else {
+				memcpy(pkt->data, dgram, dlen);
+				pkt->size = dlen;
+			}
 			vxlan_fill_tunnel(sock, &from[i], &pkt->tunnel);
 			pkt->timestamp_ns = now;
 			out[n++] = pkt;
 		}
 	}
+	/* Receive buffers still referenced by views live on until the last
+	 * frame pointing into them has been written out. */
 	for (unsigned i = 0; i < nbufs; i++)
 		pkt_free(bufs[i]);
 	return (int)n;

@@ -9,7 +9,9 @@
  * equal-size datagrams coalesced in one buffer, with their size in a
  * SOL_UDP/UDP_GRO cmsg; the buffer is cut back into datagrams here.  Each
  * datagram becomes a pkt that starts at the VXLAN header, with pkt->tunnel
- * (family, outer addresses, ports) filled in.
+ * (family, outer addresses, ports) filled in.  A TCP datagram's headers are
+ * copied into the pkt's linear part and its payload is a frag pointing into
+ * the receive buffer (which the frag keeps alive): no payload copy here.
  *
  * Send: a frame with TSO metadata is cut by the software GSO
  * (offload/gso.h) into one train of VXLAN datagrams at one stride and sent
