@@ -980,6 +980,10 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 	/* Same layout: the nine offsets l2_ofs .. inner_payload_ofs. */
 	if (!bytes_equal(&pkt->l2_ofs, &hp->l2_ofs, 9 * sizeof(uint16_t)))
 		return false;
+	/* Another flow's train starting: its ports differ, say so cheaply. */
+	uint32_t l4_ofs = h->payload_ofs - h->th_len;
+	if (load32(pkt->data + l4_ofs) != load32(h->th))
+		return false;
 	/* Socket input: the outer headers are only metadata.  (In a full
 	 * frame they are among the compared header bytes.) */
 	if (h->vxlan && !h->outer_l3) {
@@ -993,7 +997,7 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 
 	uint32_t len = pkt_len(pkt);
 	uint32_t payload = len - flow->hdr_len;
-	const uint8_t *th = pkt->data + (h->payload_ofs - h->th_len);
+	const uint8_t *th = pkt->data + l4_ofs;
 	if (payload == 0 || payload > flow->mss || load_be32(th + 4) != flow->next_seq)
 		return false;
 	if (flow->l3_len + payload >= table->max_size ||
