@@ -210,13 +210,13 @@ rig_iperf_bytes() {
 # CPU time (user+sys, microseconds) of a process and its threads.
 pid_cpu_us() {
 	local hz; hz=$(getconf CLK_TCK)
-	awk -v hz="$hz" '{ print int(($14 + $15) * 1000000 / hz) }' "/proc/$1/stat"
+	awk -v hz="$hz" '{ printf "%.0f\n", ($14 + $15) * 1000000 / hz }' "/proc/$1/stat"
 }
 
 # CPU time (microseconds) spent by the whole machine outside idle, from /proc/stat.
 sys_busy_us() {
 	local hz; hz=$(getconf CLK_TCK)
-	awk -v hz="$hz" '/^cpu / { print int(($2 + $3 + $4 + $7 + $8) * 1000000 / hz) }' /proc/stat
+	awk -v hz="$hz" '/^cpu / { printf "%.0f\n", ($2 + $3 + $4 + $7 + $8) * 1000000 / hz }' /proc/stat
 }
 
 # rig_capture NS IFACE FILE [FILTER...]: tcpdump in the background, packet-
