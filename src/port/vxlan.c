@@ -390,6 +390,13 @@ int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct p
 				memcpy(pkt->data, dgram, dlen);
 				pkt->size = dlen;
 			}
+			/* The kernel coalesces only datagrams whose non-zero
+			 * outer UDP checksum it verified, and that checksum
+			 * covers the inner frame: trust the inner checksum as
+			 * the kernel's own vxlan does (csum_level), and spare
+			 * GRO a pass over every payload. */
+			if (seg < len)
+				pkt->ol.flags |= PKT_OL_DATA_VALID;
 			vxlan_fill_tunnel(sock, &from[i], &pkt->tunnel);
 			pkt->timestamp_ns = now;
 			out[n++] = pkt;

@@ -12,6 +12,9 @@
  * (family, outer addresses, ports) filled in.  A TCP datagram's headers are
  * copied into the pkt's linear part and its payload is a frag pointing into
  * the receive buffer (which the frag keeps alive): no payload copy here.
+ * Datagrams of a coalesced buffer carry ol.flags DATA_VALID: UDP GRO only
+ * merges datagrams with a verified, non-zero UDP checksum, which covers the
+ * inner frame (the kernel's vxlan trusts inner checksums the same way).
  *
  * Send: a frame with TSO metadata is cut by the software GSO
  * (offload/gso.h) into one train of VXLAN datagrams at one stride and sent
