@@ -39,6 +39,13 @@ rc=0; vx 1 port add vnet1 type tap vni 99 2> "$RIG_DIR/err" || rc=$?
 [ "$rc" = 1 ] || fail "a duplicate port was accepted"
 pass "bad lines refused with one line each: $(head -c 100 "$RIG_DIR/err")"
 
+# A VM-facing MTU that does not fit the underlay is accepted with a warning
+# naming the MTU that fits.
+vx 1 port add vnet5 type tap vni 99 mtu 1500 > "$RIG_DIR/out" || fail "port add vnet5"
+grep -q "vnet5 MTU 1500 is larger than the 1450 that fits" "$RIG_DIR/out" || fail "no MTU warning: $(cat "$RIG_DIR/out")"
+vx 1 port del vnet5 || fail "port del vnet5"
+pass "MTU 1500 over a 1500 underlay: warned, 1450 fits"
+
 vx 1 port add vnet3 type tap vni 99 netns "$VM3" mtu 1450 >/dev/null || fail "live port add"
 n "$VM3" ip link set vnet3 up
 n "$VM3" ip addr add 192.0.2.3/24 dev vnet3
