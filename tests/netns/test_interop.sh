@@ -1,8 +1,9 @@
 #!/bin/bash
 # Interop: one host runs vxswitchd, the other the kernel's vxlan device and a
 # bridge (bridge-nf-call-* = 0).  Ping and one iperf3 stream both ways, in
-# gso-wire and mtu-wire; in mtu-wire the kernel sends zero outer UDP
-# checksums (its IPv4 default), in gso-wire it computes them (udpcsum).
+# gso-wire and mtu-wire over IPv4, and gso-wire over IPv6; in IPv4
+# mtu-wire the kernel sends zero outer UDP checksums (its IPv4 default),
+# otherwise it computes them.
 #
 #   vxt2-PID-vm1        vxt2-PID-h1                          vxt2-PID-h2                  vxt2-PID-vm2
 #   vnet1 192.0.2.1 <-- vxswitchd -- u1 ============== u2 -- kvx (kernel vxlan) -- kbr -- kv2 == vnet2 192.0.2.2
@@ -13,8 +14,10 @@ cd "$(dirname "$0")/../.."
 rig_init "vxt2-$$"
 trap rig_cleanup EXIT
 
-for mode in gso mtu; do
-	rig_create 4
+for combo in "4 gso" "4 mtu" "6 gso"; do
+	set -- $combo
+	underlay=$1 mode=$2
+	rig_create "$underlay"
 	rig_wire_mode "$mode"
 	rig_vxswitchd 1
 	KERNEL_UDPCSUM=$([ "$mode" = gso ] && echo 1 || echo 0) rig_kernel 2
@@ -24,19 +27,20 @@ for mode in gso mtu; do
 	# documents for its userspace datapath on veth, checksum in software
 	# on the kernel's side.  Our own sends always carry full checksums.
 	nh2 ethtool -K u2 tx off >/dev/null
+	sleep 1 # IPv6 underlay: neighbour discovery on u1/u2
 
-	nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping vxswitchd -> kernel ($mode-wire)"
-	nvm2 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 1)" >/dev/null || fail "ping kernel -> vxswitchd ($mode-wire)"
-	nvm2 ping -6 -c 2 -i 0.2 -W 2 "$(vm_addr6 1)" >/dev/null || fail "IPv6 ping kernel -> vxswitchd ($mode-wire)"
-	pass "ping both ways with the kernel vxlan, $mode-wire"
+	nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping vxswitchd -> kernel ($mode-wire, IPv$underlay underlay)"
+	nvm2 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 1)" >/dev/null || fail "ping kernel -> vxswitchd ($mode-wire, IPv$underlay underlay)"
+	nvm2 ping -6 -c 2 -i 0.2 -W 2 "$(vm_addr6 1)" >/dev/null || fail "IPv6 ping kernel -> vxswitchd ($mode-wire, IPv$underlay underlay)"
+	pass "ping both ways with the kernel vxlan, $mode-wire, IPv$underlay underlay"
 
 	up=$(rig_iperf 2 1); down=$(rig_iperf 2 2)
-	echo "  iperf3 vxswitchd->kernel $up Gbit/s, kernel->vxswitchd $down Gbit/s ($mode-wire)"
+	echo "  iperf3 vxswitchd->kernel $up Gbit/s, kernel->vxswitchd $down Gbit/s ($mode-wire, IPv$underlay underlay)"
 	/usr/bin/python3 -c "import sys; sys.exit(0 if $up > 0.05 and $down > 0.05 else 1)" || fail "iperf3 too slow: $up / $down"
 	merged=$(vx_stat 1 'd["gro"]["merged_frames"]')
 	[ "$merged" -gt 10 ] || fail "GRO did not merge the kernel's datagrams ($merged frames)"
 	[ "$(vx_stat 1 'port("vx99")["vxlan"]["socket"]["tx_errors"]')" = 0 ] || fail "send errors towards the kernel"
-	pass "iperf3 both ways with the kernel vxlan, $mode-wire ($merged GRO frames)"
+	pass "iperf3 both ways with the kernel vxlan, $mode-wire, IPv$underlay underlay ($merged GRO frames)"
 	rig_cleanup
 	rig_init "vxt2-$$"
 done
