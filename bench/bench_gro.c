@@ -1,7 +1,7 @@
 /* bench_gro: how fast does GRO merge a trace, and how big are its frames?
  *
  *   bench_gro [-t SECONDS] [-n FRAMES] [-m burst32|burst64|held]
- *             [-c verify|trusted] [--check] [FILE.pcap ...]
+ *             [-c verify|trusted] [-p small|big] [--check] [FILE.pcap ...]
  *
  * Default traces (from the repository root): bench/data/vxlan_tcp4.pcap and
  * bench/data/tcp4.pcap (copies of shared/traces, see its README: 64 TCP/IPv4
@@ -9,7 +9,10 @@
  * f is (o + f) & 0xff).
  *
  * Like the DPDK anchor (shared/anchors/dpdk-gro/bench_gro.c) the trace is
- * loaded once, one pkt per frame, and parsed once (flow_extract, as the
+ * loaded once, one pkt per frame (-p small, the default: pkts from
+ * pkt_pool_create_sized() just big enough for the largest frame, packed like
+ * a NIC driver's receive buffers or DPDK's mbufs; -p big: the daemon's
+ * 64 KB buffers), and parsed once (flow_extract, as the
  * port/pipeline does before GRO; DPDK's equivalent is the NIC's ptype).
  * Before every pass each pkt is put back as it was received: frags dropped,
  * data pointer, the first 128 bytes (all headers), offsets and tunnel
@@ -146,12 +149,12 @@ static void trace_destroy(struct trace *t)
 	free(t);
 }
 
-static struct trace *trace_load(const char *path, uint32_t max_frames)
+static struct trace *trace_load(const char *path, uint32_t max_frames, bool small_buffers)
 {
 	char errbuf[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *hdr;
 	const uint8_t *bytes;
-	uint32_t frames = 0;
+	uint32_t frames = 0, max_caplen = 0;
 	pcap_t *pcap;
 
 	pcap = pcap_open_offline(path, errbuf);
@@ -159,8 +162,11 @@ static struct trace *trace_load(const char *path, uint32_t max_frames)
 		fprintf(stderr, "bench_gro: %s\n", errbuf);
 		return NULL;
 	}
-	while (frames < max_frames && pcap_next_ex(pcap, &hdr, &bytes) == 1)
+	while (frames < max_frames && pcap_next_ex(pcap, &hdr, &bytes) == 1) {
 		frames++;
+		if (hdr->caplen > max_caplen)
+			max_caplen = hdr->caplen;
+	}
 	pcap_close(pcap);
 	if (frames == 0) {
 		fprintf(stderr, "bench_gro: %s: no frames\n", path);
@@ -172,7 +178,12 @@ static struct trace *trace_load(const char *path, uint32_t max_frames)
 		goto err_nomem;
 	t->pkts = calloc(frames, sizeof(*t->pkts));
 	t->state = calloc(frames, sizeof(*t->state));
-	t->pool = pkt_pool_create(frames);
+	/* Received segments in buffers just big enough, packed, as a NIC
+	 * driver's (and DPDK's 2 KB mbufs); "big": the daemon's 64 KB ones. */
+	if (small_buffers && max_caplen <= PKT_MAX_FRAME)
+		t->pool = pkt_pool_create_sized(frames, PKT_HEADROOM + max_caplen + PKT_TAILROOM);
+	else
+		t->pool = pkt_pool_create(frames);
 	if (!t->pkts || !t->state || !t->pool)
 		goto err_nomem;
 
@@ -324,7 +335,7 @@ int main(int argc, char **argv)
 {
 	uint32_t max_frames = UINT32_MAX;
 	double seconds = 1.0;
-	bool check = false;
+	bool check = false, small_buffers = true;
 	int first = 1;
 	int only_mode = -1, only_csum = -1; /* -1: all */
 
@@ -343,12 +354,15 @@ int main(int argc, char **argv)
 		} else if (first + 1 < argc && strcmp(argv[first], "-c") == 0) {
 			only_csum = strcmp(argv[first + 1], "trusted") == 0;
 			first += 2;
+		} else if (first + 1 < argc && strcmp(argv[first], "-p") == 0) {
+			small_buffers = strcmp(argv[first + 1], "big") != 0;
+			first += 2;
 		} else if (first + 1 < argc && strcmp(argv[first], "-n") == 0) {
 			max_frames = (uint32_t)strtoul(argv[first + 1], NULL, 0);
 			first += 2;
 		} else {
 			fprintf(stderr, "usage: %s [-t SECONDS] [-n FRAMES] [-m burst32|burst64|held]\n"
-				"          [-c verify|trusted] [--check] [FILE.pcap ...]\n", argv[0]);
+				"          [-c verify|trusted] [-p small|big] [--check] [FILE.pcap ...]\n", argv[0]);
 			return 1;
 		}
 	}
@@ -360,11 +374,11 @@ int main(int argc, char **argv)
 		n_paths = argc - first;
 	}
 	for (int p = 0; p < n_paths; p++) {
-		struct trace *t = trace_load(paths[p], max_frames);
+		struct trace *t = trace_load(paths[p], max_frames, small_buffers);
 		if (!t)
 			return 1;
-		printf("trace=%s frames=%u payload_bytes_per_pass=%lu  (%.1f s per mode, one core)\n",
-		       paths[p], t->count, (unsigned long)t->payload_in, seconds);
+		printf("trace=%s frames=%u payload_bytes_per_pass=%lu buffers=%s  (%.1f s per mode, one core)\n",
+		       paths[p], t->count, (unsigned long)t->payload_in, small_buffers ? "small" : "big", seconds);
 		printf("%-8s %-8s %8s %8s %8s %7s %9s %8s %6s %7s\n", "mode", "csum", "Mpps_mean",
 		       "median", "best", "ns/pkt", "out_bytes", "Gbit/s", "segs", "reset_ns");
 		for (int m = MODE_BURST32; m <= MODE_HELD; m++) {

@@ -88,6 +88,9 @@ struct gro_flow {
 	 * head's: all of it but lengths, IP IDs, checksums, seq, urgent
 	 * pointer (gro_fast_merge). */
 	uint8_t cmp_mask[GRO_CMP_MAX];
+	/* cmp_mask[hdr_len - GRO_CMP_CHUNK .. hdr_len): the last, overlapping
+	 * chunk, so the compare never reads past the headers. */
+	uint8_t cmp_tail[GRO_CMP_CHUNK];
 };
 
 /* Everything the positions of the compared fields depend on. */
@@ -834,17 +837,14 @@ static void gro_build_cmp_mask(struct gro_table *table, struct gro_flow *flow)
 	struct gro_layout layout;
 
 	flow->hdr_len = 0;
-	if (hdr_len > GRO_CMP_MAX || hdr_len > h->pkt->size)
+	if (hdr_len > GRO_CMP_MAX || hdr_len < GRO_CMP_CHUNK || hdr_len > h->pkt->size)
 		return;
 	flow->hdr_len = (uint16_t)hdr_len;
 	flow->mask_len = (uint16_t)((hdr_len + GRO_CMP_CHUNK - 1) & ~(GRO_CMP_CHUNK - 1u));
-	if (flow->mask_len > GRO_CMP_MAX || pkt_headroom(h->pkt) + flow->mask_len > PKT_BUF_SIZE) {
-		flow->hdr_len = 0;
-		return;
-	}
 	gro_layout_of(h, &layout);
 	if (bytes_equal(&layout, &table->mask_layout, sizeof(layout))) {
 		memcpy(flow->cmp_mask, table->mask, flow->mask_len);
+		memcpy(flow->cmp_tail, flow->cmp_mask + hdr_len - GRO_CMP_CHUNK, GRO_CMP_CHUNK);
 		return;
 	}
 	memset(flow->cmp_mask, 0xff, hdr_len);
@@ -872,6 +872,7 @@ static void gro_build_cmp_mask(struct gro_table *table, struct gro_flow *flow)
 	gro_mask_field(flow, &h->th->seq_be, 4);
 	gro_mask_field(flow, &h->th->csum, 2);
 	gro_mask_field(flow, &h->th->urg_be, 2);
+	memcpy(flow->cmp_tail, flow->cmp_mask + hdr_len - GRO_CMP_CHUNK, GRO_CMP_CHUNK);
 	table->mask_layout = layout;
 	memcpy(table->mask, flow->cmp_mask, flow->mask_len);
 }
@@ -914,10 +915,11 @@ static void gro_merge(struct gro_flow *flow, const struct gro_seg *seg)
 
 typedef uint64_t gro_chunk __attribute__((vector_size(GRO_CMP_CHUNK)));
 
-/* (seg ^ head) & mask == 0 over the compared header bytes.  Reads up to
- * GRO_CMP_CHUNK - 1 bytes past the headers, inside the pkt buffer (callers
- * check that; the mask is zero there, so their value never matters). */
-static inline bool gro_hdr_match(const uint8_t *seg, const uint8_t *head, const uint8_t *mask, uint32_t len)
+/* (seg ^ head) & mask == 0 over the first `len` (>= GRO_CMP_CHUNK) header
+ * bytes: whole chunks, then one chunk ending at `len` under `tail_mask`
+ * (overlapping the previous one), so nothing past `len` is read. */
+static inline bool gro_hdr_match(const uint8_t *seg, const uint8_t *head, const uint8_t *mask,
+				 const uint8_t *tail_mask, uint32_t len)
 {
 	gro_chunk diff0 = { 0 }, diff1 = { 0 };
 	uint32_t i = 0;
@@ -934,12 +936,20 @@ static inline bool gro_hdr_match(const uint8_t *seg, const uint8_t *head, const 
 		diff0 |= (a0 ^ b0) & m0;
 		diff1 |= (a1 ^ b1) & m1;
 	}
-	if (i < len) {
+	if (i + GRO_CMP_CHUNK <= len) {
 		gro_chunk a, b, m;
 		memcpy(&a, seg + i, sizeof(a));
 		memcpy(&b, head + i, sizeof(b));
 		memcpy(&m, mask + i, sizeof(m));
 		diff0 |= (a ^ b) & m;
+		i += GRO_CMP_CHUNK;
+	}
+	if (i < len) {
+		gro_chunk a, b, m;
+		memcpy(&a, seg + len - GRO_CMP_CHUNK, sizeof(a));
+		memcpy(&b, head + len - GRO_CMP_CHUNK, sizeof(b));
+		memcpy(&m, tail_mask, sizeof(m));
+		diff1 |= (a ^ b) & m;
 	}
 	diff0 |= diff1;
 	return (diff0[0] | diff0[1]) == 0;
@@ -973,7 +983,6 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 	if (flow->ecn)
 		return false;
 	if (!flow->hdr_len || pkt->size < flow->hdr_len || pkt->in_port != hp->in_port ||
-	    pkt_headroom(pkt) + flow->mask_len > PKT_BUF_SIZE ||
 	    pkt->ol.gso_type != PKT_GSO_NONE || (pkt->ol.flags & PKT_OL_NEEDS_CSUM) ||
 	    now_ns - flow->first_ns >= table->hold_ns)
 		return false;
@@ -992,7 +1001,7 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 		    !bytes_equal(a->src, b->src, 16) || !bytes_equal(a->dst, b->dst, 16))
 			return false;
 	}
-	if (!gro_hdr_match(pkt->data, hp->data, flow->cmp_mask, flow->mask_len))
+	if (!gro_hdr_match(pkt->data, hp->data, flow->cmp_mask, flow->cmp_tail, flow->hdr_len))
 		return false;
 
 	uint32_t len = pkt_len(pkt);

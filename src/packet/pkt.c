@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 struct pkt_pool {
 	struct pkt *free_list;
@@ -12,22 +13,39 @@ struct pkt_pool {
 	struct pkt_pool_stats stats;
 };
 
-struct pkt_pool *pkt_pool_create(uint32_t count)
+enum { PKT_HUGE_PAGE = 2u << 20 };
+
+/* `size` bytes aligned to a huge page, asking the kernel to back them
+ * with huge pages (a hint: without THP they are plain pages). */
+static void *pkt_alloc_huge(size_t size)
+{
+	size = size ? (size + PKT_HUGE_PAGE - 1) & ~(size_t)(PKT_HUGE_PAGE - 1) : PKT_HUGE_PAGE;
+	void *mem = aligned_alloc(PKT_HUGE_PAGE, size);
+	if (mem)
+		(void)madvise(mem, size, MADV_HUGEPAGE);
+	return mem;
+}
+
+static struct pkt_pool *pkt_pool_create_with(uint32_t count, uint32_t buf_size, bool huge)
 {
 	struct pkt_pool *pool = calloc(1, sizeof(*pool));
 	if (!pool)
 		return NULL;
-	pool->pkts = calloc(count, sizeof(*pool->pkts));
+	size_t pkts_size = (size_t)count * sizeof(*pool->pkts);
+	pool->pkts = huge ? pkt_alloc_huge(pkts_size) : calloc(count, sizeof(*pool->pkts));
 	if (!pool->pkts)
 		goto err_free_pool;
+	if (huge)
+		memset(pool->pkts, 0, pkts_size);
 	/* One allocation for all buffers; pages are touched only when used. */
-	pool->buffers = malloc((size_t)count * PKT_BUF_SIZE);
+	pool->buffers = huge ? pkt_alloc_huge((size_t)count * buf_size) : malloc((size_t)count * buf_size);
 	if (!pool->buffers)
 		goto err_free_pkts;
 	pool->count = count;
 	for (uint32_t i = count; i-- > 0;) {
 		struct pkt *pkt = &pool->pkts[i];
-		pkt->base = pool->buffers + (size_t)i * PKT_BUF_SIZE;
+		pkt->base = pool->buffers + (size_t)i * buf_size;
+		pkt->buf_size = buf_size;
 		pkt->pool = pool;
 		pkt->next = pool->free_list;
 		pool->free_list = pkt;
@@ -39,6 +57,25 @@ err_free_pkts:
 err_free_pool:
 	free(pool);
 	return NULL;
+}
+
+struct pkt_pool *pkt_pool_create(uint32_t count)
+{
+	return pkt_pool_create_with(count, PKT_BUF_SIZE, false);
+}
+
+struct pkt_pool *pkt_pool_create_sized(uint32_t count, uint32_t buf_size)
+{
+	if (buf_size < PKT_HEADROOM + PKT_TAILROOM || buf_size > PKT_BUF_SIZE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Cache-line multiples: no two buffers share a line. */
+	buf_size = (buf_size + 63) & ~63u;
+	struct pkt_pool *pool = pkt_pool_create_with(count, buf_size, true);
+	if (!pool)
+		errno = ENOMEM;
+	return pool;
 }
 
 void pkt_pool_destroy(struct pkt_pool *pool)

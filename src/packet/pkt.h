@@ -110,6 +110,11 @@ struct pkt {
 	uint64_t timestamp_ns; /* set by the receiving port */
 
 	struct pkt_frag frags[PKT_MAX_FRAGS];
+
+	/* Bytes of the buffer at `base`: PKT_BUF_SIZE unless the pool was
+	 * made by pkt_pool_create_sized() (0, in a pkt no pool made, means
+	 * PKT_BUF_SIZE).  Last, away from the fields the data path reads. */
+	uint32_t buf_size;
 };
 
 struct pkt_pool_stats {
@@ -125,6 +130,13 @@ struct pkt_pool;
  * PKT_BUF_SIZE; pkt_alloc() never calls malloc.  Returns NULL on ENOMEM.
  * pkt_pool_destroy(NULL) is a no-op. */
 struct pkt_pool *pkt_pool_create(uint32_t count);
+/* A pool whose buffers hold `buf_size` bytes (headroom, frame and
+ * tailroom; at least PKT_HEADROOM + PKT_TAILROOM, at most PKT_BUF_SIZE)
+ * instead of PKT_BUF_SIZE: for frames known to be small, e.g. received
+ * segments of at most an MTU.  Buffers are packed back to back in one
+ * region that asks for transparent huge pages, so a burst touches few
+ * pages and TLB entries.  Returns NULL with errno EINVAL or ENOMEM. */
+struct pkt_pool *pkt_pool_create_sized(uint32_t count, uint32_t buf_size);
 void pkt_pool_destroy(struct pkt_pool *pool);
 void pkt_pool_get_stats(const struct pkt_pool *pool, struct pkt_pool_stats *out);
 
@@ -146,9 +158,14 @@ static inline uint32_t pkt_headroom(const struct pkt *pkt)
 	return (uint32_t)(pkt->data - pkt->base);
 }
 
+static inline uint32_t pkt_buf_size(const struct pkt *pkt)
+{
+	return pkt->buf_size ? pkt->buf_size : PKT_BUF_SIZE;
+}
+
 static inline uint32_t pkt_tailroom(const struct pkt *pkt)
 {
-	return PKT_BUF_SIZE - pkt_headroom(pkt) - pkt->size;
+	return pkt_buf_size(pkt) - pkt_headroom(pkt) - pkt->size;
 }
 
 /* Whole frame length: linear part and frags. */

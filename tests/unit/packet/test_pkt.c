@@ -98,6 +98,49 @@ static void test_frag_limit(void **state)
 	pkt_pool_destroy(pool);
 }
 
+/* A sized pool: buffers of the asked size (rounded to cache lines),
+ * tailroom measured against it, frames that do not fit refused, buffers
+ * not overlapping; sizes outside [headroom + tailroom, PKT_BUF_SIZE]
+ * refused. */
+static void test_sized_pool_buffers(void **state)
+{
+	(void)state;
+	uint8_t frame[2048];
+	memset(frame, 0xab, sizeof(frame));
+	errno = 0;
+	assert_null(pkt_pool_create_sized(4, PKT_HEADROOM + PKT_TAILROOM - 1));
+	assert_int_equal(errno, EINVAL);
+	assert_null(pkt_pool_create_sized(4, PKT_BUF_SIZE + 1));
+
+	struct pkt_pool *pool = pkt_pool_create_sized(3, PKT_HEADROOM + 1500 + PKT_TAILROOM);
+	assert_non_null(pool);
+	struct pkt *a = pkt_alloc(pool), *b = pkt_alloc(pool), *c = pkt_alloc(pool);
+	assert_non_null(c);
+	assert_null(pkt_alloc(pool));
+	assert_int_equal(pkt_buf_size(a), 1728); /* 128 + 1500 + 64, rounded to 64 */
+	assert_int_equal(pkt_tailroom(a), 1728 - PKT_HEADROOM);
+	assert_int_equal(pkt_set_data(a, frame, 1500), 0);
+	assert_int_equal(pkt_tailroom(a), 1728 - PKT_HEADROOM - 1500);
+	assert_int_equal(pkt_set_data(b, frame, sizeof(frame)), -ENOSPC);
+	assert_int_equal(pkt_set_data(b, frame, 1728 - PKT_HEADROOM), 0);
+	assert_null(pkt_put(b, 1));
+	/* Filling b to its last byte leaves a's bytes alone. */
+	assert_int_equal(pkt_set_data(c, frame, 100), 0);
+	assert_int_equal(a->data[1499], 0xab);
+	assert_true(a->base + pkt_buf_size(a) <= b->base || b->base + pkt_buf_size(b) <= a->base);
+	pkt_free(a);
+	pkt_free(b);
+	pkt_free(c);
+	pkt_pool_destroy(pool);
+
+	/* The default pool's pkts say PKT_BUF_SIZE. */
+	pool = pkt_pool_create(1);
+	a = pkt_alloc(pool);
+	assert_int_equal(pkt_buf_size(a), PKT_BUF_SIZE);
+	pkt_free(a);
+	pkt_pool_destroy(pool);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -105,6 +148,7 @@ int main(void)
 		cmocka_unit_test(test_push_pull_keep_offsets_on_same_bytes),
 		cmocka_unit_test(test_frags_hold_owner_until_freed),
 		cmocka_unit_test(test_frag_limit),
+		cmocka_unit_test(test_sized_pool_buffers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
