@@ -8,9 +8,10 @@
  * offload metadata.
  *
  * In front of all that, gro_fast_merge() takes the common case, the next
- * segment of a train, with one masked compare of the whole header stack
- * against the run's first segment; it either merges exactly as the rules
- * would or declines, and the layered path above decides.
+ * full-MSS segment of a train, with one masked compare of the whole header
+ * stack against the header that segment must have (gro_expect_next()); it
+ * either merges exactly as the rules would or declines, and the layered
+ * path above decides.
  *
  * Sections: helpers; names; constructor; locating a segment; may it be
  * held; same flow; may it join the run; output; the table; fast path;
@@ -76,17 +77,28 @@ struct gro_flow {
 	uint32_t l3_len;     /* merged L3 length so far */
 	uint16_t mss;
 	uint16_t count;
-	uint16_t hdr_len;    /* head: frame start to end of the TCP header */
+	uint16_t hdr_len;    /* head: frame start to end of the TCP header;
+			      * 0: headers too long, the fast path is off */
 	uint16_t mask_len;   /* hdr_len rounded up to GRO_CMP_CHUNK */
+	uint32_t seg_len;    /* pkt_len() of the head: a full-MSS segment */
 	uint16_t bucket;     /* where the run is indexed */
 	uint8_t slot;
 	uint8_t fixed_id;    /* GRO_FIXEDID_* */
 	uint8_t ecn;         /* first segment had CWR */
-	/* gro_ipv4_var_sum() of the head's outer and inner IPv4 headers. */
-	uint16_t outer_ip_var, inner_ip_var;
-	/* 0xff where every further segment's header byte must equal the
-	 * head's: all of it but lengths, IP IDs, checksums, seq, urgent
-	 * pointer (gro_fast_merge). */
+	uint8_t fast;        /* gro_fast_merge() may take this run's segments */
+	uint8_t outer_udp_csum; /* the head's outer UDP checksum is non-zero */
+	/* Where the IPv4 headers are (from pkt->data; 0: none or IPv6), their
+	 * IDs in the head (host order) and the one's complement sum of
+	 * their words but ID and checksum: the checksum for any ID. */
+	uint16_t outer_ip_ofs, inner_ip_ofs;
+	uint16_t outer_id0, inner_id0;
+	uint32_t outer_ip_sum, inner_ip_sum;
+	/* The header bytes the next full-MSS segment must have: the head's,
+	 * with seq, IP IDs and IP checksums advanced (gro_expect_next). */
+	uint8_t expect[GRO_CMP_MAX];
+	/* 0xff where a segment's header byte must equal `expect`: all but the
+	 * TCP checksum, the urgent pointer and a non-zero outer UDP checksum
+	 * (gro_fast_merge). */
 	uint8_t cmp_mask[GRO_CMP_MAX];
 	/* cmp_mask[hdr_len - GRO_CMP_CHUNK .. hdr_len): the last, overlapping
 	 * chunk, so the compare never reads past the headers. */
@@ -100,6 +112,7 @@ struct gro_layout {
 	uint16_t ip_hdr_len;
 	uint8_t family;
 	uint8_t outer_family;
+	uint8_t outer_udp_csum;
 };
 
 /* The index of one hash bucket: compact, so a lookup touches one cache line
@@ -438,18 +451,26 @@ static inline void gro_ipv4_hdr_csum_set(uint8_t *ip)
 	memcpy(ip + 10, &csum, 2);
 }
 
-/* The one's complement sum, mod 0xffff, of the IPv4 header words a
- * segment may change: total length, ID and checksum.  When every other
- * header byte equals the head's (the fast path proved it) and the head's
- * checksum is valid, the segment's checksum is valid exactly when this sum
- * equals the head's (RFC 1624 arithmetic: the header sum changes by the
- * difference of these words). */
-static inline uint16_t gro_ipv4_var_sum(const uint8_t *ip)
+/* The one's complement sum, folded to 16 bits, of the IPv4 header words
+ * other than ID and checksum (native byte order, like load16()). */
+static inline uint32_t gro_ipv4_sum_but_id(const uint8_t *ip)
 {
-	uint32_t x = (uint32_t)load16(ip + 2) + load16(ip + 4) + load16(ip + 10);
+	uint64_t sum = (uint64_t)load32(ip) + load16(ip + 6) + load16(ip + 8) + load32(ip + 12) + load32(ip + 16);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	return (uint32_t)sum;
+}
+
+/* The header checksum (as stored) of an IPv4 header whose other words sum
+ * to `sum_but_id` and whose ID field holds `id_native` (as stored). */
+static inline uint16_t gro_ipv4_csum_with_id(uint32_t sum_but_id, uint16_t id_native)
+{
+	uint32_t x = sum_but_id + id_native;
 	x = (x & 0xffff) + (x >> 16);
 	x = (x & 0xffff) + (x >> 16);
-	return x == 0xffff ? 0 : (uint16_t)x;
+	return (uint16_t)~x;
 }
 
 static enum gro_pass_reason gro_ipv4_pass_reason(const uint8_t *l3, uint32_t l3_len)
@@ -824,12 +845,14 @@ static void gro_layout_of(const struct gro_seg *seg, struct gro_layout *out)
 	out->ip_hdr_len = seg->ip_hdr_len;
 	out->family = seg->family;
 	out->outer_family = seg->outer_family;
+	out->outer_udp_csum = seg->outer_udp && seg->outer_udp->csum;
 }
 
-/* What may differ between the head and a further segment without the
- * slow path having to look: exactly the fields gro_fast_merge() checks by
- * value.  A head whose headers are too long for the mask gets hdr_len 0,
- * which keeps its run on the slow path. */
+/* What may differ between `expect` and a further segment without the slow
+ * path having to look: the TCP checksum and urgent pointer (Linux compares
+ * neither) and a non-zero outer UDP checksum (gro_fast_merge() checks it is
+ * non-zero).  A head whose headers are too long for the mask gets hdr_len
+ * 0, which keeps its run on the slow path. */
 static void gro_build_cmp_mask(struct gro_table *table, struct gro_flow *flow)
 {
 	const struct gro_seg *h = &flow->head;
@@ -849,32 +872,70 @@ static void gro_build_cmp_mask(struct gro_table *table, struct gro_flow *flow)
 	}
 	memset(flow->cmp_mask, 0xff, hdr_len);
 	memset(flow->cmp_mask + hdr_len, 0, flow->mask_len - hdr_len);
-	if (h->outer_l3) {
-		if (h->outer_family == 4) {
-			const struct ipv4_hdr *ip = (const struct ipv4_hdr *)h->outer_l3;
-			gro_mask_field(flow, &ip->tot_len_be, 2);
-			gro_mask_field(flow, &ip->id_be, 2);
-			gro_mask_field(flow, &ip->csum, 2);
-		} else {
-			gro_mask_field(flow, &((const struct ipv6_hdr *)h->outer_l3)->payload_len_be, 2);
-		}
-		gro_mask_field(flow, &h->outer_udp->len_be, 2);
+	if (layout.outer_udp_csum)
 		gro_mask_field(flow, &h->outer_udp->csum, 2);
-	}
-	if (h->family == 4) {
-		const struct ipv4_hdr *ip = (const struct ipv4_hdr *)h->l3;
-		gro_mask_field(flow, &ip->tot_len_be, 2);
-		gro_mask_field(flow, &ip->id_be, 2);
-		gro_mask_field(flow, &ip->csum, 2);
-	} else {
-		gro_mask_field(flow, &((const struct ipv6_hdr *)h->l3)->payload_len_be, 2);
-	}
-	gro_mask_field(flow, &h->th->seq_be, 4);
 	gro_mask_field(flow, &h->th->csum, 2);
 	gro_mask_field(flow, &h->th->urg_be, 2);
 	memcpy(flow->cmp_tail, flow->cmp_mask + hdr_len - GRO_CMP_CHUNK, GRO_CMP_CHUNK);
 	table->mask_layout = layout;
 	memcpy(table->mask, flow->cmp_mask, flow->mask_len);
+}
+
+/* The IP ID the run's next segment must carry: the head's if the run keeps
+ * a fixed ID, else head + count (gro_ip_flush()).  A run of one has not
+ * decided yet; incrementing is expected, a fixed ID takes the slow path. */
+static inline uint16_t gro_expected_id(const struct gro_flow *flow, uint16_t id0, uint8_t fixed_bit)
+{
+	return (flow->fixed_id & fixed_bit) ? id0 : (uint16_t)(id0 + flow->count);
+}
+
+/* Brings `expect` up to the run's state: seq, IP IDs and checksums of the
+ * next full-MSS segment.  Everything else stays the head's. */
+static inline void gro_expect_next(struct gro_flow *flow)
+{
+	uint8_t *e = flow->expect;
+	uint32_t seq_be = __builtin_bswap32(flow->next_seq);
+
+	memcpy(e + flow->hdr_len - flow->head.th_len + 4, &seq_be, 4);
+	if (flow->outer_ip_ofs) {
+		uint16_t id = __builtin_bswap16(gro_expected_id(flow, flow->outer_id0, GRO_FIXEDID_OUTER));
+		uint16_t csum = gro_ipv4_csum_with_id(flow->outer_ip_sum, id);
+		memcpy(e + flow->outer_ip_ofs + 4, &id, 2);
+		memcpy(e + flow->outer_ip_ofs + 10, &csum, 2);
+	}
+	if (flow->inner_ip_ofs) {
+		uint16_t id = __builtin_bswap16(gro_expected_id(flow, flow->inner_id0, GRO_FIXEDID_INNER));
+		uint16_t csum = gro_ipv4_csum_with_id(flow->inner_ip_sum, id);
+		memcpy(e + flow->inner_ip_ofs + 4, &id, 2);
+		memcpy(e + flow->inner_ip_ofs + 10, &csum, 2);
+	}
+}
+
+/* Sets up the fast path of a run just started: mask and expected header. */
+static void gro_fast_setup(struct gro_table *table, struct gro_flow *flow)
+{
+	const struct gro_seg *h = &flow->head;
+	const uint8_t *data = h->pkt->data;
+
+	gro_build_cmp_mask(table, flow);
+	flow->fast = flow->hdr_len && !flow->ecn;
+	if (!flow->fast)
+		return;
+	flow->seg_len = pkt_len(h->pkt);
+	flow->outer_udp_csum = h->outer_udp && h->outer_udp->csum;
+	flow->outer_ip_ofs = flow->inner_ip_ofs = 0;
+	if (h->outer_family == 4) {
+		flow->outer_ip_ofs = (uint16_t)(h->outer_l3 - data);
+		flow->outer_id0 = load_be16(h->outer_l3 + 4);
+		flow->outer_ip_sum = gro_ipv4_sum_but_id(h->outer_l3);
+	}
+	if (h->family == 4) {
+		flow->inner_ip_ofs = (uint16_t)(h->l3 - data);
+		flow->inner_id0 = load_be16(h->l3 + 4);
+		flow->inner_ip_sum = gro_ipv4_sum_but_id(h->l3);
+	}
+	memcpy(flow->expect, data, flow->hdr_len);
+	gro_expect_next(flow);
 }
 
 static void gro_start_run(struct gro_table *table, const struct gro_seg *seg, uint64_t now_ns)
@@ -890,9 +951,7 @@ static void gro_start_run(struct gro_table *table, const struct gro_seg *seg, ui
 	flow->count = 1;
 	flow->fixed_id = 0;
 	flow->ecn = (seg->th->flags & TCP_CWR) != 0;
-	flow->outer_ip_var = seg->outer_family == 4 ? gro_ipv4_var_sum(seg->outer_l3) : 0;
-	flow->inner_ip_var = seg->family == 4 ? gro_ipv4_var_sum(seg->l3) : 0;
-	gro_build_cmp_mask(table, flow);
+	gro_fast_setup(table, flow);
 	table->stats.flows_held++;
 	table->last = flow;
 }
@@ -911,14 +970,18 @@ static void gro_merge(struct gro_flow *flow, const struct gro_seg *seg)
 	flow->l3_len += seg->payload_len;
 	flow->count++;
 	pkt_free(pkt); /* the frags hold what is still needed */
+	/* The slow path may have decided a fixed ID: the fast path follows. */
+	if (flow->fast)
+		gro_expect_next(flow);
 }
 
 typedef uint64_t gro_chunk __attribute__((vector_size(GRO_CMP_CHUNK)));
 
-/* (seg ^ head) & mask == 0 over the first `len` (>= GRO_CMP_CHUNK) header
- * bytes: whole chunks, then one chunk ending at `len` under `tail_mask`
- * (overlapping the previous one), so nothing past `len` is read. */
-static inline bool gro_hdr_match(const uint8_t *seg, const uint8_t *head, const uint8_t *mask,
+/* (seg ^ expect) & mask == 0 over the first `len` (>= GRO_CMP_CHUNK)
+ * header bytes: whole chunks, then one chunk ending at `len` under
+ * `tail_mask` (overlapping the previous one), so nothing past `len` is
+ * read. */
+static inline bool gro_hdr_match(const uint8_t *seg, const uint8_t *expect, const uint8_t *mask,
 				 const uint8_t *tail_mask, uint32_t len)
 {
 	gro_chunk diff0 = { 0 }, diff1 = { 0 };
@@ -928,10 +991,10 @@ static inline bool gro_hdr_match(const uint8_t *seg, const uint8_t *head, const 
 	for (; i + 2 * GRO_CMP_CHUNK <= len; i += 2 * GRO_CMP_CHUNK) {
 		gro_chunk a0, b0, m0, a1, b1, m1;
 		memcpy(&a0, seg + i, sizeof(a0));
-		memcpy(&b0, head + i, sizeof(b0));
+		memcpy(&b0, expect + i, sizeof(b0));
 		memcpy(&m0, mask + i, sizeof(m0));
 		memcpy(&a1, seg + i + GRO_CMP_CHUNK, sizeof(a1));
-		memcpy(&b1, head + i + GRO_CMP_CHUNK, sizeof(b1));
+		memcpy(&b1, expect + i + GRO_CMP_CHUNK, sizeof(b1));
 		memcpy(&m1, mask + i + GRO_CMP_CHUNK, sizeof(m1));
 		diff0 |= (a0 ^ b0) & m0;
 		diff1 |= (a1 ^ b1) & m1;
@@ -939,7 +1002,7 @@ static inline bool gro_hdr_match(const uint8_t *seg, const uint8_t *head, const 
 	if (i + GRO_CMP_CHUNK <= len) {
 		gro_chunk a, b, m;
 		memcpy(&a, seg + i, sizeof(a));
-		memcpy(&b, head + i, sizeof(b));
+		memcpy(&b, expect + i, sizeof(b));
 		memcpy(&m, mask + i, sizeof(m));
 		diff0 |= (a ^ b) & m;
 		i += GRO_CMP_CHUNK;
@@ -947,7 +1010,7 @@ static inline bool gro_hdr_match(const uint8_t *seg, const uint8_t *head, const 
 	if (i < len) {
 		gro_chunk a, b, m;
 		memcpy(&a, seg + len - GRO_CMP_CHUNK, sizeof(a));
-		memcpy(&b, head + len - GRO_CMP_CHUNK, sizeof(b));
+		memcpy(&b, expect + len - GRO_CMP_CHUNK, sizeof(b));
 		memcpy(&m, tail_mask, sizeof(m));
 		diff1 |= (a ^ b) & m;
 	}
@@ -955,43 +1018,34 @@ static inline bool gro_hdr_match(const uint8_t *seg, const uint8_t *head, const 
 	return (diff0[0] | diff0[1]) == 0;
 }
 
-/* The IP ID rule of gro_ip_flush() on an ID already known to be the only
- * difference that matters. */
-static inline bool gro_ip_id_ok(struct gro_flow *flow, const uint8_t *held_ip, const uint8_t *seg_ip,
-				uint8_t fixed_bit)
+/* Fast path: the segment is the next full-MSS one of the run the previous
+ * segment joined (a train) and merges without any rule being in question.
+ * Its header bytes must equal `expect`: the head's (same flow: MACs,
+ * addresses, ports, VNI and VXLAN flags; TTL/TOS/DF, hop limit, traffic
+ * class, flow label, ACK, doff, flags, window, options; lengths, so the
+ * payload is exactly MSS) with seq = next_seq and each IPv4 ID what the ID
+ * rule asks and its header checksum the valid one for it.  Equal flags
+ * mean no CWR and no flag that ends a run (a head has none).  Anything
+ * else (another flow, a short or changed segment, a bad checksum, a
+ * fixed ID not yet known) returns false and the slow path decides, so both
+ * paths give the same result. */
+static inline __attribute__((always_inline)) bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow,
+								  struct pkt *pkt, uint64_t now_ns)
 {
-	uint16_t id_offset = (uint16_t)(load_be16(seg_ip + 4) - load_be16(held_ip + 4));
-	if (flow->count == 1 && id_offset == 0)
-		flow->fixed_id |= fixed_bit;
-	return id_offset == ((flow->fixed_id & fixed_bit) ? 0 : flow->count);
-}
+	struct pkt *hp = flow->head.pkt;
+	uint32_t hdr_len = flow->hdr_len;
 
-/* Fast path: the segment is the next one of the run the previous segment
- * joined (a train), and merges without any rule being in question.  The
- * masked header compare proves same flow and all the must-be-equal fields
- * (MACs, addresses, ports, VNI and VXLAN flags, TTL/TOS/DF, hop limit,
- * traffic class, flow label, ACK, doff, flags, window, options); what is
- * left is checked by value here.  Anything unusual returns false and the
- * slow path decides, so both paths give the same result. */
-static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struct pkt *pkt, uint64_t now_ns)
-{
-	const struct gro_seg *h = &flow->head;
-	struct pkt *hp = h->pkt;
-
-	/* A head with CWR: a further segment equal to it carries CWR too,
-	 * which never merges (and one without CWR differs in flags). */
-	if (flow->ecn)
-		return false;
-	if (!flow->hdr_len || pkt->size < flow->hdr_len || pkt->in_port != hp->in_port ||
-	    pkt->ol.gso_type != PKT_GSO_NONE || (pkt->ol.flags & PKT_OL_NEEDS_CSUM) ||
-	    now_ns - flow->first_ns >= table->hold_ns)
+	if (!flow->fast || pkt_len(pkt) != flow->seg_len || pkt->size < hdr_len ||
+	    pkt->in_port != hp->in_port || pkt->ol.gso_type != PKT_GSO_NONE ||
+	    (pkt->ol.flags & PKT_OL_NEEDS_CSUM) || now_ns - flow->first_ns >= table->hold_ns)
 		return false;
 	/* Same layout: the nine offsets l2_ofs .. inner_payload_ofs. */
 	if (!bytes_equal(&pkt->l2_ofs, &hp->l2_ofs, 9 * sizeof(uint16_t)))
 		return false;
-	/* Another flow's train starting: its ports differ, say so cheaply. */
-	uint32_t l4_ofs = h->payload_ofs - h->th_len;
-	if (load32(pkt->data + l4_ofs) != load32(h->th))
+	if (!gro_hdr_match(pkt->data, flow->expect, flow->cmp_mask, flow->cmp_tail, hdr_len))
+		return false;
+	const struct gro_seg *h = &flow->head;
+	if (flow->outer_udp_csum && !load16(pkt->data + pkt->l4_ofs + 6))
 		return false;
 	/* Socket input: the outer headers are only metadata.  (In a full
 	 * frame they are among the compared header bytes.) */
@@ -1001,43 +1055,14 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 		    !bytes_equal(a->src, b->src, 16) || !bytes_equal(a->dst, b->dst, 16))
 			return false;
 	}
-	if (!gro_hdr_match(pkt->data, hp->data, flow->cmp_mask, flow->cmp_tail, flow->hdr_len))
-		return false;
-
-	uint32_t len = pkt_len(pkt);
-	uint32_t payload = len - flow->hdr_len;
-	const uint8_t *th = pkt->data + l4_ofs;
-	if (payload == 0 || payload > flow->mss || load_be32(th + 4) != flow->next_seq)
-		return false;
+	uint32_t payload = flow->mss;
+	uint32_t in_linear = hdr_len < pkt->size;
 	if (flow->l3_len + payload >= table->max_size ||
-	    hp->nr_frags + (flow->hdr_len < pkt->size) + pkt->nr_frags > PKT_MAX_FRAGS)
+	    hp->nr_frags + in_linear + pkt->nr_frags > PKT_MAX_FRAGS)
 		return false;
-
-	if (h->outer_l3) {
-		const uint8_t *ip = pkt->data + pkt->l3_ofs;
-		const uint8_t *udp = pkt->data + pkt->l4_ofs;
-		if (h->outer_family == 4) {
-			if (load_be16(ip + 2) != len - pkt->l3_ofs || gro_ipv4_var_sum(ip) != flow->outer_ip_var ||
-			    !gro_ip_id_ok(flow, h->outer_l3, ip, GRO_FIXEDID_OUTER))
-				return false;
-		} else if (load_be16(ip + 4) + (uint32_t)IPV6_HDR_LEN != len - pkt->l3_ofs) {
-			return false;
-		}
-		uint16_t udp_csum = load_be16(udp + 6);
-		if (load_be16(udp + 4) != len - pkt->l4_ofs || !udp_csum != !h->outer_udp->csum)
-			return false;
-	}
-	const uint8_t *ip = pkt->data + (h->l3 - hp->data);
-	uint32_t l3_len = len - (uint32_t)(h->l3 - hp->data);
-	if (h->family == 4) {
-		if (load_be16(ip + 2) != l3_len || gro_ipv4_var_sum(ip) != flow->inner_ip_var ||
-		    !gro_ip_id_ok(flow, h->l3, ip, GRO_FIXEDID_INNER))
-			return false;
-	} else if (load_be16(ip + 4) + (uint32_t)IPV6_HDR_LEN != l3_len) {
-		return false;
-	}
 	if (!(pkt->ol.flags & PKT_OL_DATA_VALID) &&
-	    !gro_tcp_csum_ok_at(pkt, ip, h->family, (uint32_t)(th - pkt->data))) {
+	    !gro_tcp_csum_ok_at(pkt, pkt->data + (h->l3 - hp->data), h->family,
+				(uint32_t)(hdr_len - h->th_len))) {
 		/* Let the slow path count it and keep the flow in order. */
 		return false;
 	}
@@ -1045,12 +1070,11 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 	if (pkt->nr_frags == 0) {
 		/* The common case: the frag takes over the reference the
 		 * caller gave us (pkt_add_frag() + pkt_free() in one). */
-		hp->frags[hp->nr_frags++] = (struct pkt_frag){ pkt->data + flow->hdr_len,
-							      pkt->size - flow->hdr_len, pkt };
-		hp->frags_size += pkt->size - flow->hdr_len;
+		hp->frags[hp->nr_frags++] = (struct pkt_frag){ pkt->data + hdr_len, pkt->size - hdr_len, pkt };
+		hp->frags_size += pkt->size - hdr_len;
 	} else {
-		if (flow->hdr_len < pkt->size)
-			pkt_add_frag(hp, pkt->data + flow->hdr_len, pkt->size - flow->hdr_len, pkt);
+		if (in_linear)
+			pkt_add_frag(hp, pkt->data + hdr_len, pkt->size - hdr_len, pkt);
 		for (uint16_t i = 0; i < pkt->nr_frags; i++)
 			pkt_add_frag(hp, pkt->frags[i].data, pkt->frags[i].size, pkt->frags[i].owner);
 		pkt_free(pkt);
@@ -1058,9 +1082,7 @@ static bool gro_fast_merge(struct gro_table *table, struct gro_flow *flow, struc
 	flow->next_seq += payload;
 	flow->l3_len += payload;
 	flow->count++;
-	uint16_t mss = flow->mss;
-	if (payload < mss)
-		gro_complete(table, flow, GRO_FLUSH_SHORT_SEGMENT);
+	gro_expect_next(flow);
 	return true;
 }
 

@@ -82,11 +82,13 @@
  *
  * Segments arrive in trains (consecutive segments of one flow).  A segment
  * is first compared with the run the previous segment joined: one masked
- * compare of all its header bytes against the run's first segment (all of
- * them must be equal except lengths, IP IDs, checksums, seq and urgent
- * pointer), then those few fields by value.  If everything fits it is
- * merged; anything else (another flow, a rule in question, a bad checksum)
- * goes the full way above, so both ways give the same result.
+ * compare of all its header bytes against the header the run's next
+ * full-MSS segment must have (the first segment's, with seq, IPv4 IDs and
+ * IPv4 header checksums advanced as the rules ask; only the TCP checksum,
+ * the urgent pointer and a non-zero outer UDP checksum are masked).  If it
+ * matches it is merged; anything else (another flow, a short or changed
+ * segment, a rule in question, a bad checksum) goes the full way above, so
+ * both ways give the same result.
  *
  * Checksums: the TCP checksum of every segment is verified (one pass over
  * its payload; the dominant cost) unless the input carries
