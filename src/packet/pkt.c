@@ -32,11 +32,13 @@ static struct pkt_pool *pkt_pool_create_with(uint32_t count, uint32_t buf_size, 
 	if (!pool)
 		return NULL;
 	size_t pkts_size = (size_t)count * sizeof(*pool->pkts);
-	pool->pkts = huge ? pkt_alloc_huge(pkts_size) : calloc(count, sizeof(*pool->pkts));
+	if (huge)
+		pool->pkts = pkt_alloc_huge(pkts_size);
+	else
+		pool->pkts = aligned_alloc(_Alignof(struct pkt), pkts_size ? pkts_size : sizeof(struct pkt));
 	if (!pool->pkts)
 		goto err_free_pool;
-	if (huge)
-		memset(pool->pkts, 0, pkts_size);
+	memset(pool->pkts, 0, pkts_size);
 	/* One allocation for all buffers; pages are touched only when used. */
 	pool->buffers = huge ? pkt_alloc_huge((size_t)count * buf_size) : malloc((size_t)count * buf_size);
 	if (!pool->buffers)

@@ -115,7 +115,9 @@ struct pkt {
 	 * made by pkt_pool_create_sized() (0, in a pkt no pool made, means
 	 * PKT_BUF_SIZE).  Last, away from the fields the data path reads. */
 	uint32_t buf_size;
-};
+	/* Cache-line aligned (pools allocate them so): the fields up to
+	 * in_port share the first line, the rest of the header the second. */
+} __attribute__((aligned(64)));
 
 struct pkt_pool_stats {
 	uint64_t allocs;
