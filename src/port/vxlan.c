@@ -633,6 +633,15 @@ static void vxlan_tx_gso(struct vxlan_port *vp, struct pkt *pkt, const struct vx
 		pkt_free(pkt);
 		return;
 	}
+	/* Each datagram of the train must fit the underlay as it is: a VM
+	 * MTU larger than what fits gives segments that would only cross as
+	 * IP fragments (and make the kernel refuse UDP_SEGMENT). */
+	uint32_t ip_udp = (dst->family == 6 ? IPV6_HDR_LEN : IPV4_HDR_LEN) + UDP_HDR_LEN;
+	if (train.stride + ip_udp > vp->info.underlay_mtu) {
+		port_count_drop(&vp->up, DROP_MTU_EXCEEDED);
+		pkt_free(pkt);
+		return;
+	}
 	vp->n_trains++;
 	vp->info.tx_gso_frames++;
 	vp->info.tx_gso_segments += train.nr_segs;
