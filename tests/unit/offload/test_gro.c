@@ -754,6 +754,38 @@ static void test_bad_tcp_csum_passes_in_order_and_is_counted(void **state)
 	gro_test_free(t);
 }
 
+/* The TCP checksum check (vectorised where the CPU allows) on payload
+ * sizes around its 64-byte rounds and odd tails: every correct segment is
+ * held, every one with a single payload bit flipped (first, middle or last
+ * byte) passes as csum_bad. */
+static void test_tcp_csum_check_every_length_and_position(void **state)
+{
+	(void)state;
+	static const size_t lens[] = { 1, 2, 3, 31, 32, 33, 63, 64, 65, 95, 127, 128, 129, 191, 1000, 1447, MSS };
+	struct gro_test *t = test_new(0, 0, 0);
+	uint64_t bad = 0, good = 0;
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		for (int flip = -1; flip < 3; flip++) {
+			struct stream s;
+			stream_init(&s, i % 2 ? 6 : 4, MODE_VXLAN_FRAME, 4);
+			struct pkt *pkt = stream_next(t, &s, lens[i]);
+			if (flip >= 0) {
+				size_t at = flip == 0 ? 0 : flip == 1 ? lens[i] / 2 : lens[i] - 1;
+				pkt->data[pkt->inner_payload_ofs + at] ^= 0x10;
+				bad++;
+			} else {
+				good++;
+			}
+			gro_receive(t->gro, pkt, 0);
+			gro_flush(t->gro, GRO_FLUSH_ALL, 0);
+		}
+	}
+	assert_int_equal(stats(t).passthrough[GRO_PASS_CSUM_BAD], bad);
+	assert_int_equal(stats(t).passthrough[GRO_PASS_FLUSHED_ALONE], good);
+	gro_test_free(t);
+}
+
 /* A corrupt IPv4 header checksum, inner or outer, in the middle of a
  * train: the run goes out first, the frame passes alone. */
 static void bad_ip_csum_mid_train(bool outer)
@@ -1106,6 +1138,7 @@ int main(void)
 		cmocka_unit_test(test_cwr_flushes_and_starts_ecn_run),
 		cmocka_unit_test(test_consecutive_cwr_never_merge),
 		cmocka_unit_test(test_bad_tcp_csum_passes_in_order_and_is_counted),
+		cmocka_unit_test(test_tcp_csum_check_every_length_and_position),
 		cmocka_unit_test(test_bad_ip_header_csum_passes),
 		cmocka_unit_test(test_ip_options_fragments_ext_headers_pass),
 		cmocka_unit_test(test_non_tcp_passes_decapsulated),
