@@ -23,6 +23,10 @@ VNI=${VNI:-99}
 
 rig_init() {
 	P=$1
+	# A signal ends the script through `exit`, so its EXIT trap (the
+	# caller's rig_cleanup) still runs.
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 	VM1=$P-vm1; VM2=$P-vm2; H1=$P-h1; H2=$P-h2
 	RIG_DIR=$(mktemp -d /tmp/$P.XXXX)
 	RIG_PIDS=""
