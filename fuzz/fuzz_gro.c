@@ -243,6 +243,19 @@ static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, u
 	return pkt;
 }
 
+
+/* Frames go in one at a time through gro_receive() or, for inputs with
+ * cfg bit 6, through gro_receive_burst() (the loop built for the CPU's
+ * vector unit). */
+static bool feed_burst;
+
+static void gro_feed(struct gro_table *gro, struct pkt *pkt, uint64_t now)
+{
+	if (feed_burst)
+		gro_receive_burst(gro, &pkt, 1, now);
+	else
+		gro_receive(gro, pkt, now);
+}
 /* Stream index of an output frame from our streams, or -1. */
 static int output_stream(const struct pkt *pkt, uint32_t *seq, uint32_t *payload)
 {
@@ -376,7 +389,7 @@ static void send_segment(struct gro_table *gro, struct harness *h, struct reader
 	st->seq += len;
 	st->ip_id++;
 	st->outer_id++;
-	gro_receive(gro, pkt, now);
+	gro_feed(gro, pkt, now);
 }
 
 /* A frame straight from the input: only GRO's robustness is at stake. */
@@ -397,7 +410,7 @@ static void send_raw(struct gro_table *gro, struct reader *r, uint64_t now)
 		pkt_free(pkt); /* would be taken for one of our streams */
 		return;
 	}
-	gro_receive(gro, pkt, now);
+	gro_feed(gro, pkt, now);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -409,6 +422,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pool = pkt_pool_create(POOL_PKTS);
 	memset(&h, 0, sizeof(h));
 	uint8_t cfg = rd8(&r);
+	feed_burst = cfg & 0x40;
 	static const uint32_t sizes[] = { 0, 65536, 20000, 3000 };
 	h.max_size = sizes[cfg & 3] ? sizes[cfg & 3] : GRO_DEFAULT_MAX_SIZE;
 	struct gro_config config = {
