@@ -243,7 +243,6 @@ static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, u
 	return pkt;
 }
 
-
 /* Frames go in one at a time through gro_receive() or, for inputs with
  * cfg bit 6, through gro_receive_burst() (the loop built for the CPU's
  * vector unit). */
@@ -256,6 +255,7 @@ static void gro_feed(struct gro_table *gro, struct pkt *pkt, uint64_t now)
 	else
 		gro_receive(gro, pkt, now);
 }
+
 /* Stream index of an output frame from our streams, or -1. */
 static int output_stream(const struct pkt *pkt, uint32_t *seq, uint32_t *payload)
 {
