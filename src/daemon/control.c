@@ -695,7 +695,7 @@ static int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct 
 	ctl_print_open_object(p, NULL);
 	ctl_print_open_array(p, "findings");
 	unsigned n = 0;
-	bool any_udp_gro_refused = false, any_udp_seg_refused = false, any_udp_gro_off = false;
+	bool any_udp_gro_refused = false, any_udp_gro_off = false;
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
 		struct port *port = vxd->ports[i];
 		if (!port || !port_is_vxlan(port))
@@ -704,7 +704,6 @@ static int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct 
 		vxlan_sock_get_stats(vxlan_port_sock(port), &ss);
 		any_udp_gro_refused |= !ss.udp_gro_probed;
 		any_udp_gro_off |= ss.udp_gro_probed && !ss.udp_gro_on;
-		any_udp_seg_refused |= ss.udp_segment_fallbacks > 0 || !ss.udp_segment_probed;
 	}
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
 		struct port *port = vxd->ports[i];
