@@ -90,7 +90,8 @@ struct gro_flow {
 	uint16_t hdr_len;    /* head: frame start to end of the TCP header;
 			      * 0: headers too long, the fast path is off */
 	uint16_t mask_len;   /* hdr_len rounded up to GRO_CMP_CHUNK */
-	uint32_t seg_len;    /* pkt_len() of the head: a full-MSS segment */
+	uint32_t seg_len;    /* pkt_len() of the head: a full-MSS segment;
+			      * UINT32_MAX while `fast` is off */
 	uint16_t bucket;     /* where the run is indexed */
 	uint8_t slot;
 	uint8_t fixed_id;    /* GRO_FIXEDID_* */
@@ -983,6 +984,7 @@ static void gro_fast_setup(struct gro_table *table, struct gro_flow *flow)
 
 	gro_build_cmp_mask(table, flow);
 	flow->fast = flow->hdr_len && !flow->ecn;
+	flow->seg_len = UINT32_MAX; /* no pkt is that long: one test for both */
 	if (!flow->fast)
 		return;
 	flow->seg_len = pkt_len(h->pkt);
@@ -1099,9 +1101,8 @@ static inline __attribute__((always_inline)) bool gro_fast_merge(struct gro_tabl
 	struct pkt *hp = flow->head.pkt;
 	uint32_t hdr_len = flow->hdr_len;
 
-	if (!flow->fast || pkt_len(pkt) != flow->seg_len || pkt->size < hdr_len ||
-	    pkt->in_port != hp->in_port || pkt->ol.gso_type != PKT_GSO_NONE ||
-	    (pkt->ol.flags & PKT_OL_NEEDS_CSUM) || now_ns - flow->first_ns >= table->hold_ns)
+	if (pkt_len(pkt) != flow->seg_len || pkt->size < hdr_len || pkt->in_port != hp->in_port ||
+	    ((pkt->ol.flags & PKT_OL_NEEDS_CSUM) | pkt->ol.gso_type) || now_ns - flow->first_ns >= table->hold_ns)
 		return false;
 	/* Same layout: the nine offsets l2_ofs .. inner_payload_ofs. */
 	if (!bytes_equal(&pkt->l2_ofs, &hp->l2_ofs, 9 * sizeof(uint16_t)))
