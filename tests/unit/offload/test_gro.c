@@ -309,6 +309,62 @@ static void test_merge_vxlan_udp_payloads(void **state)
 	merge_four_segments(6, MODE_VXLAN_UDP, 0);
 }
 
+/* The daemon's input: the VXLAN port hands each datagram as a view, its
+ * headers copied into the pkt and its payload a frag into the receive
+ * buffer (src/port/vxlan.c).  Turns a built segment into that shape. */
+static struct pkt *make_view(struct gro_test *t, struct pkt *pkt)
+{
+	struct pkt *buf = pkt_alloc(t->pool);
+	assert_non_null(buf);
+	uint32_t hdr = pkt->inner_payload_ofs;
+	assert_int_equal(pkt_set_data(buf, pkt->data + hdr, pkt->size - hdr), 0);
+	pkt_trim(pkt, hdr);
+	assert_int_equal(pkt_add_frag(pkt, buf->data, buf->size, buf), 0);
+	pkt_free(buf); /* the frag holds it now */
+	return pkt;
+}
+
+/* Views merge like linear segments, checksums verified across the frag:
+ * four full ones and a short last one make one frame whose payload is the
+ * stream's, a corrupted view passes alone, and every receive buffer goes
+ * back to the pool once the frames are freed (gro_test_free checks). */
+static void test_merge_views_from_the_socket(void **state)
+{
+	(void)state;
+	static uint8_t flat[FB_MAX_FRAME];
+	struct gro_test *t = test_new(0, 0, 0);
+	struct stream s;
+	stream_init(&s, 4, MODE_VXLAN_UDP, 0);
+	struct pkt *segs[7];
+	for (int i = 0; i < 4; i++)
+		segs[i] = make_view(t, stream_next(t, &s, MSS));
+	segs[4] = make_view(t, stream_next(t, &s, 100));
+	segs[5] = make_view(t, stream_next(t, &s, MSS));
+	segs[5]->frags[0].owner->data[7] ^= 1; /* payload, past the headers */
+	segs[6] = make_view(t, stream_next(t, &s, MSS));
+	gro_receive_batch(t->gro, segs, 7, 0);
+
+	assert_int_equal(t->sink.n, 3);
+	struct pkt *out = t->sink.out[0];
+	uint32_t len = pkt_len(out);
+	assert_int_equal(out_seq(out), s.isn);
+	assert_int_equal(out_payload_len(out), 4 * MSS + 100);
+	assert_int_equal(out->ol.gso_size, MSS);
+	assert_int_equal(out->ol.gso_type, PKT_GSO_TCPV4);
+	assert_int_equal(pkt_copy_out(out, 0, len, flat), 0);
+	for (uint32_t i = 0; i < 4 * MSS + 100; i++)
+		assert_int_equal(flat[out->payload_ofs + i], (uint8_t)i);
+	uint32_t l4_len = len - out->l4_ofs;
+	const uint8_t *l3 = flat + out->l3_ofs;
+	uint32_t pseudo = csum_pseudo_ipv4(l3 + 12, l3 + 16, IP_PROTO_TCP, l4_len);
+	assert_int_equal(csum_complete_partial(out, out->ol.csum_start, out->ol.csum_offset), 0);
+	assert_int_equal(csum_fold(csum_pkt(out, out->l4_ofs, l4_len, pseudo)), 0);
+	assert_int_equal(stats(t).passthrough[GRO_PASS_CSUM_BAD], 1);
+	assert_int_equal(out_seq(t->sink.out[1]), s.isn + 4 * MSS + 100);
+	assert_int_equal(out_seq(t->sink.out[2]), s.isn + 5 * MSS + 100);
+	gro_test_free(t);
+}
+
 /* The trace's outer UDP checksum is 0 (RFC 7348 says SHOULD): still merged. */
 static void test_vxlan_zero_and_nonzero_outer_csum(void **state)
 {
@@ -1115,6 +1171,7 @@ int main(void)
 		cmocka_unit_test(test_merge_vxlan_frame_ipv6_in_ipv6),
 		cmocka_unit_test(test_merge_vxlan_frame_ipv4_in_ipv6),
 		cmocka_unit_test(test_merge_vxlan_udp_payloads),
+		cmocka_unit_test(test_merge_views_from_the_socket),
 		cmocka_unit_test(test_vxlan_zero_and_nonzero_outer_csum),
 		cmocka_unit_test(test_different_vni_or_inner_mac_are_different_flows),
 		cmocka_unit_test(test_in_port_and_tunnel_metadata_separate_flows),
