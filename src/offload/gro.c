@@ -1143,6 +1143,16 @@ static inline __attribute__((always_inline)) bool gro_fast_merge(struct gro_tabl
 		 * caller gave us (pkt_add_frag() + pkt_free() in one). */
 		hp->frags[hp->nr_frags++] = (struct pkt_frag){ pkt->data + hdr_len, pkt->size - hdr_len, pkt };
 		hp->frags_size += pkt->size - hdr_len;
+	} else if (!in_linear && pkt->refcnt == 1) {
+		/* A view (the VXLAN port's shape: headers here, payload in
+		 * the receive buffer) that only we hold: its frags move to
+		 * the head with the references they carry. */
+		for (uint16_t i = 0; i < pkt->nr_frags; i++)
+			hp->frags[hp->nr_frags++] = pkt->frags[i];
+		hp->frags_size += pkt->frags_size;
+		pkt->nr_frags = 0;
+		pkt->frags_size = 0;
+		pkt_free(pkt);
 	} else {
 		if (in_linear)
 			pkt_add_frag(hp, pkt->data + hdr_len, pkt->size - hdr_len, pkt);

@@ -345,6 +345,12 @@ static void test_merge_views_from_the_socket(void **state)
 	gro_receive_batch(t->gro, segs, 7, 0);
 
 	assert_int_equal(t->sink.n, 3);
+	/* Held now: the first frame's pkt and its 5 receive buffers, and a
+	 * pkt and a buffer for each frame passed alone; the merged views'
+	 * own pkts are back in the pool, no buffer is. */
+	struct pkt_pool_stats ps;
+	pkt_pool_get_stats(t->pool, &ps);
+	assert_int_equal(ps.in_use, 1 + 5 + 2 + 2);
 	struct pkt *out = t->sink.out[0];
 	uint32_t len = pkt_len(out);
 	assert_int_equal(out_seq(out), s.isn);
