@@ -167,6 +167,9 @@ static size_t write_inner(const struct stream *st, unsigned k, uint8_t flags, ui
 	return ETH_HDR_LEN + ip_len + l4_len;
 }
 
+/* cfg bit 7: socket payloads as views (build_segment). */
+static bool feed_views;
+
 /* Builds the segment (encapsulated per the stream), parses it; NULL if the
  * parser refuses it (never expected for these frames). */
 static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, uint32_t len, bool bad_csum,
@@ -239,6 +242,21 @@ static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, u
 	if (why != DROP_NONE) {
 		pkt_free(pkt);
 		return NULL;
+	}
+	/* Inputs with cfg bit 7: socket payloads arrive as views, as the
+	 * VXLAN port makes them (headers here, payload a frag into a
+	 * receive buffer pkt). */
+	uint16_t hdr = pkt->inner_payload_ofs;
+	if (feed_views && st->mode == MODE_VXLAN_UDP && hdr != PKT_OFS_NONE && hdr < pkt->size) {
+		struct pkt *buf = pkt_alloc(pool);
+		if (!buf || pkt_set_data(buf, pkt->data + hdr, pkt->size - hdr) < 0) {
+			pkt_free(buf);
+			pkt_free(pkt);
+			return NULL;
+		}
+		pkt_trim(pkt, hdr);
+		pkt_add_frag(pkt, buf->data, buf->size, buf);
+		pkt_free(buf);
 	}
 	return pkt;
 }
@@ -423,6 +441,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&h, 0, sizeof(h));
 	uint8_t cfg = rd8(&r);
 	feed_burst = cfg & 0x40;
+	feed_views = cfg & 0x80;
 	static const uint32_t sizes[] = { 0, 65536, 20000, 3000 };
 	h.max_size = sizes[cfg & 3] ? sizes[cfg & 3] : GRO_DEFAULT_MAX_SIZE;
 	struct gro_config config = {
