@@ -46,7 +46,7 @@ TESTS      := $(TEST_SRCS:%.c=$(BUILD)/%)
 TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all test unit unit-run unit-asan golden fuzz fuzz-build netns bench bench-smoke micro demo clean
+.PHONY: all deps test unit unit-run unit-asan golden fuzz fuzz-build netns bench bench-smoke micro demo clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -100,7 +100,15 @@ netns: all
 	@set -e; for t in $(sort $(wildcard tests/netns/test_*.sh)); do \
 	  echo "== $$t"; BUILD=$(BUILD) $$t; done
 
-test: unit unit-asan golden
+# The two commands of the README install their Debian packages first, so a
+# fresh machine needs nothing else.
+deps:
+	@scripts/install-deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory unit-asan
+	@$(MAKE) --no-print-directory golden
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory netns
 	@$(MAKE) --no-print-directory bench-smoke
@@ -151,7 +159,8 @@ bench: all
 micro: all
 	bench/vxbench/vxbench micro $(BUILD)
 
-demo: all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	scripts/demo.sh $(BUILD)
 
 clean:
