@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "packet/bytes.h"
 #include "packet/csum.h"
 #include "packet/hdr.h"
 
@@ -146,34 +147,6 @@ struct gro_table {
 	struct gro_flow flows[]; /* bucket b, slot i at b * bucket_slots + i */
 };
 
-static inline uint16_t load_be16(const void *p)
-{
-	uint16_t v;
-	memcpy(&v, p, sizeof(v));
-	return __builtin_bswap16(v);
-}
-
-static inline uint32_t load_be32(const void *p)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof(v));
-	return __builtin_bswap32(v);
-}
-
-static inline uint32_t load32(const void *p)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint64_t load64(const void *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* memcmp() == 0 for the short header pieces compared per segment (MACs,
  * addresses, options), without a library call: overlapping word loads. */
 static inline bool bytes_equal(const void *a, const void *b, size_t len)
@@ -194,19 +167,6 @@ static inline bool bytes_equal(const void *a, const void *b, size_t len)
 	for (size_t i = 0; i < len; i++)
 		diff |= x[i] ^ y[i];
 	return diff == 0;
-}
-
-static inline uint16_t load16(const void *p)
-{
-	uint16_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline void store_be16(void *p, uint16_t host)
-{
-	uint16_t v = __builtin_bswap16(host);
-	memcpy(p, &v, sizeof(v));
 }
 
 /* ---- names ---------------------------------------------------------- */

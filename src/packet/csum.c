@@ -10,28 +10,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "packet/bytes.h"
 #include "packet/pkt.h"
-
-static inline uint64_t load64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint32_t load32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint16_t load16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 /* Folds a 64-bit one's-complement accumulator to 32 bits (end-around carry). */
 static inline uint32_t fold64_to_32(uint64_t acc)

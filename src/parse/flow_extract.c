@@ -14,6 +14,7 @@
 
 #include <string.h>
 
+#include "packet/bytes.h"
 #include "packet/hdr.h"
 
 struct parse_ctx {
@@ -37,16 +38,6 @@ struct parse_ctx {
 struct layer_ofs {
 	uint16_t *l2, *l3, *l4, *payload;
 };
-
-static inline uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 static void ctx_init(struct parse_ctx *c, struct pkt *pkt, struct flow_key *key)
 {
@@ -115,7 +106,7 @@ bool tcp_opts_parse(const uint8_t *opts, size_t len, struct tcp_opts *out)
 		case TCP_OPT_MSS:
 			if (olen != 4)
 				return false;
-			out->mss = rd16(val);
+			out->mss = load_be16(val);
 			out->present |= TCP_OPTS_MSS;
 			break;
 		case TCP_OPT_WSCALE:
@@ -127,8 +118,8 @@ bool tcp_opts_parse(const uint8_t *opts, size_t len, struct tcp_opts *out)
 		case TCP_OPT_TIMESTAMP:
 			if (olen != 10)
 				return false;
-			out->tsval = rd32(val);
-			out->tsecr = rd32(val + 4);
+			out->tsval = load_be32(val);
+			out->tsecr = load_be32(val + 4);
 			out->present |= TCP_OPTS_TIMESTAMP;
 			break;
 		/* Like Linux, a SACK-permitted or SACK option of the wrong size
@@ -165,8 +156,8 @@ static enum drop_reason parse_tcp(struct parse_ctx *c, uint32_t l4, const struct
 		return DROP_BAD_TCP_OPTIONS;
 
 	struct flow_key *key = c->key;
-	key->tp_src = rd16(th + offsetof(struct tcp_hdr, src_be));
-	key->tp_dst = rd16(th + offsetof(struct tcp_hdr, dst_be));
+	key->tp_src = load_be16(th + offsetof(struct tcp_hdr, src_be));
+	key->tp_dst = load_be16(th + offsetof(struct tcp_hdr, dst_be));
 	key->tcp_flags = (uint16_t)(th[offsetof(struct tcp_hdr, flags)] |
 				    ((doff_res & 1) ? TCP_NS : 0));
 	*lo->payload = (uint16_t)(l4 + doff);
@@ -178,7 +169,7 @@ static enum drop_reason parse_udp(struct parse_ctx *c, uint32_t l4, const struct
 	if (!have(c, l4, UDP_HDR_LEN))
 		return DROP_TRUNCATED_UDP;
 	const uint8_t *uh = c->data + l4;
-	uint32_t udp_len = rd16(uh + offsetof(struct udp_hdr, len_be));
+	uint32_t udp_len = load_be16(uh + offsetof(struct udp_hdr, len_be));
 	/* The length covers at least the header.  It may be shorter than the
 	 * IP payload (legal; the rest is ignored) but not longer, except in a
 	 * first fragment that others follow: there it counts the whole
@@ -188,8 +179,8 @@ static enum drop_reason parse_udp(struct parse_ctx *c, uint32_t l4, const struct
 	if (!c->more_fragments && udp_len > c->end - l4)
 		return DROP_UDP_LEN;
 
-	c->key->tp_src = rd16(uh + offsetof(struct udp_hdr, src_be));
-	c->key->tp_dst = rd16(uh + offsetof(struct udp_hdr, dst_be));
+	c->key->tp_src = load_be16(uh + offsetof(struct udp_hdr, src_be));
+	c->key->tp_dst = load_be16(uh + offsetof(struct udp_hdr, dst_be));
 	*lo->payload = (uint16_t)(l4 + UDP_HDR_LEN);
 	return DROP_NONE;
 }
@@ -245,7 +236,7 @@ static enum drop_reason parse_ipv4(struct parse_ctx *c, uint32_t l3, const struc
 		return DROP_BAD_IHL;
 	/* The total length covers the header and fits the frame; anything
 	 * after it is Ethernet padding and is cut off here. */
-	uint32_t tot_len = rd16(ip + offsetof(struct ipv4_hdr, tot_len_be));
+	uint32_t tot_len = load_be16(ip + offsetof(struct ipv4_hdr, tot_len_be));
 	if (tot_len < ihl || tot_len > c->end - l3)
 		return DROP_IPV4_TOTAL_LEN;
 	ctx_trim(c, l3 + tot_len);
@@ -260,7 +251,7 @@ static enum drop_reason parse_ipv4(struct parse_ctx *c, uint32_t l3, const struc
 	*lo->l3 = (uint16_t)l3;
 
 	/* The checksum is not verified here: GRO and the ports decide. */
-	uint16_t frag_off = rd16(ip + offsetof(struct ipv4_hdr, frag_off_be));
+	uint16_t frag_off = load_be16(ip + offsetof(struct ipv4_hdr, frag_off_be));
 	if (frag_off & (IPV4_MF | IPV4_FRAG_OFFSET_MASK)) {
 		key->nw_frag = FLOW_FRAG_ANY;
 		c->more_fragments = frag_off & IPV4_MF;
@@ -342,7 +333,7 @@ static enum drop_reason parse_ipv6_ext_chain(struct parse_ctx *c, uint32_t *ofs,
 		*ofs += len;
 
 		if (type == IP_PROTO_FRAGMENT) {
-			uint16_t off_flags = rd16(eh + offsetof(struct ipv6_frag_hdr, off_flags_be));
+			uint16_t off_flags = load_be16(eh + offsetof(struct ipv6_frag_hdr, off_flags_be));
 			c->key->nw_frag |= FLOW_FRAG_ANY;
 			c->more_fragments = off_flags & 1;
 			if (off_flags >> 3) {
@@ -360,10 +351,10 @@ static enum drop_reason parse_ipv6(struct parse_ctx *c, uint32_t l3, const struc
 	if (!have(c, l3, IPV6_HDR_LEN))
 		return DROP_TRUNCATED_IPV6;
 	const uint8_t *ip = c->data + l3;
-	uint32_t ver_tc_flow = rd32(ip);
+	uint32_t ver_tc_flow = load_be32(ip);
 	if ((ver_tc_flow >> 28) != 6)
 		return DROP_BAD_IP_VERSION;
-	uint32_t payload_len = rd16(ip + offsetof(struct ipv6_hdr, payload_len_be));
+	uint32_t payload_len = load_be16(ip + offsetof(struct ipv6_hdr, payload_len_be));
 	uint8_t next_hdr = ip[offsetof(struct ipv6_hdr, next_hdr)];
 	/* RFC 2675: payload length 0 followed by hop-by-hop options is a
 	 * jumbogram (no other packet can have its hop-by-hop header outside
@@ -403,13 +394,13 @@ static enum drop_reason parse_arp(struct parse_ctx *c, uint32_t l3, const struct
 	*lo->l3 = (uint16_t)l3;
 	/* Only Ethernet/IPv4 ARP has addresses we understand; for any other
 	 * kind the key holds the opcode alone (as OVS does). */
-	bool eth_ipv4 = rd16(arp + offsetof(struct arp_eth_ipv4, htype_be)) == 1 &&
-			rd16(arp + offsetof(struct arp_eth_ipv4, ptype_be)) == ETH_TYPE_IPV4 &&
+	bool eth_ipv4 = load_be16(arp + offsetof(struct arp_eth_ipv4, htype_be)) == 1 &&
+			load_be16(arp + offsetof(struct arp_eth_ipv4, ptype_be)) == ETH_TYPE_IPV4 &&
 			arp[offsetof(struct arp_eth_ipv4, hlen)] == ETH_ADDR_LEN &&
 			arp[offsetof(struct arp_eth_ipv4, plen)] == 4;
 	if (eth_ipv4 && !have(c, l3, sizeof(struct arp_eth_ipv4)))
 		return DROP_TRUNCATED_ARP;
-	key->nw_proto = (uint8_t)rd16(arp + offsetof(struct arp_eth_ipv4, op_be));
+	key->nw_proto = (uint8_t)load_be16(arp + offsetof(struct arp_eth_ipv4, op_be));
 	if (!eth_ipv4)
 		return DROP_NONE;
 	memcpy(key->arp_sha, arp + offsetof(struct arp_eth_ipv4, sha), ETH_ADDR_LEN);
@@ -438,9 +429,9 @@ static enum drop_reason parse_vlan(struct parse_ctx *c, uint32_t *ofs, uint16_t 
 			return DROP_TRUNCATED_VLAN;
 		const uint8_t *tag = c->data + *ofs;
 		key->vlan_tpid[key->n_vlans] = *type;
-		key->vlan_tci[key->n_vlans] = rd16(tag + offsetof(struct vlan_hdr, tci_be));
+		key->vlan_tci[key->n_vlans] = load_be16(tag + offsetof(struct vlan_hdr, tci_be));
 		key->n_vlans++;
-		*type = rd16(tag + offsetof(struct vlan_hdr, next_type_be));
+		*type = load_be16(tag + offsetof(struct vlan_hdr, next_type_be));
 		*ofs += VLAN_HDR_LEN;
 	}
 	return DROP_NONE;
@@ -458,7 +449,7 @@ static enum drop_reason parse_frame(struct parse_ctx *c, uint32_t l2, const stru
 	memcpy(key->dl_src, eth + offsetof(struct eth_hdr, src), ETH_ADDR_LEN);
 	*lo->l2 = (uint16_t)l2;
 
-	uint16_t type = rd16(eth + offsetof(struct eth_hdr, type_be));
+	uint16_t type = load_be16(eth + offsetof(struct eth_hdr, type_be));
 	uint32_t l3 = l2 + ETH_HDR_LEN;
 	enum drop_reason reason = parse_vlan(c, &l3, &type);
 	if (reason != DROP_NONE)
@@ -493,8 +484,8 @@ static enum drop_reason parse_vxlan(struct parse_ctx *c, uint32_t vx)
 	if (!have(c, vx, VXLAN_HDR_LEN))
 		return DROP_TRUNCATED_VXLAN;
 	const uint8_t *vh = c->data + vx;
-	uint32_t flags = rd32(vh + offsetof(struct vxlan_hdr, flags_be));
-	uint32_t vni_field = rd32(vh + offsetof(struct vxlan_hdr, vni_be));
+	uint32_t flags = load_be32(vh + offsetof(struct vxlan_hdr, flags_be));
+	uint32_t vni_field = load_be32(vh + offsetof(struct vxlan_hdr, vni_be));
 	if (!(flags & VXLAN_FLAG_VNI))
 		return DROP_VXLAN_NO_VNI_FLAG;
 	/* RFC 7348: reserved bits MUST be zero when sent; like the kernel's
@@ -528,7 +519,7 @@ static enum drop_reason decap_vxlan(struct parse_ctx *c, const struct layer_ofs 
 
 	/* The inner frame ends where the UDP datagram does. */
 	uint32_t l4 = *outer->l4;
-	uint32_t udp_len = rd16(c->data + l4 + offsetof(struct udp_hdr, len_be));
+	uint32_t udp_len = load_be16(c->data + l4 + offsetof(struct udp_hdr, len_be));
 	ctx_trim(c, l4 + udp_len);
 
 	tun->family = key->nw_family;
