@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csum_reference.h"
 #include "packet/csum.h"
 #include "packet/hdr.h"
 #include "packet/pkt.h"
@@ -35,25 +36,6 @@
 enum { CTL_V1 = 0x01, CTL_VXLAN = 0x02, CTL_FRAGS = 0x04 };
 
 static struct pkt_pool *pool;
-
-static uint16_t ref_fold(const uint8_t *p, size_t len)
-{
-	uint64_t acc = 0;
-	for (size_t i = 0; i + 1 < len; i += 2) {
-		uint16_t w;
-		memcpy(&w, p + i, 2);
-		acc += w;
-	}
-	if (len & 1) {
-		const uint8_t last[2] = { p[len - 1], 0 };
-		uint16_t w;
-		memcpy(&w, last, 2);
-		acc += w;
-	}
-	while (acc >> 16)
-		acc = (acc & 0xffff) + (acc >> 16);
-	return (uint16_t)acc;
-}
 
 static void check_validated(struct pkt *pkt, const struct flow_key *key)
 {
@@ -138,9 +120,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (len > PKT_MAX_FRAME)
 		return 0;
 
-	CHECK(csum_fold_nocomplement(csum_partial(frame, len, 0)) == ref_fold(frame, len));
+	CHECK(csum_fold_nocomplement(csum_partial(frame, len, 0)) == (uint16_t)csum_ref_sum(frame, len, 0));
 	if (len > 1)
-		CHECK(csum_fold_nocomplement(csum_partial(frame + 1, len - 1, 0)) == ref_fold(frame + 1, len - 1));
+		CHECK(csum_fold_nocomplement(csum_partial(frame + 1, len - 1, 0)) == (uint16_t)csum_ref_sum(frame + 1, len - 1, 0));
 
 	uint16_t vxlan_port = ctl & CTL_VXLAN ? VXLAN_DEFAULT_PORT : 0;
 	struct pkt *pkt = pkt_alloc(pool);

@@ -71,7 +71,7 @@ static uint16_t check_outer(const struct vxlan_encap *e, const uint8_t *f, uint3
 		assert_int_equal(rd16(l3 + 6), e->no_df ? 0 : IPV4_DF);
 		assert_int_equal(l3[8], e->ttl ? e->ttl : 64);
 		assert_int_equal(l3[9], IP_PROTO_UDP);
-		assert_true(naive_ipv4_hdr_ok(l3));
+		assert_true(csum_ref_ipv4_hdr_ok(l3));
 		assert_memory_equal(l3 + 12, e->src_ip, 4);
 		assert_memory_equal(l3 + 16, e->dst_ip, 4);
 		l4 = l3 + IPV4_HDR_LEN;
@@ -99,7 +99,7 @@ static uint16_t check_outer(const struct vxlan_encap *e, const uint8_t *f, uint3
 		assert_int_equal(rd16(l4 + 6), 0);
 	} else {
 		assert_int_not_equal(rd16(l4 + 6), 0);
-		assert_true(naive_l4_csum_ok(e->family, l3, l4, udp_len, IP_PROTO_UDP));
+		assert_true(csum_ref_l4_ok(e->family, l3, l4, udp_len, IP_PROTO_UDP));
 	}
 	assert_int_equal(rd32(l4 + 8), VXLAN_FLAG_VNI);
 	assert_int_equal(rd32(l4 + 12), e->vni << 8);
@@ -280,7 +280,7 @@ static void test_encap_pkt_in_place(void **state)
 		uint16_t sport = check_outer(e, flat, pkt_len(p), 77);
 		assert_int_equal(p->tunnel.src_port, sport);
 		/* Inner checksum completed before the outer one was taken. */
-		assert_true(naive_l4_csum_ok(6, flat + outer + l3, flat + outer + l4, inner_len - l4, IP_PROTO_TCP));
+		assert_true(csum_ref_l4_ok(6, flat + outer + l3, flat + outer + l4, inner_len - l4, IP_PROTO_TCP));
 
 		assert_int_equal(vxlan_encap_pkt(p, e, 78), -EINVAL); /* no VXLAN in VXLAN */
 		pkt_free(p);
@@ -324,7 +324,7 @@ static void test_full_frame_train(void **state)
 			assert_int_equal(port, first_port);
 			const uint8_t *inner = f + outer;
 			assert_int_equal(rd16(inner + 14 + 4), (uint16_t)(0xfff0 + i));
-			assert_true(naive_l4_csum_ok(4, inner + 14, inner + 34, len - outer - 34, IP_PROTO_TCP));
+			assert_true(csum_ref_l4_ok(4, inner + 14, inner + 34, len - outer - 34, IP_PROTO_TCP));
 		}
 		pkt_free(in);
 	}
@@ -344,7 +344,7 @@ static void test_full_frame_train(void **state)
 	assert_int_equal(t.nr_segs, 1);
 	assert_int_equal(t.len, 50 + in->size);
 	check_outer(&e, train_buf, t.len, 0);
-	assert_true(naive_l4_csum_ok(4, train_buf + 50 + 14, train_buf + 50 + 34, in->size - 34, IP_PROTO_TCP));
+	assert_true(csum_ref_l4_ok(4, train_buf + 50 + 14, train_buf + 50 + 34, in->size - 34, IP_PROTO_TCP));
 	pkt_free(in);
 }
 

@@ -1,13 +1,14 @@
 /* frame_builder: see frame_builder.h.  Test code: clarity over speed.
  *
- * Checksums use a private one's-complement sum (not packet/csum.c), so that
- * tests of the checksum code and of code using it are not checked against
- * themselves. */
+ * Checksums use the naive reference sum of csum_reference.h (not
+ * packet/csum.c), so that tests of the checksum code and of code using it
+ * are not checked against themselves. */
 #include "frame_builder.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "csum_reference.h"
 #include "packet/hdr.h"
 
 static void wr16(uint8_t *p, uint16_t v)
@@ -22,35 +23,6 @@ static void wr32(uint8_t *p, uint32_t v)
 	wr16(p + 2, (uint16_t)v);
 }
 
-/* Sum of big-endian 16-bit words, odd byte padded with zero. */
-static uint32_t sum_be(const uint8_t *p, size_t len, uint32_t sum)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-static uint32_t pseudo_sum(uint8_t family, const uint8_t *src, const uint8_t *dst,
-			   uint8_t proto, uint32_t l4_len)
-{
-	size_t alen = family == 4 ? 4 : 16;
-	uint32_t sum = sum_be(src, alen, 0);
-	sum = sum_be(dst, alen, sum);
-	sum += proto;
-	sum += l4_len >> 16;
-	sum += l4_len & 0xffff;
-	return sum;
-}
-
 /* Stores the L4 checksum at `field` according to `mode`.  The field must
  * be zero when called. */
 static void store_l4_csum(uint8_t *field, enum fb_csum_mode mode, uint32_t pseudo,
@@ -62,12 +34,12 @@ static void store_l4_csum(uint8_t *field, enum fb_csum_mode mode, uint32_t pseud
 		csum = 0;
 		break;
 	case FB_CSUM_PARTIAL:
-		csum = fold(pseudo);
+		csum = csum_ref_fold(pseudo);
 		break;
 	case FB_CSUM_BAD:
 	case FB_CSUM_FULL:
 	default:
-		csum = (uint16_t)~fold(sum_be(l4, l4_len, pseudo));
+		csum = (uint16_t)~csum_ref_fold(csum_ref_sum_be(l4, l4_len, pseudo));
 		if (is_udp && csum == 0)
 			csum = 0xffff;
 		if (mode == FB_CSUM_BAD)
@@ -186,7 +158,7 @@ static void write_l4(uint8_t *p, const struct fb_frame *f, size_t hdr_size)
 	fill_payload(p + hdr_size, f);
 	if (hdr_size == 0)
 		return;
-	uint32_t pseudo = pseudo_sum(f->family, f->src_ip, f->dst_ip, f->proto, (uint32_t)l4_len);
+	uint32_t pseudo = csum_ref_pseudo(f->family, f->src_ip, f->dst_ip, f->proto, (uint32_t)l4_len);
 	switch (f->proto) {
 	case IP_PROTO_TCP:
 		wr16(p, f->src_port);
@@ -252,7 +224,7 @@ static size_t ipv4_write_hdr(uint8_t *p, uint8_t tos, uint16_t tot_len, uint16_t
 	memcpy(p + 16, dst, 4);
 	if (opts_len)
 		memcpy(p + IPV4_HDR_LEN, opts, opts_len);
-	wr16(p + 10, (uint16_t)~fold(sum_be(p, ihl, 0)));
+	wr16(p + 10, (uint16_t)~csum_ref_fold(csum_ref_sum_be(p, ihl, 0)));
 	return ihl;
 }
 
@@ -400,7 +372,7 @@ size_t fb_wrap_vxlan(const struct fb_vxlan *vx, const uint8_t *inner, size_t inn
 	wr16(uh + 4, (uint16_t)udp_len);
 	wr16(uh + 6, 0);
 	if (vx->udp_csum || vx->family == 6) {
-		uint32_t pseudo = pseudo_sum(vx->family, vx->src_ip, vx->dst_ip, IP_PROTO_UDP,
+		uint32_t pseudo = csum_ref_pseudo(vx->family, vx->src_ip, vx->dst_ip, IP_PROTO_UDP,
 					     (uint32_t)udp_len);
 		store_l4_csum(uh + 6, FB_CSUM_FULL, pseudo, uh, udp_len, true);
 	}
