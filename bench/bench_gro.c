@@ -35,7 +35,6 @@
  * total payload out == payload in.
  *
  * A figure, not a test: nothing here asserts a speed. */
-#include <pcap/pcap.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +47,7 @@
 #include "packet/pkt.h"
 #include "parse/flow.h"
 #include "parse/flow_extract.h"
+#include "pcap_load.h"
 
 enum {
 	HDR_RESTORE = 128, /* bytes re-copied per frame by the reset (>= all headers) */
@@ -70,11 +70,9 @@ struct frame_state {
 };
 
 struct trace {
-	struct pkt_pool *pool;
-	struct pkt **pkts;
-	struct frame_state *state;
-	uint32_t count;
-	uint64_t payload_in; /* TCP payload bytes of one pass */
+	struct pcap_trace in;      /* the frames, as received */
+	struct frame_state *state; /* per frame, after parsing */
+	uint64_t payload_in;       /* TCP payload bytes of one pass */
 };
 
 struct out_stats {
@@ -114,8 +112,8 @@ static void save_state(const struct pkt *pkt, struct frame_state *st)
  * drops the frags (and their references) a merged head holds. */
 static void reset_pass(struct trace *t, bool data_valid)
 {
-	for (uint32_t i = 0; i < t->count; i++) {
-		struct pkt *pkt = t->pkts[i];
+	for (uint32_t i = 0; i < t->in.count; i++) {
+		struct pkt *pkt = t->in.pkts[i];
 		const struct frame_state *st = &t->state[i];
 		pkt_reset(pkt);
 		pkt->size = st->size;
@@ -139,79 +137,38 @@ static void trace_destroy(struct trace *t)
 {
 	if (!t)
 		return;
-	for (uint32_t i = 0; i < t->count; i++)
-		pkt_reset(t->pkts[i]);
-	for (uint32_t i = 0; i < t->count; i++)
-		pkt_free(t->pkts[i]);
-	free(t->pkts);
+	pcap_trace_release(&t->in);
 	free(t->state);
-	pkt_pool_destroy(t->pool);
 	free(t);
 }
 
+/* Loads the trace and parses every frame once (flow_extract, as the port
+ * does before GRO), saving what reset_pass() puts back. */
 static struct trace *trace_load(const char *path, uint32_t max_frames, bool small_buffers)
 {
-	char errbuf[PCAP_ERRBUF_SIZE];
-	struct pcap_pkthdr *hdr;
-	const uint8_t *bytes;
-	uint32_t frames = 0, max_caplen = 0;
-	pcap_t *pcap;
-
-	pcap = pcap_open_offline(path, errbuf);
-	if (!pcap) {
-		fprintf(stderr, "bench_gro: %s\n", errbuf);
-		return NULL;
-	}
-	while (frames < max_frames && pcap_next_ex(pcap, &hdr, &bytes) == 1) {
-		frames++;
-		if (hdr->caplen > max_caplen)
-			max_caplen = hdr->caplen;
-	}
-	pcap_close(pcap);
-	if (frames == 0) {
-		fprintf(stderr, "bench_gro: %s: no frames\n", path);
-		return NULL;
-	}
-
 	struct trace *t = calloc(1, sizeof(*t));
-	if (!t)
-		goto err_nomem;
-	t->pkts = calloc(frames, sizeof(*t->pkts));
-	t->state = calloc(frames, sizeof(*t->state));
-	/* Received segments in buffers just big enough, packed, as a NIC
-	 * driver's (and DPDK's 2 KB mbufs); "big": the daemon's 64 KB ones. */
-	if (small_buffers && max_caplen <= PKT_MAX_FRAME)
-		t->pool = pkt_pool_create_sized(frames, PKT_HEADROOM + max_caplen + PKT_TAILROOM);
-	else
-		t->pool = pkt_pool_create(frames);
-	if (!t->pkts || !t->state || !t->pool)
-		goto err_nomem;
 
-	pcap = pcap_open_offline(path, errbuf);
-	if (!pcap) {
-		fprintf(stderr, "bench_gro: %s\n", errbuf);
+	if (!t) {
+		fprintf(stderr, "bench_gro: out of memory\n");
+		return NULL;
+	}
+	if (pcap_trace_load(&t->in, "bench_gro", path, max_frames, small_buffers) < 0)
+		goto err_destroy;
+	t->state = calloc(t->in.count, sizeof(*t->state));
+	if (!t->state) {
+		fprintf(stderr, "bench_gro: %s: out of memory for %u frames\n", path, t->in.count);
 		goto err_destroy;
 	}
-	while (t->count < frames && pcap_next_ex(pcap, &hdr, &bytes) == 1) {
-		struct pkt *pkt = pkt_alloc(t->pool);
+	for (uint32_t i = 0; i < t->in.count; i++) {
+		struct pkt *pkt = t->in.pkts[i];
 		struct flow_key key;
-		if (!pkt || pkt_set_data(pkt, bytes, hdr->caplen) < 0) {
-			fprintf(stderr, "bench_gro: %s: frame %u does not fit a pkt\n", path, t->count + 1);
-			pkt_free(pkt);
-			pcap_close(pcap);
-			goto err_destroy;
-		}
 		if (flow_extract(pkt, VXLAN_DEFAULT_PORT, &key) != DROP_NONE)
-			fprintf(stderr, "bench_gro: %s: frame %u does not parse\n", path, t->count + 1);
-		save_state(pkt, &t->state[t->count]);
-		t->payload_in += t->state[t->count].tcp_payload;
-		t->pkts[t->count++] = pkt;
+			fprintf(stderr, "bench_gro: %s: frame %u does not parse\n", path, i + 1);
+		save_state(pkt, &t->state[i]);
+		t->payload_in += t->state[i].tcp_payload;
 	}
-	pcap_close(pcap);
 	return t;
 
-err_nomem:
-	fprintf(stderr, "bench_gro: %s: out of memory for %u frames\n", path, frames);
 err_destroy:
 	trace_destroy(t);
 	return NULL;
@@ -271,14 +228,14 @@ static double gro_pass(struct gro_table *gro, struct trace *t, enum mode mode)
 	uint64_t now = 0;
 	double start = now_seconds();
 
-	for (uint32_t i = 0; i < t->count; i += burst) {
-		uint32_t n = t->count - i < burst ? t->count - i : burst;
+	for (uint32_t i = 0; i < t->in.count; i += burst) {
+		uint32_t n = t->in.count - i < burst ? t->in.count - i : burst;
 		if (mode == MODE_HELD) {
-			gro_receive_burst(gro, &t->pkts[i], n, now);
+			gro_receive_burst(gro, &t->in.pkts[i], n, now);
 			if (++bursts % 4 == 0)
 				gro_flush(gro, GRO_FLUSH_ALL, now);
 		} else {
-			gro_receive_batch(gro, &t->pkts[i], n, now);
+			gro_receive_batch(gro, &t->in.pkts[i], n, now);
 		}
 		now += 1000; /* 1 µs a burst: far from the hold limit */
 	}
@@ -322,11 +279,11 @@ static void bench_mode(struct trace *t, enum mode mode, bool data_valid, double 
 
 	struct gro_stats st;
 	gro_get_stats(gro, &st);
-	double in_pkts = (double)passes * t->count;
+	double in_pkts = (double)passes * t->in.count;
 	printf("%-8s %-8s %8.2f %8.2f %8.2f %7.1f %9.0f %8.1f %6.2f %7.1f  %s\n", mode_names[mode],
-	       data_valid ? "trusted" : "verify", in_pkts / gro_s / 1e6, t->count / pass_s[timed / 2] / 1e6,
-	       t->count / pass_s[0] / 1e6, pass_s[timed / 2] * 1e9 / t->count, (double)bytes_per_pass / frames_per_pass,
-	       (double)t->payload_in * 8 * passes / gro_s / 1e9, (double)t->count / frames_per_pass,
+	       data_valid ? "trusted" : "verify", in_pkts / gro_s / 1e6, t->in.count / pass_s[timed / 2] / 1e6,
+	       t->in.count / pass_s[0] / 1e6, pass_s[timed / 2] * 1e9 / t->in.count, (double)bytes_per_pass / frames_per_pass,
+	       (double)t->payload_in * 8 * passes / gro_s / 1e9, (double)t->in.count / frames_per_pass,
 	       reset_s * 1e9 / in_pkts, ok ? "check OK" : "check FAIL");
 	gro_destroy(gro);
 }
@@ -378,7 +335,7 @@ int main(int argc, char **argv)
 		if (!t)
 			return 1;
 		printf("trace=%s frames=%u payload_bytes_per_pass=%lu buffers=%s  (%.1f s per mode, one core)\n",
-		       paths[p], t->count, (unsigned long)t->payload_in, small_buffers ? "small" : "big", seconds);
+		       paths[p], t->in.count, (unsigned long)t->payload_in, small_buffers ? "small" : "big", seconds);
 		printf("%-8s %-8s %8s %8s %8s %7s %9s %8s %6s %7s\n", "mode", "csum", "Mpps_mean",
 		       "median", "best", "ns/pkt", "out_bytes", "Gbit/s", "segs", "reset_ns");
 		for (int m = MODE_BURST32; m <= MODE_HELD; m++) {

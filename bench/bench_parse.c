@@ -23,7 +23,6 @@
  * copied the batch in; the two figures bracket the datapath's cost.
  *
  * A figure, not a test: nothing here asserts a speed. */
-#include <pcap/pcap.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,18 +34,12 @@
 #include "packet/pkt.h"
 #include "parse/flow.h"
 #include "parse/flow_extract.h"
+#include "pcap_load.h"
 
 static const char *const default_traces[] = {
 	"bench/data/vxlan_tcp4.pcap",
 	"bench/data/tcp4.pcap",
 	"tests/data/golden_vxlan.pcap",
-};
-
-struct trace {
-	struct pkt_pool *pool;
-	struct pkt **pkts;
-	uint32_t count;
-	uint64_t bytes;
 };
 
 static double clock_seconds(clockid_t clock)
@@ -55,76 +48,6 @@ static double clock_seconds(clockid_t clock)
 
 	clock_gettime(clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void trace_destroy(struct trace *t)
-{
-	if (!t)
-		return;
-	for (uint32_t i = 0; i < t->count; i++)
-		pkt_free(t->pkts[i]);
-	free(t->pkts);
-	pkt_pool_destroy(t->pool);
-	free(t);
-}
-
-/* Two passes over the file: count the frames, then size the pool exactly and
- * copy them in. */
-static struct trace *trace_load(const char *path, uint32_t max_frames)
-{
-	char errbuf[PCAP_ERRBUF_SIZE];
-	struct pcap_pkthdr *hdr;
-	const uint8_t *bytes;
-	uint32_t frames = 0;
-	pcap_t *pcap;
-	int rc;
-
-	pcap = pcap_open_offline(path, errbuf);
-	if (!pcap) {
-		fprintf(stderr, "bench_parse: %s\n", errbuf);
-		return NULL;
-	}
-	while (frames < max_frames && (rc = pcap_next_ex(pcap, &hdr, &bytes)) == 1)
-		frames++;
-	pcap_close(pcap);
-	if (frames == 0) {
-		fprintf(stderr, "bench_parse: %s: no frames\n", path);
-		return NULL;
-	}
-
-	struct trace *t = calloc(1, sizeof(*t));
-	if (!t)
-		goto err_nomem;
-	t->pkts = calloc(frames, sizeof(*t->pkts));
-	t->pool = pkt_pool_create(frames);
-	if (!t->pkts || !t->pool)
-		goto err_nomem;
-
-	pcap = pcap_open_offline(path, errbuf);
-	if (!pcap) {
-		fprintf(stderr, "bench_parse: %s\n", errbuf);
-		goto err_destroy;
-	}
-	while (t->count < frames && pcap_next_ex(pcap, &hdr, &bytes) == 1) {
-		struct pkt *pkt = pkt_alloc(t->pool);
-
-		if (!pkt || pkt_set_data(pkt, bytes, hdr->caplen) < 0) {
-			fprintf(stderr, "bench_parse: %s: frame %u does not fit a pkt\n", path, t->count + 1);
-			pkt_free(pkt);
-			pcap_close(pcap);
-			goto err_destroy;
-		}
-		t->pkts[t->count++] = pkt;
-		t->bytes += hdr->caplen;
-	}
-	pcap_close(pcap);
-	return t;
-
-err_nomem:
-	fprintf(stderr, "bench_parse: %s: out of memory for %u frames\n", path, frames);
-err_destroy:
-	trace_destroy(t);
-	return NULL;
 }
 
 /* Keeps the compiler from deciding the keys are unused. */
@@ -139,7 +62,7 @@ static int compare_double(const void *a, const void *b)
 }
 
 /* One pass; returns the number of frames dropped. */
-static uint32_t parse_pass(struct trace *t)
+static uint32_t parse_pass(struct pcap_trace *t)
 {
 	struct flow_key key;
 	uint32_t drops = 0, mix = 0;
@@ -155,9 +78,10 @@ static uint32_t parse_pass(struct trace *t)
 
 static int bench_trace(const char *path, double seconds, uint32_t max_frames)
 {
-	struct trace *t = trace_load(path, max_frames);
+	struct pcap_trace trace, *t = &trace;
 
-	if (!t)
+	/* The daemon's 64 KB buffers, one per frame. */
+	if (pcap_trace_load(t, "bench_parse", path, max_frames, false) < 0)
 		return -1;
 
 	/* Warm up (first touch of every buffer, branch predictors), and learn
@@ -189,7 +113,7 @@ static int bench_trace(const char *path, double seconds, uint32_t max_frames)
 	printf("%-30s %6u %7.0f %9lu %8.2f %8.1f %8.2f %8.1f %5u\n", path, t->count,
 	       (double)t->bytes / t->count, (unsigned long)passes, 1e3 / best, best,
 	       1e3 / median, median, drops);
-	trace_destroy(t);
+	pcap_trace_release(t);
 	return 0;
 }
 
