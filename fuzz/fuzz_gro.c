@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "offload/gro.h"
+#include "packet/bytes.h"
 #include "packet/csum.h"
 #include "packet/hdr.h"
 #include "packet/pkt.h"
@@ -86,23 +87,6 @@ static struct pkt_pool *pool;
 static uint8_t frame[PKT_MAX_FRAME];
 static uint8_t flat[PKT_BUF_SIZE];
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static uint8_t payload_byte(unsigned stream, uint32_t seq)
 {
 	return (uint8_t)(seq + stream * 7);
@@ -120,14 +104,14 @@ static size_t write_inner(const struct stream *st, unsigned k, uint8_t flags, ui
 
 	memcpy(buf, mac_dst, 6);
 	memcpy(buf + 6, mac_src, 6);
-	put16(buf + 12, st->family == 4 ? ETH_TYPE_IPV4 : ETH_TYPE_IPV6);
+	store_be16(buf + 12, st->family == 4 ? ETH_TYPE_IPV4 : ETH_TYPE_IPV6);
 	memset(ip, 0, ip_len);
 	if (st->family == 4) {
 		ip[0] = 0x45;
 		ip[1] = st->tos;
-		put16(ip + 2, (uint16_t)(ip_len + l4_len));
-		put16(ip + 4, st->ip_id);
-		put16(ip + 6, st->df ? IPV4_DF : 0);
+		store_be16(ip + 2, (uint16_t)(ip_len + l4_len));
+		store_be16(ip + 4, st->ip_id);
+		store_be16(ip + 6, st->df ? IPV4_DF : 0);
 		ip[8] = st->ttl;
 		ip[9] = IP_PROTO_TCP;
 		ip[12] = 192; ip[13] = 0; ip[14] = 2; ip[15] = 1;
@@ -136,25 +120,25 @@ static size_t write_inner(const struct stream *st, unsigned k, uint8_t flags, ui
 		if (bad_ip_csum)
 			ip[10] ^= 0x40;
 	} else {
-		put32(ip, 6u << 28 | (uint32_t)st->tos << 20 | 0x12345);
-		put16(ip + 4, (uint16_t)l4_len);
+		store_be32(ip, 6u << 28 | (uint32_t)st->tos << 20 | 0x12345);
+		store_be16(ip + 4, (uint16_t)l4_len);
 		ip[6] = IP_PROTO_TCP;
 		ip[7] = st->ttl;
 		ip[8] = 0x20; ip[9] = 0x01; ip[10] = 0x0d; ip[11] = 0xb8; ip[23] = 1;
 		ip[24] = 0x20; ip[25] = 0x01; ip[26] = 0x0d; ip[27] = 0xb8; ip[39] = 2;
 	}
 	memset(th, 0, th_len);
-	put16(th, (uint16_t)(BASE_PORT + k));
-	put16(th + 2, 80);
-	put32(th + 4, st->seq);
-	put32(th + 8, st->ack);
+	store_be16(th, (uint16_t)(BASE_PORT + k));
+	store_be16(th + 2, 80);
+	store_be32(th + 4, st->seq);
+	store_be32(th + 8, st->ack);
 	th[12] = (uint8_t)(th_len / 4) << 4;
 	th[13] = flags;
-	put16(th + 14, 512);
+	store_be16(th + 14, 512);
 	if (st->tsopt) {
 		th[20] = 1; th[21] = 1; th[22] = 8; th[23] = 10;
-		put32(th + 24, st->tsval);
-		put32(th + 28, 7);
+		store_be32(th + 24, st->tsval);
+		store_be32(th + 28, 7);
 	}
 	for (uint32_t i = 0; i < len; i++)
 		th[th_len + i] = payload_byte(k, st->seq + i);
@@ -183,8 +167,8 @@ static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, u
 	size_t inner_len = write_inner(st, k, flags, len, bad_csum, bad_ip_csum, frame + outer);
 	if (st->mode != MODE_PLAIN) {
 		uint8_t *vx = frame + outer - VXLAN_HDR_LEN;
-		put32(vx, VXLAN_FLAG_VNI);
-		put32(vx + 4, st->vni << 8);
+		store_be32(vx, VXLAN_FLAG_VNI);
+		store_be32(vx + 4, st->vni << 8);
 	}
 	if (st->mode == MODE_VXLAN_FRAME) {
 		uint8_t *ip = frame + ETH_HDR_LEN;
@@ -192,13 +176,13 @@ static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, u
 		uint8_t *udp = ip + ip_len;
 		uint32_t udp_len = (uint32_t)(UDP_HDR_LEN + VXLAN_HDR_LEN + inner_len);
 		memset(frame, 0x02, 12);
-		put16(frame + 12, st->outer_family == 4 ? ETH_TYPE_IPV4 : ETH_TYPE_IPV6);
+		store_be16(frame + 12, st->outer_family == 4 ? ETH_TYPE_IPV4 : ETH_TYPE_IPV6);
 		memset(ip, 0, ip_len);
 		if (st->outer_family == 4) {
 			ip[0] = 0x45;
-			put16(ip + 2, (uint16_t)(IPV4_HDR_LEN + udp_len));
-			put16(ip + 4, st->outer_id);
-			put16(ip + 6, IPV4_DF);
+			store_be16(ip + 2, (uint16_t)(IPV4_HDR_LEN + udp_len));
+			store_be16(ip + 4, st->outer_id);
+			store_be16(ip + 6, IPV4_DF);
 			ip[8] = st->outer_ttl;
 			ip[9] = IP_PROTO_UDP;
 			ip[12] = 198; ip[13] = 51; ip[14] = 100; ip[15] = 1;
@@ -207,17 +191,17 @@ static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, u
 			if (bad_outer_ip_csum)
 				ip[10] ^= 0x08;
 		} else {
-			put32(ip, 6u << 28);
-			put16(ip + 4, (uint16_t)udp_len);
+			store_be32(ip, 6u << 28);
+			store_be16(ip + 4, (uint16_t)udp_len);
 			ip[6] = IP_PROTO_UDP;
 			ip[7] = st->outer_ttl;
 			ip[8] = 0x20; ip[9] = 0x01; ip[23] = 1;
 			ip[24] = 0x20; ip[25] = 0x01; ip[39] = 2;
 		}
-		put16(udp, 49152);
-		put16(udp + 2, VXLAN_DEFAULT_PORT);
-		put16(udp + 4, (uint16_t)udp_len);
-		put16(udp + 6, 0);
+		store_be16(udp, 49152);
+		store_be16(udp + 2, VXLAN_DEFAULT_PORT);
+		store_be16(udp + 4, (uint16_t)udp_len);
+		store_be16(udp + 6, 0);
 	}
 
 	struct pkt *pkt = pkt_alloc(pool);
@@ -289,7 +273,7 @@ static int output_stream(const struct pkt *pkt, uint32_t *seq, uint32_t *payload
 	int k = (th[0] << 8 | th[1]) - BASE_PORT;
 	if (k < 0 || k >= N_STREAMS)
 		return -1;
-	*seq = get32(th + 4);
+	*seq = load_be32(th + 4);
 	*payload = len - pkt->payload_ofs;
 	return k;
 }

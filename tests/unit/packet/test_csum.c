@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "csum_reference.h"
+#include "packet/bytes.h"
 #include "packet/csum.h"
 #include "packet/hdr.h"
 #include "packet/pkt.h"
@@ -30,13 +31,6 @@ static void fill_random(uint8_t *p, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
 		p[i] = (uint8_t)rng();
-}
-
-static uint16_t load16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return v;
 }
 
 static void test_rfc1071_example(void **state)

@@ -9,19 +9,8 @@
 #include <string.h>
 
 #include "csum_reference.h"
+#include "packet/bytes.h"
 #include "packet/hdr.h"
-
-static void wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-	wr16(p, (uint16_t)(v >> 16));
-	wr16(p + 2, (uint16_t)v);
-}
 
 /* Stores the L4 checksum at `field` according to `mode`.  The field must
  * be zero when called. */
@@ -46,7 +35,7 @@ static void store_l4_csum(uint8_t *field, enum fb_csum_mode mode, uint32_t pseud
 			csum = (uint16_t)(csum + 1);
 		break;
 	}
-	wr16(field, csum);
+	store_be16(field, csum);
 }
 
 static void fill_payload(uint8_t *p, const struct fb_frame *f)
@@ -110,8 +99,8 @@ static void write_ipv6_ext(uint8_t *p, const struct fb_ipv6_ext *e, uint8_t next
 	memset(p, 0, size);
 	p[0] = next;
 	if (e->type == IP_PROTO_FRAGMENT) {
-		wr16(p + 2, (uint16_t)(e->frag_offset << 3 | (e->frag_more ? 1 : 0)));
-		wr32(p + 4, e->frag_id);
+		store_be16(p + 2, (uint16_t)(e->frag_offset << 3 | (e->frag_more ? 1 : 0)));
+		store_be32(p + 4, e->frag_id);
 		return;
 	}
 	p[1] = e->len8;
@@ -161,31 +150,31 @@ static void write_l4(uint8_t *p, const struct fb_frame *f, size_t hdr_size)
 	uint32_t pseudo = csum_ref_pseudo(f->family, f->src_ip, f->dst_ip, f->proto, (uint32_t)l4_len);
 	switch (f->proto) {
 	case IP_PROTO_TCP:
-		wr16(p, f->src_port);
-		wr16(p + 2, f->dst_port);
-		wr32(p + 4, f->seq);
-		wr32(p + 8, f->ack);
+		store_be16(p, f->src_port);
+		store_be16(p + 2, f->dst_port);
+		store_be32(p + 4, f->seq);
+		store_be32(p + 8, f->ack);
 		p[12] = (uint8_t)((hdr_size / 4) << 4 | ((f->tcp_flags & TCP_NS) ? 1 : 0));
 		p[13] = (uint8_t)f->tcp_flags;
-		wr16(p + 14, f->window);
-		wr16(p + 16, 0);
-		wr16(p + 18, 0);
+		store_be16(p + 14, f->window);
+		store_be16(p + 16, 0);
+		store_be16(p + 18, 0);
 		if (f->tcp_opts_len)
 			memcpy(p + TCP_HDR_LEN, f->tcp_opts, f->tcp_opts_len);
 		store_l4_csum(p + TCP_CSUM_OFFSET, f->csum, pseudo, p, l4_len, false);
 		break;
 	case IP_PROTO_UDP:
-		wr16(p, f->src_port);
-		wr16(p + 2, f->dst_port);
-		wr16(p + 4, f->udp_len_override >= 0 ? (uint16_t)f->udp_len_override
+		store_be16(p, f->src_port);
+		store_be16(p + 2, f->dst_port);
+		store_be16(p + 4, f->udp_len_override >= 0 ? (uint16_t)f->udp_len_override
 						     : (uint16_t)l4_len);
-		wr16(p + 6, 0);
+		store_be16(p + 6, 0);
 		store_l4_csum(p + UDP_CSUM_OFFSET, f->csum, pseudo, p, l4_len, true);
 		break;
 	default: /* ICMP, ICMPv6 */
 		p[0] = (uint8_t)f->src_port;
 		p[1] = (uint8_t)f->dst_port;
-		wr16(p + 2, 0);
+		store_be16(p + 2, 0);
 		store_l4_csum(p + 2, f->csum, f->family == 4 ? 0 : pseudo, p, l4_len, false);
 		break;
 	}
@@ -199,11 +188,11 @@ static size_t write_eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6],
 	memcpy(p + 6, src, 6);
 	ofs = 12;
 	for (unsigned i = 0; i < n_vlans; i++) {
-		wr16(p + ofs, tpid[i]);
-		wr16(p + ofs + 2, tci[i]);
+		store_be16(p + ofs, tpid[i]);
+		store_be16(p + ofs + 2, tci[i]);
 		ofs += 4;
 	}
-	wr16(p + ofs, type);
+	store_be16(p + ofs, type);
 	return ofs + 2;
 }
 
@@ -214,25 +203,25 @@ static size_t ipv4_write_hdr(uint8_t *p, uint8_t tos, uint16_t tot_len, uint16_t
 	size_t ihl = IPV4_HDR_LEN + opts_len;
 	p[0] = (uint8_t)(0x40 | ihl / 4);
 	p[1] = tos;
-	wr16(p + 2, tot_len);
-	wr16(p + 4, id);
-	wr16(p + 6, frag_off);
+	store_be16(p + 2, tot_len);
+	store_be16(p + 4, id);
+	store_be16(p + 6, frag_off);
 	p[8] = ttl;
 	p[9] = proto;
-	wr16(p + 10, 0);
+	store_be16(p + 10, 0);
 	memcpy(p + 12, src, 4);
 	memcpy(p + 16, dst, 4);
 	if (opts_len)
 		memcpy(p + IPV4_HDR_LEN, opts, opts_len);
-	wr16(p + 10, (uint16_t)~csum_ref_fold(csum_ref_sum_be(p, ihl, 0)));
+	store_be16(p + 10, (uint16_t)~csum_ref_fold(csum_ref_sum_be(p, ihl, 0)));
 	return ihl;
 }
 
 static void ipv6_write_hdr(uint8_t *p, uint8_t tclass, uint32_t label, uint16_t payload_len,
 			   uint8_t next, uint8_t hop_limit, const uint8_t *src, const uint8_t *dst)
 {
-	wr32(p, 6u << 28 | (uint32_t)tclass << 20 | (label & 0xfffff));
-	wr16(p + 4, payload_len);
+	store_be32(p, 6u << 28 | (uint32_t)tclass << 20 | (label & 0xfffff));
+	store_be16(p + 4, payload_len);
 	p[6] = next;
 	p[7] = hop_limit;
 	memcpy(p + 8, src, 16);
@@ -288,11 +277,11 @@ size_t fb_build(const struct fb_frame *f, uint8_t *buf, size_t cap, struct fb_la
 		}
 		write_l4(l4, f, l4_hdr);
 	} else {
-		wr16(l3, 1);
-		wr16(l3 + 2, ETH_TYPE_IPV4);
+		store_be16(l3, 1);
+		store_be16(l3 + 2, ETH_TYPE_IPV4);
 		l3[4] = 6;
 		l3[5] = 4;
-		wr16(l3 + 6, f->arp_op);
+		store_be16(l3 + 6, f->arp_op);
 		memcpy(l3 + 8, f->src_mac, 6);
 		memcpy(l3 + 14, f->src_ip, 4);
 		memcpy(l3 + 18, f->dst_mac, 6);
@@ -349,8 +338,8 @@ size_t fb_wrap_vxlan(const struct fb_vxlan *vx, const uint8_t *inner, size_t inn
 	memmove(buf + hdrs, inner, inner_len); /* inner may already sit in buf */
 
 	uint8_t *vxh = buf + hdrs - VXLAN_HDR_LEN;
-	wr32(vxh, vx->flags);
-	wr32(vxh + 4, vx->vni << 8 | vx->vni_reserved);
+	store_be32(vxh, vx->flags);
+	store_be32(vxh + 4, vx->vni << 8 | vx->vni_reserved);
 	if (vx->family == 0)
 		return len;
 
@@ -367,10 +356,10 @@ size_t fb_wrap_vxlan(const struct fb_vxlan *vx, const uint8_t *inner, size_t inn
 		l4 = l3 + IPV6_HDR_LEN;
 	}
 	uint8_t *uh = buf + l4;
-	wr16(uh, vx->src_port);
-	wr16(uh + 2, vx->dst_port);
-	wr16(uh + 4, (uint16_t)udp_len);
-	wr16(uh + 6, 0);
+	store_be16(uh, vx->src_port);
+	store_be16(uh + 2, vx->dst_port);
+	store_be16(uh + 4, (uint16_t)udp_len);
+	store_be16(uh + 6, 0);
 	if (vx->udp_csum || vx->family == 6) {
 		uint32_t pseudo = csum_ref_pseudo(vx->family, vx->src_ip, vx->dst_ip, IP_PROTO_UDP,
 					     (uint32_t)udp_len);

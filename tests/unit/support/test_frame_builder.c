@@ -9,16 +9,12 @@
 #include <cmocka.h>
 
 #include "frame_builder.h"
+#include "packet/bytes.h"
 #include "packet/csum.h"
 #include "packet/hdr.h"
 
 static uint8_t buf[FB_MAX_FRAME];
 static uint8_t outer[FB_MAX_FRAME];
-
-static uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 /* Folded sum over the L4 segment with its pseudo-header: 0 when correct. */
 static uint16_t l4_residual(uint8_t family, const uint8_t *l3, const uint8_t *l4, size_t l4_len,
@@ -47,12 +43,12 @@ static void test_tcp4_lengths_and_checksums(void **state)
 	assert_int_equal(lay.l3_ofs, 14);
 	assert_int_equal(lay.l4_ofs, 34);
 	assert_int_equal(lay.payload_ofs, 66);
-	assert_int_equal(rd16(buf + 12), ETH_TYPE_IPV4);
-	assert_int_equal(rd16(buf + 16), 20 + 32 + 1001);
+	assert_int_equal(load_be16(buf + 12), ETH_TYPE_IPV4);
+	assert_int_equal(load_be16(buf + 16), 20 + 32 + 1001);
 	assert_true(csum_ipv4_hdr_ok(buf + 14, 20));
 	assert_int_equal(buf[34 + 12], (32 / 4) << 4 | 1);
 	assert_int_equal(buf[34 + 13], TCP_ACK | TCP_PSH);
-	assert_int_equal(rd16(buf + 38), 0x0102);
+	assert_int_equal(load_be16(buf + 38), 0x0102);
 	assert_int_equal(l4_residual(4, buf + 14, buf + 34, len - 34, IP_PROTO_TCP), 0);
 	assert_int_equal(buf[66], 0xf0);
 	assert_int_equal(buf[66 + 20], 0x04); /* seed + i wraps */
@@ -90,15 +86,15 @@ static void test_udp6_ext_headers_and_padding(void **state)
 	assert_int_equal(len, 100);
 	assert_int_equal(lay.l3_ofs, 18);
 	assert_int_equal(lay.l4_ofs, 18 + 40 + 16);
-	assert_int_equal(rd16(buf + 12), ETH_TYPE_QINQ);
-	assert_int_equal(rd16(buf + 14), 0x1234);
-	assert_int_equal(rd16(buf + 16), ETH_TYPE_IPV6);
-	assert_int_equal(rd16(buf + 18 + 4), 16 + 8 + 3); /* payload length excludes padding */
+	assert_int_equal(load_be16(buf + 12), ETH_TYPE_QINQ);
+	assert_int_equal(load_be16(buf + 14), 0x1234);
+	assert_int_equal(load_be16(buf + 16), ETH_TYPE_IPV6);
+	assert_int_equal(load_be16(buf + 18 + 4), 16 + 8 + 3); /* payload length excludes padding */
 	assert_int_equal(buf[18 + 6], IP_PROTO_HOPOPTS);
 	assert_int_equal(buf[58], IP_PROTO_FRAGMENT); /* chained next headers */
 	assert_int_equal(buf[66], IP_PROTO_UDP);
-	assert_int_equal(rd16(buf + 66 + 2), 1); /* offset 0, M */
-	assert_int_equal(rd16(buf + 74 + 4), 8 + 3);
+	assert_int_equal(load_be16(buf + 66 + 2), 1); /* offset 0, M */
+	assert_int_equal(load_be16(buf + 74 + 4), 8 + 3);
 	assert_int_equal(l4_residual(6, buf + 18, buf + 74, 11, IP_PROTO_UDP), 0);
 	for (size_t i = 85; i < 100; i++)
 		assert_int_equal(buf[i], 0);
@@ -114,7 +110,7 @@ static void test_later_fragment_has_no_l4_header(void **state)
 	f.payload_len = 8;
 	assert_int_equal(fb_build(&f, buf, sizeof(buf), &lay), 14 + 20 + 8);
 	assert_int_equal(lay.payload_ofs, lay.l4_ofs);
-	assert_int_equal(rd16(buf + 20), 100);
+	assert_int_equal(load_be16(buf + 20), 100);
 }
 
 static void test_vxlan_wrap(void **state)
@@ -131,9 +127,9 @@ static void test_vxlan_wrap(void **state)
 	size_t len = fb_wrap_vxlan(&vx, buf, inner, outer, sizeof(outer));
 	assert_int_equal(len, VXLAN_ENCAP_LEN_IPV4 + inner);
 	assert_true(csum_ipv4_hdr_ok(outer + 14, 20));
-	assert_int_equal(rd16(outer + 16), len - 14);
-	assert_int_equal(rd16(outer + 36), VXLAN_DEFAULT_PORT);
-	assert_int_equal(rd16(outer + 38), len - 34);
+	assert_int_equal(load_be16(outer + 16), len - 14);
+	assert_int_equal(load_be16(outer + 36), VXLAN_DEFAULT_PORT);
+	assert_int_equal(load_be16(outer + 38), len - 34);
 	assert_int_equal(l4_residual(4, outer + 14, outer + 34, len - 34, IP_PROTO_UDP), 0);
 	assert_int_equal(outer[42], 0x08);
 	assert_int_equal(outer[46], 0xab);
@@ -144,8 +140,8 @@ static void test_vxlan_wrap(void **state)
 	fb_vxlan_init(&vx, 6, 1);
 	len = fb_wrap_vxlan(&vx, buf, inner, outer, sizeof(outer));
 	assert_int_equal(len, VXLAN_ENCAP_LEN_IPV6 + inner);
-	assert_int_equal(rd16(outer + 18), len - 54);
-	assert_int_not_equal(rd16(outer + 60), 0); /* IPv6 UDP checksum is mandatory */
+	assert_int_equal(load_be16(outer + 18), len - 54);
+	assert_int_not_equal(load_be16(outer + 60), 0); /* IPv6 UDP checksum is mandatory */
 	assert_int_equal(l4_residual(6, outer + 14, outer + 54, len - 54, IP_PROTO_UDP), 0);
 
 	fb_vxlan_init(&vx, 0, 2);
