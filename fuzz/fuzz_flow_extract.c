@@ -9,7 +9,8 @@
  *                       (payload sitting in frags, as after GRO).
  *
  * Besides ASan/UBSan, every parse must keep these invariants (abort()
- * otherwise):
+ * otherwise; the ones on success are tests/unit/support/flow_invariants.h,
+ * which the unit test checks too):
  *  - the reason is a known one; the frame only ever gets shorter;
  *  - on success: every offset is absent or inside the linear part, layers
  *    are in order, inner offsets exist only with a tunnel offset;
@@ -25,6 +26,7 @@
 #include "packet/hdr.h"
 #include "packet/pkt.h"
 #include "parse/flow_extract.h"
+#include "flow_invariants.h"
 
 static struct pkt_pool *pool;
 
@@ -33,99 +35,6 @@ static struct pkt_pool *pool;
 		if (!(cond))         \
 			abort();     \
 	} while (0)
-
-static bool is_zero(const void *mem, size_t size)
-{
-	const uint8_t *b = mem;
-	for (size_t i = 0; i < size; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
-static void check_ofs(const struct pkt *p, uint16_t ofs)
-{
-	CHECK(ofs == PKT_OFS_NONE || ofs <= p->size);
-}
-
-/* a <= b when both present; b absent when a is absent. */
-static void check_order(uint16_t a, uint16_t b)
-{
-	if (a == PKT_OFS_NONE)
-		CHECK(b == PKT_OFS_NONE);
-	else if (b != PKT_OFS_NONE)
-		CHECK(a <= b);
-}
-
-static void check_layers(uint16_t l2, uint16_t l3, uint16_t l4, uint16_t payload)
-{
-	check_order(l2, l3);
-	check_order(l3, l4);
-	check_order(l4, payload);
-}
-
-static void check_success(const struct pkt *p, const struct flow_key *key, bool from_vxlan)
-{
-	const uint16_t all[] = { p->l2_ofs, p->l3_ofs, p->l4_ofs, p->payload_ofs, p->tunnel_ofs,
-				 p->inner_l2_ofs, p->inner_l3_ofs, p->inner_l4_ofs,
-				 p->inner_payload_ofs };
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		check_ofs(p, all[i]);
-	CHECK(key->in_port == p->in_port);
-
-	if (from_vxlan) {
-		CHECK(p->l2_ofs == PKT_OFS_NONE && p->l3_ofs == PKT_OFS_NONE);
-		CHECK(p->l4_ofs == PKT_OFS_NONE && p->payload_ofs == PKT_OFS_NONE);
-		CHECK(p->tunnel_ofs == 0);
-	} else {
-		CHECK(p->l2_ofs == 0);
-		check_layers(p->l2_ofs, p->l3_ofs, p->l4_ofs, p->payload_ofs);
-	}
-	if (p->tunnel_ofs == PKT_OFS_NONE) {
-		CHECK(p->inner_l2_ofs == PKT_OFS_NONE && p->inner_l3_ofs == PKT_OFS_NONE);
-		CHECK(p->inner_l4_ofs == PKT_OFS_NONE && p->inner_payload_ofs == PKT_OFS_NONE);
-		CHECK(is_zero(key, offsetof(struct flow_key, in_port)));
-	} else {
-		CHECK(p->inner_l2_ofs == p->tunnel_ofs + VXLAN_HDR_LEN);
-		if (!from_vxlan)
-			CHECK(p->payload_ofs == p->tunnel_ofs && key->tun_dst_port == VXLAN_DEFAULT_PORT);
-		check_layers(p->inner_l2_ofs, p->inner_l3_ofs, p->inner_l4_ofs, p->inner_payload_ofs);
-		CHECK(key->tun_vni <= VXLAN_VNI_MAX && key->tun_vni == p->tunnel.vni);
-	}
-
-	CHECK(key->n_vlans <= 2);
-	for (unsigned i = key->n_vlans; i < 2; i++)
-		CHECK(key->vlan_tci[i] == 0 && key->vlan_tpid[i] == 0);
-
-	uint16_t l3 = pkt_innermost_l3(p), l4 = pkt_innermost_l4(p);
-	if (l3 == PKT_OFS_NONE) {
-		/* Nothing after dl_type/VLANs. */
-		CHECK(is_zero(&key->nw_family, sizeof(*key) - offsetof(struct flow_key, nw_family)));
-	} else if (key->nw_family == 0) {
-		CHECK(key->dl_type == ETH_TYPE_ARP);
-		CHECK(key->nw_tos == 0 && key->nw_ttl == 0 && key->nw_frag == 0 && key->ipv6_label == 0);
-	} else {
-		CHECK(key->nw_family == 4 || key->nw_family == 6);
-		CHECK(key->dl_type == (key->nw_family == 4 ? ETH_TYPE_IPV4 : ETH_TYPE_IPV6));
-		if (key->nw_family == 4)
-			CHECK(is_zero(key->nw_src + 4, 12) && is_zero(key->nw_dst + 4, 12) &&
-			      key->ipv6_label == 0);
-		CHECK(key->ipv6_label <= 0xfffff);
-		CHECK(is_zero(key->arp_sha, 12));
-		if (key->nw_frag & FLOW_FRAG_LATER)
-			CHECK(l4 == PKT_OFS_NONE && (key->nw_frag & FLOW_FRAG_ANY));
-	}
-	if (l4 == PKT_OFS_NONE) {
-		CHECK(key->tp_src == 0 && key->tp_dst == 0 && key->tcp_flags == 0);
-		CHECK(is_zero(&key->tcp_opts, sizeof(key->tcp_opts)));
-	}
-	if (key->nw_proto != IP_PROTO_TCP || key->nw_family == 0) {
-		CHECK(key->tcp_flags == 0);
-		CHECK(is_zero(&key->tcp_opts, sizeof(key->tcp_opts)));
-	}
-	CHECK(key->tun_pad[0] == 0 && key->tun_pad[1] == 0 && key->tun_pad[2] == 0);
-	CHECK(key->nw_pad[0] == 0 && key->nw_pad[1] == 0 && key->l4_pad == 0);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -170,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(pkt_len(p) <= len);
 
 	if (reason == DROP_NONE) {
-		check_success(p, &key, mode == 2);
+		CHECK(flow_invariant_violated(p, &key, mode == 2) == NULL);
 		if (mode != 2 && p->tunnel_ofs == PKT_OFS_NONE) {
 			struct flow_key again;
 			uint32_t before = pkt_len(p);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "flow_invariants.h"
 #include "frame_builder.h"
 #include "packet/hdr.h"
 #include "parse/flow_extract.h"
@@ -446,38 +447,15 @@ static enum drop_reason extract(struct pkt *p, const uint8_t *frame, size_t len,
 	return flow_extract(p, vxlan_port, key);
 }
 
-static bool is_zero(const void *mem, size_t size)
-{
-	const uint8_t *b = mem;
-	for (size_t i = 0; i < size; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
-/* Invariants every successful parse keeps, whatever the frame. */
+/* Invariants every successful parse keeps, whatever the frame (the same
+ * list the fuzz target holds the parser to). */
 static void check_invariants(const struct pkt *p, const struct flow_key *key)
 {
-	const uint16_t ofs[] = { p->l2_ofs, p->l3_ofs, p->l4_ofs, p->payload_ofs, p->tunnel_ofs,
-				 p->inner_l2_ofs, p->inner_l3_ofs, p->inner_l4_ofs,
-				 p->inner_payload_ofs };
-	for (size_t i = 0; i < ARRAY_SIZE(ofs); i++)
-		assert_true(ofs[i] == PKT_OFS_NONE || ofs[i] <= p->size);
+	const char *violated = flow_invariant_violated(p, key, false);
+
 	assert_int_equal(key->in_port, TEST_IN_PORT);
-	if (p->tunnel_ofs == PKT_OFS_NONE)
-		assert_true(is_zero(key, offsetof(struct flow_key, in_port)));
-	if (pkt_innermost_l3(p) == PKT_OFS_NONE || key->nw_family == 0) {
-		/* No IP: nothing past nw_proto, except ARP's addresses. */
-		assert_int_equal(key->nw_ttl, 0);
-		assert_int_equal(key->nw_frag, 0);
-	}
-	if (pkt_innermost_l4(p) == PKT_OFS_NONE) {
-		assert_int_equal(key->tp_src, 0);
-		assert_int_equal(key->tp_dst, 0);
-		assert_int_equal(key->tcp_flags, 0);
-	}
-	if (key->nw_proto != IP_PROTO_TCP)
-		assert_int_equal(key->tcp_flags, 0);
+	if (violated)
+		fail_msg("invariant does not hold: %s", violated);
 }
 
 /* ---- the table -------------------------------------------------------------- */
@@ -707,7 +685,7 @@ static void check_tunnel4(const struct pkt *p, const struct flow_key *key)
 	EXPECT_EQ(key->tun_vni, VNI);
 	EXPECT_MEM(key->tun_src, outer_src, 4);
 	EXPECT_MEM(key->tun_dst, outer_dst, 4);
-	EXPECT_TRUE(is_zero(key->tun_src + 4, 12));
+	EXPECT_TRUE(flow_inv_is_zero(key->tun_src + 4, 12));
 	EXPECT_EQ(key->tun_src_port, 49152);
 	EXPECT_EQ(key->tun_dst_port, VXLAN_DEFAULT_PORT);
 	EXPECT_EQ(p->tunnel.family, 4);
