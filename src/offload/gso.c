@@ -174,13 +174,17 @@ static int copy_range(const struct pkt *pkt, uint32_t ofs, uint32_t len, uint8_t
 	return pkt_copy_out(pkt, ofs, len, dst);
 }
 
-/* Writes segment `i` of a segmented frame at `out`; returns its length.
- * With `partial` the L4 checksum field gets the pseudo-header sum only.
- * If `frame_sum` is non-NULL it receives the unfolded sum of the whole
- * written segment (for an outer UDP checksum). */
-static uint32_t gso_write_segment(const struct pkt *pkt, const struct gso_plan *plan,
-				  const struct gso_base *base, uint32_t i, bool partial,
-				  uint8_t *out, uint32_t *frame_sum)
+/* Writes the headers of segment `i` (plan->hdr_len bytes) at `out`, its
+ * payload being elsewhere: lengths, IP ID, seq, flags and checksums per
+ * gso.h.  `payload_sum` is the unfolded csum_partial() of the segment's
+ * payload (L4 headers are a multiple of 4 bytes, so it adds in phase); it
+ * is ignored with `partial`, where the L4 checksum field gets the
+ * pseudo-header sum only.  If `frame_sum` is non-NULL it receives the
+ * unfolded sum of the whole segment, headers and payload (for an outer UDP
+ * checksum).  Returns the segment's length. */
+static uint32_t gso_write_segment_hdrs(const struct pkt *pkt, const struct gso_plan *plan,
+				       const struct gso_base *base, uint32_t i, bool partial,
+				       uint32_t payload_sum, uint8_t *out, uint32_t *frame_sum)
 {
 	uint32_t payload_ofs = i * plan->mss;
 	uint32_t seg_payload = plan->payload_len - payload_ofs;
@@ -190,8 +194,6 @@ static uint32_t gso_write_segment(const struct pkt *pkt, const struct gso_plan *
 	uint32_t seg_len = plan->hdr_len + seg_payload;
 
 	memcpy(out, pkt->data, plan->hdr_len);
-	/* Cannot fail: gso_plan() checked the lengths against the frame. */
-	(void)copy_range(pkt, plan->hdr_len + payload_ofs, seg_payload, out + plan->hdr_len);
 
 	uint8_t *l3 = out + plan->l3_ofs;
 	uint8_t *l4 = out + plan->l4_ofs;
@@ -222,16 +224,17 @@ static uint32_t gso_write_segment(const struct pkt *pkt, const struct gso_plan *
 		csum_offset = UDP_CSUM_OFFSET;
 	}
 
+	uint32_t l4_hdr_len = plan->hdr_len - plan->l4_ofs;
 	uint16_t csum;
 	if (partial) {
 		csum = csum_fold_nocomplement(pseudo);
 		memcpy(l4 + csum_offset, &csum, 2);
 		if (frame_sum)
-			*frame_sum = csum_partial(out, seg_len, 0);
+			*frame_sum = csum_add(csum_partial(out, plan->hdr_len, 0), payload_sum);
 		return seg_len;
 	}
 	memset(l4 + csum_offset, 0, 2);
-	uint32_t l4_sum = csum_partial(l4, l4_len, 0);
+	uint32_t l4_sum = csum_add(csum_partial(l4, l4_hdr_len, 0), payload_sum);
 	csum = csum_fold(csum_add(pseudo, l4_sum));
 	if (csum == 0 && plan->l4_proto == IP_PROTO_UDP)
 		csum = 0xffff;
@@ -244,6 +247,25 @@ static uint32_t gso_write_segment(const struct pkt *pkt, const struct gso_plan *
 		*frame_sum = csum_add(sum, csum);
 	}
 	return seg_len;
+}
+
+/* Writes segment `i` of a segmented frame at `out`, payload copied after
+ * the headers; returns its length.  Arguments as gso_write_segment_hdrs(). */
+static uint32_t gso_write_segment(const struct pkt *pkt, const struct gso_plan *plan,
+				  const struct gso_base *base, uint32_t i, bool partial,
+				  uint8_t *out, uint32_t *frame_sum)
+{
+	uint32_t payload_ofs = i * plan->mss;
+	uint32_t seg_payload = plan->payload_len - payload_ofs;
+	if (seg_payload > plan->mss)
+		seg_payload = plan->mss;
+	uint8_t *payload = out + plan->hdr_len;
+	/* Cannot fail: gso_plan() checked the lengths against the frame. */
+	(void)copy_range(pkt, plan->hdr_len + payload_ofs, seg_payload, payload);
+	/* The payload sum is needed unless the checksum stays partial and
+	 * nobody asked for the frame's sum. */
+	uint32_t payload_sum = !partial || frame_sum ? csum_partial(payload, seg_payload, 0) : 0;
+	return gso_write_segment_hdrs(pkt, plan, base, i, partial, payload_sum, out, frame_sum);
 }
 
 /* A frame without gso is copied whole; its partial checksum is completed
@@ -456,6 +478,133 @@ int gso_train_sends(const struct gso_train *train, uint32_t max_bytes, uint32_t 
 		uint32_t count = train->nr_segs - first < per ? train->nr_segs - first : per;
 		bool has_last = first + count == train->nr_segs;
 		sends[k].ofs = first * train->stride;
+		sends[k].len = (count - 1) * train->stride + (has_last ? train->last_size : train->stride);
+		sends[k].gso_size = (uint16_t)train->stride;
+		sends[k].nr_segs = (uint16_t)count;
+	}
+	return (int)nr_sends;
+}
+
+/* ---- output as iovecs ---------------------------------------------------- */
+
+bool gso_iov_train_needs(const struct pkt *pkt, enum gso_train_shape shape,
+			 const struct vxlan_encap *encap, uint32_t *hdr_bytes, uint32_t *iovs)
+{
+	struct gso_plan plan;
+	uint32_t prefix;
+	if (shape == GSO_TRAIN_VXLAN_FRAME || gso_plan(pkt, &plan) || plan.ip_version == 0 ||
+	    train_prefix_len(shape, encap, &prefix))
+		return false;
+	*hdr_bytes = plan.nr_segs * (prefix + plan.hdr_len);
+	/* A header block and a payload piece per segment, plus one more
+	 * piece wherever a segment's payload crosses into the next frag. */
+	*iovs = 2 * plan.nr_segs + pkt->nr_frags;
+	return true;
+}
+
+/* Appends iovecs for frame bytes [ofs, ofs + len) (linear part, then
+ * frags); returns false if `cap` runs out. */
+static bool gso_iov_add_range(const struct pkt *pkt, uint32_t ofs, uint32_t len,
+			      struct iovec *iov, uint32_t cap, uint32_t *n)
+{
+	if (len == 0)
+		return true;
+	if (ofs < pkt->size) {
+		uint32_t piece = pkt->size - ofs < len ? pkt->size - ofs : len;
+		if (*n == cap)
+			return false;
+		iov[(*n)++] = (struct iovec){ pkt->data + ofs, piece };
+		len -= piece;
+		ofs = 0;
+	} else {
+		ofs -= pkt->size;
+	}
+	for (uint16_t f = 0; f < pkt->nr_frags && len > 0; f++) {
+		const struct pkt_frag *frag = &pkt->frags[f];
+		if (ofs >= frag->size) {
+			ofs -= frag->size;
+			continue;
+		}
+		uint32_t piece = frag->size - ofs < len ? frag->size - ofs : len;
+		if (*n == cap)
+			return false;
+		iov[(*n)++] = (struct iovec){ (void *)(frag->data + ofs), piece };
+		len -= piece;
+		ofs = 0;
+	}
+	return len == 0;
+}
+
+int gso_train_build_iov(const struct pkt *pkt, enum gso_train_shape shape,
+			const struct vxlan_encap *encap, struct gso_iov_train *train)
+{
+	if (shape == GSO_TRAIN_VXLAN_FRAME)
+		return -EINVAL;
+	uint32_t prefix;
+	int err = train_prefix_len(shape, encap, &prefix);
+	if (err)
+		return err;
+	struct gso_plan plan;
+	err = gso_plan(pkt, &plan);
+	if (err)
+		return err;
+	if (plan.ip_version == 0)
+		return -EINVAL;
+
+	uint32_t block = prefix + plan.hdr_len;
+	if ((uint64_t)block * plan.nr_segs > train->hdr_cap)
+		return -ENOSPC;
+	uint32_t stride = prefix + gso_seg_len(&plan, 0);
+	uint32_t last_size = prefix + gso_seg_len(&plan, plan.nr_segs - 1);
+	if (shape != GSO_TRAIN_PLAIN && (encap->family == 6 ? 0 : IPV4_HDR_LEN) + UDP_HDR_LEN + stride > 65535)
+		return -EMSGSIZE;
+
+	struct gso_base base;
+	gso_base_init(pkt, &plan, &base);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < plan.nr_segs; i++) {
+		uint8_t *hdr = train->hdr_buf + (size_t)i * block;
+		uint32_t payload_ofs = plan.hdr_len + i * plan.mss;
+		uint32_t seg_payload = gso_seg_len(&plan, i) - plan.hdr_len;
+		train->seg_iov[i] = (uint16_t)n;
+		if (n == train->iov_cap)
+			return -ENOSPC;
+		train->iov[n++] = (struct iovec){ hdr, block };
+		if (!gso_iov_add_range(pkt, payload_ofs, seg_payload, train->iov, train->iov_cap, &n))
+			return -ENOSPC;
+		/* Summed where it lies: the one pass over the payload left. */
+		uint32_t sum = csum_pkt(pkt, payload_ofs, seg_payload, 0);
+		gso_write_segment_hdrs(pkt, &plan, &base, i, false, sum, hdr + prefix, NULL);
+		if (shape == GSO_TRAIN_VXLAN_UDP)
+			vxlan_hdr_write(hdr, encap->vni);
+	}
+	train->seg_iov[plan.nr_segs] = (uint16_t)n;
+	train->n_iov = n;
+	train->hdr_used = block * plan.nr_segs;
+	train->stride = stride;
+	train->nr_segs = plan.nr_segs;
+	train->last_size = last_size;
+	train->len = stride * (plan.nr_segs - 1) + last_size;
+	return 0;
+}
+
+int gso_iov_train_sends(const struct gso_iov_train *train, uint32_t max_bytes, uint32_t max_segs,
+			struct gso_iov_send *sends, unsigned max_sends)
+{
+	uint32_t per = gso_segs_per_send(train->stride, max_bytes, max_segs);
+	if (per == 0)
+		return -EMSGSIZE;
+	if (per > UINT16_MAX)
+		per = UINT16_MAX;
+	uint32_t nr_sends = (train->nr_segs + per - 1) / per;
+	if (nr_sends > max_sends)
+		return -ENOSPC;
+	for (uint32_t k = 0; k < nr_sends; k++) {
+		uint32_t first = k * per;
+		uint32_t count = train->nr_segs - first < per ? train->nr_segs - first : per;
+		bool has_last = first + count == train->nr_segs;
+		sends[k].iov_first = train->seg_iov[first];
+		sends[k].iov_count = (uint32_t)train->seg_iov[first + count] - train->seg_iov[first];
 		sends[k].len = (count - 1) * train->stride + (has_last ? train->last_size : train->stride);
 		sends[k].gso_size = (uint16_t)train->stride;
 		sends[k].nr_segs = (uint16_t)count;

@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "offload/vxlan_encap.h"
 #include "packet/drop_reason.h"
@@ -145,6 +146,54 @@ uint32_t gso_segs_per_send(uint32_t stride, uint32_t max_bytes, uint32_t max_seg
  * if one segment alone is over max_bytes. */
 int gso_train_sends(const struct gso_train *train, uint32_t max_bytes, uint32_t max_segs,
 		    struct gso_send *sends, unsigned max_sends);
+
+/* The zero-copy form of a GSO_TRAIN_PLAIN or GSO_TRAIN_VXLAN_UDP train:
+ * what gso_train_build() would write, as iovecs instead of one buffer.  Per
+ * segment a header block (prefix + inner headers, written into hdr_buf)
+ * then the segment's payload where it already is, in the frame's linear
+ * part or frags (one iovec, more where the payload crosses a frag
+ * boundary).  Concatenated, the iovecs are byte for byte that train, so a
+ * sendmsg with UDP_SEGMENT (gso_size = stride) cuts it at the same places
+ * and the only copy of the payload is the kernel's.  The iovecs point into
+ * the frame: it must outlive them.  Inner checksums are complete, summed
+ * over the payload where it lies. */
+struct gso_iov_train {
+	uint8_t *hdr_buf;      /* set by the caller */
+	uint32_t hdr_cap;      /* set by the caller: bytes at hdr_buf */
+	struct iovec *iov;     /* set by the caller */
+	uint32_t iov_cap;      /* set by the caller: entries at iov */
+	uint32_t n_iov;
+	uint32_t hdr_used;     /* bytes of hdr_buf used */
+	uint32_t len, stride, nr_segs, last_size; /* as struct gso_train */
+	/* seg_iov[i]: index of segment i's first iovec; seg_iov[nr_segs] = n_iov. */
+	uint16_t seg_iov[GSO_MAX_SEGS + 1];
+};
+
+/* Header bytes and iovecs gso_train_build_iov() needs for `pkt` (false if
+ * gso_plan fails or the frame has no gso). */
+bool gso_iov_train_needs(const struct pkt *pkt, enum gso_train_shape shape,
+			 const struct vxlan_encap *encap, uint32_t *hdr_bytes, uint32_t *iovs);
+
+/* Builds the iovec train for a frame with gso.  Returns 0, the gso_plan()
+ * errors, -EINVAL for a frame without gso, GSO_TRAIN_VXLAN_FRAME or a bad
+ * encap, -ENOSPC if hdr_cap or iov_cap is too small, -EMSGSIZE as
+ * gso_train_build(). */
+int gso_train_build_iov(const struct pkt *pkt, enum gso_train_shape shape,
+			const struct vxlan_encap *encap, struct gso_iov_train *train);
+
+/* One UDP_SEGMENT sendmsg of an iovec train: train->iov[iov_first ..
+ * iov_first + iov_count), `len` bytes, gso_size = stride. */
+struct gso_iov_send {
+	uint32_t iov_first;
+	uint32_t iov_count;
+	uint32_t len;
+	uint16_t gso_size;
+	uint16_t nr_segs;
+};
+
+/* gso_train_sends() for an iovec train: the same cuts, as iovec ranges. */
+int gso_iov_train_sends(const struct gso_iov_train *train, uint32_t max_bytes, uint32_t max_segs,
+			struct gso_iov_send *sends, unsigned max_sends);
 
 /* Completes the partial checksum of a frame without gso in place (the
  * NEEDS_CSUM case of a plain TAP read) and clears NEEDS_CSUM; no-op

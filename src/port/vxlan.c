@@ -33,8 +33,14 @@ enum vxlan_sock_limits {
 	 * messages with UDP_SEGMENT, ~45 without. */
 	VXLAN_TX_MSGS = 512,
 	VXLAN_TX_IOVS = 2 + PKT_MAX_FRAGS,
-	VXLAN_TRAIN_BUFS = 16,
-	VXLAN_TRAIN_BUF_SIZE = 128 << 10,
+	/* GSO trains go out as iovecs into the frame (gso_train_build_iov):
+	 * header blocks (~70-100 bytes a segment) and iovecs (two a segment)
+	 * of every train queued until the flush.  A 64 KB frame at MSS 1398
+	 * takes ~3.5 KB and 94 iovecs. */
+	VXLAN_TX_HDR_POOL = 256 << 10,
+	VXLAN_TX_IOV_POOL = 8192,
+	/* Most iovecs one datagram of the EIO fallback is cut into. */
+	VXLAN_TX_SPLIT_IOVS = 4 + PKT_MAX_FRAGS,
 };
 
 struct vxlan_sock {
@@ -70,8 +76,11 @@ struct vxlan_port {
 		char buf[CMSG_SPACE(sizeof(uint16_t))];
 		struct cmsghdr align;
 	} cmsgs[VXLAN_TX_MSGS];
-	unsigned n_trains;
-	uint8_t *trains[VXLAN_TRAIN_BUFS];
+	/* Header blocks and iovecs of the queued GSO trains. */
+	uint32_t hdr_used, iov_used;
+	uint8_t *hdr_pool;
+	struct iovec *iov_pool;
+	struct gso_iov_train train; /* scratch of vxlan_tx_gso() */
 };
 
 static const struct port_class vxlan_port_class;
@@ -486,19 +495,18 @@ int vxlan_port_open(const struct vxlan_options *opts, struct vxlan_sock *sock, s
 		memcpy(vp->encap.dst_ip, opts->remotes[0].bytes, 16);
 	vp->encap.dst_port = vp->opts.dst_port;
 
-	for (unsigned i = 0; i < VXLAN_TRAIN_BUFS; i++) {
-		vp->trains[i] = malloc(VXLAN_TRAIN_BUF_SIZE);
-		if (!vp->trains[i]) {
-			err = -ENOMEM;
-			goto err_free_trains;
-		}
+	vp->hdr_pool = malloc(VXLAN_TX_HDR_POOL);
+	vp->iov_pool = calloc(VXLAN_TX_IOV_POOL, sizeof(*vp->iov_pool));
+	if (!vp->hdr_pool || !vp->iov_pool) {
+		err = -ENOMEM;
+		goto err_free_pools;
 	}
 	*out = &vp->up;
 	return 0;
 
-err_free_trains:
-	for (unsigned i = 0; i < VXLAN_TRAIN_BUFS; i++)
-		free(vp->trains[i]);
+err_free_pools:
+	free(vp->hdr_pool);
+	free(vp->iov_pool);
 	vxlan_sock_unref(sock);
 err_free:
 	free(vp);
@@ -508,8 +516,8 @@ err_free:
 static void vxlan_destroy(struct port *port)
 {
 	struct vxlan_port *vp = vxlan_port_cast(port);
-	for (unsigned i = 0; i < VXLAN_TRAIN_BUFS; i++)
-		free(vp->trains[i]);
+	free(vp->hdr_pool);
+	free(vp->iov_pool);
 	vxlan_sock_unref(vp->sock);
 	free(vp);
 }
@@ -546,20 +554,33 @@ static unsigned vxlan_queue_msg(struct vxlan_port *vp, const struct vxlan_addr *
 }
 
 /* Resends message i, which the kernel refused with UDP_SEGMENT, as one
- * message per datagram. */
+ * message per datagram: its iovecs cut at every gso_size bytes. */
 static void vxlan_send_unsegmented(struct vxlan_port *vp, unsigned i)
 {
 	struct vxlan_sock *sock = vp->sock;
 	const struct vxlan_tx_meta *m = &vp->meta[i];
 	struct msghdr mh = vp->msgs[i].msg_hdr;
-	const uint8_t *base = vp->iovs[i][0].iov_base;
+	const struct iovec *src = mh.msg_iov;
+	size_t n_src = mh.msg_iovlen, k = 0, k_ofs = 0;
 	mh.msg_control = NULL;
 	mh.msg_controllen = 0;
 	for (uint32_t ofs = 0; ofs < m->bytes; ofs += m->gso_size) {
 		uint32_t len = m->bytes - ofs < m->gso_size ? m->bytes - ofs : m->gso_size;
-		struct iovec iov = { (void *)(base + ofs), len };
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
+		struct iovec iov[VXLAN_TX_SPLIT_IOVS];
+		size_t n = 0;
+		for (uint32_t left = len; left > 0 && k < n_src && n < VXLAN_TX_SPLIT_IOVS;) {
+			size_t avail = src[k].iov_len - k_ofs;
+			size_t take = avail < left ? avail : left;
+			iov[n++] = (struct iovec){ (uint8_t *)src[k].iov_base + k_ofs, take };
+			left -= (uint32_t)take;
+			k_ofs += take;
+			if (k_ofs == src[k].iov_len) {
+				k++;
+				k_ofs = 0;
+			}
+		}
+		mh.msg_iov = iov;
+		mh.msg_iovlen = n;
 		sock->stats.tx_sends++;
 		if (sendmsg(sock->fd, &mh, 0) < 0) {
 			sock->stats.tx_errors++;
@@ -611,25 +632,36 @@ static void vxlan_flush(struct vxlan_port *vp)
 	for (unsigned k = 0; k < vp->n_msgs; k++)
 		pkt_free(vp->meta[k].pkt);
 	vp->n_msgs = 0;
-	vp->n_trains = 0;
+	vp->hdr_used = 0;
+	vp->iov_used = 0;
 }
 
-/* A frame with TSO metadata: cut into one train of VXLAN datagrams. */
+/* Builds the iovec train of `pkt` into the free part of the pools. */
+static int vxlan_build_train(struct vxlan_port *vp, const struct pkt *pkt)
+{
+	struct gso_iov_train *t = &vp->train;
+	t->hdr_buf = vp->hdr_pool + vp->hdr_used;
+	t->hdr_cap = VXLAN_TX_HDR_POOL - vp->hdr_used;
+	t->iov = vp->iov_pool + vp->iov_used;
+	t->iov_cap = VXLAN_TX_IOV_POOL - vp->iov_used;
+	return gso_train_build_iov(pkt, GSO_TRAIN_VXLAN_UDP, &vp->encap, t);
+}
+
+/* A frame with TSO metadata: cut into one train of VXLAN datagrams whose
+ * payload iovecs point into the frame, which lives until the flush. */
 static void vxlan_tx_gso(struct vxlan_port *vp, struct pkt *pkt, const struct vxlan_addr *dst)
 {
 	struct vxlan_sock *sock = vp->sock;
-	uint32_t need = gso_train_size(pkt, GSO_TRAIN_VXLAN_UDP, &vp->encap);
-	if (need == 0 || need > VXLAN_TRAIN_BUF_SIZE) {
-		port_count_drop(&vp->up, need ? DROP_GSO_NO_BUFFER : DROP_GSO_UNSUPPORTED);
-		pkt_free(pkt);
-		return;
-	}
-	if (vp->n_trains == VXLAN_TRAIN_BUFS || vp->n_msgs + 64 > VXLAN_TX_MSGS)
+	struct gso_iov_train *t = &vp->train;
+	if (vp->n_msgs + 64 > VXLAN_TX_MSGS)
 		vxlan_flush(vp);
-	struct gso_train train = { .buf = vp->trains[vp->n_trains], .cap = VXLAN_TRAIN_BUF_SIZE };
-	int err = gso_train_build(pkt, GSO_TRAIN_VXLAN_UDP, &vp->encap, NULL, 0, &train);
+	int err = vxlan_build_train(vp, pkt);
+	if (err == -ENOSPC && vp->n_msgs > 0) {
+		vxlan_flush(vp);
+		err = vxlan_build_train(vp, pkt);
+	}
 	if (err < 0) {
-		port_count_drop(&vp->up, gso_drop_reason(err));
+		port_count_drop(&vp->up, err == -ENOSPC ? DROP_GSO_NO_BUFFER : gso_drop_reason(err));
 		pkt_free(pkt);
 		return;
 	}
@@ -637,52 +669,49 @@ static void vxlan_tx_gso(struct vxlan_port *vp, struct pkt *pkt, const struct vx
 	 * MTU larger than what fits gives segments that would only cross as
 	 * IP fragments (and make the kernel refuse UDP_SEGMENT). */
 	uint32_t ip_udp = (dst->family == 6 ? IPV6_HDR_LEN : IPV4_HDR_LEN) + UDP_HDR_LEN;
-	if (train.stride + ip_udp > vp->info.underlay_mtu) {
+	if (t->stride + ip_udp > vp->info.underlay_mtu) {
 		port_count_drop(&vp->up, DROP_MTU_EXCEEDED);
 		pkt_free(pkt);
 		return;
 	}
-	vp->n_trains++;
+	uint32_t hdr_base = vp->hdr_used, iov_base = vp->iov_used;
+	vp->hdr_used += t->hdr_used;
+	vp->iov_used += t->n_iov;
 	vp->info.tx_gso_frames++;
-	vp->info.tx_gso_segments += train.nr_segs;
+	vp->info.tx_gso_segments += t->nr_segs;
 	port_count_tx(&vp->up, pkt_len(pkt));
-	pkt_free(pkt);
 
+	/* Without UDP_SEGMENT: one message per datagram. */
 	uint32_t max_bytes = dst->family == 6 ? GSO_UDP_SEND_MAX_BYTES_IPV6 : GSO_UDP_SEND_MAX_BYTES_IPV4;
-	struct gso_send sends[64];
-	int n_sends = sock->stats.udp_segment_on
-		? gso_train_sends(&train, max_bytes, GSO_UDP_MAX_SEGMENTS_OLD, sends, 64)
-		: -EOPNOTSUPP;
+	uint32_t max_segs = sock->stats.udp_segment_on ? GSO_UDP_MAX_SEGMENTS_OLD : 1;
+	struct gso_iov_send sends[GSO_MAX_SEGS];
+	int n_sends = gso_iov_train_sends(t, max_bytes, max_segs, sends, GSO_MAX_SEGS);
 	if (n_sends < 0) {
-		/* Without UDP_SEGMENT: one message per datagram. */
-		for (uint32_t s = 0; s < train.nr_segs; s++) {
-			if (vp->n_msgs == VXLAN_TX_MSGS) {
-				/* The flush frees every train slot; keep this
-				 * train's buffer in slot 0 so the next train
-				 * does not overwrite the rest of it. */
-				unsigned cur = vp->n_trains - 1;
-				vxlan_flush(vp);
-				uint8_t *keep = vp->trains[cur];
-				vp->trains[cur] = vp->trains[0];
-				vp->trains[0] = keep;
-				vp->n_trains = 1;
-			}
-			uint32_t len = s + 1 == train.nr_segs ? train.last_size : train.stride;
-			unsigned i = vxlan_queue_msg(vp, dst, 0);
-			vp->iovs[i][0] = (struct iovec){ train.buf + (size_t)s * train.stride, len };
-			vp->msgs[i].msg_hdr.msg_iovlen = 1;
-			vp->meta[i].bytes = len;
-			vp->meta[i].nr_segs = 1;
-		}
+		port_count_drop(&vp->up, gso_drop_reason(n_sends));
+		vp->hdr_used = hdr_base;
+		vp->iov_used = iov_base;
+		pkt_free(pkt);
 		return;
 	}
 	for (int s = 0; s < n_sends; s++) {
+		if (vp->n_msgs == VXLAN_TX_MSGS) {
+			/* Only without UDP_SEGMENT does a train outgrow the
+			 * queue.  The flush empties the pools, but the rest of
+			 * this train still lives in them: keep it reserved. */
+			vxlan_flush(vp);
+			vp->hdr_used = hdr_base + t->hdr_used;
+			vp->iov_used = iov_base + t->n_iov;
+		}
 		uint16_t gso_size = sends[s].nr_segs > 1 ? sends[s].gso_size : 0;
 		unsigned i = vxlan_queue_msg(vp, dst, gso_size);
-		vp->iovs[i][0] = (struct iovec){ train.buf + sends[s].ofs, sends[s].len };
-		vp->msgs[i].msg_hdr.msg_iovlen = 1;
+		vp->msgs[i].msg_hdr.msg_iov = t->iov + sends[s].iov_first;
+		vp->msgs[i].msg_hdr.msg_iovlen = sends[s].iov_count;
 		vp->meta[i].bytes = sends[s].len;
 		vp->meta[i].nr_segs = sends[s].nr_segs;
+		/* The last message of the train frees the frame after the
+		 * flush that sends it. */
+		if (s + 1 == n_sends)
+			vp->meta[i].pkt = pkt;
 	}
 }
 

@@ -570,6 +570,143 @@ static void test_udp_zero_checksum_becomes_ffff(void **state)
 	}
 }
 
+/* Concatenates the iovecs of an iovec train into `out`; returns the bytes. */
+static uint32_t iov_flatten(const struct gso_iov_train *t, uint32_t first, uint32_t count, uint8_t *out)
+{
+	uint32_t len = 0;
+	for (uint32_t k = first; k < first + count; k++) {
+		memcpy(out + len, t->iov[k].iov_base, t->iov[k].iov_len);
+		len += (uint32_t)t->iov[k].iov_len;
+	}
+	return len;
+}
+
+static uint8_t iov_hdrs[65536];
+static struct iovec iov_vec[4096];
+static struct gso_iov_train iov_train;
+static uint8_t iov_flat[2 * 65536 + 16384];
+
+/* Builds `in` both ways and checks the iovec train is the buffer train,
+ * byte for byte, and its sends cut it at the same places. */
+static void iov_train_matches(const struct pkt *in, enum gso_train_shape shape, const struct vxlan_encap *enc)
+{
+	struct gso_train t = { .buf = train_buf, .cap = sizeof(train_buf) };
+	assert_int_equal(gso_train_build(in, shape, enc, NULL, 0, &t), 0);
+
+	struct gso_iov_train *it = &iov_train;
+	memset(it, 0, sizeof(*it));
+	it->hdr_buf = iov_hdrs;
+	it->hdr_cap = sizeof(iov_hdrs);
+	it->iov = iov_vec;
+	it->iov_cap = 4096;
+	uint32_t need_hdr = 0, need_iov = 0;
+	assert_true(gso_iov_train_needs(in, shape, enc, &need_hdr, &need_iov));
+	assert_int_equal(gso_train_build_iov(in, shape, enc, it), 0);
+	assert_int_equal(it->hdr_used, need_hdr);
+	assert_true(it->n_iov <= need_iov);
+	assert_int_equal(it->stride, t.stride);
+	assert_int_equal(it->nr_segs, t.nr_segs);
+	assert_int_equal(it->last_size, t.last_size);
+	assert_int_equal(it->len, t.len);
+	assert_int_equal(iov_flatten(it, 0, it->n_iov, iov_flat), t.len);
+	assert_memory_equal(iov_flat, train_buf, t.len);
+	/* The payload is referenced, not copied: no iovec but the header
+	 * blocks points into hdr_buf. */
+	for (uint32_t i = 0; i < it->nr_segs; i++) {
+		assert_ptr_equal(it->iov[it->seg_iov[i]].iov_base, iov_hdrs + (size_t)i * (need_hdr / it->nr_segs));
+		for (uint32_t k = it->seg_iov[i] + 1u; k < it->seg_iov[i + 1]; k++)
+			assert_false((uint8_t *)it->iov[k].iov_base >= iov_hdrs &&
+				     (uint8_t *)it->iov[k].iov_base < iov_hdrs + sizeof(iov_hdrs));
+	}
+
+	uint32_t limits[] = { GSO_UDP_MAX_SEGMENTS_OLD, 10, 1 };
+	for (size_t l = 0; l < 3; l++) {
+		struct gso_send a[GSO_MAX_SEGS];
+		struct gso_iov_send b[GSO_MAX_SEGS];
+		int na = gso_train_sends(&t, GSO_UDP_SEND_MAX_BYTES_IPV4, limits[l], a, GSO_MAX_SEGS);
+		int nb = gso_iov_train_sends(it, GSO_UDP_SEND_MAX_BYTES_IPV4, limits[l], b, GSO_MAX_SEGS);
+		assert_true(na > 0);
+		assert_int_equal(nb, na);
+		for (int k = 0; k < na; k++) {
+			assert_int_equal(b[k].len, a[k].len);
+			assert_int_equal(b[k].gso_size, a[k].gso_size);
+			assert_int_equal(b[k].nr_segs, a[k].nr_segs);
+			assert_int_equal(iov_flatten(it, b[k].iov_first, b[k].iov_count, iov_flat), a[k].len);
+			assert_memory_equal(iov_flat, train_buf + a[k].ofs, a[k].len);
+		}
+		if (na > 1)
+			assert_int_equal(gso_iov_train_sends(it, GSO_UDP_SEND_MAX_BYTES_IPV4, limits[l], b,
+							     (unsigned)na - 1), -ENOSPC);
+	}
+}
+
+/* The iovec train is the buffer train without the payload copy: for both
+ * IP versions, TCP and UDP_L4, options and VLAN, both shapes, a linear
+ * payload and one spread over frags of odd sizes. */
+static void test_iov_train_matches_buffer_train(void **state)
+{
+	(void)state;
+	struct vxlan_encap enc = { .family = 4, .vni = 99 };
+	struct tso_spec specs[] = {
+		{ .version = 4, .payload_len = 65535 - 40, .mss = 1398, .ip_id = 0xfff0,
+		  .tcp_flags = TCP_ACK | TCP_PSH | TCP_CWR, .seq = 0xfffff000 },
+		{ .version = 6, .payload_len = 10 * 1448 + 17, .mss = 1448, .tcp_opt_len = 12, .vlan = true },
+		{ .version = 4, .payload_len = 3 * 1001, .mss = 1001, .tcp_flags = TCP_ACK | TCP_FIN },
+		{ .version = 6, .proto = IP_PROTO_UDP, .payload_len = 5000, .mss = 1200 },
+		{ .version = 4, .payload_len = 100, .mss = 1398 }, /* tiny GSO: one segment */
+	};
+	for (size_t k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
+		struct pkt *lin = pkt_alloc(pool);
+		tso_build(lin, &specs[k]);
+		iov_train_matches(lin, GSO_TRAIN_VXLAN_UDP, &enc);
+		iov_train_matches(lin, GSO_TRAIN_PLAIN, NULL);
+
+		/* The same frame with its payload in three frags. */
+		struct pkt *fr = pkt_alloc(pool), *owner = pkt_alloc(pool);
+		tso_build(fr, &specs[k]);
+		uint32_t hdr = fr->payload_ofs, plen = specs[k].payload_len;
+		pkt_set_data(owner, lin->data + hdr, plen);
+		pkt_trim(fr, hdr);
+		uint32_t cuts[] = { 0, plen / 7, plen / 7 + 1 + plen / 3, plen };
+		for (int c = 0; c < 3; c++)
+			assert_int_equal(pkt_add_frag(fr, owner->data + cuts[c], cuts[c + 1] - cuts[c], owner), 0);
+		pkt_free(owner);
+		iov_train_matches(fr, GSO_TRAIN_VXLAN_UDP, &enc);
+		pkt_free(fr);
+		pkt_free(lin);
+	}
+}
+
+static void test_iov_train_limits(void **state)
+{
+	(void)state;
+	struct tso_spec s = { .version = 4, .payload_len = 10 * 1398, .mss = 1398 };
+	struct pkt *in = pkt_alloc(pool);
+	tso_build(in, &s);
+	struct vxlan_encap enc = { .family = 4, .vni = 7 };
+	struct gso_iov_train *it = &iov_train;
+	uint32_t need_hdr, need_iov;
+	assert_true(gso_iov_train_needs(in, GSO_TRAIN_VXLAN_UDP, &enc, &need_hdr, &need_iov));
+	assert_int_equal(need_hdr, 10 * (8 + 14 + 20 + 20));
+	assert_int_equal(need_iov, 20);
+	*it = (struct gso_iov_train){ .hdr_buf = iov_hdrs, .hdr_cap = need_hdr - 1, .iov = iov_vec, .iov_cap = 20 };
+	assert_int_equal(gso_train_build_iov(in, GSO_TRAIN_VXLAN_UDP, &enc, it), -ENOSPC);
+	it->hdr_cap = need_hdr;
+	it->iov_cap = 19;
+	assert_int_equal(gso_train_build_iov(in, GSO_TRAIN_VXLAN_UDP, &enc, it), -ENOSPC);
+	it->iov_cap = 20;
+	assert_int_equal(gso_train_build_iov(in, GSO_TRAIN_VXLAN_UDP, &enc, it), 0);
+	assert_int_equal(gso_train_build_iov(in, GSO_TRAIN_VXLAN_FRAME, &enc, it), -EINVAL);
+	assert_int_equal(gso_train_build_iov(in, GSO_TRAIN_VXLAN_UDP, NULL, it), -EINVAL);
+
+	/* A frame without gso is not a train. */
+	struct tso_spec plain = { .version = 4, .payload_len = 500 };
+	tso_build(in, &plain);
+	assert_false(gso_iov_train_needs(in, GSO_TRAIN_VXLAN_UDP, &enc, &need_hdr, &need_iov));
+	assert_int_equal(gso_train_build_iov(in, GSO_TRAIN_VXLAN_UDP, &enc, it), -EINVAL);
+	pkt_free(in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -593,6 +730,8 @@ int main(void)
 		cmocka_unit_test(test_tap_frame_checker),
 		cmocka_unit_test(test_boundary_grid),
 		cmocka_unit_test(test_udp_zero_checksum_becomes_ffff),
+		cmocka_unit_test(test_iov_train_matches_buffer_train),
+		cmocka_unit_test(test_iov_train_limits),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

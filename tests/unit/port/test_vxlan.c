@@ -148,6 +148,66 @@ static void test_tso_frame_is_one_train_and_comes_back_cut(void **state)
 	assert_true(st.rx_gro_buffers >= 1); /* UDP_GRO handed back a coalesced buffer */
 }
 
+/* Receives `want` datagrams and checks they are the segments of a frame
+ * with seq 1000 cut at `mss`, inner checksums right. */
+static void receive_segments(struct fixture *fx, unsigned want, uint32_t mss)
+{
+	struct pkt *rx[64];
+	int n = receive(fx, rx, 64, want);
+	assert_int_equal(n, want);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(vxlan_pkt_vni(rx[i]), 99);
+		assert_inner_tcp_csum_ok(rx[i]);
+		const struct tcp_hdr *th = (const void *)(rx[i]->data + rx[i]->inner_l4_ofs);
+		assert_int_equal(ntohl(th->seq_be), 1000 + mss * (uint32_t)i);
+		assert_int_equal(pkt_len(rx[i]) - rx[i]->inner_payload_ofs, mss);
+		pkt_free(rx[i]);
+	}
+}
+
+/* Without UDP_SEGMENT the train goes out one message per datagram; the
+ * datagrams are the same. */
+static void test_tso_frame_without_udp_segment(void **state)
+{
+	struct fixture *fx = *state;
+	struct vxlan_sock_stats before, st;
+	vxlan_sock_get_stats(fx->sock, &before);
+	vxlan_sock_set_udp_segment(fx->sock, false);
+	struct pkt *pkt = tcp_frame(fx, 6 * 1000, FB_CSUM_PARTIAL);
+	pkt->ol.gso_type = PKT_GSO_TCPV4;
+	pkt->ol.gso_size = 1000;
+	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	vxlan_sock_set_udp_segment(fx->sock, true);
+	vxlan_sock_get_stats(fx->sock, &st);
+	assert_int_equal(st.tx_datagrams - before.tx_datagrams, 6);
+	assert_int_equal(st.tx_sends - before.tx_sends, 6);
+	assert_int_equal(st.tx_gso_sends - before.tx_gso_sends, 0);
+	receive_segments(fx, 6, 1000);
+}
+
+/* A TSO frame whose payload is in frags (views into another buffer) is
+ * sent from where it lies; the frag owner lives until the send is done. */
+static void test_tso_frame_with_frags(void **state)
+{
+	struct fixture *fx = *state;
+	struct pkt *pkt = tcp_frame(fx, 8 * 1000, FB_CSUM_PARTIAL);
+	pkt->ol.gso_type = PKT_GSO_TCPV4;
+	pkt->ol.gso_size = 1000;
+	/* Move the payload into two frags cut mid-segment. */
+	uint32_t hdr = pkt->payload_ofs, plen = pkt->size - hdr;
+	struct pkt *owner = pkt_alloc(fx->pool);
+	assert_int_equal(pkt_set_data(owner, pkt->data + hdr, plen), 0);
+	pkt_trim(pkt, hdr);
+	assert_int_equal(pkt_add_frag(pkt, owner->data, 2500, owner), 0);
+	assert_int_equal(pkt_add_frag(pkt, owner->data + 2500, plen - 2500, owner), 0);
+	pkt_free(owner);
+	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	receive_segments(fx, 8, 1000);
+	struct pkt_pool_stats ps;
+	pkt_pool_get_stats(fx->pool, &ps);
+	assert_int_equal(ps.in_use, 0); /* frame and frag owner freed after the send */
+}
+
 static void test_plain_frame_gets_its_checksum_completed(void **state)
 {
 	struct fixture *fx = *state;
@@ -207,6 +267,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tso_frame_is_one_train_and_comes_back_cut),
+		cmocka_unit_test(test_tso_frame_without_udp_segment),
+		cmocka_unit_test(test_tso_frame_with_frags),
 		cmocka_unit_test(test_plain_frame_gets_its_checksum_completed),
 		cmocka_unit_test(test_oversized_plain_frame_is_mtu_exceeded),
 		cmocka_unit_test(test_second_vni_shares_the_socket),
