@@ -121,6 +121,36 @@ static void check_segments(const struct pkt *in, const struct gso_plan *plan, in
 		CHECK(payload == plan->payload_len);
 }
 
+/* The iovec train of a frame is the VXLAN_UDP train `t` (in train_buf),
+ * byte for byte, with the payload left where it is. */
+static void check_iov_train(const struct pkt *in, const struct vxlan_encap *enc, const struct gso_train *t)
+{
+	static uint8_t iov_hdrs[GSO_MAX_SEGS * 256];
+	static struct iovec iov[3 * GSO_MAX_SEGS];
+	static struct gso_iov_train it;
+	it.hdr_buf = iov_hdrs;
+	it.hdr_cap = sizeof(iov_hdrs);
+	it.iov = iov;
+	it.iov_cap = 3 * GSO_MAX_SEGS;
+	uint32_t need_hdr = 0, need_iov = 0;
+	CHECK(gso_iov_train_needs(in, GSO_TRAIN_VXLAN_UDP, enc, &need_hdr, &need_iov));
+	int err = gso_train_build_iov(in, GSO_TRAIN_VXLAN_UDP, enc, &it);
+	if (need_hdr > it.hdr_cap || need_iov > it.iov_cap) {
+		CHECK(err == 0 || err == -ENOSPC);
+		return;
+	}
+	CHECK(err == 0);
+	CHECK(it.len == t->len && it.stride == t->stride && it.nr_segs == t->nr_segs);
+	CHECK(it.hdr_used == need_hdr && it.n_iov <= need_iov);
+	uint32_t at = 0;
+	for (uint32_t k = 0; k < it.n_iov; k++) {
+		CHECK(at + it.iov[k].iov_len <= t->len);
+		CHECK(memcmp(train_buf + at, it.iov[k].iov_base, it.iov[k].iov_len) == 0);
+		at += (uint32_t)it.iov[k].iov_len;
+	}
+	CHECK(at == t->len);
+}
+
 static void check_trains(const struct pkt *in, const struct gso_plan *plan, int n, uint8_t ctl)
 {
 	struct vxlan_encap enc = { .family = (ctl & CTL_OUTER6) ? 6 : 4, .vni = 4242,
@@ -136,6 +166,8 @@ static void check_trains(const struct pkt *in, const struct gso_plan *plan, int 
 	}
 
 	int err = gso_train_build(in, GSO_TRAIN_VXLAN_UDP, &enc, NULL, 0, &t);
+	if (err == 0 && plan->ip_version != 0)
+		check_iov_train(in, &enc, &t);
 	if (err == 0) {
 		for (uint32_t i = 0; i < t.nr_segs; i++)
 			CHECK(rd16(train_buf + (size_t)i * t.stride) == VXLAN_FLAG_VNI >> 16);
