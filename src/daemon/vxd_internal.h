@@ -1,5 +1,6 @@
-/* State of vxswitchd shared by datapath.c (the loop) and control.c (the
- * commands).  Not an API: only src/daemon/ includes it. */
+/* State of vxswitchd shared by datapath.c (the loop), control.c (the
+ * commands), stats_print.c (stats, port show, fdb show) and diagnose.c.
+ * Not an API: only src/daemon/ includes it. */
 #ifndef VX_DAEMON_VXD_INTERNAL_H
 #define VX_DAEMON_VXD_INTERNAL_H
 
@@ -110,5 +111,20 @@ int vxd_gro_rebuild(struct vxd *vxd);
 /* Removes port `id` from the switch, epoll, the VNI table and the FDB, and
  * destroys it. */
 void vxd_port_remove(struct vxd *vxd, uint16_t id);
+
+/* control.c: a command's refusal, message in `err` (if any); returns `ret`. */
+int vxd_refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+struct port *vxd_port_by_name(const struct vxd *vxd, const char *name);
+
+/* stats_print.c */
+int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);
+void vxd_port_show(const struct vxd *vxd, struct ctl_print *out);
+/* vni: one VNI or FDB_VNI_ANY */
+void vxd_fdb_show(struct vxd *vxd, uint32_t vni, struct ctl_print *out);
+/* GRO counters including those of the tables knob changes replaced. */
+void vxd_gro_stats(const struct vxd *vxd, struct gro_stats *st);
+
+/* diagnose.c */
+int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);
 
 #endif

@@ -1,6 +1,7 @@
-/* Unit tests for src/daemon/control.c: commands executed against a switch
- * built without a control socket (vxd_execute, as the socket and the config
- * file use it).  The vxlan ports use the loopback device; the tap cases run
+/* Unit tests for src/daemon/control.c and what it dispatches to
+ * (stats_print.c, diagnose.c): commands executed against a switch built
+ * without a control socket (vxd_execute, as the socket and the config file
+ * use it).  The vxlan ports use the loopback device; the tap cases run
  * only as root (they create real TAP devices). */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,0 +1,132 @@
+/* vxswitchd's `diagnose`: findings in plain words from the counters of the
+ * ports, the switch and GRO (recent traffic where there is enough of it),
+ * each naming the knob or the kernel refusal behind it, or "no problem found". */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl/ctl_print.h"
+#include "daemon/vxd_internal.h"
+#include "port/tap.h"
+#include "port/vxlan.h"
+
+static unsigned vxd_diag_line(struct ctl_print *p, unsigned n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static unsigned vxd_diag_line(struct ctl_print *p, unsigned n, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	ctl_print_string(p, CTL_PRINT_ANY, NULL, "%s\n", line);
+	return n + 1;
+}
+
+int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p,
+			struct ctl_err *err)
+{
+	if (ref->has_port && !vxd_port_by_name(vxd, ref->name))
+		return vxd_refuse(err, -ENOENT, "port %s: no such port", ref->name);
+	struct gro_stats gs;
+	vxd_gro_stats(vxd, &gs);
+	ctl_print_open_object(p, NULL);
+	ctl_print_open_array(p, "findings");
+	unsigned n = 0;
+	bool any_udp_gro_refused = false, any_udp_gro_off = false;
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
+		struct port *port = vxd->ports[i];
+		if (!port || !port_is_vxlan(port))
+			continue;
+		struct vxlan_sock_stats ss;
+		vxlan_sock_get_stats(vxlan_port_sock(port), &ss);
+		any_udp_gro_refused |= !ss.udp_gro_probed;
+		any_udp_gro_off |= ss.udp_gro_probed && !ss.udp_gro_on;
+	}
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
+		struct port *port = vxd->ports[i];
+		if (!port || (ref->has_port && strcmp(ref->name, port->name) != 0))
+			continue;
+		const struct port_stats *st = &port->stats;
+		if (port_is_tap(port)) {
+			struct tap_port_info ti;
+			tap_port_get_info(port, &ti);
+			/* Recent traffic if there was enough of it, else all. */
+			uint64_t frames = 0, bytes = 0;
+			if (st->tx_frames >= vxd->diag_prev[i].tx_frames) { /* else: a new port in this slot */
+				frames = st->tx_frames - vxd->diag_prev[i].tx_frames;
+				bytes = st->tx_bytes - vxd->diag_prev[i].tx_bytes;
+			}
+			if (frames < 100) {
+				frames = st->tx_frames;
+				bytes = st->tx_bytes;
+			}
+			uint64_t avg = frames ? bytes / frames : 0;
+			if (frames >= 100 && avg < 8192) {
+				const char *why;
+				if (!vxd->knobs[CTL_KNOB_GRO])
+					why = "GRO is off (vxctl set gro on)";
+				else if (any_udp_gro_refused)
+					why = "UDP_GRO refused by kernel: datagrams arrive one by one";
+				else if (any_udp_gro_off)
+					why = "udp-gro is off (vxctl set udp-gro on)";
+				else if (gs.segments_in && gs.merged_frames * 4 < gs.frames_out)
+					why = "GRO rarely merges: segments arrive out of order, with PSH, or interleaved (see gro flushes)";
+				else
+					why = "the traffic is small frames (not bulk TCP)";
+				n = vxd_diag_line(p, n, "frames to %s average %.1f KB: %s", port->name,
+						  (double)avg / 1024.0, why);
+			}
+			if (!(ti.offloads_active & TAP_OL_TSO))
+				n = vxd_diag_line(p, n, "%s: TSO from the VM is off (%s): every 1.4 KB segment crosses the switch alone",
+						  port->name, (ti.offloads_probed & TAP_OL_TSO) ? "by knob tap-tso/gso" : "TUNSETOFFLOAD refused by kernel");
+			if (ti.tx_errors)
+				n = vxd_diag_line(p, n, "%s: %" PRIu64 " writes to the tap failed (last: %s)", port->name,
+						  ti.tx_errors, strerror(ti.last_tx_errno));
+		} else if (port_is_vxlan(port)) {
+			struct vxlan_port_info vi;
+			struct vxlan_sock_stats ss;
+			vxlan_port_get_info(port, &vi);
+			vxlan_sock_get_stats(vi.sock, &ss);
+			if (!ss.udp_gro_probed)
+				n = vxd_diag_line(p, n, "%s: UDP_GRO refused by kernel: every datagram is a separate receive", port->name);
+			if (ss.udp_segment_fallbacks)
+				n = vxd_diag_line(p, n, "%s: UDP_SEGMENT refused by kernel (%" PRIu64 " fallbacks): every datagram is a separate send",
+						  port->name, ss.udp_segment_fallbacks);
+			else if (!ss.udp_segment_on)
+				n = vxd_diag_line(p, n, "%s: udp-segment is off: every datagram is a separate send", port->name);
+			if (ss.rx_no_buffer)
+				n = vxd_diag_line(p, n, "%s: %" PRIu64 " datagrams lost for want of packet buffers", port->name,
+						  ss.rx_no_buffer);
+			if (ss.tx_errors)
+				n = vxd_diag_line(p, n, "%s: %" PRIu64 " sends failed (last: %s)", port->name, ss.tx_errors,
+						  strerror(ss.last_tx_errno));
+		}
+		uint64_t worst = 0;
+		unsigned worst_reason = 0;
+		for (unsigned r = 1; r < DROP_REASON_COUNT; r++)
+			if (st->drops[r] > worst)
+				worst = st->drops[r], worst_reason = r;
+		if (worst)
+			n = vxd_diag_line(p, n, "%s: %" PRIu64 " frames dropped as %s%s", port->name, worst,
+					  drop_reason_name(worst_reason),
+					  worst_reason == DROP_MTU_EXCEEDED ? " (VM MTU larger than what fits the underlay)" : "");
+	}
+	if (gs.passthrough[GRO_PASS_CSUM_BAD])
+		n = vxd_diag_line(p, n, "%" PRIu64 " received TCP segments had a bad inner checksum and were not merged; "
+				  "if the sender is a kernel on a veth with tx checksum offload, its checksums arrive unfinished "
+				  "(ethtool -K DEV tx off on its underlay)", gs.passthrough[GRO_PASS_CSUM_BAD]);
+	if (vxd->drops[DROP_VXLAN_UNKNOWN_VNI])
+		n = vxd_diag_line(p, n, "%" PRIu64 " datagrams for a VNI no port serves (vxlan_unknown_vni)",
+				  vxd->drops[DROP_VXLAN_UNKNOWN_VNI]);
+	if (!vxd->knobs[CTL_KNOB_GSO])
+		n = vxd_diag_line(p, n, "gso is off: the VMs' TSO is off too, the kernel cuts every frame to MTU size before we read it");
+	if (n == 0)
+		n = vxd_diag_line(p, n, "no problem found");
+	ctl_print_close_array(p);
+	ctl_print_close_object(p);
+	return 0;
+}

@@ -1,0 +1,367 @@
+/* vxswitchd's printed answers: `stats` (per port, switch, GRO, GSO, cpu,
+ * pool), `port show` and `fdb show`, each through one ctl_print, so the text
+ * and the JSON come from the same lines.  Reads the switch, changes nothing. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "ctl/ctl_print.h"
+#include "daemon/vxd_internal.h"
+#include "port/tap.h"
+#include "port/vxlan.h"
+
+static void vxd_print_ip(struct ctl_print *p, const char *key, const char *fmt, uint8_t family,
+			 const uint8_t *bytes)
+{
+	struct ctl_ip ip = { .family = family == 6 ? AF_INET6 : AF_INET };
+	memcpy(ip.bytes, bytes, family == 6 ? 16 : 4);
+	ctl_print_ip(p, CTL_PRINT_ANY, key, fmt, &ip);
+}
+
+static void vxd_print_port_line(struct ctl_print *p, const struct port *port)
+{
+	ctl_print_open_object(p, NULL);
+	ctl_print_string(p, CTL_PRINT_ANY, "name", "%s", port->name);
+	ctl_print_uint(p, CTL_PRINT_ANY, "id", " id %" PRIu64, port->id);
+	ctl_print_string(p, CTL_PRINT_ANY, "type", " type %s", port->cls->kind_name);
+	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64, port->vni);
+	ctl_print_uint(p, CTL_PRINT_ANY, "mtu", " mtu %" PRIu64, port->mtu);
+	if (port_is_tap(port)) {
+		struct tap_port_info ti;
+		tap_port_get_info(port, &ti);
+		ctl_print_bool(p, CTL_PRINT_ANY, "tso", " tso %s", ti.offloads_active & TAP_OL_TSO);
+		ctl_print_bool(p, CTL_PRINT_ANY, "csum", " csum %s", ti.offloads_active & TAP_OL_CSUM);
+		ctl_print_bool(p, CTL_PRINT_ANY, "uso", " uso %s", ti.offloads_active & TAP_OL_USO);
+	} else if (port_is_vxlan(port)) {
+		const struct vxlan_options *vo = vxlan_port_options(port);
+		vxd_print_ip(p, "local", " local %s", vo->local.family, vo->local.bytes);
+		ctl_print_uint(p, CTL_PRINT_ANY, "dstport", " dstport %" PRIu64, vo->dst_port);
+		ctl_print_open_array(p, "remotes");
+		for (unsigned i = 0; i < vo->n_remotes; i++)
+			vxd_print_ip(p, NULL, " remote %s", vo->remotes[i].family, vo->remotes[i].bytes);
+		ctl_print_close_array(p);
+	}
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+}
+
+static void vxd_print_drops(struct ctl_print *p, const uint64_t *drops, const char *indent)
+{
+	ctl_print_open_object(p, "drops");
+	bool any = false;
+	for (unsigned r = 1; r < DROP_REASON_COUNT; r++) {
+		if (!drops[r])
+			continue;
+		if (!any)
+			ctl_print_text(p, "%sdrops:", indent);
+		any = true;
+		char fmt[80];
+		snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, drop_reason_name(r));
+		ctl_print_uint(p, CTL_PRINT_ANY, drop_reason_name(r), fmt, drops[r]);
+	}
+	if (any)
+		ctl_print_nl(p);
+	ctl_print_close_object(p);
+}
+
+static void vxd_print_hist(struct ctl_print *p, const struct port_stats *st)
+{
+	ctl_print_open_array(p, "tx_size_hist");
+	if (st->tx_frames)
+		ctl_print_text(p, "    tx sizes:");
+	for (unsigned b = 0; b < PORT_HIST_BUCKETS; b++) {
+		ctl_print_open_object(p, NULL);
+		ctl_print_string(p, CTL_PRINT_JSON, "bucket", "%s", port_hist_names[b]);
+		if (st->tx_frames) {
+			ctl_print_string(p, CTL_PRINT_TEXT, NULL, " %s:", port_hist_names[b]);
+			ctl_print_uint(p, CTL_PRINT_TEXT, NULL, " %" PRIu64 " frames", st->tx_hist_frames[b]);
+			ctl_print_uint(p, CTL_PRINT_TEXT, NULL, " %" PRIu64 " bytes", st->tx_hist_bytes[b]);
+		}
+		ctl_print_uint(p, CTL_PRINT_JSON, "frames", "%" PRIu64, st->tx_hist_frames[b]);
+		ctl_print_uint(p, CTL_PRINT_JSON, "bytes", "%" PRIu64, st->tx_hist_bytes[b]);
+		ctl_print_close_object(p);
+	}
+	ctl_print_close_array(p);
+	if (st->tx_frames)
+		ctl_print_nl(p);
+}
+
+static void vxd_print_port_stats(struct ctl_print *p, const struct port *port)
+{
+	const struct port_stats *st = &port->stats;
+	ctl_print_open_object(p, NULL);
+	ctl_print_string(p, CTL_PRINT_ANY, "name", "port %s", port->name);
+	ctl_print_string(p, CTL_PRINT_ANY, "type", " (%s", port->cls->kind_name);
+	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64 ")", port->vni);
+	ctl_print_nl(p);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_frames", "    rx %" PRIu64 " frames", st->rx_frames);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_bytes", " %" PRIu64 " bytes", st->rx_bytes);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_frames", "  tx %" PRIu64 " frames", st->tx_frames);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_bytes", " %" PRIu64 " bytes", st->tx_bytes);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_avg_frame", "  avg tx frame %" PRIu64,
+		       st->tx_frames ? st->tx_bytes / st->tx_frames : 0);
+	ctl_print_nl(p);
+	vxd_print_drops(p, st->drops, "    ");
+	vxd_print_hist(p, st);
+	if (port_is_tap(port)) {
+		struct tap_port_info ti;
+		tap_port_get_info(port, &ti);
+		ctl_print_open_object(p, "tap");
+		ctl_print_uint(p, CTL_PRINT_ANY, "rx_gso_frames", "    tap: rx gso %" PRIu64, ti.rx_gso_frames);
+		ctl_print_uint(p, CTL_PRINT_ANY, "rx_partial_csum", " partial csum %" PRIu64, ti.rx_partial_csum);
+		ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_frames", " tx gso %" PRIu64, ti.tx_gso_frames);
+		ctl_print_uint(p, CTL_PRINT_ANY, "tx_errors", " tx errors %" PRIu64, ti.tx_errors);
+		ctl_print_bool(p, CTL_PRINT_ANY, "tso_probed", " tso probed %s", ti.offloads_probed & TAP_OL_TSO);
+		ctl_print_bool(p, CTL_PRINT_ANY, "uso_probed", " uso probed %s", ti.offloads_probed & TAP_OL_USO);
+		ctl_print_bool(p, CTL_PRINT_ANY, "tso_active", " tso active %s", ti.offloads_active & TAP_OL_TSO);
+		ctl_print_nl(p);
+		ctl_print_close_object(p);
+	} else if (port_is_vxlan(port)) {
+		struct vxlan_port_info vi;
+		struct vxlan_sock_stats ss;
+		vxlan_port_get_info(port, &vi);
+		vxlan_sock_get_stats(vi.sock, &ss);
+		ctl_print_open_object(p, "vxlan");
+		ctl_print_uint(p, CTL_PRINT_ANY, "underlay_mtu", "    vxlan: underlay mtu %" PRIu64, vi.underlay_mtu);
+		ctl_print_uint(p, CTL_PRINT_ANY, "inner_mtu_fit", " inner mtu fit %" PRIu64, vi.inner_mtu_fit);
+		ctl_print_uint(p, CTL_PRINT_ANY, "gso_frames", " gso frames %" PRIu64, vi.tx_gso_frames);
+		ctl_print_uint(p, CTL_PRINT_ANY, "gso_segments", " gso segments %" PRIu64, vi.tx_gso_segments);
+		ctl_print_uint(p, CTL_PRINT_ANY, "plain_frames", " plain frames %" PRIu64, vi.tx_plain_frames);
+		ctl_print_nl(p);
+		ctl_print_open_object(p, "socket");
+		ctl_print_uint(p, CTL_PRINT_ANY, "rx_calls", "    socket: rx msgs %" PRIu64, ss.rx_calls);
+		ctl_print_uint(p, CTL_PRINT_ANY, "rx_gro_buffers", " udp-gro msgs %" PRIu64, ss.rx_gro_buffers);
+		ctl_print_uint(p, CTL_PRINT_ANY, "rx_datagrams", " datagrams %" PRIu64, ss.rx_datagrams);
+		ctl_print_uint(p, CTL_PRINT_ANY, "rx_no_buffer", " no buffer %" PRIu64, ss.rx_no_buffer);
+		ctl_print_uint(p, CTL_PRINT_ANY, "tx_sends", " tx sends %" PRIu64, ss.tx_sends);
+		ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_sends", " udp-segment sends %" PRIu64, ss.tx_gso_sends);
+		ctl_print_uint(p, CTL_PRINT_ANY, "tx_datagrams", " datagrams %" PRIu64, ss.tx_datagrams);
+		ctl_print_uint(p, CTL_PRINT_ANY, "tx_errors", " errors %" PRIu64, ss.tx_errors);
+		ctl_print_uint(p, CTL_PRINT_ANY, "udp_segment_fallbacks", " udp-segment fallbacks %" PRIu64,
+			       ss.udp_segment_fallbacks);
+		ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro", " udp-gro %s", ss.udp_gro_on);
+		ctl_print_bool(p, CTL_PRINT_ANY, "udp_segment", " udp-segment %s", ss.udp_segment_on);
+		ctl_print_nl(p);
+		ctl_print_close_object(p);
+		ctl_print_close_object(p);
+	}
+	ctl_print_close_object(p);
+}
+
+void vxd_gro_stats(const struct vxd *vxd, struct gro_stats *st)
+{
+	gro_get_stats(vxd->gro, st);
+	if (!vxd->gro_stats_carried)
+		return;
+	const struct gro_stats *b = &vxd->gro_stats_base;
+	st->segments_in += b->segments_in;
+	st->frames_out += b->frames_out;
+	st->merged_frames += b->merged_frames;
+	st->merged_segments += b->merged_segments;
+	st->bytes_out += b->bytes_out;
+	for (unsigned i = 0; i < GRO_SIZE_BUCKETS; i++)
+		st->segs_per_frame[i] += b->segs_per_frame[i];
+	for (unsigned i = 0; i < GRO_FLUSH_REASON_COUNT; i++)
+		st->flushes[i] += b->flushes[i];
+	for (unsigned i = 0; i < GRO_PASS_REASON_COUNT; i++)
+		st->passthrough[i] += b->passthrough[i];
+}
+
+static void vxd_print_gro(struct ctl_print *p, const struct vxd *vxd)
+{
+	struct gro_stats st;
+	vxd_gro_stats(vxd, &st);
+	ctl_print_open_object(p, "gro");
+	ctl_print_bool(p, CTL_PRINT_ANY, "on", "gro %s", vxd->knobs[CTL_KNOB_GRO]);
+	ctl_print_uint(p, CTL_PRINT_ANY, "segments_in", ": segments in %" PRIu64, st.segments_in);
+	ctl_print_uint(p, CTL_PRINT_ANY, "frames_out", " frames out %" PRIu64, st.frames_out);
+	ctl_print_uint(p, CTL_PRINT_ANY, "merged_frames", " merged %" PRIu64, st.merged_frames);
+	ctl_print_float(p, CTL_PRINT_ANY, "segments_per_frame", " segments/frame %.1f",
+			st.frames_out ? (double)st.segments_in / (double)st.frames_out : 0.0);
+	ctl_print_nl(p);
+	ctl_print_open_array(p, "segs_per_frame_hist");
+	ctl_print_text(p, "    segments per frame:");
+	for (unsigned i = 0; i < GRO_SIZE_BUCKETS; i++) {
+		char label[32];
+		unsigned lo = 1u << i, hi = (1u << (i + 1)) - 1;
+		if (i + 1 == GRO_SIZE_BUCKETS)
+			snprintf(label, sizeof(label), "%u+", lo);
+		else if (lo == hi)
+			snprintf(label, sizeof(label), "%u", lo);
+		else
+			snprintf(label, sizeof(label), "%u-%u", lo, hi);
+		ctl_print_open_object(p, NULL);
+		ctl_print_string(p, CTL_PRINT_JSON, "segments", "%s", label);
+		ctl_print_string(p, CTL_PRINT_TEXT, NULL, " %s:", label);
+		ctl_print_uint(p, CTL_PRINT_ANY, "frames", "%" PRIu64, st.segs_per_frame[i]);
+		ctl_print_close_object(p);
+	}
+	ctl_print_close_array(p);
+	ctl_print_nl(p);
+	ctl_print_open_object(p, "flushes");
+	ctl_print_text(p, "    flushes:");
+	for (unsigned i = 0; i < GRO_FLUSH_REASON_COUNT; i++) {
+		if (!st.flushes[i])
+			continue;
+		char fmt[80];
+		snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, gro_flush_reason_name(i));
+		ctl_print_uint(p, CTL_PRINT_ANY, gro_flush_reason_name(i), fmt, st.flushes[i]);
+	}
+	ctl_print_close_object(p);
+	ctl_print_nl(p);
+	ctl_print_open_object(p, "passthrough");
+	ctl_print_text(p, "    passed through:");
+	for (unsigned i = 0; i < GRO_PASS_REASON_COUNT; i++) {
+		if (!st.passthrough[i])
+			continue;
+		char fmt[80];
+		snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, gro_pass_reason_name(i));
+		ctl_print_uint(p, CTL_PRINT_ANY, gro_pass_reason_name(i), fmt, st.passthrough[i]);
+	}
+	ctl_print_close_object(p);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+}
+
+static void vxd_cpu(uint64_t *user_us, uint64_t *sys_us)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	*user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000ull + (uint64_t)ru.ru_utime.tv_usec;
+	*sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000ull + (uint64_t)ru.ru_stime.tv_usec;
+}
+
+int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p,
+		     struct ctl_err *err)
+{
+	const struct port *only = NULL;
+	if (ref->has_port) {
+		only = vxd_port_by_name(vxd, ref->name);
+		if (!only)
+			return vxd_refuse(err, -ENOENT, "port %s: no such port", ref->name);
+	}
+	ctl_print_open_object(p, NULL);
+	ctl_print_open_array(p, "ports");
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+		if (vxd->ports[i] && (!only || only == vxd->ports[i]))
+			vxd_print_port_stats(p, vxd->ports[i]);
+	ctl_print_close_array(p);
+	if (only) {
+		ctl_print_close_object(p);
+		return 0;
+	}
+	vxd_print_drops(p, vxd->drops, "switch ");
+
+	const struct fwd_stats *fs = &vxd->fwd.stats;
+	struct fdb_stats fdb;
+	fdb_get_stats(vxd->fdb, &fdb);
+	ctl_print_open_object(p, "switch");
+	ctl_print_uint(p, CTL_PRINT_ANY, "frames", "switch: frames %" PRIu64, fs->frames);
+	ctl_print_uint(p, CTL_PRINT_ANY, "unicast", " unicast %" PRIu64, fs->unicast);
+	ctl_print_uint(p, CTL_PRINT_ANY, "flooded", " flooded %" PRIu64, fs->flooded);
+	ctl_print_uint(p, CTL_PRINT_ANY, "unknown_unicast", " unknown unicast %" PRIu64, fs->unknown_unicast);
+	ctl_print_uint(p, CTL_PRINT_ANY, "flood_copies", " flood copies %" PRIu64, fs->flood_copies);
+	ctl_print_uint(p, CTL_PRINT_ANY, "replicated", " replicated to vteps %" PRIu64, fs->replicated);
+	ctl_print_uint(p, CTL_PRINT_ANY, "dropped", " dropped %" PRIu64, fs->dropped);
+	ctl_print_nl(p);
+	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_learned", "fdb: learned %" PRIu64, fdb.learned);
+	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_moved", " moved %" PRIu64, fdb.moved);
+	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_aged", " aged %" PRIu64, fdb.aged);
+	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_refused_full", " refused (full) %" PRIu64, fdb.refused_full);
+	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_entries", " entries %" PRIu64, (uint64_t)fdb.n_learned + fdb.n_static);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+
+	vxd_print_gro(p, vxd);
+
+	uint64_t gso_frames = 0, gso_segs = 0, bytes = 0, fallbacks = 0;
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
+		struct port *port = vxd->ports[i];
+		if (!port)
+			continue;
+		bytes += port->stats.rx_bytes;
+		if (port_is_vxlan(port)) {
+			struct vxlan_port_info vi;
+			struct vxlan_sock_stats ss;
+			vxlan_port_get_info(port, &vi);
+			vxlan_sock_get_stats(vi.sock, &ss);
+			gso_frames += vi.tx_gso_frames;
+			gso_segs += vi.tx_gso_segments;
+			fallbacks += ss.udp_segment_fallbacks;
+		}
+	}
+	ctl_print_open_object(p, "gso");
+	ctl_print_bool(p, CTL_PRINT_ANY, "on", "gso %s", vxd->knobs[CTL_KNOB_GSO]);
+	ctl_print_uint(p, CTL_PRINT_ANY, "frames", ": frames %" PRIu64, gso_frames);
+	ctl_print_uint(p, CTL_PRINT_ANY, "segments", " segments %" PRIu64, gso_segs);
+	ctl_print_uint(p, CTL_PRINT_ANY, "udp_segment_fallbacks", " udp-segment fallbacks %" PRIu64, fallbacks);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+
+	uint64_t user_us, sys_us;
+	vxd_cpu(&user_us, &sys_us);
+	ctl_print_open_object(p, "cpu");
+	ctl_print_uint(p, CTL_PRINT_ANY, "user_us", "cpu: user %" PRIu64 " us", user_us);
+	ctl_print_uint(p, CTL_PRINT_ANY, "sys_us", " sys %" PRIu64 " us", sys_us);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_bytes", " rx bytes %" PRIu64, bytes);
+	ctl_print_float(p, CTL_PRINT_ANY, "us_per_kb", " (%.3f us/KB received)",
+			bytes ? (double)(user_us + sys_us) / ((double)bytes / 1024.0) : 0.0);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+
+	struct pkt_pool_stats ps;
+	pkt_pool_get_stats(vxd->pool, &ps);
+	ctl_print_open_object(p, "pool");
+	ctl_print_uint(p, CTL_PRINT_ANY, "in_use", "pool: in use %" PRIu64, ps.in_use);
+	ctl_print_uint(p, CTL_PRINT_ANY, "in_use_max", " max %" PRIu64, ps.in_use_max);
+	ctl_print_uint(p, CTL_PRINT_ANY, "alloc_failures", " alloc failures %" PRIu64, ps.alloc_failures);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+	ctl_print_close_object(p);
+	return 0;
+}
+
+struct vxd_fdb_dump_ctx {
+	struct vxd *vxd;
+	struct ctl_print *p;
+};
+
+static int vxd_fdb_dump_one(const struct fdb_entry_info *e, void *ctx)
+{
+	struct vxd_fdb_dump_ctx *c = ctx;
+	struct ctl_print *p = c->p;
+	struct port *port = e->dst.port < VXD_MAX_PORTS ? c->vxd->ports[e->dst.port] : NULL;
+	ctl_print_open_object(p, NULL);
+	ctl_print_mac(p, CTL_PRINT_ANY, "mac", "%s", e->mac);
+	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64, e->vni);
+	ctl_print_string(p, CTL_PRINT_ANY, "port", " port %s", port ? port->name : "?");
+	if (e->dst.type == FDB_DST_VTEP)
+		vxd_print_ip(p, "remote", " remote %s", e->dst.family, e->dst.addr);
+	ctl_print_bool(p, CTL_PRINT_JSON, "static", "%s", e->is_static);
+	if (e->is_static)
+		ctl_print_text(p, " static");
+	ctl_print_uint(p, CTL_PRINT_ANY, "age_s", " age %" PRIu64 "s", e->age_ns / 1000000000ull);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+	return 0;
+}
+
+void vxd_port_show(const struct vxd *vxd, struct ctl_print *out)
+{
+	ctl_print_open_array(out, NULL);
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+		if (vxd->ports[i])
+			vxd_print_port_line(out, vxd->ports[i]);
+	ctl_print_close_array(out);
+}
+
+void vxd_fdb_show(struct vxd *vxd, uint32_t vni, struct ctl_print *out)
+{
+	struct vxd_fdb_dump_ctx c = { vxd, out };
+	ctl_print_open_array(out, NULL);
+	fdb_dump(vxd->fdb, vni, vxd_now_ns(), vxd_fdb_dump_one, &c);
+	ctl_print_close_array(out);
+}
