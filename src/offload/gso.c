@@ -10,6 +10,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "packet/bytes.h"
 #include "packet/csum.h"
 #include "packet/vnet_hdr.h"
 
@@ -18,30 +19,6 @@ static uint32_t csum_add(uint32_t a, uint32_t b)
 {
 	uint64_t wide = (uint64_t)a + b;
 	return (uint32_t)(wide & 0xffffffff) + (uint32_t)(wide >> 32);
-}
-
-static uint16_t load_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static void store_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static uint32_t load_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void store_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
 }
 
 /* ---- plan ------------------------------------------------------------------ */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "packet/bytes.h"
 #include "packet/csum.h"
 
 int vxlan_encap_check(const struct vxlan_encap *cfg)
@@ -47,11 +48,8 @@ static uint32_t hash_add(uint32_t h, uint32_t word)
 static uint32_t hash_bytes(uint32_t h, const uint8_t *bytes, size_t len)
 {
 	size_t i = 0;
-	for (; i + 4 <= len; i += 4) {
-		uint32_t w;
-		memcpy(&w, bytes + i, 4);
-		h = hash_add(h, w);
-	}
+	for (; i + 4 <= len; i += 4)
+		h = hash_add(h, load32(bytes + i));
 	if (i < len) {
 		uint32_t w = 0;
 		memcpy(&w, bytes + i, len - i);
@@ -68,11 +66,6 @@ static uint32_t hash_finish(uint32_t h)
 	h *= 0xc2b2ae35;
 	h ^= h >> 16;
 	return h;
-}
-
-static uint16_t read_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
 static bool l4_has_ports(uint8_t proto)
@@ -123,7 +116,7 @@ static bool hash_ipv4(const uint8_t *ip, size_t len, uint32_t *h)
 		return false;
 	size_t ihl = (size_t)(ip[0] & 0xf) * 4;
 	uint8_t proto = ip[9];
-	bool fragment = (read_be16(ip + 6) & (IPV4_MF | IPV4_FRAG_OFFSET_MASK)) != 0;
+	bool fragment = (load_be16(ip + 6) & (IPV4_MF | IPV4_FRAG_OFFSET_MASK)) != 0;
 	*h = hash_bytes(*h, ip + 12, 8);
 	*h = hash_add(*h, proto);
 	if (!fragment && ihl >= IPV4_HDR_LEN && l4_has_ports(proto) && len >= ihl + 4)
@@ -138,13 +131,13 @@ uint32_t vxlan_flow_hash(const uint8_t *frame, size_t len)
 		return hash_finish(hash_bytes(h, frame, len));
 
 	size_t ofs = ETH_HDR_LEN;
-	uint16_t type = read_be16(frame + 12);
+	uint16_t type = load_be16(frame + 12);
 	for (int tags = 0; tags < 2; tags++) {
 		if (type != ETH_TYPE_VLAN && type != ETH_TYPE_QINQ && type != ETH_TYPE_QINQ_OLD)
 			break;
 		if (len - ofs < VLAN_HDR_LEN)
 			break;
-		type = read_be16(frame + ofs + 2);
+		type = load_be16(frame + ofs + 2);
 		ofs += VLAN_HDR_LEN;
 	}
 
