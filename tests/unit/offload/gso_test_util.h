@@ -13,58 +13,9 @@
 
 #include "csum_reference.h"
 #include "frame_builder.h"
+#include "packet/bytes.h"
 #include "packet/hdr.h"
 #include "packet/pkt.h"
-
-/* The naive checksum is tests/unit/support/csum_reference.h; these names
- * stay for test_gso.c until it moves to the csum_ref_* ones. */
-static inline uint32_t naive_sum(const uint8_t *p, size_t len, uint32_t sum)
-{
-	return csum_ref_sum_be(p, len, sum);
-}
-
-static inline uint16_t naive_fold(uint32_t sum)
-{
-	return csum_ref_fold(sum);
-}
-
-static inline uint32_t naive_pseudo(int version, const uint8_t *l3, uint8_t proto, uint32_t l4_len)
-{
-	return csum_ref_pseudo_l3(version, l3, proto, l4_len);
-}
-
-static inline bool naive_l4_csum_ok(int version, const uint8_t *l3, const uint8_t *l4,
-				    uint32_t l4_len, uint8_t proto)
-{
-	return csum_ref_l4_ok(version, l3, l4, l4_len, proto);
-}
-
-static inline bool naive_ipv4_hdr_ok(const uint8_t *ip)
-{
-	return csum_ref_ipv4_hdr_ok(ip);
-}
-
-static inline uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void wr32(uint8_t *p, uint32_t v)
-{
-	wr16(p, (uint16_t)(v >> 16));
-	wr16(p + 2, (uint16_t)v);
-}
 
 static inline uint8_t payload_byte(uint32_t i)
 {
@@ -122,8 +73,8 @@ static inline void tso_build(struct pkt *pkt, const struct tso_spec *s)
 	if (s->tcp_opt_len >= 12) {
 		tcp_opts[2] = TCP_OPT_TIMESTAMP;
 		tcp_opts[3] = 10;
-		wr32(tcp_opts + 4, 0x11223344);
-		wr32(tcp_opts + 8, 0x55667788);
+		store_be32(tcp_opts + 4, 0x11223344);
+		store_be32(tcp_opts + 8, 0x55667788);
 	}
 	fb.tcp_opts = tcp_opts;
 	fb.tcp_opts_len = s->tcp_opt_len;

@@ -70,15 +70,15 @@ static void check_segment(const struct tso_spec *s, const uint8_t *orig, const u
 	const uint8_t *l3 = seg + l2, *l4 = seg + l4_ofs;
 	const uint8_t *ol3 = orig + l2, *ol4 = orig + l4_ofs;
 	if (s->version == 4) {
-		assert_int_equal(rd16(l3 + 2), seg_len - l2);
-		assert_int_equal(rd16(l3 + 4), (uint16_t)(s->ip_id + i));
-		assert_true(naive_ipv4_hdr_ok(l3));
+		assert_int_equal(load_be16(l3 + 2), seg_len - l2);
+		assert_int_equal(load_be16(l3 + 4), (uint16_t)(s->ip_id + i));
+		assert_true(csum_ref_ipv4_hdr_ok(l3));
 		/* All else as in the original: ver/ihl, tos, flags, ttl, proto, addrs. */
 		assert_memory_equal(l3, ol3, 2);
 		assert_memory_equal(l3 + 6, ol3 + 6, 4);
 		assert_memory_equal(l3 + 12, ol3 + 12, 8);
 	} else {
-		assert_int_equal(rd16(l3 + 4), seg_len - l4_ofs);
+		assert_int_equal(load_be16(l3 + 4), seg_len - l4_ofs);
 		assert_memory_equal(l3, ol3, 4);
 		assert_memory_equal(l3 + 6, ol3 + 6, 34);
 	}
@@ -86,7 +86,7 @@ static void check_segment(const struct tso_spec *s, const uint8_t *orig, const u
 	uint32_t l4_len = seg_len - l4_ofs;
 	if (proto == IP_PROTO_TCP) {
 		assert_memory_equal(l4, ol4, 4); /* ports */
-		assert_int_equal(rd32(l4 + 4), s->seq + i * s->mss);
+		assert_int_equal(load_be32(l4 + 4), s->seq + i * s->mss);
 		assert_memory_equal(l4 + 8, ol4 + 8, 5); /* ack, doff */
 		uint8_t want = s->tcp_flags ? s->tcp_flags : TCP_ACK;
 		if (i > 0)
@@ -98,7 +98,7 @@ static void check_segment(const struct tso_spec *s, const uint8_t *orig, const u
 		assert_memory_equal(l4 + 18, ol4 + 18, 2 + s->tcp_opt_len);      /* urg, options */
 	} else {
 		assert_memory_equal(l4, ol4, 4);
-		assert_int_equal(rd16(l4 + 4), l4_len);
+		assert_int_equal(load_be16(l4 + 4), l4_len);
 	}
 
 	for (uint32_t k = 0; k < want_payload; k++)
@@ -107,12 +107,12 @@ static void check_segment(const struct tso_spec *s, const uint8_t *orig, const u
 
 	uint16_t csum_ofs = proto == IP_PROTO_TCP ? TCP_CSUM_OFFSET : UDP_CSUM_OFFSET;
 	if (partial) {
-		uint16_t want = naive_fold(naive_pseudo(s->version, l3, proto, l4_len));
-		assert_int_equal(rd16(l4 + csum_ofs), want);
+		uint16_t want = csum_ref_fold(csum_ref_pseudo_l3(s->version, l3, proto, l4_len));
+		assert_int_equal(load_be16(l4 + csum_ofs), want);
 	} else {
-		assert_true(naive_l4_csum_ok(s->version, l3, l4, l4_len, proto));
+		assert_true(csum_ref_l4_ok(s->version, l3, l4, l4_len, proto));
 		if (proto == IP_PROTO_UDP)
-			assert_int_not_equal(rd16(l4 + csum_ofs), 0);
+			assert_int_not_equal(load_be16(l4 + csum_ofs), 0);
 	}
 }
 
@@ -335,7 +335,7 @@ static void test_plan_refuses_inconsistent_frames(void **state)
 	assert_int_equal(gso_drop_reason(-EOPNOTSUPP), DROP_GSO_UNSUPPORTED);
 
 	tso_build(in, &s);
-	wr16(in->data + 14 + 2, 20 + 20 + 2000); /* IP total length lies */
+	store_be16(in->data + 14 + 2, 20 + 20 + 2000); /* IP total length lies */
 	assert_int_equal(gso_plan(in, &plan), -EINVAL);
 
 	tso_build(in, &s);
@@ -375,15 +375,15 @@ static void test_non_gso_frame_checksum_completed(void **state)
 			assert_int_equal(gso_segment(in, 0, pool, segs, 1), 1);
 			uint32_t l4 = in->l4_ofs, l4_len = in->size - l4;
 			assert_int_equal(segs[0]->ol.flags & PKT_OL_NEEDS_CSUM, 0);
-			assert_true(naive_l4_csum_ok(v, segs[0]->data + in->l3_ofs, segs[0]->data + l4, l4_len,
+			assert_true(csum_ref_l4_ok(v, segs[0]->data + in->l3_ofs, segs[0]->data + l4, l4_len,
 						     s.proto ? s.proto : IP_PROTO_TCP));
 			pkt_free(segs[0]);
 
-			assert_false(naive_l4_csum_ok(v, in->data + in->l3_ofs, in->data + l4, l4_len,
+			assert_false(csum_ref_l4_ok(v, in->data + in->l3_ofs, in->data + l4, l4_len,
 						      s.proto ? s.proto : IP_PROTO_TCP));
 			assert_int_equal(gso_csum_complete(in), 0);
 			assert_int_equal(in->ol.flags & PKT_OL_NEEDS_CSUM, 0);
-			assert_true(naive_l4_csum_ok(v, in->data + in->l3_ofs, in->data + l4, l4_len,
+			assert_true(csum_ref_l4_ok(v, in->data + in->l3_ofs, in->data + l4, l4_len,
 						     s.proto ? s.proto : IP_PROTO_TCP));
 			assert_int_equal(gso_csum_complete(in), 0); /* no-op now */
 			pkt_free(in);
@@ -440,8 +440,8 @@ static void test_vxlan_udp_train_and_sends(void **state)
 	assert_int_equal(t.nr_segs, (65495 + 1397) / 1398);
 	for (uint32_t i = 0; i < t.nr_segs; i++) {
 		const uint8_t *seg = train_buf + i * t.stride;
-		assert_int_equal(rd32(seg), VXLAN_FLAG_VNI);
-		assert_int_equal(rd32(seg + 4), 99u << 8);
+		assert_int_equal(load_be32(seg), VXLAN_FLAG_VNI);
+		assert_int_equal(load_be32(seg + 4), 99u << 8);
 		uint32_t len = i + 1 < t.nr_segs ? t.stride : t.last_size;
 		check_segment(&s, in->data, seg + 8, len - 8, i, t.nr_segs, false);
 	}
@@ -553,17 +553,17 @@ static void test_udp_zero_checksum_becomes_ffff(void **state)
 		uint8_t *l3 = in->data + in->l3_ofs, *l4 = in->data + in->l4_ofs;
 		uint32_t l4_len = in->size - in->l4_ofs;
 		uint8_t *word = l4 + UDP_HDR_LEN + 10;
-		uint16_t pseudo_field = rd16(l4 + UDP_CSUM_OFFSET);
-		wr16(word, 0);
-		wr16(l4 + UDP_CSUM_OFFSET, 0);
-		uint16_t rest = naive_fold(naive_sum(l4, l4_len, naive_pseudo(4, l3, IP_PROTO_UDP, l4_len)));
-		wr16(word, (uint16_t)(0xffff - rest));
-		wr16(l4 + UDP_CSUM_OFFSET, pseudo_field);
+		uint16_t pseudo_field = load_be16(l4 + UDP_CSUM_OFFSET);
+		store_be16(word, 0);
+		store_be16(l4 + UDP_CSUM_OFFSET, 0);
+		uint16_t rest = csum_ref_fold(csum_ref_sum_be(l4, l4_len, csum_ref_pseudo_l3(4, l3, IP_PROTO_UDP, l4_len)));
+		store_be16(word, (uint16_t)(0xffff - rest));
+		store_be16(l4 + UDP_CSUM_OFFSET, pseudo_field);
 
 		struct pkt *segs[1];
 		assert_int_equal(gso_segment(in, 0, pool, segs, 1), 1);
-		assert_int_equal(rd16(segs[0]->data + in->l4_ofs + UDP_CSUM_OFFSET), 0xffff);
-		assert_true(naive_l4_csum_ok(4, segs[0]->data + in->l3_ofs, segs[0]->data + in->l4_ofs,
+		assert_int_equal(load_be16(segs[0]->data + in->l4_ofs + UDP_CSUM_OFFSET), 0xffff);
+		assert_true(csum_ref_l4_ok(4, segs[0]->data + in->l3_ofs, segs[0]->data + in->l4_ofs,
 					     l4_len, IP_PROTO_UDP));
 		pkt_free(segs[0]);
 		pkt_free(in);

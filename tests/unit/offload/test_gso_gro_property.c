@@ -230,7 +230,7 @@ static void check_case(const struct tso_spec *s, int path, uint32_t case_no)
 			uint32_t len = pkt_len(p);
 			assert_int_equal(pkt_copy_out(p, 0, len, flat), 0);
 			assert_int_equal(len > hdr_len, true);
-			assert_int_equal(rd32(flat + l4_ofs + 4), s->seq + payload_seen);
+			assert_int_equal(load_be32(flat + l4_ofs + 4), s->seq + payload_seen);
 			for (uint32_t b = hdr_len; b < len; b++)
 				if (flat[b] != payload_byte(payload_seen + b - hdr_len))
 					fail_msg("case %u: frame %u payload byte %u differs", case_no, k, b);

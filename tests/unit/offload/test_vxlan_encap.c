@@ -63,12 +63,12 @@ static uint16_t check_outer(const struct vxlan_encap *e, const uint8_t *f, uint3
 	const uint8_t *l3 = f + ETH_HDR_LEN, *l4;
 	uint32_t udp_len;
 	if (e->family == 4) {
-		assert_int_equal(rd16(f + 12), ETH_TYPE_IPV4);
+		assert_int_equal(load_be16(f + 12), ETH_TYPE_IPV4);
 		assert_int_equal(l3[0], 0x45);
 		assert_int_equal(l3[1], e->tos);
-		assert_int_equal(rd16(l3 + 2), len - ETH_HDR_LEN);
-		assert_int_equal(rd16(l3 + 4), ip_id);
-		assert_int_equal(rd16(l3 + 6), e->no_df ? 0 : IPV4_DF);
+		assert_int_equal(load_be16(l3 + 2), len - ETH_HDR_LEN);
+		assert_int_equal(load_be16(l3 + 4), ip_id);
+		assert_int_equal(load_be16(l3 + 6), e->no_df ? 0 : IPV4_DF);
 		assert_int_equal(l3[8], e->ttl ? e->ttl : 64);
 		assert_int_equal(l3[9], IP_PROTO_UDP);
 		assert_true(csum_ref_ipv4_hdr_ok(l3));
@@ -77,11 +77,11 @@ static uint16_t check_outer(const struct vxlan_encap *e, const uint8_t *f, uint3
 		l4 = l3 + IPV4_HDR_LEN;
 		udp_len = len - ETH_HDR_LEN - IPV4_HDR_LEN;
 	} else {
-		assert_int_equal(rd16(f + 12), ETH_TYPE_IPV6);
-		uint32_t first = rd32(l3);
+		assert_int_equal(load_be16(f + 12), ETH_TYPE_IPV6);
+		uint32_t first = load_be32(l3);
 		assert_int_equal(first >> 28, 6);
 		assert_int_equal((first >> 20) & 0xff, e->tos);
-		assert_int_equal(rd16(l3 + 4), len - ETH_HDR_LEN - IPV6_HDR_LEN);
+		assert_int_equal(load_be16(l3 + 4), len - ETH_HDR_LEN - IPV6_HDR_LEN);
 		assert_int_equal(l3[6], IP_PROTO_UDP);
 		assert_int_equal(l3[7], e->ttl ? e->ttl : 64);
 		assert_memory_equal(l3 + 8, e->src_ip, 16);
@@ -89,20 +89,20 @@ static uint16_t check_outer(const struct vxlan_encap *e, const uint8_t *f, uint3
 		l4 = l3 + IPV6_HDR_LEN;
 		udp_len = len - ETH_HDR_LEN - IPV6_HDR_LEN;
 	}
-	uint16_t sport = rd16(l4);
+	uint16_t sport = load_be16(l4);
 	uint16_t lo = e->src_port_min ? e->src_port_min : 49152;
 	uint16_t hi = e->src_port_max ? e->src_port_max : 65535;
 	assert_in_range(sport, lo, hi);
-	assert_int_equal(rd16(l4 + 2), e->dst_port ? e->dst_port : 4789);
-	assert_int_equal(rd16(l4 + 4), udp_len);
+	assert_int_equal(load_be16(l4 + 2), e->dst_port ? e->dst_port : 4789);
+	assert_int_equal(load_be16(l4 + 4), udp_len);
 	if (e->udp_zero_csum) {
-		assert_int_equal(rd16(l4 + 6), 0);
+		assert_int_equal(load_be16(l4 + 6), 0);
 	} else {
-		assert_int_not_equal(rd16(l4 + 6), 0);
+		assert_int_not_equal(load_be16(l4 + 6), 0);
 		assert_true(csum_ref_l4_ok(e->family, l3, l4, udp_len, IP_PROTO_UDP));
 	}
-	assert_int_equal(rd32(l4 + 8), VXLAN_FLAG_VNI);
-	assert_int_equal(rd32(l4 + 12), e->vni << 8);
+	assert_int_equal(load_be32(l4 + 8), VXLAN_FLAG_VNI);
+	assert_int_equal(load_be32(l4 + 12), e->vni << 8);
 	return sport;
 }
 
@@ -128,7 +128,7 @@ static void test_write_ipv4_and_ipv6(void **state)
 		check_outer(e, buf, hdr + in->size, 0x4242);
 		assert_memory_equal(buf + hdr, in->data, in->size);
 		if (e->family == 6) /* the flow label comes from the hash */
-			assert_int_equal(rd32(buf + 14) & 0xfffff, (0x12345678 ^ (0x12345678 >> 12)) & 0xfffff);
+			assert_int_equal(load_be32(buf + 14) & 0xfffff, (0x12345678 ^ (0x12345678 >> 12)) & 0xfffff);
 	}
 	pkt_free(in);
 }
@@ -226,12 +226,12 @@ static void test_flow_hash_vlan_and_fragments(void **state)
 
 	/* An IPv4 fragment hashes without ports: changing them changes nothing. */
 	tso_build(a, &plain);
-	wr16(a->data + 14 + 6, IPV4_MF);
+	store_be16(a->data + 14 + 6, IPV4_MF);
 	uint32_t h1 = vxlan_flow_hash(a->data, a->size);
-	wr16(a->data + 34, 1234);
+	store_be16(a->data + 34, 1234);
 	assert_int_equal(vxlan_flow_hash(a->data, a->size), h1);
 	/* Non-IP: the MACs decide; truncated frames do not crash. */
-	wr16(a->data + 12, ETH_TYPE_ARP);
+	store_be16(a->data + 12, ETH_TYPE_ARP);
 	uint32_t h2 = vxlan_flow_hash(a->data, a->size);
 	a->data[0] ^= 1;
 	assert_int_not_equal(vxlan_flow_hash(a->data, a->size), h2);
@@ -323,7 +323,7 @@ static void test_full_frame_train(void **state)
 				first_port = port;
 			assert_int_equal(port, first_port);
 			const uint8_t *inner = f + outer;
-			assert_int_equal(rd16(inner + 14 + 4), (uint16_t)(0xfff0 + i));
+			assert_int_equal(load_be16(inner + 14 + 4), (uint16_t)(0xfff0 + i));
 			assert_true(csum_ref_l4_ok(4, inner + 14, inner + 34, len - outer - 34, IP_PROTO_TCP));
 		}
 		pkt_free(in);
