@@ -48,6 +48,17 @@ static void vxd_print_port_line(struct ctl_print *p, const struct port *port)
 	ctl_print_close_object(p);
 }
 
+/* A counter keyed by its reason's name: " name N" in text, "name": N in
+ * JSON; zero counters are left out. */
+static void vxd_print_named_count(struct ctl_print *p, const char *name, uint64_t count)
+{
+	if (!count)
+		return;
+	char fmt[80];
+	snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, name);
+	ctl_print_uint(p, CTL_PRINT_ANY, name, fmt, count);
+}
+
 static void vxd_print_drops(struct ctl_print *p, const uint64_t *drops, const char *indent)
 {
 	ctl_print_open_object(p, "drops");
@@ -58,9 +69,7 @@ static void vxd_print_drops(struct ctl_print *p, const uint64_t *drops, const ch
 		if (!any)
 			ctl_print_text(p, "%sdrops:", indent);
 		any = true;
-		char fmt[80];
-		snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, drop_reason_name(r));
-		ctl_print_uint(p, CTL_PRINT_ANY, drop_reason_name(r), fmt, drops[r]);
+		vxd_print_named_count(p, drop_reason_name(r), drops[r]);
 	}
 	if (any)
 		ctl_print_nl(p);
@@ -203,24 +212,14 @@ static void vxd_print_gro(struct ctl_print *p, const struct vxd *vxd)
 	ctl_print_nl(p);
 	ctl_print_open_object(p, "flushes");
 	ctl_print_text(p, "    flushes:");
-	for (unsigned i = 0; i < GRO_FLUSH_REASON_COUNT; i++) {
-		if (!st.flushes[i])
-			continue;
-		char fmt[80];
-		snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, gro_flush_reason_name(i));
-		ctl_print_uint(p, CTL_PRINT_ANY, gro_flush_reason_name(i), fmt, st.flushes[i]);
-	}
+	for (unsigned i = 0; i < GRO_FLUSH_REASON_COUNT; i++)
+		vxd_print_named_count(p, gro_flush_reason_name(i), st.flushes[i]);
 	ctl_print_close_object(p);
 	ctl_print_nl(p);
 	ctl_print_open_object(p, "passthrough");
 	ctl_print_text(p, "    passed through:");
-	for (unsigned i = 0; i < GRO_PASS_REASON_COUNT; i++) {
-		if (!st.passthrough[i])
-			continue;
-		char fmt[80];
-		snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, gro_pass_reason_name(i));
-		ctl_print_uint(p, CTL_PRINT_ANY, gro_pass_reason_name(i), fmt, st.passthrough[i]);
-	}
+	for (unsigned i = 0; i < GRO_PASS_REASON_COUNT; i++)
+		vxd_print_named_count(p, gro_pass_reason_name(i), st.passthrough[i]);
 	ctl_print_close_object(p);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
