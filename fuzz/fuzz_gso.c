@@ -28,6 +28,7 @@
 #include "offload/vxlan_encap.h"
 #include "packet/csum.h"
 #include "packet/hdr.h"
+#include "packet/bytes.h"
 #include "packet/pkt.h"
 #include "packet/vnet_hdr.h"
 #include "parse/flow_extract.h"
@@ -43,11 +44,6 @@ enum { CTL_FRAGS = 0x01, CTL_PARTIAL = 0x02, CTL_OUTER6 = 0x04 };
 static struct pkt_pool *pool;
 static struct pkt *segs[GSO_MAX_SEGS];
 static uint8_t train_buf[3 * 65536];
-
-static uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 /* Moves everything past the headers into frags of `frag_size` bytes that
  * live in `owner`. */
@@ -81,9 +77,9 @@ static void check_l4_csum(const struct gso_plan *plan, const uint8_t *seg, uint3
 		? csum_pseudo_ipv4(l3 + 12, l3 + 16, plan->l4_proto, l4_len)
 		: csum_pseudo_ipv6(l3 + 8, l3 + 24, plan->l4_proto, l4_len);
 	if (plan->ip_version == 4)
-		CHECK(rd16(l3 + 2) == len - plan->l3_ofs);
+		CHECK(load_be16(l3 + 2) == len - plan->l3_ofs);
 	else
-		CHECK(rd16(l3 + 4) == len - plan->l3_ofs - IPV6_HDR_LEN);
+		CHECK(load_be16(l3 + 4) == len - plan->l3_ofs - IPV6_HDR_LEN);
 	if (partial) {
 		uint16_t field;
 		memcpy(&field, l4 + (plan->l4_proto == IP_PROTO_TCP ? TCP_CSUM_OFFSET : UDP_CSUM_OFFSET), 2);
@@ -170,7 +166,7 @@ static void check_trains(const struct pkt *in, const struct gso_plan *plan, int 
 		check_iov_train(in, &enc, &t);
 	if (err == 0) {
 		for (uint32_t i = 0; i < t.nr_segs; i++)
-			CHECK(rd16(train_buf + (size_t)i * t.stride) == VXLAN_FLAG_VNI >> 16);
+			CHECK(load_be16(train_buf + (size_t)i * t.stride) == VXLAN_FLAG_VNI >> 16);
 		struct gso_send sends[GSO_MAX_SEGS];
 		int ns = gso_train_sends(&t, GSO_UDP_SEND_MAX_BYTES_IPV4, GSO_UDP_MAX_SEGMENTS_OLD,
 					 sends, GSO_MAX_SEGS);
