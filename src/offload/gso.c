@@ -439,27 +439,56 @@ uint32_t gso_segs_per_send(uint32_t stride, uint32_t max_bytes, uint32_t max_seg
 	return n < max_segs ? n : max_segs;
 }
 
-int gso_train_sends(const struct gso_train *train, uint32_t max_bytes, uint32_t max_segs,
-		    struct gso_send *sends, unsigned max_sends)
+/* How a train of `nr_segs` segments at one stride (the last `last_size`
+ * long) is cut into UDP_SEGMENT sends; shared by the buffer and the iovec
+ * trains so both cut at the same places. */
+struct gso_cut {
+	uint32_t per;      /* segments per send */
+	uint32_t nr_sends;
+};
+
+struct gso_cut_send {
+	uint32_t first, count, len;
+};
+
+static int gso_cut_plan(uint32_t stride, uint32_t nr_segs, uint32_t max_bytes, uint32_t max_segs,
+			unsigned max_sends, struct gso_cut *cut)
 {
-	uint32_t per = gso_segs_per_send(train->stride, max_bytes, max_segs);
+	uint32_t per = gso_segs_per_send(stride, max_bytes, max_segs);
 	if (per == 0)
 		return -EMSGSIZE;
 	if (per > UINT16_MAX)
 		per = UINT16_MAX;
-	uint32_t nr_sends = (train->nr_segs + per - 1) / per;
-	if (nr_sends > max_sends)
-		return -ENOSPC;
-	for (uint32_t k = 0; k < nr_sends; k++) {
-		uint32_t first = k * per;
-		uint32_t count = train->nr_segs - first < per ? train->nr_segs - first : per;
-		bool has_last = first + count == train->nr_segs;
-		sends[k].ofs = first * train->stride;
-		sends[k].len = (count - 1) * train->stride + (has_last ? train->last_size : train->stride);
+	cut->per = per;
+	cut->nr_sends = (nr_segs + per - 1) / per;
+	return cut->nr_sends > max_sends ? -ENOSPC : 0;
+}
+
+static struct gso_cut_send gso_cut_at(const struct gso_cut *cut, uint32_t k, uint32_t stride,
+				      uint32_t nr_segs, uint32_t last_size)
+{
+	struct gso_cut_send send = { .first = k * cut->per };
+	send.count = nr_segs - send.first < cut->per ? nr_segs - send.first : cut->per;
+	bool has_last = send.first + send.count == nr_segs;
+	send.len = (send.count - 1) * stride + (has_last ? last_size : stride);
+	return send;
+}
+
+int gso_train_sends(const struct gso_train *train, uint32_t max_bytes, uint32_t max_segs,
+		    struct gso_send *sends, unsigned max_sends)
+{
+	struct gso_cut cut;
+	int err = gso_cut_plan(train->stride, train->nr_segs, max_bytes, max_segs, max_sends, &cut);
+	if (err)
+		return err;
+	for (uint32_t k = 0; k < cut.nr_sends; k++) {
+		struct gso_cut_send c = gso_cut_at(&cut, k, train->stride, train->nr_segs, train->last_size);
+		sends[k].ofs = c.first * train->stride;
+		sends[k].len = c.len;
 		sends[k].gso_size = (uint16_t)train->stride;
-		sends[k].nr_segs = (uint16_t)count;
+		sends[k].nr_segs = (uint16_t)c.count;
 	}
-	return (int)nr_sends;
+	return (int)cut.nr_sends;
 }
 
 /* ---- output as iovecs ---------------------------------------------------- */
@@ -568,25 +597,19 @@ int gso_train_build_iov(const struct pkt *pkt, enum gso_train_shape shape,
 int gso_iov_train_sends(const struct gso_iov_train *train, uint32_t max_bytes, uint32_t max_segs,
 			struct gso_iov_send *sends, unsigned max_sends)
 {
-	uint32_t per = gso_segs_per_send(train->stride, max_bytes, max_segs);
-	if (per == 0)
-		return -EMSGSIZE;
-	if (per > UINT16_MAX)
-		per = UINT16_MAX;
-	uint32_t nr_sends = (train->nr_segs + per - 1) / per;
-	if (nr_sends > max_sends)
-		return -ENOSPC;
-	for (uint32_t k = 0; k < nr_sends; k++) {
-		uint32_t first = k * per;
-		uint32_t count = train->nr_segs - first < per ? train->nr_segs - first : per;
-		bool has_last = first + count == train->nr_segs;
-		sends[k].iov_first = train->seg_iov[first];
-		sends[k].iov_count = (uint32_t)train->seg_iov[first + count] - train->seg_iov[first];
-		sends[k].len = (count - 1) * train->stride + (has_last ? train->last_size : train->stride);
+	struct gso_cut cut;
+	int err = gso_cut_plan(train->stride, train->nr_segs, max_bytes, max_segs, max_sends, &cut);
+	if (err)
+		return err;
+	for (uint32_t k = 0; k < cut.nr_sends; k++) {
+		struct gso_cut_send c = gso_cut_at(&cut, k, train->stride, train->nr_segs, train->last_size);
+		sends[k].iov_first = train->seg_iov[c.first];
+		sends[k].iov_count = (uint32_t)train->seg_iov[c.first + c.count] - train->seg_iov[c.first];
+		sends[k].len = c.len;
 		sends[k].gso_size = (uint16_t)train->stride;
-		sends[k].nr_segs = (uint16_t)count;
+		sends[k].nr_segs = (uint16_t)c.count;
 	}
-	return (int)nr_sends;
+	return (int)cut.nr_sends;
 }
 
 /* ---- checksum-only frames and the TAP write check -------------------------- */
