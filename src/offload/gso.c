@@ -359,12 +359,21 @@ static int train_prefix_len(enum gso_train_shape shape, const struct vxlan_encap
 	return -EINVAL;
 }
 
+/* What every train starts from: the bytes each segment carries before its
+ * own headers (by shape), and the cut of the frame into segments. */
+static int train_prepare(const struct pkt *pkt, enum gso_train_shape shape,
+			 const struct vxlan_encap *encap, uint32_t *prefix, struct gso_plan *plan)
+{
+	int err = train_prefix_len(shape, encap, prefix);
+	return err ? err : gso_plan(pkt, plan);
+}
+
 uint32_t gso_train_size(const struct pkt *pkt, enum gso_train_shape shape,
 			const struct vxlan_encap *encap)
 {
 	struct gso_plan plan;
 	uint32_t prefix;
-	if (gso_plan(pkt, &plan) || train_prefix_len(shape, encap, &prefix))
+	if (train_prepare(pkt, shape, encap, &prefix, &plan))
 		return 0;
 	return plan.nr_segs * prefix + plan.payload_len + plan.nr_segs * plan.hdr_len;
 }
@@ -376,11 +385,8 @@ int gso_train_build(const struct pkt *pkt, enum gso_train_shape shape,
 	if (flags & GSO_CSUM_PARTIAL)
 		return -EINVAL;
 	uint32_t prefix;
-	int err = train_prefix_len(shape, encap, &prefix);
-	if (err)
-		return err;
 	struct gso_plan plan;
-	err = gso_plan(pkt, &plan);
+	int err = train_prepare(pkt, shape, encap, &prefix, &plan);
 	if (err)
 		return err;
 
@@ -498,8 +504,8 @@ bool gso_iov_train_needs(const struct pkt *pkt, enum gso_train_shape shape,
 {
 	struct gso_plan plan;
 	uint32_t prefix;
-	if (shape == GSO_TRAIN_VXLAN_FRAME || gso_plan(pkt, &plan) || plan.ip_version == 0 ||
-	    train_prefix_len(shape, encap, &prefix))
+	if (shape == GSO_TRAIN_VXLAN_FRAME || train_prepare(pkt, shape, encap, &prefix, &plan) ||
+	    plan.ip_version == 0)
 		return false;
 	*hdr_bytes = plan.nr_segs * (prefix + plan.hdr_len);
 	/* A header block and a payload piece per segment, plus one more
@@ -547,11 +553,8 @@ int gso_train_build_iov(const struct pkt *pkt, enum gso_train_shape shape,
 	if (shape == GSO_TRAIN_VXLAN_FRAME)
 		return -EINVAL;
 	uint32_t prefix;
-	int err = train_prefix_len(shape, encap, &prefix);
-	if (err)
-		return err;
 	struct gso_plan plan;
-	err = gso_plan(pkt, &plan);
+	int err = train_prepare(pkt, shape, encap, &prefix, &plan);
 	if (err)
 		return err;
 	if (plan.ip_version == 0)
