@@ -34,7 +34,8 @@ BENCH_SRCS := $(wildcard bench/bench_*.c)
 # TESTS_DIRS narrows the unit tests the same way.
 TEST_DIRS  ?= tests/unit
 TEST_SRCS  := $(shell find $(TEST_DIRS) -name 'test_*.c' | sort)
-TOOL_SRCS  := $(wildcard tests/tools/*.c)
+# refuse_offloads.c is an LD_PRELOAD object (fault injection), not a program.
+TOOL_SRCS  := $(filter-out tests/tools/refuse_offloads.c,$(wildcard tests/tools/*.c))
 SUPPORT_SRCS := $(shell find tests/unit -name '*.c' ! -name 'test_*.c' | sort)
 FUZZ_SRCS  := $(wildcard fuzz/fuzz_*.c)
 
@@ -44,13 +45,14 @@ PROGS      := $(foreach p,$(PROG_SRCS),$(BUILD)/$(patsubst %_main.c,%,$(notdir $
 BENCHES    := $(BENCH_SRCS:%.c=$(BUILD)/%)
 TESTS      := $(TEST_SRCS:%.c=$(BUILD)/%)
 TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
+PRELOADS   := $(BUILD)/tests/tools/refuse_offloads.so
 LIB        := $(BUILD)/libvx.a
 
 .PHONY: all deps test unit unit-run unit-asan golden fuzz fuzz-build netns bench bench-smoke micro demo clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(LIB) $(PROGS) $(BENCHES) $(TOOLS)
+all: $(LIB) $(PROGS) $(BENCHES) $(TOOLS) $(PRELOADS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -72,6 +74,12 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 # tests/tools/*.c: helper programs the golden and netns tests run.
 $(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# The netns tests preload it into vxswitchd, which is built without
+# sanitizers: so is it, whatever SAN says.
+$(BUILD)/tests/tools/refuse_offloads.so: tests/tools/refuse_offloads.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(OPT) -shared -fPIC -o $@ $< -ldl
 
 # gro_diff builds its segment sequences with the unit tests' frame builder.
 $(BUILD)/tests/tools/gro_diff: $(BUILD)/tests/tools/gro_diff.o $(BUILD)/tests/unit/support/frame_builder.o $(LIB)
