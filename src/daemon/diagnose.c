@@ -83,6 +83,9 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 			if (!(ti.offloads_active & TAP_OL_TSO))
 				n = vxd_diag_line(p, n, "%s: TSO from the VM is off (%s): every 1.4 KB segment crosses the switch alone",
 						  port->name, (ti.offloads_probed & TAP_OL_TSO) ? "by knob tap-tso/gso" : "TUNSETOFFLOAD refused by kernel");
+			if (!(ti.offloads_probed & TAP_OL_USO))
+				n = vxd_diag_line(p, n, "%s: USO from the VM is off (TUNSETOFFLOAD refused by kernel): its UDP crosses the switch cut to MTU size",
+						  port->name);
 			if (ti.tx_errors)
 				n = vxd_diag_line(p, n, "%s: %" PRIu64 " writes to the tap failed (last: %s)", port->name,
 						  ti.tx_errors, strerror(ti.last_tx_errno));
@@ -96,6 +99,9 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 			if (ss.udp_segment_fallbacks)
 				n = vxd_diag_line(p, n, "%s: UDP_SEGMENT refused by kernel (%" PRIu64 " fallbacks): every datagram is a separate send",
 						  port->name, ss.udp_segment_fallbacks);
+			else if (!ss.udp_segment_probed)
+				n = vxd_diag_line(p, n, "%s: UDP_SEGMENT refused by kernel at start-up: every datagram is a separate send",
+						  port->name);
 			else if (!ss.udp_segment_on)
 				n = vxd_diag_line(p, n, "%s: udp-segment is off: every datagram is a separate send", port->name);
 			if (ss.rx_no_buffer)

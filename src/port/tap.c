@@ -54,9 +54,13 @@ static void tap_probe_offloads(struct tap_port *tap)
 		tap->tun_offload_mask = tso | uso;
 		tap->info.offloads_probed = TAP_OL_CSUM | TAP_OL_TSO | TAP_OL_USO;
 	} else if (tap_try_offload(fd, tso)) {
+		fprintf(stderr, "%s: TUNSETOFFLOAD refused USO (Linux < 6.2?): UDP from the VM arrives cut to MTU size\n",
+			tap->up.name);
 		tap->tun_offload_mask = tso;
 		tap->info.offloads_probed = TAP_OL_CSUM | TAP_OL_TSO;
 	} else if (tap_try_offload(fd, TUN_F_CSUM)) {
+		fprintf(stderr, "%s: TUNSETOFFLOAD refused TSO and USO: frames from the VM arrive cut to MTU size\n",
+			tap->up.name);
 		tap->tun_offload_mask = TUN_F_CSUM;
 		tap->info.offloads_probed = TAP_OL_CSUM;
 	} else {

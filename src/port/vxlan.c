@@ -168,6 +168,9 @@ int vxlan_sock_open(const struct vxlan_addr *local, uint16_t port, struct vxlan_
 	sock->stats.udp_segment_probed =
 		getsockopt(sock->fd, IPPROTO_UDP, UDP_SEGMENT, &seg, &seglen) == 0;
 	sock->stats.udp_segment_on = sock->stats.udp_segment_probed;
+	if (!sock->stats.udp_segment_probed)
+		fprintf(stderr, "vxlan socket: UDP_SEGMENT refused by the kernel (%s): sending datagrams one by one\n",
+			strerror(errno));
 	*out = sock;
 	return 0;
 

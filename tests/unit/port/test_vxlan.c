@@ -2,7 +2,9 @@
  * frame leaves as one UDP_SEGMENT train and comes back through UDP_GRO,
  * cut again into one VXLAN datagram per segment; plain frames get their
  * partial checksum completed; oversized plain frames are dropped as
- * mtu_exceeded; two ports share one socket. */
+ * mtu_exceeded; two ports share one socket.  The UDP_SEGMENT fallback runs
+ * against a sendmmsg that refuses UDP_SEGMENT with EIO (fault injection:
+ * the kernel here accepts it on loopback). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,12 +15,56 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <netinet/udp.h>
+#include <sys/socket.h>
 
 #include "frame_builder.h"
 #include "packet/csum.h"
 #include "packet/hdr.h"
 #include "parse/flow_extract.h"
 #include "port/vxlan.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+/* Fault injection: this definition takes the place of libc's sendmmsg for
+ * the vxlan port linked into this test.  With refuse_udp_segment set, it
+ * answers like a kernel whose egress device has no checksum offload: it
+ * sends the messages before the first one that carries a UDP_SEGMENT cmsg
+ * and returns their count, or fails with EIO if that is the first. */
+static bool refuse_udp_segment;
+static unsigned refused_calls;
+
+static bool msg_has_udp_segment(struct msghdr *mh)
+{
+	if (!mh->msg_control)
+		return false;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
+		if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_SEGMENT)
+			return true;
+	return false;
+}
+
+int sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags)
+{
+	static int (*real_sendmmsg)(int, struct mmsghdr *, unsigned int, int);
+	if (!real_sendmmsg)
+		real_sendmmsg = (int (*)(int, struct mmsghdr *, unsigned int, int))dlsym(RTLD_NEXT, "sendmmsg");
+	unsigned first_refused = vlen;
+	if (refuse_udp_segment)
+		for (first_refused = 0; first_refused < vlen; first_refused++)
+			if (msg_has_udp_segment(&msgs[first_refused].msg_hdr))
+				break;
+	if (first_refused == 0 && vlen > 0) {
+		refused_calls++;
+		errno = EIO;
+		return -1;
+	}
+	return real_sendmmsg(fd, msgs, first_refused, flags);
+}
 
 struct fixture {
 	struct pkt_pool *pool;
@@ -208,6 +254,175 @@ static void test_tso_frame_with_frags(void **state)
 	assert_int_equal(ps.in_use, 0); /* frame and frag owner freed after the send */
 }
 
+/* A TSO frame of `segs` segments of 1000 bytes, payload in the linear part. */
+static struct pkt *tso_frame(struct fixture *fx, unsigned segs)
+{
+	struct pkt *pkt = tcp_frame(fx, segs * 1000, FB_CSUM_PARTIAL);
+	pkt->ol.gso_type = PKT_GSO_TCPV4;
+	pkt->ol.gso_size = 1000;
+	return pkt;
+}
+
+/* Receives exactly `want` datagrams into rx, then checks nothing more is
+ * queued (no datagram sent twice).  Datagrams sent one per message come
+ * back one per read. */
+static void receive_exactly(struct fixture *fx, struct pkt **rx, unsigned want)
+{
+	unsigned n = 0;
+	struct pollfd pfd = { .fd = vxlan_sock_fd(fx->sock), .events = POLLIN };
+	while (n < want && poll(&pfd, 1, 200) > 0) {
+		int got = vxlan_sock_rx_batch(fx->sock, fx->pool, rx + n, want - n);
+		assert_true(got >= 0);
+		n += (unsigned)got;
+	}
+	assert_int_equal(n, want);
+	assert_int_equal(poll(&pfd, 1, 50), 0);
+}
+
+/* Inner TCP payload bytes and seq of a received datagram. */
+static uint32_t rx_payload(struct pkt *pkt)
+{
+	assert_inner_tcp_csum_ok(pkt);
+	return pkt_len(pkt) - pkt->inner_payload_ofs;
+}
+static uint32_t rx_seq(struct pkt *pkt)
+{
+	const struct tcp_hdr *th = (const void *)(pkt->data + pkt->inner_l4_ofs);
+	return ntohl(th->seq_be);
+}
+
+static void refusal_begin(struct fixture *fx, struct vxlan_sock_stats *before)
+{
+	vxlan_sock_set_udp_segment(fx->sock, true);
+	refuse_udp_segment = true;
+	refused_calls = 0;
+	vxlan_sock_get_stats(fx->sock, before);
+}
+
+static void refusal_end(struct fixture *fx)
+{
+	refuse_udp_segment = false;
+	vxlan_sock_set_udp_segment(fx->sock, true);
+}
+
+/* The kernel refuses the UDP_SEGMENT send with EIO: the train is resent
+ * one datagram per message, UDP_SEGMENT is switched off and counted, no
+ * error is counted, and the next frame goes out without asking again. */
+static void test_udp_segment_refused_train_is_resent_per_datagram(void **state)
+{
+	struct fixture *fx = *state;
+	struct vxlan_sock_stats before, st;
+	refusal_begin(fx, &before);
+	struct pkt *pkt = tso_frame(fx, 10);
+	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	vxlan_sock_get_stats(fx->sock, &st);
+	assert_int_equal(refused_calls, 1);
+	assert_int_equal(st.udp_segment_fallbacks - before.udp_segment_fallbacks, 1);
+	assert_false(st.udp_segment_on);
+	assert_int_equal(st.tx_errors, before.tx_errors);
+	assert_int_equal(st.tx_gso_sends, before.tx_gso_sends);
+	assert_int_equal(st.tx_datagrams - before.tx_datagrams, 10);
+	assert_int_equal(st.tx_bytes - before.tx_bytes,
+			 10 * (VXLAN_HDR_LEN + ETH_HDR_LEN + IPV4_HDR_LEN + TCP_HDR_LEN + 1000));
+	receive_segments(fx, 10, 1000);
+
+	/* UDP_SEGMENT is off now: no message asks for it, none is refused. */
+	pkt = tso_frame(fx, 6);
+	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	vxlan_sock_get_stats(fx->sock, &before);
+	assert_int_equal(refused_calls, 1);
+	assert_int_equal(before.udp_segment_fallbacks, st.udp_segment_fallbacks);
+	assert_int_equal(before.tx_sends - st.tx_sends, 6);
+	receive_segments(fx, 6, 1000);
+	refusal_end(fx);
+	struct pkt_pool_stats ps;
+	pkt_pool_get_stats(fx->pool, &ps);
+	assert_int_equal(ps.in_use, 0);
+}
+
+/* Plain frames around a refused train in one sendmmsg: the one before is
+ * sent (the kernel returns 1), the train falls back, the one after is sent;
+ * everything arrives once and in order. */
+static void test_udp_segment_refused_mid_batch(void **state)
+{
+	struct fixture *fx = *state;
+	struct vxlan_sock_stats before, st;
+	refusal_begin(fx, &before);
+	struct pkt *pkts[3] = { tcp_frame(fx, 300, FB_CSUM_PARTIAL), tso_frame(fx, 5),
+				tcp_frame(fx, 400, FB_CSUM_PARTIAL) };
+	fx->port->cls->tx_batch(fx->port, pkts, 3);
+	vxlan_sock_get_stats(fx->sock, &st);
+	assert_int_equal(refused_calls, 1);
+	assert_int_equal(st.udp_segment_fallbacks - before.udp_segment_fallbacks, 1);
+	assert_int_equal(st.tx_errors, before.tx_errors);
+	assert_int_equal(st.tx_datagrams - before.tx_datagrams, 7);
+	struct pkt *rx[8];
+	receive_exactly(fx, rx, 7);
+	assert_int_equal(rx_payload(rx[0]), 300);
+	for (unsigned i = 0; i < 5; i++) {
+		assert_int_equal(rx_payload(rx[1 + i]), 1000);
+		assert_int_equal(rx_seq(rx[1 + i]), 1000 + 1000 * i);
+	}
+	assert_int_equal(rx_payload(rx[6]), 400);
+	for (unsigned i = 0; i < 7; i++)
+		pkt_free(rx[i]);
+	refusal_end(fx);
+}
+
+/* Several refused messages queued before the first refusal was seen: two
+ * frames, and a 64-segment frame that takes two UDP_SEGMENT sends (61 datagrams of
+ * 1062 bytes fill one).  Each
+ * falls back on its own; every segment arrives once, in order. */
+static void test_udp_segment_refused_for_every_queued_train(void **state)
+{
+	struct fixture *fx = *state;
+	struct vxlan_sock_stats before, st;
+	refusal_begin(fx, &before);
+	struct pkt *pkts[2] = { tso_frame(fx, 3), tso_frame(fx, 64) };
+	fx->port->cls->tx_batch(fx->port, pkts, 2);
+	vxlan_sock_get_stats(fx->sock, &st);
+	assert_int_equal(refused_calls, 3);
+	assert_int_equal(st.udp_segment_fallbacks - before.udp_segment_fallbacks, 3);
+	assert_int_equal(st.tx_errors, before.tx_errors);
+	assert_int_equal(st.tx_datagrams - before.tx_datagrams, 67);
+	struct pkt *rx[80];
+	receive_exactly(fx, rx, 67);
+	for (unsigned i = 0; i < 67; i++) {
+		uint32_t k = i < 3 ? i : i - 3;
+		assert_int_equal(rx_payload(rx[i]), 1000);
+		assert_int_equal(rx_seq(rx[i]), 1000 + 1000 * k);
+		pkt_free(rx[i]);
+	}
+	refusal_end(fx);
+}
+
+/* The fallback cuts a train whose payload lies in frags cut mid-segment:
+ * the datagrams' iovecs straddle the frag boundaries. */
+static void test_udp_segment_refused_with_frags(void **state)
+{
+	struct fixture *fx = *state;
+	struct vxlan_sock_stats before, st;
+	refusal_begin(fx, &before);
+	struct pkt *pkt = tso_frame(fx, 8);
+	uint32_t hdr = pkt->payload_ofs, plen = pkt->size - hdr;
+	struct pkt *owner = pkt_alloc(fx->pool);
+	assert_int_equal(pkt_set_data(owner, pkt->data + hdr, plen), 0);
+	pkt_trim(pkt, hdr);
+	assert_int_equal(pkt_add_frag(pkt, owner->data, 700, owner), 0);
+	assert_int_equal(pkt_add_frag(pkt, owner->data + 700, 2500, owner), 0);
+	assert_int_equal(pkt_add_frag(pkt, owner->data + 3200, plen - 3200, owner), 0);
+	pkt_free(owner);
+	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	vxlan_sock_get_stats(fx->sock, &st);
+	assert_int_equal(st.udp_segment_fallbacks - before.udp_segment_fallbacks, 1);
+	assert_int_equal(st.tx_errors, before.tx_errors);
+	receive_segments(fx, 8, 1000);
+	refusal_end(fx);
+	struct pkt_pool_stats ps;
+	pkt_pool_get_stats(fx->pool, &ps);
+	assert_int_equal(ps.in_use, 0);
+}
+
 static void test_plain_frame_gets_its_checksum_completed(void **state)
 {
 	struct fixture *fx = *state;
@@ -269,6 +484,10 @@ int main(void)
 		cmocka_unit_test(test_tso_frame_is_one_train_and_comes_back_cut),
 		cmocka_unit_test(test_tso_frame_without_udp_segment),
 		cmocka_unit_test(test_tso_frame_with_frags),
+		cmocka_unit_test(test_udp_segment_refused_train_is_resent_per_datagram),
+		cmocka_unit_test(test_udp_segment_refused_mid_batch),
+		cmocka_unit_test(test_udp_segment_refused_for_every_queued_train),
+		cmocka_unit_test(test_udp_segment_refused_with_frags),
 		cmocka_unit_test(test_plain_frame_gets_its_checksum_completed),
 		cmocka_unit_test(test_oversized_plain_frame_is_mtu_exceeded),
 		cmocka_unit_test(test_second_vni_shares_the_socket),
