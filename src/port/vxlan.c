@@ -207,8 +207,10 @@ bool vxlan_sock_matches(const struct vxlan_sock *sock, const struct vxlan_addr *
 
 int vxlan_sock_set_udp_gro(struct vxlan_sock *sock, bool on)
 {
-	if (on && !sock->stats.udp_gro_probed)
-		return -EOPNOTSUPP;
+	/* Refused at open: it is off already, and the kernel would refuse
+	 * the setsockopt that switches it off as well. */
+	if (!sock->stats.udp_gro_probed)
+		return on ? -EOPNOTSUPP : 0;
 	int val = on;
 	if (setsockopt(sock->fd, IPPROTO_UDP, UDP_GRO, &val, sizeof(val)) < 0)
 		return -errno;

@@ -87,6 +87,12 @@ case_udp_gro() {
 	expect 2 "$(sock udp_gro)" True "udp_gro (h2 has no refusal)"
 	[ "$(vx_stat 1 "$(sock rx_datagrams)")" -gt 1000 ] || fail "udp_gro: h1 received few datagrams"
 	diagnose_says 1 "vx99: UDP_GRO refused by kernel" udp_gro
+	# The knob: off is what it is already, on cannot be.
+	vx 1 set udp-gro off >/dev/null || fail "udp_gro: 'set udp-gro off' refused on a socket without UDP_GRO"
+	out=$(vx 1 set udp-gro on 2>&1) && fail "udp_gro: 'set udp-gro on' accepted though the kernel refused it"
+	grep -q "refused by the kernel at start-up" <<<"$out" || fail "udp_gro: 'set udp-gro on' says: $out"
+	vx 1 set udp-gro on >/dev/null 2>&1 || true
+	traffic "UDP_GRO refused on h1, after the knob"
 	pass "UDP_GRO refused: traffic flows, datagrams read one by one, log/stats/diagnose say so"
 }
 

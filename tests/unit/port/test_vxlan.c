@@ -4,7 +4,8 @@
  * partial checksum completed; oversized plain frames are dropped as
  * mtu_exceeded; two ports share one socket.  The UDP_SEGMENT fallback runs
  * against a sendmmsg that refuses UDP_SEGMENT with EIO (fault injection:
- * the kernel here accepts it on loopback). */
+ * the kernel here accepts it on loopback), the UDP_GRO refusal against a
+ * setsockopt that refuses UDP_GRO. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -46,6 +47,22 @@ static bool msg_has_udp_segment(struct msghdr *mh)
 		if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_SEGMENT)
 			return true;
 	return false;
+}
+
+/* And setsockopt(UDP_GRO) fails with ENOPROTOOPT while refuse_udp_gro is
+ * set, as on a kernel before 5.0. */
+static bool refuse_udp_gro;
+
+int setsockopt(int fd, int level, int optname, const void *optval, socklen_t optlen)
+{
+	static int (*real_setsockopt)(int, int, int, const void *, socklen_t);
+	if (!real_setsockopt)
+		real_setsockopt = (int (*)(int, int, int, const void *, socklen_t))dlsym(RTLD_NEXT, "setsockopt");
+	if (refuse_udp_gro && level == IPPROTO_UDP && optname == UDP_GRO) {
+		errno = ENOPROTOOPT;
+		return -1;
+	}
+	return real_setsockopt(fd, level, optname, optval, optlen);
 }
 
 int sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags)
@@ -423,6 +440,56 @@ static void test_udp_segment_refused_with_frags(void **state)
 	assert_int_equal(ps.in_use, 0);
 }
 
+/* A socket whose UDP_GRO the kernel refused: a TSO train sent to it
+ * arrives one datagram per read, all of it; switching UDP_GRO off is a
+ * no-op that succeeds, switching it on is refused. */
+static void test_udp_gro_refused_datagrams_arrive_one_by_one(void **state)
+{
+	struct fixture *fx = *state;
+	struct vxlan_options opts = { .vni = 99, .local = loopback(), .mtu = 1450, .n_remotes = 1 };
+	opts.remotes[0] = loopback();
+	struct port *port = NULL;
+	refuse_udp_gro = true;
+	for (unsigned i = 1; i < 50 && !port; i++) {
+		opts.dst_port = (uint16_t)(fx->udp_port + i * 17);
+		if (vxlan_port_open(&opts, NULL, &port) < 0)
+			port = NULL;
+	}
+	assert_non_null(port);
+	struct vxlan_sock *sock = vxlan_port_sock(port);
+	struct vxlan_sock_stats st;
+	vxlan_sock_get_stats(sock, &st);
+	assert_false(st.udp_gro_probed);
+	assert_false(st.udp_gro_on);
+	assert_int_equal(vxlan_sock_set_udp_gro(sock, false), 0);
+	assert_int_equal(vxlan_sock_set_udp_gro(sock, true), -EOPNOTSUPP);
+	refuse_udp_gro = false;
+
+	/* The train goes out with UDP_SEGMENT (loopback keeps it whole); the
+	 * kernel cuts it for a socket without UDP_GRO. */
+	struct pkt *pkt = tso_frame(fx, 10);
+	port->cls->tx_batch(port, &pkt, 1);
+	struct pkt *rx[16];
+	unsigned n = 0;
+	struct pollfd pfd = { .fd = vxlan_sock_fd(sock), .events = POLLIN };
+	while (n < 10 && poll(&pfd, 1, 200) > 0) {
+		int got = vxlan_sock_rx_batch(sock, fx->pool, rx + n, 16 - n);
+		assert_true(got >= 0);
+		n += (unsigned)got;
+	}
+	assert_int_equal(n, 10);
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(rx_payload(rx[i]), 1000);
+		assert_int_equal(rx_seq(rx[i]), 1000 + 1000 * i);
+		pkt_free(rx[i]);
+	}
+	vxlan_sock_get_stats(sock, &st);
+	assert_int_equal(st.tx_gso_sends, 1);
+	assert_int_equal(st.rx_calls, 10);
+	assert_int_equal(st.rx_gro_buffers, 0);
+	port_destroy(port);
+}
+
 static void test_plain_frame_gets_its_checksum_completed(void **state)
 {
 	struct fixture *fx = *state;
@@ -488,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_udp_segment_refused_mid_batch),
 		cmocka_unit_test(test_udp_segment_refused_for_every_queued_train),
 		cmocka_unit_test(test_udp_segment_refused_with_frags),
+		cmocka_unit_test(test_udp_gro_refused_datagrams_arrive_one_by_one),
 		cmocka_unit_test(test_plain_frame_gets_its_checksum_completed),
 		cmocka_unit_test(test_oversized_plain_frame_is_mtu_exceeded),
 		cmocka_unit_test(test_second_vni_shares_the_socket),
