@@ -9,7 +9,8 @@
 # older or stricter kernel would (see that file).  Mtu-wire underlay.
 #
 # Usage: test_offload_refused.sh [CASE...], CASE one of udp_gro
-# udp_segment_probe udp_segment_send tap_uso tap_tso all (default: every one).
+# udp_segment_probe udp_segment_send udp_segment_send6 tap_uso tap_tso all
+# (default: every one).
 #
 #   vxt-refPID-vm1      vxt-refPID-h1                          vxt-refPID-h2      vxt-refPID-vm2
 #   vnet1 192.0.2.1 <-- vxswitchd -- u1 ============== u2 -- vxswitchd --> vnet2 192.0.2.2
@@ -22,13 +23,14 @@ PRELOAD=$BUILD/tests/tools/refuse_offloads.so
 rig_init "vxt-ref$$"
 trap rig_cleanup EXIT
 
-# start REFUSALS SIDES: a fresh rig in mtu-wire mode, the refusals injected
-# into the vxswitchd of each of SIDES ("1" or "1 2").
+# start REFUSALS SIDES [4|6]: a fresh rig (IPv4 underlay unless 6) in
+# mtu-wire mode, the refusals injected into the vxswitchd of each of SIDES
+# ("1" or "1 2").
 start() {
 	local refusals=$1 sides=$2 side
 	rig_cleanup
 	rig_init "vxt-ref$$"
-	rig_create 4
+	rig_create "${3:-4}"
 	rig_wire_mode mtu
 	for side in 1 2; do
 		if [[ " $sides " == *" $side "* ]]; then
@@ -148,6 +150,18 @@ case_udp_segment_send() {
 	pass "UDP_SEGMENT refused at send: traffic flows, one datagram per segment on the wire, no send errors, log/stats/diagnose say so"
 }
 
+# ---- UDP_SEGMENT refused at send time, IPv6 underlay -----------------------
+case_udp_segment_send6() {
+	start udp_segment_send "1" 6
+	traffic "UDP_SEGMENT sends refused with EIO on h1, IPv6 underlay"
+	expect 1 "$(sock udp_segment)" False udp_segment_send6
+	expect 1 'port("vx99")["vxlan"]["socket"]["udp_segment_fallbacks"] > 0' True udp_segment_send6
+	expect 1 "$(sock tx_gso_sends)" 0 udp_segment_send6
+	expect 1 "$(sock tx_errors)" 0 udp_segment_send6
+	all_sent 1 udp_segment_send6
+	pass "UDP_SEGMENT refused at send over an IPv6 underlay: traffic flows, every datagram resent"
+}
+
 # ---- TAP USO refused -------------------------------------------------------
 case_tap_uso() {
 	start tap_uso "1"
@@ -200,6 +214,6 @@ case_all() {
 }
 
 # Cases named on the command line, or all of them.
-for c in "${@:-udp_gro udp_segment_probe udp_segment_send tap_uso tap_tso all}"; do
+for c in "${@:-udp_gro udp_segment_probe udp_segment_send udp_segment_send6 tap_uso tap_tso all}"; do
 	for one in $c; do "case_$one"; done
 done
