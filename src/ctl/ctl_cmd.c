@@ -888,7 +888,7 @@ const char *ctl_cmd_grammar(void)
 	       "         | show knobs\n"
 	       "         | diagnose [ port NAME ]\n"
 	       "         | version\n"
-	       "KNOB VALUE := { gro | gso | tap-tso | udp-gro | udp-segment } { on | off }\n"
+	       "KNOB VALUE := { gro | gso | tap-tso | udp-gro | udp-segment | rx-csum } { on | off }\n"
 	       "            | gro-hold-us 0..1000000 | gro-max-size 1500..65535\n"
 	       "            | fdb-ageing SECONDS (0..1000000, 0 = never) | fdb-max 1..16777216\n"
 	       "NAME := port name, 1..15 printable characters, no '/' or ':'\n"

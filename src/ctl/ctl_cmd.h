@@ -148,6 +148,8 @@ enum ctl_knob_kind { CTL_KNOB_BOOL, CTL_KNOB_UINT };
 	  "UDP_GRO on underlay sockets")                                      \
 	X(UDP_SEGMENT, "udp-segment", CTL_KNOB_BOOL, 0, 1,                    \
 	  "UDP_SEGMENT on underlay sockets")                                  \
+	X(RX_CSUM, "rx-csum", CTL_KNOB_BOOL, 0, 1,                            \
+	  "check inner TCP/UDP checksums, finish unfinished ones (veth peers)") \
 	X(GRO_HOLD_US, "gro-hold-us", CTL_KNOB_UINT, 0, 1000000,              \
 	  "hold timer from the first held segment, microseconds")             \
 	X(GRO_MAX_SIZE, "gro-max-size", CTL_KNOB_UINT, 1500, 65535,           \

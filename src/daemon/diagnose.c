@@ -122,9 +122,16 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 					  worst_reason == DROP_MTU_EXCEEDED ? " (VM MTU larger than what fits the underlay)" : "");
 	}
 	if (gs.passthrough[GRO_PASS_CSUM_BAD])
-		n = vxd_diag_line(p, n, "%" PRIu64 " received TCP segments had a bad inner checksum and were not merged; "
-				  "if the sender is a kernel on a veth with tx checksum offload, its checksums arrive unfinished "
-				  "(ethtool -K DEV tx off on its underlay)", gs.passthrough[GRO_PASS_CSUM_BAD]);
+		n = vxd_diag_line(p, n, "%" PRIu64 " received TCP segments had a bad inner checksum and were not merged%s",
+				  gs.passthrough[GRO_PASS_CSUM_BAD],
+				  vxd->knobs[CTL_KNOB_RX_CSUM] ? "" : "; if the sender is a kernel on a veth with tx checksum "
+				  "offload its checksums arrive unfinished: `set rx-csum on` finishes them");
+	if (vxd->rx_csum.finished)
+		n = vxd_diag_line(p, n, "%" PRIu64 " inner checksums arrived unfinished (a sender behind a veth with tx "
+				  "checksum offload) and were finished here (rx-csum)", vxd->rx_csum.finished);
+	if (vxd->rx_csum.bad)
+		n = vxd_diag_line(p, n, "%" PRIu64 " datagrams carried a bad inner TCP/UDP checksum and were dropped "
+				  "(bad_l4_csum)", vxd->rx_csum.bad);
 	if (vxd->drops[DROP_VXLAN_UNKNOWN_VNI])
 		n = vxd_diag_line(p, n, "%" PRIu64 " datagrams for a VNI no port serves (vxlan_unknown_vni)",
 				  vxd->drops[DROP_VXLAN_UNKNOWN_VNI]);

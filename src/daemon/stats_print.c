@@ -274,6 +274,16 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 
+	ctl_print_open_object(p, "rx_csum");
+	ctl_print_bool(p, CTL_PRINT_ANY, "on", "rx-csum %s", vxd->knobs[CTL_KNOB_RX_CSUM]);
+	ctl_print_uint(p, CTL_PRINT_ANY, "good", ": inner checksums good %" PRIu64, vxd->rx_csum.good);
+	ctl_print_uint(p, CTL_PRINT_ANY, "finished", " finished (left unfinished by the sender) %" PRIu64,
+		       vxd->rx_csum.finished);
+	ctl_print_uint(p, CTL_PRINT_ANY, "bad", " bad %" PRIu64, vxd->rx_csum.bad);
+	ctl_print_uint(p, CTL_PRINT_ANY, "not_checked", " not checked %" PRIu64, vxd->rx_csum.not_checked);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+
 	vxd_print_gro(p, vxd);
 
 	uint64_t gso_frames = 0, gso_segs = 0, bytes = 0, fallbacks = 0;

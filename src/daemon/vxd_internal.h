@@ -84,6 +84,9 @@ struct vxd {
 
 	uint32_t knobs[CTL_KNOB_COUNT];
 	uint64_t drops[DROP_REASON_COUNT]; /* drops no port can be blamed for */
+	struct vxd_rx_csum_stats {
+		uint64_t good, finished, bad, not_checked;
+	} rx_csum; /* inner checksums of datagrams the kernel did not vouch for */
 	uint64_t now_ns;
 	uint64_t last_age_ns;
 	uint64_t start_ns;

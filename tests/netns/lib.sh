@@ -202,7 +202,7 @@ rig_iperf() {
 		n "$tons" ss -ltn 2>/dev/null | grep -q ":5201 " && break
 		sleep 0.05
 	done
-	n "$fromns" iperf3 -c "$(vm_addr4 "$to")" -p 5201 -t "$secs" -J "$@" > "$RIG_DIR/iperf.json" 2>&1 || {
+	n "$fromns" iperf3 -c "$(vm_addr4 "$to")" -p 5201 -t "$secs" --connect-timeout 5000 -J "$@" > "$RIG_DIR/iperf.json" 2>&1 || {
 		cat "$RIG_DIR/iperf.json" >&2; return 1; }
 	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.2f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$RIG_DIR/iperf.json"
 }

@@ -27,7 +27,7 @@ traffic() { # LABEL
 	echo "  $1: $up / $down Gbit/s"
 }
 
-for knob in gro gso tap-tso udp-gro udp-segment; do
+for knob in gro gso tap-tso udp-gro udp-segment rx-csum; do
 	both set "$knob" off
 	[ "$(vx 1 show knobs | grep "^$knob ")" = "$knob off" ] || fail "show knobs does not show $knob off"
 	traffic "$knob off"
@@ -36,7 +36,7 @@ done
 pass "each offload switched off alone: traffic flows"
 
 segs=$(vx_stat 1 'port("vx99")["vxlan"]["socket"]["tx_datagrams"]')
-for knob in gro gso tap-tso udp-gro udp-segment; do both set "$knob" off; done
+for knob in gro gso tap-tso udp-gro udp-segment rx-csum; do both set "$knob" off; done
 traffic "all off"
 [ "$(vx_stat 1 'port("vnet1")["tap"]["tso_active"]')" = False ] || fail "tap TSO still active with gso off"
 [ "$(vx_stat 1 'port("vx99")["vxlan"]["socket"]["udp_segment"]')" = False ] || fail "udp-segment still on"
@@ -45,7 +45,7 @@ vx 1 diagnose | grep -q "gso is off" || fail "diagnose does not say gso is off"
 vx 1 diagnose | grep -q "udp-segment is off" || fail "diagnose does not say udp-segment is off"
 pass "all offloads off: traffic flows, stats and diagnose say so"
 
-for knob in gro gso tap-tso udp-gro udp-segment; do both set "$knob" on; done
+for knob in gro gso tap-tso udp-gro udp-segment rx-csum; do both set "$knob" on; done
 traffic "all back on"
 [ "$(vx_stat 1 'port("vnet1")["tap"]["tso_active"]')" = True ] || fail "tap TSO not back"
 pass "offloads back on"
