@@ -440,8 +440,12 @@ static int vxd_set(struct vxd *vxd, const struct ctl_set *set, struct ctl_err *e
 		fdb_set_ageing(vxd->fdb, set->value ? (uint64_t)set->value * 1000000000ull : UINT64_MAX / 2);
 		break;
 	case CTL_KNOB_FDB_MAX:
-		vxd->knobs[set->knob] = old;
-		return vxd_refuse(err, -EOPNOTSUPP, "fdb-max: the table is sized at start-up; not changeable while running");
+		if (fdb_set_max_learned_per_vni(vxd->fdb, set->value) < 0) {
+			vxd->knobs[set->knob] = old;
+			return vxd_refuse(err, -ERANGE, "fdb-max %u: above the %u learned entries the table was sized for "
+					  "at start-up (vxswitchd --fdb-size)", set->value, fdb_get_max_learned(vxd->fdb));
+		}
+		break;
 	default:
 		break;
 	}

@@ -344,14 +344,20 @@ int vxd_create(const struct vxd_options *opts, struct vxd **out)
 	vxd->knobs[CTL_KNOB_GRO_HOLD_US] = (uint32_t)(GRO_DEFAULT_HOLD_NS / 1000);
 	vxd->knobs[CTL_KNOB_GRO_MAX_SIZE] = 65535;
 	vxd->knobs[CTL_KNOB_FDB_AGEING] = (uint32_t)(FDB_DEFAULT_AGEING_NS / 1000000000ull);
-	vxd->knobs[CTL_KNOB_FDB_MAX] = FDB_DEFAULT_MAX_LEARNED;
 
 	vxd->pool = pkt_pool_create(opts->pool_size ? opts->pool_size : VXD_POOL_DEFAULT);
 	if (!vxd->pool) {
 		err = -ENOMEM;
 		goto err_free;
 	}
-	struct fdb_config fcfg = { .hash_seed = (uint64_t)vxd_now_ns() ^ (uint64_t)getpid() << 32 };
+	struct fdb_config fcfg = {
+		.max_learned = opts->fdb_size ? opts->fdb_size : VXD_FDB_SIZE_DEFAULT,
+		.max_learned_per_vni = FDB_DEFAULT_MAX_LEARNED,
+		.hash_seed = (uint64_t)vxd_now_ns() ^ (uint64_t)getpid() << 32,
+	};
+	if (fcfg.max_learned_per_vni > fcfg.max_learned)
+		fcfg.max_learned_per_vni = fcfg.max_learned;
+	vxd->knobs[CTL_KNOB_FDB_MAX] = fcfg.max_learned_per_vni;
 	vxd->fdb = fdb_create(&fcfg);
 	struct vni_table *vnis = vni_table_create();
 	if (!vxd->fdb || !vnis) {

@@ -33,6 +33,7 @@ struct ctl_err;
 struct vxd_options {
 	const char *ctl_path;   /* NULL: no control socket (tests) */
 	uint32_t pool_size;     /* pkts; 0: default */
+	uint32_t fdb_size;      /* learned entries over all VNIs; 0: VXD_FDB_SIZE_DEFAULT */
 	bool quiet;             /* no informational lines on stderr */
 };
 

@@ -25,6 +25,7 @@ enum vxd_limits {
 	VXD_SOCK_MAX_VNIS = 64,  /* vxlan ports (VNIs) sharing one socket */
 	VXD_POOL_DEFAULT = 4096, /* pkts of PKT_BUF_SIZE; virtual memory is
 				    touched only as far as frames are written */
+	VXD_FDB_SIZE_DEFAULT = 65536, /* learned MACs over all VNIs (each VNI: fdb-max) */
 	VXD_RX_BATCH = 64,       /* tap reads per batch */
 	VXD_SOCK_RX_MAX = 512,   /* datagrams per socket batch (8 x 64) */
 	VXD_RX_ROUNDS = 8,       /* batches per source per loop turn: fairness */

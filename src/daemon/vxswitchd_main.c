@@ -14,6 +14,7 @@
 #include "ctl/ctl_print.h"
 #include "ctl/ctl_proto.h"
 #include "daemon/datapath.h"
+#include "switch/fdb.h"
 
 static struct vxd *the_vxd;
 
@@ -27,13 +28,15 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: vxswitchd [-c CONFIG] [-s SOCKET] [-f] [-q] [-p POOL]\n"
+		"usage: vxswitchd [-c CONFIG] [-s SOCKET] [-f] [-q] [-p POOL] [-F ENTRIES]\n"
 		"  -c, --config FILE    run the vxctl commands in FILE (one per line, # comments)\n"
 		"                       before serving; a bad line stops the start\n"
 		"  -s, --socket PATH    control socket (default " CTL_DEFAULT_SOCKET ")\n"
 		"  -f, --foreground     stay in the foreground (the default; there is no daemon mode)\n"
 		"  -q, --quiet          no informational lines on stderr\n"
-		"  -p, --pool N         packet buffers (default 4096, 64 KB each, touched on use)\n"
+		"  -p, --pool N         packet buffers, 64..1048576 (default 4096, 64 KB each, touched on use)\n"
+		"  -F, --fdb-size N     learned MACs the FDB holds over all VNIs, 1..16776192 (default 65536);\n"
+		"                       `set fdb-max` caps each VNI at run time, up to this\n"
 		"  -h, --help           this text\n"
 		"The datapath is single-threaded: one thread polls every port and the control socket.\n");
 }
@@ -52,6 +55,19 @@ static void make_socket_dir(const char *path)
 		}
 	}
 	mkdir(dir, 0700);
+}
+
+/* A decimal option value within [min, max], or exit 2 saying what is wrong. */
+static uint32_t option_uint(const char *opt, const char *arg, uint32_t min, uint32_t max)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "vxswitchd: %s \"%s\": expected a number %u..%u\n", opt, arg, min, max);
+		exit(2);
+	}
+	return (uint32_t)v;
 }
 
 static int run_config(struct vxd *vxd, const char *path)
@@ -91,13 +107,14 @@ int main(int argc, char **argv)
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "pool", required_argument, NULL, 'p' },
+		{ "fdb-size", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL;
 	struct vxd_options opts = { .ctl_path = CTL_DEFAULT_SOCKET };
 	int c;
-	while ((c = getopt_long(argc, argv, "c:s:fqp:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:fqp:F:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config = optarg;
@@ -111,7 +128,10 @@ int main(int argc, char **argv)
 			opts.quiet = true;
 			break;
 		case 'p':
-			opts.pool_size = (uint32_t)strtoul(optarg, NULL, 10);
+			opts.pool_size = option_uint("--pool", optarg, 64, 1u << 20);
+			break;
+		case 'F':
+			opts.fdb_size = option_uint("--fdb-size", optarg, 1, FDB_MAX_ENTRIES - FDB_DEFAULT_MAX_STATIC);
 			break;
 		case 'h':
 			usage(stdout);

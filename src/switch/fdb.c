@@ -525,6 +525,24 @@ void fdb_set_ageing(struct fdb *fdb, uint64_t ageing_ns)
 	fdb->config.ageing_ns = ageing_ns ? ageing_ns : FDB_DEFAULT_AGEING_NS;
 }
 
+int fdb_set_max_learned_per_vni(struct fdb *fdb, uint32_t max)
+{
+	if (max > fdb->config.max_learned)
+		return -ERANGE;
+	fdb->config.max_learned_per_vni = max;
+	return 0;
+}
+
+uint32_t fdb_get_max_learned_per_vni(const struct fdb *fdb)
+{
+	return fdb->config.max_learned_per_vni;
+}
+
+uint32_t fdb_get_max_learned(const struct fdb *fdb)
+{
+	return fdb->config.max_learned;
+}
+
 uint64_t fdb_get_ageing(const struct fdb *fdb)
 {
 	return fdb->config.ageing_ns;

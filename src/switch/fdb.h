@@ -197,6 +197,16 @@ size_t fdb_age(struct fdb *fdb, uint64_t now_ns);
 void fdb_set_ageing(struct fdb *fdb, uint64_t ageing_ns);
 uint64_t fdb_get_ageing(const struct fdb *fdb);
 
+/* Changes the per-VNI cap on learned entries (the bridge's fdb_max_learned,
+ * `vxctl set fdb-max`); 0 removes it.  Returns -ERANGE, changing nothing,
+ * above the table's max_learned (sized by fdb_create()).  Lowering it below
+ * what a VNI holds removes nothing: that VNI learns no new MAC until ageing
+ * or deletion brings it under the cap (static entries never count). */
+int fdb_set_max_learned_per_vni(struct fdb *fdb, uint32_t max);
+uint32_t fdb_get_max_learned_per_vni(const struct fdb *fdb);
+/* The table's learned capacity over all VNIs together (config.max_learned). */
+uint32_t fdb_get_max_learned(const struct fdb *fdb);
+
 /* Calls `cb` for each live entry of `vni` (or every VNI with FDB_VNI_ANY),
  * in table order (not sorted).  Expired learned entries are skipped.  A
  * non-zero return from `cb` stops the walk and is returned; else 0.  `cb`

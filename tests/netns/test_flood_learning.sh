@@ -48,3 +48,38 @@ uu1=$(vx_stat 1 'd["switch"]["unknown_unicast"]')
 nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after fdb flush"
 [ "$(vx_stat 1 'd["switch"]["unknown_unicast"]')" -gt "$uu1" ] || fail "no unknown-unicast flooding after fdb flush"
 pass "after fdb flush, unknown unicast is flooded and still delivered, then learned again"
+
+# A MAC flood from a VM against a cap lowered while the switch runs: the
+# cap holds (nothing evicted, new MACs refused and counted), a static entry
+# still goes in, the VMs keep talking; raising the cap lets it learn again.
+nvm1 ping -c 1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping before the MAC flood"
+vx 1 set fdb-max 50 || fail "set fdb-max 50 refused"
+[ "$(vx 1 show knobs | grep '^fdb-max ')" = "fdb-max 50" ] || fail "show knobs does not say fdb-max 50"
+refused0=$(vx_stat 1 'd["switch"]["fdb_refused_full"]')
+flood_macs() { # COUNT FIRST: frames from COUNT distinct unicast MACs out of vm1
+	nvm1 /usr/bin/python3 -c '
+import sys
+from scapy.all import Ether, IP, UDP, sendp
+n, first = int(sys.argv[1]), int(sys.argv[2])
+frames = [Ether(src="02:f1:00:00:%02x:%02x" % ((first + i) >> 8, (first + i) & 255), dst="ff:ff:ff:ff:ff:ff") /
+          IP(src="192.0.2.1", dst="192.0.2.255") / UDP(sport=9, dport=9) for i in range(n)]
+sendp(frames, iface="vnet1", verbose=False)' "$@"
+}
+flood_macs 300 0
+sleep 0.3
+n99=$(vx 1 fdb show vni 99 | grep -c " vni 99 ")
+[ "$n99" -le 50 ] || fail "fdb-max 50 did not hold: $n99 entries in VNI 99"
+refused=$(( $(vx_stat 1 'd["switch"]["fdb_refused_full"]') - refused0 ))
+[ "$refused" -ge 250 ] || fail "only $refused new MACs counted as refused (fdb full)"
+vx 1 fdb show | grep -q "^$mac1 vni 99 port vnet1" || fail "vm1's own entry was evicted by the flood"
+vx 1 fdb add 02:aa:bb:cc:dd:ee vni 99 port vnet1 || fail "static entry refused while the VNI is full"
+nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "VMs cannot talk during a capped MAC flood"
+pass "fdb-max 50 set live: flood of 300 MACs left $n99 entries, $refused refused; static entry added; VMs still talk"
+vx 1 set fdb-max 400 || fail "set fdb-max 400 refused"
+flood_macs 300 1000
+sleep 0.3
+n99b=$(vx 1 fdb show vni 99 | grep -c " vni 99 ")
+[ "$n99b" -gt "$n99" ] && [ "$n99b" -le 401 ] || fail "after raising fdb-max to 400: $n99b entries (was $n99)"
+vx 1 set fdb-max 100000 2>"$RIG_DIR/err" && fail "fdb-max above the table size was accepted"
+grep -q "above the 65536 learned entries" "$RIG_DIR/err" || fail "refusal does not say why: $(cat "$RIG_DIR/err")"
+pass "fdb-max raised live to 400: $n99b entries; above the table size refused with the reason"

@@ -103,4 +103,13 @@ for w in -s -j "port add" "port del" "port show" "fdb show" "fdb add" "fdb del" 
 	 stats set "show knobs" diagnose version; do
 	grep -q -- "$w" "$D/out" || fail "--help does not mention '$w'"
 done
+expect 0 "$VXSWITCHD" --help
+for w in --config --socket --quiet --pool --fdb-size; do
+	grep -q -- "$w" "$D/out" || fail "vxswitchd --help does not mention '$w'"
+done
+# Bad option values stop the start with the option, the value and the range.
+expect 2 "$VXSWITCHD" -s "$D/never.sock" --fdb-size 12abc
+grep -q -- '--fdb-size "12abc": expected a number 1..' "$D/err" || fail "bad --fdb-size: $(cat "$D/err")"
+expect 2 "$VXSWITCHD" -s "$D/never.sock" -p 0
+grep -q -- '--pool "0": expected a number 64..' "$D/err" || fail "bad --pool: $(cat "$D/err")"
 echo "test_vxctl: ok"

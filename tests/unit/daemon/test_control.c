@@ -133,8 +133,19 @@ static void test_knobs_set_and_show(void **state)
 	assert_non_null(strstr(ctl_print_data(&out), "\"gro\":false"));
 	assert_non_null(strstr(ctl_print_data(&out), "\"gro-max-size\":32000"));
 	ctl_print_release(&out);
-	assert_int_equal(run(vxd, false, &out, &err, "set fdb-max 10"), -EOPNOTSUPP);
-	assert_non_null(strstr(err.msg, "fdb-max"));
+	assert_int_equal(run(vxd, false, &out, &err, "set fdb-max 10"), 0);
+	ctl_print_release(&out);
+	assert_int_equal(run(vxd, true, &out, &err, "show knobs"), 0);
+	assert_non_null(strstr(ctl_print_data(&out), "\"fdb-max\":10"));
+	ctl_print_release(&out);
+	/* Above the table sized at start-up: refused, the old value stays. */
+	assert_int_equal(run(vxd, false, &out, &err, "set fdb-max 100000"), -ERANGE);
+	assert_non_null(strstr(err.msg, "fdb-max 100000: above the 65536 learned entries"));
+	ctl_print_release(&out);
+	assert_int_equal(run(vxd, true, &out, &err, "show knobs"), 0);
+	assert_non_null(strstr(ctl_print_data(&out), "\"fdb-max\":10"));
+	ctl_print_release(&out);
+	assert_int_equal(run(vxd, false, &out, &err, "set fdb-max 8192"), 0);
 	ctl_print_release(&out);
 	assert_int_equal(run(vxd, false, &out, &err, "diagnose"), 0);
 	ctl_print_release(&out);

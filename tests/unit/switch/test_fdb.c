@@ -288,6 +288,59 @@ static void test_per_vni_cap(void **state)
 	fdb_destroy(fdb);
 }
 
+/* `set fdb-max` at run time: lowering keeps what is there and refuses new
+ * MACs; raising lets the VNI learn again; never above the table; static
+ * entries are not counted against it. */
+static void test_per_vni_cap_changes_at_run_time(void **state)
+{
+	(void)state;
+	struct fdb *fdb = fdb_small(64, 8);
+	struct fdb_dst p1 = fdb_dst_port(1);
+	uint8_t mac[6];
+
+	assert_int_equal(fdb_get_max_learned_per_vni(fdb), 0);
+	assert_int_equal(fdb_get_max_learned(fdb), 64);
+	for (uint32_t i = 0; i < 20; i++) {
+		mac_from_index(i, mac);
+		assert_int_equal(fdb_learn(fdb, 5, mac, &p1, 0), 0);
+	}
+	assert_int_equal(fdb_set_max_learned_per_vni(fdb, 65), -ERANGE);
+	assert_int_equal(fdb_get_max_learned_per_vni(fdb), 0);
+	assert_int_equal(fdb_set_max_learned_per_vni(fdb, 10), 0);
+	assert_int_equal(fdb_get_max_learned_per_vni(fdb), 10);
+	/* Nothing is evicted; every old entry is still found and refreshed. */
+	assert_int_equal(fdb_count_vni(fdb, 5), 20);
+	for (uint32_t i = 0; i < 20; i++) {
+		mac_from_index(i, mac);
+		assert_dst_is_port(fdb, 5, mac, 1, 1);
+		assert_int_equal(fdb_learn(fdb, 5, mac, &p1, 1), 0);
+	}
+	mac_from_index(100, mac);
+	assert_int_equal(fdb_learn(fdb, 5, mac, &p1, 1), -ENOSPC);
+	/* Static entries still go in. */
+	mac_from_index(200, mac);
+	assert_int_equal(fdb_add_static(fdb, 5, mac, &p1, 1), 0);
+	/* Another VNI has its own 10. */
+	for (uint32_t i = 0; i < 10; i++) {
+		mac_from_index(300 + i, mac);
+		assert_int_equal(fdb_learn(fdb, 6, mac, &p1, 1), 0);
+	}
+	mac_from_index(310, mac);
+	assert_int_equal(fdb_learn(fdb, 6, mac, &p1, 1), -ENOSPC);
+	/* Raised: VNI 5 learns again up to the new cap. */
+	assert_int_equal(fdb_set_max_learned_per_vni(fdb, 22), 0);
+	mac_from_index(100, mac);
+	assert_int_equal(fdb_learn(fdb, 5, mac, &p1, 2), 0);
+	mac_from_index(101, mac);
+	assert_int_equal(fdb_learn(fdb, 5, mac, &p1, 2), 0);
+	mac_from_index(102, mac);
+	assert_int_equal(fdb_learn(fdb, 5, mac, &p1, 2), -ENOSPC);
+	/* 0 lifts it; the table's own 64 still holds. */
+	assert_int_equal(fdb_set_max_learned_per_vni(fdb, 0), 0);
+	assert_int_equal(fdb_learn(fdb, 5, mac, &p1, 2), 0);
+	fdb_destroy(fdb);
+}
+
 /* Per-VNI bookkeeping must be recycled when a VNI's last learned entry
  * goes, or churn across many VNIs would exhaust it. */
 static void test_vni_churn_recycles_counts(void **state)
@@ -602,6 +655,7 @@ int main(void)
 		cmocka_unit_test(test_ageing_with_warped_time),
 		cmocka_unit_test(test_mac_flood_is_capped_and_counted),
 		cmocka_unit_test(test_per_vni_cap),
+		cmocka_unit_test(test_per_vni_cap_changes_at_run_time),
 		cmocka_unit_test(test_vni_churn_recycles_counts),
 		cmocka_unit_test(test_same_mac_in_two_vnis_is_two_entries),
 		cmocka_unit_test(test_static_entries),
