@@ -133,6 +133,9 @@ static void vxd_output(struct vxd *vxd, struct pkt *pkt, const struct fwd_result
 		if (dst->type == FDB_DST_VTEP) {
 			out->tunnel.family = dst->family;
 			memcpy(out->tunnel.dst, dst->addr, 16);
+		} else if (out->ol.gso_type == PKT_GSO_NONE && pkt_len(out) > port->mtu + ETH_HDR_LEN &&
+			   port_is_tap(port) && gro_mark_big_tcp(out, port->mtu)) {
+			vxd->whole_big_tcp_marked++;
 		}
 		vxd_enqueue(vxd, port->id, out);
 	}

@@ -222,6 +222,10 @@ static void vxd_print_gro(struct ctl_print *p, const struct vxd *vxd)
 		vxd_print_named_count(p, gro_pass_reason_name(i), st.passthrough[i]);
 	ctl_print_close_object(p);
 	ctl_print_nl(p);
+	ctl_print_uint(p, CTL_PRINT_ANY, "whole_big_tcp_marked",
+		       "    big TCP segments that arrived whole, given GSO metadata for the tap: %" PRIu64,
+		       vxd->whole_big_tcp_marked);
+	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }
 

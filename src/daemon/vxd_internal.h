@@ -88,6 +88,7 @@ struct vxd {
 	struct vxd_rx_csum_stats {
 		uint64_t good, finished, bad, not_checked;
 	} rx_csum; /* inner checksums of datagrams the kernel did not vouch for */
+	uint64_t whole_big_tcp_marked; /* gro_mark_big_tcp() on the way to a tap */
 	uint64_t now_ns;
 	uint64_t last_age_ns;
 	uint64_t start_ns;

@@ -792,6 +792,53 @@ static void gro_complete(struct gro_table *table, struct gro_flow *flow, enum gr
 	gro_emit(table, pkt, count);
 }
 
+bool gro_mark_big_tcp(struct pkt *pkt, uint32_t mtu)
+{
+	if (pkt->ol.gso_type != PKT_GSO_NONE || !(pkt->ol.flags & PKT_OL_DATA_VALID) ||
+	    pkt->l3_ofs == PKT_OFS_NONE || pkt->l4_ofs == PKT_OFS_NONE)
+		return false;
+	uint32_t l3_len = pkt_len(pkt) - pkt->l3_ofs;
+	const uint8_t *l3 = pkt_at(pkt, pkt->l3_ofs, IPV6_HDR_LEN);
+	if (l3_len <= mtu || !l3)
+		return false;
+	uint32_t ip_hdr_len = pkt->l4_ofs - pkt->l3_ofs;
+	uint32_t pseudo;
+	uint8_t family = l3[0] >> 4;
+	if (family == 4) {
+		const struct ipv4_hdr *ip = (const struct ipv4_hdr *)l3;
+		if (ip->proto != IP_PROTO_TCP || ip_hdr_len != IPV4_HDR_LEN || (ip->ver_ihl & 0xf) != 5 ||
+		    (load_be16(&ip->frag_off_be) & (IPV4_MF | IPV4_FRAG_OFFSET_MASK)) ||
+		    load_be16(&ip->tot_len_be) != l3_len)
+			return false;
+		pseudo = csum_pseudo_ipv4(ip->src, ip->dst, IP_PROTO_TCP, l3_len - ip_hdr_len);
+	} else if (family == 6) {
+		const struct ipv6_hdr *ip6 = (const struct ipv6_hdr *)l3;
+		if (ip6->next_hdr != IP_PROTO_TCP || ip_hdr_len != IPV6_HDR_LEN ||
+		    (uint32_t)load_be16(&ip6->payload_len_be) + IPV6_HDR_LEN != l3_len)
+			return false;
+		pseudo = csum_pseudo_ipv6(ip6->src, ip6->dst, IP_PROTO_TCP, l3_len - ip_hdr_len);
+	} else {
+		return false;
+	}
+	struct tcp_hdr *th = (struct tcp_hdr *)(uintptr_t)pkt_at(pkt, pkt->l4_ofs, TCP_HDR_LEN);
+	if (!th)
+		return false;
+	uint32_t th_len = (uint32_t)(th->doff_res >> 4) * 4;
+	if (th_len < TCP_HDR_LEN || !pkt_at(pkt, pkt->l4_ofs, th_len) || ip_hdr_len + th_len >= mtu ||
+	    l3_len - ip_hdr_len <= th_len)
+		return false;
+	uint16_t seed = csum_fold_nocomplement(pseudo);
+	memcpy(&th->csum, &seed, sizeof(seed));
+	pkt->ol.flags = PKT_OL_NEEDS_CSUM;
+	pkt->ol.gso_type = (uint8_t)((family == 4 ? PKT_GSO_TCPV4 : PKT_GSO_TCPV6) |
+				     ((th->flags & TCP_CWR) ? PKT_GSO_ECN : 0));
+	pkt->ol.gso_size = (uint16_t)(mtu - ip_hdr_len - th_len);
+	pkt->ol.hdr_len = (uint16_t)(pkt->l4_ofs + th_len);
+	pkt->ol.csum_start = pkt->l4_ofs;
+	pkt->ol.csum_offset = TCP_CSUM_OFFSET;
+	return true;
+}
+
 /* ---- the table -------------------------------------------------------- */
 
 static uint32_t gro_bucket_index(const struct gro_table *table, uint32_t hash)

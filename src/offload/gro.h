@@ -243,6 +243,18 @@ uint64_t gro_next_deadline(const struct gro_table *table);
 
 void gro_get_stats(const struct gro_table *table, struct gro_stats *out);
 
+/* A TCP segment bigger than the MTU that arrived whole -- a peer's GSO
+ * packet that crossed a veth without being cut and reached our UDP socket
+ * as one datagram -- gets the metadata gro_complete() gives a merged frame
+ * (NEEDS_CSUM with the pseudo-header seed, TCPV4/TCPV6 (| ECN after CWR),
+ * gso_size = mtu - IP header - TCP header, hdr_len, csum_start/offset), so
+ * the VM's kernel can segment it again, as if its own GRO had made it.
+ * Only a decapsulated frame (l3_ofs/l4_ofs set, IPv4 without options or
+ * fragment bits, or IPv6 straight to TCP) whose checksum was verified
+ * (ol.flags DATA_VALID) and that has no GSO metadata; `mtu` is the L3 MTU
+ * of the port it leaves by.  True if the frame was marked. */
+bool gro_mark_big_tcp(struct pkt *pkt, uint32_t mtu);
+
 /* Operator-visible names; "invalid" out of range. */
 const char *gro_flush_reason_name(enum gro_flush_reason reason);
 const char *gro_pass_reason_name(enum gro_pass_reason reason);

@@ -47,6 +47,12 @@ for combo in "4 gso" "4 mtu" "6 gso"; do
 		big=$(vx_stat 1 'big_share("vnet1")')
 		/usr/bin/python3 -c "import sys; sys.exit(0 if $big >= 0.5 else 1)" ||
 			fail "kernel's GSO frames did not reach VM1 big ($big of bytes in frames >= 32 KB)"
+		# ... and as GSO frames (gso_size from the tap's MTU), not as
+		# 64 KB frames no MTU allows.
+		marked=$(vx_stat 1 'd["gro"]["whole_big_tcp_marked"]')
+		tapgso=$(vx_stat 1 'port("vnet1")["tap"]["tx_gso_frames"]')
+		[ "$marked" -gt 100 ] && [ "$tapgso" -ge "$marked" ] ||
+			fail "whole big segments not given GSO metadata ($marked marked, $tapgso GSO frames to vnet1)"
 	fi
 	[ "$(vx_stat 1 'port("vx99")["vxlan"]["socket"]["tx_errors"]')" = 0 ] || fail "send errors towards the kernel"
 	pass "iperf3 both ways with the kernel vxlan, $mode-wire, IPv$underlay underlay ($merged GRO frames)"

@@ -17,6 +17,7 @@
 
 #include "frame_builder.h"
 #include "offload/gro.h"
+#include "offload/gso.h"
 #include "packet/csum.h"
 #include "packet/hdr.h"
 #include "parse/flow_extract.h"
@@ -1168,6 +1169,82 @@ static void test_interleaved_flows(void **state)
 	gro_test_free(t);
 }
 
+/* gro_mark_big_tcp(): a whole big TCP segment gets GRO's metadata, and
+ * finishing its seed gives back the checksum it came with. */
+static struct pkt *big_tcp(struct gro_test *t, uint8_t family, size_t payload, uint16_t flags,
+			   struct fb_layout *lay)
+{
+	struct fb_frame f;
+	fb_frame_init(&f, family, IP_PROTO_TCP);
+	f.payload_len = payload;
+	f.tcp_flags = flags;
+	size_t len = fb_build(&f, inner_buf, sizeof(inner_buf), lay);
+	assert_true(len > 0);
+	struct pkt *pkt = pkt_alloc(t->pool);
+	assert_non_null(pkt);
+	assert_int_equal(pkt_set_data(pkt, inner_buf, (uint32_t)len), 0);
+	pkt->l2_ofs = 0;
+	pkt->l3_ofs = (uint16_t)lay->l3_ofs;
+	pkt->l4_ofs = (uint16_t)lay->l4_ofs;
+	pkt->payload_ofs = (uint16_t)lay->payload_ofs;
+	pkt->ol.flags = PKT_OL_DATA_VALID;
+	return pkt;
+}
+
+static void test_mark_big_tcp(void **state)
+{
+	(void)state;
+	struct gro_test *t = test_new(0, 0, 0);
+	struct fb_layout lay;
+	for (uint8_t family = 4; family <= 6; family += 2) {
+		struct pkt *pkt = big_tcp(t, family, 30000, TCP_ACK | TCP_CWR, &lay);
+		uint16_t full;
+		memcpy(&full, pkt->data + lay.l4_ofs + TCP_CSUM_OFFSET, 2);
+		assert_true(gro_mark_big_tcp(pkt, 1450));
+		assert_int_equal(pkt->ol.flags, PKT_OL_NEEDS_CSUM);
+		assert_int_equal(pkt->ol.gso_type, (family == 4 ? PKT_GSO_TCPV4 : PKT_GSO_TCPV6) | PKT_GSO_ECN);
+		assert_int_equal(pkt->ol.gso_size, 1450 - (family == 4 ? 20 : 40) - 20);
+		assert_int_equal(pkt->ol.hdr_len, lay.l4_ofs + 20);
+		assert_int_equal(pkt->ol.csum_start, lay.l4_ofs);
+		assert_int_equal(pkt->ol.csum_offset, TCP_CSUM_OFFSET);
+		assert_true(gso_tap_frame_ok(pkt));
+		/* Not twice. */
+		assert_false(gro_mark_big_tcp(pkt, 1450));
+		assert_int_equal(csum_complete_partial(pkt, pkt->ol.csum_start, pkt->ol.csum_offset), 0);
+		assert_memory_equal(pkt->data + lay.l4_ofs + TCP_CSUM_OFFSET, &full, 2);
+		pkt_free(pkt);
+	}
+	/* Within the MTU, unverified, already offloaded, or not TCP: untouched. */
+	struct pkt *pkt = big_tcp(t, 4, 1410, TCP_ACK, &lay);
+	assert_false(gro_mark_big_tcp(pkt, 1450));
+	pkt_free(pkt);
+	pkt = big_tcp(t, 4, 1411, TCP_ACK, &lay);
+	assert_true(gro_mark_big_tcp(pkt, 1450));
+	pkt_free(pkt);
+	pkt = big_tcp(t, 4, 20000, TCP_ACK, &lay);
+	pkt->ol.flags = 0;
+	assert_false(gro_mark_big_tcp(pkt, 1450));
+	assert_int_equal(pkt->ol.gso_type, PKT_GSO_NONE);
+	assert_memory_equal(pkt->data, inner_buf, lay.len < pkt->size ? lay.len : pkt->size);
+	pkt_free(pkt);
+	pkt = big_tcp(t, 6, 20000, TCP_ACK, &lay);
+	pkt->ol.gso_type = PKT_GSO_TCPV6;
+	assert_false(gro_mark_big_tcp(pkt, 1450));
+	pkt_free(pkt);
+	struct fb_frame f;
+	fb_frame_init(&f, 4, IP_PROTO_UDP);
+	f.payload_len = 20000;
+	size_t len = fb_build(&f, inner_buf, sizeof(inner_buf), &lay);
+	pkt = pkt_alloc(t->pool);
+	assert_int_equal(pkt_set_data(pkt, inner_buf, (uint32_t)len), 0);
+	pkt->l3_ofs = (uint16_t)lay.l3_ofs;
+	pkt->l4_ofs = (uint16_t)lay.l4_ofs;
+	pkt->ol.flags = PKT_OL_DATA_VALID;
+	assert_false(gro_mark_big_tcp(pkt, 1450));
+	pkt_free(pkt);
+	gro_test_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1216,6 +1293,7 @@ int main(void)
 		cmocka_unit_test(test_create_rejects_bad_config_and_destroy_frees_held),
 		cmocka_unit_test(test_reason_names),
 		cmocka_unit_test(test_interleaved_flows),
+		cmocka_unit_test(test_mark_big_tcp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
