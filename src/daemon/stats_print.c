@@ -153,6 +153,8 @@ static void vxd_print_port_stats(struct ctl_print *p, const struct port *port)
 			       ss.udp_segment_fallbacks);
 		ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro", " udp-gro %s", ss.udp_gro_on);
 		ctl_print_bool(p, CTL_PRINT_ANY, "udp_segment", " udp-segment %s", ss.udp_segment_on);
+		ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro_probed", " (kernel accepted: udp-gro %s", ss.udp_gro_probed);
+		ctl_print_bool(p, CTL_PRINT_ANY, "udp_segment_probed", " udp-segment %s)", ss.udp_segment_probed);
 		ctl_print_nl(p);
 		ctl_print_close_object(p);
 		ctl_print_close_object(p);

@@ -85,6 +85,7 @@ case_udp_gro() {
 	traffic "UDP_GRO refused on h1"
 	log_says 1 "UDP_GRO refused by the kernel" udp_gro
 	expect 1 "$(sock udp_gro)" False udp_gro
+	expect 1 "$(sock udp_gro_probed)" False udp_gro
 	expect 1 "$(sock rx_gro_buffers)" 0 "udp_gro (nothing may arrive coalesced)"
 	expect 2 "$(sock udp_gro)" True "udp_gro (h2 has no refusal)"
 	[ "$(vx_stat 1 "$(sock rx_datagrams)")" -gt 1000 ] || fail "udp_gro: h1 received few datagrams"
@@ -104,6 +105,8 @@ case_udp_segment_probe() {
 	traffic "UDP_SEGMENT refused at the probe on h1"
 	log_says 1 "UDP_SEGMENT refused by the kernel" udp_segment_probe
 	expect 1 "$(sock udp_segment)" False udp_segment_probe
+	expect 1 "$(sock udp_segment_probed)" False udp_segment_probe
+	expect 2 "$(sock udp_segment_probed)" True "udp_segment_probe (h2 has no refusal)"
 	expect 1 "$(sock tx_gso_sends)" 0 udp_segment_probe
 	expect 1 "$(sock udp_segment_fallbacks)" 0 "udp_segment_probe (never asked, never refused)"
 	expect 1 "$(sock tx_errors)" 0 udp_segment_probe
@@ -119,6 +122,7 @@ case_udp_segment_send() {
 	traffic "UDP_SEGMENT sends refused with EIO on h1"
 	log_says 1 "UDP_SEGMENT refused by the kernel (Input/output error)" udp_segment_send
 	expect 1 "$(sock udp_segment)" False udp_segment_send
+	expect 1 "$(sock udp_segment_probed)" True "udp_segment_send (the probe passed, the sends failed)"
 	expect 1 "$(sock tx_gso_sends)" 0 "udp_segment_send (no UDP_SEGMENT send got through)"
 	expect 1 "$(sock tx_errors)" 0 "udp_segment_send (the refused trains were resent)"
 	all_sent 1 udp_segment_send
