@@ -14,25 +14,11 @@
 
 #include "offload/gso.h"
 #include "gso_test_util.h"
+#include "pool_fixture.h"
 
-static struct pkt_pool *pool;
 static uint8_t train_buf[2 * 65536 + 16384];
 
-static int setup(void **state)
-{
-	(void)state;
-	pool = pkt_pool_create(GSO_MAX_SEGS + 8);
-	return pool ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	struct pkt_pool_stats st;
-	pkt_pool_get_stats(pool, &st);
-	pkt_pool_destroy(pool);
-	return st.in_use == 0 ? 0 : -1; /* every test must free what it took */
-}
+PKT_POOL_FIXTURE(GSO_MAX_SEGS + 8)
 
 static uint32_t spec_l2_len(const struct tso_spec *s)
 {

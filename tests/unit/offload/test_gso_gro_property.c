@@ -29,10 +29,10 @@
 #include "offload/vxlan_encap.h"
 #include "parse/flow_extract.h"
 #include "gso_test_util.h"
+#include "pool_fixture.h"
 
 enum { PROPERTY_CASES = 4000, MAX_OUT = 64 };
 
-static struct pkt_pool *pool;
 static uint8_t train_buf[4 * 65536];
 static uint8_t flat[PKT_BUF_SIZE];
 
@@ -49,21 +49,7 @@ static void collect(void *aux, struct pkt *pkt)
 	c->out[c->n++] = pkt;
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	pool = pkt_pool_create(2 * GSO_MAX_SEGS + 16);
-	return pool ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	struct pkt_pool_stats st;
-	pkt_pool_get_stats(pool, &st);
-	pkt_pool_destroy(pool);
-	return st.in_use == 0 ? 0 : -1;
-}
+PKT_POOL_FIXTURE(2 * GSO_MAX_SEGS + 16)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 

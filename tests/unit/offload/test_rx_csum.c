@@ -12,24 +12,10 @@
 #include "offload/rx_csum.h"
 #include "packet/hdr.h"
 #include "frame_builder.h"
+#include "pool_fixture.h"
 
-static struct pkt_pool *pool;
 
-static int setup(void **state)
-{
-	(void)state;
-	pool = pkt_pool_create(8);
-	return pool ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	struct pkt_pool_stats st;
-	pkt_pool_get_stats(pool, &st);
-	pkt_pool_destroy(pool);
-	return st.in_use == 0 ? 0 : -1;
-}
+PKT_POOL_FIXTURE(8)
 
 static uint8_t frame[FB_MAX_FRAME], expect[FB_MAX_FRAME];
 

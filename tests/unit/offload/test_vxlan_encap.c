@@ -15,25 +15,11 @@
 #include "offload/vxlan_encap.h"
 #include "packet/csum.h"
 #include "gso_test_util.h"
+#include "pool_fixture.h"
 
-static struct pkt_pool *pool;
 static uint8_t train_buf[2 * 65536 + 16384];
 
-static int setup(void **state)
-{
-	(void)state;
-	pool = pkt_pool_create(16);
-	return pool ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	struct pkt_pool_stats st;
-	pkt_pool_get_stats(pool, &st);
-	pkt_pool_destroy(pool);
-	return st.in_use == 0 ? 0 : -1;
-}
+PKT_POOL_FIXTURE(16)
 
 static struct vxlan_encap encap_v4(void)
 {
