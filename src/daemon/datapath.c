@@ -284,8 +284,15 @@ static void vxd_sock_input(struct vxd *vxd, struct vxd_src *src)
 			pkt->inner_l4_ofs = pkt->inner_payload_ofs = PKT_OFS_NONE;
 			vxd_switch_decapped(vxd, pkt);
 		}
-		if (gro_on)
-			gro_flush(vxd->gro, GRO_FLUSH_ALL, vxd->now_ns);
+		vxd_flush_all(vxd);
+	}
+	/* Runs stay held while the socket keeps delivering and complete when
+	 * this poll of it ends, as NAPI completes GRO at napi_complete_done():
+	 * datagrams the kernel did not coalesce (zero outer checksums, UDP_GRO
+	 * refused) arrive a few per recvmmsg and would otherwise make frames
+	 * of a few segments. */
+	if (vxd->knobs[CTL_KNOB_GRO] && vxd->gro) {
+		gro_flush(vxd->gro, GRO_FLUSH_ALL, vxd->now_ns);
 		vxd_flush_all(vxd);
 	}
 }

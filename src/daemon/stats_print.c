@@ -190,6 +190,7 @@ static void vxd_print_gro(struct ctl_print *p, const struct vxd *vxd)
 	ctl_print_uint(p, CTL_PRINT_ANY, "segments_in", ": segments in %" PRIu64, st.segments_in);
 	ctl_print_uint(p, CTL_PRINT_ANY, "frames_out", " frames out %" PRIu64, st.frames_out);
 	ctl_print_uint(p, CTL_PRINT_ANY, "merged_frames", " merged %" PRIu64, st.merged_frames);
+	ctl_print_uint(p, CTL_PRINT_ANY, "merged_segments", " (of %" PRIu64 " segments)", st.merged_segments);
 	ctl_print_float(p, CTL_PRINT_ANY, "segments_per_frame", " segments/frame %.1f",
 			st.frames_out ? (double)st.segments_in / (double)st.frames_out : 0.0);
 	ctl_print_nl(p);
