@@ -58,6 +58,11 @@ enum rx_csum_verdict rx_csum_check(struct pkt *pkt, uint32_t l3_ofs, uint32_t l4
 		const struct ipv4_hdr *ip = (const struct ipv4_hdr *)pkt_at(pkt, l3_ofs, IPV4_HDR_LEN);
 		if (ip && (load_be16(&ip->frag_off_be) & (IPV4_MF | IPV4_FRAG_OFFSET_MASK)))
 			return RX_CSUM_NOT_CHECKED;
+	} else if (l4_ofs != l3_ofs + IPV6_HDR_LEN) {
+		/* Extension headers: with a routing header the pseudo-header
+		 * takes the final destination, not the one in the IPv6
+		 * header.  Rare enough to leave to the VM. */
+		return RX_CSUM_NOT_CHECKED;
 	}
 	uint32_t pseudo = 0;
 	uint32_t l4_len = rx_csum_l4_len(pkt, l3_ofs, l4_ofs, &pseudo, proto);

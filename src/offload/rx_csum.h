@@ -29,7 +29,8 @@
 #include "packet/pkt.h"
 
 enum rx_csum_verdict {
-	RX_CSUM_NOT_CHECKED, /* not TCP/UDP, a fragment, or IPv4 UDP without checksum */
+	RX_CSUM_NOT_CHECKED, /* not TCP/UDP, a fragment, IPv4 UDP without checksum,
+			      * or IPv6 with extension headers (left to the VM) */
 	RX_CSUM_GOOD,
 	RX_CSUM_FINISHED,    /* was the sender's unfinished seed; now the right checksum */
 	RX_CSUM_UNFINISHED,  /* the seed, left as it is (finish == false) */

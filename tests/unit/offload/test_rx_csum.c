@@ -224,6 +224,26 @@ static void test_not_checked(void **state)
 	pkt_free(pkt);
 }
 
+/* A routing header changes which destination the pseudo-header takes:
+ * IPv6 with extension headers is left to the VM, even with a checksum that
+ * looks wrong from the IPv6 header's destination. */
+static void test_ipv6_extension_headers_not_checked(void **state)
+{
+	(void)state;
+	struct fb_frame f;
+	struct fb_layout lay;
+	fb_frame_init(&f, 6, IP_PROTO_TCP);
+	f.payload_len = 200;
+	f.n_ipv6_ext = 1;
+	f.ipv6_ext[0] = (struct fb_ipv6_ext){ .type = IP_PROTO_ROUTING, .len8 = 2 };
+	f.csum = FB_CSUM_BAD;
+	struct pkt *pkt = build(&f, &lay, 0);
+	assert_int_equal(rx_csum_check(pkt, (uint32_t)lay.l3_ofs, (uint32_t)lay.l4_ofs, IP_PROTO_TCP, true),
+			 RX_CSUM_NOT_CHECKED);
+	assert_memory_equal(pkt->data, frame, lay.len);
+	pkt_free(pkt);
+}
+
 static void test_lying_lengths_are_bad(void **state)
 {
 	(void)state;
@@ -265,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_padding_is_not_summed),
 		cmocka_unit_test(test_udp_zero_checksum),
 		cmocka_unit_test(test_not_checked),
+		cmocka_unit_test(test_ipv6_extension_headers_not_checked),
 		cmocka_unit_test(test_lying_lengths_are_bad),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
