@@ -243,10 +243,12 @@ static bool vxd_rx_csum(struct vxd *vxd, struct port *port, struct pkt *pkt, con
 static void vxd_sock_input(struct vxd *vxd, struct vxd_src *src)
 {
 	struct pkt **pkts = vxd->sock_rx;
-	for (unsigned round = 0; round < VXD_RX_ROUNDS; round++) {
+	unsigned budget = VXD_SOCK_POLL_BUDGET;
+	for (unsigned round = 0; round < VXD_SOCK_POLL_ROUNDS && budget; round++) {
 		int n = vxlan_sock_rx_batch(src->sock, vxd->pool, pkts, VXD_SOCK_RX_MAX);
 		if (n <= 0)
 			break;
+		budget -= (unsigned)n < budget ? (unsigned)n : budget;
 		vxd->now_ns = vxd_now_ns();
 		bool gro_on = vxd->knobs[CTL_KNOB_GRO] && vxd->gro;
 		for (int i = 0; i < n; i++) {

@@ -28,7 +28,10 @@ enum vxd_limits {
 	VXD_FDB_SIZE_DEFAULT = 65536, /* learned MACs over all VNIs (each VNI: fdb-max) */
 	VXD_RX_BATCH = 64,       /* tap reads per batch */
 	VXD_SOCK_RX_MAX = 512,   /* datagrams per socket batch (8 x 64) */
-	VXD_RX_ROUNDS = 8,       /* batches per source per loop turn: fairness */
+	VXD_RX_ROUNDS = 8,       /* tap batches per loop turn: fairness */
+	VXD_SOCK_POLL_BUDGET = 4096, /* datagrams per socket poll: fairness... */
+	VXD_SOCK_POLL_ROUNDS = 64,   /* ...and recvmmsg calls, for datagrams that
+					arrive one per message (not coalesced) */
 	VXD_TXQ_LEN = 512,
 	VXD_MAX_EVENTS = 64,
 };
