@@ -240,6 +240,17 @@ static bool vxd_rx_csum(struct vxd *vxd, struct port *port, struct pkt *pkt, con
 	return true;
 }
 
+/* True when another receive round might not find its buffers: held GRO
+ * runs pin the buffers their segments sit in (one per datagram when the
+ * kernel did not coalesce them), so they are completed early instead. */
+static bool vxd_pool_low(const struct vxd *vxd)
+{
+	struct pkt_pool_stats st;
+	pkt_pool_get_stats(vxd->pool, &st);
+	/* One more round takes at most one pkt per datagram plus its buffers. */
+	return (uint64_t)st.in_use + VXD_SOCK_RX_MAX + VXD_RX_BATCH >= vxd->pool_size;
+}
+
 static void vxd_sock_input(struct vxd *vxd, struct vxd_src *src)
 {
 	struct pkt **pkts = vxd->sock_rx;
@@ -285,6 +296,10 @@ static void vxd_sock_input(struct vxd *vxd, struct vxd_src *src)
 			pkt->tunnel_ofs = pkt->inner_l2_ofs = pkt->inner_l3_ofs = PKT_OFS_NONE;
 			pkt->inner_l4_ofs = pkt->inner_payload_ofs = PKT_OFS_NONE;
 			vxd_switch_decapped(vxd, pkt);
+		}
+		if (gro_on && vxd_pool_low(vxd)) {
+			gro_flush(vxd->gro, GRO_FLUSH_ALL, vxd->now_ns);
+			vxd->gro_pool_low_flushes++;
 		}
 		vxd_flush_all(vxd);
 	}
@@ -357,7 +372,8 @@ int vxd_create(const struct vxd_options *opts, struct vxd **out)
 	vxd->knobs[CTL_KNOB_GRO_MAX_SIZE] = 65535;
 	vxd->knobs[CTL_KNOB_FDB_AGEING] = (uint32_t)(FDB_DEFAULT_AGEING_NS / 1000000000ull);
 
-	vxd->pool = pkt_pool_create(opts->pool_size ? opts->pool_size : VXD_POOL_DEFAULT);
+	vxd->pool_size = opts->pool_size ? opts->pool_size : VXD_POOL_DEFAULT;
+	vxd->pool = pkt_pool_create(vxd->pool_size);
 	if (!vxd->pool) {
 		err = -ENOMEM;
 		goto err_free;

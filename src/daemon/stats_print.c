@@ -228,6 +228,8 @@ static void vxd_print_gro(struct ctl_print *p, const struct vxd *vxd)
 	ctl_print_uint(p, CTL_PRINT_ANY, "whole_big_tcp_marked",
 		       "    big TCP segments that arrived whole, given GSO metadata for the tap: %" PRIu64,
 		       vxd->whole_big_tcp_marked);
+	ctl_print_uint(p, CTL_PRINT_ANY, "pool_low_flushes", ", runs completed early because buffers ran low: %" PRIu64,
+		       vxd->gro_pool_low_flushes);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }

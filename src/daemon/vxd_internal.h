@@ -67,6 +67,7 @@ struct vxd {
 	volatile sig_atomic_t stop;
 	int epfd;
 	struct pkt_pool *pool;
+	uint32_t pool_size;
 	struct ctl_server *ctl;
 	struct vxd_src ctl_src;
 
@@ -92,6 +93,7 @@ struct vxd {
 		uint64_t good, finished, bad, not_checked;
 	} rx_csum; /* inner checksums of datagrams the kernel did not vouch for */
 	uint64_t whole_big_tcp_marked; /* gro_mark_big_tcp() on the way to a tap */
+	uint64_t gro_pool_low_flushes;  /* runs completed mid-poll: buffers ran low */
 	uint64_t now_ns;
 	uint64_t last_age_ns;
 	uint64_t start_ns;
