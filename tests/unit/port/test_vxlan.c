@@ -316,10 +316,14 @@ static void refusal_begin(struct fixture *fx, struct vxlan_sock_stats *before)
 	vxlan_sock_get_stats(fx->sock, before);
 }
 
+/* Ends a refusal case; every pkt the case took must be back in the pool. */
 static void refusal_end(struct fixture *fx)
 {
 	refuse_udp_segment = false;
 	vxlan_sock_set_udp_segment(fx->sock, true);
+	struct pkt_pool_stats ps;
+	pkt_pool_get_stats(fx->pool, &ps);
+	assert_int_equal(ps.in_use, 0);
 }
 
 /* The kernel refuses the UDP_SEGMENT send with EIO: the train is resent
@@ -352,9 +356,6 @@ static void test_udp_segment_refused_train_is_resent_per_datagram(void **state)
 	assert_int_equal(before.tx_sends - st.tx_sends, 6);
 	receive_segments(fx, 6, 1000);
 	refusal_end(fx);
-	struct pkt_pool_stats ps;
-	pkt_pool_get_stats(fx->pool, &ps);
-	assert_int_equal(ps.in_use, 0);
 }
 
 /* Plain frames around a refused train in one sendmmsg: the one before is
@@ -435,9 +436,6 @@ static void test_udp_segment_refused_with_frags(void **state)
 	assert_int_equal(st.tx_errors, before.tx_errors);
 	receive_segments(fx, 8, 1000);
 	refusal_end(fx);
-	struct pkt_pool_stats ps;
-	pkt_pool_get_stats(fx->pool, &ps);
-	assert_int_equal(ps.in_use, 0);
 }
 
 /* A socket whose UDP_GRO the kernel refused: a TSO train sent to it
