@@ -6,7 +6,8 @@
 #include "packet/csum.h"
 #include "packet/hdr.h"
 
-/* The L4 length the IP header states, or 0 when it is unusable. */
+/* The L4 length the IP header states, or 0 when it is unusable; its
+ * pseudo-header sum in *pseudo.  Fragments were set aside by the caller. */
 static uint32_t rx_csum_l4_len(const struct pkt *pkt, uint32_t l3_ofs, uint32_t l4_ofs, uint32_t *pseudo,
 			       uint8_t proto)
 {
@@ -16,7 +17,7 @@ static uint32_t rx_csum_l4_len(const struct pkt *pkt, uint32_t l3_ofs, uint32_t 
 	uint32_t l3_len;
 	if ((l3[0] >> 4) == 4) {
 		const struct ipv4_hdr *ip = (const struct ipv4_hdr *)pkt_at(pkt, l3_ofs, IPV4_HDR_LEN);
-		if (!ip || (load_be16(&ip->frag_off_be) & (IPV4_MF | IPV4_FRAG_OFFSET_MASK)))
+		if (!ip)
 			return 0;
 		l3_len = load_be16(&ip->tot_len_be);
 		if (l3_len < l4_ofs - l3_ofs)
