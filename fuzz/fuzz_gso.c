@@ -32,6 +32,7 @@
 #include "packet/pkt.h"
 #include "packet/vnet_hdr.h"
 #include "parse/flow_extract.h"
+#include "parse/vnet_hdr_check.h"
 
 #define CHECK(cond)                                                         \
 	do {                                                                \
