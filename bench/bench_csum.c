@@ -1,6 +1,6 @@
 /* bench_csum: throughput of csum_partial() against the plain loop (one
  * 16-bit word at a time), at frame sizes that matter (64 B, 1500 B, 9000 B,
- * 64 KB), and of csum_pkt() over a 64 KB GRO-style chain (linear headers +
+ * 64 KB), then of its scalar and AVX2 loops apart, and of csum_pkt() over a 64 KB GRO-style chain (linear headers +
  * MSS-sized frags, and the same with odd-sized frags).
  *
  * Figures are GB/s (10^9 bytes per second) of checksummed data, the best of
@@ -122,6 +122,17 @@ int main(int argc, char **argv)
 		double plain = gbps_buf(csum_plain, buf, len, rounds, BYTES_PER_ROUND / 8);
 		double fast = gbps_buf(csum_partial, buf, len, rounds, BYTES_PER_ROUND);
 		printf("csum_partial %-15zu %10.2f %10.2f %7.1fx\n", len, plain, fast, fast / plain);
+	}
+	/* The two loops csum_partial() picks between, each on its own. */
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t len = sizes[i];
+		double plain = gbps_buf(csum_plain, buf, len, rounds, BYTES_PER_ROUND / 8);
+		double scalar = gbps_buf(csum_partial_scalar, buf, len, rounds, BYTES_PER_ROUND);
+		printf("  scalar loop %-15zu %10.2f %10.2f %7.1fx\n", len, plain, scalar, scalar / plain);
+		if (!csum_partial_avx2_supported())
+			continue;
+		double avx2 = gbps_buf(csum_partial_avx2, buf, len, rounds, BYTES_PER_ROUND);
+		printf("  avx2 loop   %-15zu %10.2f %10.2f %7.1fx\n", len, plain, avx2, avx2 / plain);
 	}
 
 	struct pkt_pool *pool = pkt_pool_create(2);

@@ -467,41 +467,7 @@ static enum gro_pass_reason gro_ipv6_pass_reason(const uint8_t *l3, uint32_t l3_
 	return GRO_PASS_REASON_COUNT;
 }
 
-#if defined(__x86_64__)
-typedef uint32_t gro_u32x8 __attribute__((vector_size(32)));
-
-/* csum_partial() with AVX2: the 16-bit words of 64 bytes a round are
- * added into 32-bit lanes (low and high halves apart, so nothing
- * carries), which is the same one's complement sum once folded.  A lane
- * grows by at most 2 * 0xffff a round: no overflow below 2 MB. */
-static __attribute__((target("avx2"))) uint32_t gro_csum_partial_avx2(const uint8_t *p, uint32_t len,
-								      uint32_t sum)
-{
-	const gro_u32x8 low = { 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff };
-	gro_u32x8 acc0 = { 0 }, acc1 = { 0 };
-
-	if (len >= (2u << 20))
-		return csum_partial(p, len, sum);
-	for (; len >= 64; p += 64, len -= 64) {
-		gro_u32x8 a, b;
-		memcpy(&a, p, sizeof(a));
-		memcpy(&b, p + 32, sizeof(b));
-		acc0 += (a & low) + (a >> 16);
-		acc1 += (b & low) + (b >> 16);
-	}
-	acc0 += acc1;
-	uint64_t total = sum;
-	for (int i = 0; i < 8; i++)
-		total += acc0[i];
-	total = (total & 0xffffffffu) + (total >> 32);
-	total = (total & 0xffffffffu) + (total >> 32);
-	/* The rest starts at an even offset: word pairing is unchanged. */
-	return csum_partial(p, len, (uint32_t)total);
-}
-#endif
-
-static bool gro_tcp_csum_ok_at(const struct pkt *pkt, const uint8_t *l3, uint8_t family, uint32_t l4_ofs,
-			       bool avx2)
+static bool gro_tcp_csum_ok_at(const struct pkt *pkt, const uint8_t *l3, uint8_t family, uint32_t l4_ofs)
 {
 	uint32_t l4_len = pkt_len(pkt) - l4_ofs;
 	uint32_t sum;
@@ -513,12 +479,6 @@ static bool gro_tcp_csum_ok_at(const struct pkt *pkt, const uint8_t *l3, uint8_t
 		const struct ipv6_hdr *ip6 = (const struct ipv6_hdr *)l3;
 		sum = csum_pseudo_ipv6(ip6->src, ip6->dst, IP_PROTO_TCP, l4_len);
 	}
-	(void)avx2;
-#if defined(__x86_64__)
-	if (avx2 && pkt->nr_frags == 0)
-		sum = gro_csum_partial_avx2(pkt->data + l4_ofs, l4_len, sum);
-	else
-#endif
 	if (pkt->nr_frags == 0)
 		sum = csum_partial(pkt->data + l4_ofs, l4_len, sum);
 	else
@@ -526,14 +486,14 @@ static bool gro_tcp_csum_ok_at(const struct pkt *pkt, const uint8_t *l3, uint8_t
 	return csum_fold(sum) == 0;
 }
 
-static bool gro_tcp_csum_ok(const struct gro_seg *seg, bool avx2)
+static bool gro_tcp_csum_ok(const struct gro_seg *seg)
 {
 	const struct pkt *pkt = seg->pkt;
-	return gro_tcp_csum_ok_at(pkt, seg->l3, seg->family, (uint32_t)((const uint8_t *)seg->th - pkt->data), avx2);
+	return gro_tcp_csum_ok_at(pkt, seg->l3, seg->family, (uint32_t)((const uint8_t *)seg->th - pkt->data));
 }
 
 /* GRO_PASS_REASON_COUNT when the segment may be held or merged. */
-static enum gro_pass_reason gro_seg_pass_reason(const struct gro_seg *seg, bool avx2)
+static enum gro_pass_reason gro_seg_pass_reason(const struct gro_seg *seg)
 {
 	const struct pkt *pkt = seg->pkt;
 	enum gro_pass_reason why;
@@ -559,7 +519,7 @@ static enum gro_pass_reason gro_seg_pass_reason(const struct gro_seg *seg, bool 
 		return why;
 	if (seg->payload_len == 0)
 		return GRO_PASS_PURE_ACK;
-	if (!(pkt->ol.flags & PKT_OL_DATA_VALID) && !gro_tcp_csum_ok(seg, avx2))
+	if (!(pkt->ol.flags & PKT_OL_DATA_VALID) && !gro_tcp_csum_ok(seg))
 		return GRO_PASS_CSUM_BAD;
 	return GRO_PASS_REASON_COUNT;
 }
@@ -1140,7 +1100,7 @@ static inline __attribute__((always_inline)) bool gro_fast_merge(struct gro_tabl
 	if (flow->l3_len + payload >= table->max_size || hp->nr_frags + frags_needed > PKT_MAX_FRAGS)
 		return false;
 	if (!(pkt->ol.flags & PKT_OL_DATA_VALID) &&
-	    !gro_tcp_csum_ok_at(pkt, pkt->data + (h->l3 - hp->data), h->family, l4_ofs, table->avx2)) {
+	    !gro_tcp_csum_ok_at(pkt, pkt->data + (h->l3 - hp->data), h->family, l4_ofs)) {
 		/* Let the slow path count it and keep the flow in order. */
 		return false;
 	}
@@ -1191,7 +1151,7 @@ static __attribute__((noinline)) void gro_receive_slow(struct gro_table *table, 
 		flow = NULL;
 	}
 
-	enum gro_pass_reason pass = gro_seg_pass_reason(&seg, table->avx2);
+	enum gro_pass_reason pass = gro_seg_pass_reason(&seg);
 	if (pass != GRO_PASS_REASON_COUNT) {
 		/* Keep the flow in order: what is held goes out first. */
 		if (flow)

@@ -1,8 +1,9 @@
 /* Unit tests for src/packet/csum.c: known vectors (RFC 1071, a real IPv4
  * header), property tests of the unrolled sum against a byte-pair reference
- * over random buffers, lengths and alignments (fixed seed), pkt chains with
- * odd-length frags, pseudo-headers, RFC 1624 updates and completing a
- * partial checksum as a NIC would. */
+ * over random buffers, lengths and alignments (fixed seed), the scalar and
+ * AVX2 loops against each other, pkt chains with odd-length frags,
+ * pseudo-headers, RFC 1624 updates and completing a partial checksum as a
+ * NIC would. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -118,6 +119,58 @@ static void test_partial_carry_heavy_input(void **state)
 	}
 	assert_int_equal(csum_fold_nocomplement(csum_partial(ones, sizeof(ones), 0xffffffffu)),
 			 csum_fold_nocomplement(csum_ref_sum(ones, sizeof(ones), 0xffffffffu)));
+}
+
+/* csum_partial() runs one of two loops depending on the CPU: both must give
+ * the same checksum for every buffer, or a frame's verdict would depend on
+ * the machine.  Lengths around the AVX2 loop's 64-byte rounds and the scalar
+ * loop's 32-byte ones, every alignment in a cache line, random seeds
+ * (including the extremes) and carry-heavy all-0xff data. */
+static void assert_both_loops_agree(const uint8_t *buf, size_t len, uint32_t seed)
+{
+	uint16_t want = csum_fold_nocomplement(csum_ref_sum(buf, len, seed));
+	assert_int_equal(csum_fold_nocomplement(csum_partial_scalar(buf, len, seed)), want);
+	if (csum_partial_avx2_supported())
+		assert_int_equal(csum_fold_nocomplement(csum_partial_avx2(buf, len, seed)), want);
+	assert_int_equal(csum_fold_nocomplement(csum_partial(buf, len, seed)), want);
+}
+
+static void test_scalar_and_avx2_loops_agree(void **state)
+{
+	(void)state;
+	if (!csum_partial_avx2_supported())
+		print_message("no AVX2 on this CPU: only the scalar loop is checked\n");
+	enum { BUF = 66000 };
+	uint8_t *buf = malloc(BUF + 64);
+	assert_non_null(buf);
+	fill_random(buf, BUF + 64);
+	static const uint32_t seeds[] = { 0, 1, 0xffff, 0x10000, 0xfffffffeu, 0xffffffffu };
+
+	for (size_t align = 0; align < 64; align++)
+		for (size_t len = 0; len <= 260; len++)
+			assert_both_loops_agree(buf + align, len, seeds[(align + len) % 6]);
+	for (int i = 0; i < 2000; i++) {
+		size_t align = rng() % 64, len = rng() % BUF;
+		assert_both_loops_agree(buf + align, len, rng());
+	}
+	memset(buf, 0xff, BUF + 64);
+	for (size_t len = 0; len <= BUF; len += 61)
+		assert_both_loops_agree(buf + len % 64, len, 0xffffffffu);
+	free(buf);
+}
+
+/* Past CSUM_AVX2_MAX_LEN the AVX2 lanes could overflow: it must hand such
+ * buffers to the scalar loop and still be right. */
+static void test_avx2_loop_long_buffer(void **state)
+{
+	(void)state;
+	size_t len = CSUM_AVX2_MAX_LEN + 130;
+	uint8_t *buf = malloc(len);
+	assert_non_null(buf);
+	memset(buf, 0xff, len);
+	assert_both_loops_agree(buf, len, 0xffffffffu);
+	assert_both_loops_agree(buf + 1, len - 1, 7);
+	free(buf);
 }
 
 /* Splits `frame` into a linear part and frags of random sizes (many odd). */
@@ -367,6 +420,8 @@ int main(void)
 		cmocka_unit_test(test_fold),
 		cmocka_unit_test(test_partial_matches_reference),
 		cmocka_unit_test(test_partial_carry_heavy_input),
+		cmocka_unit_test(test_scalar_and_avx2_loops_agree),
+		cmocka_unit_test(test_avx2_loop_long_buffer),
 		cmocka_unit_test(test_pkt_chain_matches_reference),
 		cmocka_unit_test(test_pkt_chain_of_single_bytes),
 		cmocka_unit_test(test_pseudo_headers_match_their_bytes),
