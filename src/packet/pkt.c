@@ -293,3 +293,57 @@ int pkt_linearize(struct pkt *pkt)
 	pkt_release_frags(pkt);
 	return 0;
 }
+
+/* Where the headers a clone may rewrite end: the innermost payload offset
+ * the parse left (inner when tunnelled, as parse/'s pkt_innermost_payload(),
+ * which packet/ must not include), or the whole linear part when there is
+ * none or it lies in the frags. */
+static uint32_t pkt_clone_hdr_len(const struct pkt *pkt)
+{
+	uint16_t payload = pkt->tunnel_ofs != PKT_OFS_NONE ? pkt->inner_payload_ofs : pkt->payload_ofs;
+	return payload == PKT_OFS_NONE || payload > pkt->size ? pkt->size : payload;
+}
+
+static void pkt_clone_meta(struct pkt *clone, const struct pkt *pkt)
+{
+	clone->ol = pkt->ol;
+	clone->l2_ofs = pkt->l2_ofs;
+	clone->l3_ofs = pkt->l3_ofs;
+	clone->l4_ofs = pkt->l4_ofs;
+	clone->payload_ofs = pkt->payload_ofs;
+	clone->tunnel_ofs = pkt->tunnel_ofs;
+	clone->inner_l2_ofs = pkt->inner_l2_ofs;
+	clone->inner_l3_ofs = pkt->inner_l3_ofs;
+	clone->inner_l4_ofs = pkt->inner_l4_ofs;
+	clone->inner_payload_ofs = pkt->inner_payload_ofs;
+	clone->in_port = pkt->in_port;
+	clone->tunnel = pkt->tunnel;
+	clone->timestamp_ns = pkt->timestamp_ns;
+}
+
+struct pkt *pkt_clone(struct pkt_pool *pool, struct pkt *pkt)
+{
+	uint32_t hdr_len = pkt_clone_hdr_len(pkt);
+	uint32_t tail = pkt->size - hdr_len;
+	/* The linear payload becomes the clone's first frag; with every frag
+	 * slot taken it is copied instead (bounded by one linear part). */
+	uint32_t copy = tail && pkt->nr_frags >= PKT_MAX_FRAGS ? pkt->size : hdr_len;
+
+	struct pkt *clone = pkt_alloc(pool);
+	if (!clone)
+		return NULL;
+	uint8_t *dst = pkt_put(clone, copy);
+	if (!dst) {
+		pkt_free(clone);
+		return NULL;
+	}
+	memcpy(dst, pkt->data, copy);
+	if (copy < pkt->size)
+		(void)pkt_add_frag(clone, pkt->data + copy, pkt->size - copy, pkt);
+	for (uint16_t i = 0; i < pkt->nr_frags; i++) {
+		const struct pkt_frag *frag = &pkt->frags[i];
+		(void)pkt_add_frag(clone, frag->data, frag->size, frag->owner);
+	}
+	pkt_clone_meta(clone, pkt);
+	return clone;
+}

@@ -12,7 +12,9 @@
  *
  * Ownership: a pkt is reference counted.  A frag holds a reference to the pkt
  * whose buffer its bytes live in, dropped when the frame is freed.  pkt_free()
- * drops one reference; at zero the pkt returns to its pool.
+ * drops one reference; at zero the pkt returns to its pool.  Bytes a frag
+ * points at are read-only for everyone (other frames may share them; see
+ * pkt_clone()).
  *
  * Offsets (l2_ofs ...) count from `data`; PKT_OFS_NONE means absent.  The
  * outer layers are l2/l3/l4; when the frame carries VXLAN, tunnel_ofs points
@@ -207,5 +209,40 @@ int pkt_copy_out(const struct pkt *pkt, uint32_t ofs, uint32_t len, void *dst);
 
 /* Move the frags into the linear part (one copy).  -ENOSPC if too big. */
 int pkt_linearize(struct pkt *pkt);
+
+/* A second frame with the same bytes, for one more output of a flood (a
+ * local port, or a remote VTEP that gets it encapsulated), that shares the
+ * payload instead of copying it: a 64 KB TSO frame is never copied per
+ * output.  From `pool` (may be another pool than pkt's).
+ *
+ * What is copied, into the clone's own linear part: the headers, i.e. the
+ * linear bytes before the innermost payload offset (inner_payload_ofs when
+ * tunnelled, else payload_ofs), or the whole linear part when the frame has
+ * no payload offset in its linear part (an unparsed frame, ARP).  Also
+ * copied: every offset, the offload metadata (ol), in_port, tunnel and
+ * timestamp_ns.  The clone starts with full headroom.
+ *
+ * What is shared: the payload.  The original's linear bytes past the
+ * headers become the clone's first frag, owned by the original (which thus
+ * stays allocated until the clone is freed); then the original's frags
+ * follow, each taking one more reference on its owner.  (With all
+ * PKT_MAX_FRAGS slots used by the original, the linear payload is copied
+ * instead: at most one linear part.)
+ *
+ * What a writer may change, in either frame, once a clone exists:
+ *   - its own linear part: rewrite header bytes, pkt_push/pkt_pull/pkt_put
+ *     (e.g. encapsulate), fill a checksum field inside the headers;
+ *   - its own frag array: pkt_trim, or pkt_linearize (which copies);
+ *   - its own metadata (offsets, ol, tunnel ...).
+ * Read-only for both: the bytes of every frag and, in the original, the
+ * buffer bytes past the headers (the clone's first frag points at them):
+ * while a clone lives, the original must not pkt_reset(), pkt_set_data(),
+ * or pkt_trim() then pkt_put() over them; a frame to rebuild is freed and a
+ * new one allocated.  The clone may be reset: its linear part is its own.
+ *
+ * Returns NULL, with the original unchanged, when the pool is empty
+ * (counted in its alloc_failures) or the headers do not fit the pool's
+ * buffers.  A frame's refcnt is 16 bits: at most 65534 clones at a time. */
+struct pkt *pkt_clone(struct pkt_pool *pool, struct pkt *pkt);
 
 #endif
