@@ -1,0 +1,206 @@
+/* ctl_cmd_port: the port grammar (see ctl_parser.h for how the language
+ * is split, ctl_cmd.h for the grammar itself).
+ *
+ *   port add NAME type { tap | vxlan } KEY VALUE ...
+ *   port del NAME
+ *   stats [ port NAME ], diagnose [ port NAME ]
+ *
+ * One key table serves both port types; each key says which types it
+ * applies to, so "netns" on a vxlan port is refused as "not valid for type
+ * vxlan" rather than "unknown keyword".  What only the whole command can
+ * tell (a vxlan port's required keys, local and remote in one family) is
+ * checked after the keys, in ctl_parse_port_add(). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "ctl/ctl_parser.h"
+
+#define TAP (1u << CTL_PORT_TAP)
+#define VXLAN (1u << CTL_PORT_VXLAN)
+
+static int key_port_vni(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	return ctl_parse_vni(ps, &cmd->port_add.vni);
+}
+
+static int key_netns(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	return ctl_parse_name(ps, "netns", CTL_NETNS_SIZE, true, cmd->port_add.netns);
+}
+
+static int key_mtu(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	const char *v = NULL;
+	int ret = ctl_take_value(ps, "mtu", "MTU (68..65535)", &v);
+	return ret ? ret : ctl_parse_u32(ps, "mtu", CTL_MTU_MIN, CTL_MTU_MAX, &cmd->port_add.mtu);
+}
+
+static int key_local(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	int ret = ctl_parse_ip(ps, "local", &cmd->port_add.local);
+	if (ret)
+		return ret;
+	if (ctl_ip_is_multicast(&cmd->port_add.local))
+		return ctl_fail(ps, ps->pos - 1, "multicast address for \"local\", expected unicast");
+	return 0;
+}
+
+static int key_remote(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	struct ctl_port_add *pa = &cmd->port_add;
+	struct ctl_ip ip;
+	int ret = ctl_parse_ip(ps, "remote", &ip);
+	if (ret)
+		return ret;
+	if (pa->n_remotes == CTL_MAX_REMOTES)
+		return ctl_fail(ps, ps->pos - 1, "too many remotes, at most %d", CTL_MAX_REMOTES);
+	for (unsigned int i = 0; i < pa->n_remotes; i++)
+		if (!memcmp(&pa->remotes[i], &ip, sizeof(ip)))
+			return ctl_fail(ps, ps->pos - 1, "duplicate \"remote\"");
+	if (pa->n_remotes && pa->remotes[0].family != ip.family)
+		return ctl_fail(ps, ps->pos - 1, "remotes mix IPv4 and IPv6");
+	if (!pa->n_remotes)
+		ps->first_remote = ps->pos - 1;
+	pa->remotes[pa->n_remotes++] = ip;
+	return 0;
+}
+
+static int key_dstport(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	const char *v = NULL;
+	uint32_t port;
+	int ret = ctl_take_value(ps, "dstport", "PORT (1..65535)", &v);
+	if (!ret)
+		ret = ctl_parse_u32(ps, "dstport", 1, 65535, &port);
+	if (!ret)
+		cmd->port_add.dstport = (uint16_t)port;
+	return ret;
+}
+
+static int key_srcport(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	return ctl_parse_port_range(ps, &cmd->port_add.srcport_min, &cmd->port_add.srcport_max);
+}
+
+static int key_udpcsum(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	return ctl_parse_onoff(ps, "udpcsum", &cmd->port_add.udpcsum);
+}
+
+static const struct ctl_key_def port_add_keys[] = {
+	{ "vni", CTL_PK_VNI, key_port_vni, TAP | VXLAN },
+	{ "netns", CTL_PK_NETNS, key_netns, TAP },
+	{ "local", CTL_PK_LOCAL, key_local, VXLAN },
+	{ "remote", 0, key_remote, VXLAN },
+	{ "dstport", CTL_PK_DSTPORT, key_dstport, VXLAN },
+	{ "srcport", CTL_PK_SRCPORT, key_srcport, VXLAN },
+	{ "udpcsum", CTL_PK_UDPCSUM, key_udpcsum, VXLAN },
+	{ "mtu", CTL_PK_MTU, key_mtu, TAP | VXLAN },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int key_ref_port(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	cmd->port.has_port = true;
+	return ctl_parse_name(ps, "port", CTL_NAME_SIZE, false, cmd->port.name);
+}
+
+/* stats and diagnose take only port. */
+static const struct ctl_key_def port_ref_keys[] = {
+	{ "port", 1, key_ref_port, 1 },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* ---- verbs ------------------------------------------------------------- */
+
+int ctl_parse_port_add(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	struct ctl_port_add *pa = &cmd->port_add;
+	const char *v = NULL;
+	int ret = ctl_parse_name(ps, "port add", CTL_NAME_SIZE, false, pa->name);
+	if (ret)
+		return ret;
+	if (ctl_at_end(ps))
+		return ctl_fail(ps, ps->pos, "missing \"type\", expected type tap or type vxlan");
+	if (strcmp(ps->argv[ps->pos], "type"))
+		return ctl_fail(ps, ps->pos, "unknown keyword, expected \"type\"");
+	ps->pos++;
+	ret = ctl_take_value(ps, "type", "tap or vxlan", &v);
+	if (ret)
+		return ret;
+	if (!strcmp(v, "tap"))
+		pa->type = CTL_PORT_TAP;
+	else if (!strcmp(v, "vxlan"))
+		pa->type = CTL_PORT_VXLAN;
+	else
+		return ctl_fail(ps, ps->pos - 1, "unknown port type, expected tap or vxlan");
+
+	pa->dstport = CTL_VXLAN_DEFAULT_DSTPORT;
+	pa->udpcsum = true;
+	uint32_t given = 0;
+	const char *what = pa->type == CTL_PORT_TAP ? "type tap" : "type vxlan";
+	ret = ctl_parse_keys(ps, port_add_keys, 1u << pa->type, what, cmd, &given);
+	if (ret)
+		return ret;
+	if (pa->n_remotes)
+		given |= CTL_PK_REMOTE;
+	pa->given = given;
+	if (pa->type == CTL_PORT_TAP)
+		return 0;
+
+	if (!(given & CTL_PK_VNI))
+		return ctl_fail(ps, ps->pos, "missing \"vni VNI\", required for type vxlan");
+	if (!(given & CTL_PK_LOCAL))
+		return ctl_fail(ps, ps->pos, "missing \"local IP\", required for type vxlan");
+	if (!(given & CTL_PK_REMOTE))
+		return ctl_fail(ps, ps->pos, "missing \"remote IP\", required for type vxlan");
+	if (pa->remotes[0].family != pa->local.family)
+		return ctl_fail(ps, ps->first_remote, "\"remote\" is IPv%c but \"local\" is IPv%c",
+			    pa->remotes[0].family == AF_INET ? '4' : '6',
+			    pa->local.family == AF_INET ? '4' : '6');
+	return 0;
+}
+
+int ctl_parse_port_del(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	int ret = ctl_parse_name(ps, "port del", CTL_NAME_SIZE, false, cmd->port.name);
+	if (ret)
+		return ret;
+	cmd->port.has_port = true;
+	return ctl_expect_end(ps, "port del");
+}
+
+int ctl_parse_port_ref(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	uint32_t given = 0;
+	return ctl_parse_keys(ps, port_ref_keys, 1, ctl_verb_name(cmd->verb), cmd, &given);
+}
+
+/* ---- format ------------------------------------------------------------ */
+
+/* Keywords in grammar order, only the keys that were given. */
+int ctl_format_port_add(struct ctl_sbuf *sb, const struct ctl_port_add *pa)
+{
+	if (pa->type != CTL_PORT_TAP && pa->type != CTL_PORT_VXLAN)
+		return -EINVAL;
+	ctl_sb_printf(sb, " %s type %s", pa->name, pa->type == CTL_PORT_TAP ? "tap" : "vxlan");
+	if (pa->given & CTL_PK_VNI)
+		ctl_sb_vni(sb, pa->vni);
+	if (pa->given & CTL_PK_NETNS)
+		ctl_sb_printf(sb, " netns %s", pa->netns);
+	if (pa->given & CTL_PK_LOCAL)
+		ctl_sb_ip(sb, "local", &pa->local);
+	for (unsigned int i = 0; i < pa->n_remotes && i < CTL_MAX_REMOTES; i++)
+		ctl_sb_ip(sb, "remote", &pa->remotes[i]);
+	if (pa->given & CTL_PK_DSTPORT)
+		ctl_sb_printf(sb, " dstport %u", pa->dstport);
+	if (pa->given & CTL_PK_SRCPORT)
+		ctl_sb_printf(sb, " srcport %u-%u", pa->srcport_min, pa->srcport_max);
+	if (pa->given & CTL_PK_UDPCSUM)
+		ctl_sb_printf(sb, " udpcsum %s", pa->udpcsum ? "on" : "off");
+	if (pa->given & CTL_PK_MTU)
+		ctl_sb_printf(sb, " mtu %u", pa->mtu);
+	return 0;
+}
+
