@@ -1,6 +1,7 @@
 #include "port/port.h"
 
 #include <stddef.h>
+#include <string.h>
 
 const uint32_t port_hist_bounds[PORT_HIST_BUCKETS - 1] = {
 	1536, 8192, 16384, 32768, 65536,
@@ -18,21 +19,39 @@ unsigned port_hist_bucket(uint32_t len)
 	return i;
 }
 
-void port_count_tx(struct port *port, uint32_t len)
+void port_count_tx(struct port_io *io, uint32_t len)
 {
 	unsigned bucket = port_hist_bucket(len);
-	port->stats.tx_frames++;
-	port->stats.tx_bytes += len;
-	port->stats.tx_hist_frames[bucket]++;
-	port->stats.tx_hist_bytes[bucket] += len;
+	io->stats.tx_frames++;
+	io->stats.tx_bytes += len;
+	io->stats.tx_hist_frames[bucket]++;
+	io->stats.tx_hist_bytes[bucket] += len;
 }
 
-void port_drop_batch(struct port *port, struct pkt **pkts, unsigned n, enum drop_reason reason)
+void port_drop_batch(struct port_io *io, struct pkt **pkts, unsigned n, enum drop_reason reason)
 {
 	for (unsigned i = 0; i < n; i++) {
-		port_count_drop(port, reason);
+		port_count_drop(io, reason);
 		pkt_free(pkts[i]);
 	}
+}
+
+int port_io_init(struct port *port, struct port_io *io)
+{
+	memset(io, 0, sizeof(*io));
+	if (!port->cls->io_init)
+		return 0;
+	int err = port->cls->io_init(port, io);
+	if (err < 0)
+		io->priv = NULL;
+	return err;
+}
+
+void port_io_fini(struct port *port, struct port_io *io)
+{
+	if (io->priv && port->cls->io_fini)
+		port->cls->io_fini(port, io);
+	io->priv = NULL;
 }
 
 void port_destroy(struct port *port)

@@ -19,7 +19,19 @@
  * every pkt passed, sends what it can, counts the rest as drops, and frees
  * them all.
  *
- * Thread-safety: a port belongs to the one datapath thread that polls it. */
+ * Threads.  The port object itself holds no state the datapath writes: it is
+ * the configuration (name, VNI, MTU, fds, probed offloads) plus the settings
+ * the control thread changes at run time (GSO on/off, a tap's offloads),
+ * which are C11 atomics read with relaxed ordering (a worker sees a change
+ * within a batch or two; nothing else is ordered by them).  Everything a
+ * datapath worker writes -- counters, the vxlan send queue and its scratch
+ * -- lives in a struct port_io, one per (worker, port), made with
+ * port_io_init() and written only by that worker.  So N workers can share
+ * one port object, each passing its own io.  A port is destroyed by the
+ * control thread once no worker uses it (after every io of it is
+ * finalised).  The counters of an io are plain integers: read them on its
+ * worker; from another thread a read may be stale (and is untorn only where
+ * aligned 64-bit loads are, as on x86-64). */
 #ifndef VX_PORT_PORT_H
 #define VX_PORT_PORT_H
 
@@ -58,14 +70,26 @@ struct port_stats {
 struct port;
 struct pkt_pool;
 
+/* One per (worker, port): what that worker writes while it drives the port.
+ * `priv` belongs to the port's kind (vxlan: its send queue and header
+ * scratch, tap: its counters); only the kind's code looks inside. */
+struct port_io {
+	struct port_stats stats;
+	void *priv;
+};
+
 struct port_class {
 	const char *kind_name;
 	enum port_kind kind;
 	/* Reads up to `max` frames.  NULL for ports that are read elsewhere
 	 * (vxlan: the shared socket is read by the daemon). */
-	int (*rx_batch)(struct port *port, struct pkt_pool *pool, struct pkt **out, unsigned max);
+	int (*rx_batch)(struct port *port, struct port_io *io, struct pkt_pool *pool,
+			struct pkt **out, unsigned max);
 	/* Sends and frees `n` frames. */
-	void (*tx_batch)(struct port *port, struct pkt **pkts, unsigned n);
+	void (*tx_batch)(struct port *port, struct port_io *io, struct pkt **pkts, unsigned n);
+	/* Allocate / free the kind's part of an io (io->priv); NULL: none. */
+	int (*io_init)(struct port *port, struct port_io *io);
+	void (*io_fini)(struct port *port, struct port_io *io);
 	void (*destroy)(struct port *port);
 };
 
@@ -77,24 +101,33 @@ struct port {
 	int fd;            /* fd to poll for rx; -1 if none of its own */
 	uint32_t mtu;      /* largest frame without GSO metadata the port may carry,
 			      L3 bytes (an interface MTU) */
-	struct port_stats stats;
 };
 
-static inline void port_count_drop(struct port *port, enum drop_reason reason)
+/* Makes `io` ready for rx_batch/tx_batch on `port`: zeroed counters and the
+ * kind's private part (which may allocate: a vxlan io is ~700 KB of send
+ * queue).  0 or -errno (then nothing is left allocated).  Every io must be
+ * finalised with port_io_fini() before the port is destroyed. */
+int port_io_init(struct port *port, struct port_io *io);
+/* Frees the kind's part of `io`; pkts still queued in it are freed, not
+ * sent.  Counters stay readable.  Safe on an io whose init failed or that
+ * was already finalised. */
+void port_io_fini(struct port *port, struct port_io *io);
+
+static inline void port_count_drop(struct port_io *io, enum drop_reason reason)
 {
 	if ((unsigned)reason < DROP_REASON_COUNT)
-		port->stats.drops[reason]++;
+		io->stats.drops[reason]++;
 }
 
 /* Counts a transmitted frame of `len` bytes in the tx counters and the
  * size histogram. */
-void port_count_tx(struct port *port, uint32_t len);
+void port_count_tx(struct port_io *io, uint32_t len);
 
 /* Bucket index of the histogram for a frame of `len` bytes. */
 unsigned port_hist_bucket(uint32_t len);
 
 /* Frees every pkt of the batch and counts each as a drop with `reason`. */
-void port_drop_batch(struct port *port, struct pkt **pkts, unsigned n, enum drop_reason reason);
+void port_drop_batch(struct port_io *io, struct pkt **pkts, unsigned n, enum drop_reason reason);
 
 void port_destroy(struct port *port);
 

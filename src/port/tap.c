@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
+#include <stdatomic.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,19 @@ struct tap_port {
 	struct port up;
 	int netns_fd;   /* namespace the device lives in, -1 = ours */
 	unsigned tun_offload_mask; /* TUN_F_* accepted by the kernel */
-	struct tap_port_info info;
+	unsigned offloads_probed;  /* TAP_OL_*: set at open, read-only after */
+	/* TAP_OL_* in force: written by the control thread (knob), read by
+	 * anyone, hence atomic (relaxed: it orders nothing else). */
+	atomic_uint offloads_active;
+};
+
+/* A tap's part of a port_io: the counters its worker writes. */
+struct tap_io {
+	uint64_t rx_gso_frames;
+	uint64_t rx_partial_csum;
+	uint64_t tx_gso_frames;
+	uint64_t tx_errors;
+	int last_tx_errno;
 };
 
 static const struct port_class tap_port_class;
@@ -52,25 +65,25 @@ static void tap_probe_offloads(struct tap_port *tap)
 
 	if (tap_try_offload(fd, tso | uso)) {
 		tap->tun_offload_mask = tso | uso;
-		tap->info.offloads_probed = TAP_OL_CSUM | TAP_OL_TSO | TAP_OL_USO;
+		tap->offloads_probed = TAP_OL_CSUM | TAP_OL_TSO | TAP_OL_USO;
 	} else if (tap_try_offload(fd, tso)) {
 		fprintf(stderr, "%s: TUNSETOFFLOAD refused USO (Linux < 6.2?): UDP from the VM arrives cut to MTU size\n",
 			tap->up.name);
 		tap->tun_offload_mask = tso;
-		tap->info.offloads_probed = TAP_OL_CSUM | TAP_OL_TSO;
+		tap->offloads_probed = TAP_OL_CSUM | TAP_OL_TSO;
 	} else if (tap_try_offload(fd, TUN_F_CSUM)) {
 		fprintf(stderr, "%s: TUNSETOFFLOAD refused TSO and USO: frames from the VM arrive cut to MTU size\n",
 			tap->up.name);
 		tap->tun_offload_mask = TUN_F_CSUM;
-		tap->info.offloads_probed = TAP_OL_CSUM;
+		tap->offloads_probed = TAP_OL_CSUM;
 	} else {
 		fprintf(stderr, "%s: TUNSETOFFLOAD refused: checksum and segmentation offloads off\n",
 			tap->up.name);
 		tap->tun_offload_mask = 0;
-		tap->info.offloads_probed = 0;
+		tap->offloads_probed = 0;
 		tap_try_offload(fd, 0);
 	}
-	tap->info.offloads_active = tap->info.offloads_probed;
+	atomic_store_explicit(&tap->offloads_active, tap->offloads_probed, memory_order_relaxed);
 }
 
 int tap_port_set_offload(struct port *port, bool on)
@@ -79,13 +92,38 @@ int tap_port_set_offload(struct port *port, bool on)
 	unsigned mask = on ? tap->tun_offload_mask : 0;
 	if (ioctl(port->fd, TUNSETOFFLOAD, (unsigned long)mask) < 0)
 		return -errno;
-	tap->info.offloads_active = on ? tap->info.offloads_probed : 0;
+	atomic_store_explicit(&tap->offloads_active, on ? tap->offloads_probed : 0,
+			      memory_order_relaxed);
 	return 0;
 }
 
-void tap_port_get_info(const struct port *port, struct tap_port_info *out)
+void tap_port_get_info(const struct port *port, const struct port_io *io, struct tap_port_info *out)
 {
-	*out = tap_port_cast(port)->info;
+	struct tap_port *tap = tap_port_cast(port);
+	memset(out, 0, sizeof(*out));
+	out->offloads_probed = tap->offloads_probed;
+	out->offloads_active = atomic_load_explicit(&tap->offloads_active, memory_order_relaxed);
+	const struct tap_io *t = io ? io->priv : NULL;
+	if (t) {
+		out->rx_gso_frames = t->rx_gso_frames;
+		out->rx_partial_csum = t->rx_partial_csum;
+		out->tx_gso_frames = t->tx_gso_frames;
+		out->tx_errors = t->tx_errors;
+		out->last_tx_errno = t->last_tx_errno;
+	}
+}
+
+static int tap_io_init(struct port *port, struct port_io *io)
+{
+	(void)port;
+	io->priv = calloc(1, sizeof(struct tap_io));
+	return io->priv ? 0 : -ENOMEM;
+}
+
+static void tap_io_fini(struct port *port, struct port_io *io)
+{
+	(void)port;
+	free(io->priv);
 }
 
 static int tap_open_fd(const char *name)
@@ -152,9 +190,12 @@ err_free:
 	return err;
 }
 
-static int tap_rx_batch(struct port *port, struct pkt_pool *pool, struct pkt **out, unsigned max)
+static int tap_rx_batch(struct port *port, struct port_io *io, struct pkt_pool *pool,
+			struct pkt **out, unsigned max)
 {
-	struct tap_port *tap = tap_port_cast(port);
+	/* An io made without port_io_init() still works; the tap's own
+	 * counters are then not kept. */
+	struct tap_io discard, *t = io->priv ? io->priv : &discard;
 	unsigned n = 0;
 	while (n < max) {
 		struct pkt *pkt = pkt_alloc(pool);
@@ -176,26 +217,28 @@ static int tap_rx_batch(struct port *port, struct pkt_pool *pool, struct pkt **o
 			break; /* EAGAIN, or an error the next poll reports again */
 		}
 		if (vnet_hdr_read(hdr, (size_t)got, sizeof(hdr), &pkt->ol) != DROP_NONE) {
-			port_count_drop(port, DROP_VNET_HDR_TRUNCATED);
+			port_count_drop(io, DROP_VNET_HDR_TRUNCATED);
 			pkt_free(pkt);
 			continue;
 		}
 		pkt->size = (uint32_t)got - sizeof(hdr);
 		pkt->in_port = port->id;
-		port->stats.rx_frames++;
-		port->stats.rx_bytes += pkt->size;
+		io->stats.rx_frames++;
+		io->stats.rx_bytes += pkt->size;
 		if (pkt->ol.gso_type != PKT_GSO_NONE)
-			tap->info.rx_gso_frames++;
+			t->rx_gso_frames++;
 		if (pkt->ol.flags & PKT_OL_NEEDS_CSUM)
-			tap->info.rx_partial_csum++;
+			t->rx_partial_csum++;
 		out[n++] = pkt;
 	}
 	return (int)n;
 }
 
-static void tap_tx_batch(struct port *port, struct pkt **pkts, unsigned n)
+static void tap_tx_batch(struct port *port, struct port_io *io, struct pkt **pkts, unsigned n)
 {
-	struct tap_port *tap = tap_port_cast(port);
+	/* An io made without port_io_init() still works; the tap's own
+	 * counters are then not kept. */
+	struct tap_io discard, *t = io->priv ? io->priv : &discard;
 	for (unsigned i = 0; i < n; i++) {
 		struct pkt *pkt = pkts[i];
 		uint8_t hdr[VNET_HDR_V1_LEN];
@@ -213,13 +256,13 @@ static void tap_tx_batch(struct port *port, struct pkt **pkts, unsigned n)
 			put = writev(port->fd, iov, (int)iovcnt);
 		while (put < 0 && errno == EINTR);
 		if (put < 0) {
-			tap->info.tx_errors++;
-			tap->info.last_tx_errno = errno;
-			port_count_drop(port, DROP_TX_ERROR);
+			t->tx_errors++;
+			t->last_tx_errno = errno;
+			port_count_drop(io, DROP_TX_ERROR);
 		} else {
-			port_count_tx(port, pkt_len(pkt));
+			port_count_tx(io, pkt_len(pkt));
 			if (pkt->ol.gso_type != PKT_GSO_NONE)
-				tap->info.tx_gso_frames++;
+				t->tx_gso_frames++;
 		}
 		pkt_free(pkt);
 	}
@@ -241,5 +284,7 @@ static const struct port_class tap_port_class = {
 	.kind = PORT_KIND_TAP,
 	.rx_batch = tap_rx_batch,
 	.tx_batch = tap_tx_batch,
+	.io_init = tap_io_init,
+	.io_fini = tap_io_fini,
 	.destroy = tap_destroy,
 };

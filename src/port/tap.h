@@ -10,7 +10,12 @@
  * The device is created (non-persistent: it disappears when the port is
  * destroyed) or, if it exists, attached.  With `netns` it is moved into that
  * namespace (ip-netns name) and brought up there; the fd keeps working from
- * the daemon's namespace. */
+ * the daemon's namespace.
+ *
+ * Threads (see port.h): the offload mask in force is changed by the control
+ * thread (tap_port_set_offload) while workers read and write the fd; it is
+ * an atomic, and TUNSETOFFLOAD itself is safe beside concurrent I/O.  The
+ * counters below that grow with traffic live in the worker's port_io. */
 #ifndef VX_PORT_TAP_H
 #define VX_PORT_TAP_H
 
@@ -36,6 +41,7 @@ enum tap_offload_bits {
 struct tap_port_info {
 	unsigned offloads_probed;  /* TAP_OL_* the kernel accepted at open */
 	unsigned offloads_active;  /* TAP_OL_* in force now */
+	/* From the io passed to tap_port_get_info (0 without one): */
 	uint64_t rx_gso_frames;    /* frames read with GSO metadata */
 	uint64_t rx_partial_csum;  /* frames read with NEEDS_CSUM */
 	uint64_t tx_gso_frames;    /* frames written with GSO metadata */
@@ -48,7 +54,9 @@ int tap_port_open(const struct tap_options *opts, struct port **out);
 /* Turns the read-side offloads on (as probed) or off at run time. */
 int tap_port_set_offload(struct port *port, bool on);
 
-void tap_port_get_info(const struct port *port, struct tap_port_info *out);
+/* The port's settings, and the counters of one worker's `io` (NULL: they
+ * read as 0).  Call it on the worker that owns `io`. */
+void tap_port_get_info(const struct port *port, const struct port_io *io, struct tap_port_info *out);
 
 bool port_is_tap(const struct port *port);
 

@@ -30,7 +30,20 @@
  * computed by the kernel (UDP_SEGMENT and UDP GRO both need it).
  *
  * Frames without GSO metadata larger than the inner MTU (underlay MTU minus
- * 50 bytes for IPv4, 70 for IPv6) are dropped as DROP_MTU_EXCEEDED. */
+ * 50 bytes for IPv4, 70 for IPv6) are dropped as DROP_MTU_EXCEEDED.
+ *
+ * Threads (see port.h).  A vxlan port holds no datapath state: its send
+ * queue, GSO header scratch and tx counters are in each worker's port_io.
+ * A socket is different: its counters (struct vxlan_sock_stats) and its
+ * receive buffers are written by the one worker that reads and sends on it,
+ * and vxlan_sock_get_stats() is to be called on that worker.  That is the
+ * plan for many cores: each worker gets its own SO_REUSEPORT socket (the
+ * kernel spreads flows over them), so no socket is ever shared between
+ * workers and none needs a lock.  Until then every port of a socket must be
+ * driven by one worker.  The knobs (UDP_GRO, UDP_SEGMENT, our GSO) are
+ * atomics the control thread may flip at any time; a worker reads them
+ * once per batch or send (relaxed: they order nothing else).  Reference
+ * counting (vxlan_sock_ref/unref) is the control thread's alone. */
 #ifndef VX_PORT_VXLAN_H
 #define VX_PORT_VXLAN_H
 
@@ -99,8 +112,12 @@ struct vxlan_options {
 
 struct vxlan_port_info {
 	struct vxlan_sock *sock;
-	uint32_t underlay_mtu;     /* path MTU to the first remote */
+	uint32_t underlay_mtu;     /* smallest path MTU of the remotes */
 	uint32_t inner_mtu_fit;    /* what fits: underlay_mtu - 50 or - 70 */
+	/* Path MTU towards opts.remotes[i], probed at open (1500 where there
+	 * was no route). */
+	uint32_t remote_mtu[VXLAN_MAX_REMOTES];
+	/* From the io passed to vxlan_port_get_info (0 without one): */
 	uint64_t tx_gso_frames;    /* TSO frames segmented by our GSO */
 	uint64_t tx_gso_segments;  /* segments they were cut into */
 	uint64_t tx_plain_frames;  /* frames sent as one datagram */
@@ -112,7 +129,9 @@ int vxlan_port_open(const struct vxlan_options *opts, struct vxlan_sock *sock, s
 bool port_is_vxlan(const struct port *port);
 struct vxlan_sock *vxlan_port_sock(const struct port *port);
 const struct vxlan_options *vxlan_port_options(const struct port *port);
-void vxlan_port_get_info(const struct port *port, struct vxlan_port_info *out);
+/* Settings, and the counters of one worker's `io` (NULL: they read as 0);
+ * call it on the worker that owns `io`. */
+void vxlan_port_get_info(const struct port *port, const struct port_io *io, struct vxlan_port_info *out);
 /* Our GSO on/off.  Off: frames with TSO metadata are not segmented here but
  * dropped as DROP_GSO_UNSUPPORTED (the daemon also turns the taps' TSO off,
  * so the kernel segments before we read). */

@@ -25,6 +25,7 @@
 struct fixture {
 	struct pkt_pool *pool;
 	struct port *port;
+	struct port_io io;
 	int raw;
 };
 
@@ -37,11 +38,12 @@ static int setup(void **state)
 		*state = &fx;
 		return 0;
 	}
-	fx.pool = pkt_pool_create(16);
+	if (pkt_pool_create(16, &fx.pool) < 0)
+		return -1;
 	char name[IF_NAMESIZE];
 	snprintf(name, sizeof(name), "vxtap%d", (int)(getpid() % 100000));
 	struct tap_options opts = { .name = name, .mtu = 1450, .vni = 5 };
-	if (tap_port_open(&opts, &fx.port) < 0)
+	if (tap_port_open(&opts, &fx.port) < 0 || port_io_init(fx.port, &fx.io) < 0)
 		return -1;
 	fx.raw = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
@@ -57,6 +59,8 @@ static int teardown(void **state)
 	struct fixture *fx = *state;
 	if (fx->raw >= 0)
 		close(fx->raw);
+	if (fx->port)
+		port_io_fini(fx->port, &fx->io);
 	port_destroy(fx->port);
 	pkt_pool_destroy(fx->pool);
 	return 0;
@@ -93,13 +97,13 @@ static void test_open_probes_offloads(void **state)
 	if (!fx->port)
 		skip();
 	struct tap_port_info info;
-	tap_port_get_info(fx->port, &info);
+	tap_port_get_info(fx->port, &fx->io, &info);
 	/* Every kernel this runs on has had CSUM|TSO since 2.6. */
 	assert_true(info.offloads_probed & TAP_OL_CSUM);
 	assert_true(info.offloads_probed & TAP_OL_TSO);
 	assert_int_equal(info.offloads_active, info.offloads_probed);
 	assert_int_equal(tap_port_set_offload(fx->port, false), 0);
-	tap_port_get_info(fx->port, &info);
+	tap_port_get_info(fx->port, &fx->io, &info);
 	assert_int_equal(info.offloads_active, 0);
 	assert_int_equal(tap_port_set_offload(fx->port, true), 0);
 	assert_true(port_is_tap(fx->port));
@@ -119,7 +123,7 @@ static void test_frame_sent_into_the_tap_is_read_with_its_bytes(void **state)
 	for (int tries = 0; tries < 50 && n == 0; tries++) {
 		struct pollfd pfd = { .fd = fx->port->fd, .events = POLLIN };
 		poll(&pfd, 1, 100);
-		n = fx->port->cls->rx_batch(fx->port, fx->pool, pkts, 4);
+		n = fx->port->cls->rx_batch(fx->port, &fx->io, fx->pool, pkts, 4);
 	}
 	/* The stack may send its own frames (IPv6 autoconf) first: find ours. */
 	bool found = false;
@@ -131,7 +135,7 @@ static void test_frame_sent_into_the_tap_is_read_with_its_bytes(void **state)
 		pkt_free(pkts[i]);
 	}
 	assert_true(found);
-	assert_true(fx->port->stats.rx_frames >= 1);
+	assert_true(fx->io.stats.rx_frames >= 1);
 }
 
 static void test_write_gathers_linear_part_and_frags(void **state)
@@ -152,10 +156,10 @@ static void test_write_gathers_linear_part_and_frags(void **state)
 	assert_int_equal(pkt_add_frag(pkt, owner->data + lay.payload_ofs + half,
 				      (uint32_t)(len - lay.payload_ofs - half), owner), 0);
 	pkt_free(owner);
-	uint64_t before = fx->port->stats.tx_frames;
-	fx->port->cls->tx_batch(fx->port, &pkt, 1);
-	assert_int_equal(fx->port->stats.tx_frames, before + 1);
-	assert_int_equal(fx->port->stats.tx_hist_frames[0], before + 1);
+	uint64_t before = fx->io.stats.tx_frames;
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
+	assert_int_equal(fx->io.stats.tx_frames, before + 1);
+	assert_int_equal(fx->io.stats.tx_hist_frames[0], before + 1);
 	ssize_t n = raw_recv(fx->raw, got, sizeof(got));
 	assert_int_equal(n, (ssize_t)len);
 	assert_memory_equal(got, frame, len);
@@ -184,17 +188,26 @@ static void test_gso_frame_is_written_whole(void **state)
 		.csum_offset = TCP_CSUM_OFFSET,
 	};
 	struct tap_port_info info;
-	tap_port_get_info(fx->port, &info);
+	tap_port_get_info(fx->port, &fx->io, &info);
 	uint64_t gso_before = info.tx_gso_frames;
-	fx->port->cls->tx_batch(fx->port, &pkt, 1);
-	tap_port_get_info(fx->port, &info);
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
+	tap_port_get_info(fx->port, &fx->io, &info);
 	assert_int_equal(info.tx_errors, 0);
 	assert_int_equal(info.tx_gso_frames, gso_before + 1);
+	/* The counters are the io's: none without one, none in another. */
+	tap_port_get_info(fx->port, NULL, &info);
+	assert_int_equal(info.tx_gso_frames, 0);
+	assert_true(info.offloads_probed & TAP_OL_TSO);
+	struct port_io other;
+	assert_int_equal(port_io_init(fx->port, &other), 0);
+	tap_port_get_info(fx->port, &other, &info);
+	assert_int_equal(info.tx_gso_frames, 0);
+	port_io_fini(fx->port, &other);
 	/* The kernel took one 4054-byte frame (packet sockets see it before
 	 * any segmentation). */
 	ssize_t n = raw_recv(fx->raw, got, sizeof(got));
 	assert_int_equal(n, (ssize_t)len);
-	assert_int_equal(fx->port->stats.tx_hist_frames[1], 1); /* 1.5K-8K bucket */
+	assert_int_equal(fx->io.stats.tx_hist_frames[1], 1); /* 1.5K-8K bucket */
 }
 
 static void test_bad_gso_metadata_is_a_counted_write_error(void **state)
@@ -208,11 +221,11 @@ static void test_bad_gso_metadata_is_a_counted_write_error(void **state)
 	assert_int_equal(pkt_set_data(pkt, frame, (uint32_t)len), 0);
 	pkt->ol.gso_type = 7; /* no such type: the kernel says EINVAL */
 	pkt->ol.gso_size = 100;
-	uint64_t before = fx->port->stats.drops[DROP_TX_ERROR];
-	fx->port->cls->tx_batch(fx->port, &pkt, 1);
-	assert_int_equal(fx->port->stats.drops[DROP_TX_ERROR], before + 1);
+	uint64_t before = fx->io.stats.drops[DROP_TX_ERROR];
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
+	assert_int_equal(fx->io.stats.drops[DROP_TX_ERROR], before + 1);
 	struct tap_port_info info;
-	tap_port_get_info(fx->port, &info);
+	tap_port_get_info(fx->port, &fx->io, &info);
 	assert_int_equal(info.last_tx_errno, EINVAL);
 }
 

@@ -86,6 +86,7 @@ int sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags)
 struct fixture {
 	struct pkt_pool *pool;
 	struct port *port;
+	struct port_io io;
 	struct vxlan_sock *sock;
 	uint16_t udp_port;
 };
@@ -101,7 +102,8 @@ static int setup(void **state)
 {
 	static struct fixture fx;
 	memset(&fx, 0, sizeof(fx));
-	fx.pool = pkt_pool_create(256);
+	if (pkt_pool_create(256, &fx.pool) < 0)
+		return -1;
 	struct vxlan_options opts = { .vni = 99, .local = loopback(), .mtu = 1450, .n_remotes = 1 };
 	opts.remotes[0] = loopback();
 	/* A port of our own, so parallel runs do not collide. */
@@ -112,7 +114,7 @@ static int setup(void **state)
 			break;
 		fx.port = NULL;
 	}
-	if (!fx.port)
+	if (!fx.port || port_io_init(fx.port, &fx.io) < 0)
 		return -1;
 	fx.sock = vxlan_port_sock(fx.port);
 	*state = &fx;
@@ -122,6 +124,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
+	port_io_fini(fx->port, &fx->io);
 	port_destroy(fx->port);
 	pkt_pool_destroy(fx->pool);
 	return 0;
@@ -186,7 +189,7 @@ static void test_tso_frame_is_one_train_and_comes_back_cut(void **state)
 	struct pkt *pkt = tcp_frame(fx, 10 * 1000, FB_CSUM_PARTIAL);
 	pkt->ol.gso_type = PKT_GSO_TCPV4;
 	pkt->ol.gso_size = 1000;
-	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
 
 	struct vxlan_sock_stats st;
 	vxlan_sock_get_stats(fx->sock, &st);
@@ -239,7 +242,7 @@ static void test_tso_frame_without_udp_segment(void **state)
 	struct pkt *pkt = tcp_frame(fx, 6 * 1000, FB_CSUM_PARTIAL);
 	pkt->ol.gso_type = PKT_GSO_TCPV4;
 	pkt->ol.gso_size = 1000;
-	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
 	vxlan_sock_set_udp_segment(fx->sock, true);
 	vxlan_sock_get_stats(fx->sock, &st);
 	assert_int_equal(st.tx_datagrams - before.tx_datagrams, 6);
@@ -264,7 +267,7 @@ static void test_tso_frame_with_frags(void **state)
 	assert_int_equal(pkt_add_frag(pkt, owner->data, 2500, owner), 0);
 	assert_int_equal(pkt_add_frag(pkt, owner->data + 2500, plen - 2500, owner), 0);
 	pkt_free(owner);
-	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
 	receive_segments(fx, 8, 1000);
 	struct pkt_pool_stats ps;
 	pkt_pool_get_stats(fx->pool, &ps);
@@ -335,7 +338,7 @@ static void test_udp_segment_refused_train_is_resent_per_datagram(void **state)
 	struct vxlan_sock_stats before, st;
 	refusal_begin(fx, &before);
 	struct pkt *pkt = tso_frame(fx, 10);
-	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
 	vxlan_sock_get_stats(fx->sock, &st);
 	assert_int_equal(refused_calls, 1);
 	assert_int_equal(st.udp_segment_fallbacks - before.udp_segment_fallbacks, 1);
@@ -349,7 +352,7 @@ static void test_udp_segment_refused_train_is_resent_per_datagram(void **state)
 
 	/* UDP_SEGMENT is off now: no message asks for it, none is refused. */
 	pkt = tso_frame(fx, 6);
-	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
 	vxlan_sock_get_stats(fx->sock, &before);
 	assert_int_equal(refused_calls, 1);
 	assert_int_equal(before.udp_segment_fallbacks, st.udp_segment_fallbacks);
@@ -368,7 +371,7 @@ static void test_udp_segment_refused_mid_batch(void **state)
 	refusal_begin(fx, &before);
 	struct pkt *pkts[3] = { tcp_frame(fx, 300, FB_CSUM_PARTIAL), tso_frame(fx, 5),
 				tcp_frame(fx, 400, FB_CSUM_PARTIAL) };
-	fx->port->cls->tx_batch(fx->port, pkts, 3);
+	fx->port->cls->tx_batch(fx->port, &fx->io, pkts, 3);
 	vxlan_sock_get_stats(fx->sock, &st);
 	assert_int_equal(refused_calls, 1);
 	assert_int_equal(st.udp_segment_fallbacks - before.udp_segment_fallbacks, 1);
@@ -397,7 +400,7 @@ static void test_udp_segment_refused_for_every_queued_train(void **state)
 	struct vxlan_sock_stats before, st;
 	refusal_begin(fx, &before);
 	struct pkt *pkts[2] = { tso_frame(fx, 3), tso_frame(fx, 64) };
-	fx->port->cls->tx_batch(fx->port, pkts, 2);
+	fx->port->cls->tx_batch(fx->port, &fx->io, pkts, 2);
 	vxlan_sock_get_stats(fx->sock, &st);
 	assert_int_equal(refused_calls, 3);
 	assert_int_equal(st.udp_segment_fallbacks - before.udp_segment_fallbacks, 3);
@@ -430,7 +433,7 @@ static void test_udp_segment_refused_with_frags(void **state)
 	assert_int_equal(pkt_add_frag(pkt, owner->data + 700, 2500, owner), 0);
 	assert_int_equal(pkt_add_frag(pkt, owner->data + 3200, plen - 3200, owner), 0);
 	pkt_free(owner);
-	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
 	vxlan_sock_get_stats(fx->sock, &st);
 	assert_int_equal(st.udp_segment_fallbacks - before.udp_segment_fallbacks, 1);
 	assert_int_equal(st.tx_errors, before.tx_errors);
@@ -466,7 +469,10 @@ static void test_udp_gro_refused_datagrams_arrive_one_by_one(void **state)
 	/* The train goes out with UDP_SEGMENT (loopback keeps it whole); the
 	 * kernel cuts it for a socket without UDP_GRO. */
 	struct pkt *pkt = tso_frame(fx, 10);
-	port->cls->tx_batch(port, &pkt, 1);
+	struct port_io io;
+	assert_int_equal(port_io_init(port, &io), 0);
+	port->cls->tx_batch(port, &io, &pkt, 1);
+	port_io_fini(port, &io);
 	struct pkt *rx[16];
 	unsigned n = 0;
 	struct pollfd pfd = { .fd = vxlan_sock_fd(sock), .events = POLLIN };
@@ -492,7 +498,7 @@ static void test_plain_frame_gets_its_checksum_completed(void **state)
 {
 	struct fixture *fx = *state;
 	struct pkt *pkt = tcp_frame(fx, 300, FB_CSUM_PARTIAL);
-	fx->port->cls->tx_batch(fx->port, &pkt, 1);
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
 	struct pkt *rx[4];
 	assert_int_equal(receive(fx, rx, 4, 1), 1);
 	assert_inner_tcp_csum_ok(rx[0]);
@@ -502,13 +508,13 @@ static void test_plain_frame_gets_its_checksum_completed(void **state)
 static void test_oversized_plain_frame_is_mtu_exceeded(void **state)
 {
 	struct fixture *fx = *state;
-	uint64_t before = fx->port->stats.drops[DROP_MTU_EXCEEDED];
+	uint64_t before = fx->io.stats.drops[DROP_MTU_EXCEEDED];
 	struct pkt *pkt = tcp_frame(fx, 1450, FB_CSUM_FULL); /* L3 1490 > 1450 */
-	fx->port->cls->tx_batch(fx->port, &pkt, 1);
-	assert_int_equal(fx->port->stats.drops[DROP_MTU_EXCEEDED], before + 1);
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
+	assert_int_equal(fx->io.stats.drops[DROP_MTU_EXCEEDED], before + 1);
 	pkt = tcp_frame(fx, 1410, FB_CSUM_FULL); /* L3 exactly 1450: fits */
-	fx->port->cls->tx_batch(fx->port, &pkt, 1);
-	assert_int_equal(fx->port->stats.drops[DROP_MTU_EXCEEDED], before + 1);
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
+	assert_int_equal(fx->io.stats.drops[DROP_MTU_EXCEEDED], before + 1);
 	struct pkt *rx[4];
 	assert_int_equal(receive(fx, rx, 4, 1), 1);
 	pkt_free(rx[0]);
@@ -529,6 +535,38 @@ static void test_second_vni_shares_the_socket(void **state)
 	assert_ptr_equal(vxlan_port_sock(second), fx->sock);
 	port_destroy(second); /* drops its reference only */
 	assert_true(fcntl(vxlan_sock_fd(fx->sock), F_GETFD) >= 0); /* still open */
+}
+
+/* Two workers' ios on one port count apart; the port itself counts
+ * nothing (get_info without an io reads zeros). */
+static void test_ios_count_apart(void **state)
+{
+	struct fixture *fx = *state;
+	struct port_io other;
+	assert_int_equal(port_io_init(fx->port, &other), 0);
+	struct vxlan_port_info before, info;
+	vxlan_port_get_info(fx->port, &fx->io, &before);
+	struct pkt *pkt = tso_frame(fx, 3);
+	fx->port->cls->tx_batch(fx->port, &other, &pkt, 1);
+	pkt = tcp_frame(fx, 300, FB_CSUM_PARTIAL);
+	fx->port->cls->tx_batch(fx->port, &other, &pkt, 1);
+	vxlan_port_get_info(fx->port, &other, &info);
+	assert_int_equal(info.tx_gso_frames, 1);
+	assert_int_equal(info.tx_gso_segments, 3);
+	assert_int_equal(info.tx_plain_frames, 1);
+	assert_int_equal(other.stats.tx_frames, 2);
+	vxlan_port_get_info(fx->port, &fx->io, &info);
+	assert_int_equal(info.tx_gso_frames, before.tx_gso_frames);
+	assert_int_equal(info.tx_plain_frames, before.tx_plain_frames);
+	vxlan_port_get_info(fx->port, NULL, &info);
+	assert_int_equal(info.tx_gso_frames, 0);
+	assert_int_equal(info.tx_plain_frames, 0);
+	assert_true(info.underlay_mtu > 0);
+	port_io_fini(fx->port, &other);
+	struct pkt *rx[8];
+	receive_exactly(fx, rx, 4);
+	for (unsigned i = 0; i < 4; i++)
+		pkt_free(rx[i]);
 }
 
 static void test_vni_of_short_pkt(void **state)
@@ -557,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_plain_frame_gets_its_checksum_completed),
 		cmocka_unit_test(test_oversized_plain_frame_is_mtu_exceeded),
 		cmocka_unit_test(test_second_vni_shares_the_socket),
+		cmocka_unit_test(test_ios_count_apart),
 		cmocka_unit_test(test_vni_of_short_pkt),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,362 @@
+/* The shared UDP socket of the vxlan ports: open, knobs, stats, path MTU
+ * probes and the receive side (vxlan.h says what; vxlan_internal.h who
+ * writes which field). */
+#include "port/vxlan_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "packet/hdr.h"
+
+enum vxlan_rx_limits {
+	VXLAN_RX_CMSG_SPACE = 64,
+	/* Below this a payload is copied rather than referenced. */
+	VXLAN_RX_MIN_VIEW_PAYLOAD = 256,
+};
+
+/* ---- addresses ------------------------------------------------------------ */
+
+socklen_t vxlan_sockaddr(const struct vxlan_addr *addr, uint16_t port, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (addr->family == 6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		memcpy(&sin6->sin6_addr, addr->bytes, 16);
+		return sizeof(*sin6);
+	}
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	memcpy(&sin->sin_addr, addr->bytes, 4);
+	return sizeof(*sin);
+}
+
+int vxlan_af(const struct vxlan_addr *addr)
+{
+	return addr->family == 6 ? AF_INET6 : AF_INET;
+}
+
+/* ---- the shared socket ---------------------------------------------------- */
+
+int vxlan_sock_open(const struct vxlan_addr *local, uint16_t port, struct vxlan_sock **out)
+{
+	if (local->family != 4 && local->family != 6)
+		return -EAFNOSUPPORT;
+	struct vxlan_sock *sock = calloc(1, sizeof(*sock));
+	if (!sock)
+		return -ENOMEM;
+	sock->refcnt = 1;
+	sock->local = *local;
+	sock->port = port;
+	int err;
+	/* Blocking for sends (a full socket buffer pushes back instead of
+	 * dropping); every receive uses MSG_DONTWAIT. */
+	sock->fd = socket(vxlan_af(local), SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+	if (sock->fd < 0) {
+		err = -errno;
+		goto err_free;
+	}
+	int one = 1, size = VXLAN_SOCK_BUF;
+	if (local->family == 6)
+		setsockopt(sock->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (setsockopt(sock->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(sock->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (setsockopt(sock->fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(sock->fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+
+	struct sockaddr_storage ss;
+	socklen_t sslen = vxlan_sockaddr(local, port, &ss);
+	if (bind(sock->fd, (struct sockaddr *)&ss, sslen) < 0) {
+		err = -errno;
+		goto err_close;
+	}
+
+	sock->udp_gro_probed =
+		setsockopt(sock->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
+	atomic_init(&sock->udp_gro_on, sock->udp_gro_probed);
+	if (!sock->udp_gro_probed)
+		fprintf(stderr, "vxlan socket: UDP_GRO refused by the kernel (%s): datagrams arrive one by one\n",
+			strerror(errno));
+	/* UDP_SEGMENT is really probed on the first send (EIO needs a route
+	 * and a device); getsockopt tells whether the kernel knows it. */
+	int seg = 0;
+	socklen_t seglen = sizeof(seg);
+	sock->udp_segment_probed =
+		getsockopt(sock->fd, IPPROTO_UDP, UDP_SEGMENT, &seg, &seglen) == 0;
+	atomic_init(&sock->udp_segment_on, sock->udp_segment_probed);
+	if (!sock->udp_segment_probed)
+		fprintf(stderr, "vxlan socket: UDP_SEGMENT refused by the kernel (%s): sending datagrams one by one\n",
+			strerror(errno));
+	*out = sock;
+	return 0;
+
+err_close:
+	close(sock->fd);
+err_free:
+	free(sock);
+	return err;
+}
+
+void vxlan_sock_ref(struct vxlan_sock *sock)
+{
+	sock->refcnt++;
+}
+
+void vxlan_sock_unref(struct vxlan_sock *sock)
+{
+	if (!sock || --sock->refcnt > 0)
+		return;
+	close(sock->fd);
+	free(sock);
+}
+
+int vxlan_sock_fd(const struct vxlan_sock *sock)
+{
+	return sock->fd;
+}
+
+bool vxlan_sock_matches(const struct vxlan_sock *sock, const struct vxlan_addr *local, uint16_t port)
+{
+	return sock->port == port && sock->local.family == local->family &&
+	       memcmp(sock->local.bytes, local->bytes, 16) == 0;
+}
+
+int vxlan_sock_set_udp_gro(struct vxlan_sock *sock, bool on)
+{
+	/* Refused at open: it is off already, and the kernel would refuse
+	 * the setsockopt that switches it off as well. */
+	if (!sock->udp_gro_probed)
+		return on ? -EOPNOTSUPP : 0;
+	int val = on;
+	if (setsockopt(sock->fd, IPPROTO_UDP, UDP_GRO, &val, sizeof(val)) < 0)
+		return -errno;
+	atomic_store_explicit(&sock->udp_gro_on, on, memory_order_relaxed);
+	return 0;
+}
+
+void vxlan_sock_set_udp_segment(struct vxlan_sock *sock, bool on)
+{
+	atomic_store_explicit(&sock->udp_segment_on, on && sock->udp_segment_probed,
+			      memory_order_relaxed);
+}
+
+void vxlan_sock_get_stats(const struct vxlan_sock *sock, struct vxlan_sock_stats *out)
+{
+	*out = sock->stats;
+	out->udp_gro_probed = sock->udp_gro_probed;
+	out->udp_gro_on = atomic_load_explicit(&sock->udp_gro_on, memory_order_relaxed);
+	out->udp_segment_probed = sock->udp_segment_probed;
+	out->udp_segment_on = atomic_load_explicit(&sock->udp_segment_on, memory_order_relaxed);
+}
+
+int vxlan_path_mtu(const struct vxlan_addr *local, const struct vxlan_addr *remote)
+{
+	int fd = socket(vxlan_af(remote), SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+	if (fd < 0)
+		return -errno;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	int err = 0, mtu = 0;
+	socklen_t mtulen = sizeof(mtu);
+	if (local && local->family == remote->family) {
+		sslen = vxlan_sockaddr(local, 0, &ss);
+		if (bind(fd, (struct sockaddr *)&ss, sslen) < 0) {
+			err = -errno;
+			goto out;
+		}
+	}
+	sslen = vxlan_sockaddr(remote, VXLAN_DEFAULT_PORT, &ss);
+	if (connect(fd, (struct sockaddr *)&ss, sslen) < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (remote->family == 6)
+		err = getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &mtulen);
+	else
+		err = getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &mtulen);
+	err = err < 0 ? -errno : mtu;
+out:
+	close(fd);
+	return err;
+}
+
+static uint64_t vxlan_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void vxlan_fill_tunnel(const struct vxlan_sock *sock, const struct sockaddr_storage *from,
+			      struct pkt_tunnel *tun)
+{
+	memset(tun, 0, sizeof(*tun));
+	tun->family = sock->local.family;
+	memcpy(tun->dst, sock->local.bytes, 16);
+	tun->dst_port = sock->port;
+	if (from->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)from;
+		memcpy(tun->src, &sin6->sin6_addr, 16);
+		tun->src_port = ntohs(sin6->sin6_port);
+	} else {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)from;
+		memcpy(tun->src, &sin->sin_addr, 4);
+		tun->src_port = ntohs(sin->sin_port);
+	}
+}
+
+/* The gso_size the kernel reports for a coalesced buffer; 0 if none. */
+static uint32_t vxlan_rx_gso_size(const struct msghdr *msg)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)msg); c;
+	     c = CMSG_NXTHDR((struct msghdr *)msg, c)) {
+		if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+			int size;
+			memcpy(&size, CMSG_DATA(c), sizeof(size));
+			return size > 0 ? (uint32_t)size : 0;
+		}
+	}
+	return 0;
+}
+
+/* Bytes of headers at the start of a VXLAN datagram that carries TCP:
+ * VXLAN, Ethernet, up to two VLAN tags, IPv4 (with options) or IPv6 (no
+ * extension headers) and the TCP header.  0 for anything else.  Only a
+ * guess at where to cut: the parser validates everything afterwards. */
+static uint32_t vxlan_rx_tcp_hdr_len(const uint8_t *d, uint32_t len)
+{
+	uint32_t ofs = VXLAN_HDR_LEN + ETH_HDR_LEN;
+	if (len < ofs)
+		return 0;
+	uint16_t type = (uint16_t)(d[ofs - 2] << 8 | d[ofs - 1]);
+	for (int tags = 0; tags < 2 && (type == ETH_TYPE_VLAN || type == ETH_TYPE_QINQ); tags++) {
+		if (len < ofs + VLAN_HDR_LEN)
+			return 0;
+		type = (uint16_t)(d[ofs + 2] << 8 | d[ofs + 3]);
+		ofs += VLAN_HDR_LEN;
+	}
+	uint8_t proto;
+	if (type == ETH_TYPE_IPV4 && len >= ofs + IPV4_HDR_LEN) {
+		proto = d[ofs + 9];
+		ofs += (uint32_t)(d[ofs] & 0xf) * 4;
+	} else if (type == ETH_TYPE_IPV6 && len >= ofs + IPV6_HDR_LEN) {
+		proto = d[ofs + 6];
+		ofs += IPV6_HDR_LEN;
+	} else {
+		return 0;
+	}
+	if (proto != IP_PROTO_TCP || len < ofs + TCP_HDR_LEN)
+		return 0;
+	ofs += (uint32_t)(d[ofs + 12] >> 4) * 4;
+	return ofs <= len ? ofs : 0;
+}
+
+int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct pkt **out, unsigned max)
+{
+	/* A coalesced buffer holds at most 64 datagrams (UDP_GRO_CNT_MAX). */
+	unsigned burst = max / 64;
+	if (burst == 0)
+		burst = 1;
+	if (burst > VXLAN_RX_BURST)
+		burst = VXLAN_RX_BURST;
+
+	struct pkt *bufs[VXLAN_RX_BURST];
+	struct mmsghdr msgs[VXLAN_RX_BURST];
+	struct iovec iovs[VXLAN_RX_BURST];
+	struct sockaddr_storage from[VXLAN_RX_BURST];
+	union {
+		char buf[VXLAN_RX_CMSG_SPACE];
+		struct cmsghdr align;
+	} cmsgs[VXLAN_RX_BURST];
+	unsigned nbufs = 0;
+	for (; nbufs < burst; nbufs++) {
+		bufs[nbufs] = pkt_alloc(pool);
+		if (!bufs[nbufs])
+			break;
+		iovs[nbufs] = (struct iovec){ bufs[nbufs]->data, PKT_MAX_FRAME };
+		msgs[nbufs].msg_hdr = (struct msghdr){
+			.msg_name = &from[nbufs], .msg_namelen = sizeof(from[nbufs]),
+			.msg_iov = &iovs[nbufs], .msg_iovlen = 1,
+			.msg_control = cmsgs[nbufs].buf, .msg_controllen = sizeof(cmsgs[nbufs].buf),
+		};
+		msgs[nbufs].msg_len = 0;
+	}
+	if (nbufs == 0)
+		return 0;
+
+	int got = recvmmsg(sock->fd, msgs, nbufs, MSG_DONTWAIT, NULL);
+	unsigned n = 0;
+	uint64_t now = vxlan_now_ns();
+	for (int i = 0; i < got; i++) {
+		struct pkt *buf = bufs[i];
+		uint32_t len = msgs[i].msg_len;
+		uint32_t seg = vxlan_rx_gso_size(&msgs[i].msg_hdr);
+		if (seg == 0 || seg > len)
+			seg = len;
+		sock->stats.rx_calls++;
+		if (seg < len)
+			sock->stats.rx_gro_buffers++;
+		for (uint32_t ofs = 0; ofs < len; ofs += seg) {
+			uint32_t dlen = len - ofs < seg ? len - ofs : seg;
+			sock->stats.rx_datagrams++;
+			sock->stats.rx_bytes += dlen;
+			if (dlen < VXLAN_HDR_LEN) {
+				sock->stats.rx_too_short++;
+				continue;
+			}
+			struct pkt *pkt = n < max ? pkt_alloc(pool) : NULL;
+			if (!pkt) {
+				sock->stats.rx_no_buffer++;
+				continue;
+			}
+			/* A TCP datagram with a real payload becomes a view:
+			 * its headers are copied (the parser and GRO edit
+			 * them), its payload stays in the receive buffer as a
+			 * frag that holds a reference on it, so GRO chains
+			 * payloads without one copy.  Anything else is small
+			 * and simply copied. */
+			const uint8_t *dgram = buf->data + ofs;
+			uint32_t hdr = vxlan_rx_tcp_hdr_len(dgram, dlen);
+			if (hdr && dlen - hdr >= VXLAN_RX_MIN_VIEW_PAYLOAD) {
+				memcpy(pkt->data, dgram, hdr);
+				pkt->size = hdr;
+				pkt_add_frag(pkt, dgram + hdr, dlen - hdr, buf);
+			} else {
+				memcpy(pkt->data, dgram, dlen);
+				pkt->size = dlen;
+			}
+			/* The kernel coalesces only datagrams whose non-zero
+			 * outer UDP checksum it verified, and that checksum
+			 * covers the inner frame: trust the inner checksum as
+			 * the kernel's own vxlan does (csum_level), and spare
+			 * GRO a pass over every payload. */
+			if (seg < len)
+				pkt->ol.flags |= PKT_OL_DATA_VALID;
+			vxlan_fill_tunnel(sock, &from[i], &pkt->tunnel);
+			pkt->timestamp_ns = now;
+			out[n++] = pkt;
+		}
+	}
+	/* Receive buffers still referenced by views live on until the last
+	 * frame pointing into them has been written out. */
+	for (unsigned i = 0; i < nbufs; i++)
+		pkt_free(bufs[i]);
+	return (int)n;
+}
+
+int64_t vxlan_pkt_vni(const struct pkt *pkt)
+{
+	const uint8_t *h = pkt_at(pkt, 0, VXLAN_HDR_LEN);
+	if (!h)
+		return -1;
+	return ((uint32_t)h[4] << 16) | ((uint32_t)h[5] << 8) | h[6];
+}

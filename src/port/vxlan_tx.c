@@ -1,0 +1,370 @@
+/* The vxlan send path: frames with TSO metadata become GSO trains of VXLAN
+ * datagrams (one UDP_SEGMENT send per up to 64 segments), plain frames one
+ * datagram each; everything a tx_batch() queues goes out in one sendmmsg
+ * at its end.  The queue and its header scratch are the worker's: they
+ * live in the port_io (struct vxlan_tx_io). */
+#include "port/vxlan_internal.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "packet/hdr.h"
+
+enum vxlan_tx_limits {
+	/* Messages queued for one sendmmsg.  A 64 KB TSO frame is two
+	 * messages with UDP_SEGMENT, ~45 without. */
+	VXLAN_TX_MSGS = 512,
+	VXLAN_TX_IOVS = 2 + PKT_MAX_FRAGS,
+	/* GSO trains go out as iovecs into the frame (gso_train_build_iov):
+	 * header blocks (~70-100 bytes a segment) and iovecs (two a segment)
+	 * of every train queued until the flush.  A 64 KB frame at MSS 1398
+	 * takes ~3.5 KB and 94 iovecs. */
+	VXLAN_TX_HDR_POOL = 256 << 10,
+	VXLAN_TX_IOV_POOL = 8192,
+	/* Most iovecs one datagram of the EIO fallback is cut into. */
+	VXLAN_TX_SPLIT_IOVS = 4 + PKT_MAX_FRAGS,
+};
+
+struct vxlan_tx_meta {
+	struct pkt *pkt;       /* freed after the flush; NULL for train pieces */
+	uint32_t bytes;        /* UDP payload bytes */
+	uint16_t gso_size;     /* 0 without UDP_SEGMENT */
+	uint16_t nr_segs;
+};
+
+/* A vxlan port's part of a port_io: one worker's send queue and counters. */
+struct vxlan_tx_io {
+	uint64_t tx_gso_frames, tx_gso_segments, tx_plain_frames;
+
+	/* Send queue, flushed with one sendmmsg at the end of tx_batch(). */
+	unsigned n_msgs;
+	struct mmsghdr msgs[VXLAN_TX_MSGS];
+	struct vxlan_tx_meta meta[VXLAN_TX_MSGS];
+	struct iovec iovs[VXLAN_TX_MSGS][VXLAN_TX_IOVS];
+	struct sockaddr_storage names[VXLAN_TX_MSGS];
+	union {
+		char buf[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} cmsgs[VXLAN_TX_MSGS];
+	/* Header blocks and iovecs of the queued GSO trains. */
+	uint32_t hdr_used, iov_used;
+	uint8_t *hdr_pool;
+	struct iovec *iov_pool;
+	struct gso_iov_train train; /* scratch of vxlan_tx_gso() */
+};
+
+/* What one tx_batch() works with. */
+struct vxlan_tx_ctx {
+	struct vxlan_port *vp;
+	struct vxlan_sock *sock;
+	struct port_io *io;
+	struct vxlan_tx_io *q;
+};
+
+int vxlan_tx_io_init(struct port *port, struct port_io *io)
+{
+	(void)port;
+	struct vxlan_tx_io *q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->hdr_pool = malloc(VXLAN_TX_HDR_POOL);
+	q->iov_pool = calloc(VXLAN_TX_IOV_POOL, sizeof(*q->iov_pool));
+	if (!q->hdr_pool || !q->iov_pool) {
+		free(q->hdr_pool);
+		free(q->iov_pool);
+		free(q);
+		return -ENOMEM;
+	}
+	io->priv = q;
+	return 0;
+}
+
+void vxlan_tx_io_fini(struct port *port, struct port_io *io)
+{
+	(void)port;
+	struct vxlan_tx_io *q = io->priv;
+	for (unsigned k = 0; k < q->n_msgs; k++)
+		pkt_free(q->meta[k].pkt);
+	free(q->hdr_pool);
+	free(q->iov_pool);
+	free(q);
+	io->priv = NULL;
+}
+
+void vxlan_tx_io_counters(const struct port_io *io, struct vxlan_port_info *out)
+{
+	const struct vxlan_tx_io *q = io ? io->priv : NULL;
+	if (!q)
+		return;
+	out->tx_gso_frames = q->tx_gso_frames;
+	out->tx_gso_segments = q->tx_gso_segments;
+	out->tx_plain_frames = q->tx_plain_frames;
+}
+
+static bool vxlan_pkt_dst(const struct pkt *pkt, struct vxlan_addr *dst)
+{
+	if (pkt->tunnel.family != 4 && pkt->tunnel.family != 6)
+		return false;
+	dst->family = pkt->tunnel.family;
+	memcpy(dst->bytes, pkt->tunnel.dst, 16);
+	return true;
+}
+
+/* Queues one message; returns its index. */
+static unsigned vxlan_queue_msg(struct vxlan_tx_ctx *c, const struct vxlan_addr *dst, uint16_t gso_size)
+{
+	struct vxlan_tx_io *q = c->q;
+	unsigned i = q->n_msgs++;
+	struct msghdr *mh = &q->msgs[i].msg_hdr;
+	memset(mh, 0, sizeof(*mh));
+	mh->msg_name = &q->names[i];
+	mh->msg_namelen = vxlan_sockaddr(dst, c->vp->opts.dst_port, &q->names[i]);
+	mh->msg_iov = q->iovs[i];
+	if (gso_size) {
+		mh->msg_control = q->cmsgs[i].buf;
+		mh->msg_controllen = sizeof(q->cmsgs[i].buf);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
+		cm->cmsg_level = IPPROTO_UDP;
+		cm->cmsg_type = UDP_SEGMENT;
+		cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+		memcpy(CMSG_DATA(cm), &gso_size, sizeof(gso_size));
+	}
+	q->meta[i] = (struct vxlan_tx_meta){ .gso_size = gso_size };
+	return i;
+}
+
+/* Resends message i, which the kernel refused with UDP_SEGMENT, as one
+ * message per datagram: its iovecs cut at every gso_size bytes. */
+static void vxlan_send_unsegmented(struct vxlan_tx_ctx *c, unsigned i)
+{
+	struct vxlan_sock *sock = c->sock;
+	const struct vxlan_tx_meta *m = &c->q->meta[i];
+	struct msghdr mh = c->q->msgs[i].msg_hdr;
+	const struct iovec *src = mh.msg_iov;
+	size_t n_src = mh.msg_iovlen, k = 0, k_ofs = 0;
+	mh.msg_control = NULL;
+	mh.msg_controllen = 0;
+	for (uint32_t ofs = 0; ofs < m->bytes; ofs += m->gso_size) {
+		uint32_t len = m->bytes - ofs < m->gso_size ? m->bytes - ofs : m->gso_size;
+		struct iovec iov[VXLAN_TX_SPLIT_IOVS];
+		size_t n = 0;
+		for (uint32_t left = len; left > 0 && k < n_src && n < VXLAN_TX_SPLIT_IOVS;) {
+			size_t avail = src[k].iov_len - k_ofs;
+			size_t take = avail < left ? avail : left;
+			iov[n++] = (struct iovec){ (uint8_t *)src[k].iov_base + k_ofs, take };
+			left -= (uint32_t)take;
+			k_ofs += take;
+			if (k_ofs == src[k].iov_len) {
+				k++;
+				k_ofs = 0;
+			}
+		}
+		mh.msg_iov = iov;
+		mh.msg_iovlen = n;
+		sock->stats.tx_sends++;
+		if (sendmsg(sock->fd, &mh, 0) < 0) {
+			sock->stats.tx_errors++;
+			sock->stats.last_tx_errno = errno;
+			port_count_drop(c->io, DROP_TX_ERROR);
+		} else {
+			sock->stats.tx_datagrams++;
+			sock->stats.tx_bytes += len;
+		}
+	}
+}
+
+static void vxlan_flush(struct vxlan_tx_ctx *c)
+{
+	struct vxlan_sock *sock = c->sock;
+	struct vxlan_tx_io *q = c->q;
+	unsigned i = 0;
+	while (i < q->n_msgs) {
+		int sent = sendmmsg(sock->fd, &q->msgs[i], q->n_msgs - i, 0);
+		if (sent > 0) {
+			for (int k = 0; k < sent; k++, i++) {
+				const struct vxlan_tx_meta *m = &q->meta[i];
+				sock->stats.tx_sends++;
+				sock->stats.tx_gso_sends += m->gso_size != 0;
+				sock->stats.tx_datagrams += m->nr_segs;
+				sock->stats.tx_bytes += m->bytes;
+			}
+			continue;
+		}
+		int err = errno;
+		if (err == EINTR)
+			continue;
+		if (q->meta[i].gso_size && (err == EIO || err == EINVAL)) {
+			/* The kernel refuses UDP_SEGMENT on this path (EIO: no
+			 * checksum offload on the egress device).  Stop asking,
+			 * resend this one unsegmented. */
+			if (atomic_load_explicit(&sock->udp_segment_on, memory_order_relaxed))
+				fprintf(stderr, "vxlan socket: UDP_SEGMENT refused by the kernel (%s): sending datagrams one by one\n",
+					strerror(err));
+			atomic_store_explicit(&sock->udp_segment_on, false, memory_order_relaxed);
+			sock->stats.udp_segment_fallbacks++;
+			vxlan_send_unsegmented(c, i);
+		} else {
+			sock->stats.tx_errors++;
+			sock->stats.last_tx_errno = err;
+			port_count_drop(c->io, err == EMSGSIZE ? DROP_MTU_EXCEEDED : DROP_TX_ERROR);
+		}
+		i++;
+	}
+	for (unsigned k = 0; k < q->n_msgs; k++)
+		pkt_free(q->meta[k].pkt);
+	q->n_msgs = 0;
+	q->hdr_used = 0;
+	q->iov_used = 0;
+}
+
+/* Builds the iovec train of `pkt` into the free part of the pools. */
+static int vxlan_build_train(struct vxlan_tx_ctx *c, const struct pkt *pkt)
+{
+	struct vxlan_tx_io *q = c->q;
+	struct gso_iov_train *t = &q->train;
+	t->hdr_buf = q->hdr_pool + q->hdr_used;
+	t->hdr_cap = VXLAN_TX_HDR_POOL - q->hdr_used;
+	t->iov = q->iov_pool + q->iov_used;
+	t->iov_cap = VXLAN_TX_IOV_POOL - q->iov_used;
+	return gso_train_build_iov(pkt, GSO_TRAIN_VXLAN_UDP, &c->vp->encap, t);
+}
+
+static void vxlan_tx_drop(struct vxlan_tx_ctx *c, struct pkt *pkt, enum drop_reason reason)
+{
+	port_count_drop(c->io, reason);
+	pkt_free(pkt);
+}
+
+/* Queues the sends of the train just built for `pkt` (which the last of
+ * them frees after the flush). */
+static void vxlan_queue_train(struct vxlan_tx_ctx *c, struct pkt *pkt, const struct vxlan_addr *dst,
+			      const struct gso_iov_send *sends, int n_sends,
+			      uint32_t hdr_base, uint32_t iov_base)
+{
+	struct vxlan_tx_io *q = c->q;
+	const struct gso_iov_train *t = &q->train;
+	for (int s = 0; s < n_sends; s++) {
+		if (q->n_msgs == VXLAN_TX_MSGS) {
+			/* Only without UDP_SEGMENT does a train outgrow the
+			 * queue.  The flush empties the pools, but the rest of
+			 * this train still lives in them: keep it reserved. */
+			vxlan_flush(c);
+			q->hdr_used = hdr_base + t->hdr_used;
+			q->iov_used = iov_base + t->n_iov;
+		}
+		uint16_t gso_size = sends[s].nr_segs > 1 ? sends[s].gso_size : 0;
+		unsigned i = vxlan_queue_msg(c, dst, gso_size);
+		q->msgs[i].msg_hdr.msg_iov = t->iov + sends[s].iov_first;
+		q->msgs[i].msg_hdr.msg_iovlen = sends[s].iov_count;
+		q->meta[i].bytes = sends[s].len;
+		q->meta[i].nr_segs = sends[s].nr_segs;
+		if (s + 1 == n_sends)
+			q->meta[i].pkt = pkt;
+	}
+}
+
+/* A frame with TSO metadata: cut into one train of VXLAN datagrams whose
+ * payload iovecs point into the frame, which lives until the flush. */
+static void vxlan_tx_gso(struct vxlan_tx_ctx *c, struct pkt *pkt, const struct vxlan_addr *dst)
+{
+	struct vxlan_tx_io *q = c->q;
+	struct gso_iov_train *t = &q->train;
+	if (q->n_msgs + 64 > VXLAN_TX_MSGS)
+		vxlan_flush(c);
+	int err = vxlan_build_train(c, pkt);
+	if (err == -ENOSPC && q->n_msgs > 0) {
+		vxlan_flush(c);
+		err = vxlan_build_train(c, pkt);
+	}
+	if (err < 0) {
+		vxlan_tx_drop(c, pkt, err == -ENOSPC ? DROP_GSO_NO_BUFFER : gso_drop_reason(err));
+		return;
+	}
+	/* Each datagram of the train must fit the underlay as it is: a VM
+	 * MTU larger than what fits gives segments that would only cross as
+	 * IP fragments (and make the kernel refuse UDP_SEGMENT). */
+	uint32_t ip_udp = (dst->family == 6 ? IPV6_HDR_LEN : IPV4_HDR_LEN) + UDP_HDR_LEN;
+	if (t->stride + ip_udp > c->vp->underlay_mtu) {
+		vxlan_tx_drop(c, pkt, DROP_MTU_EXCEEDED);
+		return;
+	}
+	/* Without UDP_SEGMENT: one message per datagram. */
+	uint32_t max_bytes = dst->family == 6 ? GSO_UDP_SEND_MAX_BYTES_IPV6 : GSO_UDP_SEND_MAX_BYTES_IPV4;
+	bool seg_on = atomic_load_explicit(&c->sock->udp_segment_on, memory_order_relaxed);
+	uint32_t max_segs = seg_on ? GSO_UDP_MAX_SEGMENTS_OLD : 1;
+	struct gso_iov_send sends[GSO_MAX_SEGS];
+	int n_sends = gso_iov_train_sends(t, max_bytes, max_segs, sends, GSO_MAX_SEGS);
+	if (n_sends < 0) {
+		vxlan_tx_drop(c, pkt, gso_drop_reason(n_sends));
+		return;
+	}
+	uint32_t hdr_base = q->hdr_used, iov_base = q->iov_used;
+	q->hdr_used += t->hdr_used;
+	q->iov_used += t->n_iov;
+	q->tx_gso_frames++;
+	q->tx_gso_segments += t->nr_segs;
+	port_count_tx(c->io, pkt_len(pkt));
+	vxlan_queue_train(c, pkt, dst, sends, n_sends, hdr_base, iov_base);
+}
+
+/* A frame without TSO metadata: one datagram. */
+static void vxlan_tx_plain(struct vxlan_tx_ctx *c, struct pkt *pkt, const struct vxlan_addr *dst)
+{
+	struct vxlan_tx_io *q = c->q;
+	uint32_t l3_len = pkt_len(pkt) - (pkt->l3_ofs != PKT_OFS_NONE ? pkt->l3_ofs : ETH_HDR_LEN);
+	if (l3_len > c->vp->up.mtu) {
+		vxlan_tx_drop(c, pkt, DROP_MTU_EXCEEDED);
+		return;
+	}
+	if (gso_csum_complete(pkt) < 0) {
+		vxlan_tx_drop(c, pkt, DROP_VNET_HDR_CSUM_START);
+		return;
+	}
+	uint8_t *hdr = pkt_push(pkt, VXLAN_HDR_LEN);
+	if (!hdr) {
+		vxlan_tx_drop(c, pkt, DROP_NO_BUFFER);
+		return;
+	}
+	vxlan_hdr_write(hdr, c->vp->opts.vni);
+	if (q->n_msgs == VXLAN_TX_MSGS)
+		vxlan_flush(c);
+	unsigned i = vxlan_queue_msg(c, dst, 0);
+	unsigned iovcnt = 0;
+	q->iovs[i][iovcnt++] = (struct iovec){ pkt->data, pkt->size };
+	for (uint16_t f = 0; f < pkt->nr_frags; f++)
+		q->iovs[i][iovcnt++] = (struct iovec){ (void *)pkt->frags[f].data, pkt->frags[f].size };
+	q->msgs[i].msg_hdr.msg_iovlen = iovcnt;
+	q->meta[i].pkt = pkt;
+	q->meta[i].bytes = pkt_len(pkt);
+	q->meta[i].nr_segs = 1;
+	q->tx_plain_frames++;
+	port_count_tx(c->io, pkt_len(pkt) - VXLAN_HDR_LEN);
+}
+
+void vxlan_tx_batch(struct port *port, struct port_io *io, struct pkt **pkts, unsigned n)
+{
+	struct vxlan_port *vp = vxlan_port_cast(port);
+	struct vxlan_tx_ctx c = { .vp = vp, .sock = vp->sock, .io = io, .q = io->priv };
+	if (!c.q) {
+		/* An io without port_io_init(): nowhere to queue. */
+		port_drop_batch(io, pkts, n, DROP_NO_BUFFER);
+		return;
+	}
+	bool gso_on = atomic_load_explicit(&vp->gso_on, memory_order_relaxed);
+	for (unsigned k = 0; k < n; k++) {
+		struct pkt *pkt = pkts[k];
+		struct vxlan_addr dst;
+		if (!vxlan_pkt_dst(pkt, &dst) || dst.family != vp->opts.local.family)
+			vxlan_tx_drop(&c, pkt, DROP_FDB_DST_UNKNOWN);
+		else if (pkt->ol.gso_type == PKT_GSO_NONE)
+			vxlan_tx_plain(&c, pkt, &dst);
+		else if (!gso_on)
+			vxlan_tx_drop(&c, pkt, DROP_GSO_UNSUPPORTED);
+		else
+			vxlan_tx_gso(&c, pkt, &dst);
+	}
+	vxlan_flush(&c);
+}
