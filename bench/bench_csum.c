@@ -135,8 +135,8 @@ int main(int argc, char **argv)
 		printf("  avx2 loop   %-15zu %10.2f %10.2f %7.1fx\n", len, plain, avx2, avx2 / plain);
 	}
 
-	struct pkt_pool *pool = pkt_pool_create(2);
-	if (!pool)
+	struct pkt_pool *pool;
+	if (pkt_pool_create(2, &pool) < 0)
 		return 1;
 	static const struct {
 		const char *name;

@@ -52,9 +52,10 @@ static double rate(uint64_t n, uint64_t ns)
 static void bench_size(uint32_t n_entries, uint64_t n_ops)
 {
 	struct fdb_config config = { .max_learned = n_entries, .hash_seed = 0x9e3779b97f4a7c15ull };
-	struct fdb *fdb = fdb_create(&config);
-	if (!fdb) {
-		fprintf(stderr, "fdb_create(%u) failed\n", n_entries);
+	struct fdb *fdb;
+	int err = fdb_create(&config, &fdb);
+	if (err < 0) {
+		fprintf(stderr, "fdb_create(%u): %s\n", n_entries, strerror(-err));
 		exit(1);
 	}
 	struct fdb_dst port = fdb_dst_port(1), dst;
@@ -89,7 +90,9 @@ static void bench_size(uint32_t n_entries, uint64_t n_ops)
 
 	/* fwd_frame between two learned MACs on two ports (known unicast),
 	 * with the table filled to n_entries around them. */
-	struct vni_table *vnis = vni_table_create();
+	struct vni_table *vnis;
+	if (vni_table_create(&vnis) < 0)
+		exit(1);
 	vni_add(vnis, 10);
 	vni_add_port(vnis, 10, 1);
 	vni_add_port(vnis, 10, 2);

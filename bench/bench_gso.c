@@ -94,8 +94,8 @@ int main(int argc, char **argv)
 	if (rounds < 1)
 		rounds = 1;
 
-	struct pkt_pool *pool = pkt_pool_create(GSO_MAX_SEGS + 2);
-	if (!pool) {
+	struct pkt_pool *pool;
+	if (pkt_pool_create(GSO_MAX_SEGS + 2, &pool) < 0) {
 		fprintf(stderr, "bench_gso: no memory for the pool\n");
 		return 1;
 	}

@@ -70,7 +70,7 @@ static inline int pcap_trace_load(struct pcap_trace *t, const char *prog, const 
 	if (small_buffers && max_caplen <= PKT_MAX_FRAME)
 		t->pool = pkt_pool_create_sized(frames, PKT_HEADROOM + max_caplen + PKT_TAILROOM);
 	else
-		t->pool = pkt_pool_create(frames);
+		(void)pkt_pool_create(frames, &t->pool); /* NULL on failure, checked below */
 	if (!t->pkts || !t->pool) {
 		fprintf(stderr, "%s: %s: out of memory for %u frames\n", prog, path, frames);
 		goto err_release;

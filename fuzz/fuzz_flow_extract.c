@@ -63,8 +63,8 @@ static void check_rx_csum(struct pkt *p, const struct flow_key *key)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!pool)
-		pool = pkt_pool_create(2);
+	if (!pool && pkt_pool_create(2, &pool) < 0)
+		abort();
 	if (size < 1 || size - 1 > PKT_MAX_FRAME)
 		return 0;
 	uint8_t control = data[0];

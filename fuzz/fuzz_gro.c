@@ -420,8 +420,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct harness h;
 	struct reader r = { data, size };
 
-	if (!pool)
-		pool = pkt_pool_create(POOL_PKTS);
+	if (!pool && pkt_pool_create(POOL_PKTS, &pool) < 0)
+		abort();
 	memset(&h, 0, sizeof(h));
 	uint8_t cfg = rd8(&r);
 	feed_burst = cfg & 0x40;

@@ -225,8 +225,8 @@ static void check_trains(const struct pkt *in, const struct gso_plan *plan, int 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!pool)
-		pool = pkt_pool_create(GSO_MAX_SEGS + 4);
+	if (!pool && pkt_pool_create(GSO_MAX_SEGS + 4, &pool) < 0)
+		abort();
 	if (size < 1 + VNET_HDR_LEN)
 		return 0;
 	uint8_t ctl = data[0];

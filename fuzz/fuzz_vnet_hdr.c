@@ -95,11 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	if (!pool) {
-		pool = pkt_pool_create(2);
-		if (!pool)
-			abort();
-	}
+	if (!pool && pkt_pool_create(2, &pool) < 0)
+		abort();
 	uint8_t ctl = data[0];
 	data++;
 	size--;

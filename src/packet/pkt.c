@@ -61,9 +61,10 @@ err_free_pool:
 	return NULL;
 }
 
-struct pkt_pool *pkt_pool_create(uint32_t count)
+int pkt_pool_create(uint32_t count, struct pkt_pool **out)
 {
-	return pkt_pool_create_with(count, PKT_BUF_SIZE, false);
+	*out = pkt_pool_create_with(count, PKT_BUF_SIZE, false);
+	return *out ? 0 : -ENOMEM;
 }
 
 struct pkt_pool *pkt_pool_create_sized(uint32_t count, uint32_t buf_size)

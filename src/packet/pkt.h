@@ -131,9 +131,9 @@ struct pkt_pool_stats {
 struct pkt_pool;
 
 /* Constructor/destructor.  A pool preallocates `count` pkts with buffers of
- * PKT_BUF_SIZE; pkt_alloc() never calls malloc.  Returns NULL on ENOMEM.
- * pkt_pool_destroy(NULL) is a no-op. */
-struct pkt_pool *pkt_pool_create(uint32_t count);
+ * PKT_BUF_SIZE; pkt_alloc() never calls malloc.  Returns 0 with the pool in
+ * *out, or -ENOMEM with *out = NULL.  pkt_pool_destroy(NULL) is a no-op. */
+int pkt_pool_create(uint32_t count, struct pkt_pool **out);
 /* A pool whose buffers hold `buf_size` bytes (headroom, frame and
  * tailroom; at least PKT_HEADROOM + PKT_TAILROOM, at most PKT_BUF_SIZE)
  * instead of PKT_BUF_SIZE: for frames known to be small, e.g. received

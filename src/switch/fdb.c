@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/failpoint.h"
+
 #define FDB_NIL UINT32_MAX
 
 enum fdb_entry_flags {
@@ -214,42 +216,43 @@ uint32_t fdb_count_vni(const struct fdb *fdb, uint32_t vni)
 
 /* ---- construction --------------------------------------------------------- */
 
-struct fdb *fdb_create(const struct fdb_config *config)
+/* The config with defaults filled in, or -EINVAL if its sizes are too big. */
+static int fdb_config_resolve(const struct fdb_config *in, struct fdb_config *out)
 {
-	struct fdb *fdb = calloc(1, sizeof(*fdb));
-	if (!fdb)
-		return NULL;
-	fdb->config = *config;
-	if (!fdb->config.max_learned)
-		fdb->config.max_learned = FDB_DEFAULT_MAX_LEARNED;
-	if (!fdb->config.max_static)
-		fdb->config.max_static = FDB_DEFAULT_MAX_STATIC;
-	if (!fdb->config.ageing_ns)
-		fdb->config.ageing_ns = FDB_DEFAULT_AGEING_NS;
-	if (fdb->config.max_learned > FDB_MAX_ENTRIES || fdb->config.max_static > FDB_MAX_ENTRIES ||
-	    fdb->config.max_learned + fdb->config.max_static > FDB_MAX_ENTRIES)
-		goto err_free_fdb;
+	*out = *in;
+	if (!out->max_learned)
+		out->max_learned = FDB_DEFAULT_MAX_LEARNED;
+	if (!out->max_static)
+		out->max_static = FDB_DEFAULT_MAX_STATIC;
+	if (!out->ageing_ns)
+		out->ageing_ns = FDB_DEFAULT_AGEING_NS;
+	if (out->max_learned > FDB_MAX_ENTRIES || out->max_static > FDB_MAX_ENTRIES ||
+	    out->max_learned + out->max_static > FDB_MAX_ENTRIES)
+		return -EINVAL;
+	return 0;
+}
 
+/* Every array of a table whose config is set; -ENOMEM leaves them to
+ * fdb_destroy(). */
+static int fdb_alloc_arrays(struct fdb *fdb)
+{
+	/* All memory of the table is here: the one allocation worth failing
+	 * in a test (the daemon's start-up error path). */
+	if (failpoint_hit("fdb_create"))
+		return -ENOMEM;
 	fdb->n_entries = fdb->config.max_learned + fdb->config.max_static;
 	fdb->entries = calloc(fdb->n_entries, sizeof(*fdb->entries));
-	if (!fdb->entries)
-		goto err_free_fdb;
 	/* Load factor <= 1 when full. */
 	uint32_t n_buckets = fdb_pow2_at_least(fdb->n_entries);
 	fdb->buckets = malloc(n_buckets * sizeof(*fdb->buckets));
-	if (!fdb->buckets)
-		goto err_free_entries;
 	fdb->bucket_mask = n_buckets - 1;
-
 	fdb->vni_counts = calloc(fdb->config.max_learned, sizeof(*fdb->vni_counts));
-	if (!fdb->vni_counts)
-		goto err_free_buckets;
 	uint32_t n_vni_buckets = fdb_pow2_at_least(fdb->config.max_learned < 4096 ?
 							   fdb->config.max_learned : 4096);
 	fdb->vni_buckets = malloc(n_vni_buckets * sizeof(*fdb->vni_buckets));
-	if (!fdb->vni_buckets)
-		goto err_free_vni_counts;
 	fdb->vni_bucket_mask = n_vni_buckets - 1;
+	if (!fdb->entries || !fdb->buckets || !fdb->vni_counts || !fdb->vni_buckets)
+		return -ENOMEM;
 
 	for (uint32_t i = 0; i < n_buckets; i++)
 		fdb->buckets[i] = FDB_NIL;
@@ -261,17 +264,27 @@ struct fdb *fdb_create(const struct fdb_config *config)
 	for (uint32_t i = 0; i < fdb->config.max_learned; i++)
 		fdb->vni_counts[i].next = i + 1 < fdb->config.max_learned ? i + 1 : FDB_NIL;
 	fdb->vni_free_head = 0;
-	return fdb;
+	return 0;
+}
 
-err_free_vni_counts:
-	free(fdb->vni_counts);
-err_free_buckets:
-	free(fdb->buckets);
-err_free_entries:
-	free(fdb->entries);
-err_free_fdb:
-	free(fdb);
-	return NULL;
+int fdb_create(const struct fdb_config *config, struct fdb **out)
+{
+	*out = NULL;
+	struct fdb_config resolved;
+	int err = fdb_config_resolve(config, &resolved);
+	if (err < 0)
+		return err;
+	struct fdb *fdb = calloc(1, sizeof(*fdb));
+	if (!fdb)
+		return -ENOMEM;
+	fdb->config = resolved;
+	err = fdb_alloc_arrays(fdb);
+	if (err < 0) {
+		fdb_destroy(fdb);
+		return err;
+	}
+	*out = fdb;
+	return 0;
 }
 
 void fdb_destroy(struct fdb *fdb)

@@ -133,10 +133,12 @@ struct fdb_entry_info {
 
 struct fdb;
 
-/* Constructor/destructor.  All memory is allocated here.  Returns NULL on
- * bad config (sizes above FDB_MAX_ENTRIES) or allocation failure.
- * fdb_destroy(NULL) is a no-op. */
-struct fdb *fdb_create(const struct fdb_config *config);
+/* Constructor/destructor.  All memory is allocated here.  Returns 0 with
+ * the table in *out, or with *out = NULL: -EINVAL for a bad config (sizes
+ * above FDB_MAX_ENTRIES), -ENOMEM when an allocation fails (also when the
+ * failpoint "fdb_create" hits: util/failpoint.h).  fdb_destroy(NULL) is a
+ * no-op. */
+int fdb_create(const struct fdb_config *config, struct fdb **out);
 void fdb_destroy(struct fdb *fdb);
 
 /* ---- data path ---------------------------------------------------------- */

@@ -7,34 +7,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/failpoint.h"
+
 struct vni_table {
 	uint32_t n_vnis;
 	uint32_t capacity;
 	struct vni *vnis; /* sorted by vni, ascending */
 };
 
-struct vni_table *vni_table_create(void)
+int vni_table_create(struct vni_table **out)
 {
-	return calloc(1, sizeof(struct vni_table));
+	*out = calloc(1, sizeof(struct vni_table));
+	return *out ? 0 : -ENOMEM;
 }
 
-struct vni_table *vni_table_clone(const struct vni_table *table)
+int vni_table_clone(const struct vni_table *src, struct vni_table **out)
 {
-	struct vni_table *clone = vni_table_create();
-	if (!clone)
-		return NULL;
-	if (table->n_vnis == 0)
-		return clone;
-	clone->vnis = malloc(table->n_vnis * sizeof(*clone->vnis));
-	if (!clone->vnis)
-		goto err_free_clone;
-	memcpy(clone->vnis, table->vnis, table->n_vnis * sizeof(*clone->vnis));
-	clone->n_vnis = clone->capacity = table->n_vnis;
-	return clone;
-
-err_free_clone:
-	free(clone);
-	return NULL;
+	*out = NULL;
+	/* The control path's one allocation per change: failing it must leave
+	 * the published table in use and the command refused. */
+	if (failpoint_hit("vni_table_clone"))
+		return -ENOMEM;
+	struct vni_table *clone;
+	int err = vni_table_create(&clone);
+	if (err < 0)
+		return err;
+	if (src->n_vnis > 0) {
+		clone->vnis = malloc(src->n_vnis * sizeof(*clone->vnis));
+		if (!clone->vnis) {
+			free(clone);
+			return -ENOMEM;
+		}
+		memcpy(clone->vnis, src->vnis, src->n_vnis * sizeof(*clone->vnis));
+		clone->n_vnis = clone->capacity = src->n_vnis;
+	}
+	*out = clone;
+	return 0;
 }
 
 void vni_table_destroy(struct vni_table *table)

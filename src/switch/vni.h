@@ -46,10 +46,14 @@ struct vni {
 
 struct vni_table;
 
-/* Constructors/destructor: control thread.  NULL on allocation failure.
- * vni_table_destroy(NULL) is a no-op. */
-struct vni_table *vni_table_create(void);
-struct vni_table *vni_table_clone(const struct vni_table *table);
+/* Constructors/destructor: control thread.  Return 0 with the new table in
+ * *out, or -ENOMEM with *out = NULL.  vni_table_clone() copies `src` (which
+ * may be published: it is only read) into a table that is not; it also
+ * fails with -ENOMEM when the failpoint "vni_table_clone" hits
+ * (util/failpoint.h), so tests can check that a refused change leaves the
+ * published table in place.  vni_table_destroy(NULL) is a no-op. */
+int vni_table_create(struct vni_table **out);
+int vni_table_clone(const struct vni_table *src, struct vni_table **out);
 void vni_table_destroy(struct vni_table *table);
 
 /* Modifiers: only on a table not yet published.

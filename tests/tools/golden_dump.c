@@ -230,8 +230,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "golden_dump: %s: not an Ethernet capture\n", argv[1]);
 		goto out_close;
 	}
-	pool = pkt_pool_create(2);
-	if (!pool) {
+	if (pkt_pool_create(2, &pool) < 0) {
 		fprintf(stderr, "golden_dump: out of memory\n");
 		goto out_close;
 	}

@@ -976,9 +976,9 @@ static int run_ours(const struct wire *w, struct result *res)
 	int err = -ENOMEM;
 
 	memset(res, 0, sizeof(*res));
-	o.pool = pkt_pool_create(2 * MAX_SEGS);
-	if (!o.pool)
-		return -ENOMEM;
+	err = pkt_pool_create(2 * MAX_SEGS, &o.pool);
+	if (err < 0)
+		return err;
 	struct gro_config cfg = { .emit = ours_emit, .emit_aux = &o };
 	struct gro_table *gro = gro_create(&cfg);
 	if (!gro)

@@ -64,8 +64,7 @@ static struct gro_test *test_new(uint32_t max_flows, uint32_t max_size, uint64_t
 {
 	struct gro_test *t = calloc(1, sizeof(*t));
 	assert_non_null(t);
-	t->pool = pkt_pool_create(POOL_PKTS);
-	assert_non_null(t->pool);
+	assert_int_equal(pkt_pool_create(POOL_PKTS, &t->pool), 0);
 	struct gro_config cfg = {
 		.max_flows = max_flows, .max_size = max_size, .hold_ns = hold_ns,
 		.emit = collect, .emit_aux = &t->sink,

@@ -292,7 +292,8 @@ static void test_errors_leave_nothing_allocated(void **state)
 	pkt_pool_get_stats(pool, &before);
 	assert_int_equal(gso_segment(in, 0, pool, segs, 9), -ENOSPC);
 
-	struct pkt_pool *small = pkt_pool_create(4);
+	struct pkt_pool *small;
+	assert_int_equal(pkt_pool_create(4, &small), 0);
 	assert_int_equal(gso_segment(in, 0, small, segs, GSO_MAX_SEGS), -ENOBUFS);
 	struct pkt_pool_stats small_st;
 	pkt_pool_get_stats(small, &small_st);

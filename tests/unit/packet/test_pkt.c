@@ -13,7 +13,8 @@
 static void test_pool_exhaustion_is_counted(void **state)
 {
 	(void)state;
-	struct pkt_pool *pool = pkt_pool_create(2);
+	struct pkt_pool *pool;
+	assert_int_equal(pkt_pool_create(2, &pool), 0);
 	struct pkt *a = pkt_alloc(pool), *b = pkt_alloc(pool);
 	assert_non_null(a);
 	assert_non_null(b);
@@ -35,7 +36,8 @@ static void test_pool_exhaustion_is_counted(void **state)
 static void test_push_pull_keep_offsets_on_same_bytes(void **state)
 {
 	(void)state;
-	struct pkt_pool *pool = pkt_pool_create(1);
+	struct pkt_pool *pool;
+	assert_int_equal(pkt_pool_create(1, &pool), 0);
 	struct pkt *p = pkt_alloc(pool);
 	uint8_t frame[64];
 	for (size_t i = 0; i < sizeof(frame); i++)
@@ -58,7 +60,8 @@ static void test_push_pull_keep_offsets_on_same_bytes(void **state)
 static void test_frags_hold_owner_until_freed(void **state)
 {
 	(void)state;
-	struct pkt_pool *pool = pkt_pool_create(2);
+	struct pkt_pool *pool;
+	assert_int_equal(pkt_pool_create(2, &pool), 0);
 	struct pkt *head = pkt_alloc(pool), *seg = pkt_alloc(pool);
 	uint8_t bytes[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
 	pkt_set_data(head, bytes, 4);
@@ -89,7 +92,8 @@ static void test_frags_hold_owner_until_freed(void **state)
 static void test_frag_limit(void **state)
 {
 	(void)state;
-	struct pkt_pool *pool = pkt_pool_create(1);
+	struct pkt_pool *pool;
+	assert_int_equal(pkt_pool_create(1, &pool), 0);
 	struct pkt *p = pkt_alloc(pool);
 	static const uint8_t byte = 0;
 	for (int i = 0; i < PKT_MAX_FRAGS; i++)
@@ -135,7 +139,7 @@ static void test_sized_pool_buffers(void **state)
 	pkt_pool_destroy(pool);
 
 	/* The default pool's pkts say PKT_BUF_SIZE. */
-	pool = pkt_pool_create(1);
+	assert_int_equal(pkt_pool_create(1, &pool), 0);
 	a = pkt_alloc(pool);
 	assert_int_equal(pkt_buf_size(a), PKT_BUF_SIZE);
 	pkt_free(a);
@@ -204,7 +208,8 @@ static void assert_same_meta(const struct pkt *a, const struct pkt *b)
 static void test_clone_shares_payload(void **state)
 {
 	(void)state;
-	struct pkt_pool *pool = pkt_pool_create(3);
+	struct pkt_pool *pool;
+	assert_int_equal(pkt_pool_create(3, &pool), 0);
 	struct pkt *seg, *p = clone_source(pool, &seg);
 	struct pkt *c = pkt_clone(pool, p);
 	assert_non_null(c);
@@ -245,7 +250,8 @@ static void test_clone_shares_payload(void **state)
 static void test_clone_headers_are_private(void **state)
 {
 	(void)state;
-	struct pkt_pool *pool = pkt_pool_create(3);
+	struct pkt_pool *pool;
+	assert_int_equal(pkt_pool_create(3, &pool), 0);
 	struct pkt *seg, *p = clone_source(pool, &seg);
 	uint8_t before[CLONE_HDRS];
 	memcpy(before, p->data, sizeof(before));
@@ -275,7 +281,8 @@ static void test_clone_headers_are_private(void **state)
 static void test_clone_tunnelled_copies_inner_headers(void **state)
 {
 	(void)state;
-	struct pkt_pool *pool = pkt_pool_create(2);
+	struct pkt_pool *pool;
+	assert_int_equal(pkt_pool_create(2, &pool), 0);
 	struct pkt *p = pkt_alloc(pool);
 	uint8_t bytes[400];
 	memset(bytes, 0x5a, sizeof(bytes));
@@ -299,7 +306,8 @@ static void test_clone_tunnelled_copies_inner_headers(void **state)
 static void test_clone_unparsed_copies_linear(void **state)
 {
 	(void)state;
-	struct pkt_pool *pool = pkt_pool_create(2);
+	struct pkt_pool *pool;
+	assert_int_equal(pkt_pool_create(2, &pool), 0);
 	struct pkt *p = pkt_alloc(pool);
 	uint8_t bytes[60] = { 1, 2, 3 };
 	assert_int_equal(pkt_set_data(p, bytes, sizeof(bytes)), 0);
@@ -318,7 +326,8 @@ static void test_clone_unparsed_copies_linear(void **state)
 static void test_clone_full_frags_copies_linear_payload(void **state)
 {
 	(void)state;
-	struct pkt_pool *pool = pkt_pool_create(3);
+	struct pkt_pool *pool;
+	assert_int_equal(pkt_pool_create(3, &pool), 0);
 	struct pkt *p = pkt_alloc(pool), *seg = pkt_alloc(pool);
 	uint8_t bytes[200];
 	for (size_t i = 0; i < sizeof(bytes); i++)
@@ -347,7 +356,8 @@ static void test_clone_full_frags_copies_linear_payload(void **state)
 static void test_clone_pool_empty(void **state)
 {
 	(void)state;
-	struct pkt_pool *pool = pkt_pool_create(2);
+	struct pkt_pool *pool;
+	assert_int_equal(pkt_pool_create(2, &pool), 0);
 	struct pkt *seg, *p = clone_source(pool, &seg);
 	assert_null(pkt_clone(pool, p));
 	struct pkt_pool_stats st;

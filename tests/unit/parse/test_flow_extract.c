@@ -1349,8 +1349,7 @@ static void test_offsets_reset_between_frames(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	pool = pkt_pool_create(4);
-	return pool ? 0 : -1;
+	return pkt_pool_create(4, &pool) == 0 ? 0 : -1;
 }
 
 static int teardown(void **state)

@@ -192,7 +192,7 @@ static void frame_make(struct frame *fr, const struct frame_spec *s)
 	} else {
 		len = build_plain(frame_buf, s, &l4);
 	}
-	fr->pool = pkt_pool_create(1);
+	assert_int_equal(pkt_pool_create(1, &fr->pool), 0);
 	fr->pkt = pkt_alloc(fr->pool);
 	assert_non_null(fr->pkt);
 	uint32_t linear = len;

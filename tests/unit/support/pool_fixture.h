@@ -16,8 +16,7 @@
 	static int setup(void **state)                         \
 	{                                                      \
 		(void)state;                                   \
-		pool = pkt_pool_create(n_pkts);                \
-		return pool ? 0 : -1;                          \
+		return pkt_pool_create(n_pkts, &pool) == 0 ? 0 : -1; \
 	}                                                      \
 	static int teardown(void **state)                      \
 	{                                                      \

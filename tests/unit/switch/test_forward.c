@@ -43,12 +43,10 @@ static int rig_setup_with(void **state, uint32_t max_learned)
 {
 	struct rig *r = calloc(1, sizeof(*r));
 	struct fdb_config config = { .max_learned = max_learned, .hash_seed = 42 };
-	r->fdb = fdb_create(&config);
-	r->vnis = vni_table_create();
+	if (fdb_create(&config, &r->fdb) < 0 || vni_table_create(&r->vnis) < 0)
+		return -1;
 	r->vtep_a = fdb_dst_vtep4(VXLAN_PORT, ip_a);
 	r->vtep_b = fdb_dst_vtep4(VXLAN_PORT, ip_b);
-	if (!r->fdb || !r->vnis)
-		return -1;
 	if (vni_add(r->vnis, 10) || vni_add(r->vnis, 20) || vni_add(r->vnis, 30))
 		return -1;
 	for (uint16_t p = 1; p <= 3; p++)

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "switch/vni.h"
+#include "util/failpoint.h"
 
 static const uint8_t vtep1_ip[4] = { 192, 0, 2, 1 };
 static const uint8_t vtep2_ip[4] = { 192, 0, 2, 2 };
@@ -16,7 +17,8 @@ static void test_add_del_keeps_order(void **state)
 {
 	(void)state;
 	static const uint32_t order_added[] = { 500, 7, 16777215, 99, 0, 1000 };
-	struct vni_table *t = vni_table_create();
+	struct vni_table *t;
+	assert_int_equal(vni_table_create(&t), 0);
 	assert_non_null(t);
 
 	for (size_t i = 0; i < sizeof(order_added) / sizeof(order_added[0]); i++)
@@ -54,7 +56,8 @@ static void test_add_del_keeps_order(void **state)
 static void test_table_limit(void **state)
 {
 	(void)state;
-	struct vni_table *t = vni_table_create();
+	struct vni_table *t;
+	assert_int_equal(vni_table_create(&t), 0);
 	for (uint32_t i = 0; i < VNI_TABLE_MAX; i++)
 		assert_int_equal(vni_add(t, VNI_TABLE_MAX - i), 0); /* descending: worst case */
 	assert_int_equal(vni_add(t, 1u << 20), -ENOSPC);
@@ -67,7 +70,8 @@ static void test_table_limit(void **state)
 static void test_ports_and_vteps(void **state)
 {
 	(void)state;
-	struct vni_table *t = vni_table_create();
+	struct vni_table *t;
+	assert_int_equal(vni_table_create(&t), 0);
 	struct fdb_dst v1 = fdb_dst_vtep4(9, vtep1_ip), v2 = fdb_dst_vtep4(9, vtep2_ip);
 	struct fdb_dst p1 = fdb_dst_port(1);
 
@@ -115,14 +119,16 @@ static void test_clone_is_independent_and_publish_swaps(void **state)
 {
 	(void)state;
 	struct vni_table_ref ref = { NULL };
-	struct vni_table *t1 = vni_table_create();
+	struct vni_table *t1;
+	assert_int_equal(vni_table_create(&t1), 0);
 	assert_int_equal(vni_add(t1, 10), 0);
 	assert_int_equal(vni_add_port(t1, 10, 1), 0);
 	assert_null(vni_table_publish(&ref, t1));
 	assert_ptr_equal(vni_table_current(&ref), t1);
 
 	/* The control thread edits a copy; readers of t1 see no change. */
-	struct vni_table *t2 = vni_table_clone(vni_table_current(&ref));
+	struct vni_table *t2;
+	assert_int_equal(vni_table_clone(vni_table_current(&ref), &t2), 0);
 	assert_non_null(t2);
 	assert_int_equal(vni_add_port(t2, 10, 2), 0);
 	assert_int_equal(vni_add(t2, 20), 0);
@@ -134,14 +140,39 @@ static void test_clone_is_independent_and_publish_swaps(void **state)
 	assert_ptr_equal(vni_table_current(&ref), t2);
 	vni_table_destroy(t1);
 
-	struct vni_table *empty = vni_table_create();
-	struct vni_table *empty_clone = vni_table_clone(empty);
+	struct vni_table *empty, *empty_clone;
+	assert_int_equal(vni_table_create(&empty), 0);
+	assert_int_equal(vni_table_clone(empty, &empty_clone), 0);
 	assert_non_null(empty_clone);
 	assert_int_equal(vni_table_count(empty_clone), 0);
 	assert_null(vni_lookup(empty_clone, 0));
 	vni_table_destroy(empty);
 	vni_table_destroy(empty_clone);
 	vni_table_destroy(vni_table_publish(&ref, NULL));
+}
+
+/* The failpoint "vni_table_clone": -ENOMEM with no table, the published one
+ * untouched and still usable, the next clone fine. */
+static void test_clone_failpoint(void **state)
+{
+	(void)state;
+	struct vni_table_ref ref = { NULL };
+	struct vni_table *t1, *t2 = (struct vni_table *)&ref;
+	assert_int_equal(vni_table_create(&t1), 0);
+	assert_int_equal(vni_add(t1, 10), 0);
+	assert_null(vni_table_publish(&ref, t1));
+
+	failpoint_arm("vni_table_clone", 0, 1);
+	assert_int_equal(vni_table_clone(vni_table_current(&ref), &t2), -ENOMEM);
+	assert_null(t2);
+	assert_ptr_equal(vni_table_current(&ref), t1);
+	assert_non_null(vni_lookup(vni_table_current(&ref), 10));
+
+	assert_int_equal(vni_table_clone(vni_table_current(&ref), &t2), 0);
+	assert_non_null(vni_lookup(t2, 10));
+	vni_table_destroy(vni_table_publish(&ref, t2));
+	vni_table_destroy(vni_table_publish(&ref, NULL));
+	failpoint_disarm_all();
 }
 
 int main(void)
@@ -151,6 +182,7 @@ int main(void)
 		cmocka_unit_test(test_table_limit),
 		cmocka_unit_test(test_ports_and_vteps),
 		cmocka_unit_test(test_clone_is_independent_and_publish_swaps),
+		cmocka_unit_test(test_clone_failpoint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
