@@ -243,6 +243,15 @@ uint64_t gro_next_deadline(const struct gro_table *table);
 
 void gro_get_stats(const struct gro_table *table, struct gro_stats *out);
 
+/* Decapsulates a tunnelled frame exactly as GRO leaves one it does not
+ * merge: the data pointer moves to the inner Ethernet header, the inner
+ * offsets become the plain ones (l2_ofs 0, l3, l4, payload), tunnel_ofs and
+ * inner_* become absent; pkt->tunnel, the offload metadata and every byte
+ * are kept.  A frame without tunnel_ofs/inner_l2_ofs is left untouched.
+ * For a datapath with GRO off, so its frames reach a TAP in the same shape
+ * as with GRO on (GRO itself calls it on everything it emits). */
+void gro_decap_passthrough(struct pkt *pkt);
+
 /* A TCP segment bigger than the MTU that arrived whole -- a peer's GSO
  * packet that crossed a veth without being cut and reached our UDP socket
  * as one datagram -- gets the metadata gro_complete() gives a merged frame

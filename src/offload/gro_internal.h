@@ -297,9 +297,7 @@ enum gro_pass_reason gro_vxlan_pass_reason(const struct gro_seg *seg);
 /* Same VXLAN header, outer addresses and ports (pkt->tunnel), outer
  * Ethernet header and UDP checksum presence (udp_gro_receive). */
 bool gro_same_tunnel(const struct gro_seg *a, const struct gro_seg *b);
-/* Strips the outer headers of a tunnelled frame and makes the inner frame's
- * offsets the plain ones: what a TAP is given.  No-op on a plain frame. */
-void gro_vxlan_decap(struct pkt *pkt);
+/* gro_decap_passthrough() (gro.h) is defined in gro_vxlan.c too. */
 
 /* ---- gro_table.c: the table ------------------------------------------- */
 

@@ -154,7 +154,7 @@ static void gro_emit(struct gro_table *table, struct pkt *pkt, uint32_t nr_segs)
 void gro_pass(struct gro_table *table, struct pkt *pkt, enum gro_pass_reason why)
 {
 	table->stats.passthrough[why]++;
-	gro_vxlan_decap(pkt);
+	gro_decap_passthrough(pkt);
 	gro_emit(table, pkt, 1);
 }
 
@@ -174,12 +174,12 @@ void gro_complete(struct gro_table *table, struct gro_flow *flow, enum gro_flush
 	if (count == 1) {
 		table->stats.passthrough[GRO_PASS_FLUSHED_ALONE]++;
 		pkt->ol.flags |= PKT_OL_DATA_VALID;
-		gro_vxlan_decap(pkt);
+		gro_decap_passthrough(pkt);
 		gro_emit(table, pkt, 1);
 		return;
 	}
 
-	gro_vxlan_decap(pkt);
+	gro_decap_passthrough(pkt);
 	gro_tcp_finish_merged(flow, pkt);
 	gro_emit(table, pkt, count);
 }

@@ -105,7 +105,7 @@ static inline uint16_t gro_ofs_sub(uint16_t ofs, uint16_t delta)
 	return ofs == PKT_OFS_NONE ? PKT_OFS_NONE : (uint16_t)(ofs - delta);
 }
 
-void gro_vxlan_decap(struct pkt *pkt)
+void gro_decap_passthrough(struct pkt *pkt)
 {
 	uint16_t inner = pkt->inner_l2_ofs;
 

@@ -1110,6 +1110,75 @@ static void test_timer_expires_on_arrival(void **state)
 	gro_test_free(t);
 }
 
+/* ---- decapsulation without GRO --------------------------------------------- */
+
+static void assert_same_shape(const struct pkt *a, const struct pkt *b)
+{
+	assert_int_equal(pkt_len(a), pkt_len(b));
+	assert_int_equal(a->size, b->size);
+	assert_memory_equal(a->data, b->data, a->size);
+	assert_memory_equal(&a->l2_ofs, &b->l2_ofs, 9 * sizeof(uint16_t));
+	assert_memory_equal(&a->tunnel, &b->tunnel, sizeof(a->tunnel));
+	assert_int_equal(a->in_port, b->in_port);
+}
+
+/* gro_decap_passthrough() gives a frame the shape GRO gives one it passes
+ * through (here a pure ACK): a datapath with GRO off then hands the TAP
+ * the same frames. */
+static void decap_like_gro(uint8_t family, enum stream_mode mode, uint8_t outer_family)
+{
+	struct gro_test *t = test_new(0, 0, 0);
+	struct stream s;
+	stream_init(&s, family, mode, outer_family);
+	s.in_port = 3;
+	s.f.payload_len = 0;
+	struct pkt *alone = stream_build(t, &s);
+	struct pkt *via_gro = stream_next(t, &s, 0);
+	uint16_t inner_l2 = alone->inner_l2_ofs, inner_l4 = alone->inner_l4_ofs;
+	uint8_t *inner = alone->data + inner_l2;
+
+	gro_receive(t->gro, via_gro, 0);
+	assert_int_equal(t->sink.n, 1);
+	gro_decap_passthrough(alone);
+	assert_same_shape(alone, t->sink.out[0]);
+	assert_ptr_equal(alone->data, inner);
+	assert_int_equal(alone->l2_ofs, 0);
+	assert_int_equal(alone->l4_ofs, inner_l4 - inner_l2);
+	assert_int_equal(alone->tunnel_ofs, PKT_OFS_NONE);
+	assert_int_equal(alone->inner_l2_ofs, PKT_OFS_NONE);
+	assert_int_equal(alone->inner_payload_ofs, PKT_OFS_NONE);
+	pkt_free(alone);
+	gro_test_free(t);
+}
+
+static void test_decap_passthrough_matches_gro_output(void **state)
+{
+	(void)state;
+	decap_like_gro(4, MODE_VXLAN_FRAME, 4);
+	decap_like_gro(6, MODE_VXLAN_FRAME, 6);
+	decap_like_gro(4, MODE_VXLAN_UDP, 0);
+	decap_like_gro(6, MODE_VXLAN_UDP, 0);
+}
+
+/* A plain frame, and one never parsed, are left as they are. */
+static void test_decap_passthrough_leaves_plain_frames(void **state)
+{
+	(void)state;
+	struct gro_test *t = test_new(0, 0, 0);
+	struct stream s;
+	stream_init(&s, 4, MODE_PLAIN, 0);
+	struct pkt *plain = stream_build(t, &s), *copy = stream_build(t, &s);
+	gro_decap_passthrough(plain);
+	assert_same_shape(plain, copy);
+	pkt_clear_offsets(plain);
+	pkt_clear_offsets(copy);
+	gro_decap_passthrough(plain);
+	assert_same_shape(plain, copy);
+	pkt_free(plain);
+	pkt_free(copy);
+	gro_test_free(t);
+}
+
 /* ---- API corners -------------------------------------------------------- */
 
 static void test_create_rejects_bad_config_and_destroy_frees_held(void **state)
@@ -1289,6 +1358,8 @@ int main(void)
 		cmocka_unit_test(test_table_full_flushes_oldest),
 		cmocka_unit_test(test_timer_runs_from_first_segment_never_reset),
 		cmocka_unit_test(test_timer_expires_on_arrival),
+		cmocka_unit_test(test_decap_passthrough_matches_gro_output),
+		cmocka_unit_test(test_decap_passthrough_leaves_plain_frames),
 		cmocka_unit_test(test_create_rejects_bad_config_and_destroy_frees_held),
 		cmocka_unit_test(test_reason_names),
 		cmocka_unit_test(test_interleaved_flows),
