@@ -246,7 +246,7 @@ static double gro_pass(struct gro_table *gro, struct trace *t, enum mode mode)
 static void bench_mode(struct trace *t, enum mode mode, bool data_valid, double seconds, bool check)
 {
 	struct out_stats out = { .check = true };
-	struct gro_config cfg = { .emit = collect, .emit_aux = &out };
+	struct gro_config cfg = { .hold_ns = GRO_DEFAULT_HOLD_NS, .emit = collect, .emit_aux = &out };
 	struct gro_table *gro = gro_create(&cfg);
 	if (!gro) {
 		perror("gro_create");

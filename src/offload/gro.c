@@ -189,7 +189,7 @@ static inline __attribute__((always_inline)) bool gro_fast_merge(struct gro_tabl
 	uint32_t hdr_len = flow->hdr_len;
 
 	if (pkt_len(pkt) != flow->seg_len || pkt->size < hdr_len || pkt->in_port != hp->in_port ||
-	    ((pkt->ol.flags & PKT_OL_NEEDS_CSUM) | pkt->ol.gso_type) || now_ns - flow->first_ns >= table->hold_ns)
+	    ((pkt->ol.flags & PKT_OL_NEEDS_CSUM) | pkt->ol.gso_type) || gro_run_late(table, flow, now_ns))
 		return false;
 	/* Same layout: the nine offsets l2_ofs .. inner_payload_ofs. */
 	if (!bytes_equal(&pkt->l2_ofs, &hp->l2_ofs, 9 * sizeof(uint16_t)))
@@ -266,7 +266,7 @@ static __attribute__((noinline)) void gro_receive_slow(struct gro_table *table, 
 		return;
 	}
 	flow = gro_lookup(table, &seg);
-	if (flow && now_ns - flow->first_ns >= table->hold_ns) {
+	if (flow && gro_run_late(table, flow, now_ns)) {
 		gro_complete(table, flow, GRO_FLUSH_TIMEOUT);
 		flow = NULL;
 	}

@@ -71,11 +71,17 @@
  *
  * gro_flush(GRO_FLUSH_ALL) at the end of each input batch (gro_receive_batch
  * does it), like napi_complete_done(); gro_flush(GRO_FLUSH_EXPIRED) for a
- * caller that holds runs across batches.  A run expires hold_ns after its
- * FIRST segment arrived: later arrivals never push the deadline back
- * (seeds/001_*).  gro_receive() also completes an expired run of the
- * segment's own flow before looking at the segment.  Time is the caller's
- * now_ns: nothing here reads a clock.
+ * caller that holds runs across batches.  A run's deadline is its FIRST
+ * segment's arrival + hold_ns: later arrivals never push it back
+ * (seeds/001_*: a timer re-armed by every arrival never fires under load).
+ * Segments arriving at or before the deadline join the run;
+ * gro_flush(GRO_FLUSH_EXPIRED, now) completes it once now >= deadline
+ * (reason timeout), and gro_receive() completes a run of the segment's own
+ * flow whose deadline has passed (now > deadline) before looking at the
+ * segment.  hold_ns is taken literally: 0 holds a run only until the poll
+ * that started it ends (its segments share one now_ns; the poll-end
+ * EXPIRED flush completes it).  gro_next_expiry_ns() tells a caller when to
+ * wake up next.  Time is the caller's now_ns: nothing here reads a clock.
  *
  * Fast path
  * =========
@@ -131,7 +137,8 @@ enum gro_limits {
 	GRO_SIZE_BUCKETS = 8,             /* segments-per-frame histogram */
 };
 
-/* Default hold limit when the caller holds runs across batches: 50 µs. */
+/* A hold limit for callers that hold runs across polls and want the usual
+ * one (hold_ns is taken literally; 0 is not this): 50 µs. */
 #define GRO_DEFAULT_HOLD_NS 50000ull
 
 /* A frame leaving GRO; the callee owns the reference. */
@@ -141,8 +148,9 @@ struct gro_config {
 	uint32_t max_flows;  /* runs held at once; 0 = GRO_DEFAULT_MAX_FLOWS */
 	uint32_t max_size;   /* L3 length cap of a merged frame, at most
 			      * 65536; 0 = GRO_DEFAULT_MAX_SIZE */
-	uint64_t hold_ns;    /* run lifetime from its first segment;
-			      * 0 = GRO_DEFAULT_HOLD_NS */
+	uint64_t hold_ns;    /* run lifetime from its first segment, taken
+			      * literally: 0 = until the poll ends (see
+			      * "Flushing"); GRO_DEFAULT_HOLD_NS is usual */
 	gro_emit_fn *emit;   /* required */
 	void *emit_aux;
 };
@@ -226,7 +234,8 @@ void gro_receive(struct gro_table *table, struct pkt *pkt, uint64_t now_ns);
 
 enum gro_flush_scope {
 	GRO_FLUSH_ALL,      /* end of an input batch (counted as batch_end) */
-	GRO_FLUSH_EXPIRED,  /* runs whose first segment is >= hold_ns old */
+	GRO_FLUSH_EXPIRED,  /* runs whose deadline (first segment + hold_ns)
+			     * is <= now_ns, counted as timeout */
 };
 void gro_flush(struct gro_table *table, enum gro_flush_scope scope, uint64_t now_ns);
 
@@ -237,9 +246,11 @@ void gro_receive_burst(struct gro_table *table, struct pkt **pkts, uint32_t n, u
 /* gro_receive_burst(), then gro_flush(GRO_FLUSH_ALL). */
 void gro_receive_batch(struct gro_table *table, struct pkt **pkts, uint32_t n, uint64_t now_ns);
 
-/* When the oldest held run expires (for a poll timeout); UINT64_MAX if no
- * run is held. */
-uint64_t gro_next_deadline(const struct gro_table *table);
+/* The earliest deadline (first segment's arrival + hold_ns) of any held
+ * run, on the caller's clock, or UINT64_MAX when no run is held: a daemon
+ * polls with a timeout that ends then and calls
+ * gro_flush(GRO_FLUSH_EXPIRED) when it wakes. */
+uint64_t gro_next_expiry_ns(const struct gro_table *table);
 
 void gro_get_stats(const struct gro_table *table, struct gro_stats *out);
 

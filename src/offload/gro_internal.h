@@ -258,6 +258,32 @@ static inline void gro_expect_next(struct gro_flow *flow)
 	}
 }
 
+/* The hold timer (gro.h, "Flushing").  A run's deadline is its first
+ * segment's arrival + hold_ns, never moved by later segments (seeds/001:
+ * a timer re-armed by every arrival never fires under load).  Segments that
+ * arrive up to and including the deadline still join the run -- with
+ * hold_ns 0 that is every segment of the poll it started in, whose frames
+ * all carry the same now_ns -- and GRO_FLUSH_EXPIRED completes it from the
+ * deadline on, so hold 0 means "until this poll ends". */
+static inline uint64_t gro_run_deadline(const struct gro_table *table, const struct gro_flow *flow)
+{
+	uint64_t deadline = flow->first_ns + table->hold_ns;
+	return deadline < flow->first_ns ? UINT64_MAX : deadline;
+}
+
+/* GRO_FLUSH_EXPIRED at now_ns completes the run. */
+static inline bool gro_run_expired(const struct gro_table *table, const struct gro_flow *flow, uint64_t now_ns)
+{
+	return now_ns >= gro_run_deadline(table, flow);
+}
+
+/* A segment arriving at now_ns comes after the deadline: the run completes
+ * (as a timeout) before the segment is looked at. */
+static inline bool gro_run_late(const struct gro_table *table, const struct gro_flow *flow, uint64_t now_ns)
+{
+	return now_ns > gro_run_deadline(table, flow);
+}
+
 /* ---- gro_tcp.c: the inner IP and TCP layer ---------------------------- */
 
 /* Finds the headers GRO looks at and the flow identity.  False if the frame

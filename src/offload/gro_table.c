@@ -56,7 +56,7 @@ struct gro_table *gro_create(const struct gro_config *config)
 		goto err_free_table;
 	table->emit = config->emit;
 	table->emit_aux = config->emit_aux;
-	table->hold_ns = config->hold_ns ? config->hold_ns : GRO_DEFAULT_HOLD_NS;
+	table->hold_ns = config->hold_ns;
 	table->max_size = max_size;
 	table->bucket_slots = slots;
 	table->n_buckets = buckets;
@@ -191,20 +191,20 @@ void gro_flush(struct gro_table *table, enum gro_flush_scope scope, uint64_t now
 			struct gro_flow *flow = &table->flows[b * table->bucket_slots + (unsigned)__builtin_ctz(used)];
 			if (scope == GRO_FLUSH_ALL)
 				gro_complete(table, flow, GRO_FLUSH_BATCH_END);
-			else if (now_ns - flow->first_ns >= table->hold_ns)
+			else if (gro_run_expired(table, flow, now_ns))
 				gro_complete(table, flow, GRO_FLUSH_TIMEOUT);
 		}
 	}
 }
 
-uint64_t gro_next_deadline(const struct gro_table *table)
+uint64_t gro_next_expiry_ns(const struct gro_table *table)
 {
 	uint64_t deadline = UINT64_MAX;
 
-	for (uint32_t i = 0; i < table->n_flows; i++) {
+	for (uint32_t i = 0; i < table->n_flows && table->stats.flows_held; i++) {
 		const struct gro_flow *flow = &table->flows[i];
-		if (flow->head.pkt && flow->first_ns + table->hold_ns < deadline)
-			deadline = flow->first_ns + table->hold_ns;
+		if (flow->head.pkt && gro_run_deadline(table, flow) < deadline)
+			deadline = gro_run_deadline(table, flow);
 	}
 	return deadline;
 }

@@ -1072,18 +1072,103 @@ static void test_timer_runs_from_first_segment_never_reset(void **state)
 	struct stream s;
 	stream_init(&s, 4, MODE_VXLAN_FRAME, 4);
 	feed(t, &s, MSS, 5000);
-	assert_int_equal(gro_next_deadline(t->gro), 6000);
+	assert_int_equal(gro_next_expiry_ns(t->gro), 6000);
 	feed(t, &s, MSS, 5600);
 	feed(t, &s, MSS, 5900);
 	/* Later arrivals did not push the deadline back. */
-	assert_int_equal(gro_next_deadline(t->gro), 6000);
+	assert_int_equal(gro_next_expiry_ns(t->gro), 6000);
 	gro_flush(t->gro, GRO_FLUSH_EXPIRED, 5999);
 	assert_int_equal(t->sink.n, 0);
 	gro_flush(t->gro, GRO_FLUSH_EXPIRED, 6000);
 	assert_int_equal(t->sink.n, 1);
 	check_frame(&s, t->sink.out[0], s.isn, 3 * MSS, 3, MSS);
 	assert_int_equal(stats(t).flushes[GRO_FLUSH_TIMEOUT], 1);
-	assert_int_equal(gro_next_deadline(t->gro), UINT64_MAX);
+	assert_int_equal(gro_next_expiry_ns(t->gro), UINT64_MAX);
+	gro_test_free(t);
+}
+
+/* seeds/001: the deadline is fixed at the first arrival.  The run stays
+ * held across every expired-flush before it (as a daemon waking on its poll
+ * timeout would call), segments arriving in between (and at the deadline
+ * itself) join it without moving it, and the flush at the deadline
+ * completes it as a timeout. */
+static void test_timer_held_across_expired_flushes_until_deadline(void **state)
+{
+	(void)state;
+	struct gro_test *t = test_new(0, 0, 1000);
+	struct stream s;
+	stream_init(&s, 4, MODE_VXLAN_UDP, 0);
+	/* Time order: arrival 5000, flushes 5000 5100 5500, arrival 5600,
+	 * flush 5800, arrival 5900, flush 5999, arrival 6000, flush 6000. */
+	static const struct {
+		uint64_t now;
+		bool arrival;
+	} events[] = { { 5000, true }, { 5000, false }, { 5100, false }, { 5500, false }, { 5600, true },
+		       { 5800, false }, { 5900, true }, { 5999, false } };
+	for (unsigned i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		if (events[i].arrival)
+			feed(t, &s, MSS, events[i].now);
+		else
+			gro_flush(t->gro, GRO_FLUSH_EXPIRED, events[i].now);
+		assert_int_equal(t->sink.n, 0);
+		assert_int_equal(gro_next_expiry_ns(t->gro), 6000);
+	}
+	feed(t, &s, MSS, 6000); /* at the deadline: still joins */
+	assert_int_equal(t->sink.n, 0);
+	assert_int_equal(gro_next_expiry_ns(t->gro), 6000);
+	gro_flush(t->gro, GRO_FLUSH_EXPIRED, 6000);
+	assert_int_equal(t->sink.n, 1);
+	check_frame(&s, t->sink.out[0], s.isn, 4 * MSS, 4, MSS);
+	assert_int_equal(stats(t).flushes[GRO_FLUSH_TIMEOUT], 1);
+	assert_int_equal(stats(t).flows_held, 0);
+	assert_int_equal(gro_next_expiry_ns(t->gro), UINT64_MAX);
+	gro_test_free(t);
+}
+
+/* hold_ns 0 is taken literally: a run merges the segments of the poll that
+ * started it (one now_ns) and the first expired-flush completes it.  (It
+ * used to mean 50 us, and this flush emitted nothing.) */
+static void test_timer_hold_zero_ends_with_the_poll(void **state)
+{
+	(void)state;
+	struct gro_test *t = test_new(0, 0, 0);
+	struct stream s;
+	stream_init(&s, 6, MODE_PLAIN, 0);
+	for (int i = 0; i < 3; i++)
+		feed(t, &s, MSS, 7000);
+	assert_int_equal(t->sink.n, 0);
+	assert_int_equal(gro_next_expiry_ns(t->gro), 7000);
+	gro_flush(t->gro, GRO_FLUSH_EXPIRED, 7000);
+	assert_int_equal(t->sink.n, 1);
+	check_frame(&s, t->sink.out[0], s.isn, 3 * MSS, 3, MSS);
+	assert_int_equal(stats(t).flushes[GRO_FLUSH_TIMEOUT], 1);
+	/* The next poll's segment starts a new run, due at its own arrival. */
+	feed(t, &s, MSS, 7001);
+	assert_int_equal(gro_next_expiry_ns(t->gro), 7001);
+	gro_flush(t->gro, GRO_FLUSH_EXPIRED, 7001);
+	assert_int_equal(t->sink.n, 2);
+	gro_test_free(t);
+}
+
+/* The earliest deadline of all held runs, whichever flow started first. */
+static void test_next_expiry_is_the_earliest_run(void **state)
+{
+	(void)state;
+	struct gro_test *t = test_new(0, 0, 1000);
+	struct stream a, b;
+	stream_init(&a, 4, MODE_PLAIN, 0);
+	stream_init(&b, 4, MODE_PLAIN, 0);
+	b.f.src_port = 4001;
+	assert_int_equal(gro_next_expiry_ns(t->gro), UINT64_MAX);
+	feed(t, &b, MSS, 300);
+	feed(t, &a, MSS, 100); /* the caller's clock may hand older stamps */
+	feed(t, &b, MSS, 900);
+	assert_int_equal(gro_next_expiry_ns(t->gro), 1100);
+	gro_flush(t->gro, GRO_FLUSH_EXPIRED, 1100);
+	assert_int_equal(t->sink.n, 1);
+	assert_int_equal(gro_next_expiry_ns(t->gro), 1300);
+	gro_flush(t->gro, GRO_FLUSH_ALL, 1200);
+	assert_int_equal(gro_next_expiry_ns(t->gro), UINT64_MAX);
 	gro_test_free(t);
 }
 
@@ -1358,6 +1443,9 @@ int main(void)
 		cmocka_unit_test(test_table_full_flushes_oldest),
 		cmocka_unit_test(test_timer_runs_from_first_segment_never_reset),
 		cmocka_unit_test(test_timer_expires_on_arrival),
+		cmocka_unit_test(test_timer_held_across_expired_flushes_until_deadline),
+		cmocka_unit_test(test_timer_hold_zero_ends_with_the_poll),
+		cmocka_unit_test(test_next_expiry_is_the_earliest_run),
 		cmocka_unit_test(test_decap_passthrough_matches_gro_output),
 		cmocka_unit_test(test_decap_passthrough_leaves_plain_frames),
 		cmocka_unit_test(test_create_rejects_bad_config_and_destroy_frees_held),
