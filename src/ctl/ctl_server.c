@@ -9,8 +9,15 @@
  *                        served before reading again.
  * Clients closed while handling a batch of events are freed at the end of
  * the batch, so a later event in the same batch never touches freed
- * memory. */
+ * memory.
+ *
+ * Failure accounting: a client's functions only return a negative errno;
+ * client_drop() alone decides which counter it goes under (the table in
+ * ctl_server.h), so no path can close a client uncounted.  Clean EOF
+ * between requests travels as -ESHUTDOWN, a peer that left mid-way as
+ * -ECONNRESET. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +29,7 @@
 
 #include "ctl/ctl_proto.h"
 #include "ctl/ctl_server.h"
+#include "util/vlog.h"
 
 enum {
 	CTL_SERVER_DEFAULT_MAX_CLIENTS = 16,
@@ -43,6 +51,8 @@ struct ctl_client {
 struct ctl_server {
 	int epfd;
 	int listen_fd;
+	int spare_fd;               /* /dev/null, given up to shed a
+	                             * connection when out of fds */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	unsigned int max_clients;
 	size_t max_reply;
@@ -74,6 +84,46 @@ static int remove_stale_socket(const struct sockaddr_un *sun)
 	return 0;
 }
 
+/* Bind, make root-only, listen, and put the listener in a new epoll set. */
+static int listen_on(struct ctl_server *s, const struct sockaddr_un *sun)
+{
+	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->listen_fd < 0)
+		return -errno;
+	/* Root only: the file is born 0600 (umask), and chmod makes sure of it
+	 * before anyone can connect (listen comes after).  umask is per
+	 * process: call this before starting threads that create files. */
+	mode_t old_umask = umask(0077);
+	int ret = bind(s->listen_fd, (const struct sockaddr *)sun, sizeof(*sun)) < 0 ? -errno : 0;
+	umask(old_umask);
+	if (ret)
+		goto err_close_listen;
+	if (chmod(sun->sun_path, 0600) < 0 || listen(s->listen_fd, CTL_SERVER_BACKLOG) < 0) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0) {
+		ret = -errno;
+		close(s->epfd);
+		s->epfd = -1;
+		goto err_unlink;
+	}
+	return 0;
+
+err_unlink:
+	unlink(sun->sun_path);
+err_close_listen:
+	close(s->listen_fd);
+	s->listen_fd = -1;
+	return ret;
+}
+
 int ctl_server_create(const struct ctl_server_opts *opts, struct ctl_server **out)
 {
 	const char *path = opts && opts->path ? opts->path : CTL_DEFAULT_SOCKET;
@@ -101,50 +151,21 @@ int ctl_server_create(const struct ctl_server_opts *opts, struct ctl_server **ou
 		ret = -ENOMEM;
 		goto err_free_server;
 	}
-
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (s->spare_fd < 0) {
+		ret = -errno;
+		goto err_free_clients;
+	}
 	ret = remove_stale_socket(&sun);
+	if (!ret)
+		ret = listen_on(s, &sun);
 	if (ret)
-		goto err_free_clients;
-	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (s->listen_fd < 0) {
-		ret = -errno;
-		goto err_free_clients;
-	}
-	/* Root only: the file is born 0600 (umask), and chmod makes sure of it
-	 * before anyone can connect (listen comes after).  umask is per
-	 * process: call this before starting threads that create files. */
-	mode_t old_umask = umask(0077);
-	ret = bind(s->listen_fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ? -errno : 0;
-	umask(old_umask);
-	if (ret)
-		goto err_close_listen;
-	if (chmod(path, 0600) < 0) {
-		ret = -errno;
-		goto err_unlink;
-	}
-	if (listen(s->listen_fd, CTL_SERVER_BACKLOG) < 0) {
-		ret = -errno;
-		goto err_unlink;
-	}
-	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (s->epfd < 0) {
-		ret = -errno;
-		goto err_unlink;
-	}
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0) {
-		ret = -errno;
-		goto err_close_epoll;
-	}
+		goto err_close_spare;
 	*out = s;
 	return 0;
 
-err_close_epoll:
-	close(s->epfd);
-err_unlink:
-	unlink(path);
-err_close_listen:
-	close(s->listen_fd);
+err_close_spare:
+	close(s->spare_fd);
 err_free_clients:
 	free(s->clients);
 err_free_server:
@@ -170,6 +191,8 @@ void ctl_server_destroy(struct ctl_server *s)
 	free(s->clients);
 	close(s->epfd);
 	close(s->listen_fd);
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
 	unlink(s->path);
 	free(s);
 }
@@ -200,6 +223,40 @@ static void client_close(struct ctl_server *s, struct ctl_client *c)
 	c->fd = -1;
 	c->dead = true;
 	s->n_clients--;
+	s->stats.disconnected++;
+}
+
+static struct vlog_rate_limit error_rl = VLOG_RATE_LIMIT_INIT(5, 60);
+
+/* A failure of ours (not the client's): counted, remembered, logged. */
+static void count_error(struct ctl_server *s, int err, const char *what)
+{
+	s->stats.errors++;
+	s->stats.last_errno = err;
+	VLOG_WARN_RL(&error_rl, "ctl", "control socket: %s: %s", what, strerror(err));
+}
+
+/* Close a client and count why, from the errno its handler returned. */
+static void client_drop(struct ctl_server *s, struct ctl_client *c, int err)
+{
+	switch (-err) {
+	case ESHUTDOWN:
+		break; /* clean EOF between requests */
+	case EPROTO:
+		s->stats.dropped_garbage++;
+		break;
+	case EMSGSIZE:
+		s->stats.dropped_oversize++;
+		break;
+	case ECONNRESET:
+	case EPIPE:
+		s->stats.hangups++;
+		break;
+	default:
+		count_error(s, -err, "client");
+		break;
+	}
+	client_close(s, c);
 }
 
 static void reap_dead_clients(struct ctl_server *s)
@@ -221,41 +278,90 @@ static bool peer_is_trusted(int fd)
 	return cred.uid == 0 || cred.uid == geteuid();
 }
 
-static void accept_clients(struct ctl_server *s)
+/* Take on an accepted connection, or close it counting why not. */
+static void admit_client(struct ctl_server *s, int fd)
+{
+	/* Slots of clients closed in this batch free up at its end. */
+	unsigned int slot = 0;
+	while (slot < s->max_clients && s->clients[slot])
+		slot++;
+	if (slot == s->max_clients) {
+		s->stats.refused_full++;
+		close(fd);
+		return;
+	}
+	if (!peer_is_trusted(fd)) {
+		s->stats.refused_cred++;
+		close(fd);
+		return;
+	}
+	struct ctl_client *c = calloc(1, sizeof(*c));
+	if (!c) {
+		count_error(s, ENOMEM, "new client");
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		count_error(s, errno, "epoll_ctl(new client)");
+		client_free(c);
+		return;
+	}
+	s->clients[slot] = c;
+	s->n_clients++;
+	s->stats.accepted++;
+}
+
+/* Out of fds: give up the spare so one pending connection can be accepted
+ * and closed (its client sees EOF instead of hanging), then take the spare
+ * back.  Without it the connection stays queued and keeps the listener
+ * readable, so the daemon's loop would spin. */
+static void shed_connection(struct ctl_server *s)
+{
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
+	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* Returns 0, or a negative errno when the listener itself is unusable. */
+static int accept_clients(struct ctl_server *s)
 {
 	for (int n = 0; n < CTL_SERVER_ACCEPTS; n++) {
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			return; /* EAGAIN, or a transient error; poll says when to retry */
-		/* Slots of clients closed in this batch free up at its end. */
-		unsigned int slot = 0;
-		while (slot < s->max_clients && s->clients[slot])
-			slot++;
-		if (slot == s->max_clients) {
-			s->stats.refused_full++;
-			close(fd);
+		if (fd >= 0) {
+			admit_client(s, fd);
 			continue;
 		}
-		if (!peer_is_trusted(fd)) {
-			s->stats.refused_cred++;
-			close(fd);
+		int err = errno;
+		switch (err) {
+		case EAGAIN:
+			return 0;
+		case EINTR:
 			continue;
-		}
-		struct ctl_client *c = calloc(1, sizeof(*c));
-		if (!c) {
-			close(fd);
+		case ECONNABORTED: /* the client left before we took it */
+			s->stats.hangups++;
 			continue;
+		case EBADF:
+		case EINVAL:
+		case ENOTSOCK:
+		case EOPNOTSUPP:
+		case EFAULT:
+			return -err;
+		case EMFILE:
+		case ENFILE:
+			count_error(s, err, "accept");
+			shed_connection(s);
+			return 0;
+		default: /* ENOBUFS, ENOMEM, EPERM...: poll says when to retry */
+			count_error(s, err, "accept");
+			return 0;
 		}
-		c->fd = fd;
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
-		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			client_free(c);
-			continue;
-		}
-		s->clients[slot] = c;
-		s->n_clients++;
-		s->stats.accepted++;
 	}
+	return 0;
 }
 
 static int set_interest(struct ctl_server *s, struct ctl_client *c, bool writing)
@@ -303,13 +409,16 @@ static int serve_request(struct ctl_server *s, struct ctl_client *c,
 	int ret;
 
 	s->stats.requests++;
-	if (ctl_cmd_parse(req->argc, req->argv, &cmd, &err))
+	if (ctl_cmd_parse(req->argc, req->argv, &cmd, &err)) {
+		s->stats.bad_requests++;
 		return queue_error(c, err.msg);
+	}
 
 	ctl_print_init(&out, req->json, s->max_reply);
 	memset(&err, 0, sizeof(err));
 	ret = dispatch(ctx, &cmd, &out, &err);
 	if (ret) {
+		s->stats.refused++;
 		if (!err.msg[0])
 			snprintf(err.msg, sizeof(err.msg), "%s: %s", ctl_verb_name(cmd.verb),
 				 strerror(ret < 0 ? -ret : ret));
@@ -317,6 +426,7 @@ static int serve_request(struct ctl_server *s, struct ctl_client *c,
 	} else {
 		ret = ctl_print_finish(&out);
 		if (ret) {
+			s->stats.refused++;
 			snprintf(err.msg, sizeof(err.msg), "%s: output failed: %s",
 				 ctl_verb_name(cmd.verb), strerror(-ret));
 			ret = queue_error(c, err.msg);
@@ -336,10 +446,6 @@ static int serve_buffered(struct ctl_server *s, struct ctl_client *c,
 {
 	struct ctl_request req;
 	int used = ctl_proto_decode_request(c->in, c->in_len, &req);
-	if (used == -EPROTO)
-		s->stats.dropped_garbage++;
-	else if (used == -EMSGSIZE)
-		s->stats.dropped_oversize++;
 	if (used <= 0)
 		return used;
 	int ret = serve_request(s, c, &req, dispatch, ctx);
@@ -402,8 +508,8 @@ static int client_readable(struct ctl_server *s, struct ctl_client *c,
 	ssize_t n = recv(c->fd, c->in + c->in_len, room, MSG_DONTWAIT);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
-	if (n == 0)
-		return -ECONNRESET;
+	if (n == 0) /* EOF: fine between requests, a hang-up within one */
+		return c->in_len ? -ECONNRESET : -ESHUTDOWN;
 	c->in_len += (size_t)n;
 	return client_progress(s, c, dispatch, ctx);
 }
@@ -415,10 +521,13 @@ int ctl_server_handle(struct ctl_server *s, ctl_dispatch_fn dispatch, void *ctx)
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 
+	int fatal = 0;
 	for (int i = 0; i < n; i++) {
 		struct ctl_client *c = events[i].data.ptr;
 		if (!c) {
-			accept_clients(s);
+			int ret = accept_clients(s);
+			if (ret)
+				fatal = ret;
 			continue;
 		}
 		if (c->dead)
@@ -430,8 +539,8 @@ int ctl_server_handle(struct ctl_server *s, ctl_dispatch_fn dispatch, void *ctx)
 		else
 			ret = client_readable(s, c, dispatch, ctx);
 		if (ret < 0)
-			client_close(s, c);
+			client_drop(s, c, ret);
 	}
 	reap_dead_clients(s);
-	return 0;
+	return fatal;
 }

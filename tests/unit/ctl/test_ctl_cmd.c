@@ -1,6 +1,8 @@
-/* Unit tests for src/ctl/ctl_cmd.c: every verb parses into the right
- * fields, every kind of error names the word and what was expected, and
- * parse -> format -> parse gives back the same struct. */
+/* Unit tests for the command language (src/ctl/ctl_cmd.c and the grammar
+ * files behind it: ctl_parser.c, ctl_cmd_port.c, ctl_cmd_fdb.c,
+ * ctl_knob.c): every verb parses into the right fields, every kind of
+ * error names the word and what was expected, and parse -> format -> parse
+ * gives back the same struct. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

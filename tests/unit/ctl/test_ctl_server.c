@@ -1,7 +1,11 @@
 /* Unit tests for src/ctl/ctl_server.c over a real Unix socket in a private
  * /tmp directory: request/reply (text, JSON, parse errors, refusals),
  * pipelined and split requests, the per-client bounds (oversize, garbage,
- * max clients), the socket's 0600 mode, and stale-socket handling. */
+ * max clients), the socket's 0600 mode, and stale-socket handling; and the
+ * failure accounting: each failure under its one counter (bad requests,
+ * refusals, hang-ups mid-request and before the reply, running out of
+ * fds), handle returning 0 for all of them and an error only when the
+ * server itself is broken. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -20,6 +26,7 @@
 
 #include "ctl/ctl_proto.h"
 #include "ctl/ctl_server.h"
+#include "util/vlog.h"
 
 struct fixture {
 	char dir[64];
@@ -197,7 +204,18 @@ static void test_request_reply(void **state)
 	ctl_server_get_stats(f->server, &st);
 	assert_int_equal(st.accepted, 1);
 	assert_int_equal(st.requests, 5);
+	assert_int_equal(st.bad_requests, 1);
+	assert_int_equal(st.refused, 2);
+	assert_int_equal(st.errors, 0);
+	assert_int_equal(ctl_server_n_clients(f->server), 1); /* refusals keep it */
+
+	/* a clean close between requests is no failure */
 	close(fd);
+	pump(f, 3);
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.disconnected, 1);
+	assert_int_equal(st.hangups, 0);
+	assert_int_equal(st.errors, 0);
 }
 
 static void test_pipelined_and_split_requests(void **state)
@@ -254,6 +272,8 @@ static void test_oversize_request_drops_client(void **state)
 	struct ctl_server_stats st;
 	ctl_server_get_stats(f->server, &st);
 	assert_int_equal(st.dropped_oversize, 1);
+	assert_int_equal(st.disconnected, 1);
+	assert_int_equal(st.hangups + st.errors + st.dropped_garbage, 0);
 	assert_int_equal(ctl_server_n_clients(f->server), 0);
 	assert_int_equal(f->n_dispatched, 0);
 	close(fd);
@@ -269,6 +289,7 @@ static void test_garbage_drops_client(void **state)
 	struct ctl_server_stats st;
 	ctl_server_get_stats(f->server, &st);
 	assert_int_equal(st.dropped_garbage, 1);
+	assert_int_equal(st.hangups + st.errors + st.dropped_oversize, 0);
 	close(fd);
 
 	/* a good client is still served afterwards */
@@ -307,6 +328,106 @@ static void test_max_clients(void **state)
 	assert_int_equal(read_reply(f, fds[0], text, sizeof(text)), CTL_STATUS_OK);
 	for (int i = 0; i < 4; i++)
 		close(fds[i]);
+}
+
+static void test_hangup_mid_request(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t buf[256];
+	const char *argv[] = { "stats", "port", "tap0" };
+	int len = ctl_proto_encode_request(3, argv, false, buf, sizeof(buf));
+	int fd = connect_raw(f);
+	pump(f, 2);
+	assert_int_equal(write(fd, buf, (size_t)len - 3), len - 3); /* not all */
+	pump(f, 2);
+	close(fd);
+	pump(f, 3);
+	struct ctl_server_stats st;
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.hangups, 1);
+	assert_int_equal(st.disconnected, 1);
+	assert_int_equal(st.requests, 0);
+	assert_int_equal(st.errors + st.dropped_garbage + st.dropped_oversize, 0);
+	assert_int_equal(ctl_server_n_clients(f->server), 0);
+	assert_int_equal(f->n_dispatched, 0);
+}
+
+static void test_hangup_before_reading_reply(void **state)
+{
+	struct fixture *f = *state;
+	int fd = connect_raw(f);
+	const char *show[] = { "fdb", "show" }; /* megabytes of reply */
+	send_request(fd, false, 2, show);
+	close(fd);
+	pump(f, 5);
+	struct ctl_server_stats st;
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.requests, 1);
+	assert_int_equal(f->n_dispatched, 1);
+	assert_int_equal(st.hangups, 1);
+	assert_int_equal(st.disconnected, 1);
+	assert_int_equal(st.errors, 0);
+	assert_int_equal(ctl_server_n_clients(f->server), 0);
+}
+
+/* Out of fds, a pending connection is closed at once (not left queued to
+ * spin the daemon, not left hanging), counted and logged; the server goes
+ * on serving once fds are back. */
+static void test_out_of_fds_sheds_connection(void **state)
+{
+	struct fixture *f = *state;
+	char *log = NULL;
+	size_t log_size = 0;
+	FILE *sink = open_memstream(&log, &log_size);
+	vlog_set_sink(sink);
+
+	int fd = connect_raw(f);
+	int lowest_free = dup(0);
+	assert_true(lowest_free >= 0);
+	close(lowest_free);
+	struct rlimit saved, tight;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	tight = saved;
+	tight.rlim_cur = (rlim_t)lowest_free; /* every fd below is in use */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &tight), 0);
+	struct pollfd pfd = { .fd = ctl_server_fd(f->server), .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 1000), 1);
+	int ret = ctl_server_handle(f->server, dispatch, f);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	assert_int_equal(ret, 0); /* not fatal */
+
+	assert_true(closed_by_server(f, fd));
+	close(fd);
+	struct ctl_server_stats st;
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.errors, 1);
+	assert_int_equal(st.last_errno, EMFILE);
+	assert_int_equal(st.accepted, 0);
+	/* nothing left queued: the listener is quiet */
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	vlog_set_sink(NULL);
+	fclose(sink);
+	assert_non_null(strstr(log, "vxswitchd: warning: ctl: control socket: accept: "));
+	free(log);
+
+	char text[64];
+	fd = connect_raw(f);
+	const char *version[] = { "version" };
+	send_request(fd, false, 1, version);
+	assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_OK);
+	close(fd);
+}
+
+/* The one fatal return: the server's own epoll set is unusable. */
+static void test_broken_server_is_fatal(void **state)
+{
+	struct fixture *f = *state;
+	int null = open("/dev/null", O_RDONLY);
+	assert_true(null >= 0);
+	/* destroy closes it later, whatever it now is */
+	assert_int_equal(dup2(null, ctl_server_fd(f->server)), ctl_server_fd(f->server));
+	close(null);
+	assert_int_equal(ctl_server_handle(f->server, dispatch, f), -EINVAL);
 }
 
 struct call_args {
@@ -379,6 +500,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_oversize_request_drops_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_drops_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hangup_mid_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hangup_before_reading_reply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_fds_sheds_connection, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_broken_server_is_fatal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blocking_client_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_and_live_socket_files, setup, teardown),
 	};
