@@ -66,7 +66,9 @@
 	X(PORT_NOT_IN_VNI, "port_not_in_vni")                               \
 	X(INVALID_SRC_MAC, "invalid_src_mac")                               \
 	X(TX_ERROR, "tx_error")                                             \
-	X(RULE_DROP, "rule_drop")
+	X(RULE_DROP, "rule_drop")                                           \
+	/* the underlay socket's send backlog was full (vxlan.h) */         \
+	X(UNDERLAY_BACKLOG_FULL, "underlay_backlog_full")
 
 enum drop_reason {
 #define DROP_REASON_ENUM(name, str) DROP_##name,

@@ -25,6 +25,18 @@
  * without TSO have their partial checksum completed, get a VXLAN header and
  * go out as one datagram each.
  *
+ * Sends never block.  When the kernel pushes back (EAGAIN: the send buffer
+ * is full; ENOBUFS) the messages not taken go, as copies, into the
+ * socket's backlog: at most VXLAN_BACKLOG_MAX (256) messages and 4 MB of
+ * UDP payload (a message is one datagram or one UDP_SEGMENT send of up to
+ * 64 KB).  While the backlog is not empty the socket is "blocked": every
+ * new message of any port on it goes behind the backlog, never before it
+ * (no reordering), and what does not fit is dropped and counted on the
+ * sending port as underlay_backlog_full (one per message) and in
+ * tx_backlog_drops.  The worker asks epoll for EPOLLOUT on the fd while
+ * vxlan_sock_tx_blocked() and calls vxlan_sock_tx_resume() when it comes;
+ * nothing else drains the backlog.
+ *
  * The outer UDP source port is the socket's port (a fixed port per socket
  * keeps every flow on one underlay path); the outer UDP checksum is always
  * computed by the kernel (UDP_SEGMENT and UDP GRO both need it).
@@ -68,12 +80,18 @@ struct vxlan_sock_stats {
 	uint64_t rx_bytes;
 	uint64_t rx_too_short;      /* datagrams shorter than a VXLAN header */
 	uint64_t rx_no_buffer;      /* datagrams lost: pkt pool empty */
+	uint64_t rx_errors;         /* recvmmsg failures other than EAGAIN */
+	int last_rx_errno;
 	uint64_t tx_sends;          /* messages handed to the kernel */
 	uint64_t tx_gso_sends;      /* of which with UDP_SEGMENT */
 	uint64_t tx_datagrams;      /* datagrams on the wire (segments counted) */
 	uint64_t tx_bytes;          /* UDP payload bytes */
 	uint64_t tx_errors;
 	int last_tx_errno;
+	uint64_t tx_backlogged;     /* messages put in the backlog */
+	uint64_t tx_backlog_drops;  /* messages dropped: backlog full */
+	uint64_t tx_blocked_events; /* times the backlog went from empty to not */
+	uint32_t tx_backlog_len;    /* messages in the backlog now */
 	uint64_t udp_segment_fallbacks; /* sends resent without UDP_SEGMENT */
 	bool udp_gro_probed;        /* the kernel accepted UDP_GRO at open */
 	bool udp_gro_on;
@@ -91,12 +109,30 @@ void vxlan_sock_ref(struct vxlan_sock *sock);
 void vxlan_sock_unref(struct vxlan_sock *sock);
 int vxlan_sock_fd(const struct vxlan_sock *sock);
 bool vxlan_sock_matches(const struct vxlan_sock *sock, const struct vxlan_addr *local, uint16_t port);
-/* Reads datagrams, returns how many pkts were stored in out (<= max). */
+/* Reads datagrams, returns how many pkts were stored in out (<= max): 0
+ * when nothing is queued, a negative errno (counted in rx_errors) when
+ * recvmmsg fails otherwise.  The socket keeps up to 8 receive buffers from
+ * `pool` between calls, replacing only the ones filled, so a read that
+ * finds nothing allocates nothing; they count in the pool's in_use.
+ * Passing another pool gives the kept ones back first.  Worker only. */
 int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct pkt **out, unsigned max);
+/* Gives the kept receive buffers back to their pool (before the pool is
+ * destroyed, if the socket outlives it; the last unref does it too). */
+void vxlan_sock_rx_release(struct vxlan_sock *sock);
 /* Run-time knobs; switching on only works if the kernel accepted it at open. */
 int vxlan_sock_set_udp_gro(struct vxlan_sock *sock, bool on);
 void vxlan_sock_set_udp_segment(struct vxlan_sock *sock, bool on);
+/* Counters and knobs.  Call it on the worker that reads and sends on the
+ * socket (the counters are its plain writes). */
 void vxlan_sock_get_stats(const struct vxlan_sock *sock, struct vxlan_sock_stats *out);
+/* True while the send backlog is not empty: the worker then wants EPOLLOUT
+ * on vxlan_sock_fd(). */
+bool vxlan_sock_tx_blocked(const struct vxlan_sock *sock);
+/* On EPOLLOUT: sends the backlog in order.  0 when it is empty (drop
+ * EPOLLOUT again), -EAGAIN when the kernel pushed back again (keep it).  A
+ * message the kernel refuses outright is dropped and counted in tx_errors.
+ * Worker only, like every send. */
+int vxlan_sock_tx_resume(struct vxlan_sock *sock);
 /* MTU of the route from the socket's address to `remote` (IP_MTU of a
  * connected probe socket); negative errno if there is no route. */
 int vxlan_path_mtu(const struct vxlan_addr *local, const struct vxlan_addr *remote);

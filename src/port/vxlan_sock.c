@@ -58,9 +58,9 @@ int vxlan_sock_open(const struct vxlan_addr *local, uint16_t port, struct vxlan_
 	sock->local = *local;
 	sock->port = port;
 	int err;
-	/* Blocking for sends (a full socket buffer pushes back instead of
-	 * dropping); every receive uses MSG_DONTWAIT. */
-	sock->fd = socket(vxlan_af(local), SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+	/* Non-blocking: a full send buffer must not stall the worker (what
+	 * the kernel pushes back waits in the backlog, vxlan_backlog.c). */
+	sock->fd = socket(vxlan_af(local), SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_UDP);
 	if (sock->fd < 0) {
 		err = -errno;
 		goto err_free;
@@ -115,6 +115,8 @@ void vxlan_sock_unref(struct vxlan_sock *sock)
 {
 	if (!sock || --sock->refcnt > 0)
 		return;
+	vxlan_backlog_clear(sock);
+	vxlan_sock_rx_release(sock);
 	close(sock->fd);
 	free(sock);
 }
@@ -149,9 +151,20 @@ void vxlan_sock_set_udp_segment(struct vxlan_sock *sock, bool on)
 			      memory_order_relaxed);
 }
 
+void vxlan_sock_udp_segment_refused(struct vxlan_sock *sock, int err)
+{
+	/* The kernel refuses UDP_SEGMENT on this path (EIO: no checksum
+	 * offload on the egress device).  Stop asking. */
+	if (atomic_exchange_explicit(&sock->udp_segment_on, false, memory_order_relaxed))
+		fprintf(stderr, "vxlan socket: UDP_SEGMENT refused by the kernel (%s): sending datagrams one by one\n",
+			strerror(err));
+	sock->stats.udp_segment_fallbacks++;
+}
+
 void vxlan_sock_get_stats(const struct vxlan_sock *sock, struct vxlan_sock_stats *out)
 {
 	*out = sock->stats;
+	out->tx_backlog_len = sock->bl_count;
 	out->udp_gro_probed = sock->udp_gro_probed;
 	out->udp_gro_on = atomic_load_explicit(&sock->udp_gro_on, memory_order_relaxed);
 	out->udp_segment_probed = sock->udp_segment_probed;
@@ -260,6 +273,79 @@ static uint32_t vxlan_rx_tcp_hdr_len(const uint8_t *d, uint32_t len)
 	return ofs <= len ? ofs : 0;
 }
 
+void vxlan_sock_rx_release(struct vxlan_sock *sock)
+{
+	for (unsigned i = 0; i < sock->n_rx_bufs; i++)
+		pkt_free(sock->rx_bufs[i]);
+	sock->n_rx_bufs = 0;
+	sock->rx_pool = NULL;
+}
+
+/* Tops the socket's receive buffers up to `burst` from `pool`; returns how
+ * many of them this read may use. */
+static unsigned vxlan_rx_refill(struct vxlan_sock *sock, struct pkt_pool *pool, unsigned burst)
+{
+	if (sock->rx_pool != pool) {
+		vxlan_sock_rx_release(sock);
+		sock->rx_pool = pool;
+	}
+	while (sock->n_rx_bufs < burst) {
+		struct pkt *buf = pkt_alloc(pool);
+		if (!buf)
+			break;
+		sock->rx_bufs[sock->n_rx_bufs++] = buf;
+	}
+	return sock->n_rx_bufs < burst ? sock->n_rx_bufs : burst;
+}
+
+/* Cuts one received buffer of `len` bytes (datagrams of `seg`) into pkts
+ * stored at out (at most max); returns how many. */
+static unsigned vxlan_rx_cut(struct vxlan_sock *sock, struct pkt_pool *pool, struct pkt *buf,
+			     uint32_t len, uint32_t seg, const struct sockaddr_storage *from,
+			     uint64_t now, struct pkt **out, unsigned max)
+{
+	unsigned n = 0;
+	for (uint32_t ofs = 0; ofs < len; ofs += seg) {
+		uint32_t dlen = len - ofs < seg ? len - ofs : seg;
+		sock->stats.rx_datagrams++;
+		sock->stats.rx_bytes += dlen;
+		if (dlen < VXLAN_HDR_LEN) {
+			sock->stats.rx_too_short++;
+			continue;
+		}
+		struct pkt *pkt = n < max ? pkt_alloc(pool) : NULL;
+		if (!pkt) {
+			sock->stats.rx_no_buffer++;
+			continue;
+		}
+		/* A TCP datagram with a real payload becomes a view: its
+		 * headers are copied (the parser and GRO edit them), its
+		 * payload stays in the receive buffer as a frag that holds a
+		 * reference on it, so GRO chains payloads without one copy.
+		 * Anything else is small and simply copied. */
+		const uint8_t *dgram = buf->data + ofs;
+		uint32_t hdr = vxlan_rx_tcp_hdr_len(dgram, dlen);
+		if (hdr && dlen - hdr >= VXLAN_RX_MIN_VIEW_PAYLOAD) {
+			memcpy(pkt->data, dgram, hdr);
+			pkt->size = hdr;
+			pkt_add_frag(pkt, dgram + hdr, dlen - hdr, buf);
+		} else {
+			memcpy(pkt->data, dgram, dlen);
+			pkt->size = dlen;
+		}
+		/* The kernel coalesces only datagrams whose non-zero outer UDP
+		 * checksum it verified, and that checksum covers the inner
+		 * frame: trust the inner checksum as the kernel's own vxlan
+		 * does (csum_level), and spare GRO a pass over every payload. */
+		if (seg < len)
+			pkt->ol.flags |= PKT_OL_DATA_VALID;
+		vxlan_fill_tunnel(sock, from, &pkt->tunnel);
+		pkt->timestamp_ns = now;
+		out[n++] = pkt;
+	}
+	return n;
+}
+
 int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct pkt **out, unsigned max)
 {
 	/* A coalesced buffer holds at most 64 datagrams (UDP_GRO_CNT_MAX). */
@@ -268,8 +354,10 @@ int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct p
 		burst = 1;
 	if (burst > VXLAN_RX_BURST)
 		burst = VXLAN_RX_BURST;
+	unsigned nbufs = vxlan_rx_refill(sock, pool, burst);
+	if (nbufs == 0)
+		return 0;
 
-	struct pkt *bufs[VXLAN_RX_BURST];
 	struct mmsghdr msgs[VXLAN_RX_BURST];
 	struct iovec iovs[VXLAN_RX_BURST];
 	struct sockaddr_storage from[VXLAN_RX_BURST];
@@ -277,27 +365,27 @@ int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct p
 		char buf[VXLAN_RX_CMSG_SPACE];
 		struct cmsghdr align;
 	} cmsgs[VXLAN_RX_BURST];
-	unsigned nbufs = 0;
-	for (; nbufs < burst; nbufs++) {
-		bufs[nbufs] = pkt_alloc(pool);
-		if (!bufs[nbufs])
-			break;
-		iovs[nbufs] = (struct iovec){ bufs[nbufs]->data, PKT_MAX_FRAME };
-		msgs[nbufs].msg_hdr = (struct msghdr){
-			.msg_name = &from[nbufs], .msg_namelen = sizeof(from[nbufs]),
-			.msg_iov = &iovs[nbufs], .msg_iovlen = 1,
-			.msg_control = cmsgs[nbufs].buf, .msg_controllen = sizeof(cmsgs[nbufs].buf),
+	for (unsigned i = 0; i < nbufs; i++) {
+		iovs[i] = (struct iovec){ sock->rx_bufs[i]->data, PKT_MAX_FRAME };
+		msgs[i].msg_hdr = (struct msghdr){
+			.msg_name = &from[i], .msg_namelen = sizeof(from[i]),
+			.msg_iov = &iovs[i], .msg_iovlen = 1,
+			.msg_control = cmsgs[i].buf, .msg_controllen = sizeof(cmsgs[i].buf),
 		};
-		msgs[nbufs].msg_len = 0;
+		msgs[i].msg_len = 0;
 	}
-	if (nbufs == 0)
-		return 0;
-
 	int got = recvmmsg(sock->fd, msgs, nbufs, MSG_DONTWAIT, NULL);
+	if (got < 0) {
+		int err = errno;
+		if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR)
+			return 0;
+		sock->stats.rx_errors++;
+		sock->stats.last_rx_errno = err;
+		return -err;
+	}
 	unsigned n = 0;
 	uint64_t now = vxlan_now_ns();
 	for (int i = 0; i < got; i++) {
-		struct pkt *buf = bufs[i];
 		uint32_t len = msgs[i].msg_len;
 		uint32_t seg = vxlan_rx_gso_size(&msgs[i].msg_hdr);
 		if (seg == 0 || seg > len)
@@ -305,51 +393,15 @@ int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct p
 		sock->stats.rx_calls++;
 		if (seg < len)
 			sock->stats.rx_gro_buffers++;
-		for (uint32_t ofs = 0; ofs < len; ofs += seg) {
-			uint32_t dlen = len - ofs < seg ? len - ofs : seg;
-			sock->stats.rx_datagrams++;
-			sock->stats.rx_bytes += dlen;
-			if (dlen < VXLAN_HDR_LEN) {
-				sock->stats.rx_too_short++;
-				continue;
-			}
-			struct pkt *pkt = n < max ? pkt_alloc(pool) : NULL;
-			if (!pkt) {
-				sock->stats.rx_no_buffer++;
-				continue;
-			}
-			/* A TCP datagram with a real payload becomes a view:
-			 * its headers are copied (the parser and GRO edit
-			 * them), its payload stays in the receive buffer as a
-			 * frag that holds a reference on it, so GRO chains
-			 * payloads without one copy.  Anything else is small
-			 * and simply copied. */
-			const uint8_t *dgram = buf->data + ofs;
-			uint32_t hdr = vxlan_rx_tcp_hdr_len(dgram, dlen);
-			if (hdr && dlen - hdr >= VXLAN_RX_MIN_VIEW_PAYLOAD) {
-				memcpy(pkt->data, dgram, hdr);
-				pkt->size = hdr;
-				pkt_add_frag(pkt, dgram + hdr, dlen - hdr, buf);
-			} else {
-				memcpy(pkt->data, dgram, dlen);
-				pkt->size = dlen;
-			}
-			/* The kernel coalesces only datagrams whose non-zero
-			 * outer UDP checksum it verified, and that checksum
-			 * covers the inner frame: trust the inner checksum as
-			 * the kernel's own vxlan does (csum_level), and spare
-			 * GRO a pass over every payload. */
-			if (seg < len)
-				pkt->ol.flags |= PKT_OL_DATA_VALID;
-			vxlan_fill_tunnel(sock, &from[i], &pkt->tunnel);
-			pkt->timestamp_ns = now;
-			out[n++] = pkt;
-		}
+		n += vxlan_rx_cut(sock, pool, sock->rx_bufs[i], len, seg, &from[i], now, out + n, max - n);
 	}
-	/* Receive buffers still referenced by views live on until the last
-	 * frame pointing into them has been written out. */
-	for (unsigned i = 0; i < nbufs; i++)
-		pkt_free(bufs[i]);
+	/* The buffers filled are given up (views into them keep them alive
+	 * until the last frame pointing there is written out); the rest stay
+	 * for the next read, so an empty read allocates nothing. */
+	for (int i = 0; i < got; i++)
+		pkt_free(sock->rx_bufs[i]);
+	memmove(sock->rx_bufs, sock->rx_bufs + got, (sock->n_rx_bufs - (unsigned)got) * sizeof(sock->rx_bufs[0]));
+	sock->n_rx_bufs -= (unsigned)got;
 	return (int)n;
 }
 

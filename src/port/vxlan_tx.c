@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <netinet/in.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,8 +135,23 @@ static unsigned vxlan_queue_msg(struct vxlan_tx_ctx *c, const struct vxlan_addr 
 	return i;
 }
 
+static bool vxlan_would_block(int err)
+{
+	return err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS;
+}
+
+/* Puts message i into the socket's backlog from byte `skip` on; counts a
+ * drop when the backlog is full. */
+static void vxlan_backlog_msg(struct vxlan_tx_ctx *c, unsigned i, uint32_t skip)
+{
+	const struct vxlan_tx_meta *m = &c->q->meta[i];
+	if (!vxlan_backlog_push(c->sock, &c->q->msgs[i].msg_hdr, m->bytes, skip, m->gso_size))
+		port_count_drop(c->io, DROP_UNDERLAY_BACKLOG_FULL);
+}
+
 /* Resends message i, which the kernel refused with UDP_SEGMENT, as one
- * message per datagram: its iovecs cut at every gso_size bytes. */
+ * message per datagram: its iovecs cut at every gso_size bytes.  If the
+ * kernel pushes back midway, the rest of the message goes to the backlog. */
 static void vxlan_send_unsegmented(struct vxlan_tx_ctx *c, unsigned i)
 {
 	struct vxlan_sock *sock = c->sock;
@@ -164,25 +178,40 @@ static void vxlan_send_unsegmented(struct vxlan_tx_ctx *c, unsigned i)
 		}
 		mh.msg_iov = iov;
 		mh.msg_iovlen = n;
-		sock->stats.tx_sends++;
-		if (sendmsg(sock->fd, &mh, 0) < 0) {
+		ssize_t r;
+		do
+			r = sendmsg(sock->fd, &mh, MSG_DONTWAIT);
+		while (r < 0 && errno == EINTR);
+		if (r >= 0) {
+			sock->stats.tx_sends++;
+			sock->stats.tx_datagrams++;
+			sock->stats.tx_bytes += len;
+		} else if (vxlan_would_block(errno)) {
+			vxlan_backlog_msg(c, i, ofs);
+			return;
+		} else {
 			sock->stats.tx_errors++;
 			sock->stats.last_tx_errno = errno;
 			port_count_drop(c->io, DROP_TX_ERROR);
-		} else {
-			sock->stats.tx_datagrams++;
-			sock->stats.tx_bytes += len;
 		}
 	}
 }
 
+/* Sends the queue in one sendmmsg (more after a refusal).  Once the socket
+ * is blocked -- the kernel pushed back now, or its backlog was not empty
+ * to begin with -- every message left goes behind the backlog, so nothing
+ * overtakes what waits there. */
 static void vxlan_flush(struct vxlan_tx_ctx *c)
 {
 	struct vxlan_sock *sock = c->sock;
 	struct vxlan_tx_io *q = c->q;
 	unsigned i = 0;
 	while (i < q->n_msgs) {
-		int sent = sendmmsg(sock->fd, &q->msgs[i], q->n_msgs - i, 0);
+		if (vxlan_sock_tx_blocked(sock)) {
+			vxlan_backlog_msg(c, i++, 0);
+			continue;
+		}
+		int sent = sendmmsg(sock->fd, &q->msgs[i], q->n_msgs - i, MSG_DONTWAIT);
 		if (sent > 0) {
 			for (int k = 0; k < sent; k++, i++) {
 				const struct vxlan_tx_meta *m = &q->meta[i];
@@ -196,22 +225,17 @@ static void vxlan_flush(struct vxlan_tx_ctx *c)
 		int err = errno;
 		if (err == EINTR)
 			continue;
-		if (q->meta[i].gso_size && (err == EIO || err == EINVAL)) {
-			/* The kernel refuses UDP_SEGMENT on this path (EIO: no
-			 * checksum offload on the egress device).  Stop asking,
-			 * resend this one unsegmented. */
-			if (atomic_load_explicit(&sock->udp_segment_on, memory_order_relaxed))
-				fprintf(stderr, "vxlan socket: UDP_SEGMENT refused by the kernel (%s): sending datagrams one by one\n",
-					strerror(err));
-			atomic_store_explicit(&sock->udp_segment_on, false, memory_order_relaxed);
-			sock->stats.udp_segment_fallbacks++;
-			vxlan_send_unsegmented(c, i);
+		if (vxlan_would_block(err)) {
+			vxlan_backlog_msg(c, i++, 0);
+		} else if (q->meta[i].gso_size && (err == EIO || err == EINVAL)) {
+			vxlan_sock_udp_segment_refused(sock, err);
+			vxlan_send_unsegmented(c, i++);
 		} else {
 			sock->stats.tx_errors++;
 			sock->stats.last_tx_errno = err;
 			port_count_drop(c->io, err == EMSGSIZE ? DROP_MTU_EXCEEDED : DROP_TX_ERROR);
+			i++;
 		}
-		i++;
 	}
 	for (unsigned k = 0; k < q->n_msgs; k++)
 		pkt_free(q->meta[k].pkt);
