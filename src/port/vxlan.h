@@ -41,8 +41,17 @@
  * keeps every flow on one underlay path); the outer UDP checksum is always
  * computed by the kernel (UDP_SEGMENT and UDP GRO both need it).
  *
- * Frames without GSO metadata larger than the inner MTU (underlay MTU minus
- * 50 bytes for IPv4, 70 for IPv6) are dropped as DROP_MTU_EXCEEDED.
+ * MTU.  The path MTU towards every remote is probed at open (IP_MTU of a
+ * connected probe socket) and each frame is held to the one of the VTEP it
+ * goes to (a destination that is not among the remotes: the smallest).
+ * The inner limit towards a remote is the configured `mtu`, capped by what
+ * fits its path (path MTU minus 50 bytes for IPv4, 70 for IPv6).  A TSO
+ * frame whose segments would exceed it is cut smaller (TCP: a smaller
+ * gso_size); a UDP_L4 one, whose segments are datagrams of their own, is
+ * dropped as DROP_MTU_EXCEEDED.  A frame without GSO metadata larger than
+ * the configured mtu (without one: than what fits the path) is dropped as
+ * DROP_MTU_EXCEEDED; one between the path's fit and a larger configured
+ * mtu is sent and fragmented by the kernel, as the operator asked.
  *
  * Threads (see port.h).  A vxlan port holds no datapath state: its send
  * queue, GSO header scratch and tx counters are in each worker's port_io.
@@ -143,7 +152,7 @@ struct vxlan_options {
 	uint16_t dst_port;  /* 0: 4789 */
 	struct vxlan_addr remotes[VXLAN_MAX_REMOTES];
 	unsigned n_remotes;
-	uint32_t mtu;       /* inner (VM-facing) MTU; 0: underlay MTU - encap */
+	uint32_t mtu;       /* inner (VM-facing) MTU; 0: path MTU - encap, per remote */
 };
 
 struct vxlan_port_info {

@@ -290,12 +290,57 @@ static void vxlan_queue_train(struct vxlan_tx_ctx *c, struct pkt *pkt, const str
 	}
 }
 
+/* Path MTU towards `dst`: its own if it is one of the remotes probed at
+ * open, else the smallest of them (an FDB entry may name any VTEP). */
+static uint32_t vxlan_dst_path_mtu(const struct vxlan_port *vp, const struct vxlan_addr *dst)
+{
+	for (unsigned i = 0; i < vp->opts.n_remotes; i++)
+		if (memcmp(vp->opts.remotes[i].bytes, dst->bytes, 16) == 0)
+			return vp->remote_mtu[i];
+	return vp->underlay_mtu;
+}
+
+/* Largest inner L3 packet towards `dst`: the configured mtu, and never
+ * more than fits that path. */
+static uint32_t vxlan_inner_limit(const struct vxlan_port *vp, const struct vxlan_addr *dst)
+{
+	uint32_t path = vxlan_dst_path_mtu(vp, dst);
+	uint32_t fit = path > vp->encap_overhead ? path - vp->encap_overhead : 0;
+	return vp->opts.mtu && vp->opts.mtu < fit ? vp->opts.mtu : fit;
+}
+
+/* Makes every segment of a TSO frame fit the inner limit towards `dst`
+ * (which also keeps each datagram within that path): a TCP frame gets a
+ * smaller gso_size (TCP takes segments of any size; the kernel's own GSO
+ * does this for a route of smaller MTU), a UDP_L4 one cannot be cut
+ * differently -- its segments are the application's datagrams -- and is
+ * refused.  false: drop as mtu_exceeded. */
+static bool vxlan_gso_fit(const struct vxlan_port *vp, struct pkt *pkt, const struct vxlan_addr *dst)
+{
+	struct gso_plan plan;
+	if (gso_plan(pkt, &plan) < 0)
+		return true; /* gso_train_build_iov names the error */
+	uint32_t l3_hdr = plan.hdr_len - plan.l3_ofs;
+	uint32_t limit = vxlan_inner_limit(vp, dst);
+	uint32_t seg = plan.nr_segs > 1 ? plan.mss : plan.payload_len;
+	if (l3_hdr + seg <= limit)
+		return true;
+	if (plan.l4_proto != IP_PROTO_TCP || limit < l3_hdr + 64)
+		return false;
+	pkt->ol.gso_size = (uint16_t)(limit - l3_hdr);
+	return true;
+}
+
 /* A frame with TSO metadata: cut into one train of VXLAN datagrams whose
  * payload iovecs point into the frame, which lives until the flush. */
 static void vxlan_tx_gso(struct vxlan_tx_ctx *c, struct pkt *pkt, const struct vxlan_addr *dst)
 {
 	struct vxlan_tx_io *q = c->q;
 	struct gso_iov_train *t = &q->train;
+	if (!vxlan_gso_fit(c->vp, pkt, dst)) {
+		vxlan_tx_drop(c, pkt, DROP_MTU_EXCEEDED);
+		return;
+	}
 	if (q->n_msgs + 64 > VXLAN_TX_MSGS)
 		vxlan_flush(c);
 	int err = vxlan_build_train(c, pkt);
@@ -307,11 +352,12 @@ static void vxlan_tx_gso(struct vxlan_tx_ctx *c, struct pkt *pkt, const struct v
 		vxlan_tx_drop(c, pkt, err == -ENOSPC ? DROP_GSO_NO_BUFFER : gso_drop_reason(err));
 		return;
 	}
-	/* Each datagram of the train must fit the underlay as it is: a VM
-	 * MTU larger than what fits gives segments that would only cross as
-	 * IP fragments (and make the kernel refuse UDP_SEGMENT). */
+	/* Each datagram of the train must fit the path as it is (segments
+	 * larger would only cross as IP fragments, and make the kernel refuse
+	 * UDP_SEGMENT).  vxlan_gso_fit saw to it, but for inner VLAN tags,
+	 * which the 50/70 bytes of overhead do not count. */
 	uint32_t ip_udp = (dst->family == 6 ? IPV6_HDR_LEN : IPV4_HDR_LEN) + UDP_HDR_LEN;
-	if (t->stride + ip_udp > c->vp->underlay_mtu) {
+	if (t->stride + ip_udp > vxlan_dst_path_mtu(c->vp, dst)) {
 		vxlan_tx_drop(c, pkt, DROP_MTU_EXCEEDED);
 		return;
 	}
@@ -339,7 +385,10 @@ static void vxlan_tx_plain(struct vxlan_tx_ctx *c, struct pkt *pkt, const struct
 {
 	struct vxlan_tx_io *q = c->q;
 	uint32_t l3_len = pkt_len(pkt) - (pkt->l3_ofs != PKT_OFS_NONE ? pkt->l3_ofs : ETH_HDR_LEN);
-	if (l3_len > c->vp->up.mtu) {
+	/* The configured mtu (the operator's: larger than the path, the
+	 * kernel fragments the datagram), else what fits towards `dst`. */
+	uint32_t limit = c->vp->opts.mtu ? c->vp->opts.mtu : vxlan_inner_limit(c->vp, dst);
+	if (l3_len > limit) {
 		vxlan_tx_drop(c, pkt, DROP_MTU_EXCEEDED);
 		return;
 	}

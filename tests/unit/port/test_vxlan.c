@@ -12,6 +12,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -537,6 +539,99 @@ static void test_second_vni_shares_the_socket(void **state)
 	assert_true(fcntl(vxlan_sock_fd(fx->sock), F_GETFD) >= 0); /* still open */
 }
 
+/* The configured mtu (1450) holds for GSO trains too: a TSO frame with
+ * gso_size 1460 (inner L3 1500) leaves in segments of 1410 bytes, so that
+ * each datagram's inner packet is 1450, though loopback would carry more. */
+static void test_tso_frame_is_cut_to_the_configured_mtu(void **state)
+{
+	struct fixture *fx = *state;
+	struct pkt *pkt = tcp_frame(fx, 14100, FB_CSUM_PARTIAL);
+	pkt->ol.gso_type = PKT_GSO_TCPV4;
+	pkt->ol.gso_size = 1460;
+	uint64_t before = fx->io.stats.drops[DROP_MTU_EXCEEDED];
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
+	assert_int_equal(fx->io.stats.drops[DROP_MTU_EXCEEDED], before);
+	receive_segments(fx, 10, 1410);
+}
+
+/* A UDP_L4 frame's segments are the application's datagrams: one over the
+ * mtu cannot be cut smaller and is dropped. */
+static void test_udp_gso_frame_over_the_mtu_is_dropped(void **state)
+{
+	struct fixture *fx = *state;
+	static uint8_t buf[FB_MAX_FRAME];
+	struct fb_frame f;
+	fb_frame_init(&f, 4, IP_PROTO_UDP);
+	f.payload_len = 3000;
+	f.csum = FB_CSUM_PARTIAL;
+	struct fb_layout lay;
+	size_t len = fb_build(&f, buf, sizeof(buf), &lay);
+	struct pkt *pkt = pkt_alloc(fx->pool);
+	assert_int_equal(pkt_set_data(pkt, buf, (uint32_t)len), 0);
+	struct flow_key key;
+	assert_int_equal(flow_extract(pkt, 0, &key), DROP_NONE);
+	pkt->ol = (struct pkt_offload){ .flags = PKT_OL_NEEDS_CSUM, .gso_type = PKT_GSO_UDP_L4,
+					.gso_size = 1460, .csum_start = (uint16_t)lay.l4_ofs,
+					.csum_offset = 6 };
+	pkt->tunnel.family = 4;
+	memcpy(pkt->tunnel.dst, loopback().bytes, 16);
+	uint64_t before = fx->io.stats.drops[DROP_MTU_EXCEEDED];
+	fx->port->cls->tx_batch(fx->port, &fx->io, &pkt, 1);
+	assert_int_equal(fx->io.stats.drops[DROP_MTU_EXCEEDED], before + 1);
+	struct pkt_pool_stats ps;
+	pkt_pool_get_stats(fx->pool, &ps);
+	assert_int_equal(ps.in_use, 0);
+}
+
+/* Two remotes behind routes of MTU 1400 and 1300 (a network namespace of
+ * our own, so root; skipped otherwise): each is probed, the port's
+ * underlay MTU is the smaller, and a TSO frame (gso_size 1460, 13100
+ * bytes) towards each is cut to what fits that path: 1310 bytes a segment
+ * (10 segments) towards the first, 1210 (11) towards the second. */
+static void test_each_remote_gets_its_path_mtu(void **state)
+{
+	struct fixture *fx = *state;
+	int orig = geteuid() == 0 ? open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC) : -1;
+	if (orig < 0 || unshare(CLONE_NEWNET) < 0)
+		skip();
+	assert_int_equal(system("ip link set lo up && ip addr add 10.9.0.1/32 dev lo && "
+				"ip route add 10.9.1.3/32 dev lo mtu 1400 && "
+				"ip route add 10.9.1.2/32 dev lo mtu 1300"), 0);
+	struct vxlan_options opts = { .vni = 99, .local = { .family = 4 }, .n_remotes = 2 };
+	inet_pton(AF_INET, "10.9.0.1", opts.local.bytes);
+	opts.remotes[0].family = opts.remotes[1].family = 4;
+	inet_pton(AF_INET, "10.9.1.3", opts.remotes[0].bytes);
+	inet_pton(AF_INET, "10.9.1.2", opts.remotes[1].bytes);
+	struct port *port;
+	assert_int_equal(vxlan_port_open(&opts, NULL, &port), 0);
+	struct port_io io;
+	assert_int_equal(port_io_init(port, &io), 0);
+	struct vxlan_port_info info;
+	vxlan_port_get_info(port, &io, &info);
+	assert_int_equal(info.remote_mtu[0], 1400);
+	assert_int_equal(info.remote_mtu[1], 1300);
+	assert_int_equal(info.underlay_mtu, 1300);
+	assert_int_equal(info.inner_mtu_fit, 1250);
+	for (unsigned r = 0; r < 2; r++) {
+		struct pkt *pkt = tcp_frame(fx, 13100, FB_CSUM_PARTIAL);
+		pkt->ol.gso_type = PKT_GSO_TCPV4;
+		pkt->ol.gso_size = 1460;
+		memcpy(pkt->tunnel.dst, opts.remotes[r].bytes, 16);
+		port->cls->tx_batch(port, &io, &pkt, 1);
+		vxlan_port_get_info(port, &io, &info);
+		assert_int_equal(info.tx_gso_segments, r == 0 ? 10 : 10 + 11);
+	}
+	assert_int_equal(io.stats.drops[DROP_MTU_EXCEEDED], 0);
+	struct vxlan_sock_stats st;
+	vxlan_sock_get_stats(vxlan_port_sock(port), &st);
+	assert_int_equal(st.tx_datagrams, 21);
+	assert_int_equal(st.tx_errors, 0);
+	port_io_fini(port, &io);
+	port_destroy(port);
+	assert_int_equal(setns(orig, CLONE_NEWNET), 0);
+	close(orig);
+}
+
 /* Two workers' ios on one port count apart; the port itself counts
  * nothing (get_info without an io reads zeros). */
 static void test_ios_count_apart(void **state)
@@ -595,6 +690,9 @@ int main(void)
 		cmocka_unit_test(test_plain_frame_gets_its_checksum_completed),
 		cmocka_unit_test(test_oversized_plain_frame_is_mtu_exceeded),
 		cmocka_unit_test(test_second_vni_shares_the_socket),
+		cmocka_unit_test(test_tso_frame_is_cut_to_the_configured_mtu),
+		cmocka_unit_test(test_udp_gso_frame_over_the_mtu_is_dropped),
+		cmocka_unit_test(test_each_remote_gets_its_path_mtu),
 		cmocka_unit_test(test_ios_count_apart),
 		cmocka_unit_test(test_vni_of_short_pkt),
 	};
