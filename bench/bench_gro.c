@@ -72,6 +72,7 @@ struct frame_state {
 struct trace {
 	struct pcap_trace in;      /* the frames, as received */
 	struct frame_state *state; /* per frame, after parsing */
+	struct flow_key *keys;     /* per frame: what the parse gave GRO */
 	uint64_t payload_in;       /* TCP payload bytes of one pass */
 };
 
@@ -139,6 +140,7 @@ static void trace_destroy(struct trace *t)
 		return;
 	pcap_trace_release(&t->in);
 	free(t->state);
+	free(t->keys);
 	free(t);
 }
 
@@ -155,14 +157,14 @@ static struct trace *trace_load(const char *path, uint32_t max_frames, bool smal
 	if (pcap_trace_load(&t->in, "bench_gro", path, max_frames, small_buffers) < 0)
 		goto err_destroy;
 	t->state = calloc(t->in.count, sizeof(*t->state));
-	if (!t->state) {
+	t->keys = calloc(t->in.count, sizeof(*t->keys));
+	if (!t->state || !t->keys) {
 		fprintf(stderr, "bench_gro: %s: out of memory for %u frames\n", path, t->in.count);
 		goto err_destroy;
 	}
 	for (uint32_t i = 0; i < t->in.count; i++) {
 		struct pkt *pkt = t->in.pkts[i];
-		struct flow_key key;
-		if (flow_extract(pkt, VXLAN_DEFAULT_PORT, &key) != DROP_NONE)
+		if (flow_extract(pkt, VXLAN_DEFAULT_PORT, &t->keys[i]) != DROP_NONE)
 			fprintf(stderr, "bench_gro: %s: frame %u does not parse\n", path, i + 1);
 		save_state(pkt, &t->state[i]);
 		t->payload_in += t->state[i].tcp_payload;
@@ -197,10 +199,12 @@ static bool frame_ok(const struct pkt *pkt, uint64_t *payload)
 	return true;
 }
 
-static void collect(void *aux, struct pkt *pkt)
+static void collect(void *aux, struct pkt *pkt, const struct flow_key *key)
 {
 	struct out_stats *out = aux;
 
+	if (!key)
+		out->bad++;
 	out->frames++;
 	out->bytes += pkt_len(pkt);
 	if (out->check && !frame_ok(pkt, &out->payload))
@@ -231,11 +235,11 @@ static double gro_pass(struct gro_table *gro, struct trace *t, enum mode mode)
 	for (uint32_t i = 0; i < t->in.count; i += burst) {
 		uint32_t n = t->in.count - i < burst ? t->in.count - i : burst;
 		if (mode == MODE_HELD) {
-			gro_receive_burst(gro, &t->in.pkts[i], n, now);
+			gro_receive_burst(gro, &t->in.pkts[i], &t->keys[i], n, now);
 			if (++bursts % 4 == 0)
 				gro_flush(gro, GRO_FLUSH_ALL, now);
 		} else {
-			gro_receive_batch(gro, &t->in.pkts[i], n, now);
+			gro_receive_batch(gro, &t->in.pkts[i], &t->keys[i], n, now);
 		}
 		now += 1000; /* 1 µs a burst: far from the hold limit */
 	}

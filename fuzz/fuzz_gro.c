@@ -154,10 +154,10 @@ static size_t write_inner(const struct stream *st, unsigned k, uint8_t flags, ui
 /* cfg bit 7: socket payloads as views (build_segment). */
 static bool feed_views;
 
-/* Builds the segment (encapsulated per the stream), parses it; NULL if the
- * parser refuses it (never expected for these frames). */
+/* Builds the segment (encapsulated per the stream), parses it into *key;
+ * NULL if the parser refuses it (never expected for these frames). */
 static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, uint32_t len, bool bad_csum,
-				 bool bad_ip_csum, bool bad_outer_ip_csum)
+				 bool bad_ip_csum, bool bad_outer_ip_csum, struct flow_key *key)
 {
 	size_t outer = 0;
 	if (st->mode == MODE_VXLAN_FRAME)
@@ -211,7 +211,6 @@ static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, u
 		pkt_free(pkt);
 		return NULL;
 	}
-	struct flow_key key;
 	enum drop_reason why;
 	if (st->mode == MODE_VXLAN_UDP) {
 		pkt->tunnel.family = 4;
@@ -219,9 +218,9 @@ static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, u
 		pkt->tunnel.dst[0] = 198;
 		pkt->tunnel.src_port = 49152;
 		pkt->tunnel.dst_port = VXLAN_DEFAULT_PORT;
-		why = flow_extract_vxlan(pkt, &key);
+		why = flow_extract_vxlan(pkt, key);
 	} else {
-		why = flow_extract(pkt, VXLAN_DEFAULT_PORT, &key);
+		why = flow_extract(pkt, VXLAN_DEFAULT_PORT, key);
 	}
 	if (why != DROP_NONE) {
 		pkt_free(pkt);
@@ -250,12 +249,12 @@ static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, u
  * vector unit). */
 static bool feed_burst;
 
-static void gro_feed(struct gro_table *gro, struct pkt *pkt, uint64_t now)
+static void gro_feed(struct gro_table *gro, struct pkt *pkt, const struct flow_key *key, uint64_t now)
 {
 	if (feed_burst)
-		gro_receive_burst(gro, &pkt, 1, now);
+		gro_receive_burst(gro, &pkt, key, 1, now);
 	else
-		gro_receive(gro, pkt, now);
+		gro_receive(gro, pkt, key, now);
 }
 
 /* Stream index of an output frame from our streams, or -1. */
@@ -278,12 +277,23 @@ static int output_stream(const struct pkt *pkt, uint32_t *seq, uint32_t *payload
 	return k;
 }
 
-static void check_output(void *aux, struct pkt *pkt)
+static void check_output(void *aux, struct pkt *pkt, const struct flow_key *key)
 {
 	struct harness *h = aux;
 	uint32_t seq, payload;
 	int k = output_stream(pkt, &seq, &payload);
 
+	/* Every frame here was parsed; the key that comes out is the one of
+	 * the frame as it leaves (a merged frame: its head's, with the
+	 * FIN/PSH merged into its header). */
+	FUZZ_ASSERT(key != NULL && key->in_port == pkt->in_port);
+	if (k >= 0) {
+		const uint8_t *th = flat + pkt->l4_ofs;
+		FUZZ_ASSERT(key->nw_proto == IP_PROTO_TCP && key->tp_src == (th[0] << 8 | th[1]));
+		FUZZ_ASSERT((key->tcp_flags & 0xff) == th[13]);
+		FUZZ_ASSERT((key->tun_family != 0) == (h->s[k].mode != MODE_PLAIN));
+		FUZZ_ASSERT(key->tun_family == 0 || key->tun_vni == h->s[k].vni);
+	}
 	if (k >= 0) {
 		struct stream *st = &h->s[k];
 		uint32_t len = pkt_len(pkt);
@@ -383,7 +393,8 @@ static void send_segment(struct gro_table *gro, struct harness *h, struct reader
 		h->failed_queue = true;
 		return;
 	}
-	struct pkt *pkt = build_segment(st, k, flags, len, bad_csum, bad_ip_csum, bad_outer_ip_csum);
+	struct flow_key key;
+	struct pkt *pkt = build_segment(st, k, flags, len, bad_csum, bad_ip_csum, bad_outer_ip_csum, &key);
 	if (!pkt)
 		return;
 	st->queue[st->tail % MAX_QUEUE] = (struct sent){ st->seq, len, bad_csum || bad_ip_csum || bad_outer_ip_csum };
@@ -391,7 +402,7 @@ static void send_segment(struct gro_table *gro, struct harness *h, struct reader
 	st->seq += len;
 	st->ip_id++;
 	st->outer_id++;
-	gro_feed(gro, pkt, now);
+	gro_feed(gro, pkt, &key, now);
 }
 
 /* A frame straight from the input: only GRO's robustness is at stake. */
@@ -412,7 +423,7 @@ static void send_raw(struct gro_table *gro, struct reader *r, uint64_t now)
 		pkt_free(pkt); /* would be taken for one of our streams */
 		return;
 	}
-	gro_feed(gro, pkt, now);
+	gro_feed(gro, pkt, &key, now);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

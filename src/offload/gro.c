@@ -110,11 +110,15 @@ static void gro_fast_setup(struct gro_table *table, struct gro_flow *flow)
 	gro_expect_next(flow);
 }
 
-static void gro_start_run(struct gro_table *table, const struct gro_seg *seg, uint64_t now_ns)
+static void gro_start_run(struct gro_table *table, const struct gro_seg *seg, const struct flow_key *key,
+			  uint64_t now_ns)
 {
 	struct gro_flow *flow = gro_slot_for(table, seg);
 
 	flow->head = *seg;
+	flow->has_key = key != NULL;
+	if (key)
+		flow->key = *key;
 	flow->first_ns = now_ns;
 	flow->age = table->next_age++;
 	flow->next_seq = load_be32(&seg->th->seq_be) + seg->payload_len;
@@ -256,13 +260,14 @@ static inline __attribute__((always_inline)) bool gro_fast_merge(struct gro_tabl
 
 /* The layered path, for every segment the fast path declined: kept out of
  * line so the per-segment loop around the fast path stays small. */
-static __attribute__((noinline)) void gro_receive_slow(struct gro_table *table, struct pkt *pkt, uint64_t now_ns)
+static __attribute__((noinline)) void gro_receive_slow(struct gro_table *table, struct pkt *pkt,
+							const struct flow_key *key, uint64_t now_ns)
 {
 	struct gro_seg seg;
 	struct gro_flow *flow;
 
 	if (!gro_seg_locate(pkt, &seg)) {
-		gro_pass(table, pkt, GRO_PASS_NOT_TCP);
+		gro_pass(table, pkt, key, GRO_PASS_NOT_TCP);
 		return;
 	}
 	flow = gro_lookup(table, &seg);
@@ -276,7 +281,7 @@ static __attribute__((noinline)) void gro_receive_slow(struct gro_table *table, 
 		/* Keep the flow in order: what is held goes out first. */
 		if (flow)
 			gro_complete(table, flow, GRO_FLUSH_PASSTHROUGH);
-		gro_pass(table, pkt, pass);
+		gro_pass(table, pkt, key, pass);
 		return;
 	}
 
@@ -296,26 +301,26 @@ static __attribute__((noinline)) void gro_receive_slow(struct gro_table *table, 
 	}
 
 	if (seg.th->flags & GRO_TCP_FLAGS_FINAL) {
-		gro_pass(table, pkt, GRO_PASS_FLAGS);
+		gro_pass(table, pkt, key, GRO_PASS_FLAGS);
 		return;
 	}
-	gro_start_run(table, &seg, now_ns);
+	gro_start_run(table, &seg, key, now_ns);
 }
 
 static inline __attribute__((always_inline)) void gro_receive_one(struct gro_table *table, struct pkt *pkt,
-								   uint64_t now_ns)
+								   const struct flow_key *key, uint64_t now_ns)
 {
 	struct gro_flow *last = table->last;
 
 	table->stats.segments_in++;
 	if (last && last->head.pkt && gro_fast_merge(table, last, pkt, now_ns))
 		return;
-	gro_receive_slow(table, pkt, now_ns);
+	gro_receive_slow(table, pkt, key, now_ns);
 }
 
-void gro_receive(struct gro_table *table, struct pkt *pkt, uint64_t now_ns)
+void gro_receive(struct gro_table *table, struct pkt *pkt, const struct flow_key *key, uint64_t now_ns)
 {
-	gro_receive_one(table, pkt, now_ns);
+	gro_receive_one(table, pkt, key, now_ns);
 }
 
 /* Prefetch distances: the pkt struct a few frames ahead, its headers (whose
@@ -341,8 +346,8 @@ static inline void gro_prefetch_headers(const struct pkt *pkt)
 	__builtin_prefetch(pkt->data + 64);
 }
 
-static inline __attribute__((always_inline)) void gro_burst(struct gro_table *table, struct pkt **pkts, uint32_t n,
-							      uint64_t now_ns)
+static inline __attribute__((always_inline)) void gro_burst(struct gro_table *table, struct pkt **pkts,
+							      const struct flow_key *keys, uint32_t n, uint64_t now_ns)
 {
 	for (uint32_t i = 0; i < n && i < GRO_PREFETCH_PKT; i++)
 		gro_prefetch_pkt(pkts[i]);
@@ -353,7 +358,7 @@ static inline __attribute__((always_inline)) void gro_burst(struct gro_table *ta
 			gro_prefetch_pkt(pkts[i + GRO_PREFETCH_PKT]);
 		if (i + GRO_PREFETCH_HDR < n)
 			gro_prefetch_headers(pkts[i + GRO_PREFETCH_HDR]);
-		gro_receive_one(table, pkts[i], now_ns);
+		gro_receive_one(table, pkts[i], keys ? &keys[i] : NULL, now_ns);
 	}
 }
 
@@ -362,31 +367,34 @@ static inline __attribute__((always_inline)) void gro_burst(struct gro_table *ta
  * the fast path's header compare in a third of the instructions.  Chosen
  * once by gro_create(). */
 #if defined(__x86_64__)
-static __attribute__((target("avx2"))) void gro_burst_avx2(struct gro_table *table, struct pkt **pkts, uint32_t n,
-							   uint64_t now_ns)
+static __attribute__((target("avx2"))) void gro_burst_avx2(struct gro_table *table, struct pkt **pkts,
+							   const struct flow_key *keys, uint32_t n, uint64_t now_ns)
 {
-	gro_burst(table, pkts, n, now_ns);
+	gro_burst(table, pkts, keys, n, now_ns);
 }
 #endif
 
-static void gro_burst_generic(struct gro_table *table, struct pkt **pkts, uint32_t n, uint64_t now_ns)
+static void gro_burst_generic(struct gro_table *table, struct pkt **pkts, const struct flow_key *keys, uint32_t n,
+			      uint64_t now_ns)
 {
-	gro_burst(table, pkts, n, now_ns);
+	gro_burst(table, pkts, keys, n, now_ns);
 }
 
-void gro_receive_burst(struct gro_table *table, struct pkt **pkts, uint32_t n, uint64_t now_ns)
+void gro_receive_burst(struct gro_table *table, struct pkt **pkts, const struct flow_key *keys, uint32_t n,
+		       uint64_t now_ns)
 {
 #if defined(__x86_64__)
 	if (table->avx2) {
-		gro_burst_avx2(table, pkts, n, now_ns);
+		gro_burst_avx2(table, pkts, keys, n, now_ns);
 		return;
 	}
 #endif
-	gro_burst_generic(table, pkts, n, now_ns);
+	gro_burst_generic(table, pkts, keys, n, now_ns);
 }
 
-void gro_receive_batch(struct gro_table *table, struct pkt **pkts, uint32_t n, uint64_t now_ns)
+void gro_receive_batch(struct gro_table *table, struct pkt **pkts, const struct flow_key *keys, uint32_t n,
+		       uint64_t now_ns)
 {
-	gro_receive_burst(table, pkts, n, now_ns);
+	gro_receive_burst(table, pkts, keys, n, now_ns);
 	gro_flush(table, GRO_FLUSH_ALL, now_ns);
 }

@@ -114,7 +114,8 @@
  * At most max_flows runs are held, in buckets of GRO_BUCKET_SLOTS by flow
  * hash (the kernel's 8 x 8).  A new run in a full bucket completes the
  * oldest run of that bucket (GRO_FLUSH_TABLE_FULL): nothing is dropped.
- * Memory is allocated only by gro_create().
+ * Memory is allocated only by gro_create(), including one struct flow_key
+ * per slot for the key a held run leaves with.
  *
  * Ownership: gro_receive() takes the caller's reference on the pkt; emit()
  * receives one reference per frame it is given.
@@ -128,6 +129,7 @@
 #include <stdint.h>
 
 #include "packet/pkt.h"
+#include "parse/flow.h"
 
 enum gro_limits {
 	GRO_BUCKET_SLOTS = 8,             /* kernel MAX_GRO_SKBS */
@@ -141,8 +143,16 @@ enum gro_limits {
  * one (hold_ns is taken literally; 0 is not this): 50 µs. */
 #define GRO_DEFAULT_HOLD_NS 50000ull
 
-/* A frame leaving GRO; the callee owns the reference. */
-typedef void gro_emit_fn(void *aux, struct pkt *pkt);
+/* A frame leaving GRO; the callee owns the reference to `pkt`.  `key` is
+ * the flow key the caller parsed for it (flow_extract /
+ * flow_extract_vxlan), so nobody parses the frame again: the tunnel
+ * section still describes the outer headers it came in (VNI, addresses,
+ * ports) and L2..L4 the inner, now decapsulated, frame.  A merged frame
+ * gets its head segment's key (addresses, ports, VLANs, TTL/TOS are the
+ * run's; tcp_opts the head's, whose header it carries) with tcp_flags
+ * including the FIN/PSH merged into the header.  NULL when the frame came
+ * without a key.  Valid only during the call: copy what you keep. */
+typedef void gro_emit_fn(void *aux, struct pkt *pkt, const struct flow_key *key);
 
 struct gro_config {
 	uint32_t max_flows;  /* runs held at once; 0 = GRO_DEFAULT_MAX_FLOWS */
@@ -228,9 +238,13 @@ struct gro_table;
 struct gro_table *gro_create(const struct gro_config *config);
 void gro_destroy(struct gro_table *table);
 
-/* Takes one frame (and the caller's reference).  Emits whatever completes
- * because of it: the held run of its flow and/or the frame itself. */
-void gro_receive(struct gro_table *table, struct pkt *pkt, uint64_t now_ns);
+/* Takes one frame (and the caller's reference) with the key the caller
+ * parsed for it, or NULL for a frame never parsed (it passes through).  GRO
+ * copies the key of a segment that starts a run (each slot holds one,
+ * allocated by gro_create()), so `key` need only live during the call.
+ * Emits whatever completes because of it: the held run of its flow and/or
+ * the frame itself. */
+void gro_receive(struct gro_table *table, struct pkt *pkt, const struct flow_key *key, uint64_t now_ns);
 
 enum gro_flush_scope {
 	GRO_FLUSH_ALL,      /* end of an input batch (counted as batch_end) */
@@ -239,12 +253,15 @@ enum gro_flush_scope {
 };
 void gro_flush(struct gro_table *table, enum gro_flush_scope scope, uint64_t now_ns);
 
-/* gro_receive() on each frame, prefetching the next ones: the fast way to
- * feed a receive batch.  Runs stay held. */
-void gro_receive_burst(struct gro_table *table, struct pkt **pkts, uint32_t n, uint64_t now_ns);
+/* gro_receive(pkts[i], &keys[i]) on each frame, prefetching the next ones:
+ * the fast way to feed a receive batch.  `keys` is an array parallel to
+ * `pkts`, or NULL when no frame was parsed.  Runs stay held. */
+void gro_receive_burst(struct gro_table *table, struct pkt **pkts, const struct flow_key *keys, uint32_t n,
+		       uint64_t now_ns);
 
 /* gro_receive_burst(), then gro_flush(GRO_FLUSH_ALL). */
-void gro_receive_batch(struct gro_table *table, struct pkt **pkts, uint32_t n, uint64_t now_ns);
+void gro_receive_batch(struct gro_table *table, struct pkt **pkts, const struct flow_key *keys, uint32_t n,
+		       uint64_t now_ns);
 
 /* The earliest deadline (first segment's arrival + hold_ns) of any held
  * run, on the caller's clock, or UINT64_MAX when no run is held: a daemon

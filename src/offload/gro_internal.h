@@ -35,6 +35,7 @@
 #include "packet/bytes.h"
 #include "packet/hdr.h"
 #include "packet/pkt.h"
+#include "parse/flow.h"
 
 enum {
 	/* The TCP flags that end a run right after the segment carrying them
@@ -128,6 +129,14 @@ struct gro_flow {
 	/* What cmp_mask was built for: a slot's next run of the same shape
 	 * finds it ready. */
 	struct gro_layout mask_layout;
+	/* The head's flow key as the caller parsed it, kept so the frame
+	 * leaves with it (gro_emit_fn) and nobody parses it again; tcp_flags
+	 * follows the FIN/PSH merged into the head's header.  A copy, not a
+	 * pointer: the caller's key lives only as long as its receive batch,
+	 * a run may outlive it.  has_key 0: the head came without one.
+	 * Last: the per-segment fast path never reads it. */
+	struct flow_key key;
+	uint8_t has_key;
 };
 
 /* The index of one hash bucket: compact, so a lookup touches one cache line
@@ -333,7 +342,8 @@ struct gro_flow *gro_lookup(struct gro_table *table, const struct gro_seg *seg);
 struct gro_flow *gro_slot_for(struct gro_table *table, const struct gro_seg *seg);
 /* Completes a held run: emits it, merged or alone, and frees its slot. */
 void gro_complete(struct gro_table *table, struct gro_flow *flow, enum gro_flush_reason why);
-/* Emits a frame that was never held, decapsulated, counted under `why`. */
-void gro_pass(struct gro_table *table, struct pkt *pkt, enum gro_pass_reason why);
+/* Emits a frame that was never held, decapsulated, counted under `why`,
+ * with the key it came with. */
+void gro_pass(struct gro_table *table, struct pkt *pkt, const struct flow_key *key, enum gro_pass_reason why);
 
 #endif

@@ -134,7 +134,7 @@ struct gro_flow *gro_slot_for(struct gro_table *table, const struct gro_seg *seg
 	return flow;
 }
 
-static void gro_emit(struct gro_table *table, struct pkt *pkt, uint32_t nr_segs)
+static void gro_emit(struct gro_table *table, struct pkt *pkt, const struct flow_key *key, uint32_t nr_segs)
 {
 	/* [k] holds 2^k .. 2^(k+1) - 1 segments (nr_segs >= 1). */
 	unsigned bucket = 31u - (unsigned)__builtin_clz(nr_segs);
@@ -148,14 +148,14 @@ static void gro_emit(struct gro_table *table, struct pkt *pkt, uint32_t nr_segs)
 		table->stats.merged_frames++;
 		table->stats.merged_segments += nr_segs;
 	}
-	table->emit(table->emit_aux, pkt);
+	table->emit(table->emit_aux, pkt, key);
 }
 
-void gro_pass(struct gro_table *table, struct pkt *pkt, enum gro_pass_reason why)
+void gro_pass(struct gro_table *table, struct pkt *pkt, const struct flow_key *key, enum gro_pass_reason why)
 {
 	table->stats.passthrough[why]++;
 	gro_decap_passthrough(pkt);
-	gro_emit(table, pkt, 1);
+	gro_emit(table, pkt, key, 1);
 }
 
 /* A run of one leaves as it came, its checksum now known good; a merged run
@@ -165,6 +165,8 @@ void gro_complete(struct gro_table *table, struct gro_flow *flow, enum gro_flush
 	struct gro_seg *head = &flow->head;
 	struct pkt *pkt = head->pkt;
 	uint16_t count = flow->count;
+	/* Lives in the slot: valid during the emit call, as gro.h promises. */
+	const struct flow_key *key = flow->has_key ? &flow->key : NULL;
 
 	table->stats.flushes[why]++;
 	table->stats.flows_held--;
@@ -175,13 +177,13 @@ void gro_complete(struct gro_table *table, struct gro_flow *flow, enum gro_flush
 		table->stats.passthrough[GRO_PASS_FLUSHED_ALONE]++;
 		pkt->ol.flags |= PKT_OL_DATA_VALID;
 		gro_decap_passthrough(pkt);
-		gro_emit(table, pkt, 1);
+		gro_emit(table, pkt, key, 1);
 		return;
 	}
 
 	gro_decap_passthrough(pkt);
 	gro_tcp_finish_merged(flow, pkt);
-	gro_emit(table, pkt, count);
+	gro_emit(table, pkt, key, count);
 }
 
 void gro_flush(struct gro_table *table, enum gro_flush_scope scope, uint64_t now_ns)

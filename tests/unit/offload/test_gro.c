@@ -30,15 +30,27 @@ enum stream_mode {
 	MODE_VXLAN_UDP,   /* from the VXLAN header on, as a UDP socket reads it */
 };
 
+/* What left GRO: the frames and the flow key each left with. */
 struct sink {
 	struct pkt *out[SINK_MAX];
+	struct flow_key keys[SINK_MAX];
+	bool has_key[SINK_MAX];
 	unsigned n;
+};
+
+/* The key stream_build() parsed for a pkt not yet given to GRO: receive()
+ * hands it over with the pkt, as the datapath does with its parse. */
+struct parsed_key {
+	struct pkt *pkt;
+	struct flow_key key;
 };
 
 struct gro_test {
 	struct pkt_pool *pool;
 	struct gro_table *gro;
 	struct sink sink;
+	struct parsed_key parsed[POOL_PKTS];
+	unsigned n_parsed;
 };
 
 /* One TCP stream: segment templates plus encapsulation. */
@@ -53,11 +65,54 @@ struct stream {
 static uint8_t inner_buf[FB_MAX_FRAME];
 static uint8_t frame_buf[FB_MAX_FRAME + 128];
 
-static void collect(void *aux, struct pkt *pkt)
+static void collect(void *aux, struct pkt *pkt, const struct flow_key *key)
 {
 	struct sink *sink = aux;
 	assert_true(sink->n < SINK_MAX);
+	sink->has_key[sink->n] = key != NULL;
+	if (key)
+		sink->keys[sink->n] = *key;
 	sink->out[sink->n++] = pkt;
+}
+
+static void key_remember(struct gro_test *t, struct pkt *pkt, const struct flow_key *key)
+{
+	unsigned i = 0;
+	while (i < t->n_parsed && t->parsed[i].pkt != pkt)
+		i++;
+	assert_true(i < POOL_PKTS);
+	t->parsed[i] = (struct parsed_key){ pkt, *key };
+	if (i == t->n_parsed)
+		t->n_parsed++;
+}
+
+/* The key remembered for `pkt` (copied to *out, and forgotten: GRO takes
+ * the pkt), or NULL if it was never parsed. */
+static const struct flow_key *key_take(struct gro_test *t, const struct pkt *pkt, struct flow_key *out)
+{
+	for (unsigned i = 0; i < t->n_parsed; i++) {
+		if (t->parsed[i].pkt != pkt)
+			continue;
+		*out = t->parsed[i].key;
+		t->parsed[i] = t->parsed[--t->n_parsed];
+		return out;
+	}
+	return NULL;
+}
+
+static void receive(struct gro_test *t, struct pkt *pkt, uint64_t now)
+{
+	struct flow_key key;
+	gro_receive(t->gro, pkt, key_take(t, pkt, &key), now);
+}
+
+static void receive_batch(struct gro_test *t, struct pkt **pkts, unsigned n, uint64_t now)
+{
+	static struct flow_key keys[16];
+	assert_true(n <= 16);
+	for (unsigned i = 0; i < n; i++)
+		assert_non_null(key_take(t, pkts[i], &keys[i]));
+	gro_receive_batch(t->gro, pkts, keys, n, now);
 }
 
 static struct gro_test *test_new(uint32_t max_flows, uint32_t max_size, uint64_t hold_ns)
@@ -139,6 +194,7 @@ static struct pkt *stream_build(struct gro_test *t, const struct stream *s)
 		why = flow_extract(pkt, VXLAN_DEFAULT_PORT, &key);
 	}
 	assert_int_equal(why, DROP_NONE);
+	key_remember(t, pkt, &key);
 	return pkt;
 }
 
@@ -155,7 +211,7 @@ static struct pkt *stream_next(struct gro_test *t, struct stream *s, size_t payl
 
 static void feed(struct gro_test *t, struct stream *s, size_t payload, uint64_t now)
 {
-	gro_receive(t->gro, stream_next(t, s, payload), now);
+	receive(t, stream_next(t, s, payload), now);
 }
 
 static struct gro_stats stats(const struct gro_test *t)
@@ -257,7 +313,7 @@ static void merge_four_segments(uint8_t family, enum stream_mode mode, uint8_t o
 	struct pkt *segs[4];
 	for (int i = 0; i < 4; i++)
 		segs[i] = stream_next(t, &s, MSS);
-	gro_receive_batch(t->gro, segs, 4, 0);
+	receive_batch(t, segs, 4, 0);
 
 	assert_int_equal(t->sink.n, 1);
 	check_frame(&s, t->sink.out[0], s.isn, 4 * MSS, 4, MSS);
@@ -342,7 +398,7 @@ static void test_merge_views_from_the_socket(void **state)
 	segs[5] = make_view(t, stream_next(t, &s, MSS));
 	segs[5]->frags[0].owner->data[7] ^= 1; /* payload, past the headers */
 	segs[6] = make_view(t, stream_next(t, &s, MSS));
-	gro_receive_batch(t->gro, segs, 7, 0);
+	receive_batch(t, segs, 7, 0);
 
 	assert_int_equal(t->sink.n, 3);
 	/* Held now: the first frame's pkt and its 5 receive buffers, and a
@@ -431,9 +487,9 @@ static void test_in_port_and_tunnel_metadata_separate_flows(void **state)
 		struct pkt *c = stream_build(t, &s);
 		b->in_port = 7;
 		c->tunnel.src[3] = 9;
-		gro_receive(t->gro, a, 0);
-		gro_receive(t->gro, b, 0);
-		gro_receive(t->gro, c, 0);
+		receive(t, a, 0);
+		receive(t, b, 0);
+		receive(t, c, 0);
 		s.f.seq += MSS; /* the three carry the same segment, one per flow */
 		s.f.ip_id++;
 	}
@@ -481,7 +537,7 @@ static void test_data_valid_input_is_trusted(void **state)
 	for (int i = 0; i < 3; i++) {
 		struct pkt *pkt = stream_next(t, &s, MSS);
 		pkt->ol.flags = PKT_OL_DATA_VALID;
-		gro_receive(t->gro, pkt, 0);
+		receive(t, pkt, 0);
 	}
 	gro_flush(t->gro, GRO_FLUSH_ALL, 0);
 	assert_int_equal(t->sink.n, 1);
@@ -597,7 +653,7 @@ static void test_ip_id_fixed_run(void **state)
 	stream_init(&s, 4, MODE_PLAIN, 0);
 	for (int i = 0; i < 3; i++) {
 		s.f.ip_id = 100; /* fixed */
-		gro_receive(t->gro, stream_next(t, &s, MSS), 0);
+		receive(t, stream_next(t, &s, MSS), 0);
 	}
 	assert_int_equal(t->sink.n, 0);
 	s.f.ip_id = 103; /* now "incrementing" would fit, but the run is fixed */
@@ -839,7 +895,7 @@ static void test_tcp_csum_check_every_length_and_position(void **state)
 			} else {
 				good++;
 			}
-			gro_receive(t->gro, pkt, 0);
+			receive(t, pkt, 0);
 			gro_flush(t->gro, GRO_FLUSH_ALL, 0);
 		}
 	}
@@ -859,7 +915,7 @@ static void bad_ip_csum_mid_train(bool outer)
 	feed(t, &s, MSS, 0);
 	struct pkt *bad = stream_next(t, &s, MSS);
 	bad->data[(outer ? bad->l3_ofs : bad->inner_l3_ofs) + 10] ^= 0x40;
-	gro_receive(t->gro, bad, 0);
+	receive(t, bad, 0);
 	feed(t, &s, MSS, 0);
 	feed(t, &s, MSS, 0);
 	gro_flush(t->gro, GRO_FLUSH_ALL, 0);
@@ -929,7 +985,7 @@ static void test_non_tcp_passes_decapsulated(void **state)
 	s.f.payload_len = 100;
 	struct pkt *udp = stream_build(t, &s);
 	uint32_t inner_len = pkt_len(udp) - udp->inner_l2_ofs;
-	gro_receive(t->gro, udp, 0);
+	receive(t, udp, 0);
 	assert_int_equal(t->sink.n, 1);
 	struct pkt *out = t->sink.out[0];
 	assert_int_equal(pkt_len(out), inner_len);
@@ -949,9 +1005,10 @@ static void test_unparsed_frame_untouched(void **state)
 	struct pkt *pkt = pkt_alloc(t->pool);
 	uint8_t bytes[60] = { 1, 2, 3 };
 	pkt_set_data(pkt, bytes, sizeof(bytes));
-	gro_receive(t->gro, pkt, 0);
+	receive(t, pkt, 0);
 	assert_int_equal(t->sink.n, 1);
 	assert_ptr_equal(t->sink.out[0], pkt);
+	assert_false(t->sink.has_key[0]);
 	assert_int_equal(pkt->size, 60);
 	assert_memory_equal(pkt->data, bytes, 60);
 	gro_test_free(t);
@@ -967,7 +1024,7 @@ static void test_offloaded_input_passes(void **state)
 	struct pkt *pkt = stream_next(t, &s, MSS);
 	pkt->ol.gso_type = PKT_GSO_TCPV4;
 	pkt->ol.gso_size = MSS;
-	gro_receive(t->gro, pkt, 0);
+	receive(t, pkt, 0);
 	assert_int_equal(t->sink.n, 2);
 	assert_int_equal(stats(t).passthrough[GRO_PASS_OFFLOADED], 1);
 	gro_test_free(t);
@@ -1222,7 +1279,7 @@ static void decap_like_gro(uint8_t family, enum stream_mode mode, uint8_t outer_
 	uint16_t inner_l2 = alone->inner_l2_ofs, inner_l4 = alone->inner_l4_ofs;
 	uint8_t *inner = alone->data + inner_l2;
 
-	gro_receive(t->gro, via_gro, 0);
+	receive(t, via_gro, 0);
 	assert_int_equal(t->sink.n, 1);
 	gro_decap_passthrough(alone);
 	assert_same_shape(alone, t->sink.out[0]);
@@ -1261,6 +1318,98 @@ static void test_decap_passthrough_leaves_plain_frames(void **state)
 	assert_same_shape(plain, copy);
 	pkt_free(plain);
 	pkt_free(copy);
+	gro_test_free(t);
+}
+
+/* ---- the flow key leaves with the frame -------------------------------------- */
+
+/* The key the parser gives the stream's current segment, without GRO. */
+static struct flow_key parsed_key_of(struct gro_test *t, const struct stream *s)
+{
+	struct flow_key key;
+	struct pkt *pkt = stream_build(t, s);
+	assert_non_null(key_take(t, pkt, &key));
+	pkt_free(pkt);
+	return key;
+}
+
+/* A merged frame leaves with its head segment's key: tunnel section (VNI,
+ * outer addresses and ports) and the inner frame's L2..L4, and the PSH the
+ * last segment merged into the header.  Before, the callback had no key and
+ * the daemon parsed every frame again. */
+static void merged_frame_keeps_head_key(uint8_t family, enum stream_mode mode, uint8_t outer_family)
+{
+	struct gro_test *t = test_new(0, 0, 0);
+	struct stream s;
+	stream_init(&s, family, mode, outer_family);
+	s.in_port = 2;
+	s.f.payload_len = MSS;
+	struct flow_key want = parsed_key_of(t, &s);
+	for (int i = 0; i < 3; i++)
+		feed(t, &s, MSS, 0);
+	s.f.tcp_flags = TCP_ACK | TCP_PSH;
+	feed(t, &s, MSS, 0);
+
+	assert_int_equal(t->sink.n, 1);
+	assert_int_equal(stats(t).flushes[GRO_FLUSH_FLAGS], 1);
+	assert_true(t->sink.has_key[0]);
+	const struct flow_key *got = &t->sink.keys[0];
+	assert_int_equal(got->tcp_flags, TCP_ACK | TCP_PSH);
+	want.tcp_flags |= TCP_PSH;
+	assert_memory_equal(got, &want, FLOW_KEY_MATCH_SIZE);
+	assert_memory_equal(&got->tcp_opts, &want.tcp_opts, sizeof(want.tcp_opts));
+	assert_int_equal(got->in_port, 2);
+	assert_int_equal(got->nw_family, family);
+	assert_int_equal(got->tp_src, s.f.src_port);
+	assert_int_equal(got->tun_family, mode == MODE_PLAIN ? 0 : (mode == MODE_VXLAN_UDP ? 4 : outer_family));
+	assert_int_equal(got->tun_vni, mode == MODE_PLAIN ? 0 : 99);
+	gro_test_free(t);
+}
+
+static void test_merged_frame_leaves_with_head_key(void **state)
+{
+	(void)state;
+	merged_frame_keeps_head_key(4, MODE_PLAIN, 0);
+	merged_frame_keeps_head_key(6, MODE_VXLAN_FRAME, 6);
+	merged_frame_keeps_head_key(4, MODE_VXLAN_UDP, 0);
+}
+
+/* A frame passed through leaves with the key it came with, a run of one
+ * with its own, a frame that came without a key without one; two flows
+ * held at once each keep theirs (one slot, one key). */
+static void test_unmerged_frames_keep_their_keys(void **state)
+{
+	(void)state;
+	struct gro_test *t = test_new(0, 0, 0);
+	struct stream a, b;
+	stream_init(&a, 4, MODE_VXLAN_UDP, 0);
+	stream_init(&b, 4, MODE_VXLAN_UDP, 0);
+	b.f.src_port = 4001;
+	a.f.payload_len = 0;
+	struct flow_key ack_key = parsed_key_of(t, &a);
+	feed(t, &a, 0, 0); /* pure ACK: passes */
+	a.f.payload_len = MSS;
+	b.f.payload_len = MSS;
+	struct flow_key a_key = parsed_key_of(t, &a), b_key = parsed_key_of(t, &b);
+	feed(t, &a, MSS, 0);
+	feed(t, &b, MSS, 0);
+	struct pkt *raw = stream_next(t, &a, MSS);
+	struct flow_key unused;
+	key_take(t, raw, &unused); /* as if never parsed */
+	pkt_clear_offsets(raw);
+	receive(t, raw, 0);
+	gro_flush(t->gro, GRO_FLUSH_ALL, 0);
+
+	assert_int_equal(t->sink.n, 4);
+	assert_true(t->sink.has_key[0]);
+	assert_memory_equal(&t->sink.keys[0], &ack_key, sizeof(ack_key));
+	assert_false(t->sink.has_key[1]); /* the unparsed frame */
+	for (unsigned i = 2; i < 4; i++) {
+		assert_true(t->sink.has_key[i]);
+		const struct flow_key *want = t->sink.keys[i].tp_src == 4001 ? &b_key : &a_key;
+		assert_memory_equal(&t->sink.keys[i], want, sizeof(*want));
+	}
+	assert_int_not_equal(t->sink.keys[2].tp_src, t->sink.keys[3].tp_src);
 	gro_test_free(t);
 }
 
@@ -1448,6 +1597,8 @@ int main(void)
 		cmocka_unit_test(test_next_expiry_is_the_earliest_run),
 		cmocka_unit_test(test_decap_passthrough_matches_gro_output),
 		cmocka_unit_test(test_decap_passthrough_leaves_plain_frames),
+		cmocka_unit_test(test_merged_frame_leaves_with_head_key),
+		cmocka_unit_test(test_unmerged_frames_keep_their_keys),
 		cmocka_unit_test(test_create_rejects_bad_config_and_destroy_frees_held),
 		cmocka_unit_test(test_reason_names),
 		cmocka_unit_test(test_interleaved_flows),
