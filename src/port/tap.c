@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "packet/vnet_hdr.h"
+#include "util/vlog.h"
 #include "port/rtnl.h"
 
 #ifndef TUN_F_USO4
@@ -67,18 +68,18 @@ static void tap_probe_offloads(struct tap_port *tap)
 		tap->tun_offload_mask = tso | uso;
 		tap->offloads_probed = TAP_OL_CSUM | TAP_OL_TSO | TAP_OL_USO;
 	} else if (tap_try_offload(fd, tso)) {
-		fprintf(stderr, "%s: TUNSETOFFLOAD refused USO (Linux < 6.2?): UDP from the VM arrives cut to MTU size\n",
-			tap->up.name);
+		VLOG_WARN("tap", "%s: TUNSETOFFLOAD refused USO (Linux < 6.2?): UDP from the VM arrives cut to MTU size",
+			  tap->up.name);
 		tap->tun_offload_mask = tso;
 		tap->offloads_probed = TAP_OL_CSUM | TAP_OL_TSO;
 	} else if (tap_try_offload(fd, TUN_F_CSUM)) {
-		fprintf(stderr, "%s: TUNSETOFFLOAD refused TSO and USO: frames from the VM arrive cut to MTU size\n",
-			tap->up.name);
+		VLOG_WARN("tap", "%s: TUNSETOFFLOAD refused TSO and USO: frames from the VM arrive cut to MTU size",
+			  tap->up.name);
 		tap->tun_offload_mask = TUN_F_CSUM;
 		tap->offloads_probed = TAP_OL_CSUM;
 	} else {
-		fprintf(stderr, "%s: TUNSETOFFLOAD refused: checksum and segmentation offloads off\n",
-			tap->up.name);
+		VLOG_WARN("tap", "%s: TUNSETOFFLOAD refused: checksum and segmentation offloads off",
+			  tap->up.name);
 		tap->tun_offload_mask = 0;
 		tap->offloads_probed = 0;
 		tap_try_offload(fd, 0);

@@ -5,9 +5,10 @@
 
 #include <errno.h>
 #include <netinet/in.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/vlog.h"
 
 bool vxlan_sock_tx_blocked(const struct vxlan_sock *sock)
 {
@@ -22,6 +23,9 @@ bool vxlan_backlog_push(struct vxlan_sock *sock, const struct msghdr *mh, uint32
 	if (sock->bl_count < VXLAN_BACKLOG_MAX && sock->bl_bytes + len <= VXLAN_BACKLOG_BYTES)
 		e = malloc(sizeof(*e) + len);
 	if (!e) {
+		static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 10);
+		VLOG_WARN_RL(&rl, "vxlan", "underlay send backlog full (%u messages, %u bytes): dropping (underlay_backlog_full)",
+			     sock->bl_count, sock->bl_bytes);
 		sock->stats.tx_backlog_drops++;
 		return false;
 	}
@@ -117,6 +121,8 @@ static int vxlan_backlog_send(struct vxlan_sock *sock, struct vxlan_backlog_entr
 			vxlan_sock_udp_segment_refused(sock, err);
 			continue;
 		}
+		static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 10);
+		VLOG_WARN_RL(&rl, "vxlan", "sendmsg from the backlog: %s", strerror(err));
 		sock->stats.tx_errors++;
 		sock->stats.last_tx_errno = err;
 		return -err;

@@ -7,13 +7,13 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "packet/hdr.h"
+#include "util/vlog.h"
 
 enum vxlan_rx_limits {
 	VXLAN_RX_CMSG_SPACE = 64,
@@ -84,8 +84,8 @@ int vxlan_sock_open(const struct vxlan_addr *local, uint16_t port, struct vxlan_
 		setsockopt(sock->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 	atomic_init(&sock->udp_gro_on, sock->udp_gro_probed);
 	if (!sock->udp_gro_probed)
-		fprintf(stderr, "vxlan socket: UDP_GRO refused by the kernel (%s): datagrams arrive one by one\n",
-			strerror(errno));
+		VLOG_WARN("vxlan", "UDP_GRO refused by the kernel (%s): datagrams arrive one by one",
+			  strerror(errno));
 	/* UDP_SEGMENT is really probed on the first send (EIO needs a route
 	 * and a device); getsockopt tells whether the kernel knows it. */
 	int seg = 0;
@@ -94,8 +94,8 @@ int vxlan_sock_open(const struct vxlan_addr *local, uint16_t port, struct vxlan_
 		getsockopt(sock->fd, IPPROTO_UDP, UDP_SEGMENT, &seg, &seglen) == 0;
 	atomic_init(&sock->udp_segment_on, sock->udp_segment_probed);
 	if (!sock->udp_segment_probed)
-		fprintf(stderr, "vxlan socket: UDP_SEGMENT refused by the kernel (%s): sending datagrams one by one\n",
-			strerror(errno));
+		VLOG_WARN("vxlan", "UDP_SEGMENT refused by the kernel (%s): sending datagrams one by one",
+			  strerror(errno));
 	*out = sock;
 	return 0;
 
@@ -155,9 +155,10 @@ void vxlan_sock_udp_segment_refused(struct vxlan_sock *sock, int err)
 {
 	/* The kernel refuses UDP_SEGMENT on this path (EIO: no checksum
 	 * offload on the egress device).  Stop asking. */
+	static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 10);
 	if (atomic_exchange_explicit(&sock->udp_segment_on, false, memory_order_relaxed))
-		fprintf(stderr, "vxlan socket: UDP_SEGMENT refused by the kernel (%s): sending datagrams one by one\n",
-			strerror(err));
+		VLOG_WARN_RL(&rl, "vxlan", "UDP_SEGMENT refused by the kernel (%s): sending datagrams one by one",
+			     strerror(err));
 	sock->stats.udp_segment_fallbacks++;
 }
 
@@ -379,6 +380,8 @@ int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct p
 		int err = errno;
 		if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR)
 			return 0;
+		static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 10);
+		VLOG_WARN_RL(&rl, "vxlan", "recvmmsg: %s", strerror(err));
 		sock->stats.rx_errors++;
 		sock->stats.last_rx_errno = err;
 		return -err;
