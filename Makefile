@@ -48,7 +48,7 @@ TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 PRELOADS   := $(BUILD)/tests/tools/refuse_offloads.so
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all deps test unit unit-run unit-asan golden fuzz fuzz-build netns bench bench-smoke micro demo clean
+.PHONY: all deps test unit unit-run unit-asan unit-tsan golden fuzz fuzz-build netns bench bench-smoke micro demo clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -101,6 +101,13 @@ unit-asan:
 	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" unit-run
 
+# The threaded parts (daemon: control thread + worker; util: qsbr, vlog,
+# failpoints) under ThreadSanitizer.
+TSAN_BUILD ?= build-tsan
+unit-tsan:
+	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) OPT=-O1 TEST_DIRS="tests/unit/daemon tests/unit/util" \
+	  SAN="-fsanitize=thread -fno-omit-frame-pointer" unit-run
+
 golden: all
 	tests/golden/check.sh $(BUILD)
 
@@ -116,6 +123,7 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory unit-asan
+	@$(MAKE) --no-print-directory unit-tsan
 	@$(MAKE) --no-print-directory golden
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory netns
@@ -172,6 +180,6 @@ demo: deps
 	scripts/demo.sh $(BUILD)
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz
 
--include $(shell find $(BUILD) build-asan $(FUZZ_BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) build-asan build-tsan $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

@@ -31,8 +31,8 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 {
 	if (ref->has_port && !vxd_port_by_name(vxd, ref->name))
 		return vxd_refuse(err, -ENOENT, "port %s: no such port", ref->name);
-	struct gro_stats gs;
-	vxd_gro_stats(vxd, &gs);
+	const struct vxd_snapshot *snap = vxd_snapshot(vxd);
+	const struct gro_stats gs = snap->gro;
 	ctl_print_open_object(p, NULL);
 	ctl_print_open_array(p, "findings");
 	unsigned n = 0;
@@ -41,8 +41,7 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 		struct port *port = vxd->ports[i];
 		if (!port || !port_is_vxlan(port))
 			continue;
-		struct vxlan_sock_stats ss;
-		vxlan_sock_get_stats(vxlan_port_sock(port), &ss);
+		const struct vxlan_sock_stats ss = snap->ports[i].sock;
 		any_udp_gro_refused |= !ss.udp_gro_probed;
 		any_udp_gro_off |= ss.udp_gro_probed && !ss.udp_gro_on;
 	}
@@ -50,10 +49,9 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 		struct port *port = vxd->ports[i];
 		if (!port || (ref->has_port && strcmp(ref->name, port->name) != 0))
 			continue;
-		const struct port_stats *st = &port->stats;
+		const struct port_stats *st = &snap->ports[i].stats;
 		if (port_is_tap(port)) {
-			struct tap_port_info ti;
-			tap_port_get_info(port, &ti);
+			const struct tap_port_info ti = snap->ports[i].tap;
 			/* Recent traffic if there was enough of it, else all. */
 			uint64_t frames = 0, bytes = 0;
 			if (st->tx_frames >= vxd->diag_prev[i].tx_frames) { /* else: a new port in this slot */
@@ -90,10 +88,7 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 				n = vxd_diag_line(p, n, "%s: %" PRIu64 " writes to the tap failed (last: %s)", port->name,
 						  ti.tx_errors, strerror(ti.last_tx_errno));
 		} else if (port_is_vxlan(port)) {
-			struct vxlan_port_info vi;
-			struct vxlan_sock_stats ss;
-			vxlan_port_get_info(port, &vi);
-			vxlan_sock_get_stats(vi.sock, &ss);
+			const struct vxlan_sock_stats ss = snap->ports[i].sock;
 			if (!ss.udp_gro_probed)
 				n = vxd_diag_line(p, n, "%s: UDP_GRO refused by kernel: every datagram is a separate receive", port->name);
 			if (ss.udp_segment_fallbacks)
@@ -126,15 +121,15 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 				  gs.passthrough[GRO_PASS_CSUM_BAD],
 				  vxd->knobs[CTL_KNOB_RX_CSUM] ? "" : "; if the sender is a kernel on a veth with tx checksum "
 				  "offload its checksums arrive unfinished: `set rx-csum on` finishes them");
-	if (vxd->rx_csum.finished)
+	if (snap->rx_csum.finished)
 		n = vxd_diag_line(p, n, "%" PRIu64 " inner checksums arrived unfinished (a sender behind a veth with tx "
-				  "checksum offload) and were finished here (rx-csum)", vxd->rx_csum.finished);
-	if (vxd->rx_csum.bad)
+				  "checksum offload) and were finished here (rx-csum)", snap->rx_csum.finished);
+	if (snap->rx_csum.bad)
 		n = vxd_diag_line(p, n, "%" PRIu64 " datagrams carried a bad inner TCP/UDP checksum and were dropped "
-				  "(bad_l4_csum)", vxd->rx_csum.bad);
-	if (vxd->drops[DROP_VXLAN_UNKNOWN_VNI])
+				  "(bad_l4_csum)", snap->rx_csum.bad);
+	if (snap->drops[DROP_VXLAN_UNKNOWN_VNI])
 		n = vxd_diag_line(p, n, "%" PRIu64 " datagrams for a VNI no port serves (vxlan_unknown_vni)",
-				  vxd->drops[DROP_VXLAN_UNKNOWN_VNI]);
+				  snap->drops[DROP_VXLAN_UNKNOWN_VNI]);
 	if (!vxd->knobs[CTL_KNOB_GSO])
 		n = vxd_diag_line(p, n, "gso is off: the VMs' TSO is off too, the kernel cuts every frame to MTU size before we read it");
 	if (n == 0)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -31,7 +32,7 @@ static void vxd_print_port_line(struct ctl_print *p, const struct port *port)
 	ctl_print_uint(p, CTL_PRINT_ANY, "mtu", " mtu %" PRIu64, port->mtu);
 	if (port_is_tap(port)) {
 		struct tap_port_info ti;
-		tap_port_get_info(port, &ti);
+		tap_port_get_info(port, NULL, &ti);
 		ctl_print_bool(p, CTL_PRINT_ANY, "tso", " tso %s", ti.offloads_active & TAP_OL_TSO);
 		ctl_print_bool(p, CTL_PRINT_ANY, "csum", " csum %s", ti.offloads_active & TAP_OL_CSUM);
 		ctl_print_bool(p, CTL_PRINT_ANY, "uso", " uso %s", ti.offloads_active & TAP_OL_USO);
@@ -98,9 +99,9 @@ static void vxd_print_hist(struct ctl_print *p, const struct port_stats *st)
 		ctl_print_nl(p);
 }
 
-static void vxd_print_port_stats(struct ctl_print *p, const struct port *port)
+static void vxd_print_port_stats(struct ctl_print *p, const struct port *port, const struct vxd_port_snap *ps)
 {
-	const struct port_stats *st = &port->stats;
+	const struct port_stats *st = &ps->stats;
 	ctl_print_open_object(p, NULL);
 	ctl_print_string(p, CTL_PRINT_ANY, "name", "port %s", port->name);
 	ctl_print_string(p, CTL_PRINT_ANY, "type", " (%s", port->cls->kind_name);
@@ -116,8 +117,7 @@ static void vxd_print_port_stats(struct ctl_print *p, const struct port *port)
 	vxd_print_drops(p, st->drops, "    ");
 	vxd_print_hist(p, st);
 	if (port_is_tap(port)) {
-		struct tap_port_info ti;
-		tap_port_get_info(port, &ti);
+		const struct tap_port_info ti = ps->tap;
 		ctl_print_open_object(p, "tap");
 		ctl_print_uint(p, CTL_PRINT_ANY, "rx_gso_frames", "    tap: rx gso %" PRIu64, ti.rx_gso_frames);
 		ctl_print_uint(p, CTL_PRINT_ANY, "rx_partial_csum", " partial csum %" PRIu64, ti.rx_partial_csum);
@@ -129,10 +129,8 @@ static void vxd_print_port_stats(struct ctl_print *p, const struct port *port)
 		ctl_print_nl(p);
 		ctl_print_close_object(p);
 	} else if (port_is_vxlan(port)) {
-		struct vxlan_port_info vi;
-		struct vxlan_sock_stats ss;
-		vxlan_port_get_info(port, &vi);
-		vxlan_sock_get_stats(vi.sock, &ss);
+		const struct vxlan_port_info vi = ps->vx;
+		const struct vxlan_sock_stats ss = ps->sock;
 		ctl_print_open_object(p, "vxlan");
 		ctl_print_uint(p, CTL_PRINT_ANY, "underlay_mtu", "    vxlan: underlay mtu %" PRIu64, vi.underlay_mtu);
 		ctl_print_uint(p, CTL_PRINT_ANY, "inner_mtu_fit", " inner mtu fit %" PRIu64, vi.inner_mtu_fit);
@@ -162,29 +160,9 @@ static void vxd_print_port_stats(struct ctl_print *p, const struct port *port)
 	ctl_print_close_object(p);
 }
 
-void vxd_gro_stats(const struct vxd *vxd, struct gro_stats *st)
+static void vxd_print_gro(struct ctl_print *p, const struct vxd *vxd, const struct vxd_snapshot *snap)
 {
-	gro_get_stats(vxd->gro, st);
-	if (!vxd->gro_stats_carried)
-		return;
-	const struct gro_stats *b = &vxd->gro_stats_base;
-	st->segments_in += b->segments_in;
-	st->frames_out += b->frames_out;
-	st->merged_frames += b->merged_frames;
-	st->merged_segments += b->merged_segments;
-	st->bytes_out += b->bytes_out;
-	for (unsigned i = 0; i < GRO_SIZE_BUCKETS; i++)
-		st->segs_per_frame[i] += b->segs_per_frame[i];
-	for (unsigned i = 0; i < GRO_FLUSH_REASON_COUNT; i++)
-		st->flushes[i] += b->flushes[i];
-	for (unsigned i = 0; i < GRO_PASS_REASON_COUNT; i++)
-		st->passthrough[i] += b->passthrough[i];
-}
-
-static void vxd_print_gro(struct ctl_print *p, const struct vxd *vxd)
-{
-	struct gro_stats st;
-	vxd_gro_stats(vxd, &st);
+	const struct gro_stats st = snap->gro;
 	ctl_print_open_object(p, "gro");
 	ctl_print_bool(p, CTL_PRINT_ANY, "on", "gro %s", vxd->knobs[CTL_KNOB_GRO]);
 	ctl_print_uint(p, CTL_PRINT_ANY, "segments_in", ": segments in %" PRIu64, st.segments_in);
@@ -227,9 +205,9 @@ static void vxd_print_gro(struct ctl_print *p, const struct vxd *vxd)
 	ctl_print_nl(p);
 	ctl_print_uint(p, CTL_PRINT_ANY, "whole_big_tcp_marked",
 		       "    big TCP segments that arrived whole, given GSO metadata for the tap: %" PRIu64,
-		       vxd->whole_big_tcp_marked);
+		       snap->whole_big_tcp_marked);
 	ctl_print_uint(p, CTL_PRINT_ANY, "pool_low_flushes", ", runs completed early because buffers ran low: %" PRIu64,
-		       vxd->gro_pool_low_flushes);
+		       snap->gro_pool_low_flushes);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }
@@ -251,21 +229,21 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 		if (!only)
 			return vxd_refuse(err, -ENOENT, "port %s: no such port", ref->name);
 	}
+	const struct vxd_snapshot *snap = vxd_snapshot(vxd);
 	ctl_print_open_object(p, NULL);
 	ctl_print_open_array(p, "ports");
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i] && (!only || only == vxd->ports[i]))
-			vxd_print_port_stats(p, vxd->ports[i]);
+			vxd_print_port_stats(p, vxd->ports[i], &snap->ports[i]);
 	ctl_print_close_array(p);
 	if (only) {
 		ctl_print_close_object(p);
 		return 0;
 	}
-	vxd_print_drops(p, vxd->drops, "switch ");
+	vxd_print_drops(p, snap->drops, "switch ");
 
-	const struct fwd_stats *fs = &vxd->fwd.stats;
-	struct fdb_stats fdb;
-	fdb_get_stats(vxd->fdb, &fdb);
+	const struct fwd_stats *fs = &snap->fwd;
+	const struct fdb_stats fdb = snap->fdb;
 	ctl_print_open_object(p, "switch");
 	ctl_print_uint(p, CTL_PRINT_ANY, "frames", "switch: frames %" PRIu64, fs->frames);
 	ctl_print_uint(p, CTL_PRINT_ANY, "unicast", " unicast %" PRIu64, fs->unicast);
@@ -285,27 +263,26 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 
 	ctl_print_open_object(p, "rx_csum");
 	ctl_print_bool(p, CTL_PRINT_ANY, "on", "rx-csum %s", vxd->knobs[CTL_KNOB_RX_CSUM]);
-	ctl_print_uint(p, CTL_PRINT_ANY, "good", ": inner checksums good %" PRIu64, vxd->rx_csum.good);
+	ctl_print_uint(p, CTL_PRINT_ANY, "good", ": inner checksums good %" PRIu64, snap->rx_csum.good);
 	ctl_print_uint(p, CTL_PRINT_ANY, "finished", " finished (left unfinished by the sender) %" PRIu64,
-		       vxd->rx_csum.finished);
-	ctl_print_uint(p, CTL_PRINT_ANY, "bad", " bad %" PRIu64, vxd->rx_csum.bad);
-	ctl_print_uint(p, CTL_PRINT_ANY, "not_checked", " not checked %" PRIu64, vxd->rx_csum.not_checked);
+		       snap->rx_csum.finished);
+	ctl_print_uint(p, CTL_PRINT_ANY, "bad", " bad %" PRIu64, snap->rx_csum.bad);
+	ctl_print_uint(p, CTL_PRINT_ANY, "not_checked", " not checked %" PRIu64, snap->rx_csum.not_checked);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 
-	vxd_print_gro(p, vxd);
+	vxd_print_gro(p, vxd, snap);
 
 	uint64_t gso_frames = 0, gso_segs = 0, bytes = 0, fallbacks = 0;
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
 		struct port *port = vxd->ports[i];
 		if (!port)
 			continue;
-		bytes += port->stats.rx_bytes;
+		const struct vxd_port_snap *ps = &snap->ports[i];
+		bytes += ps->stats.rx_bytes;
 		if (port_is_vxlan(port)) {
-			struct vxlan_port_info vi;
-			struct vxlan_sock_stats ss;
-			vxlan_port_get_info(port, &vi);
-			vxlan_sock_get_stats(vi.sock, &ss);
+			const struct vxlan_port_info vi = ps->vx;
+			const struct vxlan_sock_stats ss = ps->sock;
 			gso_frames += vi.tx_gso_frames;
 			gso_segs += vi.tx_gso_segments;
 			fallbacks += ss.udp_segment_fallbacks;
@@ -330,8 +307,7 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 
-	struct pkt_pool_stats ps;
-	pkt_pool_get_stats(vxd->pool, &ps);
+	const struct pkt_pool_stats ps = snap->pool;
 	ctl_print_open_object(p, "pool");
 	ctl_print_uint(p, CTL_PRINT_ANY, "in_use", "pool: in use %" PRIu64, ps.in_use);
 	ctl_print_uint(p, CTL_PRINT_ANY, "in_use_max", " max %" PRIu64, ps.in_use_max);
@@ -342,16 +318,9 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	return 0;
 }
 
-struct vxd_fdb_dump_ctx {
-	struct vxd *vxd;
-	struct ctl_print *p;
-};
-
-static int vxd_fdb_dump_one(const struct fdb_entry_info *e, void *ctx)
+static void vxd_fdb_print_one(struct ctl_print *p, const struct vxd *vxd, const struct fdb_entry_info *e)
 {
-	struct vxd_fdb_dump_ctx *c = ctx;
-	struct ctl_print *p = c->p;
-	struct port *port = e->dst.port < VXD_MAX_PORTS ? c->vxd->ports[e->dst.port] : NULL;
+	struct port *port = e->dst.port < VXD_MAX_PORTS ? vxd->ports[e->dst.port] : NULL;
 	ctl_print_open_object(p, NULL);
 	ctl_print_mac(p, CTL_PRINT_ANY, "mac", "%s", e->mac);
 	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64, e->vni);
@@ -364,7 +333,6 @@ static int vxd_fdb_dump_one(const struct fdb_entry_info *e, void *ctx)
 	ctl_print_uint(p, CTL_PRINT_ANY, "age_s", " age %" PRIu64 "s", e->age_ns / 1000000000ull);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
-	return 0;
 }
 
 void vxd_port_show(const struct vxd *vxd, struct ctl_print *out)
@@ -376,10 +344,19 @@ void vxd_port_show(const struct vxd *vxd, struct ctl_print *out)
 	ctl_print_close_array(out);
 }
 
-void vxd_fdb_show(struct vxd *vxd, uint32_t vni, struct ctl_print *out)
+int vxd_fdb_show(struct vxd *vxd, uint32_t vni, struct ctl_print *out, struct ctl_err *err)
 {
-	struct vxd_fdb_dump_ctx c = { vxd, out };
+	struct vxd_fdb_dump dump = { .vni = vni };
+	struct vxd_req req = { .kind = VXD_REQ_FDB_DUMP, .dump = &dump };
+	int ret = (int)vxd_worker_call(vxd->worker, &req);
+	if (ret < 0) {
+		free(dump.entries);
+		return vxd_refuse(err, ret, "fdb show: %s", strerror(-ret));
+	}
 	ctl_print_open_array(out, NULL);
-	fdb_dump(vxd->fdb, vni, vxd_now_ns(), vxd_fdb_dump_one, &c);
+	for (size_t i = 0; i < dump.n; i++)
+		vxd_fdb_print_one(out, vxd, &dump.entries[i]);
 	ctl_print_close_array(out);
+	free(dump.entries);
+	return 0;
 }

@@ -13,7 +13,7 @@
 #include "ctl/ctl_config.h"
 #include "ctl/ctl_print.h"
 #include "ctl/ctl_proto.h"
-#include "daemon/datapath.h"
+#include "daemon/vxd.h"
 #include "switch/fdb.h"
 
 static struct vxd *the_vxd;

@@ -1,0 +1,355 @@
+/* Adding and removing ports.  The order of each step is what keeps the
+ * worker safe without locks:
+ *   add:    open -> worker sets up its io (request) -> VNI table + view
+ *           published -> fd watched (so no event arrives for a port the
+ *           worker cannot see yet)
+ *   remove: new VNI table built (the only step that can fail: then nothing
+ *           has changed) -> fd unwatched -> view published and a grace
+ *           period waited -> worker drops its io and the port's FDB entries
+ *           (request) -> port destroyed, its id free again.
+ * A port id is reused only after the VNI table without it is published, so
+ * a new port never inherits an old port's VNI membership. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl/ctl_print.h"
+#include "daemon/vxd_internal.h"
+#include "port/tap.h"
+#include "port/vxlan.h"
+#include "util/vlog.h"
+
+struct port *vxd_port_by_name(const struct vxd *vxd, const char *name)
+{
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+		if (vxd->ports[i] && strcmp(vxd->ports[i]->name, name) == 0)
+			return vxd->ports[i];
+	return NULL;
+}
+
+struct port *vxd_vxlan_of_vni(const struct vxd *vxd, uint32_t vni)
+{
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+		if (vxd->ports[i] && port_is_vxlan(vxd->ports[i]) && vxd->ports[i]->vni == vni)
+			return vxd->ports[i];
+	return NULL;
+}
+
+static int vxd_free_id(const struct vxd *vxd)
+{
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+		if (!vxd->ports[i])
+			return (int)i;
+	return -ENOSPC;
+}
+
+static struct vxlan_addr vxd_addr_from_ctl(const struct ctl_ip *ip)
+{
+	struct vxlan_addr a = { .family = ip->family == AF_INET6 ? 6 : 4 };
+	memcpy(a.bytes, ip->bytes, ip->family == AF_INET6 ? 16 : 4);
+	return a;
+}
+
+/* ---- the VNI table ---------------------------------------------------------- */
+
+/* A copy of the published VNI table with `port` added or removed, in
+ * *out; the published one is untouched. */
+static int vxd_vnis_with(const struct vxd *vxd, const struct port *port, bool add, struct vni_table **out)
+{
+	struct vni_table *t;
+	int err = vni_table_clone(vxd_view(vxd)->vnis, &t);
+	if (err < 0)
+		return err;
+	const struct vxlan_options *vx = port_is_vxlan(port) ? vxlan_port_options(port) : NULL;
+	uint32_t vni = port->vni;
+	if (add) {
+		err = vni_add(t, vni);
+		if (err == -EEXIST)
+			err = 0;
+		if (err == 0 && !vx)
+			err = vni_add_port(t, vni, port->id);
+		for (unsigned i = 0; err == 0 && vx && i < vx->n_remotes; i++) {
+			struct fdb_dst d = fdb_dst_vtep(port->id, vx->remotes[i].family, vx->remotes[i].bytes);
+			err = vni_add_vtep(t, vni, &d);
+			if (err == -EEXIST)
+				err = 0;
+		}
+	} else {
+		if (!vx)
+			vni_del_port(t, vni, port->id);
+		for (unsigned i = 0; vx && i < vx->n_remotes; i++) {
+			struct fdb_dst d = fdb_dst_vtep(port->id, vx->remotes[i].family, vx->remotes[i].bytes);
+			vni_del_vtep(t, vni, &d);
+		}
+		const struct vni *v = vni_lookup(t, vni);
+		if (v && v->n_ports == 0 && v->n_vteps == 0)
+			vni_del(t, vni);
+	}
+	if (err < 0) {
+		vni_table_destroy(t);
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+
+/* ---- removal ---------------------------------------------------------------- */
+
+static int vxd_sock_slot(const struct vxd *vxd, const struct vxlan_sock *sock)
+{
+	for (unsigned i = 0; i < VXD_MAX_SOCKS; i++)
+		if (vxd->socks[i] && vxd->socks[i] == sock)
+			return (int)i;
+	return -1;
+}
+
+static bool vxd_sock_in_use(const struct vxd *vxd, const struct vxlan_sock *sock)
+{
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+		if (vxd->ports[i] && port_is_vxlan(vxd->ports[i]) && vxlan_port_sock(vxd->ports[i]) == sock)
+			return true;
+	return false;
+}
+
+int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
+{
+	struct port *port = vxd->ports[id];
+	if (!port)
+		return vxd_refuse(err, -ENOENT, "port id %u: no such port", id);
+	struct vni_table *vnis;
+	int ret = vxd_vnis_with(vxd, port, false, &vnis);
+	if (ret < 0)
+		return vxd_refuse(err, ret, "port %s: cannot build the VNI table without it (%s): the port stays",
+				  port->name, strerror(-ret));
+	vxd->ports[id] = NULL;
+	struct vxlan_sock *sock = port_is_vxlan(port) ? vxlan_port_sock(port) : NULL;
+	int slot = sock && !vxd_sock_in_use(vxd, sock) ? vxd_sock_slot(vxd, sock) : -1;
+	if (slot >= 0)
+		vxd->socks[slot] = NULL;
+	ret = vxd_publish(vxd, vnis);
+	if (ret < 0) {
+		vxd->ports[id] = port;
+		if (slot >= 0)
+			vxd->socks[slot] = sock;
+		vni_table_destroy(vnis);
+		return vxd_refuse(err, ret, "port %s: cannot publish the switch without it (%s): the port stays",
+				  port->name, strerror(-ret));
+	}
+	/* The worker no longer sees the port: stop its events, take its io. */
+	if (port_is_tap(port))
+		vxd_worker_unwatch(vxd->worker, port->fd);
+	if (slot >= 0)
+		vxd_worker_unwatch(vxd->worker, vxlan_sock_fd(sock));
+	struct vxd_req req = { .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = slot >= 0 };
+	vxd_worker_call(vxd->worker, &req);
+	port_destroy(port);
+	if (slot >= 0)
+		vxlan_sock_unref(sock);
+	return 0;
+}
+
+/* ---- addition ---------------------------------------------------------------- */
+
+/* Tells the operator, once, when a VM-facing MTU does not fit the underlay. */
+static void vxd_check_mtu(struct vxd *vxd, struct ctl_print *out, uint32_t vni)
+{
+	struct port *vx = vxd_vxlan_of_vni(vxd, vni);
+	if (!vx)
+		return;
+	struct vxlan_port_info info;
+	vxlan_port_get_info(vx, NULL, &info);
+	const char *fam = vxlan_port_options(vx)->local.family == 6 ? "IPv6" : "IPv4";
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
+		struct port *p = vxd->ports[i];
+		if (!p || !port_is_tap(p) || p->vni != vni || p->mtu <= info.inner_mtu_fit)
+			continue;
+		ctl_print_text(out, "warning: %s MTU %u is larger than the %u that fits VXLAN over a %u-byte %s underlay: "
+			       "frames over %u without TSO are dropped (mtu_exceeded); set the VM MTU to %u\n",
+			       p->name, p->mtu, info.inner_mtu_fit, info.underlay_mtu, fam,
+			       info.inner_mtu_fit, info.inner_mtu_fit);
+		VLOG_WARN("port", "%s: MTU %u > %u that fits a %u-byte %s underlay (VNI %u)", p->name, p->mtu,
+			  info.inner_mtu_fit, info.underlay_mtu, fam, vni);
+	}
+}
+
+/* Makes an opened port part of the switch (see the order at the top).  On
+ * failure the port is destroyed, and so is `new_sock_slot`'s socket
+ * reference when the port brought a new socket. */
+static int vxd_port_commit(struct vxd *vxd, struct port *port, int new_sock_slot, struct ctl_err *err)
+{
+	uint16_t id = port->id;
+	struct vxd_req req = { .kind = VXD_REQ_PORT_ATTACH, .port_id = id, .port = port };
+	struct vni_table *vnis = NULL;
+	int ret = (int)vxd_worker_call(vxd->worker, &req);
+	if (ret < 0)
+		goto err_destroy;
+	ret = vxd_vnis_with(vxd, port, true, &vnis);
+	if (ret < 0)
+		goto err_detach;
+	vxd->ports[id] = port;
+	if (new_sock_slot >= 0)
+		vxd->socks[new_sock_slot] = vxlan_port_sock(port);
+	ret = vxd_publish(vxd, vnis);
+	if (ret < 0)
+		goto err_unpublished;
+	if (port_is_tap(port))
+		ret = vxd_worker_watch(vxd->worker, VXD_SRC_TAP, id, port->fd);
+	else if (new_sock_slot >= 0)
+		ret = vxd_worker_watch(vxd->worker, VXD_SRC_SOCK, (unsigned)new_sock_slot,
+				       vxlan_sock_fd(vxlan_port_sock(port)));
+	if (ret < 0) {
+		char name[IF_NAMESIZE];
+		snprintf(name, sizeof(name), "%s", port->name);
+		vxd_port_remove(vxd, id, NULL);
+		return vxd_refuse(err, ret, "port %s: epoll: %s", name, strerror(-ret));
+	}
+	return 0;
+
+err_unpublished:
+	vxd->ports[id] = NULL;
+	if (new_sock_slot >= 0)
+		vxd->socks[new_sock_slot] = NULL;
+	vni_table_destroy(vnis);
+err_detach:
+	req = (struct vxd_req){ .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = new_sock_slot >= 0 };
+	vxd_worker_call(vxd->worker, &req);
+err_destroy:
+	vxd_refuse(err, ret, "port %s: %s", port->name, strerror(-ret));
+	if (new_sock_slot >= 0)
+		vxlan_sock_unref(vxlan_port_sock(port));
+	port_destroy(port);
+	return ret;
+}
+
+static int vxd_add_tap(struct vxd *vxd, const struct ctl_port_add *pa, int id, struct ctl_print *out,
+		       struct ctl_err *err)
+{
+	uint32_t mtu = pa->mtu;
+	if (!mtu) {
+		/* Default: what fits the VNI's underlay, when we know it. */
+		struct port *vx = vxd_vxlan_of_vni(vxd, pa->vni);
+		if (vx) {
+			struct vxlan_port_info info;
+			vxlan_port_get_info(vx, NULL, &info);
+			mtu = info.inner_mtu_fit;
+		}
+	}
+	struct tap_options topts = {
+		.name = pa->name,
+		.netns = pa->netns[0] ? pa->netns : NULL,
+		.mtu = mtu,
+		.vni = pa->vni,
+	};
+	struct port *port;
+	int ret = tap_port_open(&topts, &port);
+	if (ret < 0)
+		return vxd_refuse(err, ret, "port %s: cannot open tap: %s", pa->name, strerror(-ret));
+	port->id = (uint16_t)id;
+	if (!vxd->knobs[CTL_KNOB_TAP_TSO] || !vxd->knobs[CTL_KNOB_GSO]) {
+		ret = tap_port_set_offload(port, false);
+		if (ret < 0) {
+			port_destroy(port);
+			return vxd_refuse(err, ret, "port %s: cannot turn the tap's offloads off (tap-tso/gso off): %s",
+					  pa->name, strerror(-ret));
+		}
+	}
+	ret = vxd_port_commit(vxd, port, -1, err);
+	if (ret < 0)
+		return ret;
+	vxd_check_mtu(vxd, out, pa->vni);
+	VLOG_INFO("port", "%s: tap, vni %u%s%s, mtu %u", pa->name, pa->vni, topts.netns ? ", netns " : "",
+		  topts.netns ? topts.netns : "", port->mtu);
+	return 0;
+}
+
+/* The socket a new vxlan port shares, or the slot a new socket takes. */
+static int vxd_find_sock(struct vxd *vxd, const struct ctl_port_add *pa, const struct vxlan_addr *local,
+			 struct vxlan_sock **shared, struct ctl_err *err)
+{
+	int free_slot = -1;
+	*shared = NULL;
+	for (unsigned i = 0; i < VXD_MAX_SOCKS; i++) {
+		if (!vxd->socks[i]) {
+			if (free_slot < 0)
+				free_slot = (int)i;
+		} else if (vxlan_sock_matches(vxd->socks[i], local, pa->dstport)) {
+			*shared = vxd->socks[i];
+		}
+	}
+	if (!*shared)
+		return free_slot >= 0 ? free_slot
+				      : vxd_refuse(err, -ENOSPC, "port %s: too many underlay sockets", pa->name);
+	unsigned n = 0;
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
+		const struct port *p = vxd->ports[i];
+		if (!p || !port_is_vxlan(p) || vxlan_port_sock(p) != *shared)
+			continue;
+		if (p->vni == pa->vni)
+			return vxd_refuse(err, -EEXIST, "port %s: vni %u already has a vxlan port on that address and port",
+					  pa->name, pa->vni);
+		n++;
+	}
+	if (n >= VXD_SOCK_MAX_VNIS)
+		return vxd_refuse(err, -ENOSPC, "port %s: too many VNIs on one socket (%d)", pa->name,
+				  VXD_SOCK_MAX_VNIS);
+	return -1; /* shared: no new slot */
+}
+
+static void vxd_apply_sock_knobs(struct vxd *vxd, struct port *port)
+{
+	struct vxlan_sock *sock = vxlan_port_sock(port);
+	vxlan_sock_set_udp_segment(sock, vxd->knobs[CTL_KNOB_UDP_SEGMENT]);
+	if (!vxd->knobs[CTL_KNOB_UDP_GRO])
+		vxlan_sock_set_udp_gro(sock, false);
+	vxlan_port_set_gso(port, vxd->knobs[CTL_KNOB_GSO]);
+}
+
+static int vxd_add_vxlan(struct vxd *vxd, const struct ctl_port_add *pa, int id, struct ctl_print *out,
+			 struct ctl_err *err)
+{
+	struct vxlan_options vo = {
+		.vni = pa->vni,
+		.local = vxd_addr_from_ctl(&pa->local),
+		.dst_port = pa->dstport,
+		.mtu = pa->mtu,
+	};
+	for (unsigned i = 0; i < pa->n_remotes && i < VXLAN_MAX_REMOTES; i++)
+		vo.remotes[vo.n_remotes++] = vxd_addr_from_ctl(&pa->remotes[i]);
+	struct vxlan_sock *shared;
+	int slot = vxd_find_sock(vxd, pa, &vo.local, &shared, err);
+	if (slot < -1)
+		return slot;
+	struct port *port;
+	int ret = vxlan_port_open(&vo, shared, &port);
+	if (ret < 0)
+		return vxd_refuse(err, ret, "port %s: cannot open the underlay socket: %s", pa->name, strerror(-ret));
+	snprintf(port->name, sizeof(port->name), "%s", pa->name);
+	port->id = (uint16_t)id;
+	if (slot >= 0)
+		vxlan_sock_ref(vxlan_port_sock(port)); /* the slot's reference */
+	vxd_apply_sock_knobs(vxd, port);
+	ret = vxd_port_commit(vxd, port, slot, err);
+	if (ret < 0)
+		return ret;
+	struct vxlan_port_info info;
+	vxlan_port_get_info(port, NULL, &info);
+	const char *fam = vo.local.family == 6 ? "IPv6" : "IPv4";
+	ctl_print_text(out, "%s: underlay MTU %u (%s): inner MTU that fits is %u\n", pa->name,
+		       info.underlay_mtu, fam, info.inner_mtu_fit);
+	VLOG_INFO("port", "%s: vxlan vni %u, underlay MTU %u (%s): inner MTU that fits is %u", pa->name,
+		  pa->vni, info.underlay_mtu, fam, info.inner_mtu_fit);
+	vxd_check_mtu(vxd, out, pa->vni);
+	return 0;
+}
+
+int vxd_port_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_print *out, struct ctl_err *err)
+{
+	if (vxd_port_by_name(vxd, pa->name))
+		return vxd_refuse(err, -EEXIST, "port %s: exists", pa->name);
+	int id = vxd_free_id(vxd);
+	if (id < 0)
+		return vxd_refuse(err, id, "port %s: too many ports (%d)", pa->name, VXD_MAX_PORTS - 1);
+	return pa->type == CTL_PORT_TAP ? vxd_add_tap(vxd, pa, id, out, err) : vxd_add_vxlan(vxd, pa, id, out, err);
+}

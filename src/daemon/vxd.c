@@ -1,0 +1,186 @@
+/* vxswitchd's life cycle and its control loop (vxd.h): the control thread
+ * waits on the control socket and a wake-up eventfd; the worker it starts
+ * moves the packets. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "ctl/ctl_server.h"
+#include "daemon/vxd_internal.h"
+#include "util/vlog.h"
+
+enum { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2 };
+
+static void vxd_default_knobs(uint32_t *knobs)
+{
+	knobs[CTL_KNOB_GRO] = 1;
+	knobs[CTL_KNOB_GSO] = 1;
+	knobs[CTL_KNOB_TAP_TSO] = 1;
+	knobs[CTL_KNOB_UDP_GRO] = 1;
+	knobs[CTL_KNOB_UDP_SEGMENT] = 1;
+	knobs[CTL_KNOB_RX_CSUM] = 1;
+	/* 0: held runs complete when the socket poll ends, as the kernel's
+	 * default gro_flush_timeout 0 does at the end of a NAPI poll. */
+	knobs[CTL_KNOB_GRO_HOLD_US] = 0;
+	knobs[CTL_KNOB_GRO_MAX_SIZE] = 65535;
+	knobs[CTL_KNOB_FDB_AGEING] = (uint32_t)(FDB_DEFAULT_AGEING_NS / 1000000000ull);
+}
+
+static int vxd_start_worker(struct vxd *vxd)
+{
+	struct vxd_worker_config wcfg = {
+		.qsbr = &vxd->qsbr,
+		.view = &vxd->view,
+		.pool_size = vxd->opts.pool_size ? vxd->opts.pool_size : VXD_POOL_DEFAULT,
+		.fdb = {
+			.max_learned = vxd->opts.fdb_size ? vxd->opts.fdb_size : VXD_FDB_SIZE_DEFAULT,
+			.max_learned_per_vni = FDB_DEFAULT_MAX_LEARNED,
+			.hash_seed = vxd_now_ns() ^ (uint64_t)getpid() << 32,
+		},
+		.clock = vxd->opts.clock,
+	};
+	if (wcfg.fdb.max_learned_per_vni > wcfg.fdb.max_learned)
+		wcfg.fdb.max_learned_per_vni = wcfg.fdb.max_learned;
+	vxd->knobs[CTL_KNOB_FDB_MAX] = wcfg.fdb.max_learned_per_vni;
+	return vxd_worker_create(&wcfg, &vxd->worker);
+}
+
+static int vxd_open_control(struct vxd *vxd)
+{
+	vxd->epfd = epoll_create1(EPOLL_CLOEXEC);
+	vxd->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (vxd->epfd < 0 || vxd->wake_fd < 0)
+		return -errno;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = VXD_WAKE_SRC };
+	if (epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, vxd->wake_fd, &ev) < 0)
+		return -errno;
+	if (!vxd->opts.ctl_path)
+		return 0;
+	struct ctl_server_opts sopts = { .path = vxd->opts.ctl_path };
+	int err = ctl_server_create(&sopts, &vxd->ctl);
+	if (err < 0)
+		return err;
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.u32 = VXD_CTL_SRC };
+	return epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, ctl_server_fd(vxd->ctl), &ev) < 0 ? -errno : 0;
+}
+
+int vxd_create(const struct vxd_options *opts, struct vxd **out)
+{
+	struct vxd *vxd = calloc(1, sizeof(*vxd));
+	if (!vxd)
+		return -ENOMEM;
+	vxd->opts = *opts;
+	vxd->epfd = vxd->wake_fd = -1;
+	vlog_set_level(opts->quiet ? VLOG_WARN : VLOG_INFO);
+	vxd_default_knobs(vxd->knobs);
+	qsbr_init(&vxd->qsbr);
+	int err = -ENOMEM;
+	vxd->snap = calloc(1, sizeof(*vxd->snap));
+	struct vni_table *vnis = NULL;
+	if (!vxd->snap || (err = vni_table_create(&vnis)) < 0)
+		goto err_destroy;
+	err = vxd_publish(vxd, vnis);
+	if (err < 0) {
+		vni_table_destroy(vnis);
+		goto err_destroy;
+	}
+	err = vxd_start_worker(vxd);
+	if (err == 0)
+		err = vxd_open_control(vxd);
+	if (err < 0)
+		goto err_destroy;
+	vxd->start_ns = vxd_now_ns();
+	vxd->diag_cur_ns = vxd->start_ns;
+	*out = vxd;
+	return 0;
+
+err_destroy:
+	vxd_destroy(vxd);
+	return err;
+}
+
+void vxd_destroy(struct vxd *vxd)
+{
+	if (!vxd)
+		return;
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+		if (vxd->ports[i] && vxd_port_remove(vxd, (uint16_t)i, NULL) < 0)
+			VLOG_ERR("vxd", "port %s: cannot be removed cleanly", vxd->ports[i]->name);
+	for (unsigned i = 0; vxd->worker && i < VXD_MAX_SOCKS; i++) {
+		if (!vxd->socks[i])
+			continue;
+		struct vxd_req req = { .kind = VXD_REQ_SOCK_RELEASE, .sock = vxd->socks[i] };
+		vxd_worker_call(vxd->worker, &req);
+	}
+	vxd_worker_destroy(vxd->worker);
+	/* Ports a failed removal left: the worker is gone, nothing reads them. */
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+		port_destroy(vxd->ports[i]);
+	for (unsigned i = 0; i < VXD_MAX_SOCKS; i++)
+		vxlan_sock_unref(vxd->socks[i]);
+	ctl_server_destroy(vxd->ctl);
+	if (vxd->epfd >= 0)
+		close(vxd->epfd);
+	if (vxd->wake_fd >= 0)
+		close(vxd->wake_fd);
+	vxd_view_free(atomic_load(&vxd->view));
+	free(vxd->snap);
+	free(vxd);
+}
+
+void vxd_stop(struct vxd *vxd)
+{
+	vxd->stop = 1;
+	uint64_t one = 1;
+	if (write(vxd->wake_fd, &one, sizeof(one)) < 0) {
+		/* Already signalled. */
+	}
+}
+
+static int vxd_dispatch(void *ctx, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
+{
+	return vxd_execute(ctx, cmd, out, err);
+}
+
+/* A failure of ctl_server_handle is fatal to the control socket only (a
+ * broken listener or epoll set; per-client trouble is counted inside): the
+ * VMs keep their network, the socket stops being polled so the loop does
+ * not spin, and the operator is told why vxctl cannot reach us. */
+static void vxd_serve_control(struct vxd *vxd)
+{
+	int ret = ctl_server_handle(vxd->ctl, vxd_dispatch, vxd);
+	if (ret >= 0)
+		return;
+	VLOG_ERR("control", "control socket %s failed (%s): no more commands; forwarding goes on",
+		 vxd->opts.ctl_path, strerror(-ret));
+	epoll_ctl(vxd->epfd, EPOLL_CTL_DEL, ctl_server_fd(vxd->ctl), NULL);
+}
+
+int vxd_run(struct vxd *vxd)
+{
+	while (!vxd->stop) {
+		struct epoll_event events[8];
+		int n = epoll_wait(vxd->epfd, events, 8, 1000);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (int i = 0; i < n; i++) {
+			if (events[i].data.u32 == VXD_CTL_SRC) {
+				vxd_serve_control(vxd);
+			} else {
+				uint64_t v;
+				if (read(vxd->wake_fd, &v, sizeof(v)) < 0) {
+					/* EAGAIN */
+				}
+			}
+		}
+		if (vxd_now_ns() - vxd->diag_cur_ns > VXD_DIAG_WINDOW_NS)
+			vxd_diag_snapshot(vxd, false);
+	}
+	return 0;
+}

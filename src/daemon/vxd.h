@@ -1,0 +1,47 @@
+/* vxswitchd: the daemon as a library (vxswitchd_main.c and the tests use
+ * it).
+ *
+ * Two threads: the control thread (the caller of vxd_run) serves the
+ * control socket and executes commands; one datapath worker (worker.h),
+ * started by vxd_create(), moves packets.  Commands change the switch by
+ * publishing new immutable versions of what the worker reads and by
+ * requests the worker executes between two batches; docs/DESIGN.md draws
+ * it.  Multi-queue taps and one worker per core come later behind the same
+ * structure.
+ *
+ * Life cycle: vxd_create() (the worker forwards from now on) -> vxd_run()
+ * (returns on vxd_stop() or a signal) -> vxd_destroy().  vxd_execute() may
+ * be called before vxd_run (the config file) or without it (tests), always
+ * from one thread.  Errors: 0 or negative errno. */
+#ifndef VX_DAEMON_VXD_H
+#define VX_DAEMON_VXD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vxd;
+struct ctl_cmd;
+struct ctl_print;
+struct ctl_err;
+
+struct vxd_options {
+	const char *ctl_path;   /* NULL: no control socket (tests) */
+	uint32_t pool_size;     /* pkts; 0: default */
+	uint32_t fdb_size;      /* learned entries over all VNIs; 0: VXD_FDB_SIZE_DEFAULT */
+	bool quiet;             /* no informational lines on stderr */
+	uint64_t (*clock)(void); /* the worker's clock; NULL: CLOCK_MONOTONIC (tests warp it) */
+};
+
+int vxd_create(const struct vxd_options *opts, struct vxd **out);
+void vxd_destroy(struct vxd *vxd);
+
+/* Serves the control socket until vxd_stop() (safe from a signal handler). */
+int vxd_run(struct vxd *vxd);
+void vxd_stop(struct vxd *vxd);
+
+/* Executes one command (the control socket's dispatcher; the config file
+ * goes through it too).  Output goes to `out`; refusals fill err->msg. */
+int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out,
+		struct ctl_err *err);
+
+#endif

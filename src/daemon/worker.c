@@ -1,0 +1,299 @@
+/* The worker thread: its loop, its view of the control side, and the
+ * request queue the control thread talks to it through (worker.h). */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/worker_internal.h"
+#include "util/vlog.h"
+
+uint64_t vxd_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t vxd_src_data(enum vxd_src_kind kind, unsigned index)
+{
+	return (uint64_t)kind << 32 | index;
+}
+
+int vxd_worker_watch(struct vxd_worker *w, enum vxd_src_kind kind, unsigned index, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = vxd_src_data(kind, index) };
+	return epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+void vxd_worker_unwatch(struct vxd_worker *w, int fd)
+{
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+uint32_t vxd_worker_fdb_max_learned(const struct vxd_worker *w)
+{
+	return w->fdb_max_learned;
+}
+
+static void vxd_worker_wake(struct vxd_worker *w)
+{
+	uint64_t one = 1;
+	if (write(w->wake_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is already non-zero, the worker will wake. */
+	}
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+int64_t vxd_worker_call(struct vxd_worker *w, struct vxd_req *req)
+{
+	req->result = 0;
+	req->done = false;
+	req->next = NULL;
+	pthread_mutex_lock(&w->req_lock);
+	if (!w->running) {
+		pthread_mutex_unlock(&w->req_lock);
+		vxd_worker_execute(w, req);
+		return req->result;
+	}
+	*w->req_tail = req;
+	w->req_tail = &req->next;
+	atomic_store(&w->req_pending, true);
+	vxd_worker_wake(w);
+	while (!req->done)
+		pthread_cond_wait(&w->req_cond, &w->req_lock);
+	pthread_mutex_unlock(&w->req_lock);
+	return req->result;
+}
+
+/* At a batch boundary: run every queued request. */
+static void vxd_worker_serve(struct vxd_worker *w)
+{
+	if (!atomic_load_explicit(&w->req_pending, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&w->req_lock);
+	struct vxd_req *req = w->req_head;
+	w->req_head = NULL;
+	w->req_tail = &w->req_head;
+	atomic_store(&w->req_pending, false);
+	pthread_mutex_unlock(&w->req_lock);
+	while (req) {
+		struct vxd_req *next = req->next;
+		vxd_worker_execute(w, req);
+		w->requests++;
+		pthread_mutex_lock(&w->req_lock);
+		req->done = true;
+		pthread_cond_broadcast(&w->req_cond);
+		pthread_mutex_unlock(&w->req_lock);
+		req = next;
+	}
+}
+
+/* ---- the loop ------------------------------------------------------------ */
+
+/* How long epoll may sleep: until the next held GRO run is due, at most
+ * VXD_IDLE_TIMEOUT_MS (FDB ageing runs on that beat). */
+static void vxd_worker_timeout(struct vxd_worker *w, struct timespec *ts)
+{
+	uint64_t sleep_ns = VXD_IDLE_TIMEOUT_MS * 1000000ull;
+	uint64_t due = w->gro ? gro_next_expiry_ns(w->gro) : UINT64_MAX;
+	if (due != UINT64_MAX) {
+		uint64_t now = w->clock();
+		uint64_t left = due > now ? due - now : 0;
+		if (left < sleep_ns)
+			sleep_ns = left;
+	}
+	ts->tv_sec = (time_t)(sleep_ns / 1000000000ull);
+	ts->tv_nsec = (long)(sleep_ns % 1000000000ull);
+}
+
+/* Asks epoll for EPOLLOUT on a socket whose sends backed up, and stops
+ * asking once its backlog has drained. */
+static void vxd_worker_track_blocked(struct vxd_worker *w)
+{
+	for (unsigned i = 0; i < VXD_MAX_SOCKS; i++) {
+		struct vxlan_sock *sock = w->view->socks[i].sock;
+		if (!sock) {
+			w->sock_blocked[i] = 0;
+			continue;
+		}
+		uint8_t blocked = vxlan_sock_tx_blocked(sock);
+		if (blocked == w->sock_blocked[i])
+			continue;
+		struct epoll_event ev = {
+			.events = EPOLLIN | (blocked ? EPOLLOUT : 0),
+			.data.u64 = vxd_src_data(VXD_SRC_SOCK, i),
+		};
+		if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, vxlan_sock_fd(sock), &ev) == 0)
+			w->sock_blocked[i] = blocked;
+	}
+}
+
+static void vxd_worker_events(struct vxd_worker *w, const struct epoll_event *events, int n)
+{
+	for (int i = 0; i < n; i++) {
+		enum vxd_src_kind kind = (enum vxd_src_kind)(events[i].data.u64 >> 32);
+		unsigned index = (unsigned)events[i].data.u64;
+		if (kind == VXD_SRC_TAP && index < VXD_MAX_PORTS && w->view->ports[index]) {
+			dp_tap_input(w, w->view->ports[index]);
+		} else if (kind == VXD_SRC_SOCK && index < VXD_MAX_SOCKS) {
+			if (events[i].events & EPOLLOUT)
+				dp_sock_writable(w, index);
+			if (events[i].events & (EPOLLIN | EPOLLERR))
+				dp_sock_input(w, index);
+		} else if (kind == VXD_SRC_WAKE) {
+			uint64_t v;
+			if (read(w->wake_fd, &v, sizeof(v)) < 0) {
+				/* EAGAIN: someone else read it. */
+			}
+		}
+	}
+}
+
+static void vxd_worker_turn(struct vxd_worker *w)
+{
+	struct epoll_event events[VXD_MAX_EVENTS];
+	struct timespec timeout;
+	vxd_worker_timeout(w, &timeout);
+	qsbr_offline(w->reader);
+	int n = epoll_pwait2(w->epfd, events, VXD_MAX_EVENTS, &timeout, NULL);
+	qsbr_online(w->qsbr, w->reader);
+	w->view = qsbr_load(w->view_slot);
+	w->fwd.vnis = w->view->vnis;
+	w->loops++;
+	if (n < 0 && errno != EINTR) {
+		static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(1, 60);
+		VLOG_ERR_RL(&rl, "worker", "epoll_pwait2: %s", strerror(errno));
+	}
+	if (n > 0)
+		vxd_worker_events(w, events, n);
+	dp_gro_complete(w, !w->view->knobs[CTL_KNOB_GRO]);
+	vxd_worker_track_blocked(w);
+	uint64_t now = w->clock();
+	if (now - w->last_age_ns > 1000000000ull) {
+		fdb_age(w->fdb, now);
+		w->last_age_ns = now;
+	}
+	vxd_worker_serve(w);
+	w->view = NULL;
+	qsbr_quiesce(w->qsbr, w->reader);
+}
+
+static void *vxd_worker_main(void *arg)
+{
+	struct vxd_worker *w = arg;
+	while (!atomic_load(&w->stop))
+		vxd_worker_turn(w);
+	/* Requests that raced the stop run on the caller's side from now on. */
+	pthread_mutex_lock(&w->req_lock);
+	w->running = false;
+	pthread_mutex_unlock(&w->req_lock);
+	w->view = qsbr_load(w->view_slot);
+	w->fwd.vnis = w->view ? w->view->vnis : NULL;
+	vxd_worker_serve(w);
+	w->view = NULL;
+	qsbr_offline(w->reader);
+	return NULL;
+}
+
+/* ---- life cycle ----------------------------------------------------------- */
+
+static int vxd_worker_init(struct vxd_worker *w, const struct vxd_worker_config *cfg)
+{
+	w->qsbr = cfg->qsbr;
+	w->view_slot = cfg->view;
+	w->clock = cfg->clock ? cfg->clock : vxd_now_ns;
+	w->epfd = w->wake_fd = -1;
+	pthread_mutex_init(&w->req_lock, NULL);
+	pthread_cond_init(&w->req_cond, NULL);
+	w->req_tail = &w->req_head;
+	txq_set_init(&w->txqs, dp_txq_flush, w);
+	w->pool_size = cfg->pool_size;
+	int err = pkt_pool_create(cfg->pool_size, &w->pool);
+	if (err < 0)
+		return err;
+	err = fdb_create(&cfg->fdb, &w->fdb);
+	if (err < 0)
+		return err;
+	w->fdb_max_learned = cfg->fdb.max_learned;
+	fwd_init(&w->fwd, w->fdb, NULL);
+	err = vxd_worker_gro_rebuild(w, GRO_DEFAULT_MAX_SIZE, 0);
+	if (err < 0)
+		return err;
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->epfd < 0 || w->wake_fd < 0)
+		return -errno;
+	err = vxd_worker_watch(w, VXD_SRC_WAKE, 0, w->wake_fd);
+	if (err < 0)
+		return err;
+	return qsbr_register(w->qsbr, &w->reader);
+}
+
+static int vxd_worker_start(struct vxd_worker *w)
+{
+	/* Signals go to the control thread, whose loop they must wake. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	w->running = true;
+	int err = pthread_create(&w->thread, NULL, vxd_worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		w->running = false;
+		return -err;
+	}
+	return 0;
+}
+
+int vxd_worker_create(const struct vxd_worker_config *cfg, struct vxd_worker **out)
+{
+	struct vxd_worker *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	int err = vxd_worker_init(w, cfg);
+	if (err == 0)
+		err = vxd_worker_start(w);
+	if (err < 0) {
+		vxd_worker_destroy(w);
+		return err;
+	}
+	*out = w;
+	return 0;
+}
+
+void vxd_worker_destroy(struct vxd_worker *w)
+{
+	if (!w)
+		return;
+	bool joinable = w->running;
+	atomic_store(&w->stop, true);
+	if (joinable) {
+		vxd_worker_wake(w);
+		pthread_join(w->thread, NULL);
+	}
+	dp_flush_all(w);
+	for (unsigned i = 0; i < VXD_MAX_PORTS; i++) {
+		struct vxd_wport *wp = &w->ports[i];
+		if (wp->port)
+			port_io_fini(wp->port, &wp->io);
+		wp->port = NULL;
+	}
+	if (w->reader)
+		qsbr_unregister(w->qsbr, w->reader);
+	gro_destroy(w->gro);
+	fdb_destroy(w->fdb);
+	pkt_pool_destroy(w->pool);
+	if (w->epfd >= 0)
+		close(w->epfd);
+	if (w->wake_fd >= 0)
+		close(w->wake_fd);
+	pthread_mutex_destroy(&w->req_lock);
+	pthread_cond_destroy(&w->req_cond);
+	free(w);
+}

@@ -1,0 +1,195 @@
+/* The datapath worker: one thread that owns the packet path, and what the
+ * control thread may ask of it.
+ *
+ * Who owns what
+ * =============
+ * The worker owns, and alone reads and writes:
+ *   - its packet pool, GRO table, output queues, forwarding scratch;
+ *   - the FDB (it learns on every frame);
+ *   - one struct port_io per port (counters, a vxlan port's send scratch);
+ *   - the counters that belong to no port (drops, rx-csum verdicts...);
+ *   - its epoll set (the control thread adds and removes fds in it, which
+ *     epoll allows from any thread, and never touches anything else).
+ * The control thread owns the ports, the sockets and the published view
+ * (struct vxd_view): an immutable version of the port table, the VNI table,
+ * the socket demux maps and the knobs.  A new version is published with one
+ * atomic store; the old one is freed after a grace period (util/qsbr.h).
+ *
+ * How a change reaches the worker
+ * ===============================
+ *   - What the worker only reads (ports, VNIs, knobs): published.  The
+ *     worker loads the view once per loop turn, after epoll_wait returns,
+ *     and never keeps it across its quiescent point at the end of the turn.
+ *   - What the worker writes (FDB, GRO table, port io, counters): a request
+ *     (struct vxd_req) that the worker executes between two batches; the
+ *     caller blocks until it is done and gets the result.  Reading counters
+ *     is a request too (VXD_REQ_SNAPSHOT copies them out), so no counter is
+ *     ever read while it is written.
+ * The worker never calls into the control side: it executes a fixed set of
+ * requests it implements itself (worker_req.c).
+ *
+ * Event sources are registered by (kind, index) in the epoll data, never by
+ * pointer, so an event that arrives for a port being removed finds nothing
+ * in the current view and is ignored.
+ *
+ * Thread-safety: every function here is for the control thread, except
+ * where said. */
+#ifndef VX_DAEMON_WORKER_H
+#define VX_DAEMON_WORKER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctl/ctl_cmd.h"
+#include "offload/gro.h"
+#include "packet/pkt.h"
+#include "port/port.h"
+#include "port/tap.h"
+#include "port/vxlan.h"
+#include "switch/fdb.h"
+#include "switch/forward.h"
+#include "switch/vni.h"
+#include "switch/vni_map.h"
+#include "util/qsbr.h"
+
+enum vxd_limits {
+	VXD_MAX_PORTS = 256,     /* port ids 1..255; 0 is never used */
+	VXD_MAX_SOCKS = 32,      /* distinct (local IP, UDP port) sockets */
+	VXD_SOCK_MAX_VNIS = 64,  /* vxlan ports (VNIs) sharing one socket */
+	VXD_POOL_DEFAULT = 4096, /* pkts of PKT_BUF_SIZE; virtual memory is
+				    touched only as far as frames are written */
+	VXD_FDB_SIZE_DEFAULT = 65536, /* learned MACs over all VNIs (each VNI: fdb-max) */
+};
+
+/* One shared underlay socket in a view: the socket and its VNI -> vxlan
+ * port map. */
+struct vxd_view_sock {
+	struct vxlan_sock *sock;
+	struct vni_map *demux;
+};
+
+/* A published version of what the worker reads.  Immutable once published;
+ * built and freed only by the control thread (view.c). */
+struct vxd_view {
+	uint64_t version;
+	struct port *ports[VXD_MAX_PORTS];
+	struct vni_table *vnis;
+	struct vxd_view_sock socks[VXD_MAX_SOCKS];
+	uint32_t knobs[CTL_KNOB_COUNT];
+};
+
+/* Counters of one port, copied out by VXD_REQ_SNAPSHOT. */
+struct vxd_port_snap {
+	bool present;
+	struct port_stats stats;
+	struct tap_port_info tap;
+	struct vxlan_port_info vx;
+	struct vxlan_sock_stats sock;
+};
+
+struct vxd_rx_csum_stats {
+	uint64_t good, finished, bad, not_checked;
+};
+
+/* Every counter of the worker at one instant. */
+struct vxd_snapshot {
+	uint64_t taken_ns;
+	struct vxd_port_snap ports[VXD_MAX_PORTS];
+	uint64_t drops[DROP_REASON_COUNT]; /* drops no port can be blamed for */
+	struct vxd_rx_csum_stats rx_csum;  /* inner checksums the kernel did not vouch for */
+	uint64_t whole_big_tcp_marked;     /* gro_mark_big_tcp() on the way to a tap */
+	uint64_t gro_pool_low_flushes;     /* runs completed mid-poll: buffers ran low */
+	uint64_t loops, requests;          /* loop turns, requests executed */
+	struct gro_stats gro;              /* including tables replaced by knob changes */
+	struct fwd_stats fwd;
+	struct fdb_stats fdb;
+	struct pkt_pool_stats pool;
+	uint32_t pool_size;
+};
+
+/* FDB entries copied out by VXD_REQ_FDB_DUMP (caller frees entries). */
+struct vxd_fdb_dump {
+	uint32_t vni;                 /* or FDB_VNI_ANY */
+	struct fdb_entry_info *entries;
+	size_t n;
+};
+
+enum vxd_req_kind {
+	VXD_REQ_PORT_ATTACH = 1, /* port_id, port: set up its io */
+	VXD_REQ_PORT_DETACH,     /* port_id: flush its queue, free its io, forget its FDB entries;
+				    value 1: its socket goes too, give its kept receive buffers back */
+	VXD_REQ_SOCK_RELEASE,    /* sock: give its kept receive buffers back to the pool */
+	VXD_REQ_FDB_ADD,         /* fdb */
+	VXD_REQ_FDB_DEL,         /* fdb */
+	VXD_REQ_FDB_FLUSH,       /* fdb_flush; result: entries flushed */
+	VXD_REQ_FDB_DUMP,        /* dump */
+	VXD_REQ_FDB_SET_AGEING,  /* value: ns */
+	VXD_REQ_FDB_SET_MAX,     /* value */
+	VXD_REQ_GRO_CONFIG,      /* gro: rebuild the table with these limits */
+	VXD_REQ_SNAPSHOT,        /* snap */
+};
+
+struct vxd_req {
+	enum vxd_req_kind kind;
+	int64_t result;          /* 0 / count, or a negative errno */
+	uint16_t port_id;
+	struct port *port;
+	struct vxlan_sock *sock;
+	uint64_t value;
+	struct {
+		uint32_t vni;
+		uint8_t mac[6];
+		struct fdb_dst dst;
+	} fdb;
+	struct fdb_flush_filter fdb_flush;
+	struct fdb_dst fdb_flush_dst;
+	struct {
+		uint32_t max_size;
+		uint64_t hold_ns;
+	} gro;
+	struct vxd_fdb_dump *dump;
+	struct vxd_snapshot *snap;
+	/* Internal to worker.c. */
+	struct vxd_req *next;
+	bool done;
+};
+
+/* What the worker reads the time with; tests warp it. */
+typedef uint64_t vxd_clock_fn(void);
+uint64_t vxd_now_ns(void);
+
+struct vxd_worker_config {
+	struct qsbr *qsbr;
+	struct vxd_view *_Atomic *view;  /* the control thread's publication slot */
+	uint32_t pool_size;
+	struct fdb_config fdb;
+	vxd_clock_fn *clock;             /* NULL: CLOCK_MONOTONIC */
+};
+
+struct vxd_worker;
+
+/* Creates the worker's state and starts its thread.  0 or -errno. */
+int vxd_worker_create(const struct vxd_worker_config *cfg, struct vxd_worker **out);
+/* Stops the thread (after its current batch), frees everything it owns
+ * (its io of every port; ports themselves belong to the caller). */
+void vxd_worker_destroy(struct vxd_worker *w);
+
+/* Runs `req` on the worker between two batches and waits for it; returns
+ * req->result.  With the thread stopped, runs it here. */
+int64_t vxd_worker_call(struct vxd_worker *w, struct vxd_req *req);
+
+/* Event sources: a tap's fd (index = port id) or a shared socket's fd
+ * (index = socket slot of the view). */
+enum vxd_src_kind {
+	VXD_SRC_TAP = 1,
+	VXD_SRC_SOCK,
+	VXD_SRC_WAKE,
+};
+int vxd_worker_watch(struct vxd_worker *w, enum vxd_src_kind kind, unsigned index, int fd);
+void vxd_worker_unwatch(struct vxd_worker *w, int fd);
+
+/* The FDB's table-wide limit, fixed at creation. */
+uint32_t vxd_worker_fdb_max_learned(const struct vxd_worker *w);
+
+#endif

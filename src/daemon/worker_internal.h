@@ -1,0 +1,88 @@
+/* The worker's own state: shared by worker.c (thread, loop, requests),
+ * datapath.c (the packet path) and worker_req.c (what requests do).  Only
+ * the worker thread touches any of it while the thread runs; see worker.h. */
+#ifndef VX_DAEMON_WORKER_INTERNAL_H
+#define VX_DAEMON_WORKER_INTERNAL_H
+
+#include <pthread.h>
+
+#include "daemon/worker.h"
+#include "daemon/txq.h"
+#include "parse/flow.h"
+
+enum vxd_worker_limits {
+	VXD_RX_BATCH = 64,       /* tap reads per batch */
+	VXD_SOCK_RX_MAX = 512,   /* datagrams per socket batch (8 x 64) */
+	VXD_RX_ROUNDS = 8,       /* tap batches per loop turn: fairness */
+	VXD_SOCK_POLL_BUDGET = 4096, /* datagrams per socket poll: fairness... */
+	VXD_SOCK_POLL_ROUNDS = 64,   /* ...and recvmmsg calls, for datagrams that
+					arrive one per message (not coalesced) */
+	VXD_MAX_EVENTS = 64,
+	VXD_IDLE_TIMEOUT_MS = 1000,  /* epoll timeout with nothing held: FDB ageing */
+};
+
+/* The worker's side of one port. */
+struct vxd_wport {
+	struct port *port;           /* NULL: slot not attached */
+	struct port_io io;
+};
+
+struct vxd_worker {
+	struct qsbr *qsbr;
+	struct qsbr_reader *reader;
+	struct vxd_view *_Atomic *view_slot;
+	const struct vxd_view *view; /* valid from online to the next quiescent point */
+	vxd_clock_fn *clock;
+
+	pthread_t thread;
+	bool running;
+	atomic_bool stop;
+	int epfd;
+	int wake_fd;                 /* eventfd: a request or stop is pending */
+
+	struct pkt_pool *pool;
+	uint32_t pool_size;
+	struct fdb *fdb;
+	uint32_t fdb_max_learned;
+	struct fwd_switch fwd;
+	struct fwd_result fwd_res;   /* scratch, too big for the stack per frame */
+	struct gro_table *gro;
+	struct gro_stats gro_base;   /* of GRO tables replaced by knob changes */
+	bool gro_carried;
+
+	struct vxd_wport ports[VXD_MAX_PORTS];
+	struct txq_set txqs;         /* output queues, by port id */
+	uint8_t sock_blocked[VXD_MAX_SOCKS]; /* EPOLLOUT asked for */
+
+	uint64_t drops[DROP_REASON_COUNT];
+	struct vxd_rx_csum_stats rx_csum;
+	uint64_t whole_big_tcp_marked;
+	uint64_t gro_pool_low_flushes;
+	uint64_t loops, requests;
+	uint64_t now_ns;
+	uint64_t last_age_ns;
+
+	struct pkt *sock_rx[VXD_SOCK_RX_MAX];
+
+	pthread_mutex_t req_lock;
+	pthread_cond_t req_cond;
+	struct vxd_req *req_head, **req_tail;
+	atomic_bool req_pending;
+};
+
+/* datapath.c */
+void dp_tap_input(struct vxd_worker *w, struct port *port);
+void dp_sock_input(struct vxd_worker *w, unsigned sock_idx);
+void dp_sock_writable(struct vxd_worker *w, unsigned sock_idx);
+void dp_flush_all(struct vxd_worker *w);
+txq_flush_fn dp_txq_flush;
+void dp_gro_emit(void *aux, struct pkt *pkt, const struct flow_key *key);
+/* Completes held GRO runs whose hold time is over (all of them with
+ * gro-hold-us 0, as the kernel does at the end of a NAPI poll). */
+void dp_gro_complete(struct vxd_worker *w, bool all);
+
+/* worker_req.c */
+void vxd_worker_execute(struct vxd_worker *w, struct vxd_req *req);
+int vxd_worker_gro_rebuild(struct vxd_worker *w, uint32_t max_size, uint64_t hold_ns);
+
+#endif

@@ -1,0 +1,202 @@
+/* What each request of the control thread does on the worker (worker.h):
+ * port io set-up and tear-down, FDB changes and dumps, GRO rebuilds and
+ * counter snapshots.  Runs on the worker thread between two batches (or on
+ * the caller's when the thread is not running). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/worker_internal.h"
+
+static void vxd_gro_stats_add(struct gro_stats *st, const struct gro_stats *b)
+{
+	st->segments_in += b->segments_in;
+	st->frames_out += b->frames_out;
+	st->merged_frames += b->merged_frames;
+	st->merged_segments += b->merged_segments;
+	st->bytes_out += b->bytes_out;
+	for (unsigned i = 0; i < GRO_SIZE_BUCKETS; i++)
+		st->segs_per_frame[i] += b->segs_per_frame[i];
+	for (unsigned i = 0; i < GRO_FLUSH_REASON_COUNT; i++)
+		st->flushes[i] += b->flushes[i];
+	for (unsigned i = 0; i < GRO_PASS_REASON_COUNT; i++)
+		st->passthrough[i] += b->passthrough[i];
+}
+
+int vxd_worker_gro_rebuild(struct vxd_worker *w, uint32_t max_size, uint64_t hold_ns)
+{
+	struct gro_config cfg = {
+		.max_flows = GRO_DEFAULT_MAX_FLOWS,
+		.max_size = max_size > GRO_DEFAULT_MAX_SIZE ? GRO_DEFAULT_MAX_SIZE : max_size,
+		.hold_ns = hold_ns,
+		.emit = dp_gro_emit,
+		.emit_aux = w,
+	};
+	/* Build the new table first: on failure the old one stays, untouched. */
+	struct gro_table *next = gro_create(&cfg);
+	if (!next)
+		return -errno;
+	if (w->gro) {
+		gro_flush(w->gro, GRO_FLUSH_ALL, w->clock());
+		dp_flush_all(w);
+		/* Keep the counters across a rebuild. */
+		struct gro_stats st;
+		gro_get_stats(w->gro, &st);
+		vxd_gro_stats_add(&w->gro_base, &st);
+		w->gro_carried = true;
+		gro_destroy(w->gro);
+	}
+	w->gro = next;
+	return 0;
+}
+
+static int vxd_req_attach(struct vxd_worker *w, struct vxd_req *req)
+{
+	struct vxd_wport *wp = &w->ports[req->port_id];
+	if (wp->port)
+		return -EEXIST;
+	memset(&wp->io, 0, sizeof(wp->io));
+	int err = port_io_init(req->port, &wp->io);
+	if (err < 0)
+		return err;
+	wp->port = req->port;
+	return 0;
+}
+
+/* Flushes what is queued for the port, frees its io and forgets every FDB
+ * entry behind it (for a vxlan port: every VTEP on it). */
+static int vxd_req_detach(struct vxd_worker *w, struct vxd_req *req)
+{
+	struct vxd_wport *wp = &w->ports[req->port_id];
+	if (!wp->port)
+		return -ENOENT;
+	dp_flush_all(w);
+	struct fdb_dst dst = fdb_dst_port(req->port_id);
+	if (port_is_vxlan(wp->port)) {
+		memset(&dst, 0, sizeof(dst));
+		dst.type = FDB_DST_VTEP;
+		dst.port = req->port_id;
+	}
+	struct fdb_flush_filter filter = { .vni = FDB_VNI_ANY, .dst = &dst, .kinds = FDB_FLUSH_ALL };
+	fdb_flush(w->fdb, &filter);
+	/* The socket keeps receive buffers from our pool: they come back on
+	 * this thread, which alone touches the pool. */
+	if (req->value && port_is_vxlan(wp->port))
+		vxlan_sock_rx_release(vxlan_port_sock(wp->port));
+	port_io_fini(wp->port, &wp->io);
+	memset(&wp->io, 0, sizeof(wp->io));
+	wp->port = NULL;
+	return 0;
+}
+
+struct vxd_dump_ctx {
+	struct vxd_fdb_dump *dump;
+	size_t cap;
+	int err;
+};
+
+static int vxd_dump_one(const struct fdb_entry_info *e, void *arg)
+{
+	struct vxd_dump_ctx *c = arg;
+	if (c->dump->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct fdb_entry_info *n = realloc(c->dump->entries, cap * sizeof(*n));
+		if (!n) {
+			c->err = -ENOMEM;
+			return -1;
+		}
+		c->dump->entries = n;
+		c->cap = cap;
+	}
+	c->dump->entries[c->dump->n++] = *e;
+	return 0;
+}
+
+static int vxd_req_dump(struct vxd_worker *w, struct vxd_fdb_dump *dump)
+{
+	struct vxd_dump_ctx c = { .dump = dump };
+	dump->entries = NULL;
+	dump->n = 0;
+	fdb_dump(w->fdb, dump->vni, w->clock(), vxd_dump_one, &c);
+	return c.err;
+}
+
+static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->taken_ns = w->clock();
+	for (unsigned i = 0; i < VXD_MAX_PORTS; i++) {
+		const struct vxd_wport *wp = &w->ports[i];
+		struct vxd_port_snap *ps = &s->ports[i];
+		if (!wp->port)
+			continue;
+		ps->present = true;
+		ps->stats = wp->io.stats;
+		if (port_is_tap(wp->port)) {
+			tap_port_get_info(wp->port, &wp->io, &ps->tap);
+		} else if (port_is_vxlan(wp->port)) {
+			vxlan_port_get_info(wp->port, &wp->io, &ps->vx);
+			vxlan_sock_get_stats(vxlan_port_sock(wp->port), &ps->sock);
+		}
+	}
+	memcpy(s->drops, w->drops, sizeof(s->drops));
+	s->rx_csum = w->rx_csum;
+	s->whole_big_tcp_marked = w->whole_big_tcp_marked;
+	s->gro_pool_low_flushes = w->gro_pool_low_flushes;
+	s->loops = w->loops;
+	s->requests = w->requests;
+	if (w->gro)
+		gro_get_stats(w->gro, &s->gro);
+	if (w->gro_carried)
+		vxd_gro_stats_add(&s->gro, &w->gro_base);
+	s->fwd = w->fwd.stats;
+	fdb_get_stats(w->fdb, &s->fdb);
+	pkt_pool_get_stats(w->pool, &s->pool);
+	s->pool_size = w->pool_size;
+}
+
+static int64_t vxd_req_run(struct vxd_worker *w, struct vxd_req *req)
+{
+	switch (req->kind) {
+	case VXD_REQ_PORT_ATTACH:
+		return vxd_req_attach(w, req);
+	case VXD_REQ_PORT_DETACH:
+		return vxd_req_detach(w, req);
+	case VXD_REQ_SOCK_RELEASE:
+		vxlan_sock_rx_release(req->sock);
+		return 0;
+	case VXD_REQ_FDB_ADD:
+		return fdb_add_static(w->fdb, req->fdb.vni, req->fdb.mac, &req->fdb.dst, w->clock());
+	case VXD_REQ_FDB_DEL:
+		return fdb_del(w->fdb, req->fdb.vni, req->fdb.mac);
+	case VXD_REQ_FDB_FLUSH:
+		return (int64_t)fdb_flush(w->fdb, &req->fdb_flush);
+	case VXD_REQ_FDB_DUMP:
+		return vxd_req_dump(w, req->dump);
+	case VXD_REQ_FDB_SET_AGEING:
+		fdb_set_ageing(w->fdb, req->value);
+		return 0;
+	case VXD_REQ_FDB_SET_MAX:
+		return fdb_set_max_learned_per_vni(w->fdb, (uint32_t)req->value);
+	case VXD_REQ_GRO_CONFIG:
+		return vxd_worker_gro_rebuild(w, req->gro.max_size, req->gro.hold_ns);
+	case VXD_REQ_SNAPSHOT:
+		vxd_req_snapshot(w, req->snap);
+		return 0;
+	}
+	return -EOPNOTSUPP;
+}
+
+void vxd_worker_execute(struct vxd_worker *w, struct vxd_req *req)
+{
+	/* Off the thread (not started, or stopped) there is no turn that
+	 * loaded the view: the caller owns it and it cannot change under us. */
+	bool borrowed = !w->view;
+	if (borrowed) {
+		w->view = qsbr_load(w->view_slot);
+		w->fwd.vnis = w->view ? w->view->vnis : NULL;
+	}
+	req->result = w->view || req->kind == VXD_REQ_SNAPSHOT ? vxd_req_run(w, req) : -ENODEV;
+	if (borrowed)
+		w->view = NULL;
+}
