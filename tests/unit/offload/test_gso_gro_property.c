@@ -41,8 +41,9 @@ struct collector {
 	unsigned n;
 };
 
-static void collect(void *aux, struct pkt *pkt)
+static void collect(void *aux, struct pkt *pkt, const struct flow_key *key)
 {
+	(void)key;
 	struct collector *c = aux;
 	if (c->n == MAX_OUT)
 		fail_msg("GRO emitted more than %d frames", MAX_OUT);
@@ -121,13 +122,12 @@ static const struct vxlan_encap encap = {
 };
 
 /* Turns train segment i into a parsed pkt, as the receiving port would. */
-static struct pkt *receive_segment(const struct gso_train *t, uint32_t i, int path)
+static struct pkt *receive_segment(const struct gso_train *t, uint32_t i, int path, struct flow_key *key)
 {
 	struct pkt *p = pkt_alloc(pool);
 	assert_non_null(p);
 	uint32_t len = i + 1 < t->nr_segs ? t->stride : t->last_size;
 	assert_int_equal(pkt_set_data(p, t->buf + (size_t)i * t->stride, len), 0);
-	struct flow_key key;
 	enum drop_reason why;
 	if (path == PATH_VXLAN_UDP) {
 		p->tunnel.family = 4;
@@ -135,9 +135,9 @@ static struct pkt *receive_segment(const struct gso_train *t, uint32_t i, int pa
 		memcpy(p->tunnel.dst, encap.dst_ip, 4);
 		p->tunnel.src_port = 50000;
 		p->tunnel.dst_port = VXLAN_DEFAULT_PORT;
-		why = flow_extract_vxlan(p, &key);
+		why = flow_extract_vxlan(p, key);
 	} else {
-		why = flow_extract(p, path == PATH_VXLAN_FRAME ? VXLAN_DEFAULT_PORT : 0, &key);
+		why = flow_extract(p, path == PATH_VXLAN_FRAME ? VXLAN_DEFAULT_PORT : 0, key);
 	}
 	if (why != DROP_NONE)
 		fail_msg("segment %u does not parse: %s", i, drop_reason_name(why));
@@ -166,9 +166,10 @@ static void check_case(const struct tso_spec *s, int path, uint32_t case_no)
 	struct gro_table *gro = gro_create(&cfg);
 	assert_non_null(gro);
 	static struct pkt *batch[GSO_MAX_SEGS];
+	static struct flow_key keys[GSO_MAX_SEGS];
 	for (uint32_t i = 0; i < t.nr_segs; i++)
-		batch[i] = receive_segment(&t, i, path);
-	gro_receive_batch(gro, batch, t.nr_segs, 1000);
+		batch[i] = receive_segment(&t, i, path, &keys[i]);
+	gro_receive_batch(gro, batch, keys, t.nr_segs, 1000);
 
 	/* GRO stops a run at PKT_MAX_FRAGS frags or at an L3 length of
 	 * GRO_DEFAULT_MAX_SIZE (gro_max_size), which a full IPv6 TSO frame
