@@ -147,6 +147,10 @@ static void vxd_print_port_stats(struct ctl_print *p, const struct port *port, c
 		ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_sends", " udp-segment sends %" PRIu64, ss.tx_gso_sends);
 		ctl_print_uint(p, CTL_PRINT_ANY, "tx_datagrams", " datagrams %" PRIu64, ss.tx_datagrams);
 		ctl_print_uint(p, CTL_PRINT_ANY, "tx_errors", " errors %" PRIu64, ss.tx_errors);
+		ctl_print_uint(p, CTL_PRINT_ANY, "rx_errors", " rx errors %" PRIu64, ss.rx_errors);
+		ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlogged", " backlogged %" PRIu64, ss.tx_backlogged);
+		ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlog_drops", " backlog drops %" PRIu64, ss.tx_backlog_drops);
+		ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlog_len", " backlog now %" PRIu64, ss.tx_backlog_len);
 		ctl_print_uint(p, CTL_PRINT_ANY, "udp_segment_fallbacks", " udp-segment fallbacks %" PRIu64,
 			       ss.udp_segment_fallbacks);
 		ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro", " udp-gro %s", ss.udp_gro_on);
@@ -220,27 +224,9 @@ static void vxd_cpu(uint64_t *user_us, uint64_t *sys_us)
 	*sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000ull + (uint64_t)ru.ru_stime.tv_usec;
 }
 
-int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p,
-		     struct ctl_err *err)
+/* The switch, the FDB and the receive checksum check. */
+static void vxd_print_switch(struct ctl_print *p, const struct vxd *vxd, const struct vxd_snapshot *snap)
 {
-	const struct port *only = NULL;
-	if (ref->has_port) {
-		only = vxd_port_by_name(vxd, ref->name);
-		if (!only)
-			return vxd_refuse(err, -ENOENT, "port %s: no such port", ref->name);
-	}
-	const struct vxd_snapshot *snap = vxd_snapshot(vxd);
-	ctl_print_open_object(p, NULL);
-	ctl_print_open_array(p, "ports");
-	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
-		if (vxd->ports[i] && (!only || only == vxd->ports[i]))
-			vxd_print_port_stats(p, vxd->ports[i], &snap->ports[i]);
-	ctl_print_close_array(p);
-	if (only) {
-		ctl_print_close_object(p);
-		return 0;
-	}
-	vxd_print_drops(p, snap->drops, "switch ");
 
 	const struct fwd_stats *fs = &snap->fwd;
 	const struct fdb_stats fdb = snap->fdb;
@@ -271,7 +257,11 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 
-	vxd_print_gro(p, vxd, snap);
+}
+
+/* GSO (summed over the vxlan ports), CPU per received KB, the pkt pool. */
+static void vxd_print_gso_cpu_pool(struct ctl_print *p, const struct vxd *vxd, const struct vxd_snapshot *snap)
+{
 
 	uint64_t gso_frames = 0, gso_segs = 0, bytes = 0, fallbacks = 0;
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
@@ -314,6 +304,32 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	ctl_print_uint(p, CTL_PRINT_ANY, "alloc_failures", " alloc failures %" PRIu64, ps.alloc_failures);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
+}
+
+int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p,
+		     struct ctl_err *err)
+{
+	const struct port *only = NULL;
+	if (ref->has_port) {
+		only = vxd_port_by_name(vxd, ref->name);
+		if (!only)
+			return vxd_refuse(err, -ENOENT, "port %s: no such port", ref->name);
+	}
+	const struct vxd_snapshot *snap = vxd_snapshot(vxd);
+	ctl_print_open_object(p, NULL);
+	ctl_print_open_array(p, "ports");
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+		if (vxd->ports[i] && (!only || only == vxd->ports[i]))
+			vxd_print_port_stats(p, vxd->ports[i], &snap->ports[i]);
+	ctl_print_close_array(p);
+	if (only) {
+		ctl_print_close_object(p);
+		return 0;
+	}
+	vxd_print_drops(p, snap->drops, "switch ");
+	vxd_print_switch(p, vxd, snap);
+	vxd_print_gro(p, vxd, snap);
+	vxd_print_gso_cpu_pool(p, vxd, snap);
 	ctl_print_close_object(p);
 	return 0;
 }
