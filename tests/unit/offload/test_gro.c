@@ -124,8 +124,7 @@ static struct gro_test *test_new(uint32_t max_flows, uint32_t max_size, uint64_t
 		.max_flows = max_flows, .max_size = max_size, .hold_ns = hold_ns,
 		.emit = collect, .emit_aux = &t->sink,
 	};
-	t->gro = gro_create(&cfg);
-	assert_non_null(t->gro);
+	assert_int_equal(gro_create(&cfg, &t->gro), 0);
 	return t;
 }
 
@@ -1419,10 +1418,25 @@ static void test_create_rejects_bad_config_and_destroy_frees_held(void **state)
 {
 	(void)state;
 	struct sink sink = { .n = 0 };
-	struct gro_config no_emit = { 0 };
-	assert_null(gro_create(&no_emit));
-	struct gro_config too_big = { .max_size = 65537, .emit = collect, .emit_aux = &sink };
-	assert_null(gro_create(&too_big));
+	const struct gro_config bad[] = {
+		{ .emit = NULL },                                                   /* no emit */
+		{ .max_size = 65537, .emit = collect, .emit_aux = &sink },          /* > 64 KB */
+		{ .max_flows = GRO_MAX_FLOWS + 1, .emit = collect, .emit_aux = &sink },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		/* *out is cleared on failure, whatever it held before. */
+		struct gro_table *out = (struct gro_table *)&sink;
+		assert_int_equal(gro_create(&bad[i], &out), -EINVAL);
+		assert_null(out);
+	}
+	/* The limits themselves are accepted. */
+	struct gro_config at_limits = {
+		.max_flows = GRO_MAX_FLOWS, .max_size = GRO_DEFAULT_MAX_SIZE, .emit = collect, .emit_aux = &sink,
+	};
+	struct gro_table *ok = NULL;
+	assert_int_equal(gro_create(&at_limits, &ok), 0);
+	assert_non_null(ok);
+	gro_destroy(ok);
 	gro_destroy(NULL);
 
 	struct gro_test *t = test_new(0, 0, 0);
