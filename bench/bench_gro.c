@@ -251,9 +251,10 @@ static void bench_mode(struct trace *t, enum mode mode, bool data_valid, double 
 {
 	struct out_stats out = { .check = true };
 	struct gro_config cfg = { .hold_ns = GRO_DEFAULT_HOLD_NS, .emit = collect, .emit_aux = &out };
-	struct gro_table *gro = gro_create(&cfg);
-	if (!gro) {
-		perror("gro_create");
+	struct gro_table *gro;
+	int err = gro_create(&cfg, &gro);
+	if (err < 0) {
+		fprintf(stderr, "gro_create: %s\n", strerror(-err));
 		exit(1);
 	}
 

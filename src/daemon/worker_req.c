@@ -33,9 +33,10 @@ int vxd_worker_gro_rebuild(struct vxd_worker *w, uint32_t max_size, uint64_t hol
 		.emit_aux = w,
 	};
 	/* Build the new table first: on failure the old one stays, untouched. */
-	struct gro_table *next = gro_create(&cfg);
-	if (!next)
-		return -errno;
+	struct gro_table *next;
+	int err = gro_create(&cfg, &next);
+	if (err < 0)
+		return err;
 	if (w->gro) {
 		gro_flush(w->gro, GRO_FLUSH_ALL, w->clock());
 		dp_flush_all(w);

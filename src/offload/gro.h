@@ -231,11 +231,15 @@ struct gro_stats {
 
 struct gro_table;
 
-/* Constructor/destructor.  gro_create() returns NULL with errno EINVAL (no
- * emit, max_size > 65536, max_flows > GRO_MAX_FLOWS) or ENOMEM.
+/* Constructor/destructor, in the house style (pkt_pool_create,
+ * fdb_create, vni_table_create): gro_create() returns 0 with the table in
+ * *out, or a negative errno with *out = NULL: -EINVAL for a bad config (no
+ * emit, max_size > 65536, max_flows > GRO_MAX_FLOWS), -ENOMEM when an
+ * allocation fails.  errno is not the channel, so a caller can return the
+ * value as it is.  All the table's memory is allocated here.
  * gro_destroy() frees held runs without emitting them (call gro_flush()
  * first to deliver them); gro_destroy(NULL) is a no-op. */
-struct gro_table *gro_create(const struct gro_config *config);
+int gro_create(const struct gro_config *config, struct gro_table **out);
 void gro_destroy(struct gro_table *table);
 
 /* Takes one frame (and the caller's reference) with the key the caller

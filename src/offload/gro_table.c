@@ -34,15 +34,14 @@ const char *gro_pass_reason_name(enum gro_pass_reason reason)
 	return gro_pass_names[reason];
 }
 
-struct gro_table *gro_create(const struct gro_config *config)
+int gro_create(const struct gro_config *config, struct gro_table **out)
 {
+	*out = NULL;
 	uint32_t max_flows = config->max_flows ? config->max_flows : GRO_DEFAULT_MAX_FLOWS;
 	uint32_t max_size = config->max_size ? config->max_size : GRO_DEFAULT_MAX_SIZE;
 
-	if (!config->emit || max_size > GRO_DEFAULT_MAX_SIZE || max_flows > GRO_MAX_FLOWS) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!config->emit || max_size > GRO_DEFAULT_MAX_SIZE || max_flows > GRO_MAX_FLOWS)
+		return -EINVAL;
 	uint32_t slots = max_flows < GRO_BUCKET_SLOTS ? max_flows : GRO_BUCKET_SLOTS;
 	uint32_t buckets = 1;
 	while (buckets * 2 * slots <= max_flows)
@@ -50,10 +49,12 @@ struct gro_table *gro_create(const struct gro_config *config)
 
 	struct gro_table *table = calloc(1, sizeof(*table) + (size_t)buckets * slots * sizeof(struct gro_flow));
 	if (!table)
-		goto err_nomem;
+		return -ENOMEM;
 	table->buckets = calloc(buckets, sizeof(*table->buckets));
-	if (!table->buckets)
-		goto err_free_table;
+	if (!table->buckets) {
+		free(table);
+		return -ENOMEM;
+	}
 	table->emit = config->emit;
 	table->emit_aux = config->emit_aux;
 	table->hold_ns = config->hold_ns;
@@ -64,13 +65,8 @@ struct gro_table *gro_create(const struct gro_config *config)
 #if defined(__x86_64__)
 	table->avx2 = __builtin_cpu_supports("avx2");
 #endif
-	return table;
-
-err_free_table:
-	free(table);
-err_nomem:
-	errno = ENOMEM;
-	return NULL;
+	*out = table;
+	return 0;
 }
 
 void gro_destroy(struct gro_table *table)

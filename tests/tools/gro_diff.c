@@ -983,13 +983,15 @@ static int run_ours(const struct wire *w, struct result *res)
 	if (err < 0)
 		return err;
 	struct gro_config cfg = { .emit = ours_emit, .emit_aux = &o };
-	struct gro_table *gro = gro_create(&cfg);
-	if (!gro)
+	struct gro_table *gro;
+	err = gro_create(&cfg, &gro);
+	if (err < 0)
 		goto out_pool;
 	for (; n < w->n; n++) {
 		pkts[n] = pkt_alloc(o.pool);
 		if (!pkts[n] || pkt_set_data(pkts[n], w->bytes[n], (uint32_t)w->len[n]) != 0) {
 			pkt_free(pkts[n]);
+			err = -ENOMEM;
 			goto out_pkts;
 		}
 		/* The datapath drops what the parser refuses before GRO;
