@@ -240,12 +240,15 @@ void dp_sock_input(struct vxd_worker *w, unsigned sock_idx)
 	struct pkt **pkts = w->sock_rx;
 	unsigned budget = VXD_SOCK_POLL_BUDGET;
 	bool gro_on = w->view->knobs[CTL_KNOB_GRO] && w->gro;
+	/* One time for the whole poll, as NAPI's: a run started in this poll
+	 * is never "older" than a later datagram of the same poll, so with
+	 * gro-hold-us 0 it stays open until the poll ends. */
+	w->now_ns = w->clock();
 	for (unsigned round = 0; round < VXD_SOCK_POLL_ROUNDS && budget; round++) {
 		int n = vxlan_sock_rx_batch(vs->sock, w->pool, pkts, VXD_SOCK_RX_MAX);
 		if (n <= 0)
 			break; /* errors are counted by the socket (rx_errors) */
 		budget -= (unsigned)n < budget ? (unsigned)n : budget;
-		w->now_ns = w->clock();
 		for (int i = 0; i < n; i++)
 			dp_datagram(w, vs, pkts[i], gro_on);
 		if (gro_on && dp_pool_low(w)) {
