@@ -35,8 +35,10 @@ static const struct verb_def verbs[] = {
 	{ "stats", NULL, CTL_STATS, ctl_parse_port_ref },
 	{ "set", NULL, CTL_SET, ctl_parse_set },
 	{ "show", "knobs", CTL_SHOW_KNOBS, parse_no_args },
+	{ "show", "config", CTL_SHOW_CONFIG, parse_no_args }, /* verbs of one first word stay together */
 	{ "diagnose", NULL, CTL_DIAGNOSE, ctl_parse_port_ref },
 	{ "version", NULL, CTL_VERSION, parse_no_args },
+	{ "reload", NULL, CTL_RELOAD, parse_no_args },
 };
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
 
@@ -49,6 +51,7 @@ const char *ctl_verb_name(enum ctl_verb verb)
 		[CTL_FDB_FLUSH] = "fdb flush", [CTL_STATS] = "stats",
 		[CTL_SET] = "set", [CTL_SHOW_KNOBS] = "show knobs",
 		[CTL_DIAGNOSE] = "diagnose", [CTL_VERSION] = "version",
+		[CTL_RELOAD] = "reload", [CTL_SHOW_CONFIG] = "show config",
 	};
 	if ((unsigned int)verb >= sizeof(names) / sizeof(names[0]) || !names[verb])
 		return "?";
@@ -205,6 +208,8 @@ const char *ctl_cmd_grammar(void)
 	       "         | show knobs\n"
 	       "         | diagnose [ port NAME ]\n"
 	       "         | version\n"
+	       "         | reload          (re-read the config file: apply the difference)\n"
+	       "         | show config     (the running state as a config file)\n"
 	       "KNOB VALUE := { gro | gso | tap-tso | udp-gro | udp-segment | rx-csum } { on | off }\n"
 	       "            | gro-hold-us 0..1000000 | gro-max-size 1500..65535\n"
 	       "            | fdb-ageing SECONDS (0..1000000, 0 = never) | fdb-max 1..16777216\n"

@@ -63,6 +63,8 @@ enum ctl_verb {
 	CTL_SHOW_KNOBS,
 	CTL_DIAGNOSE,
 	CTL_VERSION,
+	CTL_RELOAD,      /* re-read the config file, apply the difference */
+	CTL_SHOW_CONFIG, /* the running state in config-file syntax */
 };
 
 /* An IPv4 or IPv6 address.  Unused bytes are zero, so two ctl_ip compare

@@ -96,10 +96,15 @@ static int vxd_fdb_cmd(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_pr
 			return (int)ret;
 		req.kind = VXD_REQ_FDB_ADD;
 		ret = vxd_worker_call(vxd->worker, &req);
-		return ret < 0 ? vxd_refuse(err, (int)ret, "fdb add: %s", strerror((int)-ret)) : 0;
+		if (ret < 0)
+			return vxd_refuse(err, (int)ret, "fdb add: %s", strerror((int)-ret));
+		if (vxd_statics_remember(vxd, &cmd->fdb) < 0)
+			VLOG_WARN("fdb", "out of memory: `show config` will not list this entry");
+		return 0;
 	case CTL_FDB_DEL:
 		req.kind = VXD_REQ_FDB_DEL;
 		ret = vxd_worker_call(vxd->worker, &req);
+		vxd_statics_forget(vxd, cmd->fdb.vni, cmd->fdb.mac);
 		return ret < 0 ? vxd_refuse(err, (int)ret, "fdb del: no such entry") : 0;
 	default: /* CTL_FDB_FLUSH */
 		req.kind = VXD_REQ_FDB_FLUSH;
@@ -266,6 +271,11 @@ int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *ou
 		return 0;
 	case CTL_DIAGNOSE:
 		return vxd_diagnose(vxd, &cmd->port, out, err);
+	case CTL_RELOAD:
+		return vxd_reload(vxd, vxd->opts.config_path, out, err);
+	case CTL_SHOW_CONFIG:
+		vxd_show_config(vxd, out);
+		return 0;
 	case CTL_VERSION:
 		ctl_print_open_object(out, NULL);
 		ctl_print_string(out, CTL_PRINT_ANY, "version", "%s\n", VXD_VERSION);

@@ -113,6 +113,22 @@ static bool vxd_sock_in_use(const struct vxd *vxd, const struct vxlan_sock *sock
 	return false;
 }
 
+/* The worker dropped every FDB entry behind a removed port: so does the
+ * running configuration (an entry via a remote goes with the VNI's last
+ * vxlan port). */
+static void vxd_forget_statics_of(struct vxd *vxd, const struct port *port)
+{
+	for (size_t i = 0; i < vxd->n_statics;) {
+		const struct ctl_fdb *f = &vxd->statics[i];
+		bool gone = f->dst == CTL_FDB_DST_PORT ? strcmp(f->port, port->name) == 0
+						       : port_is_vxlan(port) && !vxd_vxlan_of_vni(vxd, f->vni);
+		if (gone)
+			vxd_statics_forget(vxd, f->vni, f->mac);
+		else
+			i++;
+	}
+}
+
 int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 {
 	struct port *port = vxd->ports[id];
@@ -144,6 +160,8 @@ int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 		vxd_worker_unwatch(vxd->worker, vxlan_sock_fd(sock));
 	struct vxd_req req = { .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = slot >= 0 };
 	vxd_worker_call(vxd->worker, &req);
+	vxd_forget_statics_of(vxd, port);
+	memset(&vxd->port_cfg[id], 0, sizeof(vxd->port_cfg[id]));
 	port_destroy(port);
 	if (slot >= 0)
 		vxlan_sock_unref(sock);
@@ -351,5 +369,8 @@ int vxd_port_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_prin
 	int id = vxd_free_id(vxd);
 	if (id < 0)
 		return vxd_refuse(err, id, "port %s: too many ports (%d)", pa->name, VXD_MAX_PORTS - 1);
-	return pa->type == CTL_PORT_TAP ? vxd_add_tap(vxd, pa, id, out, err) : vxd_add_vxlan(vxd, pa, id, out, err);
+	int ret = pa->type == CTL_PORT_TAP ? vxd_add_tap(vxd, pa, id, out, err) : vxd_add_vxlan(vxd, pa, id, out, err);
+	if (ret == 0)
+		vxd->port_cfg[id] = *pa;
+	return ret;
 }

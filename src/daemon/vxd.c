@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "ctl/ctl_print.h"
 #include "ctl/ctl_server.h"
 #include "daemon/vxd_internal.h"
 #include "util/vlog.h"
@@ -92,6 +93,7 @@ int vxd_create(const struct vxd_options *opts, struct vxd **out)
 		err = vxd_open_control(vxd);
 	if (err < 0)
 		goto err_destroy;
+	memcpy(vxd->knob_defaults, vxd->knobs, sizeof(vxd->knobs));
 	vxd->start_ns = vxd_now_ns();
 	vxd->diag_cur_ns = vxd->start_ns;
 	*out = vxd;
@@ -128,7 +130,34 @@ void vxd_destroy(struct vxd *vxd)
 		close(vxd->wake_fd);
 	vxd_view_free(atomic_load(&vxd->view));
 	free(vxd->snap);
+	free(vxd->statics);
 	free(vxd);
+}
+
+int vxd_apply_config(struct vxd *vxd, struct ctl_print *out, struct ctl_err *err)
+{
+	return vxd_reload(vxd, vxd->opts.config_path, out, err);
+}
+
+void vxd_request_reload(struct vxd *vxd)
+{
+	vxd->reload_pending = 1;
+	uint64_t one = 1;
+	if (write(vxd->wake_fd, &one, sizeof(one)) < 0) {
+		/* Already signalled. */
+	}
+}
+
+static void vxd_reload_now(struct vxd *vxd)
+{
+	vxd->reload_pending = 0;
+	struct ctl_print out;
+	struct ctl_err err = { 0 };
+	ctl_print_init(&out, false, 0);
+	if (vxd_apply_config(vxd, &out, &err) < 0)
+		VLOG_ERR("config", "SIGHUP: %s (the running state stays as it was up to that line)", err.msg);
+	ctl_print_finish(&out);
+	ctl_print_release(&out);
 }
 
 void vxd_stop(struct vxd *vxd)
@@ -179,6 +208,8 @@ int vxd_run(struct vxd *vxd)
 				}
 			}
 		}
+		if (vxd->reload_pending)
+			vxd_reload_now(vxd);
 		if (vxd_now_ns() - vxd->diag_cur_ns > VXD_DIAG_WINDOW_NS)
 			vxd_diag_snapshot(vxd, false);
 	}

@@ -28,6 +28,7 @@ struct vxd_options {
 	const char *ctl_path;   /* NULL: no control socket (tests) */
 	uint32_t pool_size;     /* pkts; 0: default */
 	uint32_t fdb_size;      /* learned entries over all VNIs; 0: VXD_FDB_SIZE_DEFAULT */
+	const char *config_path; /* the config file `reload` and SIGHUP re-read; NULL: none */
 	bool quiet;             /* no informational lines on stderr */
 	uint64_t (*clock)(void); /* the worker's clock; NULL: CLOCK_MONOTONIC (tests warp it) */
 };
@@ -38,6 +39,12 @@ void vxd_destroy(struct vxd *vxd);
 /* Serves the control socket until vxd_stop() (safe from a signal handler). */
 int vxd_run(struct vxd *vxd);
 void vxd_stop(struct vxd *vxd);
+/* Asks the control loop to re-read the config file (safe from a signal
+ * handler: SIGHUP). */
+void vxd_request_reload(struct vxd *vxd);
+/* Applies opts.config_path (at start-up: from an empty switch).  Refusals
+ * say FILE:LINE: why in err->msg. */
+int vxd_apply_config(struct vxd *vxd, struct ctl_print *out, struct ctl_err *err);
 
 /* Executes one command (the control socket's dispatcher; the config file
  * goes through it too).  Output goes to `out`; refusals fill err->msg. */

@@ -40,6 +40,13 @@ struct vxd {
 	struct port *ports[VXD_MAX_PORTS];
 	struct vxlan_sock *socks[VXD_MAX_SOCKS]; /* one reference each */
 	uint32_t knobs[CTL_KNOB_COUNT];
+	uint32_t knob_defaults[CTL_KNOB_COUNT];
+	/* The running configuration (config.c): each port's `port add` as it
+	 * was given, the static FDB entries installed through us. */
+	struct ctl_port_add port_cfg[VXD_MAX_PORTS];
+	struct ctl_fdb *statics;
+	size_t n_statics, cap_statics;
+	volatile sig_atomic_t reload_pending; /* SIGHUP */
 
 	struct qsbr qsbr;
 	struct vxd_view *_Atomic view;  /* published; the worker's reading */
@@ -83,6 +90,12 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 void vxd_port_show(const struct vxd *vxd, struct ctl_print *out);
 /* vni: one VNI or FDB_VNI_ANY */
 int vxd_fdb_show(struct vxd *vxd, uint32_t vni, struct ctl_print *out, struct ctl_err *err);
+
+/* config.c: re-reads `path` and applies the difference (see config.c). */
+int vxd_reload(struct vxd *vxd, const char *path, struct ctl_print *out, struct ctl_err *err);
+void vxd_show_config(const struct vxd *vxd, struct ctl_print *out);
+int vxd_statics_remember(struct vxd *vxd, const struct ctl_fdb *f);
+void vxd_statics_forget(struct vxd *vxd, uint32_t vni, const uint8_t mac[6]);
 
 /* diagnose.c */
 int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);

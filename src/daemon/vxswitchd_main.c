@@ -70,33 +70,28 @@ static uint32_t option_uint(const char *opt, const char *arg, uint32_t min, uint
 	return (uint32_t)v;
 }
 
-static int run_config(struct vxd *vxd, const char *path)
+/* The config file, applied to the empty switch: a refused line stops the
+ * start (FILE:LINE: why). */
+static int run_config(struct vxd *vxd)
 {
-	struct ctl_config cfg;
-	char msg[CTL_CONFIG_ERR_SIZE];
-	int ret = ctl_config_load(path, &cfg, msg, sizeof(msg));
-	if (ret < 0) {
-		fprintf(stderr, "vxswitchd: %s\n", msg);
-		return ret;
-	}
-	for (size_t i = 0; i < cfg.n_cmds; i++) {
-		struct ctl_print out;
-		struct ctl_err err = { 0 };
-		ctl_print_init(&out, false, 0);
-		ret = vxd_execute(vxd, &cfg.cmds[i], &out, &err);
-		ctl_print_finish(&out);
-		if (ret < 0) {
-			fprintf(stderr, "vxswitchd: %s:%u: %s\n", path, cfg.lines[i],
-				err.msg[0] ? err.msg : strerror(-ret));
-			ctl_print_release(&out);
-			ctl_config_release(&cfg);
-			return ret;
-		}
+	struct ctl_print out;
+	struct ctl_err err = { 0 };
+	ctl_print_init(&out, false, 0);
+	int ret = vxd_apply_config(vxd, &out, &err);
+	ctl_print_finish(&out);
+	if (ret < 0)
+		fprintf(stderr, "vxswitchd: %s\n", err.msg[0] ? err.msg : strerror(-ret));
+	else
 		fputs(ctl_print_data(&out), stderr);
-		ctl_print_release(&out);
-	}
-	ctl_config_release(&cfg);
-	return 0;
+	ctl_print_release(&out);
+	return ret;
+}
+
+static void on_hangup(int sig)
+{
+	(void)sig;
+	if (the_vxd)
+		vxd_request_reload(the_vxd);
 }
 
 int main(int argc, char **argv)
@@ -146,6 +141,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	make_socket_dir(opts.ctl_path);
+	opts.config_path = config;
 
 	struct vxd *vxd;
 	int ret = vxd_create(&opts, &vxd);
@@ -158,8 +154,11 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* SIGHUP re-reads the config file (vxctl reload does the same). */
+	struct sigaction hup = { .sa_handler = on_hangup };
+	sigaction(SIGHUP, &hup, NULL);
 
-	if (config && run_config(vxd, config) < 0) {
+	if (config && run_config(vxd) < 0) {
 		vxd_destroy(vxd);
 		return 1;
 	}

@@ -89,6 +89,14 @@ static void test_other_verbs(void **state)
 	assert_string_equal(c.port.name, "vx0");
 	parse_ok("port show", &c);
 	assert_int_equal(c.verb, CTL_PORT_SHOW);
+	parse_ok("reload", &c);
+	assert_int_equal(c.verb, CTL_RELOAD);
+	parse_ok("show config", &c);
+	assert_int_equal(c.verb, CTL_SHOW_CONFIG);
+	parse_ok("show knobs", &c); /* still found: verbs of one first word stay together */
+	assert_int_equal(c.verb, CTL_SHOW_KNOBS);
+	struct ctl_err e;
+	assert_int_not_equal(parse_line("reload now", &c, &e), 0);
 
 	parse_ok("fdb show", &c);
 	assert_int_equal(c.verb, CTL_FDB_SHOW);
