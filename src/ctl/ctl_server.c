@@ -599,7 +599,7 @@ static void admit_client(struct ctl_server *s, int fd, ctl_dispatch_fn dispatch,
 	unsigned int slot = 0;
 	while (slot < s->n_slots && s->clients[slot])
 		slot++;
-	if (!make_room(s, dispatch, ctx) || slot == s->n_slots) {
+	if (slot == s->n_slots || !make_room(s, dispatch, ctx)) {
 		refuse_full(s, fd);
 		return;
 	}
