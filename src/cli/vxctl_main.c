@@ -5,7 +5,8 @@
  * The command is checked here with the daemon's own parser first, so a typo
  * gets the same one-line error without a round trip (and without a daemon).
  * Exit status: 0 done, 1 refused (parse error or by the daemon), 2 the
- * daemon cannot be reached. */
+ * daemon cannot be reached, or turned us away ("vxswitchd: too many
+ * control clients (64), try again", printed as the daemon words it). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -88,6 +89,8 @@ int main(int argc, char **argv)
 	}
 	if (status == CTL_STATUS_OK) {
 		fputs(text, stdout);
+	} else if (status == CTL_STATUS_UNREACHABLE) {
+		fputs(text, stderr); /* the daemon's own "vxswitchd: ..." line */
 	} else {
 		fputs("vxctl: ", stderr);
 		fputs(text, stderr);

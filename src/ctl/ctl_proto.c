@@ -93,7 +93,7 @@ void ctl_proto_reply_hdr(struct ctl_reply_hdr *hdr, enum ctl_status status, uint
 
 int ctl_proto_check_reply_hdr(const struct ctl_reply_hdr *hdr)
 {
-	if (hdr->magic != CTL_PROTO_MAGIC || hdr->status > CTL_STATUS_REFUSED)
+	if (hdr->magic != CTL_PROTO_MAGIC || hdr->status > CTL_STATUS_UNREACHABLE)
 		return -EPROTO;
 	if (hdr->size > CTL_REPLY_MAX_BODY)
 		return -EMSGSIZE;
@@ -162,12 +162,18 @@ int ctl_proto_call(const char *path, int argc, const char *const *argv, bool jso
 		ret = -errno;
 		goto err_close;
 	}
-	ret = write_all(fd, req, (size_t)len);
-	if (ret)
+	/* Turned away, the daemon may have answered and closed already: the
+	 * send fails, and the reply waiting for us says why. */
+	int sent = write_all(fd, req, (size_t)len);
+	if (sent && sent != -EPIPE && sent != -ECONNRESET) {
+		ret = sent;
 		goto err_close;
+	}
 	ret = read_all(fd, &hdr, sizeof(hdr));
-	if (ret)
+	if (ret) {
+		ret = sent ? sent : ret;
 		goto err_close;
+	}
 	ret = ctl_proto_check_reply_hdr(&hdr);
 	if (ret)
 		goto err_close;

@@ -34,7 +34,9 @@ enum ctl_proto_consts {
 enum ctl_status {
 	CTL_STATUS_OK = 0,
 	CTL_STATUS_REFUSED = 1,    /* parse error or refused by the daemon */
-	CTL_STATUS_UNREACHABLE = 2,/* cannot reach the daemon (client only) */
+	CTL_STATUS_UNREACHABLE = 2,/* cannot reach the daemon; also sent by a
+	                            * daemon that turns a client away (too
+	                            * many clients, too slow): try again */
 };
 
 struct ctl_req_hdr {
@@ -80,7 +82,9 @@ int ctl_proto_check_reply_hdr(const struct ctl_reply_hdr *hdr);
  * On 0, *status is the daemon's status and *text a malloc'ed
  * NUL-terminated reply the caller frees.  Negative errno when the daemon
  * cannot be reached, the exchange breaks, or no reply comes within
- * CTL_CALL_TIMEOUT_S (-ETIMEDOUT) (vxctl exits 2). */
+ * CTL_CALL_TIMEOUT_S (-ETIMEDOUT) (vxctl exits 2).  A daemon that turns
+ * the client away may answer and close before the request is sent: the
+ * send then fails, and the reply already waiting is still read. */
 int ctl_proto_call(const char *path, int argc, const char *const *argv,
 		   bool json, int *status, char **text);
 

@@ -9,7 +9,16 @@
  *                        served before reading again.
  * Clients closed while handling a batch of events are freed at the end of
  * the batch, so a later event in the same batch never touches freed
- * memory.
+ * memory.  That is why there are twice max_clients slots: the cap counts
+ * live clients, and an eviction admits a newcomer while the evicted one
+ * still holds its slot until the batch ends.
+ *
+ * Deadlines: each client has one, set by its state (`since` is when that
+ * state began): awaiting a request (request_timeout, or idle_timeout once
+ * one was served and nothing of the next has come), or owing a reply
+ * (reply_timeout).  After each batch the expired ones are closed and the
+ * timerfd is armed for the earliest left, so the epoll fd turns readable
+ * when it passes.
  *
  * Failure accounting: a client's functions only return a negative errno;
  * client_drop() alone decides which counter it goes under (the table in
@@ -24,7 +33,9 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl/ctl_proto.h"
@@ -32,8 +43,7 @@
 #include "util/vlog.h"
 
 enum {
-	CTL_SERVER_DEFAULT_MAX_CLIENTS = 16,
-	CTL_SERVER_BACKLOG = 16,
+	CTL_SERVER_BACKLOG = 64,
 	CTL_SERVER_EVENTS = 32,     /* events handled per ctl_server_handle() */
 	CTL_SERVER_ACCEPTS = 64,    /* accepts per ctl_server_handle() */
 };
@@ -42,6 +52,8 @@ struct ctl_client {
 	int fd;
 	bool dead;                  /* closed; freed at the end of the batch */
 	bool writing;               /* epoll interest is EPOLLOUT */
+	bool served;                /* at least one request was answered */
+	uint64_t since;             /* ns: start of the current state */
 	size_t in_len;
 	uint8_t in[sizeof(struct ctl_req_hdr) + CTL_REQ_MAX_BODY];
 	uint8_t *out;               /* reply being sent */
@@ -54,12 +66,32 @@ struct ctl_server {
 	int spare_fd;               /* /dev/null, given up to shed a
 	                             * connection when out of fds */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int timer_fd;               /* timerfd: the earliest deadline */
 	unsigned int max_clients;
 	size_t max_reply;
-	struct ctl_client **clients; /* max_clients slots, NULL = free */
-	unsigned int n_clients;
+	uint64_t request_ns, idle_ns, reply_ns, evict_ns;
+	ctl_server_clock_fn *clock;
+	uint64_t now;               /* the clock, read once per handle */
+	struct ctl_client **clients; /* n_slots slots, NULL = free */
+	unsigned int n_slots;       /* 2 * max_clients */
+	unsigned int n_clients;     /* live ones */
 	struct ctl_server_stats stats;
 };
+
+/* The epoll tag of the timer; the listener's is NULL. */
+static char timer_tag;
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t ms_or(unsigned int ms, unsigned int dflt)
+{
+	return (uint64_t)(ms ? ms : dflt) * 1000000ull;
+}
 
 /* ---- setup ------------------------------------------------------------- */
 
@@ -108,7 +140,9 @@ static int listen_on(struct ctl_server *s, const struct sockaddr_un *sun)
 		goto err_unlink;
 	}
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0) {
+	struct epoll_event tev = { .events = EPOLLIN, .data.ptr = &timer_tag };
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->timer_fd, &tev) < 0) {
 		ret = -errno;
 		close(s->epfd);
 		s->epfd = -1;
@@ -122,6 +156,22 @@ err_close_listen:
 	close(s->listen_fd);
 	s->listen_fd = -1;
 	return ret;
+}
+
+static void set_limits(struct ctl_server *s, const struct ctl_server_opts *o)
+{
+	s->max_clients = o->max_clients ? o->max_clients : CTL_SERVER_DEFAULT_MAX_CLIENTS;
+	s->n_slots = 2 * s->max_clients;
+	s->max_reply = o->max_pending_out ? o->max_pending_out : CTL_REPLY_MAX_BODY;
+	if (s->max_reply > CTL_REPLY_MAX_BODY)
+		s->max_reply = CTL_REPLY_MAX_BODY;
+	s->request_ns = ms_or(o->request_timeout_ms, CTL_SERVER_DEFAULT_REQUEST_TIMEOUT_MS);
+	s->idle_ns = ms_or(o->idle_timeout_ms, CTL_SERVER_DEFAULT_IDLE_TIMEOUT_MS);
+	s->reply_ns = ms_or(o->reply_timeout_ms, CTL_SERVER_DEFAULT_REPLY_TIMEOUT_MS);
+	s->evict_ns = ms_or(o->evict_after_ms, CTL_SERVER_DEFAULT_EVICT_AFTER_MS);
+	s->clock = o->clock ? o->clock : monotonic_ns;
+	s->now = s->clock();
+	s->stats.max_clients = s->max_clients;
 }
 
 int ctl_server_create(const struct ctl_server_opts *opts, struct ctl_server **out)
@@ -140,13 +190,8 @@ int ctl_server_create(const struct ctl_server_opts *opts, struct ctl_server **ou
 		return -ENOMEM;
 	s->listen_fd = s->epfd = -1;
 	strcpy(s->path, path);
-	s->max_clients = opts && opts->max_clients ? opts->max_clients
-						   : CTL_SERVER_DEFAULT_MAX_CLIENTS;
-	s->max_reply = opts && opts->max_pending_out ? opts->max_pending_out
-						     : CTL_REPLY_MAX_BODY;
-	if (s->max_reply > CTL_REPLY_MAX_BODY)
-		s->max_reply = CTL_REPLY_MAX_BODY;
-	s->clients = calloc(s->max_clients, sizeof(*s->clients));
+	set_limits(s, opts ? opts : &(struct ctl_server_opts){ 0 });
+	s->clients = calloc(s->n_slots, sizeof(*s->clients));
 	if (!s->clients) {
 		ret = -ENOMEM;
 		goto err_free_server;
@@ -156,14 +201,21 @@ int ctl_server_create(const struct ctl_server_opts *opts, struct ctl_server **ou
 		ret = -errno;
 		goto err_free_clients;
 	}
+	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->timer_fd < 0) {
+		ret = -errno;
+		goto err_close_spare;
+	}
 	ret = remove_stale_socket(&sun);
 	if (!ret)
 		ret = listen_on(s, &sun);
 	if (ret)
-		goto err_close_spare;
+		goto err_close_timer;
 	*out = s;
 	return 0;
 
+err_close_timer:
+	close(s->timer_fd);
 err_close_spare:
 	close(s->spare_fd);
 err_free_clients:
@@ -185,11 +237,12 @@ void ctl_server_destroy(struct ctl_server *s)
 {
 	if (!s)
 		return;
-	for (unsigned int i = 0; i < s->max_clients; i++)
+	for (unsigned int i = 0; i < s->n_slots; i++)
 		if (s->clients[i])
 			client_free(s->clients[i]);
 	free(s->clients);
 	close(s->epfd);
+	close(s->timer_fd);
 	close(s->listen_fd);
 	if (s->spare_fd >= 0)
 		close(s->spare_fd);
@@ -210,6 +263,7 @@ unsigned int ctl_server_n_clients(const struct ctl_server *s)
 void ctl_server_get_stats(const struct ctl_server *s, struct ctl_server_stats *stats)
 {
 	*stats = s->stats;
+	stats->clients = s->n_clients;
 }
 
 /* ---- clients ----------------------------------------------------------- */
@@ -236,7 +290,46 @@ static void count_error(struct ctl_server *s, int err, const char *what)
 	VLOG_WARN_RL(&error_rl, "ctl", "control socket: %s: %s", what, strerror(err));
 }
 
-/* Close a client and count why, from the errno its handler returned. */
+/* Reasons a client is closed that are no errno of its I/O (negated, like
+ * the errnos, when passed to client_drop). */
+enum {
+	DROP_TIMED_OUT = 100000, /* no complete request in time */
+	DROP_IDLE,               /* idle between requests too long */
+	DROP_SLOW,               /* reply unread in time */
+	DROP_EVICTED,            /* stalled, and a newcomer needed the room */
+};
+
+/* One reply line straight to a socket we are about to close: best effort
+ * (a fresh or idle socket takes ~100 bytes; if it does not, the peer sees
+ * EOF, which it would have anyway). */
+static void send_line(int fd, const char *fmt, unsigned int arg)
+{
+	char buf[sizeof(struct ctl_reply_hdr) + 128];
+	struct ctl_reply_hdr hdr;
+	int n = snprintf(buf + sizeof(hdr), sizeof(buf) - sizeof(hdr), fmt, arg);
+	ctl_proto_reply_hdr(&hdr, CTL_STATUS_UNREACHABLE, (uint32_t)n);
+	memcpy(buf, &hdr, sizeof(hdr));
+	if (send(fd, buf, sizeof(hdr) + (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* the peer is gone or not reading: it sees the close */
+	}
+}
+
+/* The server, not the client, ends this one: tell it why if it still
+ * expects a reply to a request (see ctl_server.h). */
+static void tell_why(struct ctl_server *s, struct ctl_client *c, int reason)
+{
+	if (c->out || (c->served && !c->in_len))
+		return;
+	if (reason == DROP_TIMED_OUT)
+		send_line(c->fd, "vxswitchd: no complete request within %u ms, closed\n",
+			  (unsigned int)(s->request_ns / 1000000));
+	else if (reason == DROP_EVICTED)
+		send_line(c->fd, "vxswitchd: closed to make room for another control "
+			  "client (%u in use), try again\n", s->max_clients);
+}
+
+/* Close a client and count why, from the errno its handler returned (or a
+ * DROP_* reason). */
 static void client_drop(struct ctl_server *s, struct ctl_client *c, int err)
 {
 	switch (-err) {
@@ -252,16 +345,29 @@ static void client_drop(struct ctl_server *s, struct ctl_client *c, int err)
 	case EPIPE:
 		s->stats.hangups++;
 		break;
+	case DROP_TIMED_OUT:
+		s->stats.timed_out++;
+		break;
+	case DROP_IDLE:
+		s->stats.idle_closed++;
+		break;
+	case DROP_SLOW:
+		s->stats.dropped_slow++;
+		break;
+	case DROP_EVICTED:
+		s->stats.evicted++;
+		break;
 	default:
 		count_error(s, -err, "client");
 		break;
 	}
+	tell_why(s, c, -err);
 	client_close(s, c);
 }
 
 static void reap_dead_clients(struct ctl_server *s)
 {
-	for (unsigned int i = 0; i < s->max_clients; i++) {
+	for (unsigned int i = 0; i < s->n_slots; i++) {
 		if (s->clients[i] && s->clients[i]->dead) {
 			client_free(s->clients[i]);
 			s->clients[i] = NULL;
@@ -278,91 +384,7 @@ static bool peer_is_trusted(int fd)
 	return cred.uid == 0 || cred.uid == geteuid();
 }
 
-/* Take on an accepted connection, or close it counting why not. */
-static void admit_client(struct ctl_server *s, int fd)
-{
-	/* Slots of clients closed in this batch free up at its end. */
-	unsigned int slot = 0;
-	while (slot < s->max_clients && s->clients[slot])
-		slot++;
-	if (slot == s->max_clients) {
-		s->stats.refused_full++;
-		close(fd);
-		return;
-	}
-	if (!peer_is_trusted(fd)) {
-		s->stats.refused_cred++;
-		close(fd);
-		return;
-	}
-	struct ctl_client *c = calloc(1, sizeof(*c));
-	if (!c) {
-		count_error(s, ENOMEM, "new client");
-		close(fd);
-		return;
-	}
-	c->fd = fd;
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		count_error(s, errno, "epoll_ctl(new client)");
-		client_free(c);
-		return;
-	}
-	s->clients[slot] = c;
-	s->n_clients++;
-	s->stats.accepted++;
-}
-
-/* Out of fds: give up the spare so one pending connection can be accepted
- * and closed (its client sees EOF instead of hanging), then take the spare
- * back.  Without it the connection stays queued and keeps the listener
- * readable, so the daemon's loop would spin. */
-static void shed_connection(struct ctl_server *s)
-{
-	if (s->spare_fd >= 0)
-		close(s->spare_fd);
-	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd >= 0)
-		close(fd);
-	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-}
-
-/* Returns 0, or a negative errno when the listener itself is unusable. */
-static int accept_clients(struct ctl_server *s)
-{
-	for (int n = 0; n < CTL_SERVER_ACCEPTS; n++) {
-		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd >= 0) {
-			admit_client(s, fd);
-			continue;
-		}
-		int err = errno;
-		switch (err) {
-		case EAGAIN:
-			return 0;
-		case EINTR:
-			continue;
-		case ECONNABORTED: /* the client left before we took it */
-			s->stats.hangups++;
-			continue;
-		case EBADF:
-		case EINVAL:
-		case ENOTSOCK:
-		case EOPNOTSUPP:
-		case EFAULT:
-			return -err;
-		case EMFILE:
-		case ENFILE:
-			count_error(s, err, "accept");
-			shed_connection(s);
-			return 0;
-		default: /* ENOBUFS, ENOMEM, EPERM...: poll says when to retry */
-			count_error(s, err, "accept");
-			return 0;
-		}
-	}
-	return 0;
-}
+/* ---- client I/O ---------------------------------------------------- */
 
 static int set_interest(struct ctl_server *s, struct ctl_client *c, bool writing)
 {
@@ -451,6 +473,7 @@ static int serve_buffered(struct ctl_server *s, struct ctl_client *c,
 	int ret = serve_request(s, c, &req, dispatch, ctx);
 	if (ret)
 		return ret;
+	c->since = s->now; /* the reply must be read from now */
 	/* Keep any pipelined bytes behind this request for later. */
 	memmove(c->in, c->in + used, c->in_len - (size_t)used);
 	c->in_len -= (size_t)used;
@@ -490,6 +513,8 @@ static int client_progress(struct ctl_server *s, struct ctl_client *c,
 				return sent;
 			if (sent == 0)
 				return set_interest(s, c, true);
+			c->since = s->now; /* reply read: idle from now */
+			c->served = true;
 		}
 		int served = serve_buffered(s, c, dispatch, ctx);
 		if (served < 0)
@@ -510,8 +535,180 @@ static int client_readable(struct ctl_server *s, struct ctl_client *c,
 		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
 	if (n == 0) /* EOF: fine between requests, a hang-up within one */
 		return c->in_len ? -ECONNRESET : -ESHUTDOWN;
+	if (c->in_len == 0 && c->served)
+		c->since = s->now; /* a new request begins */
 	c->in_len += (size_t)n;
 	return client_progress(s, c, dispatch, ctx);
+}
+
+/* ---- admission ----------------------------------------------------- */
+
+/* The client waiting longest for a request, if it has waited evict_ns. */
+static struct ctl_client *oldest_stalled(struct ctl_server *s)
+{
+	struct ctl_client *oldest = NULL;
+	for (unsigned int i = 0; i < s->n_slots; i++) {
+		struct ctl_client *c = s->clients[i];
+		if (!c || c->dead || c->out || s->now - c->since < s->evict_ns)
+			continue;
+		if (!oldest || c->since < oldest->since)
+			oldest = c;
+	}
+	return oldest;
+}
+
+/* At the cap, evict stalled clients until one live slot is free.  Each
+ * gets a last read first: a request waiting in its socket is served (and
+ * the client is no longer stalled), a hang-up is counted as one.  Returns
+ * false when nobody can be evicted. */
+static bool make_room(struct ctl_server *s, ctl_dispatch_fn dispatch, void *ctx)
+{
+	for (unsigned int tries = 0; s->n_clients >= s->max_clients; tries++) {
+		struct ctl_client *c = oldest_stalled(s);
+		if (!c || tries > 2 * s->max_clients)
+			return false;
+		size_t in_len = c->in_len;
+		uint64_t since = c->since;
+		int ret = client_readable(s, c, dispatch, ctx);
+		if (ret < 0)
+			client_drop(s, c, ret);
+		else if (!c->out && c->in_len == in_len && c->since == since)
+			client_drop(s, c, -DROP_EVICTED);
+	}
+	return true;
+}
+
+/* Over the cap: one line saying so, then close (not a bare reset). */
+static void refuse_full(struct ctl_server *s, int fd)
+{
+	s->stats.refused_full++;
+	send_line(fd, "vxswitchd: too many control clients (%u), try again\n", s->max_clients);
+	close(fd);
+}
+
+/* Take on an accepted connection, or close it counting why not. */
+static void admit_client(struct ctl_server *s, int fd, ctl_dispatch_fn dispatch, void *ctx)
+{
+	if (!peer_is_trusted(fd)) {
+		s->stats.refused_cred++;
+		close(fd);
+		return;
+	}
+	/* Slots of clients closed in this batch free up at its end; there
+	 * are twice as many slots as live clients may be. */
+	unsigned int slot = 0;
+	while (slot < s->n_slots && s->clients[slot])
+		slot++;
+	if (slot == s->n_slots || !make_room(s, dispatch, ctx)) {
+		refuse_full(s, fd);
+		return;
+	}
+	struct ctl_client *c = calloc(1, sizeof(*c));
+	if (!c) {
+		count_error(s, ENOMEM, "new client");
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->since = s->now;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		count_error(s, errno, "epoll_ctl(new client)");
+		client_free(c);
+		return;
+	}
+	s->clients[slot] = c;
+	s->n_clients++;
+	s->stats.accepted++;
+}
+
+/* Out of fds: give up the spare so one pending connection can be accepted
+ * and closed (its client sees EOF instead of hanging), then take the spare
+ * back.  Without it the connection stays queued and keeps the listener
+ * readable, so the daemon's loop would spin. */
+static void shed_connection(struct ctl_server *s)
+{
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
+	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* Returns 0, or a negative errno when the listener itself is unusable. */
+static int accept_clients(struct ctl_server *s, ctl_dispatch_fn dispatch, void *ctx)
+{
+	for (int n = 0; n < CTL_SERVER_ACCEPTS; n++) {
+		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			admit_client(s, fd, dispatch, ctx);
+			continue;
+		}
+		int err = errno;
+		switch (err) {
+		case EAGAIN:
+			return 0;
+		case EINTR:
+			continue;
+		case ECONNABORTED: /* the client left before we took it */
+			s->stats.hangups++;
+			continue;
+		case EBADF:
+		case EINVAL:
+		case ENOTSOCK:
+		case EOPNOTSUPP:
+		case EFAULT:
+			return -err;
+		case EMFILE:
+		case ENFILE:
+			count_error(s, err, "accept");
+			shed_connection(s);
+			return 0;
+		default: /* ENOBUFS, ENOMEM, EPERM...: poll says when to retry */
+			count_error(s, err, "accept");
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* ---- deadlines ------------------------------------------------------ */
+
+static uint64_t client_deadline(const struct ctl_server *s, const struct ctl_client *c)
+{
+	if (c->out)
+		return c->since + s->reply_ns;
+	if (c->in_len || !c->served)
+		return c->since + s->request_ns;
+	return c->since + s->idle_ns;
+}
+
+/* Close the clients past their deadline; arm the timer for the earliest
+ * deadline left (disarm it when there is none). */
+static void expire_clients(struct ctl_server *s)
+{
+	uint64_t next = UINT64_MAX;
+	for (unsigned int i = 0; i < s->n_slots; i++) {
+		struct ctl_client *c = s->clients[i];
+		if (!c || c->dead)
+			continue;
+		uint64_t deadline = client_deadline(s, c);
+		if (s->now < deadline) {
+			next = deadline < next ? deadline : next;
+			continue;
+		}
+		int reason = c->out ? DROP_SLOW : (c->in_len || !c->served) ? DROP_TIMED_OUT : DROP_IDLE;
+		client_drop(s, c, -reason);
+	}
+	struct itimerspec its = { 0 };
+	if (next != UINT64_MAX) {
+		uint64_t d = next - s->now;
+		its.it_value.tv_sec = (time_t)(d / 1000000000ull);
+		its.it_value.tv_nsec = (long)(d % 1000000000ull);
+	}
+	if (timerfd_settime(s->timer_fd, 0, &its, NULL) < 0)
+		count_error(s, errno, "timerfd_settime");
 }
 
 int ctl_server_handle(struct ctl_server *s, ctl_dispatch_fn dispatch, void *ctx)
@@ -522,12 +719,20 @@ int ctl_server_handle(struct ctl_server *s, ctl_dispatch_fn dispatch, void *ctx)
 		return errno == EINTR ? 0 : -errno;
 
 	int fatal = 0;
+	s->now = s->clock();
 	for (int i = 0; i < n; i++) {
 		struct ctl_client *c = events[i].data.ptr;
 		if (!c) {
-			int ret = accept_clients(s);
+			int ret = accept_clients(s, dispatch, ctx);
 			if (ret)
 				fatal = ret;
+			continue;
+		}
+		if (events[i].data.ptr == &timer_tag) {
+			uint64_t ticks;
+			if (read(s->timer_fd, &ticks, sizeof(ticks)) < 0) {
+				/* EAGAIN: re-armed since it fired */
+			}
 			continue;
 		}
 		if (c->dead)
@@ -541,6 +746,8 @@ int ctl_server_handle(struct ctl_server *s, ctl_dispatch_fn dispatch, void *ctx)
 		if (ret < 0)
 			client_drop(s, c, ret);
 	}
+	s->now = s->clock();
+	expire_clients(s);
 	reap_dead_clients(s);
 	return fatal;
 }

@@ -8,9 +8,25 @@
  * dispatcher never sees it), calls the dispatcher, and writes the reply,
  * buffering what the client does not read yet.  It never blocks.
  *
- * Untrusted clients are bounded:
- *   - at most max_clients connections; further ones are accepted and closed
- *     at once (counted in refused_full);
+ * Untrusted clients are bounded, so that no client, stuck or hostile, can
+ * lock the operator out or stall the others:
+ *   - at most max_clients connections (default 64: scripts and monitoring
+ *     run a handful of vxctl calls at once, and 64 clients cost 64 fds and
+ *     64 request buffers of 4 KB).  A newcomer over the cap takes the slot
+ *     of the client that has waited longest without a complete request
+ *     (none sent yet, half of one, or idle between requests), if that one
+ *     has waited evict_after_ms (default 200 ms; an honest client sends
+ *     its request in microseconds): the stalled one is closed (evicted).
+ *     Before that, what it has sent is read, so a request waiting in its
+ *     socket is served, not lost.  With nobody to evict, the newcomer is
+ *     answered with one line, "vxswitchd: too many control clients (64),
+ *     try again", status CTL_STATUS_UNREACHABLE, and closed (refused_full):
+ *     vxctl prints the line and exits 2, instead of a bare reset;
+ *   - a request must be complete within request_timeout_ms (default 2 s)
+ *     of the connection (first request) or of its first byte (later ones),
+ *     else the client is closed (timed_out);
+ *   - a client idle between requests is closed after idle_timeout_ms
+ *     (default 60 s; idle_closed);
  *   - a request body over CTL_REQ_MAX_BODY, or bytes that are not a
  *     request, close that client (dropped_oversize / dropped_garbage);
  *   - one request at a time per client: while its reply is unread, the
@@ -18,10 +34,20 @@
  *     is one request buffer plus one reply;
  *   - a reply is at most max_pending_out bytes; a larger output is replaced
  *     by an error line;
+ *   - a reply must be read within reply_timeout_ms (default 5 s; 16 MB
+ *     over a Unix socket takes milliseconds) of being queued, else the
+ *     client is closed as a slow reader (dropped_slow).  Every read and
+ *     write is non-blocking, so meanwhile the others are served;
  *   - a peer whose SO_PEERCRED uid is neither root nor the daemon's is
  *     closed (refused_cred), in case the socket mode was changed.
- * Not bounded: how long a connected client may stay idle, so max_clients
- * idle (root) clients lock others out until they disconnect.
+ * A client closed by a timeout or evicted before it had a request served
+ * (or in the middle of one) is told why in one reply line, status
+ * CTL_STATUS_UNREACHABLE; one idle between requests just sees EOF, as if
+ * the daemon had restarted, so a long-lived client never reads a reply it
+ * did not ask for.  The deadlines are kept by a timerfd in the server's
+ * epoll set, so the fd becomes readable when one passes: the daemon's poll
+ * loop needs no timeout of its own.  Worst-case memory: max_clients x
+ * (4 KB + max_pending_out).
  *
  * Failures, and what the daemon does about them.  ctl_server_handle()
  * returns a negative errno ONLY when the server itself is broken and will
@@ -32,9 +58,11 @@
  * again.  Everything else is per-client or transient, is counted in
  * struct ctl_server_stats, and handle returns 0: the daemon carries on.
  * Each failure is counted under exactly one reason:
- *   - the client's fault: garbage, oversize, refused_full, refused_cred
- *     (the connection is closed); bad_requests and refused (answered with
- *     an error line, the connection stays);
+ *   - the client's fault: garbage, oversize, refused_full, refused_cred,
+ *     timed_out, dropped_slow (the connection is closed); bad_requests and
+ *     refused (answered with an error line, the connection stays);
+ *   - room made for others: evicted, idle_closed (the connection is
+ *     closed; nobody's fault);
  *   - the client left: hangups (mid-request, before reading its reply,
  *     reset, or gone before accept), never an error of ours;
  *   - ours: errors, with last_errno, each costing one connection or one
@@ -74,10 +102,27 @@ struct ctl_server;
 typedef int (*ctl_dispatch_fn)(void *ctx, const struct ctl_cmd *cmd,
 			       struct ctl_print *out, struct ctl_err *err);
 
+enum ctl_server_defaults {
+	CTL_SERVER_DEFAULT_MAX_CLIENTS = 64,
+	CTL_SERVER_DEFAULT_REQUEST_TIMEOUT_MS = 2000,
+	CTL_SERVER_DEFAULT_IDLE_TIMEOUT_MS = 60000,
+	CTL_SERVER_DEFAULT_REPLY_TIMEOUT_MS = 5000,
+	CTL_SERVER_DEFAULT_EVICT_AFTER_MS = 200,
+};
+
+/* Nanoseconds of a monotonic clock. */
+typedef uint64_t ctl_server_clock_fn(void);
+
+/* 0 (or NULL) in any field: its default, above. */
 struct ctl_server_opts {
 	const char *path;        /* NULL: CTL_DEFAULT_SOCKET */
-	unsigned int max_clients;/* 0: 16 */
+	unsigned int max_clients;
 	size_t max_pending_out;  /* reply body cap; 0: CTL_REPLY_MAX_BODY */
+	unsigned int request_timeout_ms;
+	unsigned int idle_timeout_ms;
+	unsigned int reply_timeout_ms;
+	unsigned int evict_after_ms;
+	ctl_server_clock_fn *clock; /* NULL: CLOCK_MONOTONIC; tests warp it */
 };
 
 /* Counters since ctl_server_create(); see "Failures" above for which
@@ -90,7 +135,12 @@ struct ctl_server_stats {
 	uint64_t bad_requests;    /* refused by ctl_cmd_parse(), answered */
 	uint64_t refused;         /* refused by the dispatcher (or its output
 	                           * too big), answered */
-	uint64_t refused_full;    /* connections over max_clients */
+	uint64_t refused_full;    /* connections over max_clients, nobody
+	                           * to evict: answered "too many" */
+	uint64_t evicted;         /* stalled clients closed to admit one */
+	uint64_t timed_out;       /* no complete request in time */
+	uint64_t idle_closed;     /* idle between requests too long */
+	uint64_t dropped_slow;    /* slow readers: reply unread in time */
 	uint64_t refused_cred;    /* peer neither root nor our uid */
 	uint64_t dropped_garbage; /* bytes that are not a request */
 	uint64_t dropped_oversize;/* request body over CTL_REQ_MAX_BODY */
@@ -99,10 +149,12 @@ struct ctl_server_stats {
 	uint64_t errors;          /* failures of ours (see above) */
 	int last_errno;           /* positive errno of the latest `errors`,
 	                           * 0 if none */
+	unsigned int clients;     /* now, not a counter */
+	unsigned int max_clients; /* the cap in force */
 };
 
 /* Returns 0 and *out, or a negative errno (nothing left behind).  Holds
- * max_clients + 3 fds at most: epoll, listener, spare, clients. */
+ * max_clients + 4 fds at most: epoll, listener, spare, timer, clients. */
 int ctl_server_create(const struct ctl_server_opts *opts,
 		      struct ctl_server **out);
 /* Closes every client and the socket, and unlinks the path. NULL: no-op. */

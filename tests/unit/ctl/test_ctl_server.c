@@ -1,7 +1,10 @@
 /* Unit tests for src/ctl/ctl_server.c over a real Unix socket in a private
  * /tmp directory: request/reply (text, JSON, parse errors, refusals),
  * pipelined and split requests, the per-client bounds (oversize, garbage,
- * max clients), the socket's 0600 mode, and stale-socket handling; and the
+ * max clients), the socket's 0600 mode, and stale-socket handling; the
+ * deadlines and the cap under a warped clock (request timeout, idle
+ * timeout, slow readers, eviction of stalled clients, the "too many" line),
+ * and the timerfd that wakes the daemon when a deadline passes; and the
  * failure accounting: each failure under its one counter (bad requests,
  * refusals, hang-ups mid-request and before the reply, running out of
  * fds), handle returning 0 for all of them and an error only when the
@@ -27,6 +30,19 @@
 #include "ctl/ctl_proto.h"
 #include "ctl/ctl_server.h"
 #include "util/vlog.h"
+
+/* The server's clock in these tests: it moves only when a test says. */
+static uint64_t fake_now = 1000000000ull;
+
+static uint64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+static void advance_ms(uint64_t ms)
+{
+	fake_now += ms * 1000000ull;
+}
 
 struct fixture {
 	char dir[64];
@@ -68,7 +84,7 @@ static int setup(void **state)
 	snprintf(f->dir, sizeof(f->dir), "/tmp/test_ctl_server_XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/vxswitchd.sock", f->dir);
-	struct ctl_server_opts opts = { .path = f->path, .max_clients = 3 };
+	struct ctl_server_opts opts = { .path = f->path, .max_clients = 3, .clock = fake_clock };
 	assert_int_equal(ctl_server_create(&opts, &f->server), 0);
 	*state = f;
 	return 0;
@@ -83,13 +99,15 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Run the server's loop as the daemon would: poll its fd, handle. */
+/* Run the server's loop as the daemon would: poll its fd, handle.  Handle
+ * runs even when the fd stays quiet, as the timer would wake it (the fake
+ * clock moves when the test says, the timerfd by the real one). */
 static void pump(struct fixture *f, int rounds)
 {
 	for (int i = 0; i < rounds; i++) {
 		struct pollfd pfd = { .fd = ctl_server_fd(f->server), .events = POLLIN };
-		if (poll(&pfd, 1, 20) > 0)
-			assert_int_equal(ctl_server_handle(f->server, dispatch, f), 0);
+		poll(&pfd, 1, 20);
+		assert_int_equal(ctl_server_handle(f->server, dispatch, f), 0);
 	}
 }
 
@@ -310,18 +328,25 @@ static void test_max_clients(void **state)
 		pump(f, 2);
 	}
 	assert_int_equal(ctl_server_n_clients(f->server), 3);
-	fds[3] = connect_raw(f); /* the backlog takes it; the server refuses it */
+	/* the backlog takes it; the server refuses it with one line, not a
+	 * reset (nobody has stalled long enough to be evicted) */
+	fds[3] = connect_raw(f);
+	char text[96];
+	assert_int_equal(read_reply(f, fds[3], text, sizeof(text)), CTL_STATUS_UNREACHABLE);
+	assert_string_equal(text, "vxswitchd: too many control clients (3), try again\n");
 	assert_true(closed_by_server(f, fds[3]));
 	struct ctl_server_stats st;
 	ctl_server_get_stats(f->server, &st);
 	assert_int_equal(st.refused_full, 1);
+	assert_int_equal(st.evicted, 0);
+	assert_int_equal(st.max_clients, 3);
+	assert_int_equal(st.clients, 3);
 	assert_int_equal(ctl_server_n_clients(f->server), 3);
 
 	/* when one leaves, a newcomer gets in */
 	close(fds[0]);
 	pump(f, 3);
 	assert_int_equal(ctl_server_n_clients(f->server), 2);
-	char text[64];
 	fds[0] = connect_raw(f);
 	const char *version[] = { "version" };
 	send_request(fds[0], false, 1, version);
@@ -368,6 +393,155 @@ static void test_hangup_before_reading_reply(void **state)
 	assert_int_equal(st.disconnected, 1);
 	assert_int_equal(st.errors, 0);
 	assert_int_equal(ctl_server_n_clients(f->server), 0);
+}
+
+/* A client that connects and sends nothing, and one that sends half a
+ * request, are closed when request_timeout passes, told why; one that
+ * completed its request is not, it is idle and waits for idle_timeout,
+ * then just sees EOF. */
+static void test_request_and_idle_timeouts(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t buf[256];
+	const char *argv[] = { "stats", "port", "tap0" };
+	int len = ctl_proto_encode_request(3, argv, false, buf, sizeof(buf));
+	int silent = connect_raw(f), half = connect_raw(f), good = connect_raw(f);
+	pump(f, 3);
+	assert_int_equal(write(half, buf, (size_t)len - 3), len - 3);
+	advance_ms(1000);
+	const char *version[] = { "version" };
+	char text[96];
+	send_request(good, false, 1, version);
+	assert_int_equal(read_reply(f, good, text, sizeof(text)), CTL_STATUS_OK);
+
+	advance_ms(999);
+	pump(f, 2);
+	assert_int_equal(ctl_server_n_clients(f->server), 3);
+	advance_ms(1);
+	pump(f, 2);
+	assert_int_equal(ctl_server_n_clients(f->server), 1);
+	struct ctl_server_stats st;
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.timed_out, 2);
+	assert_int_equal(st.hangups + st.errors + st.idle_closed, 0);
+	for (int i = 0; i < 2; i++) {
+		int fd = i ? half : silent;
+		assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_UNREACHABLE);
+		assert_string_equal(text, "vxswitchd: no complete request within 2000 ms, closed\n");
+		assert_true(closed_by_server(f, fd));
+		close(fd);
+	}
+
+	/* the served client: idle from its reply on, closed after 60 s */
+	advance_ms(CTL_SERVER_DEFAULT_IDLE_TIMEOUT_MS - 1001); /* reply read at +1000 */
+	pump(f, 2);
+	assert_int_equal(ctl_server_n_clients(f->server), 1);
+	advance_ms(2);
+	assert_true(closed_by_server(f, good)); /* EOF, no unasked-for reply */
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.idle_closed, 1);
+	assert_int_equal(st.timed_out, 2);
+	close(good);
+}
+
+/* At the cap, a newcomer takes the slot of the client stalled longest,
+ * once it has stalled evict_after (200 ms); a stalled client whose request
+ * is waiting in its socket is served, not evicted. */
+static void test_stalled_client_is_evicted(void **state)
+{
+	struct fixture *f = *state;
+	int fds[3];
+	for (int i = 0; i < 3; i++)
+		fds[i] = connect_raw(f);
+	pump(f, 3);
+	assert_int_equal(ctl_server_n_clients(f->server), 3);
+	advance_ms(CTL_SERVER_DEFAULT_EVICT_AFTER_MS);
+	const char *version[] = { "version" };
+	send_request(fds[0], false, 1, version); /* not read by the server yet */
+	int late = connect_raw(f);
+	send_request(late, false, 1, version);
+	char text[128];
+	assert_int_equal(read_reply(f, late, text, sizeof(text)), CTL_STATUS_OK);
+	assert_int_equal(read_reply(f, fds[0], text, sizeof(text)), CTL_STATUS_OK);
+
+	struct ctl_server_stats st;
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.evicted, 1);
+	assert_int_equal(st.refused_full, 0);
+	assert_int_equal(st.requests, 2);
+	assert_int_equal(ctl_server_n_clients(f->server), 3);
+	int told = 0;
+	for (int i = 1; i < 3; i++) {
+		struct pollfd pfd = { .fd = fds[i], .events = POLLIN };
+		if (poll(&pfd, 1, 0) != 1)
+			continue;
+		assert_int_equal(read_reply(f, fds[i], text, sizeof(text)), CTL_STATUS_UNREACHABLE);
+		assert_string_equal(text, "vxswitchd: closed to make room for another control "
+					  "client (3 in use), try again\n");
+		told++;
+	}
+	assert_int_equal(told, 1);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	close(late);
+}
+
+/* A client that does not read its reply holds at most that reply and
+ * stalls nobody: another client is served meanwhile; after reply_timeout
+ * (5 s) it is dropped and counted. */
+static void test_slow_reader_is_dropped(void **state)
+{
+	struct fixture *f = *state;
+	int slow = connect_raw(f);
+	const char *show[] = { "fdb", "show" }; /* megabytes: fills the socket */
+	send_request(slow, false, 2, show);
+	pump(f, 3);
+	int other = connect_raw(f);
+	const char *version[] = { "version" };
+	char text[64];
+	send_request(other, false, 1, version);
+	assert_int_equal(read_reply(f, other, text, sizeof(text)), CTL_STATUS_OK);
+	send_request(slow, false, 1, version); /* not read: one request at a time */
+
+	advance_ms(CTL_SERVER_DEFAULT_REPLY_TIMEOUT_MS - 1);
+	pump(f, 2);
+	assert_int_equal(ctl_server_n_clients(f->server), 2);
+	advance_ms(1);
+	pump(f, 2);
+	struct ctl_server_stats st;
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.dropped_slow, 1);
+	assert_int_equal(st.requests, 2);
+	assert_int_equal(st.hangups + st.errors + st.timed_out, 0);
+	assert_int_equal(ctl_server_n_clients(f->server), 1);
+	close(slow);
+	close(other);
+}
+
+/* The daemon calls handle only when the fd is readable: a deadline makes
+ * it readable by itself (the timerfd), with nothing sent by anyone. */
+static void test_deadline_wakes_the_fd(void **state)
+{
+	struct fixture *f = *state;
+	ctl_server_destroy(f->server);
+	struct ctl_server_opts opts = { .path = f->path, .request_timeout_ms = 50 };
+	assert_int_equal(ctl_server_create(&opts, &f->server), 0);
+	int fd = connect_raw(f);
+	struct pollfd pfd = { .fd = ctl_server_fd(f->server), .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 1000), 1);
+	assert_int_equal(ctl_server_handle(f->server, dispatch, f), 0);
+	assert_int_equal(ctl_server_n_clients(f->server), 1);
+	struct ctl_server_stats st;
+	for (int i = 0; i < 20; i++) {
+		ctl_server_get_stats(f->server, &st);
+		if (st.timed_out)
+			break;
+		assert_int_equal(poll(&pfd, 1, 1000), 1); /* woken, not polled */
+		assert_int_equal(ctl_server_handle(f->server, dispatch, f), 0);
+	}
+	assert_int_equal(st.timed_out, 1);
+	assert_int_equal(ctl_server_n_clients(f->server), 0);
+	close(fd);
 }
 
 /* Out of fds, a pending connection is closed at once (not left queued to
@@ -461,6 +635,30 @@ static void test_blocking_client_call(void **state)
 	free(a.text);
 }
 
+/* Turned away at the cap, the blocking client gets the daemon's line and
+ * status 2 (vxctl prints it and exits 2), not a reset, even when the
+ * daemon answered and closed before the request was sent. */
+static void test_blocking_call_turned_away(void **state)
+{
+	struct fixture *f = *state;
+	int fds[3];
+	for (int i = 0; i < 3; i++)
+		fds[i] = connect_raw(f);
+	pump(f, 3);
+	struct call_args a = { .path = f->path };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, call_thread, &a), 0);
+	for (int i = 0; i < 1000 && !a.done; i++)
+		pump(f, 1);
+	pthread_join(t, NULL);
+	assert_int_equal(a.ret, 0);
+	assert_int_equal(a.status, CTL_STATUS_UNREACHABLE);
+	assert_string_equal(a.text, "vxswitchd: too many control clients (3), try again\n");
+	free(a.text);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+}
+
 static void test_stale_and_live_socket_files(void **state)
 {
 	struct fixture *f = *state;
@@ -500,11 +698,16 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_oversize_request_drops_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_drops_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_request_and_idle_timeouts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stalled_client_is_evicted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_reader_is_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deadline_wakes_the_fd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hangup_mid_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hangup_before_reading_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_fds_sheds_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_server_is_fatal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blocking_client_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blocking_call_turned_away, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_and_live_socket_files, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
