@@ -226,6 +226,8 @@ err_destroy:
 static int vxd_add_tap(struct vxd *vxd, const struct ctl_port_add *pa, int id, struct ctl_print *out,
 		       struct ctl_err *err)
 {
+	if (pa->given & CTL_PK_TAP_MAC)
+		return vxd_refuse(err, -EOPNOTSUPP, "port %s: \"mac\" is not built yet", pa->name);
 	uint32_t mtu = pa->mtu;
 	if (!mtu) {
 		/* Default: what fits the VNI's underlay, when we know it. */
