@@ -424,6 +424,9 @@ static void test_gro_hold_timer_is_real(void **state)
 
 	close(udp);
 	close(ps);
+	/* The tap is persistent: a shutdown would leave it behind. */
+	assert_int_equal(run(vxd, false, &out, &err, "port del %s", tap), 0);
+	ctl_print_release(&out);
 	vxd_destroy(vxd);
 }
 
