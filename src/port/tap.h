@@ -88,7 +88,9 @@ void tap_port_set_delete(struct port *port, bool on);
 /* What the kernel counts for the device itself, outside the daemon. */
 struct tap_kernel_stats {
 	/* Frames the VM sent that nobody read in time: the tap's queue
-	 * (txqueuelen) was full.  The netdev's tx_dropped. */
+	 * (txqueuelen) was full, or no daemon held the tap.  The netdev's
+	 * tx_dropped, over the device's whole life (an attached tap brings
+	 * what it counted before). */
 	uint64_t tx_dropped;
 	uint64_t rx_dropped; /* the netdev's rx_dropped */
 };
