@@ -193,7 +193,7 @@ int ctl_split_words(char *line, char **words, int max_words)
 
 const char *ctl_cmd_grammar(void)
 {
-	return "COMMAND := port add NAME type tap [ vni VNI ] [ netns NS ] [ mtu MTU ]\n"
+	return "COMMAND := port add NAME type tap vni VNI [ netns NS ] [ mtu MTU ] [ mac MAC ]\n"
 	       "         | port add NAME type vxlan vni VNI local IP remote IP [ remote IP ... ]\n"
 	       "               [ dstport PORT ] [ srcport PORT-PORT ] [ udpcsum { on | off } ]\n"
 	       "               [ mtu MTU ]\n"

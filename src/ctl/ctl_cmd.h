@@ -8,7 +8,8 @@
  *
  * Grammar (also printed by ctl_cmd_grammar(), `vxctl --help`):
  *
- *   COMMAND := port add NAME type tap [ vni VNI ] [ netns NS ] [ mtu MTU ]
+ *   COMMAND := port add NAME type tap vni VNI [ netns NS ] [ mtu MTU ]
+ *                  [ mac MAC ]
  *            | port add NAME type vxlan vni VNI local IP remote IP
  *                  [ remote IP ... ] [ dstport PORT ] [ srcport PORT-PORT ]
  *                  [ udpcsum { on | off } ] [ mtu MTU ]
@@ -94,16 +95,18 @@ enum ctl_port_key {
 	CTL_PK_DSTPORT = 1 << 5,
 	CTL_PK_SRCPORT = 1 << 6,
 	CTL_PK_UDPCSUM = 1 << 7,
+	CTL_PK_TAP_MAC = 1 << 15, /* tap only (high bit: clear of the vxlan keys) */
 };
 
 struct ctl_port_add {
 	char name[CTL_NAME_SIZE];
 	enum ctl_port_type type;
 	uint32_t given;         /* CTL_PK_* */
-	uint32_t vni;           /* tap: default 0; vxlan: required */
+	uint32_t vni;           /* required for both types */
 	uint32_t mtu;           /* 0 = not given: the daemon's default */
 	/* tap only */
 	char netns[CTL_NETNS_SIZE]; /* "" = the daemon's own namespace */
+	uint8_t mac[6];         /* tap only, CTL_PK_TAP_MAC: the device's MAC */
 	/* vxlan only; local and every remote share one family */
 	struct ctl_ip local;
 	struct ctl_ip remotes[CTL_MAX_REMOTES];

@@ -8,8 +8,10 @@
  * One key table serves both port types; each key says which types it
  * applies to, so "netns" on a vxlan port is refused as "not valid for type
  * vxlan" rather than "unknown keyword".  What only the whole command can
- * tell (a vxlan port's required keys, local and remote in one family) is
- * checked after the keys, in ctl_parse_port_add(). */
+ * tell (the required keys, local and remote in one family) is checked after
+ * the keys, in ctl_parse_port_add().  `vni` is required for a tap too: a
+ * tap without one used to land in VNI 0, where nothing else is, and lose
+ * every frame without a word. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
@@ -34,6 +36,13 @@ static int key_mtu(struct ctl_parser *ps, struct ctl_cmd *cmd)
 	const char *v = NULL;
 	int ret = ctl_take_value(ps, "mtu", "MTU (68..65535)", &v);
 	return ret ? ret : ctl_parse_u32(ps, "mtu", CTL_MTU_MIN, CTL_MTU_MAX, &cmd->port_add.mtu);
+}
+
+/* The tap device's MAC: set on a tap the switch creates; an existing tap
+ * must already have it (the daemon refuses to change it). */
+static int key_tap_mac(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	return ctl_parse_mac(ps, "mac", cmd->port_add.mac);
 }
 
 static int key_local(struct ctl_parser *ps, struct ctl_cmd *cmd)
@@ -97,6 +106,7 @@ static const struct ctl_key_def port_add_keys[] = {
 	{ "srcport", CTL_PK_SRCPORT, key_srcport, VXLAN },
 	{ "udpcsum", CTL_PK_UDPCSUM, key_udpcsum, VXLAN },
 	{ "mtu", CTL_PK_MTU, key_mtu, TAP | VXLAN },
+	{ "mac", CTL_PK_TAP_MAC, key_tap_mac, TAP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -146,11 +156,11 @@ int ctl_parse_port_add(struct ctl_parser *ps, struct ctl_cmd *cmd)
 	if (pa->n_remotes)
 		given |= CTL_PK_REMOTE;
 	pa->given = given;
+	if (!(given & CTL_PK_VNI))
+		return ctl_fail(ps, ps->pos, "missing \"vni VNI\", required for %s", what);
 	if (pa->type == CTL_PORT_TAP)
 		return 0;
 
-	if (!(given & CTL_PK_VNI))
-		return ctl_fail(ps, ps->pos, "missing \"vni VNI\", required for type vxlan");
 	if (!(given & CTL_PK_LOCAL))
 		return ctl_fail(ps, ps->pos, "missing \"local IP\", required for type vxlan");
 	if (!(given & CTL_PK_REMOTE))
@@ -201,6 +211,10 @@ int ctl_format_port_add(struct ctl_sbuf *sb, const struct ctl_port_add *pa)
 		ctl_sb_printf(sb, " udpcsum %s", pa->udpcsum ? "on" : "off");
 	if (pa->given & CTL_PK_MTU)
 		ctl_sb_printf(sb, " mtu %u", pa->mtu);
+	if (pa->given & CTL_PK_TAP_MAC) {
+		ctl_sb_printf(sb, " mac");
+		ctl_sb_mac(sb, pa->mac);
+	}
 	return 0;
 }
 

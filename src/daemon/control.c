@@ -248,9 +248,15 @@ int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *ou
 		struct port *port = vxd_port_by_name(vxd, cmd->port.name);
 		if (!port)
 			return vxd_refuse(err, -ENOENT, "port %s: no such port", cmd->port.name);
+		/* port del (unlike a shutdown) deletes a tap a vxswitchd made. */
+		bool tap = port_is_tap(port);
+		if (tap)
+			tap_port_set_delete(port, true);
 		int ret = vxd_port_remove(vxd, port->id, err);
 		if (ret == 0)
 			VLOG_INFO("port", "%s: removed", cmd->port.name);
+		else if (tap)
+			tap_port_set_delete(port, false);
 		return ret;
 	}
 	case CTL_PORT_SHOW:

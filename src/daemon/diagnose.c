@@ -75,6 +75,10 @@ static unsigned vxd_diag_tap(struct ctl_print *p, unsigned n, const struct vxd_d
 	if (ti->tx_errors)
 		n = vxd_diag_line(p, n, "%s: %" PRIu64 " writes to the tap failed (last: %s)", port->name,
 				  ti->tx_errors, strerror(ti->last_tx_errno));
+	struct tap_kernel_stats ks;
+	if (tap_port_kernel_stats(port, &ks) == 0 && ks.tx_dropped)
+		n = vxd_diag_line(p, n, "%s: the kernel dropped %" PRIu64 " frames the VM sent, its tap queue full: the switch "
+				  "did not read them in time (a busy worker, or a short txqueuelen)", port->name, ks.tx_dropped);
 	return n;
 }
 

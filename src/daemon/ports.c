@@ -241,30 +241,36 @@ err_destroy:
 	return ret;
 }
 
+/* A tap is created persistent or attached as it is (see port/tap.h): the
+ * default MTU (what fits the VNI's underlay) is only for one the switch
+ * creates; a device made now goes again if the add fails. */
 static int vxd_add_tap(struct vxd *vxd, const struct ctl_port_add *pa, int id, struct ctl_print *out,
 		       struct ctl_err *err)
 {
-	uint32_t mtu = pa->mtu;
-	if (!mtu) {
-		/* Default: what fits the VNI's underlay, when we know it. */
-		struct port *vx = vxd_vxlan_of_vni(vxd, pa->vni);
-		if (vx) {
-			struct vxlan_port_info info;
-			vxlan_port_get_info(vx, NULL, &info);
-			mtu = info.inner_mtu_fit;
-		}
+	uint32_t default_mtu = 0;
+	struct port *vx = vxd_vxlan_of_vni(vxd, pa->vni);
+	if (vx) {
+		struct vxlan_port_info info;
+		vxlan_port_get_info(vx, NULL, &info);
+		default_mtu = info.inner_mtu_fit;
 	}
 	struct tap_options topts = {
 		.name = pa->name,
 		.netns = pa->netns[0] ? pa->netns : NULL,
-		.mtu = mtu,
+		.mtu = pa->mtu,
+		.default_mtu = default_mtu,
+		.mac = (pa->given & CTL_PK_TAP_MAC) ? pa->mac : NULL,
 		.vni = pa->vni,
 	};
 	struct port *port;
-	int ret = tap_port_open(&topts, &port);
+	char why[CTL_ERR_SIZE - 32] = "";
+	int ret = tap_port_open(&topts, &port, why, sizeof(why));
 	if (ret < 0)
-		return vxd_refuse(err, ret, "port %s: cannot open tap: %s", pa->name, strerror(-ret));
+		return vxd_refuse(err, ret, "port %s: %s", pa->name, why[0] ? why : strerror(-ret));
 	port->id = (uint16_t)id;
+	struct tap_port_info ti;
+	tap_port_get_info(port, NULL, &ti);
+	tap_port_set_delete(port, ti.created);
 	if (!vxd->knobs[CTL_KNOB_TAP_TSO] || !vxd->knobs[CTL_KNOB_GSO]) {
 		ret = tap_port_set_offload(port, false);
 		if (ret < 0) {
@@ -276,9 +282,11 @@ static int vxd_add_tap(struct vxd *vxd, const struct ctl_port_add *pa, int id, s
 	ret = vxd_port_commit(vxd, port, -1, err);
 	if (ret < 0)
 		return ret;
+	tap_port_set_delete(port, false);
 	vxd_check_mtu(vxd, out, pa->vni);
-	VLOG_INFO("port", "%s: tap, vni %u%s%s, mtu %u", pa->name, pa->vni, topts.netns ? ", netns " : "",
-		  topts.netns ? topts.netns : "", port->mtu);
+	VLOG_INFO("port", "%s: tap (%s), vni %u%s%s, mtu %u", pa->name,
+		  ti.created ? "created, persistent" : "attached to the existing device", pa->vni,
+		  topts.netns ? ", netns " : "", topts.netns ? topts.netns : "", port->mtu);
 	return 0;
 }
 

@@ -127,6 +127,15 @@ static void vxd_print_port_stats(struct ctl_print *p, const struct port *port, c
 		ctl_print_bool(p, CTL_PRINT_ANY, "uso_probed", " uso probed %s", ti.offloads_probed & TAP_OL_USO);
 		ctl_print_bool(p, CTL_PRINT_ANY, "tso_active", " tso active %s", ti.offloads_active & TAP_OL_TSO);
 		ctl_print_nl(p);
+		/* Outside the daemon: what the kernel dropped at the tap itself. */
+		struct tap_kernel_stats ks;
+		if (tap_port_kernel_stats(port, &ks) == 0) {
+			ctl_print_uint(p, CTL_PRINT_ANY, "kernel_tx_dropped",
+				       "    kernel: tap queue drops %" PRIu64 " (frames the VM sent that were not read in time)",
+				       ks.tx_dropped);
+			ctl_print_uint(p, CTL_PRINT_ANY, "kernel_rx_dropped", " rx dropped %" PRIu64, ks.rx_dropped);
+			ctl_print_nl(p);
+		}
 		ctl_print_close_object(p);
 	} else if (port_is_vxlan(port)) {
 		const struct vxlan_port_info vi = ps->vx;

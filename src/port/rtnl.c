@@ -28,31 +28,46 @@ int rtnl_netns_open(const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
-/* A NETLINK_ROUTE socket created inside `netns_fd` (or here if -1). */
-static int rtnl_socket_in(int netns_fd)
+int rtnl_netns_enter(int netns_fd, int *home)
 {
-	if (netns_fd < 0) {
-		int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-		return fd < 0 ? -errno : fd;
-	}
-	int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (home < 0)
-		return -errno;
-	int err = 0, fd = -1;
-	if (setns(netns_fd, CLONE_NEWNET) < 0) {
-		err = -errno;
-		goto out_close_home;
-	}
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	*home = -1;
+	if (netns_fd < 0)
+		return 0;
+	int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		err = -errno;
+		return -errno;
+	if (setns(netns_fd, CLONE_NEWNET) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	*home = fd;
+	return 0;
+}
+
+void rtnl_netns_leave(int home)
+{
+	if (home < 0)
+		return;
 	if (setns(home, CLONE_NEWNET) < 0) {
 		/* Stuck in the wrong namespace: nothing sane to continue with. */
 		perror("setns back to the daemon's namespace");
 		_exit(1);
 	}
-out_close_home:
 	close(home);
+}
+
+/* A NETLINK_ROUTE socket created inside `netns_fd` (or here if -1). */
+static int rtnl_socket_in(int netns_fd)
+{
+	int home;
+	int err = rtnl_netns_enter(netns_fd, &home);
+	if (err < 0)
+		return err;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		err = -errno;
+	rtnl_netns_leave(home);
 	return err ? err : fd;
 }
 
@@ -137,4 +152,91 @@ int rtnl_link_delete(int netns_fd, const char *ifname)
 	struct rtnl_req req;
 	rtnl_req_init(&req, RTM_DELLINK, 0, ifname);
 	return rtnl_request_in(netns_fd, &req);
+}
+
+int rtnl_link_set_mac_alias(int netns_fd, const char *ifname, const uint8_t *mac, const char *alias)
+{
+	struct rtnl_req req;
+	rtnl_req_init(&req, RTM_NEWLINK, 0, ifname);
+	if (mac)
+		rtnl_add_attr(&req, IFLA_ADDRESS, mac, 6);
+	if (alias)
+		rtnl_add_attr(&req, IFLA_IFALIAS, alias, (uint16_t)strlen(alias));
+	return rtnl_request_in(netns_fd, &req);
+}
+
+static void rtnl_parse_link(const struct ifinfomsg *ifi, size_t len, struct rtnl_link_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ifindex = ifi->ifi_index;
+	const struct rtattr *rta = (const struct rtattr *)((const char *)ifi + NLMSG_ALIGN(sizeof(*ifi)));
+	size_t left = len - NLMSG_ALIGN(sizeof(*ifi));
+	for (; RTA_OK(rta, left); rta = RTA_NEXT(rta, left)) {
+		size_t n = RTA_PAYLOAD(rta);
+		const void *d = RTA_DATA(rta);
+		if (rta->rta_type == IFLA_MTU && n >= 4) {
+			memcpy(&out->mtu, d, 4);
+		} else if (rta->rta_type == IFLA_ADDRESS && n == 6) {
+			memcpy(out->mac, d, 6);
+		} else if (rta->rta_type == IFLA_IFALIAS) {
+			size_t k = n < sizeof(out->alias) - 1 ? n : sizeof(out->alias) - 1;
+			memcpy(out->alias, d, k);
+			out->alias[k] = 0;
+		} else if (rta->rta_type == IFLA_STATS64 && n >= sizeof(struct rtnl_link_stats64)) {
+			struct rtnl_link_stats64 st;
+			memcpy(&st, d, sizeof(st));
+			out->has_stats = true;
+			out->rx_dropped = st.rx_dropped;
+			out->tx_dropped = st.tx_dropped;
+		}
+	}
+}
+
+int rtnl_link_get(int netns_fd, const char *ifname, int ifindex, struct rtnl_link_info *out)
+{
+	struct rtnl_req req;
+	if (ifindex > 0) {
+		memset(&req, 0, sizeof(req));
+		req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg));
+		req.ifi.ifi_family = AF_UNSPEC;
+		req.ifi.ifi_index = ifindex;
+	} else {
+		rtnl_req_init(&req, RTM_GETLINK, 0, ifname);
+	}
+	req.nh.nlmsg_type = RTM_GETLINK;
+	req.nh.nlmsg_flags = NLM_F_REQUEST;
+	req.nh.nlmsg_seq = 1;
+	int fd = rtnl_socket_in(netns_fd);
+	if (fd < 0)
+		return fd;
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	static char buf[32768]; /* control thread only */
+	int err = 0;
+	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0) {
+		err = -errno;
+		goto out;
+	}
+	ssize_t n;
+	do
+		n = recv(fd, buf, sizeof(buf), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = -EPROTO;
+	for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
+		if (nh->nlmsg_type == NLMSG_ERROR) {
+			err = ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
+			break;
+		}
+		if (nh->nlmsg_type == RTM_NEWLINK && nh->nlmsg_len >= NLMSG_LENGTH(sizeof(struct ifinfomsg))) {
+			rtnl_parse_link(NLMSG_DATA(nh), nh->nlmsg_len - NLMSG_LENGTH(0), out);
+			err = 0;
+			break;
+		}
+	}
+out:
+	close(fd);
+	return err;
 }

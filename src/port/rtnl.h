@@ -1,5 +1,6 @@
 /* Minimal rtnetlink client for what ports need: move a link into another
- * network namespace, set its MTU, bring it up.  Used at port creation only
+ * network namespace, set its MTU, MAC and alias, bring it up, read its
+ * MTU, MAC, alias and the kernel's drop counters.  Used at port creation only
  * (control path), never per packet.
  *
  * Namespaces are named as ip-netns(8) names them (/run/netns/NAME).  A
@@ -25,5 +26,34 @@ int rtnl_link_configure(int netns_fd, const char *ifname, uint32_t mtu, bool up)
 
 /* Deletes link `ifname` in namespace `netns_fd` (-1: the caller's). */
 int rtnl_link_delete(int netns_fd, const char *ifname);
+
+/* What RTM_GETLINK says of one link. */
+struct rtnl_link_info {
+	int ifindex;
+	uint32_t mtu;
+	uint8_t mac[6];
+	char alias[64];         /* IFLA_IFALIAS, "" when none */
+	bool has_stats;         /* IFLA_STATS64 was present */
+	uint64_t rx_dropped;    /* frames the device dropped on their way in */
+	uint64_t tx_dropped;    /* ... on their way out (a tap: the VM sent them, nobody read them) */
+};
+
+/* In namespace `netns_fd` (-1: the caller's), the link with index
+ * `ifindex`, or named `ifname` when ifindex is 0. */
+int rtnl_link_get(int netns_fd, const char *ifname, int ifindex, struct rtnl_link_info *out);
+
+/* In namespace `netns_fd`, sets the MAC of `ifname` (mac non-NULL) and its
+ * IFLA_IFALIAS (alias non-NULL). */
+int rtnl_link_set_mac_alias(int netns_fd, const char *ifname, const uint8_t *mac, const char *alias);
+
+/* Moves the calling thread into namespace `netns_fd` (< 0: stays; *home
+ * is then -1) and returns, in *home, an fd to come back with.  Only for a
+ * moment, on the control thread: sockets and tun fds opened meanwhile stay
+ * in that namespace for good. */
+int rtnl_netns_enter(int netns_fd, int *home);
+
+/* Back to `home` (from rtnl_netns_enter; -1: nothing to do) and closes it.
+ * Failing that the process exits: it would run in the wrong namespace. */
+void rtnl_netns_leave(int home);
 
 #endif

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -21,9 +22,18 @@
 #define TUN_F_USO6 0x40
 #endif
 
+/* IFLA_IFALIAS of a tap a vxswitchd made: after a restart, `port del`
+ * still knows the device is the switch's to delete. */
+#define TAP_OWNER_ALIAS "vxswitchd"
+
 struct tap_port {
 	struct port up;
 	int netns_fd;   /* namespace the device lives in, -1 = ours */
+	int ifindex;    /* in that namespace */
+	uint8_t mac[6]; /* the device's MAC when the port was opened */
+	bool created;   /* this open made the device */
+	bool owned;     /* a vxswitchd made it (now or before a restart) */
+	bool delete_on_destroy; /* tap_port_set_delete(): destroy deletes an owned device */
 	unsigned tun_offload_mask; /* TUN_F_* accepted by the kernel */
 	unsigned offloads_probed;  /* TAP_OL_*: set at open, read-only after */
 	/* TAP_OL_* in force: written by the control thread (knob), read by
@@ -104,6 +114,9 @@ void tap_port_get_info(const struct port *port, const struct port_io *io, struct
 	memset(out, 0, sizeof(*out));
 	out->offloads_probed = tap->offloads_probed;
 	out->offloads_active = atomic_load_explicit(&tap->offloads_active, memory_order_relaxed);
+	out->created = tap->created;
+	out->owned = tap->owned;
+	memcpy(out->mac, tap->mac, 6);
 	const struct tap_io *t = io ? io->priv : NULL;
 	if (t) {
 		out->rx_gso_frames = t->rx_gso_frames;
@@ -145,50 +158,177 @@ static int tap_open_fd(const char *name)
 	return fd;
 }
 
-int tap_port_open(const struct tap_options *opts, struct port **out)
+/* TUNSETIFF looks the name up (and creates the device) in the namespace of
+ * the thread that opened /dev/net/tun: open it inside the tap's namespace.
+ * *existed says whether NAME was there before.  With `no_create`, a NAME
+ * that is not there is not created (-ENOENT). */
+static int tap_open_in(int netns_fd, const char *name, bool no_create, bool *existed)
+{
+	int home;
+	int err = rtnl_netns_enter(netns_fd, &home);
+	if (err < 0)
+		return err;
+	*existed = if_nametoindex(name) != 0;
+	int fd = *existed || !no_create ? tap_open_fd(name) : -ENOENT;
+	rtnl_netns_leave(home);
+	return fd;
+}
+
+static int tap_why(char *why, size_t n, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int tap_why(char *why, size_t n, int err, const char *fmt, ...)
+{
+	if (why && n) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(why, n, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+static void tap_mac_str(const uint8_t *m, char out[18])
+{
+	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+/* A device this open made: persistent (it outlives the daemon), marked as
+ * a vxswitchd's, given its MAC and MTU, up. */
+static int tap_setup_created(struct tap_port *tap, const struct tap_options *opts, char *why, size_t n)
+{
+	const char *name = opts->name;
+	if (ioctl(tap->up.fd, TUNSETPERSIST, 1UL) < 0)
+		return tap_why(why, n, -errno, "TUNSETPERSIST: %s", strerror(errno));
+	tap->owned = true;
+	int err = rtnl_link_set_mac_alias(tap->netns_fd, name, opts->mac, TAP_OWNER_ALIAS);
+	if (err < 0)
+		return tap_why(why, n, err, "cannot set %s of the new tap: %s", opts->mac ? "the MAC and alias" : "the alias",
+			       strerror(-err));
+	uint32_t mtu = opts->mtu ? opts->mtu : opts->default_mtu;
+	err = rtnl_link_configure(tap->netns_fd, name, mtu, true);
+	if (err < 0)
+		return tap_why(why, n, err, "cannot set mtu %u or bring the new tap up: %s", mtu, strerror(-err));
+	return 0;
+}
+
+/* A device that was there (`ip tuntap add`, or left by an earlier
+ * vxswitchd): its MAC, MTU, addresses and namespace stay; only an explicit
+ * `mtu` is applied; a `mac` it does not have already is refused. */
+static int tap_setup_existing(struct tap_port *tap, const struct tap_options *opts, char *why, size_t n)
+{
+	struct rtnl_link_info li;
+	int err = rtnl_link_get(tap->netns_fd, opts->name, 0, &li);
+	if (err < 0)
+		return tap_why(why, n, err, "cannot read the existing tap: %s", strerror(-err));
+	tap->owned = strcmp(li.alias, TAP_OWNER_ALIAS) == 0;
+	if (opts->mac && memcmp(opts->mac, li.mac, 6) != 0) {
+		char want[18], has[18];
+		tap_mac_str(opts->mac, want);
+		tap_mac_str(li.mac, has);
+		return tap_why(why, n, -EEXIST, "\"mac %s\" would change the MAC of the existing tap (it has %s, "
+			       "and the VM behind it may rely on it): leave out mac, or delete the tap first", want, has);
+	}
+	err = rtnl_link_configure(tap->netns_fd, opts->name, opts->mtu, true);
+	if (err < 0)
+		return tap_why(why, n, err, "cannot set mtu %u or bring the existing tap up: %s", opts->mtu, strerror(-err));
+	return 0;
+}
+
+static int tap_open_refused(const struct tap_options *opts, int err, bool existed, char *why, size_t n)
+{
+	const char *in = opts->netns ? " in netns " : "";
+	const char *ns = opts->netns ? opts->netns : "";
+	if (err == -ENOENT)
+		return tap_why(why, n, -EEXIST, "a device %s exists in the daemon's namespace but not in netns %s, and the switch "
+			       "does not move an existing tap: move it (ip link set %s netns %s) or leave out netns",
+			       opts->name, ns, opts->name, ns);
+	if (err == -EBUSY && existed)
+		return tap_why(why, n, err, "tap %s%s%s is held open by another process, e.g. QEMU; a tap has one reader: "
+			       "give the switch a tap of its own", opts->name, in, ns);
+	if (err == -EINVAL && existed)
+		return tap_why(why, n, err, "%s%s%s exists and is not a single-queue tap (a tun, a multi-queue tap or "
+			       "another kind of link)", opts->name, in, ns);
+	return tap_why(why, n, err, "cannot open tap: %s", strerror(-err));
+}
+
+int tap_port_open(const struct tap_options *opts, struct port **out, char *why, size_t why_size)
 {
 	if (!opts->name || !*opts->name || strlen(opts->name) >= IF_NAMESIZE)
-		return -EINVAL;
+		return tap_why(why, why_size, -EINVAL, "bad tap name");
 	struct tap_port *tap = calloc(1, sizeof(*tap));
 	if (!tap)
 		return -ENOMEM;
 	tap->up.cls = &tap_port_class;
 	snprintf(tap->up.name, sizeof(tap->up.name), "%s", opts->name);
 	tap->up.vni = opts->vni;
-	tap->up.mtu = opts->mtu ? opts->mtu : 1500;
+	tap->up.fd = -1;
 	tap->netns_fd = -1;
 
-	int err = tap_open_fd(opts->name);
-	if (err < 0)
-		goto err_free;
-	tap->up.fd = err;
-
-	if (!opts->no_offload)
-		tap_probe_offloads(tap);
-
+	int err = 0;
 	if (opts->netns) {
 		err = rtnl_netns_open(opts->netns);
-		if (err < 0)
-			goto err_close;
+		if (err < 0) {
+			tap_why(why, why_size, err, "netns %s: %s", opts->netns, strerror(-err));
+			goto err_free;
+		}
 		tap->netns_fd = err;
-		err = rtnl_link_set_netns(opts->name, tap->netns_fd);
-		if (err < 0)
-			goto err_close_netns;
 	}
-	err = rtnl_link_configure(tap->netns_fd, opts->name, opts->mtu, true);
+	bool here = opts->netns && if_nametoindex(opts->name) != 0;
+	bool existed = false;
+	err = tap_open_in(tap->netns_fd, opts->name, here, &existed);
+	if (err < 0) {
+		tap_open_refused(opts, err, existed, why, why_size);
+		goto err_free;
+	}
+	tap->up.fd = err;
+	tap->created = !existed;
+	err = existed ? tap_setup_existing(tap, opts, why, why_size) : tap_setup_created(tap, opts, why, why_size);
+	struct rtnl_link_info li;
+	if (err == 0) {
+		err = rtnl_link_get(tap->netns_fd, opts->name, 0, &li);
+		if (err < 0)
+			tap_why(why, why_size, err, "cannot read the tap back: %s", strerror(-err));
+	}
 	if (err < 0)
-		goto err_close_netns;
+		goto err_free;
+	tap->ifindex = li.ifindex;
+	tap->up.mtu = li.mtu;
+	memcpy(tap->mac, li.mac, 6);
+	if (!opts->no_offload)
+		tap_probe_offloads(tap);
 	*out = &tap->up;
 	return 0;
 
-err_close_netns:
+err_free:
+	/* A device this open made goes again with the fd. */
+	if (tap->up.fd >= 0 && tap->created)
+		ioctl(tap->up.fd, TUNSETPERSIST, 0UL);
+	if (tap->up.fd >= 0)
+		close(tap->up.fd);
 	if (tap->netns_fd >= 0)
 		close(tap->netns_fd);
-err_close:
-	close(tap->up.fd);
-err_free:
 	free(tap);
 	return err;
+}
+
+void tap_port_set_delete(struct port *port, bool on)
+{
+	tap_port_cast(port)->delete_on_destroy = on;
+}
+
+int tap_port_kernel_stats(const struct port *port, struct tap_kernel_stats *out)
+{
+	const struct tap_port *tap = tap_port_cast(port);
+	struct rtnl_link_info li;
+	memset(out, 0, sizeof(*out));
+	int err = rtnl_link_get(tap->netns_fd, port->name, tap->ifindex, &li);
+	if (err < 0)
+		return err;
+	if (!li.has_stats)
+		return -ENODATA;
+	out->tx_dropped = li.tx_dropped;
+	out->rx_dropped = li.rx_dropped;
+	return 0;
 }
 
 static int tap_rx_batch(struct port *port, struct port_io *io, struct pkt_pool *pool,
@@ -272,8 +412,12 @@ static void tap_tx_batch(struct port *port, struct port_io *io, struct pkt **pkt
 static void tap_destroy(struct port *port)
 {
 	struct tap_port *tap = tap_port_cast(port);
-	/* Closing the last fd of a non-persistent tap deletes the device,
-	 * wherever its namespace is. */
+	/* The device outlives the port (it is persistent) unless `port del`
+	 * asked for it to go and a vxswitchd made it: then it stops being
+	 * persistent, and closing its only fd deletes it, wherever its
+	 * namespace is. */
+	if (tap->delete_on_destroy && tap->owned && ioctl(port->fd, TUNSETPERSIST, 0UL) < 0)
+		VLOG_WARN("tap", "%s: TUNSETPERSIST 0: %s: the device stays", port->name, strerror(errno));
 	close(port->fd);
 	if (tap->netns_fd >= 0)
 		close(tap->netns_fd);

@@ -7,10 +7,32 @@
  * offload mask says what *we* accept on read; writes may always carry GSO
  * metadata, so a tap takes big frames whole and never needs our GSO.
  *
- * The device is created (non-persistent: it disappears when the port is
- * destroyed) or, if it exists, attached.  With `netns` it is moved into that
- * namespace (ip-netns name) and brought up there; the fd keeps working from
- * the daemon's namespace.
+ * The device lives in the namespace `netns` names (ip-netns name; none:
+ * the daemon's).  /dev/net/tun is opened inside that namespace (a moment's
+ * setns on the calling thread: the control thread), because TUNSETIFF
+ * looks the name up there; the fd then works from anywhere.
+ *
+ * - No device of that name there: it is created PERSISTENT (TUNSETPERSIST
+ *   1), so it outlives the daemon (kill -9, SIGTERM, a crash) and the VM
+ *   keeps its MAC and addresses; given `mac` and the MTU (`mtu`, else
+ *   `default_mtu`, else the kernel's 1500); marked IFLA_IFALIAS
+ *   "vxswitchd"; brought up.
+ * - A tap of that name there (`ip tuntap add mode tap`, or one an earlier
+ *   vxswitchd left): attached as it is.  Its MAC, MTU, addresses and
+ *   namespace stay; only an explicit `mtu` is applied; a `mac` it does not
+ *   already have is refused (changing a MAC under a running VM breaks its
+ *   neighbours, so the switch never does it; a `mac` equal to the device's
+ *   is what a restart with the same config gives, and is accepted).  It is
+ *   brought up.
+ * - A tap another process holds open (QEMU holds its VMs' taps) cannot be
+ *   shared: TUNSETIFF says EBUSY, refused as "held open by another process".
+ * - With `netns`, a device of that name in the daemon's namespace but not
+ *   in `netns` is refused: the switch does not move an existing tap.
+ *
+ * Destroying the port closes the fd and leaves the device (persistent),
+ * unless tap_port_set_delete() asked for it to go (`port del`) and a
+ * vxswitchd made it (created now, or alias "vxswitchd"): then TUNSETPERSIST
+ * 0 and the close deletes it.  A tap made by someone else stays theirs.
  *
  * Threads (see port.h): the offload mask in force is changed by the control
  * thread (tap_port_set_offload) while workers read and write the fd; it is
@@ -20,6 +42,7 @@
 #define VX_PORT_TAP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "port/port.h"
@@ -27,7 +50,9 @@
 struct tap_options {
 	const char *name;   /* device name, < IF_NAMESIZE */
 	const char *netns;  /* NULL: stay in the daemon's namespace */
-	uint32_t mtu;       /* 0: leave the device's MTU */
+	uint32_t mtu;       /* 0: not given; an existing tap keeps its MTU */
+	uint32_t default_mtu; /* MTU of a created tap when mtu is 0 (0: the kernel's) */
+	const uint8_t *mac; /* NULL: not given (a created tap gets the kernel's random one) */
 	uint32_t vni;
 	bool no_offload;    /* don't ask for CSUM/TSO/USO at all */
 };
@@ -41,6 +66,9 @@ enum tap_offload_bits {
 struct tap_port_info {
 	unsigned offloads_probed;  /* TAP_OL_* the kernel accepted at open */
 	unsigned offloads_active;  /* TAP_OL_* in force now */
+	bool created;              /* this open made the device (else: attached to one there) */
+	bool owned;                /* a vxswitchd made it: `port del` deletes it */
+	uint8_t mac[6];            /* the device's MAC at open */
 	/* From the io passed to tap_port_get_info (0 without one): */
 	uint64_t rx_gso_frames;    /* frames read with GSO metadata */
 	uint64_t rx_partial_csum;  /* frames read with NEEDS_CSUM */
@@ -49,7 +77,27 @@ struct tap_port_info {
 	int last_tx_errno;
 };
 
-int tap_port_open(const struct tap_options *opts, struct port **out);
+/* Opens (see above).  On failure, `why` (may be NULL) gets one line
+ * saying why, without the port's name. */
+int tap_port_open(const struct tap_options *opts, struct port **out, char *why, size_t why_size);
+
+/* `port del`: when the port is destroyed, delete the device too if a
+ * vxswitchd made it.  Off again (`on` false) if the removal was refused. */
+void tap_port_set_delete(struct port *port, bool on);
+
+/* What the kernel counts for the device itself, outside the daemon. */
+struct tap_kernel_stats {
+	/* Frames the VM sent that nobody read in time: the tap's queue
+	 * (txqueuelen) was full, or no daemon held the tap.  The netdev's
+	 * tx_dropped, over the device's whole life (an attached tap brings
+	 * what it counted before). */
+	uint64_t tx_dropped;
+	uint64_t rx_dropped; /* the netdev's rx_dropped */
+};
+
+/* Reads them with RTM_GETLINK (IFLA_STATS64) in the device's namespace.
+ * Control thread only (it may setns for a moment). */
+int tap_port_kernel_stats(const struct port *port, struct tap_kernel_stats *out);
 
 /* Turns the read-side offloads on (as probed) or off at run time. */
 int tap_port_set_offload(struct port *port, bool on);

@@ -37,18 +37,24 @@ static void test_port_add_tap(void **state)
 {
 	(void)state;
 	struct ctl_cmd c;
-	parse_ok("port add tap0 type tap", &c);
+	parse_ok("port add tap0 type tap vni 0", &c);
 	assert_int_equal(c.verb, CTL_PORT_ADD);
 	assert_string_equal(c.port_add.name, "tap0");
 	assert_int_equal(c.port_add.type, CTL_PORT_TAP);
-	assert_int_equal(c.port_add.given, 0);
+	assert_int_equal(c.port_add.given, CTL_PK_VNI);
 	assert_int_equal(c.port_add.mtu, 0);
+	assert_int_equal(c.port_add.vni, 0);
 
 	parse_ok("port add vnet1 type tap mtu 1450 netns vm1 vni 99", &c);
 	assert_int_equal(c.port_add.given, CTL_PK_VNI | CTL_PK_NETNS | CTL_PK_MTU);
 	assert_int_equal(c.port_add.vni, 99);
 	assert_int_equal(c.port_add.mtu, 1450);
 	assert_string_equal(c.port_add.netns, "vm1");
+
+	parse_ok("port add vnet2 type tap vni 7 mac 02:AB:cd:00:00:01", &c);
+	assert_int_equal(c.port_add.given, CTL_PK_VNI | CTL_PK_TAP_MAC);
+	const uint8_t want[6] = { 0x02, 0xab, 0xcd, 0x00, 0x00, 0x01 };
+	assert_memory_equal(c.port_add.mac, want, 6);
 }
 
 static void test_port_add_vxlan(void **state)
@@ -177,7 +183,7 @@ static const struct {
 	/* 6 */ { "port add tap0", 4, "missing \"type\"" },
 	/* 7 */ { "port add tap0 typ tap", 4, "\"typ\": unknown keyword, expected \"type\"" },
 	/* 8 */ { "port add tap0 type tun", 5, "\"tun\": unknown port type, expected tap or vxlan" },
-	/* 9 */ { "port add tap0 type tap vnii 3", 6, "\"vnii\": unknown keyword, expected one of: vni, netns, mtu" },
+	/* 9 */ { "port add tap0 type tap vnii 3", 6, "\"vnii\": unknown keyword, expected one of: vni, netns, mtu, mac" },
 	/* 10 */ { "port add tap0 type tap vni", 7, "(end of command): missing value after \"vni\", expected VNI (0..16777215)" },
 	/* 11 */ { "port add tap0 type tap vni 16777216", 7, "\"16777216\": \"vni\" out of range, expected 0..16777215" },
 	/* 12 */ { "port add tap0 type tap vni 12x", 7, "\"12x\": bad number for \"vni\"" },
@@ -185,7 +191,7 @@ static const struct {
 	/* 14 */ { "port add tap0 type tap vni 99999999999999999999", 7, "out of range" },
 	/* 15 */ { "port add tap0 type tap vni 1 vni 2", 8, "\"vni\": duplicate \"vni\"" },
 	/* 16 */ { "port add tap0 type tap mtu 67", 7, "\"mtu\" out of range, expected 68..65535" },
-	/* 17 */ { "port add tap0 type tap local 192.0.2.1", 6, "\"local\": not valid for type tap, expected one of: vni, netns, mtu" },
+	/* 17 */ { "port add tap0 type tap local 192.0.2.1", 6, "\"local\": not valid for type tap, expected one of: vni, netns, mtu, mac" },
 	/* 18 */ { "port add vx0 type vxlan netns x", 6, "not valid for type vxlan" },
 	/* 19 */ { "port add vx0 type vxlan vni 1 local 192.0.2.1", 10, "missing \"remote IP\", required for type vxlan" },
 	/* 20 */ { "port add vx0 type vxlan vni 1 remote 192.0.2.1", 10, "missing \"local IP\"" },
@@ -235,6 +241,11 @@ static const struct {
 	/* 64 */ { "diagnose port", 3, "missing value" },
 	/* 65 */ { "port add tap0 type tap netns a/b", 7, "bad name for \"netns\"" },
 	/* 66 */ { "fdb add 02:00:00:00:00:01 vni 1 remote ::", 7, "unspecified address" },
+	/* 67 */ { "port add tap0 type tap netns vm1 mtu 1450", 10, "(end of command): missing \"vni VNI\", required for type tap" },
+	/* 68 */ { "port add tap0 type tap", 6, "missing \"vni VNI\", required for type tap" },
+	/* 69 */ { "port add tap0 type tap vni 1 mac 01:00:5e:00:00:01", 9, "\"01:00:5e:00:00:01\": multicast MAC" },
+	/* 70 */ { "port add tap0 type tap vni 1 mac", 9, "missing value after \"mac\", expected MAC" },
+	/* 71 */ { "port add vx0 type vxlan vni 1 local 192.0.2.1 remote 192.0.2.2 mac 02:00:00:00:00:01", 12, "\"mac\": not valid for type vxlan" },
 };
 
 static void test_errors_name_word_and_expectation(void **state)
@@ -284,7 +295,8 @@ static void test_error_quotes_unprintable_words_safely(void **state)
 static const struct {
 	const char *in, *canonical;
 } round_trips[] = {
-	{ "port add tap0 type tap", NULL },
+	{ "port add tap0 type tap vni 0", NULL },
+	{ "port add tap0 type tap mac 02:AA:00:00:00:01 vni 5", "port add tap0 type tap vni 5 mac 02:aa:00:00:00:01" },
 	{ "port add tap0 type tap mtu 1450 netns vm1 vni 99", "port add tap0 type tap vni 99 netns vm1 mtu 1450" },
 	{ "port add vx0 type vxlan vni 99 local 192.0.2.1 remote 192.0.2.2", NULL },
 	{ "port add vx6 type vxlan udpcsum off srcport 1-2 dstport 4789 remote 2001:DB8:0:0::2 "

@@ -56,10 +56,10 @@ static void test_bad_line_is_named_and_nothing_returned(void **state)
 {
 	(void)state;
 	const char *text =
-		"port add tap0 type tap\n"
+		"port add tap0 type tap vni 1\n"
 		"# fine so far\n"
 		"port add vx0 type vxlan vni 99 local 192.0.2.1 remote 192.0.2.2 dstport 0\n"
-		"port add tap1 type tap\n";
+		"port add tap1 type tap vni 1\n";
 	struct ctl_config cfg;
 	char err[CTL_CONFIG_ERR_SIZE];
 	assert_int_equal(ctl_config_parse("/etc/vxswitch.conf", text, strlen(text), &cfg, err,

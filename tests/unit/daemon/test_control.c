@@ -87,7 +87,7 @@ static void test_vxlan_ports_share_a_socket_and_report_mtu(void **state)
 			     "port add vx99b type vxlan vni 99 local 127.0.0.1 remote 127.0.0.3 dstport %u", test_port), -EEXIST);
 	assert_non_null(strstr(err.msg, "vni 99 already"));
 	ctl_print_release(&out);
-	assert_int_equal(run(vxd, false, &out, &err, "port add vx99 type tap"), -EEXIST);
+	assert_int_equal(run(vxd, false, &out, &err, "port add vx99 type tap vni 99"), -EEXIST);
 	assert_string_equal(err.msg, "port vx99: exists");
 	ctl_print_release(&out);
 
@@ -424,6 +424,9 @@ static void test_gro_hold_timer_is_real(void **state)
 
 	close(udp);
 	close(ps);
+	/* The tap is persistent: a shutdown would leave it behind. */
+	assert_int_equal(run(vxd, false, &out, &err, "port del %s", tap), 0);
+	ctl_print_release(&out);
 	vxd_destroy(vxd);
 }
 

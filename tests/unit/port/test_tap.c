@@ -16,11 +16,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <sys/ioctl.h>
 
 #include "frame_builder.h"
 #include "packet/hdr.h"
 #include "parse/flow_extract.h"
 #include "port/tap.h"
+#include "port/rtnl.h"
 
 struct fixture {
 	struct pkt_pool *pool;
@@ -43,7 +47,7 @@ static int setup(void **state)
 	char name[IF_NAMESIZE];
 	snprintf(name, sizeof(name), "vxtap%d", (int)(getpid() % 100000));
 	struct tap_options opts = { .name = name, .mtu = 1450, .vni = 5 };
-	if (tap_port_open(&opts, &fx.port) < 0 || port_io_init(fx.port, &fx.io) < 0)
+	if (tap_port_open(&opts, &fx.port, NULL, 0) < 0 || port_io_init(fx.port, &fx.io) < 0)
 		return -1;
 	fx.raw = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
@@ -59,8 +63,10 @@ static int teardown(void **state)
 	struct fixture *fx = *state;
 	if (fx->raw >= 0)
 		close(fx->raw);
-	if (fx->port)
+	if (fx->port) {
 		port_io_fini(fx->port, &fx->io);
+		tap_port_set_delete(fx->port, true); /* persistent otherwise */
+	}
 	port_destroy(fx->port);
 	pkt_pool_destroy(fx->pool);
 	return 0;
@@ -234,9 +240,162 @@ static void test_bad_name_is_refused(void **state)
 	(void)state;
 	struct port *port;
 	struct tap_options opts = { .name = "a-name-much-too-long-for-ifnamsiz" };
-	assert_int_equal(tap_port_open(&opts, &port), -EINVAL);
+	assert_int_equal(tap_port_open(&opts, &port, NULL, 0), -EINVAL);
 	opts.name = "";
-	assert_int_equal(tap_port_open(&opts, &port), -EINVAL);
+	assert_int_equal(tap_port_open(&opts, &port, NULL, 0), -EINVAL);
+}
+
+
+/* ---- persistence, attaching, mac, the kernel's counters --------------------- */
+
+static void side_name(char *name, const char *stem)
+{
+	snprintf(name, IF_NAMESIZE, "%s%d", stem, (int)(getpid() % 100000));
+}
+
+/* What `ip tuntap add mode tap NAME` does: a persistent tap nobody holds.
+ * Returns an fd still holding it when `hold`, else -1 after closing. */
+static int make_foreign_tap(const char *name, bool hold)
+{
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct ifreq ifr = { 0 };
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	assert_int_equal(ioctl(fd, TUNSETIFF, &ifr), 0);
+	assert_int_equal(ioctl(fd, TUNSETPERSIST, 1UL), 0);
+	if (hold)
+		return fd;
+	close(fd);
+	return -1;
+}
+
+static void delete_foreign_tap(const char *name)
+{
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	struct ifreq ifr = { 0 };
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (fd >= 0 && ioctl(fd, TUNSETIFF, &ifr) == 0)
+		ioctl(fd, TUNSETPERSIST, 0UL);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void test_created_tap_outlives_the_port_and_is_attached_again(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	char name[IF_NAMESIZE];
+	side_name(name, "vxpe");
+	const uint8_t mac[6] = { 0x02, 0x00, 0x5e, 0x10, 0x20, 0x30 };
+	struct tap_options opts = { .name = name, .default_mtu = 1400, .mac = mac, .vni = 1 };
+	struct port *port;
+	char why[200] = "";
+	assert_int_equal(tap_port_open(&opts, &port, why, sizeof(why)), 0);
+	struct tap_port_info info;
+	tap_port_get_info(port, NULL, &info);
+	assert_true(info.created);
+	assert_true(info.owned);
+	assert_memory_equal(info.mac, mac, 6);
+	assert_int_equal(port->mtu, 1400);
+	port_destroy(port); /* a shutdown: the device stays */
+	assert_true(if_nametoindex(name) != 0);
+
+	/* Attached again with no mtu and a different default: MTU and MAC kept. */
+	opts.default_mtu = 9000;
+	opts.mac = NULL;
+	assert_int_equal(tap_port_open(&opts, &port, why, sizeof(why)), 0);
+	tap_port_get_info(port, NULL, &info);
+	assert_false(info.created);
+	assert_true(info.owned); /* alias "vxswitchd": still the switch's */
+	assert_memory_equal(info.mac, mac, 6);
+	assert_int_equal(port->mtu, 1400);
+	port_destroy(port);
+
+	/* The same mac again is a restart with the same config: accepted;
+	 * another one would change the device: refused, saying so. */
+	opts.mac = mac;
+	assert_int_equal(tap_port_open(&opts, &port, why, sizeof(why)), 0);
+	port_destroy(port);
+	const uint8_t other[6] = { 0x02, 0, 0, 0, 0, 9 };
+	opts.mac = other;
+	assert_int_equal(tap_port_open(&opts, &port, why, sizeof(why)), -EEXIST);
+	assert_non_null(strstr(why, "would change the MAC of the existing tap (it has 02:00:5e:10:20:30"));
+
+	/* An explicit mtu is applied to an existing tap; port del deletes it. */
+	opts.mac = NULL;
+	opts.mtu = 1300;
+	assert_int_equal(tap_port_open(&opts, &port, why, sizeof(why)), 0);
+	assert_int_equal(port->mtu, 1300);
+	tap_port_set_delete(port, true);
+	port_destroy(port);
+	assert_int_equal(if_nametoindex(name), 0);
+}
+
+static void test_foreign_tap_is_attached_and_left_alone(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	char name[IF_NAMESIZE];
+	side_name(name, "vxfo");
+	make_foreign_tap(name, false);
+	struct rtnl_link_info before;
+	assert_int_equal(rtnl_link_get(-1, name, 0, &before), 0);
+	struct tap_options opts = { .name = name, .default_mtu = 1400, .vni = 1 };
+	struct port *port;
+	char why[200] = "";
+	assert_int_equal(tap_port_open(&opts, &port, why, sizeof(why)), 0);
+	struct tap_port_info info;
+	tap_port_get_info(port, NULL, &info);
+	assert_false(info.created);
+	assert_false(info.owned);
+	assert_int_equal(port->mtu, before.mtu); /* 1500: default_mtu is for created taps */
+	assert_memory_equal(info.mac, before.mac, 6);
+	tap_port_set_delete(port, true); /* not the switch's: stays */
+	port_destroy(port);
+	assert_true(if_nametoindex(name) != 0);
+
+	/* Held open by another process (QEMU): refused, saying so. */
+	int held = make_foreign_tap(name, true);
+	assert_int_equal(tap_port_open(&opts, &port, why, sizeof(why)), -EBUSY);
+	assert_non_null(strstr(why, "held open by another process, e.g. QEMU"));
+	close(held);
+	delete_foreign_tap(name);
+	assert_int_equal(if_nametoindex(name), 0);
+}
+
+static void test_kernel_counts_what_the_vm_sent_unread(void **state)
+{
+	struct fixture *fx = *state;
+	if (!fx->port)
+		skip();
+	struct tap_kernel_stats ks;
+	assert_int_equal(tap_port_kernel_stats(fx->port, &ks), 0);
+	uint64_t before = ks.tx_dropped;
+	/* Nobody reads the port: the tap's queue (txqueuelen 1000) overflows. */
+	uint8_t frame[256];
+	size_t len = build_tcp(frame, sizeof(frame), 100, NULL);
+	for (int i = 0; i < 3000; i++)
+		send(fx->raw, frame, len, MSG_DONTWAIT);
+	assert_int_equal(tap_port_kernel_stats(fx->port, &ks), 0);
+	assert_true(ks.tx_dropped > before);
+	char path[128];
+	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/tx_dropped", fx->port->name);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	unsigned long long sys = 0;
+	assert_int_equal(fscanf(f, "%llu", &sys), 1);
+	fclose(f);
+	assert_int_equal(ks.tx_dropped, sys);
+	/* Drain what did fit, for the tests after. */
+	struct pkt *pkts[16];
+	int n;
+	while ((n = fx->port->cls->rx_batch(fx->port, &fx->io, fx->pool, pkts, 16)) > 0)
+		for (int i = 0; i < n; i++)
+			pkt_free(pkts[i]);
 }
 
 int main(void)
@@ -248,6 +407,9 @@ int main(void)
 		cmocka_unit_test(test_gso_frame_is_written_whole),
 		cmocka_unit_test(test_bad_gso_metadata_is_a_counted_write_error),
 		cmocka_unit_test(test_bad_name_is_refused),
+		cmocka_unit_test(test_created_tap_outlives_the_port_and_is_attached_again),
+		cmocka_unit_test(test_foreign_tap_is_attached_and_left_alone),
+		cmocka_unit_test(test_kernel_counts_what_the_vm_sent_unread),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
