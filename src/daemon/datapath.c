@@ -9,6 +9,7 @@
  * Everything read from the control side comes from w->view (worker.h). */
 #include <errno.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include "daemon/worker_internal.h"
 #include "offload/gro.h"
@@ -18,6 +19,7 @@
 #include "parse/vnet_hdr_check.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
+#include "util/vlog.h"
 
 /* ---- output queues ------------------------------------------------------- */
 
@@ -133,6 +135,19 @@ void dp_tap_input(struct vxd_worker *w, struct port *port)
 		if (n < VXD_RX_BATCH)
 			break;
 	}
+}
+
+void dp_tap_lost(struct vxd_worker *w, struct port *port)
+{
+	struct vxd_wport *wp = &w->ports[port->id];
+	if (wp->port != port || wp->lost_ns)
+		return;
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, port->fd, NULL);
+	wp->lost_ns = w->clock();
+	wp->lost_events++;
+	static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 10);
+	VLOG_WARN_RL(&rl, "port", "%s: the tap device went away: port down, out of the poll set "
+		     "(port add it again to reattach)", port->name);
 }
 
 /* ---- from the underlay ------------------------------------------------------ */

@@ -52,6 +52,11 @@ static unsigned vxd_diag_tap(struct ctl_print *p, unsigned n, const struct vxd_d
 	const struct port *port = c->vxd->ports[i];
 	const struct port_stats *st = &c->snap->ports[i].stats;
 	const struct tap_port_info *ti = &c->snap->ports[i].tap;
+	if (c->snap->ports[i].lost_ns)
+		n = vxd_diag_line(p, n, "%s: the tap device went away %" PRIu64 " s ago (%" PRIu64 " times in all): the port is down "
+				  "and out of the poll set; `port add` it again to reattach", port->name,
+				  (uint64_t)((c->snap->taken_ns - c->snap->ports[i].lost_ns) / 1000000000ull),
+				  c->snap->ports[i].lost_events);
 	/* Recent traffic if there was enough of it, else all. */
 	uint64_t frames = 0, bytes = 0;
 	if (st->tx_frames >= c->vxd->diag_prev[i].tx_frames) { /* else: a new port in this slot */

@@ -372,7 +372,15 @@ static int vxd_add_vxlan(struct vxd *vxd, const struct ctl_port_add *pa, int id,
 
 int vxd_port_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_print *out, struct ctl_err *err)
 {
-	if (vxd_port_by_name(vxd, pa->name))
+	struct port *old = vxd_port_by_name(vxd, pa->name);
+	if (old && vxd_snapshot(vxd)->ports[old->id].lost_ns) {
+		/* Its device went away: the new port replaces it. */
+		int ret = vxd_port_remove(vxd, old->id, err);
+		if (ret < 0)
+			return ret;
+		old = NULL;
+	}
+	if (old)
 		return vxd_refuse(err, -EEXIST, "port %s: exists", pa->name);
 	int id = vxd_free_id(vxd);
 	if (id < 0)

@@ -22,7 +22,18 @@ static void vxd_print_ip(struct ctl_print *p, const char *key, const char *fmt, 
 	ctl_print_ip(p, CTL_PRINT_ANY, key, fmt, &ip);
 }
 
-static void vxd_print_port_line(struct ctl_print *p, const struct port *port)
+/* "state down (device gone 12 s)" for a tap whose device went away. */
+static void vxd_print_port_state(struct ctl_print *p, const struct vxd_port_snap *ps, uint64_t now_ns)
+{
+	bool down = ps && ps->lost_ns;
+	ctl_print_string(p, CTL_PRINT_ANY, "state", " state %s", down ? "down" : "up");
+	if (down)
+		ctl_print_uint(p, CTL_PRINT_ANY, "down_s", " (device gone %" PRIu64 " s)",
+			       now_ns > ps->lost_ns ? (now_ns - ps->lost_ns) / 1000000000ull : 0);
+}
+
+static void vxd_print_port_line(struct ctl_print *p, const struct port *port, const struct vxd_port_snap *ps,
+				uint64_t now_ns)
 {
 	ctl_print_open_object(p, NULL);
 	ctl_print_string(p, CTL_PRINT_ANY, "name", "%s", port->name);
@@ -45,6 +56,7 @@ static void vxd_print_port_line(struct ctl_print *p, const struct port *port)
 			vxd_print_ip(p, NULL, " remote %s", vo->remotes[i].family, vo->remotes[i].bytes);
 		ctl_print_close_array(p);
 	}
+	vxd_print_port_state(p, ps, now_ns);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }
@@ -361,12 +373,13 @@ static void vxd_fdb_print_one(struct ctl_print *p, const struct vxd *vxd, const 
 	ctl_print_close_object(p);
 }
 
-void vxd_port_show(const struct vxd *vxd, struct ctl_print *out)
+void vxd_port_show(struct vxd *vxd, struct ctl_print *out)
 {
+	const struct vxd_snapshot *snap = vxd_snapshot(vxd);
 	ctl_print_open_array(out, NULL);
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i])
-			vxd_print_port_line(out, vxd->ports[i]);
+			vxd_print_port_line(out, vxd->ports[i], &snap->ports[i], snap->taken_ns);
 	ctl_print_close_array(out);
 }
 

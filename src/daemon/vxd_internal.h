@@ -87,7 +87,7 @@ void vxd_diag_snapshot(struct vxd *vxd, bool restart);
 
 /* stats_print.c */
 int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);
-void vxd_port_show(const struct vxd *vxd, struct ctl_print *out);
+void vxd_port_show(struct vxd *vxd, struct ctl_print *out);
 /* vni: one VNI or FDB_VNI_ANY */
 int vxd_fdb_show(struct vxd *vxd, uint32_t vni, struct ctl_print *out, struct ctl_err *err);
 void vxd_print_ctl_stats(struct ctl_print *p, const struct vxd *vxd); /* stats_ctl.c: the control socket's counters */

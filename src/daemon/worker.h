@@ -82,6 +82,8 @@ struct vxd_view {
 /* Counters of one port, copied out by VXD_REQ_SNAPSHOT. */
 struct vxd_port_snap {
 	bool present;
+	uint64_t lost_ns;        /* tap: its device went away then (worker clock); 0: there */
+	uint64_t lost_events;
 	struct port_stats stats;
 	struct tap_port_info tap;
 	struct vxlan_port_info vx;

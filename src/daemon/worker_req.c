@@ -87,6 +87,7 @@ static int vxd_req_detach(struct vxd_worker *w, struct vxd_req *req)
 	port_io_fini(wp->port, &wp->io);
 	memset(&wp->io, 0, sizeof(wp->io));
 	wp->port = NULL;
+	wp->lost_ns = wp->lost_events = 0;
 	return 0;
 }
 
@@ -133,6 +134,8 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 			continue;
 		ps->present = true;
 		ps->stats = wp->io.stats;
+		ps->lost_ns = wp->lost_ns;
+		ps->lost_events = wp->lost_events;
 		if (port_is_tap(wp->port)) {
 			tap_port_get_info(wp->port, &wp->io, &ps->tap);
 		} else if (port_is_vxlan(wp->port)) {
