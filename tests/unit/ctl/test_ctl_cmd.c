@@ -108,11 +108,11 @@ static void test_vxlan_outer_header_keys(void **state)
 	assert_false(c.port_add.udpcsum);
 
 	static const struct { const char *tail; int word; const char *says; } refused[] = {
-		{ "srcport 40000-40064", 13, ""40000-40064": "srcport" range of 65 ports, at most 64" },
+		{ "srcport 40000-40064", 13, "\"40000-40064\": \"srcport\" range of 65 ports, at most 64" },
 		{ "srcport 1-65535", 13, "range of 65535 ports" },
-		{ "df maybe", 13, ""maybe": bad value for "df", expected set, unset or inherit" },
-		{ "df", 13, "missing value after "df", expected set, unset or inherit" },
-		{ "df set df unset", 14, "duplicate "df"" },
+		{ "df maybe", 13, "\"maybe\": bad value for \"df\", expected set, unset or inherit" },
+		{ "df", 13, "missing value after \"df\", expected set, unset or inherit" },
+		{ "df set df unset", 14, "duplicate \"df\"" },
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		struct ctl_err err;
@@ -126,7 +126,7 @@ static void test_vxlan_outer_header_keys(void **state)
 		"port add vx6 type vxlan vni 1 local 2001:db8::1 remote 2001:db8::2 df set",
 		"port add vx6 type vxlan df unset vni 1 local 2001:db8::1 remote 2001:db8::2",
 	};
-	const int v6_word[] = { 11, 5 };
+	const int v6_word[] = { 12, 6 }; /* 1-based */
 	for (size_t i = 0; i < 2; i++) {
 		struct ctl_err err;
 		assert_int_equal(parse_line(v6[i], &c, &err), -EINVAL);
