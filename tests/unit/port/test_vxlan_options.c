@@ -228,6 +228,48 @@ static void test_df_unset_and_inherit(void **state)
 	close_port(&fx);
 }
 
+#ifndef UDP_NO_CHECK6_TX
+#define UDP_NO_CHECK6_TX 101
+#endif
+#ifndef UDP_NO_CHECK6_RX
+#define UDP_NO_CHECK6_RX 102
+#endif
+
+/* udpcsum off over IPv6: zero checksums sent (UDP_NO_CHECK6_TX) and
+ * accepted (UDP_NO_CHECK6_RX, else the kernel drops them), both ends
+ * configured as RFC 6936 asks; the frame arrives. */
+static void test_udpcsum_off_over_ipv6(void **state)
+{
+	(void)state;
+	struct vxlan_options opts = { .vni = 99, .local = { .family = 6 }, .udp_zero_csum = true, .n_remotes = 1 };
+	opts.local.bytes[15] = 1; /* ::1 */
+	opts.remotes[0] = opts.local;
+	struct fixture fx = { 0 };
+	assert_int_equal(pkt_pool_create(64, &fx.pool), 0);
+	for (unsigned i = 0; i < 50 && !fx.port; i++) {
+		opts.dst_port = (uint16_t)(20000 + (getpid() * 13 + i * 191) % 20000);
+		if (vxlan_port_open(&opts, NULL, &fx.port) < 0)
+			fx.port = NULL;
+	}
+	if (!fx.port) {
+		pkt_pool_destroy(fx.pool);
+		skip(); /* no IPv6 loopback here */
+	}
+	assert_int_equal(port_io_init(fx.port, &fx.io), 0);
+	fx.sock = vxlan_port_sock(fx.port);
+	assert_int_equal(sockopt(fx.sock->tx_fd[0], IPPROTO_UDP, UDP_NO_CHECK6_TX), 1);
+	assert_int_equal(sockopt(vxlan_sock_fd(fx.sock), IPPROTO_UDP, UDP_NO_CHECK6_RX), 1);
+	struct pkt *pkt = tcp_frame(&fx, 30000, 100, true);
+	pkt->tunnel.family = 6;
+	memcpy(pkt->tunnel.dst, opts.local.bytes, 16);
+	send_one(&fx, pkt);
+	struct pkt *rx[4];
+	assert_int_equal(receive(&fx, rx, 4, 1), 1);
+	assert_int_equal(rx[0]->tunnel.family, 6);
+	pkt_free(rx[0]);
+	close_port(&fx);
+}
+
 static void test_refused_settings(void **state)
 {
 	(void)state;
@@ -278,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_default_source_port_is_the_sockets),
 		cmocka_unit_test(test_udpcsum_off_falls_back_from_udp_segment),
 		cmocka_unit_test(test_df_unset_and_inherit),
+		cmocka_unit_test(test_udpcsum_off_over_ipv6),
 		cmocka_unit_test(test_refused_settings),
 		cmocka_unit_test(test_shared_socket_must_agree),
 	};
