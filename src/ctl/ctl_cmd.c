@@ -195,7 +195,8 @@ const char *ctl_cmd_grammar(void)
 {
 	return "COMMAND := port add NAME type tap vni VNI [ netns NS ] [ mtu MTU ] [ mac MAC ]\n"
 	       "         | port add NAME type vxlan vni VNI local IP remote IP [ remote IP ... ]\n"
-	       "               [ dstport PORT ] [ srcport PORT-PORT ] [ udpcsum { on | off } ]\n"
+	       "               [ dstport PORT ] [ srcport PORT-PORT (at most 64 ports) ] [ udpcsum { on | off } ]\n"
+	       "               [ df { set | unset | inherit } (IPv4; default set) ]\n"
 	       "               [ mtu MTU ]\n"
 	       "         | port del NAME\n"
 	       "         | port show\n"

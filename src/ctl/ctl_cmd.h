@@ -12,7 +12,8 @@
  *                  [ mac MAC ]
  *            | port add NAME type vxlan vni VNI local IP remote IP
  *                  [ remote IP ... ] [ dstport PORT ] [ srcport PORT-PORT ]
- *                  [ udpcsum { on | off } ] [ mtu MTU ]
+ *                  [ udpcsum { on | off } ] [ df { set | unset | inherit } ]
+ *                  [ mtu MTU ]
  *            | port del NAME | port show
  *            | fdb show [ vni VNI ] | fdb flush [ vni VNI ]
  *            | fdb add MAC vni VNI { port NAME | remote IP }
@@ -28,6 +29,19 @@
  * - A refused command fills struct ctl_err with ONE line naming the word
  *   (1-based position and text) and what was expected, and the struct
  *   ctl_cmd must then be ignored.
+ *
+ *
+ * The vxlan outer-header keys (what each does on the wire: port/vxlan.h):
+ * - udpcsum on|off: the outer UDP checksum, computed (default) or zero;
+ *   IPv4 and IPv6 (over IPv6, off is the RFC 6935/6936 opt-in of this
+ *   end: zero checksums are then sent and accepted on this tunnel).
+ * - srcport MIN-MAX: the outer UDP source port, a hash of the inner flow
+ *   within the range; at most CTL_SRCPORT_MAX_PORTS ports (one send
+ *   socket each), a larger range is refused here.  Without it every
+ *   datagram carries the socket's own port (dstport).
+ * - df set|unset|inherit: the outer IPv4 DF bit (default set; inherit
+ *   copies the inner packet's).  IPv4 only: refused over IPv6, which has
+ *   no DF bit (routers never fragment IPv6).
  *
  * Pure functions over argv and buffers: no I/O, no globals. */
 #ifndef VX_CTL_CTL_CMD_H
@@ -48,6 +62,7 @@ enum ctl_limits {
 	CTL_MTU_MIN = 68,
 	CTL_MTU_MAX = 65535,
 	CTL_VXLAN_DEFAULT_DSTPORT = 4789,
+	CTL_SRCPORT_MAX_PORTS = 64,    /* = VXLAN_SRCPORT_MAX_PORTS (port/vxlan.h) */
 };
 
 enum ctl_verb {
@@ -96,6 +111,15 @@ enum ctl_port_key {
 	CTL_PK_SRCPORT = 1 << 6,
 	CTL_PK_UDPCSUM = 1 << 7,
 	CTL_PK_TAP_MAC = 1 << 15, /* tap only (high bit: clear of the vxlan keys) */
+	/* vxlan outer-header keys from bit 16 on */
+	CTL_PK_DF = 1 << 16,
+};
+
+/* df (ctl_port_add.df); zero is the default. */
+enum ctl_df {
+	CTL_DF_SET = 0,
+	CTL_DF_UNSET,
+	CTL_DF_INHERIT,
 };
 
 struct ctl_port_add {
@@ -115,6 +139,8 @@ struct ctl_port_add {
 	uint16_t srcport_min;   /* 0-0 = not given: the daemon picks */
 	uint16_t srcport_max;   /* min <= max when given */
 	bool udpcsum;           /* default true */
+	/* vxlan outer headers */
+	uint8_t df;             /* enum ctl_df, IPv4 only; default CTL_DF_SET */
 };
 
 /* port del NAME, stats [port NAME], diagnose [port NAME] */

@@ -89,7 +89,43 @@ static int key_dstport(struct ctl_parser *ps, struct ctl_cmd *cmd)
 
 static int key_srcport(struct ctl_parser *ps, struct ctl_cmd *cmd)
 {
-	return ctl_parse_port_range(ps, &cmd->port_add.srcport_min, &cmd->port_add.srcport_max);
+	struct ctl_port_add *pa = &cmd->port_add;
+	int ret = ctl_parse_port_range(ps, &pa->srcport_min, &pa->srcport_max);
+	if (ret)
+		return ret;
+	unsigned n = (unsigned)(pa->srcport_max - pa->srcport_min) + 1;
+	if (n > CTL_SRCPORT_MAX_PORTS)
+		return ctl_fail(ps, ps->pos - 1, "\"srcport\" range of %u ports, at most %d (one send socket per port)",
+				n, CTL_SRCPORT_MAX_PORTS);
+	return 0;
+}
+
+static const char *const df_names[] = { [CTL_DF_SET] = "set", [CTL_DF_UNSET] = "unset",
+					[CTL_DF_INHERIT] = "inherit" };
+
+static int key_df(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	const char *v = NULL;
+	int ret = ctl_take_value(ps, "df", "set, unset or inherit", &v);
+	if (ret)
+		return ret;
+	for (unsigned i = 0; i < sizeof(df_names) / sizeof(df_names[0]); i++) {
+		if (!strcmp(v, df_names[i])) {
+			cmd->port_add.df = (uint8_t)i;
+			return 0;
+		}
+	}
+	return ctl_fail(ps, ps->pos - 1, "bad value for \"df\", expected set, unset or inherit");
+}
+
+/* The word index of key `word` in the command (keys come once), for a
+ * refusal only the whole command can tell. */
+static int key_word(const struct ctl_parser *ps, const char *word)
+{
+	for (int i = 0; i < ps->argc; i++)
+		if (!strcmp(ps->argv[i], word))
+			return i;
+	return ps->argc;
 }
 
 static int key_udpcsum(struct ctl_parser *ps, struct ctl_cmd *cmd)
@@ -105,6 +141,7 @@ static const struct ctl_key_def port_add_keys[] = {
 	{ "dstport", CTL_PK_DSTPORT, key_dstport, VXLAN },
 	{ "srcport", CTL_PK_SRCPORT, key_srcport, VXLAN },
 	{ "udpcsum", CTL_PK_UDPCSUM, key_udpcsum, VXLAN },
+	{ "df", CTL_PK_DF, key_df, VXLAN },
 	{ "mtu", CTL_PK_MTU, key_mtu, TAP | VXLAN },
 	{ "mac", CTL_PK_TAP_MAC, key_tap_mac, TAP },
 	{ NULL, 0, NULL, 0 },
@@ -169,6 +206,9 @@ int ctl_parse_port_add(struct ctl_parser *ps, struct ctl_cmd *cmd)
 		return ctl_fail(ps, ps->first_remote, "\"remote\" is IPv%c but \"local\" is IPv%c",
 			    pa->remotes[0].family == AF_INET ? '4' : '6',
 			    pa->local.family == AF_INET ? '4' : '6');
+	if ((given & CTL_PK_DF) && pa->local.family == AF_INET6)
+		return ctl_fail(ps, key_word(ps, "df"),
+				"\"df\" is for an IPv4 underlay only: IPv6 has no DF bit (routers never fragment it)");
 	return 0;
 }
 
@@ -209,6 +249,8 @@ int ctl_format_port_add(struct ctl_sbuf *sb, const struct ctl_port_add *pa)
 		ctl_sb_printf(sb, " srcport %u-%u", pa->srcport_min, pa->srcport_max);
 	if (pa->given & CTL_PK_UDPCSUM)
 		ctl_sb_printf(sb, " udpcsum %s", pa->udpcsum ? "on" : "off");
+	if ((pa->given & CTL_PK_DF) && pa->df < sizeof(df_names) / sizeof(df_names[0]))
+		ctl_sb_printf(sb, " df %s", df_names[pa->df]);
 	if (pa->given & CTL_PK_MTU)
 		ctl_sb_printf(sb, " mtu %u", pa->mtu);
 	if (pa->given & CTL_PK_TAP_MAC) {

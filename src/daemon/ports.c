@@ -340,13 +340,22 @@ static int vxd_add_vxlan(struct vxd *vxd, const struct ctl_port_add *pa, int id,
 		.local = vxd_addr_from_ctl(&pa->local),
 		.dst_port = pa->dstport,
 		.mtu = pa->mtu,
+		/* outer headers (the grammar refused what cannot be honoured) */
+		.udp_zero_csum = !pa->udpcsum,
+		.df = pa->df == CTL_DF_UNSET ? VXLAN_DF_UNSET : pa->df == CTL_DF_INHERIT ? VXLAN_DF_INHERIT : VXLAN_DF_SET,
+		.src_port_min = pa->srcport_min,
+		.src_port_max = pa->srcport_max,
 	};
+	_Static_assert((int)CTL_SRCPORT_MAX_PORTS == (int)VXLAN_SRCPORT_MAX_PORTS, "srcport cap");
 	for (unsigned i = 0; i < pa->n_remotes && i < VXLAN_MAX_REMOTES; i++)
 		vo.remotes[vo.n_remotes++] = vxd_addr_from_ctl(&pa->remotes[i]);
 	struct vxlan_sock *shared;
 	int slot = vxd_find_sock(vxd, pa, &vo.local, &shared, err);
 	if (slot < -1)
 		return slot;
+	char why[160];
+	if (shared && vxlan_sock_check_options(shared, &vo, why, sizeof(why)) < 0)
+		return vxd_refuse(err, -EINVAL, "port %s: %s", pa->name, why);
 	struct port *port;
 	int ret = vxlan_port_open(&vo, shared, &port);
 	if (ret < 0)

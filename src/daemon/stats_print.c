@@ -51,6 +51,22 @@ static void vxd_print_port_line(struct ctl_print *p, const struct port *port, co
 		const struct vxlan_options *vo = vxlan_port_options(port);
 		vxd_print_ip(p, "local", " local %s", vo->local.family, vo->local.bytes);
 		ctl_print_uint(p, CTL_PRINT_ANY, "dstport", " dstport %" PRIu64, vo->dst_port);
+		/* The outer-header settings in force (the socket's): srcport
+		 * MIN-MAX, or the fixed dstport when no range was given. */
+		struct vxlan_options so;
+		vxlan_sock_get_options(vxlan_port_sock(port), &so);
+		bool ranged = so.src_port_min != 0;
+		ctl_print_uint(p, CTL_PRINT_JSON, "srcport_min", "%" PRIu64, ranged ? so.src_port_min : vo->dst_port);
+		ctl_print_uint(p, CTL_PRINT_JSON, "srcport_max", "%" PRIu64, ranged ? so.src_port_max : vo->dst_port);
+		ctl_print_bool(p, CTL_PRINT_JSON, "srcport_hash", "%s", ranged);
+		if (ranged)
+			ctl_print_text(p, " srcport %u-%u", so.src_port_min, so.src_port_max);
+		else
+			ctl_print_text(p, " srcport %u (fixed)", vo->dst_port);
+		ctl_print_bool(p, CTL_PRINT_ANY, "udpcsum", " udpcsum %s", !so.udp_zero_csum);
+		const char *df = vo->local.family == 6 ? "n/a"
+				 : so.df == VXLAN_DF_UNSET ? "unset" : so.df == VXLAN_DF_INHERIT ? "inherit" : "set";
+		ctl_print_string(p, CTL_PRINT_ANY, "df", " df %s", df);
 		ctl_print_open_array(p, "remotes");
 		for (unsigned i = 0; i < vo->n_remotes; i++)
 			vxd_print_ip(p, NULL, " remote %s", vo->remotes[i].family, vo->remotes[i].bytes);

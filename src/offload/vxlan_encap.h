@@ -19,6 +19,12 @@
  * GRO.  `udp_zero_csum` keeps RFC 7348's IPv4 option; it is refused for IPv6
  * (RFC 6935/6936 need an explicit opt-in at both ends).
  *
+ * These fields shape the full frames built here.  On the UDP socket path
+ * the kernel writes outer IP and UDP, and a vxlan port's `udpcsum`, `df`
+ * and `srcport` are socket settings instead (SO_NO_CHECK, IP_MTU_DISCOVER,
+ * one send socket per source port; see port/vxlan.h); that path uses
+ * vxlan_flow_hash() and vxlan_src_port() to pick the send socket.
+ *
  * Pure functions over buffers: no I/O, no globals. */
 #ifndef VX_OFFLOAD_VXLAN_ENCAP_H
 #define VX_OFFLOAD_VXLAN_ENCAP_H

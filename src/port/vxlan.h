@@ -35,11 +35,45 @@
  * sending port as underlay_backlog_full (one per message) and in
  * tx_backlog_drops.  The worker asks epoll for EPOLLOUT on the fd while
  * vxlan_sock_tx_blocked() and calls vxlan_sock_tx_resume() when it comes;
- * nothing else drains the backlog.
+ * nothing else drains the backlog.  The worker watches the receiving
+ * socket only: while the message at the head of the backlog waits on
+ * another send socket (srcport), EPOLLOUT of the receiving one says
+ * nothing about it, and the worker retries each turn until it drains.
  *
- * The outer UDP source port is the socket's port (a fixed port per socket
- * keeps every flow on one underlay path); the outer UDP checksum is always
- * computed by the kernel (UDP_SEGMENT and UDP GRO both need it).
+ * Outer headers (struct vxlan_options; the settings belong to the socket,
+ * so every port sharing one must agree: vxlan_sock_check_options()).
+ *  - UDP source port: by default the socket's own port (dstport) on every
+ *    datagram, which keeps every flow on one underlay path.  With a range
+ *    (`srcport MIN-MAX`, at most VXLAN_SRCPORT_MAX_PORTS ports) the socket
+ *    gets one send socket bound to (local, P) for each P of the range
+ *    (SO_REUSEPORT; P == dstport uses the receiving socket itself), and a
+ *    frame goes out on the one its inner-flow hash picks
+ *    (vxlan_flow_hash() scaled into the range as the kernel's
+ *    udp_flow_src_port()): a GSO train is one flow, so it stays one
+ *    UDP_SEGMENT send.  A bound socket cannot change its port per send,
+ *    hence the sockets.  Receiving stays on the dstport socket alone.
+ *  - UDP checksum: computed by the kernel by default.  `udpcsum off` sets
+ *    SO_NO_CHECK (IPv4) or UDP_NO_CHECK6_TX (IPv6) on the send sockets, and
+ *    for IPv6 UDP_NO_CHECK6_RX on the receiving one: RFC 6935/6936 allow a
+ *    zero UDPv6 checksum only for a tunnel both ends configured so, which
+ *    is what the setting is.  The kernel refuses UDP_SEGMENT on such a
+ *    socket (EINVAL, checked on 6.18): the first train is refused, counted
+ *    (udp_segment_fallbacks) and resent one datagram per message, and
+ *    UDP_SEGMENT stays off, as after any refusal.  Zero-checksum datagrams
+ *    are never merged by the receiver's UDP GRO either.
+ *  - IPv4 DF: `df set` (the default) is IP_MTU_DISCOVER IP_PMTUDISC_DO on
+ *    the send sockets.  Without it (IP_PMTUDISC_WANT) the kernel clears
+ *    DF on every UDP_SEGMENT send, whose skb is longer than the MTU.  DO,
+ *    not PROBE: DO holds sends to the path MTU the kernel learns from ICMP
+ *    and refuses larger ones (EMSGSIZE, counted as mtu_exceeded) where PROBE
+ *    would send them with DF into a black hole.  `df unset` is
+ *    IP_PMTUDISC_DONT: DF clear, and the kernel fragments what is larger
+ *    than the path.  `df inherit` copies the inner packet's DF, as the
+ *    kernel's vxlan does (inner IPv4: its DF; inner IPv6: set; anything
+ *    else: clear): the option is per socket, not per packet, so the worker
+ *    switches a send socket between DO and DONT before a send that needs
+ *    the other (one setsockopt per change, sendmmsg runs cut there).  IPv6
+ *    has no DF (routers never fragment): the grammar refuses `df` there.
  *
  * MTU.  The path MTU towards every remote is probed at open (IP_MTU of a
  * connected probe socket) and each frame is held to the one of the VTEP it
@@ -51,7 +85,9 @@
  * dropped as DROP_MTU_EXCEEDED.  A frame without GSO metadata larger than
  * the configured mtu (without one: than what fits the path) is dropped as
  * DROP_MTU_EXCEEDED; one between the path's fit and a larger configured
- * mtu is sent and fragmented by the kernel, as the operator asked.
+ * mtu is sent as the operator asked: fragmented by the kernel with `df
+ * unset` (or an inner packet without DF under `df inherit`), refused by it
+ * with DF set (EMSGSIZE: DROP_MTU_EXCEEDED).
  *
  * Threads (see port.h).  A vxlan port holds no datapath state: its send
  * queue, GSO header scratch and tx counters are in each worker's port_io.
@@ -69,12 +105,22 @@
 #define VX_PORT_VXLAN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "port/port.h"
 
 enum vxlan_port_limits {
 	VXLAN_MAX_REMOTES = 16,
+	/* Ports of a `srcport` range: one send socket (fd, send buffer) each. */
+	VXLAN_SRCPORT_MAX_PORTS = 64,
+};
+
+/* The outer IPv4 DF bit (vxlan_options.df). */
+enum vxlan_df {
+	VXLAN_DF_SET = 0, /* the default */
+	VXLAN_DF_UNSET,
+	VXLAN_DF_INHERIT,
 };
 
 struct vxlan_addr {
@@ -153,7 +199,24 @@ struct vxlan_options {
 	struct vxlan_addr remotes[VXLAN_MAX_REMOTES];
 	unsigned n_remotes;
 	uint32_t mtu;       /* inner (VM-facing) MTU; 0: path MTU - encap, per remote */
+	/* Outer headers (see the top); zero is the default of each. */
+	bool udp_zero_csum; /* udpcsum off */
+	uint8_t df;         /* enum vxlan_df; IPv4 only (IPv6: VXLAN_DF_SET) */
+	uint16_t src_port_min, src_port_max; /* 0-0: dst_port on every datagram */
 };
+
+/* Opens a socket as vxlan_sock_open() does, with the outer-header settings
+ * of `opts` (its local address; bound to `port`).  -EINVAL for settings
+ * that cannot be honoured (df other than set over IPv6, a range over
+ * VXLAN_SRCPORT_MAX_PORTS), -errno when a send socket cannot be had. */
+int vxlan_sock_open_opts(const struct vxlan_options *opts, uint16_t port, struct vxlan_sock **out);
+/* 0 if a port with `opts` can share `sock` (same udpcsum, df, srcport);
+ * else -EINVAL and one line in why naming the setting that differs. */
+int vxlan_sock_check_options(const struct vxlan_sock *sock, const struct vxlan_options *opts,
+			     char *why, size_t size);
+/* The settings `sock` was opened with (as vxlan_options fields; srcport
+ * 0-0 when fixed). */
+void vxlan_sock_get_options(const struct vxlan_sock *sock, struct vxlan_options *out);
 
 struct vxlan_port_info {
 	struct vxlan_sock *sock;

@@ -16,7 +16,7 @@ bool vxlan_sock_tx_blocked(const struct vxlan_sock *sock)
 }
 
 bool vxlan_backlog_push(struct vxlan_sock *sock, const struct msghdr *mh, uint32_t bytes,
-			uint32_t skip, uint16_t gso_size)
+			uint32_t skip, uint16_t gso_size, unsigned tx_idx, bool df)
 {
 	uint32_t len = bytes - skip;
 	struct vxlan_backlog_entry *e = NULL;
@@ -34,6 +34,8 @@ bool vxlan_backlog_push(struct vxlan_sock *sock, const struct msghdr *mh, uint32
 	e->len = len;
 	e->sent = 0;
 	e->gso_size = gso_size;
+	e->tx_idx = (uint8_t)tx_idx;
+	e->df = df;
 	uint32_t at = 0;
 	for (size_t k = 0; k < mh->msg_iovlen && at < len; k++) {
 		const uint8_t *base = mh->msg_iov[k].iov_base;
@@ -104,7 +106,7 @@ static int vxlan_backlog_send(struct vxlan_sock *sock, struct vxlan_backlog_entr
 			cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
 			memcpy(CMSG_DATA(cm), &e->gso_size, sizeof(e->gso_size));
 		}
-		if (sendmsg(sock->fd, &mh, MSG_DONTWAIT) >= 0) {
+		if (sendmsg(vxlan_txsock_fd(sock, e->tx_idx, e->df), &mh, MSG_DONTWAIT) >= 0) {
 			sock->stats.tx_sends++;
 			sock->stats.tx_gso_sends += seg;
 			sock->stats.tx_datagrams += seg ? (len + e->gso_size - 1) / e->gso_size : 1;

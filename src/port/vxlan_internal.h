@@ -3,6 +3,8 @@
  *
  *   vxlan_sock.c  the socket: open, knobs, stats, path MTU probes, receive
  *   vxlan_backlog.c  the socket's send backlog (sends the kernel pushed back)
+ *   vxlan_txsock.c  the socket's send sockets and outer-header settings
+ *                 (udpcsum, df, srcport): which one a frame takes, DF
  *   vxlan_port.c  the port: open, info, per-worker io, per-remote MTUs
  *   vxlan_tx.c    the send path: GSO trains, plain frames, sendmmsg
  *
@@ -48,6 +50,8 @@ struct vxlan_backlog_entry {
 	uint32_t len;        /* UDP payload bytes of the message */
 	uint32_t sent;       /* of which on the wire already (datagram by datagram) */
 	uint16_t gso_size;   /* datagram size of a train; 0: one datagram */
+	uint8_t tx_idx;      /* send socket (vxlan_sock.tx_fd) */
+	bool df;             /* DF wanted (df inherit) */
 	uint8_t data[];
 };
 
@@ -67,6 +71,16 @@ struct vxlan_sock {
 	struct pkt *rx_bufs[VXLAN_RX_BURST];
 	unsigned n_rx_bufs;
 	struct pkt_pool *rx_pool;
+	/* Outer-header settings (vxlan_txsock.c), fixed at open. */
+	bool zero_csum;
+	uint8_t df;                    /* enum vxlan_df */
+	uint16_t sport_min, sport_max; /* 0-0: fd's own port */
+	/* Send sockets: tx_fd[i] sends with source port sport_min + i (just
+	 * fd when the port is fixed, and for the range's port == dstport). */
+	unsigned n_tx;
+	int tx_fd[VXLAN_SRCPORT_MAX_PORTS];
+	/* worker: DF in force on tx_fd[i] (IP_PMTUDISC_DO), for df inherit. */
+	bool tx_df_on[VXLAN_SRCPORT_MAX_PORTS];
 	/* worker: the send backlog, a ring in send order. */
 	struct vxlan_backlog_entry *backlog[VXLAN_BACKLOG_MAX];
 	unsigned bl_head, bl_count;
@@ -97,11 +111,24 @@ int vxlan_af(const struct vxlan_addr *addr);
  * payload bytes, datagrams of `gso_size`; 0: one) to the backlog, as a
  * copy.  false when the backlog is full: the caller counts the drop. */
 bool vxlan_backlog_push(struct vxlan_sock *sock, const struct msghdr *mh, uint32_t bytes,
-			uint32_t skip, uint16_t gso_size);
+			uint32_t skip, uint16_t gso_size, unsigned tx_idx, bool df);
 /* Frees every entry (the socket is closing). */
 void vxlan_backlog_clear(struct vxlan_sock *sock);
 /* Logs the first UDP_SEGMENT refusal and switches it off. */
 void vxlan_sock_udp_segment_refused(struct vxlan_sock *sock, int err);
+
+/* The send sockets (vxlan_txsock.c).  Applies the settings of `opts` to
+ * sock (its fd bound already) and opens the srcport sockets; on failure
+ * the ones opened are closed again. */
+int vxlan_txsock_open(struct vxlan_sock *sock, const struct vxlan_options *opts);
+void vxlan_txsock_close(struct vxlan_sock *sock);
+/* Which send socket the inner frame at `frame` takes, and whether its
+ * outer DF is wanted (df set: always; unset: never; inherit: the inner's). */
+unsigned vxlan_txsock_pick(const struct vxlan_sock *sock, const uint8_t *frame, size_t len);
+bool vxlan_txsock_want_df(const struct vxlan_sock *sock, const uint8_t *frame, size_t len);
+/* The fd of send socket `idx`, with DF switched to `df` first under df
+ * inherit (worker only). */
+int vxlan_txsock_fd(struct vxlan_sock *sock, unsigned idx, bool df);
 
 /* The send path (vxlan_tx.c), as class hooks. */
 int vxlan_tx_io_init(struct port *port, struct port_io *io);

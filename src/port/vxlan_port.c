@@ -67,6 +67,9 @@ int vxlan_port_open(const struct vxlan_options *opts, struct vxlan_sock *sock, s
 {
 	if (opts->n_remotes > VXLAN_MAX_REMOTES || opts->vni > VXLAN_VNI_MAX)
 		return -EINVAL;
+	char why[160];
+	if (sock && vxlan_sock_check_options(sock, opts, why, sizeof(why)) < 0)
+		return -EINVAL; /* the daemon asks vxlan_sock_check_options() first, for the words */
 	struct vxlan_port *vp = calloc(1, sizeof(*vp));
 	if (!vp)
 		return -ENOMEM;
@@ -80,7 +83,7 @@ int vxlan_port_open(const struct vxlan_options *opts, struct vxlan_sock *sock, s
 	if (sock) {
 		vxlan_sock_ref(sock);
 	} else {
-		int err = vxlan_sock_open(&opts->local, vp->opts.dst_port, &sock);
+		int err = vxlan_sock_open_opts(opts, vp->opts.dst_port, &sock);
 		if (err < 0) {
 			free(vp);
 			return err;

@@ -49,6 +49,13 @@ int vxlan_af(const struct vxlan_addr *addr)
 
 int vxlan_sock_open(const struct vxlan_addr *local, uint16_t port, struct vxlan_sock **out)
 {
+	struct vxlan_options opts = { .local = *local };
+	return vxlan_sock_open_opts(&opts, port, out);
+}
+
+int vxlan_sock_open_opts(const struct vxlan_options *opts, uint16_t port, struct vxlan_sock **out)
+{
+	const struct vxlan_addr *local = &opts->local;
 	if (local->family != 4 && local->family != 6)
 		return -EAFNOSUPPORT;
 	struct vxlan_sock *sock = calloc(1, sizeof(*sock));
@@ -79,6 +86,9 @@ int vxlan_sock_open(const struct vxlan_addr *local, uint16_t port, struct vxlan_
 		err = -errno;
 		goto err_close;
 	}
+	err = vxlan_txsock_open(sock, opts);
+	if (err < 0)
+		goto err_close;
 
 	sock->udp_gro_probed =
 		setsockopt(sock->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
@@ -117,6 +127,7 @@ void vxlan_sock_unref(struct vxlan_sock *sock)
 		return;
 	vxlan_backlog_clear(sock);
 	vxlan_sock_rx_release(sock);
+	vxlan_txsock_close(sock);
 	close(sock->fd);
 	free(sock);
 }

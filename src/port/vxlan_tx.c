@@ -32,6 +32,8 @@ struct vxlan_tx_meta {
 	uint32_t bytes;        /* UDP payload bytes */
 	uint16_t gso_size;     /* 0 without UDP_SEGMENT */
 	uint16_t nr_segs;
+	uint8_t tx_idx;        /* send socket (srcport) */
+	bool df;               /* DF wanted (df inherit) */
 };
 
 /* A vxlan port's part of a port_io: one worker's send queue and counters. */
@@ -61,6 +63,9 @@ struct vxlan_tx_ctx {
 	struct vxlan_sock *sock;
 	struct port_io *io;
 	struct vxlan_tx_io *q;
+	/* Of the frame being queued: its send socket and DF. */
+	uint8_t tx_idx;
+	bool df;
 };
 
 int vxlan_tx_io_init(struct port *port, struct port_io *io)
@@ -131,7 +136,7 @@ static unsigned vxlan_queue_msg(struct vxlan_tx_ctx *c, const struct vxlan_addr 
 		cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
 		memcpy(CMSG_DATA(cm), &gso_size, sizeof(gso_size));
 	}
-	q->meta[i] = (struct vxlan_tx_meta){ .gso_size = gso_size };
+	q->meta[i] = (struct vxlan_tx_meta){ .gso_size = gso_size, .tx_idx = c->tx_idx, .df = c->df };
 	return i;
 }
 
@@ -145,7 +150,7 @@ static bool vxlan_would_block(int err)
 static void vxlan_backlog_msg(struct vxlan_tx_ctx *c, unsigned i, uint32_t skip)
 {
 	const struct vxlan_tx_meta *m = &c->q->meta[i];
-	if (!vxlan_backlog_push(c->sock, &c->q->msgs[i].msg_hdr, m->bytes, skip, m->gso_size))
+	if (!vxlan_backlog_push(c->sock, &c->q->msgs[i].msg_hdr, m->bytes, skip, m->gso_size, m->tx_idx, m->df))
 		port_count_drop(c->io, DROP_UNDERLAY_BACKLOG_FULL);
 }
 
@@ -180,7 +185,7 @@ static void vxlan_send_unsegmented(struct vxlan_tx_ctx *c, unsigned i)
 		mh.msg_iovlen = n;
 		ssize_t r;
 		do
-			r = sendmsg(sock->fd, &mh, MSG_DONTWAIT);
+			r = sendmsg(vxlan_txsock_fd(sock, m->tx_idx, m->df), &mh, MSG_DONTWAIT);
 		while (r < 0 && errno == EINTR);
 		if (r >= 0) {
 			sock->stats.tx_sends++;
@@ -197,10 +202,19 @@ static void vxlan_send_unsegmented(struct vxlan_tx_ctx *c, unsigned i)
 	}
 }
 
-/* Sends the queue in one sendmmsg (more after a refusal).  Once the socket
- * is blocked -- the kernel pushed back now, or its backlog was not empty
- * to begin with -- every message left goes behind the backlog, so nothing
- * overtakes what waits there. */
+/* How many messages from i on go on one send socket with one DF. */
+static unsigned vxlan_run_len(const struct vxlan_tx_io *q, unsigned i)
+{
+	unsigned j = i + 1;
+	while (j < q->n_msgs && q->meta[j].tx_idx == q->meta[i].tx_idx && q->meta[j].df == q->meta[i].df)
+		j++;
+	return j - i;
+}
+
+/* Sends the queue in one sendmmsg per run of messages on one send socket
+ * (more after a refusal).  Once the socket is blocked -- the kernel pushed
+ * back now, or its backlog was not empty to begin with -- every message
+ * left goes behind the backlog, so nothing overtakes what waits there. */
 static void vxlan_flush(struct vxlan_tx_ctx *c)
 {
 	struct vxlan_sock *sock = c->sock;
@@ -211,7 +225,8 @@ static void vxlan_flush(struct vxlan_tx_ctx *c)
 			vxlan_backlog_msg(c, i++, 0);
 			continue;
 		}
-		int sent = sendmmsg(sock->fd, &q->msgs[i], q->n_msgs - i, MSG_DONTWAIT);
+		int fd = vxlan_txsock_fd(sock, q->meta[i].tx_idx, q->meta[i].df);
+		int sent = sendmmsg(fd, &q->msgs[i], vxlan_run_len(q, i), MSG_DONTWAIT);
 		if (sent > 0) {
 			for (int k = 0; k < sent; k++, i++) {
 				const struct vxlan_tx_meta *m = &q->meta[i];
@@ -430,6 +445,8 @@ void vxlan_tx_batch(struct port *port, struct port_io *io, struct pkt **pkts, un
 	for (unsigned k = 0; k < n; k++) {
 		struct pkt *pkt = pkts[k];
 		struct vxlan_addr dst;
+		c.tx_idx = (uint8_t)vxlan_txsock_pick(c.sock, pkt->data, pkt->size);
+		c.df = vxlan_txsock_want_df(c.sock, pkt->data, pkt->size);
 		if (!vxlan_pkt_dst(pkt, &dst) || dst.family != vp->opts.local.family)
 			vxlan_tx_drop(&c, pkt, DROP_FDB_DST_UNKNOWN);
 		else if (pkt->ol.gso_type == PKT_GSO_NONE)

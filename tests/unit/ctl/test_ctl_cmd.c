@@ -74,16 +74,75 @@ static void test_port_add_vxlan(void **state)
 	assert_int_equal(pa->srcport_min, 0);
 
 	parse_ok("port add vx6 type vxlan remote 2001:db8::2 remote 2001:db8::3 local 2001:db8::1 "
-		 "vni 0 dstport 8472 srcport 49152-65535 udpcsum off mtu 9000", &c);
+		 "vni 0 dstport 8472 srcport 49152-49215 udpcsum off mtu 9000", &c);
 	assert_int_equal(pa->local.family, AF_INET6);
 	assert_int_equal(pa->n_remotes, 2);
 	assert_int_equal(pa->remotes[1].v6.s6_addr[15], 3);
 	assert_int_equal(pa->dstport, 8472);
 	assert_int_equal(pa->srcport_min, 49152);
-	assert_int_equal(pa->srcport_max, 65535);
+	assert_int_equal(pa->srcport_max, 49215);
 	assert_false(pa->udpcsum);
 	assert_int_equal(pa->mtu, 9000);
 	assert_true(pa->given & CTL_PK_REMOTE);
+}
+
+/* The vxlan outer-header keys: df's three values (default set), the
+ * srcport cap, udpcsum off over IPv6 (supported), and the refusals, each
+ * naming its word. */
+static void test_vxlan_outer_header_keys(void **state)
+{
+	(void)state;
+	struct ctl_cmd c;
+	const char *base = "port add vx0 type vxlan vni 1 local 192.0.2.1 remote 192.0.2.2";
+	char line[256];
+	parse_ok(base, &c);
+	assert_int_equal(c.port_add.df, CTL_DF_SET);
+	assert_false(c.port_add.given & CTL_PK_DF);
+	static const struct { const char *word; enum ctl_df df; } dfs[] = {
+		{ "set", CTL_DF_SET }, { "unset", CTL_DF_UNSET }, { "inherit", CTL_DF_INHERIT },
+	};
+	for (size_t i = 0; i < sizeof(dfs) / sizeof(dfs[0]); i++) {
+		snprintf(line, sizeof(line), "%s df %s", base, dfs[i].word);
+		parse_ok(line, &c);
+		assert_int_equal(c.port_add.df, dfs[i].df);
+		assert_true(c.port_add.given & CTL_PK_DF);
+	}
+	snprintf(line, sizeof(line), "%s srcport 40000-40063 udpcsum off", base);
+	parse_ok(line, &c); /* 64 ports: the cap */
+	assert_int_equal(c.port_add.srcport_max, 40063);
+	parse_ok("port add vx6 type vxlan vni 1 local 2001:db8::1 remote 2001:db8::2 udpcsum off", &c);
+	assert_false(c.port_add.udpcsum);
+
+	static const struct { const char *tail; int word; const char *says; } refused[] = {
+		{ "srcport 40000-40064", 13, "\"40000-40064\": \"srcport\" range of 65 ports, at most 64" },
+		{ "srcport 1-65535", 13, "range of 65535 ports" },
+		{ "df maybe", 13, "\"maybe\": bad value for \"df\", expected set, unset or inherit" },
+		{ "df", 13, "missing value after \"df\", expected set, unset or inherit" },
+		{ "df set df unset", 14, "duplicate \"df\"" },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		struct ctl_err err;
+		snprintf(line, sizeof(line), "%s %s", base, refused[i].tail);
+		assert_int_equal(parse_line(line, &c, &err), -EINVAL);
+		if (err.word != refused[i].word || !strstr(err.msg, refused[i].says))
+			fail_msg("\"%s\": got word %d \"%s\"", line, err.word, err.msg);
+	}
+	/* df over IPv6, wherever it stands: the keyword is named. */
+	const char *v6[] = {
+		"port add vx6 type vxlan vni 1 local 2001:db8::1 remote 2001:db8::2 df set",
+		"port add vx6 type vxlan df unset vni 1 local 2001:db8::1 remote 2001:db8::2",
+	};
+	const int v6_word[] = { 12, 6 }; /* 1-based */
+	for (size_t i = 0; i < 2; i++) {
+		struct ctl_err err;
+		assert_int_equal(parse_line(v6[i], &c, &err), -EINVAL);
+		assert_int_equal(err.word, v6_word[i]);
+		assert_non_null(strstr(err.msg, "\"df\": \"df\" is for an IPv4 underlay only: IPv6 has no DF bit"));
+	}
+	/* tap ports do not take it */
+	struct ctl_err err;
+	assert_int_equal(parse_line("port add tap0 type tap df set", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "\"df\": not valid for type tap"));
 }
 
 static void test_other_verbs(void **state)
@@ -303,6 +362,9 @@ static const struct {
 	  "remote 2001:db8::3 local 2001:db8::1 vni 0 mtu 9000",
 	  "port add vx6 type vxlan vni 0 local 2001:db8::1 remote 2001:db8::2 remote 2001:db8::3 "
 	  "dstport 4789 srcport 1-2 udpcsum off mtu 9000" },
+	{ "port add vx0 type vxlan df inherit srcport 40000-40010 vni 99 local 192.0.2.1 remote 192.0.2.2",
+	  "port add vx0 type vxlan vni 99 local 192.0.2.1 remote 192.0.2.2 srcport 40000-40010 df inherit" },
+	{ "port add vx0 type vxlan vni 99 local 192.0.2.1 remote 192.0.2.2 df set", NULL },
 	{ "port del vx0", NULL },
 	{ "port show", NULL },
 	{ "fdb show", NULL },
@@ -404,6 +466,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_port_add_tap),
 		cmocka_unit_test(test_port_add_vxlan),
+		cmocka_unit_test(test_vxlan_outer_header_keys),
 		cmocka_unit_test(test_other_verbs),
 		cmocka_unit_test(test_set_knobs),
 		cmocka_unit_test(test_errors_name_word_and_expectation),
