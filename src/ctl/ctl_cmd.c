@@ -193,7 +193,7 @@ int ctl_split_words(char *line, char **words, int max_words)
 
 const char *ctl_cmd_grammar(void)
 {
-	return "COMMAND := port add NAME type tap vni VNI [ netns NS ] [ mtu MTU ] [ mac MAC ]\n"
+	return "COMMAND := port add NAME type tap vni VNI [ netns NS ] [ mtu MTU ] [ mac MAC ] [ max-macs N ]\n"
 	       "         | port add NAME type vxlan vni VNI local IP remote IP [ remote IP ... ]\n"
 	       "               [ dstport PORT ] [ srcport PORT-PORT (at most 64 ports) ] [ udpcsum { on | off } ]\n"
 	       "               [ df { set | unset | inherit } (IPv4; default set) ]\n"

@@ -110,6 +110,7 @@ enum ctl_port_key {
 	CTL_PK_DSTPORT = 1 << 5,
 	CTL_PK_SRCPORT = 1 << 6,
 	CTL_PK_UDPCSUM = 1 << 7,
+	CTL_PK_MAX_MACS = 1 << 14, /* tap only */
 	CTL_PK_TAP_MAC = 1 << 15, /* tap only (high bit: clear of the vxlan keys) */
 	/* vxlan outer-header keys from bit 16 on */
 	CTL_PK_DF = 1 << 16,
@@ -131,6 +132,7 @@ struct ctl_port_add {
 	/* tap only */
 	char netns[CTL_NETNS_SIZE]; /* "" = the daemon's own namespace */
 	uint8_t mac[6];         /* tap only, CTL_PK_TAP_MAC: the device's MAC */
+	uint32_t max_macs;      /* tap only, CTL_PK_MAX_MACS: cap on MACs learned behind it */
 	/* vxlan only; local and every remote share one family */
 	struct ctl_ip local;
 	struct ctl_ip remotes[CTL_MAX_REMOTES];

@@ -31,6 +31,15 @@ static int key_netns(struct ctl_parser *ps, struct ctl_cmd *cmd)
 	return ctl_parse_name(ps, "netns", CTL_NETNS_SIZE, true, cmd->port_add.netns);
 }
 
+/* Port security: at most N MACs learned behind the tap (1..16777216, the
+ * FDB's own bound). */
+static int key_max_macs(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	const char *v = NULL;
+	int ret = ctl_take_value(ps, "max-macs", "a MAC count (1..16777216)", &v);
+	return ret ? ret : ctl_parse_u32(ps, "max-macs", 1, 1u << 24, &cmd->port_add.max_macs);
+}
+
 static int key_mtu(struct ctl_parser *ps, struct ctl_cmd *cmd)
 {
 	const char *v = NULL;
@@ -144,6 +153,7 @@ static const struct ctl_key_def port_add_keys[] = {
 	{ "df", CTL_PK_DF, key_df, VXLAN },
 	{ "mtu", CTL_PK_MTU, key_mtu, TAP | VXLAN },
 	{ "mac", CTL_PK_TAP_MAC, key_tap_mac, TAP },
+	{ "max-macs", CTL_PK_MAX_MACS, key_max_macs, TAP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -257,6 +267,8 @@ int ctl_format_port_add(struct ctl_sbuf *sb, const struct ctl_port_add *pa)
 		ctl_sb_printf(sb, " mac");
 		ctl_sb_mac(sb, pa->mac);
 	}
+	if (pa->given & CTL_PK_MAX_MACS)
+		ctl_sb_printf(sb, " max-macs %u", pa->max_macs);
 	return 0;
 }
 

@@ -52,6 +52,11 @@ static unsigned vxd_diag_tap(struct ctl_print *p, unsigned n, const struct vxd_d
 	const struct port *port = c->vxd->ports[i];
 	const struct port_stats *st = &c->snap->ports[i].stats;
 	const struct tap_port_info *ti = &c->snap->ports[i].tap;
+	const struct fdb_port_stats *fp = &c->snap->ports[i].fdb;
+	if (fp->refused)
+		n = vxd_diag_line(p, n, "%s: %" PRIu64 " new source MACs refused by max-macs %u (%u learned): "
+				  "a VM sending from more MACs than allowed, or the limit too low", port->name,
+				  fp->refused, fp->max, fp->learned);
 	if (c->snap->ports[i].lost_ns)
 		n = vxd_diag_line(p, n, "%s: the tap device went away %" PRIu64 " s ago (%" PRIu64 " times in all): the port is down "
 				  "and out of the poll set; `port add` it again to reattach", port->name,
@@ -147,6 +152,11 @@ static unsigned vxd_diag_switch(struct ctl_print *p, unsigned n, const struct vx
 	if (snap->rx_csum.bad)
 		n = vxd_diag_line(p, n, "%" PRIu64 " datagrams carried a bad inner TCP/UDP checksum and were dropped "
 				  "(bad_l4_csum)", snap->rx_csum.bad);
+	if (snap->fdb.refused_full)
+		n = vxd_diag_line(p, n, "%" PRIu64 " new source MACs were not learned: a VNI's table reached fdb-max %u "
+				  "(or the table its --fdb-size); frames to them are flooded. One VM sending from many "
+				  "MACs? `max-macs N` on its port caps it alone", snap->fdb.refused_full,
+				  vxd->knobs[CTL_KNOB_FDB_MAX]);
 	if (snap->drops[DROP_VXLAN_UNKNOWN_VNI])
 		n = vxd_diag_line(p, n, "%" PRIu64 " datagrams for a VNI no port serves (vxlan_unknown_vni)",
 				  snap->drops[DROP_VXLAN_UNKNOWN_VNI]);

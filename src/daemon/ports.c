@@ -279,9 +279,17 @@ static int vxd_add_tap(struct vxd *vxd, const struct ctl_port_add *pa, int id, s
 					  pa->name, strerror(-ret));
 		}
 	}
+	/* max-macs before the first frame can be read: set for the id now,
+	 * forgotten again if the port does not make it. */
+	struct vxd_req cap = { .kind = VXD_REQ_FDB_SET_PORT_MAX, .port_id = (uint16_t)id,
+			       .value = (pa->given & CTL_PK_MAX_MACS) ? pa->max_macs : 0 };
+	vxd_worker_call(vxd->worker, &cap);
 	ret = vxd_port_commit(vxd, port, -1, err);
-	if (ret < 0)
+	if (ret < 0) {
+		cap.value = 0;
+		vxd_worker_call(vxd->worker, &cap);
 		return ret;
+	}
 	tap_port_set_delete(port, false);
 	vxd_check_mtu(vxd, out, pa->vni);
 	VLOG_INFO("port", "%s: tap (%s), vni %u%s%s, mtu %u", pa->name,

@@ -145,6 +145,14 @@ static void vxd_print_port_stats(struct ctl_print *p, const struct port *port, c
 	vxd_print_drops(p, st->drops, "    ");
 	vxd_print_hist(p, st);
 	if (port_is_tap(port)) {
+		ctl_print_open_object(p, "fdb");
+		ctl_print_uint(p, CTL_PRINT_ANY, "macs", "    fdb: macs learned %" PRIu64, ps->fdb.learned);
+		ctl_print_uint(p, CTL_PRINT_ANY, "max_macs", " max-macs %" PRIu64 " (0: none)", ps->fdb.max);
+		ctl_print_uint(p, CTL_PRINT_ANY, "refused", " refused %" PRIu64, ps->fdb.refused);
+		ctl_print_nl(p);
+		ctl_print_close_object(p);
+	}
+	if (port_is_tap(port)) {
 		const struct tap_port_info ti = ps->tap;
 		ctl_print_open_object(p, "tap");
 		ctl_print_uint(p, CTL_PRINT_ANY, "rx_gso_frames", "    tap: rx gso %" PRIu64, ti.rx_gso_frames);

@@ -88,6 +88,7 @@ struct vxd_port_snap {
 	struct tap_port_info tap;
 	struct vxlan_port_info vx;
 	struct vxlan_sock_stats sock;
+	struct fdb_port_stats fdb;   /* MACs learned behind it, its max-macs */
 };
 
 struct vxd_rx_csum_stats {
@@ -128,6 +129,7 @@ enum vxd_req_kind {
 	VXD_REQ_FDB_DUMP,        /* dump */
 	VXD_REQ_FDB_SET_AGEING,  /* value: ns */
 	VXD_REQ_FDB_SET_MAX,     /* value */
+	VXD_REQ_FDB_SET_PORT_MAX, /* port_id, value: max-macs (0: none) */
 	VXD_REQ_GRO_CONFIG,      /* gro: rebuild the table with these limits */
 	VXD_REQ_SNAPSHOT,        /* snap */
 };

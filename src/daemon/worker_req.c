@@ -80,6 +80,7 @@ static int vxd_req_detach(struct vxd_worker *w, struct vxd_req *req)
 	}
 	struct fdb_flush_filter filter = { .vni = FDB_VNI_ANY, .dst = &dst, .kinds = FDB_FLUSH_ALL };
 	fdb_flush(w->fdb, &filter);
+	fdb_port_forget(w->fdb, req->port_id);
 	/* The socket keeps receive buffers from our pool: they come back on
 	 * this thread, which alone touches the pool. */
 	if (req->value && port_is_vxlan(wp->port))
@@ -136,6 +137,7 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 		ps->stats = wp->io.stats;
 		ps->lost_ns = wp->lost_ns;
 		ps->lost_events = wp->lost_events;
+		fdb_get_port_stats(w->fdb, (uint16_t)i, &ps->fdb);
 		if (port_is_tap(wp->port)) {
 			tap_port_get_info(wp->port, &wp->io, &ps->tap);
 		} else if (port_is_vxlan(wp->port)) {
@@ -180,6 +182,8 @@ static int64_t vxd_req_run(struct vxd_worker *w, struct vxd_req *req)
 	case VXD_REQ_FDB_SET_AGEING:
 		fdb_set_ageing(w->fdb, req->value);
 		return 0;
+	case VXD_REQ_FDB_SET_PORT_MAX:
+		return fdb_set_port_max(w->fdb, req->port_id, (uint32_t)req->value);
 	case VXD_REQ_FDB_SET_MAX:
 		return fdb_set_max_learned_per_vni(w->fdb, (uint32_t)req->value);
 	case VXD_REQ_GRO_CONFIG:

@@ -58,6 +58,7 @@ struct fdb {
 	uint32_t n_learned;
 	uint32_t n_static;
 	struct fdb_stats stats;
+	struct fdb_port_stats ports[FDB_PORT_LIMIT]; /* learned behind each local port */
 };
 
 /* ---- destinations and MACs ------------------------------------------------ */
@@ -338,6 +339,52 @@ static struct fdb_entry *fdb_find(struct fdb *fdb, uint32_t vni, const uint8_t m
 	return link ? &fdb->entries[*link] : NULL;
 }
 
+/* ---- per-port learned counts ------------------------------------------------ */
+
+static struct fdb_port_stats *fdb_port_of(struct fdb *fdb, const struct fdb_dst *dst)
+{
+	return dst->type == FDB_DST_PORT && dst->port < FDB_PORT_LIMIT ? &fdb->ports[dst->port] : NULL;
+}
+
+static void fdb_port_count(struct fdb *fdb, const struct fdb_dst *dst, int delta)
+{
+	struct fdb_port_stats *ps = fdb_port_of(fdb, dst);
+	if (ps)
+		ps->learned = (uint32_t)((int64_t)ps->learned + delta);
+}
+
+/* True (and counted) when one more learned MAC behind `dst` is over its cap. */
+static bool fdb_port_full(struct fdb *fdb, const struct fdb_dst *dst)
+{
+	struct fdb_port_stats *ps = fdb_port_of(fdb, dst);
+	if (!ps || !ps->max || ps->learned < ps->max)
+		return false;
+	ps->refused++;
+	return true;
+}
+
+int fdb_set_port_max(struct fdb *fdb, uint16_t port, uint32_t max)
+{
+	if (port >= FDB_PORT_LIMIT)
+		return -ERANGE;
+	fdb->ports[port].max = max;
+	return 0;
+}
+
+void fdb_get_port_stats(const struct fdb *fdb, uint16_t port, struct fdb_port_stats *out)
+{
+	static const struct fdb_port_stats none;
+	*out = port < FDB_PORT_LIMIT ? fdb->ports[port] : none;
+}
+
+void fdb_port_forget(struct fdb *fdb, uint16_t port)
+{
+	if (port < FDB_PORT_LIMIT) {
+		fdb->ports[port].max = 0;
+		fdb->ports[port].refused = 0;
+	}
+}
+
 /* Takes an entry off the free list and puts it at the head of its bucket.
  * The caller has checked the per-kind cap, so the free list is not empty. */
 static struct fdb_entry *fdb_insert(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
@@ -361,6 +408,7 @@ static struct fdb_entry *fdb_insert(struct fdb *fdb, uint32_t vni, const uint8_t
 	} else {
 		fdb->n_learned++;
 		fdb_vni_count_inc(fdb, vni);
+		fdb_port_count(fdb, dst, +1);
 	}
 	return e;
 }
@@ -376,6 +424,7 @@ static void fdb_unlink(struct fdb *fdb, uint32_t *link)
 	} else {
 		fdb->n_learned--;
 		fdb_vni_count_dec(fdb, e->vni);
+		fdb_port_count(fdb, &e->dst, -1);
 	}
 	e->next = fdb->free_head;
 	fdb->free_head = i;
@@ -401,15 +450,21 @@ int fdb_learn(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
 			fdb->stats.static_conflicts++;
 			return -EEXIST;
 		}
-		if (fdb_entry_is_expired(fdb, e, now_ns)) {
+		bool expired = fdb_entry_is_expired(fdb, e, now_ns);
+		if (!fdb_dst_equal(&e->dst, dst)) {
+			if (fdb_port_full(fdb, dst))
+				return -ENOSPC; /* stays where it was, or expires there */
+			fdb_port_count(fdb, &e->dst, -1);
+			fdb_port_count(fdb, dst, +1);
+			if (!expired)
+				fdb->stats.moved++;
+			e->dst = *dst;
+		}
+		if (expired) {
 			/* Aged out but not swept yet: account it as the
 			 * ageing and the fresh learning it stands for. */
 			fdb->stats.aged++;
 			fdb->stats.learned++;
-			e->dst = *dst;
-		} else if (!fdb_dst_equal(&e->dst, dst)) {
-			fdb->stats.moved++;
-			e->dst = *dst;
 		}
 		e->updated_ns = now_ns;
 		return 0;
@@ -421,6 +476,8 @@ int fdb_learn(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
 		fdb->stats.refused_full++;
 		return -ENOSPC;
 	}
+	if (fdb_port_full(fdb, dst))
+		return -ENOSPC;
 	fdb_insert(fdb, vni, mac, dst, 0, now_ns);
 	fdb->stats.learned++;
 	return 0;
@@ -460,6 +517,7 @@ int fdb_add_static(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
 		/* Convert in place: it leaves the learned accounting. */
 		fdb->n_learned--;
 		fdb_vni_count_dec(fdb, vni);
+		fdb_port_count(fdb, &e->dst, -1);
 		fdb->n_static++;
 		e->flags |= FDB_ENTRY_STATIC;
 		e->dst = *dst;

@@ -67,6 +67,7 @@ enum fdb_limits {
 	FDB_DEFAULT_MAX_STATIC = 1024,
 	FDB_MAX_ENTRIES = 1 << 24,        /* learned + static, sanity bound */
 	FDB_VNI_MAX = (1 << 24) - 1,      /* VNIs are 24 bits */
+	FDB_PORT_LIMIT = 256,             /* local ports with their own MAC cap: ids below this */
 };
 
 #define FDB_DEFAULT_AGEING_NS (300ull * 1000000000ull) /* Linux bridge: 300 s */
@@ -217,6 +218,24 @@ typedef int fdb_dump_cb(const struct fdb_entry_info *entry, void *ctx);
 int fdb_dump(const struct fdb *fdb, uint32_t vni, uint64_t now_ns, fdb_dump_cb *cb, void *ctx);
 
 void fdb_get_stats(const struct fdb *fdb, struct fdb_stats *stats);
+
+/* Per-port MAC limit (`max-macs N`, port security on a physical switch):
+ * learned entries behind local port `port` (FDB_DST_PORT) are capped at
+ * `max`; 0 removes the cap.  A new MAC, or a MAC moving to a full port, is
+ * refused and counted (the frame is still forwarded, as with the other
+ * caps); static entries never count.  -ERANGE for port >= FDB_PORT_LIMIT.
+ * Lowering the cap evicts nothing. */
+int fdb_set_port_max(struct fdb *fdb, uint16_t port, uint32_t max);
+
+struct fdb_port_stats {
+	uint32_t learned;   /* learned entries behind the port now */
+	uint32_t max;       /* 0: no cap */
+	uint64_t refused;   /* MACs refused by the cap */
+};
+void fdb_get_port_stats(const struct fdb *fdb, uint16_t port, struct fdb_port_stats *out);
+/* A port is gone: its cap and its refusal count are forgotten (its entries
+ * are flushed separately, fdb_flush). */
+void fdb_port_forget(struct fdb *fdb, uint16_t port);
 
 /* Learned entries currently held for `vni` (for tests and `fdb show`). */
 uint32_t fdb_count_vni(const struct fdb *fdb, uint32_t vni);

@@ -145,6 +145,23 @@ static void test_vxlan_outer_header_keys(void **state)
 	assert_non_null(strstr(err.msg, "\"df\": not valid for type tap"));
 }
 
+static void test_max_macs(void **state)
+{
+	(void)state;
+	struct ctl_cmd c;
+	struct ctl_err e;
+	parse_ok("port add vnet0 type tap vni 5 max-macs 100", &c);
+	assert_true(c.port_add.given & CTL_PK_MAX_MACS);
+	assert_int_equal(c.port_add.max_macs, 100);
+	char line[256];
+	assert_true(ctl_cmd_format(&c, line, sizeof(line)) > 0);
+	assert_non_null(strstr(line, " max-macs 100"));
+	assert_int_not_equal(parse_line("port add vnet0 type tap vni 5 max-macs 0", &c, &e), 0);
+	assert_non_null(strstr(e.msg, "max-macs"));
+	assert_int_not_equal(parse_line("port add vx0 type vxlan vni 5 local 192.0.2.1 remote 192.0.2.2 max-macs 9", &c, &e), 0);
+	assert_non_null(strstr(e.msg, "max-macs"));
+}
+
 static void test_other_verbs(void **state)
 {
 	(void)state;
@@ -468,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_port_add_vxlan),
 		cmocka_unit_test(test_vxlan_outer_header_keys),
 		cmocka_unit_test(test_other_verbs),
+		cmocka_unit_test(test_max_macs),
 		cmocka_unit_test(test_set_knobs),
 		cmocka_unit_test(test_errors_name_word_and_expectation),
 		cmocka_unit_test(test_error_quotes_unprintable_words_safely),

@@ -260,6 +260,53 @@ static void test_mac_flood_is_capped_and_counted(void **state)
 	fdb_destroy(fdb);
 }
 
+/* max-macs: one port's learned MACs are capped; the others learn on, a
+ * MAC cannot move into a full port, static entries and flushes keep the
+ * count right, and a forgotten port starts clean. */
+static void test_per_port_cap(void **state)
+{
+	(void)state;
+	struct fdb *fdb = fdb_small(1000, 8);
+	struct fdb_dst p5 = fdb_dst_port(5), p6 = fdb_dst_port(6);
+	struct fdb_port_stats ps;
+	uint8_t mac[6];
+	assert_int_equal(fdb_set_port_max(fdb, 5, 3), 0);
+	assert_int_equal(fdb_set_port_max(fdb, FDB_PORT_LIMIT, 3), -ERANGE);
+	for (uint32_t i = 0; i < 10; i++) {
+		mac_from_index(i, mac);
+		assert_int_equal(fdb_learn(fdb, 10, mac, &p5, SEC), i < 3 ? 0 : -ENOSPC);
+	}
+	fdb_get_port_stats(fdb, 5, &ps);
+	assert_int_equal(ps.learned, 3);
+	assert_int_equal(ps.max, 3);
+	assert_int_equal(ps.refused, 7);
+	for (uint32_t i = 100; i < 150; i++) { /* the other port is not capped */
+		mac_from_index(i, mac);
+		assert_int_equal(fdb_learn(fdb, 10, mac, &p6, SEC), 0);
+	}
+	mac_from_index(100, mac); /* moving into the full port: refused, stays */
+	assert_int_equal(fdb_learn(fdb, 10, mac, &p5, SEC), -ENOSPC);
+	assert_dst_is_port(fdb, 10, mac, SEC, 6);
+	assert_int_equal(fdb_add_static(fdb, 10, mac_a, &p5, SEC), 0); /* statics do not count */
+	mac_from_index(0, mac); /* moving out frees a place */
+	assert_int_equal(fdb_learn(fdb, 10, mac, &p6, SEC), 0);
+	mac_from_index(100, mac);
+	assert_int_equal(fdb_learn(fdb, 10, mac, &p5, SEC), 0);
+	fdb_get_port_stats(fdb, 5, &ps);
+	assert_int_equal(ps.learned, 3);
+	fdb_get_port_stats(fdb, 6, &ps);
+	assert_int_equal(ps.learned, 50);
+	struct fdb_flush_filter f = { .vni = FDB_VNI_ANY, .dst = &p5, .kinds = FDB_FLUSH_LEARNED };
+	fdb_flush(fdb, &f);
+	fdb_get_port_stats(fdb, 5, &ps);
+	assert_int_equal(ps.learned, 0);
+	fdb_port_forget(fdb, 5);
+	fdb_get_port_stats(fdb, 5, &ps);
+	assert_int_equal(ps.max, 0);
+	assert_int_equal(ps.refused, 0);
+	fdb_destroy(fdb);
+}
+
 static void test_per_vni_cap(void **state)
 {
 	(void)state;
@@ -678,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_ageing_with_warped_time),
 		cmocka_unit_test(test_mac_flood_is_capped_and_counted),
 		cmocka_unit_test(test_per_vni_cap),
+		cmocka_unit_test(test_per_port_cap),
 		cmocka_unit_test(test_per_vni_cap_changes_at_run_time),
 		cmocka_unit_test(test_vni_churn_recycles_counts),
 		cmocka_unit_test(test_same_mac_in_two_vnis_is_two_entries),
