@@ -112,25 +112,42 @@ static void vxd_worker_timeout(struct vxd_worker *w, struct timespec *ts)
 	ts->tv_nsec = (long)(sleep_ns % 1000000000ull);
 }
 
-/* Asks epoll for EPOLLOUT on a socket whose sends backed up, and stops
- * asking once its backlog has drained. */
+/* Asks epoll for EPOLLOUT on the fd a socket's blocked backlog waits for
+ * (its own fd, or a send socket of its srcport range), and stops asking
+ * once the backlog has drained. */
+static void vxd_worker_out_set(struct vxd_worker *w, unsigned i, int main_fd, int fd, bool on)
+{
+	struct epoll_event ev = { .events = on ? EPOLLOUT : 0, .data.u64 = vxd_src_data(VXD_SRC_SOCK, i) };
+	if (fd == main_fd) {
+		ev.events |= EPOLLIN;
+		epoll_ctl(w->epfd, EPOLL_CTL_MOD, fd, &ev);
+	} else if (on) {
+		epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
+	} else {
+		epoll_ctl(w->epfd, EPOLL_CTL_DEL, fd, NULL);
+	}
+}
+
 static void vxd_worker_track_blocked(struct vxd_worker *w)
 {
 	for (unsigned i = 0; i < VXD_MAX_SOCKS; i++) {
 		struct vxlan_sock *sock = w->view->socks[i].sock;
-		if (!sock) {
-			w->sock_blocked[i] = 0;
-			continue;
+		if (sock != w->out_sock[i]) {
+			/* A new socket in the slot: the old one's fds went with it. */
+			w->out_sock[i] = sock;
+			w->out_fd[i] = -1;
 		}
-		uint8_t blocked = vxlan_sock_tx_blocked(sock);
-		if (blocked == w->sock_blocked[i])
+		if (!sock)
 			continue;
-		struct epoll_event ev = {
-			.events = EPOLLIN | (blocked ? EPOLLOUT : 0),
-			.data.u64 = vxd_src_data(VXD_SRC_SOCK, i),
-		};
-		if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, vxlan_sock_fd(sock), &ev) == 0)
-			w->sock_blocked[i] = blocked;
+		int want = vxlan_sock_tx_wait_fd(sock);
+		if (want == w->out_fd[i])
+			continue;
+		int main_fd = vxlan_sock_fd(sock);
+		if (w->out_fd[i] >= 0)
+			vxd_worker_out_set(w, i, main_fd, w->out_fd[i], false);
+		if (want >= 0)
+			vxd_worker_out_set(w, i, main_fd, want, true);
+		w->out_fd[i] = want;
 	}
 }
 
@@ -216,6 +233,8 @@ static int vxd_worker_init(struct vxd_worker *w, const struct vxd_worker_config 
 	pthread_cond_init(&w->req_cond, NULL);
 	w->req_tail = &w->req_head;
 	txq_set_init(&w->txqs, dp_txq_flush, w);
+	for (unsigned i = 0; i < VXD_MAX_SOCKS; i++)
+		w->out_fd[i] = -1;
 	w->pool_size = cfg->pool_size;
 	int err = pkt_pool_create(cfg->pool_size, &w->pool);
 	if (err < 0)

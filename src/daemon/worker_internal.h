@@ -54,7 +54,9 @@ struct vxd_worker {
 
 	struct vxd_wport ports[VXD_MAX_PORTS];
 	struct txq_set txqs;         /* output queues, by port id */
-	uint8_t sock_blocked[VXD_MAX_SOCKS]; /* EPOLLOUT asked for */
+	/* EPOLLOUT asked for: on out_fd[i] (-1: none) of out_sock[i]. */
+	struct vxlan_sock *out_sock[VXD_MAX_SOCKS];
+	int out_fd[VXD_MAX_SOCKS];
 
 	uint64_t drops[DROP_REASON_COUNT];
 	struct vxd_rx_csum_stats rx_csum;

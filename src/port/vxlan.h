@@ -183,6 +183,11 @@ void vxlan_sock_get_stats(const struct vxlan_sock *sock, struct vxlan_sock_stats
 /* True while the send backlog is not empty: the worker then wants EPOLLOUT
  * on vxlan_sock_fd(). */
 bool vxlan_sock_tx_blocked(const struct vxlan_sock *sock);
+/* The fd whose writability the blocked backlog waits for: vxlan_sock_fd()
+ * itself, or one of the srcport range's send sockets; -1 when not blocked.
+ * The worker asks epoll for EPOLLOUT on this one, so a blocked send socket
+ * of a range does not spin the worker on the (writable) receive socket. */
+int vxlan_sock_tx_wait_fd(const struct vxlan_sock *sock);
 /* On EPOLLOUT: sends the backlog in order.  0 when it is empty (drop
  * EPOLLOUT again), -EAGAIN when the kernel pushed back again (keep it).  A
  * message the kernel refuses outright is dropped and counted in tx_errors.

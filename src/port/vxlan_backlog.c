@@ -15,6 +15,14 @@ bool vxlan_sock_tx_blocked(const struct vxlan_sock *sock)
 	return sock->bl_count > 0;
 }
 
+int vxlan_sock_tx_wait_fd(const struct vxlan_sock *sock)
+{
+	if (!sock->bl_count)
+		return -1;
+	unsigned idx = sock->backlog[sock->bl_head]->tx_idx;
+	return idx < sock->n_tx ? sock->tx_fd[idx] : sock->tx_fd[0];
+}
+
 bool vxlan_backlog_push(struct vxlan_sock *sock, const struct msghdr *mh, uint32_t bytes,
 			uint32_t skip, uint16_t gso_size, unsigned tx_idx, bool df)
 {
