@@ -7,7 +7,8 @@
 # nobody in every thread with CapEff = CAP_NET_ADMIN + CAP_SYS_ADMIN (the
 # worker none), and still adds and removes a tap in a namespace, adds a
 # vxlan port and reloads on SIGHUP; --group makes the socket 0660 for that
-# group, whose members (primary or supplementary) are served and others not.
+# group, whose members (primary or supplementary) are served and others not;
+# started as the unit starts it (never root, ambient capabilities) it works too.
 #
 #   vxt31-PID-vm1      vxt31-PID-h1                               vxt31-PID-h2      vxt31-PID-vm2
 #   vnet1 192.0.2.1 <-- vxswitchd --user nobody   u1 ====== u2   vxswitchd --user nobody --> vnet2
@@ -204,3 +205,25 @@ chmod 0660 "$S1"
 [ "$(vx_stat 1 'd["control"]["refused_cred"]')" = $((before + 1)) ] || fail "refused_cred not counted"
 "$VXCTL" -s "$S2" version >/dev/null || fail "root refused on h2"
 pass "--group users: socket 0660 root:users, members served (primary or supplementary), others refused (mode, then SO_PEERCRED)"
+
+# --- the unit's way: never root ---------------------------------------------
+# vxswitchd.service starts it as User=/Group= with AmbientCapabilities= and
+# CapabilityBoundingSet= the kept set, NoNewPrivileges, --group: setpriv does
+# the same here (uid 1, group users; RIG_VXD_ENV's words precede the daemon
+# on env's command line, so setpriv runs it).  The socket's directory is
+# the user's, as RuntimeDirectory= makes it.
+rig_vxswitchd_stop 1
+chown 1 "$RIG_DIR"
+RIG_VXD_ENV="setpriv --reuid=1 --regid=100 --clear-groups --inh-caps=-all,+net_admin,+sys_admin
+	--ambient-caps=+net_admin,+sys_admin --bounding-set=-all,+net_admin,+sys_admin --no-new-privs" \
+	RIG_VXD_ARGS="--group users" rig_vxswitchd 1 || fail "vxswitchd as the unit runs it did not start"
+st=/proc/$VXD_PID_1/status
+[ "$(sed -n 's/^Uid:[[:space:]]*//p' "$st")" = "1	1	1	1" ] || fail "unit-style: Uid"
+[ "$(sed -n 's/^CapEff:[[:space:]]*//p' "$st")" = $KEPT ] || fail "unit-style: CapEff"
+[ "$(stat -c '%a %G' "$S1")" = "660 users" ] || fail "unit-style socket: $(stat -c '%a %G' "$S1")"
+nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "unit-style: ping"
+vx 1 port add vnet9 type tap vni "$VNI" netns "$VM3" mtu 1450 || fail "unit-style: port add tap"
+n "$VM3" ip link show vnet9 >/dev/null 2>&1 || fail "unit-style: vnet9 not in $VM3"
+vx 1 port del vnet9 || fail "unit-style: port del"
+as --regid=1 --groups=100 "$VXCTL" -s "$S1" version >/dev/null || fail "unit-style: group member refused"
+pass "as the unit runs it (uid 1, ambient $KEPT_NAMES, --group users): starts, forwards, adds and removes a tap"
