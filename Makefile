@@ -8,6 +8,8 @@ SHELL := /bin/bash
 #   make fuzz       run each fuzz target for FUZZ_SECONDS (default 60)
 #   make bench      build and run the micro-benchmarks
 #   make demo       the two-host overlay demo (needs root)
+#   make install    vxswitchd, vxctl, man pages, systemd unit, example config
+#                   under PREFIX (default /usr/local), staged in DESTDIR
 #
 # Sources are discovered: every src/**/*.c except *_main.c goes into
 # libvx.a; src/<dir>/<prog>_main.c becomes build/<prog>; bench/bench_*.c,
@@ -48,7 +50,7 @@ TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 PRELOADS   := $(BUILD)/tests/tools/refuse_offloads.so
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all deps test unit unit-run unit-asan unit-tsan golden fuzz fuzz-build netns bench bench-smoke micro demo clean
+.PHONY: all install deps test unit unit-run unit-asan unit-tsan golden fuzz fuzz-build netns bench bench-smoke micro demo clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -178,6 +180,35 @@ micro: all
 demo: deps
 	@$(MAKE) --no-print-directory all
 	scripts/demo.sh $(BUILD)
+
+# ---- install ---------------------------------------------------------------
+#
+# PREFIX/sbin/vxswitchd, PREFIX/bin/vxctl, PREFIX/share/man/man8/{vxswitchd,vxctl}.8,
+# the unit PREFIX/lib/systemd/system/vxswitchd.service (made from
+# contrib/vxswitchd.service.in with these paths; systemd reads
+# /usr/local/lib/systemd/system too), PREFIX/lib/sysusers.d/vxswitch.conf,
+# and PREFIX/share/doc/vxswitch/vxswitchd.conf.example.  Nothing goes to /etc.
+PREFIX         ?= /usr/local
+DESTDIR        ?=
+BINDIR         ?= $(PREFIX)/bin
+SBINDIR        ?= $(PREFIX)/sbin
+MANDIR         ?= $(PREFIX)/share/man
+DOCDIR         ?= $(PREFIX)/share/doc/vxswitch
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR    ?= $(PREFIX)/lib/sysusers.d
+
+# The unit is made at each install, so a PREFIX change always reaches it.
+install: $(BUILD)/vxswitchd $(BUILD)/vxctl
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 \
+	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSUSERSDIR)
+	install -m 0755 $(BUILD)/vxswitchd $(DESTDIR)$(SBINDIR)/vxswitchd
+	install -m 0755 $(BUILD)/vxctl $(DESTDIR)$(BINDIR)/vxctl
+	install -m 0644 docs/man/vxswitchd.8 docs/man/vxctl.8 $(DESTDIR)$(MANDIR)/man8/
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|@SYSUSERSDIR@|$(SYSUSERSDIR)|g' \
+	  contrib/vxswitchd.service.in > $(DESTDIR)$(SYSTEMDUNITDIR)/vxswitchd.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/vxswitchd.service
+	install -m 0644 contrib/vxswitch.sysusers $(DESTDIR)$(SYSUSERSDIR)/vxswitch.conf
+	install -m 0644 contrib/vxswitchd.conf.example $(DESTDIR)$(DOCDIR)/vxswitchd.conf.example
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

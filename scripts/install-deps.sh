@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential clang libclang-rt-14-dev libcmocka-dev libpcap-dev pkg-config
       tshark python3-scapy iperf3 iproute2 iputils-ping ethtool tcpdump procps
-      libdpdk-dev"
+      libdpdk-dev systemd man-db libcap2-bin"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -375,13 +375,36 @@ static void reap_dead_clients(struct ctl_server *s)
 	}
 }
 
+/* Is gid among the peer's supplementary groups (SO_PEERGROUPS)? */
+static bool peer_in_group(int fd, gid_t gid)
+{
+	gid_t small[64], *groups = small;
+	socklen_t len = sizeof(small);
+	bool found = false;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+		if (errno != ERANGE || !(groups = malloc(len)))
+			return false;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+			len = 0;
+	}
+	for (size_t i = 0; i < len / sizeof(gid_t) && !found; i++)
+		found = groups[i] == gid;
+	if (groups != small)
+		free(groups);
+	return found;
+}
+
 static bool peer_is_trusted(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return false;
-	return cred.uid == 0 || cred.uid == geteuid();
+	if (cred.uid == 0 || cred.uid == geteuid())
+		return true;
+	/* The socket group (vxswitchd --group): the daemon's own group. */
+	gid_t ours = getegid();
+	return ours != 0 && (cred.gid == ours || peer_in_group(fd, ours));
 }
 
 /* ---- client I/O ---------------------------------------------------- */

@@ -38,8 +38,12 @@
  *     over a Unix socket takes milliseconds) of being queued, else the
  *     client is closed as a slow reader (dropped_slow).  Every read and
  *     write is non-blocking, so meanwhile the others are served;
- *   - a peer whose SO_PEERCRED uid is neither root nor the daemon's is
- *     closed (refused_cred), in case the socket mode was changed.
+ *   - a peer whose SO_PEERCRED uid is neither root nor the daemon's, and
+ *     who is not in the daemon's group (its SO_PEERCRED gid or one of its
+ *     SO_PEERGROUPS), is closed (refused_cred), in case the socket mode was
+ *     changed.  The group counts only when it is not root's (gid 0): it is
+ *     the socket group of `vxswitchd --group`, which runs the daemon as
+ *     that group and chmods the socket 0660 (daemon/privs.h).
  * A client closed by a timeout or evicted before it had a request served
  * (or in the middle of one) is told why in one reply line, status
  * CTL_STATUS_UNREACHABLE; one idle between requests just sees EOF, as if
@@ -79,7 +83,8 @@
  * not a hang), and re-opens the spare.
  *
  * The socket is created under umask 077 and fchmod'ed 0600 before listen(),
- * so only root (the owner) can connect.  A stale socket file at path is
+ * so only root (the owner) can connect, until the daemon shares it with
+ * its group (chown + chmod 0660 by path, vxswitchd --group).  A stale socket file at path is
  * replaced; the directory must exist.
  *
  * Single-threaded: call everything from the daemon's control thread. */
@@ -141,7 +146,7 @@ struct ctl_server_stats {
 	uint64_t timed_out;       /* no complete request in time */
 	uint64_t idle_closed;     /* idle between requests too long */
 	uint64_t dropped_slow;    /* slow readers: reply unread in time */
-	uint64_t refused_cred;    /* peer neither root nor our uid */
+	uint64_t refused_cred;    /* peer neither root, nor our uid, nor in our group */
 	uint64_t dropped_garbage; /* bytes that are not a request */
 	uint64_t dropped_oversize;/* request body over CTL_REQ_MAX_BODY */
 	uint64_t hangups;         /* client left with a request or reply

@@ -1,6 +1,7 @@
 /* vxswitchd: the vxswitch daemon.  Parses options, builds the switch from a
- * config file (vxctl commands, one per line), then runs the datapath loop
- * in the foreground until SIGINT/SIGTERM. */
+ * config file (vxctl commands, one per line), gives up root if told to
+ * (--user, --group: daemon/privs.h), then serves in the foreground until
+ * SIGINT/SIGTERM; SIGHUP re-reads the config file. */
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -13,6 +14,7 @@
 #include "ctl/ctl_config.h"
 #include "ctl/ctl_print.h"
 #include "ctl/ctl_proto.h"
+#include "daemon/privs.h"
 #include "daemon/vxd.h"
 #include "switch/fdb.h"
 
@@ -28,7 +30,7 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: vxswitchd [-c CONFIG] [-s SOCKET] [-f] [-q] [-p POOL] [-F ENTRIES]\n"
+		"usage: vxswitchd [-c CONFIG] [-s SOCKET] [-u USER] [-g GROUP] [-f] [-q] [-p POOL] [-F ENTRIES]\n"
 		"  -c, --config FILE    run the vxctl commands in FILE (one per line, # comments)\n"
 		"                       before serving; a bad line stops the start\n"
 		"  -s, --socket PATH    control socket (default " CTL_DEFAULT_SOCKET ")\n"
@@ -37,8 +39,15 @@ static void usage(FILE *f)
 		"  -p, --pool N         packet buffers, 64..1048576 (default 4096, 64 KB each, touched on use)\n"
 		"  -F, --fdb-size N     learned MACs the FDB holds over all VNIs, 1..16776192 (default 65536);\n"
 		"                       `set fdb-max` caps each VNI at run time, up to this\n"
+		"  -u, --user USER      after start-up (config applied, control socket created) run as\n"
+		"                       USER, keeping only CAP_NET_ADMIN and CAP_SYS_ADMIN (run-time\n"
+		"                       port add/del, reload); needs root\n"
+		"  -g, --group GROUP    run as group GROUP (default: USER's) and make the control\n"
+		"                       socket mode 0660 group GROUP, so GROUP's members can use vxctl\n"
 		"  -h, --help           this text\n"
-		"The datapath is single-threaded: one thread polls every port and the control socket.\n");
+		"SIGHUP (or vxctl reload) re-reads CONFIG and applies the difference; SIGINT/SIGTERM stop.\n"
+		"Two threads: a control thread (socket, commands, config) and one datapath worker.\n"
+		"Exit status: 0 stopped by a signal, 1 start-up or run failure, 2 bad option.\n");
 }
 
 /* mkdir -p of the socket's directory, 0700. */
@@ -94,11 +103,19 @@ static void on_hangup(int sig)
 		vxd_request_reload(the_vxd);
 }
 
-int main(int argc, char **argv)
+struct cmdline {
+	struct vxd_options opts;
+	const char *user, *group;
+};
+
+/* Options into *cl; exits 0 after --help, 2 on a bad option. */
+static void parse_options(int argc, char **argv, struct cmdline *cl)
 {
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, 's' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "group", required_argument, NULL, 'g' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "pool", required_argument, NULL, 'p' },
@@ -106,50 +123,50 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *config = NULL;
-	struct vxd_options opts = { .ctl_path = CTL_DEFAULT_SOCKET };
 	int c;
-	while ((c = getopt_long(argc, argv, "c:s:fqp:F:h", longopts, NULL)) != -1) {
+	cl->opts.ctl_path = CTL_DEFAULT_SOCKET;
+	while ((c = getopt_long(argc, argv, "c:s:u:g:fqp:F:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			config = optarg;
+			cl->opts.config_path = optarg;
 			break;
 		case 's':
-			opts.ctl_path = optarg;
+			cl->opts.ctl_path = optarg;
+			break;
+		case 'u':
+			cl->user = optarg;
+			break;
+		case 'g':
+			cl->group = optarg;
 			break;
 		case 'f':
 			break;
 		case 'q':
-			opts.quiet = true;
+			cl->opts.quiet = true;
 			break;
 		case 'p':
-			opts.pool_size = option_uint("--pool", optarg, 64, 1u << 20);
+			cl->opts.pool_size = option_uint("--pool", optarg, 64, 1u << 20);
 			break;
 		case 'F':
-			opts.fdb_size = option_uint("--fdb-size", optarg, 1, FDB_MAX_ENTRIES - FDB_DEFAULT_MAX_STATIC);
+			cl->opts.fdb_size = option_uint("--fdb-size", optarg, 1,
+							FDB_MAX_ENTRIES - FDB_DEFAULT_MAX_STATIC);
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			exit(0);
 		default:
 			usage(stderr);
-			return 2;
+			exit(2);
 		}
 	}
 	if (optind != argc) {
 		usage(stderr);
-		return 2;
+		exit(2);
 	}
-	make_socket_dir(opts.ctl_path);
-	opts.config_path = config;
+}
 
-	struct vxd *vxd;
-	int ret = vxd_create(&opts, &vxd);
-	if (ret < 0) {
-		fprintf(stderr, "vxswitchd: cannot start: %s\n", strerror(-ret));
-		return 1;
-	}
-	the_vxd = vxd;
+static void install_signals(void)
+{
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -157,13 +174,51 @@ int main(int argc, char **argv)
 	/* SIGHUP re-reads the config file (vxctl reload does the same). */
 	struct sigaction hup = { .sa_handler = on_hangup };
 	sigaction(SIGHUP, &hup, NULL);
+}
 
-	if (config && run_config(vxd) < 0) {
+/* The control socket goes to --group, then root goes (daemon/privs.h). */
+static int give_up_root(const struct privs *pv, const char *ctl_path)
+{
+	char err[PRIVS_ERR_LEN];
+	int ret = privs_share_socket(pv, ctl_path, err);
+	if (!ret)
+		ret = privs_drop(pv, err);
+	if (ret < 0)
+		fprintf(stderr, "vxswitchd: %s\n", err);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct cmdline cl = { 0 };
+	struct privs pv;
+	char err[PRIVS_ERR_LEN];
+	parse_options(argc, argv, &cl);
+	if (privs_lookup(&pv, cl.user, cl.group, err) < 0) {
+		fprintf(stderr, "vxswitchd: %s\n", err);
+		return 2;
+	}
+	/* Before the worker thread exists, so that it inherits these. */
+	if (privs_prepare(&pv, err) < 0) {
+		fprintf(stderr, "vxswitchd: cannot start: %s\n", err);
+		return 1;
+	}
+	make_socket_dir(cl.opts.ctl_path);
+
+	struct vxd *vxd;
+	int ret = vxd_create(&cl.opts, &vxd);
+	if (ret < 0) {
+		fprintf(stderr, "vxswitchd: cannot start: %s\n", strerror(-ret));
+		return 1;
+	}
+	the_vxd = vxd;
+	install_signals();
+	if ((cl.opts.config_path && run_config(vxd) < 0) || give_up_root(&pv, cl.opts.ctl_path) < 0) {
 		vxd_destroy(vxd);
 		return 1;
 	}
-	if (!opts.quiet)
-		fprintf(stderr, "vxswitchd: ready, control socket %s\n", opts.ctl_path);
+	if (!cl.opts.quiet)
+		fprintf(stderr, "vxswitchd: ready, control socket %s\n", cl.opts.ctl_path);
 	ret = vxd_run(vxd);
 	vxd_destroy(vxd);
 	return ret < 0 ? 1 : 0;

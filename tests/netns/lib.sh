@@ -111,7 +111,8 @@ print(eval(sys.argv[1]))' "$@"
 # rig_vxswitchd SIDE: start vxswitchd in host SIDE with a tap vnetSIDE moved
 # into vmSIDE and a vxlan port vx$VNI to the other host; lines in
 # $RIG_EXTRA_CONF are appended to its config file; VAR=value words in
-# $RIG_VXD_ENV go into its environment (e.g. an LD_PRELOAD).
+# $RIG_VXD_ENV go into its environment (e.g. an LD_PRELOAD); words in
+# $RIG_VXD_ARGS are extra vxswitchd options (e.g. --user nobody).
 rig_vxswitchd() {
 	local side=$1 other=$(( 3 - $1 )) host vm cfg sock
 	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; else host=$H2; vm=$VM2; fi
@@ -122,7 +123,7 @@ rig_vxswitchd() {
 		echo "port add vnet$side type tap vni $VNI netns $vm mtu $(vm_mtu)"
 		[ -z "${RIG_EXTRA_CONF:-}" ] || printf '%s\n' "$RIG_EXTRA_CONF"
 	} > "$cfg"
-	n "$host" env ${RIG_VXD_ENV:-} "$VXSWITCHD" -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$side.log" 2>&1 &
+	n "$host" env ${RIG_VXD_ENV:-} "$VXSWITCHD" -c "$cfg" -s "$sock" -q ${RIG_VXD_ARGS:-} > "$RIG_DIR/h$side.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
 	local i p
 	for i in $(seq 100); do
