@@ -150,8 +150,8 @@ rig_vm_addrs() { # SIDE DEV
 	local vm
 	if [ "$1" = 1 ]; then vm=$VM1; else vm=$VM2; fi
 	n "$vm" ip link set "$2" mtu "$(vm_mtu)" up
-	n "$vm" ip addr add "$(vm_addr4 "$1")/24" dev "$2"
-	n "$vm" ip addr add "$(vm_addr6 "$1")/64" dev "$2" nodad
+	n "$vm" ip addr replace "$(vm_addr4 "$1")/24" dev "$2"
+	n "$vm" ip addr replace "$(vm_addr6 "$1")/64" dev "$2" nodad
 }
 
 # rig_kernel SIDE: the kernel's vxlan + bridge in host SIDE, and a veth
