@@ -18,6 +18,27 @@ static int parse_no_args(struct ctl_parser *ps, struct ctl_cmd *cmd)
 	return ctl_expect_end(ps, ctl_verb_name(cmd->verb));
 }
 
+/* save [ FILE ]: FILE absolute, printable, no ".." component (the daemon
+ * writes it as root). */
+static int parse_save(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	if (ctl_at_end(ps))
+		return 0;
+	int word = ps->pos;
+	const char *path = ps->argv[ps->pos++];
+	size_t len = strlen(path);
+	if (path[0] != '/' || len >= CTL_PATH_SIZE || strstr(path, "/../") ||
+	    (len >= 3 && !strcmp(path + len - 3, "/..")))
+		return ctl_fail(ps, word, "bad FILE for \"save\": an absolute path under %d characters, no \"..\"",
+				CTL_PATH_SIZE);
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)path[i] < 0x21 || (unsigned char)path[i] > 0x7e)
+			return ctl_fail(ps, word, "bad FILE for \"save\": printable characters only");
+	memcpy(cmd->save.path, path, len + 1);
+	cmd->save.has_path = true;
+	return ctl_expect_end(ps, "save");
+}
+
 struct verb_def {
 	const char *word1, *word2; /* word2 NULL: a one-word verb */
 	enum ctl_verb verb;
@@ -39,6 +60,7 @@ static const struct verb_def verbs[] = {
 	{ "diagnose", NULL, CTL_DIAGNOSE, ctl_parse_port_ref },
 	{ "version", NULL, CTL_VERSION, parse_no_args },
 	{ "reload", NULL, CTL_RELOAD, parse_no_args },
+	{ "save", NULL, CTL_SAVE, parse_save },
 };
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
 
@@ -51,7 +73,7 @@ const char *ctl_verb_name(enum ctl_verb verb)
 		[CTL_FDB_FLUSH] = "fdb flush", [CTL_STATS] = "stats",
 		[CTL_SET] = "set", [CTL_SHOW_KNOBS] = "show knobs",
 		[CTL_DIAGNOSE] = "diagnose", [CTL_VERSION] = "version",
-		[CTL_RELOAD] = "reload", [CTL_SHOW_CONFIG] = "show config",
+		[CTL_RELOAD] = "reload", [CTL_SHOW_CONFIG] = "show config", [CTL_SAVE] = "save",
 	};
 	if ((unsigned int)verb >= sizeof(names) / sizeof(names[0]) || !names[verb])
 		return "?";
@@ -155,6 +177,10 @@ int ctl_cmd_format(const struct ctl_cmd *cmd, char *buf, size_t size)
 	case CTL_SET:
 		ret = ctl_format_set(&sb, &cmd->set);
 		break;
+	case CTL_SAVE:
+		if (cmd->save.has_path)
+			ctl_sb_printf(&sb, " %s", cmd->save.path);
+		break;
 	default:
 		break;
 	}
@@ -211,6 +237,7 @@ const char *ctl_cmd_grammar(void)
 	       "         | version\n"
 	       "         | reload          (re-read the config file: apply the difference)\n"
 	       "         | show config     (the running state as a config file)\n"
+	       "         | save [ FILE ]   (write it to FILE, absolute; default: the config file)\n"
 	       "KNOB VALUE := { gro | gso | tap-tso | udp-gro | udp-segment | rx-csum } { on | off }\n"
 	       "            | gro-hold-us 0..1000000 | gro-max-size 1500..65535\n"
 	       "            | fdb-ageing SECONDS (0..1000000, 0 = never) | fdb-max 1..16777216\n"

@@ -81,6 +81,7 @@ enum ctl_verb {
 	CTL_VERSION,
 	CTL_RELOAD,      /* re-read the config file, apply the difference */
 	CTL_SHOW_CONFIG, /* the running state in config-file syntax */
+	CTL_SAVE,        /* write it to a file (default: the config file) */
 };
 
 /* An IPv4 or IPv6 address.  Unused bytes are zero, so two ctl_ip compare
@@ -212,6 +213,13 @@ struct ctl_set {
 	uint32_t value; /* within the knob's [min, max]; bool: 0 or 1 */
 };
 
+/* save [FILE]: an absolute path of printable characters, or none. */
+enum { CTL_PATH_SIZE = 256 };
+struct ctl_save {
+	bool has_path;
+	char path[CTL_PATH_SIZE];
+};
+
 struct ctl_cmd {
 	enum ctl_verb verb;
 	union {
@@ -219,6 +227,7 @@ struct ctl_cmd {
 		struct ctl_port_ref port;     /* PORT_DEL, STATS, DIAGNOSE */
 		struct ctl_fdb fdb;           /* FDB_* */
 		struct ctl_set set;           /* CTL_SET */
+		struct ctl_save save;         /* CTL_SAVE */
 	};
 };
 

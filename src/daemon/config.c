@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl/ctl_config.h"
 #include "ctl/ctl_print.h"
@@ -235,6 +236,46 @@ void vxd_show_config(const struct vxd *vxd, struct ctl_print *out)
 	for (size_t i = 0; i < vxd->n_statics; i++)
 		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_FDB_ADD, .fdb = vxd->statics[i] });
 	ctl_print_close_array(out);
+}
+
+/* save [FILE]: `show config` into FILE (default: the config file), written
+ * whole to FILE.tmp and renamed, so a crash never leaves half a config. */
+int vxd_save(struct vxd *vxd, const char *path, struct ctl_print *out, struct ctl_err *err)
+{
+	if (!path)
+		return vxd_refuse(err, -ENOENT, "save: no FILE, and vxswitchd was started without a config file (-c)");
+	struct ctl_print text;
+	ctl_print_init(&text, false, 0);
+	vxd_show_config(vxd, &text);
+	int ret = ctl_print_finish(&text);
+	char tmp[CTL_PATH_SIZE + 8];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = ret < 0 ? NULL : fopen(tmp, "w");
+	if (!f) {
+		ret = ret < 0 ? ret : -errno;
+		ctl_print_release(&text);
+		return vxd_refuse(err, ret, "save %s: %s", tmp, strerror(-ret));
+	}
+	const char *data = ctl_print_data(&text);
+	unsigned lines = 0;
+	for (const char *c = data; *c; c++)
+		lines += *c == '\n';
+	fprintf(f, "# vxswitchd running configuration (vxctl save)\n%s", data);
+	ret = ferror(f) ? -EIO : 0;
+	if (fclose(f) != 0 && ret == 0)
+		ret = -errno;
+	if (ret == 0 && rename(tmp, path) < 0)
+		ret = -errno;
+	ctl_print_release(&text);
+	if (ret < 0) {
+		unlink(tmp);
+		return vxd_refuse(err, ret, "save %s: %s", path, strerror(-ret));
+	}
+	ctl_print_open_object(out, NULL);
+	ctl_print_string(out, CTL_PRINT_ANY, "file", "saved to %s", path);
+	ctl_print_uint(out, CTL_PRINT_ANY, "lines", " (%" PRIu64 " lines)\n", lines);
+	ctl_print_close_object(out);
+	return 0;
 }
 
 /* ---- static entries the control side installed ------------------------------ */

@@ -95,6 +95,7 @@ void vxd_print_ctl_stats(struct ctl_print *p, const struct vxd *vxd); /* stats_c
 /* config.c: re-reads `path` and applies the difference (see config.c). */
 int vxd_reload(struct vxd *vxd, const char *path, struct ctl_print *out, struct ctl_err *err);
 void vxd_show_config(const struct vxd *vxd, struct ctl_print *out);
+int vxd_save(struct vxd *vxd, const char *path, struct ctl_print *out, struct ctl_err *err);
 int vxd_statics_remember(struct vxd *vxd, const struct ctl_fdb *f);
 void vxd_statics_forget(struct vxd *vxd, uint32_t vni, const uint8_t mac[6]);
 

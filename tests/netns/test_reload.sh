@@ -73,6 +73,21 @@ grep -q "^port add vx99 type vxlan" "$CONF" && grep -q "^set gro-hold-us 200$" "
 	grep -q "^fdb add 02:00:00:00:14:01 vni 99 remote 198.51.100.2$" "$CONF" || fail "show config is missing state: $(cat "$CONF")"
 pass "show config prints the running state; feeding it back changes nothing"
 
+# --- save writes it ------------------------------------------------------------
+vx 1 fdb add 02:00:00:00:14:02 vni 99 remote 198.51.100.2 || fail "fdb add at run time"
+vx 1 save | grep -q "saved to $CONF" || fail "save to the config file"
+grep -q "^fdb add 02:00:00:00:14:02 vni 99 remote 198.51.100.2$" "$CONF" || fail "save did not write the run-time change"
+vx 1 save "$RIG_DIR/copy.conf" >/dev/null || fail "save FILE"
+diff <(grep -v '^#' "$RIG_DIR/copy.conf") <(vx 1 show config) >/dev/null || fail "save FILE differs from show config"
+rc=0; vx 1 save relative.conf 2>/dev/null || rc=$?
+[ "$rc" = 1 ] || fail "save of a relative path was not refused ($rc)"
+vx 1 reload >/dev/null || fail "reload of the saved file"
+vx 1 show config | diff - <(grep -v '^#' "$CONF") >/dev/null || fail "reload of the saved file changed something"
+vx 1 port show | grep -q "^vnet1 id 2 " || fail "reload of the saved file re-created the tap"
+vx 1 fdb del 02:00:00:00:14:02 vni 99 >/dev/null
+grep -v "02:00:00:00:14:02" "$CONF" >"$RIG_DIR/x" && cp "$RIG_DIR/x" "$CONF"
+pass "save writes the running state (run-time changes included) to the config file or FILE; a relative FILE is refused"
+
 # --- removing lines restores defaults and removes entries ---------------------
 grep -v "gro-hold-us\|^fdb add" "$CONF" >"$RIG_DIR/less"; cp "$RIG_DIR/less" "$CONF"
 kill -HUP "$VXD_PID_1"

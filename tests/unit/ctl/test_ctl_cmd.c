@@ -179,6 +179,14 @@ static void test_other_verbs(void **state)
 	assert_int_equal(c.verb, CTL_SHOW_KNOBS);
 	struct ctl_err e;
 	assert_int_not_equal(parse_line("reload now", &c, &e), 0);
+	parse_ok("save", &c);
+	assert_int_equal(c.verb, CTL_SAVE);
+	assert_false(c.save.has_path);
+	parse_ok("save /etc/vxswitch/vxswitchd.conf", &c);
+	assert_string_equal(c.save.path, "/etc/vxswitch/vxswitchd.conf");
+	assert_int_not_equal(parse_line("save relative.conf", &c, &e), 0);
+	assert_int_not_equal(parse_line("save /etc/../root/x", &c, &e), 0);
+	assert_int_not_equal(parse_line("save /a /b", &c, &e), 0);
 
 	parse_ok("fdb show", &c);
 	assert_int_equal(c.verb, CTL_FDB_SHOW);
