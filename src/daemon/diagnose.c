@@ -108,6 +108,10 @@ static unsigned vxd_diag_vxlan(struct ctl_print *p, unsigned n, const struct por
 	if (ss->rx_no_buffer)
 		n = vxd_diag_line(p, n, "%s: %" PRIu64 " datagrams lost for want of packet buffers", port->name,
 				  ss->rx_no_buffer);
+	if (ss->rx_queue_drops)
+		n = vxd_diag_line(p, n, "%s: the kernel dropped %" PRIu64 " datagrams because the socket's receive buffer "
+				  "was full: the worker did not read in time (busy, or starved of CPU)", port->name,
+				  ss->rx_queue_drops);
 	if (ss->rx_errors)
 		n = vxd_diag_line(p, n, "%s: %" PRIu64 " receive calls failed (last: %s)", port->name, ss->rx_errors,
 				  strerror(ss->last_rx_errno));

@@ -135,6 +135,7 @@ struct vxlan_sock_stats {
 	uint64_t rx_bytes;
 	uint64_t rx_too_short;      /* datagrams shorter than a VXLAN header */
 	uint64_t rx_no_buffer;      /* datagrams lost: pkt pool empty */
+	uint64_t rx_queue_drops;    /* datagrams the kernel dropped: receive buffer full (SO_RXQ_OVFL) */
 	uint64_t rx_errors;         /* recvmmsg failures other than EAGAIN */
 	int last_rx_errno;
 	uint64_t tx_sends;          /* messages handed to the kernel */

@@ -90,6 +90,9 @@ int vxlan_sock_open_opts(const struct vxlan_options *opts, uint16_t port, struct
 	if (err < 0)
 		goto err_close;
 
+	/* Drops in the receive buffer, counted by the kernel, reported with
+	 * each datagram (rx_queue_drops): what we did not read in time. */
+	setsockopt(sock->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 	sock->udp_gro_probed =
 		setsockopt(sock->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 	atomic_init(&sock->udp_gro_on, sock->udp_gro_probed);
@@ -239,18 +242,26 @@ static void vxlan_fill_tunnel(const struct vxlan_sock *sock, const struct sockad
 	}
 }
 
-/* The gso_size the kernel reports for a coalesced buffer; 0 if none. */
-static uint32_t vxlan_rx_gso_size(const struct msghdr *msg)
+/* The gso_size the kernel reports for a coalesced buffer (0 if none),
+ * and the socket's drop count (SO_RXQ_OVFL: datagrams the kernel dropped
+ * because the receive buffer was full, since the socket opened), which
+ * comes with every datagram once a drop happened. */
+static uint32_t vxlan_rx_cmsgs(struct vxlan_sock *sock, const struct msghdr *msg)
 {
+	uint32_t gso = 0;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)msg); c;
 	     c = CMSG_NXTHDR((struct msghdr *)msg, c)) {
 		if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
 			int size;
 			memcpy(&size, CMSG_DATA(c), sizeof(size));
-			return size > 0 ? (uint32_t)size : 0;
+			gso = size > 0 ? (uint32_t)size : 0;
+		} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+			uint32_t drops;
+			memcpy(&drops, CMSG_DATA(c), sizeof(drops));
+			sock->stats.rx_queue_drops = drops;
 		}
 	}
-	return 0;
+	return gso;
 }
 
 /* Bytes of headers at the start of a VXLAN datagram that carries TCP:
@@ -401,7 +412,7 @@ int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct p
 	uint64_t now = vxlan_now_ns();
 	for (int i = 0; i < got; i++) {
 		uint32_t len = msgs[i].msg_len;
-		uint32_t seg = vxlan_rx_gso_size(&msgs[i].msg_hdr);
+		uint32_t seg = vxlan_rx_cmsgs(sock, &msgs[i].msg_hdr);
 		if (seg == 0 || seg > len)
 			seg = len;
 		sock->stats.rx_calls++;
