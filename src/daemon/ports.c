@@ -387,6 +387,36 @@ static int vxd_add_vxlan(struct vxd *vxd, const struct ctl_port_add *pa, int id,
 	return 0;
 }
 
+/* A tap whose device went away comes back by itself once a device of its
+ * name is there again (made by a container runtime, `ip tuntap add`, a
+ * VM manager): checked from the control loop once a second, no faster,
+ * and only while some tap is down. */
+void vxd_reattach_lost(struct vxd *vxd)
+{
+	const struct vxd_snapshot *snap = NULL;
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
+		if (!vxd->ports[i] || !port_is_tap(vxd->ports[i]))
+			continue;
+		if (!snap)
+			snap = vxd_snapshot(vxd);
+		const struct ctl_port_add *cfg = &vxd->port_cfg[i];
+		if (!snap->ports[i].lost_ns || !tap_device_exists(cfg->name, cfg->netns[0] ? cfg->netns : NULL))
+			continue;
+		struct ctl_port_add pa = *cfg; /* the removal clears port_cfg[i] */
+		struct ctl_print out;
+		struct ctl_err err = { 0 };
+		ctl_print_init(&out, false, 0);
+		int ret = vxd_port_add(vxd, &pa, &out, &err);
+		ctl_print_finish(&out);
+		ctl_print_release(&out);
+		if (ret == 0)
+			VLOG_INFO("port", "%s: its device is back: reattached", pa.name);
+		else
+			VLOG_WARN("port", "%s: its device is back but cannot be reattached: %s", pa.name, err.msg);
+		snap = NULL; /* ids moved: take a fresh one for the next */
+	}
+}
+
 int vxd_port_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_print *out, struct ctl_err *err)
 {
 	struct port *old = vxd_port_by_name(vxd, pa->name);

@@ -210,6 +210,11 @@ int vxd_run(struct vxd *vxd)
 		}
 		if (vxd->reload_pending)
 			vxd_reload_now(vxd);
+		uint64_t now = vxd_now_ns();
+		if (now - vxd->last_reattach_ns >= 1000000000ull) {
+			vxd->last_reattach_ns = now;
+			vxd_reattach_lost(vxd);
+		}
 		if (vxd_now_ns() - vxd->diag_cur_ns > VXD_DIAG_WINDOW_NS)
 			vxd_diag_snapshot(vxd, false);
 	}

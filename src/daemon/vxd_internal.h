@@ -57,6 +57,7 @@ struct vxd {
 	struct vxd_diag_snap diag_prev[VXD_MAX_PORTS], diag_cur[VXD_MAX_PORTS];
 	uint64_t diag_cur_ns;
 	uint64_t start_ns;
+	uint64_t last_reattach_ns;
 };
 
 /* view.c: the current view (control thread: always valid, it owns it). */
@@ -75,6 +76,8 @@ int vxd_port_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_prin
  * new VNI table cannot be built. */
 int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err);
 struct port *vxd_port_by_name(const struct vxd *vxd, const char *name);
+/* Reattaches taps whose device went away and is there again. */
+void vxd_reattach_lost(struct vxd *vxd);
 /* The vxlan port of `vni`, if any (the first one). */
 struct port *vxd_vxlan_of_vni(const struct vxd *vxd, uint32_t vni);
 

@@ -433,3 +433,18 @@ static const struct port_class tap_port_class = {
 	.io_fini = tap_io_fini,
 	.destroy = tap_destroy,
 };
+
+bool tap_device_exists(const char *name, const char *netns)
+{
+	int ns = -1;
+	if (netns) {
+		ns = rtnl_netns_open(netns);
+		if (ns < 0)
+			return false;
+	}
+	struct rtnl_link_info li;
+	int err = rtnl_link_get(ns, name, 0, &li);
+	if (ns >= 0)
+		close(ns);
+	return err == 0;
+}

@@ -108,4 +108,8 @@ void tap_port_get_info(const struct port *port, const struct port_io *io, struct
 
 bool port_is_tap(const struct port *port);
 
+/* Is there a link `name` in namespace `netns` (NULL: ours)?  For a port
+ * whose device went away: the daemon reattaches when it is back. */
+bool tap_device_exists(const char *name, const char *netns);
+
 #endif

@@ -36,3 +36,18 @@ ok=0
 for i in $(seq 20); do nvm1 ping -c 1 -W 1 "$(vm_addr4 2)" >/dev/null 2>&1 && { ok=1; break; }; done
 [ "$ok" = 1 ] || fail "no traffic after the tap was added back"
 pass "port add of the same line replaced the lost port; traffic resumed"
+
+# --- a device of that name comes back: the port reattaches by itself -------
+nvm1 ip link del vnet1
+for i in $(seq 30); do vx 1 port show | grep "^vnet1 " | grep -q "state down" && break; sleep 0.1; done
+vx 1 port show | grep "^vnet1 " | grep -q "state down" || fail "the second deletion was not noticed"
+nvm1 ip tuntap add dev vnet1 mode tap vnet_hdr
+t0=$(date +%s%N)
+for i in $(seq 40); do vx 1 port show | grep "^vnet1 " | grep -q "state up" && break; sleep 0.1; done
+vx 1 port show | grep "^vnet1 " | grep -q "state up" || fail "the port did not reattach to the device that came back"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+rig_vm_addrs 1 vnet1
+ok=0
+for i in $(seq 20); do nvm1 ping -c 1 -W 1 "$(vm_addr4 2)" >/dev/null 2>&1 && { ok=1; break; }; done
+[ "$ok" = 1 ] || fail "no traffic after the device came back"
+pass "a device of that name came back (ip tuntap add): reattached by itself in $ms ms, traffic resumed"
