@@ -127,6 +127,75 @@ static void vxd_print_hist(struct ctl_print *p, const struct port_stats *st)
 		ctl_print_nl(p);
 }
 
+/* A tap's block: the MACs behind it (max-macs), its offloads and counters,
+ * and what the kernel dropped at the device. */
+static void vxd_print_tap_stats(struct ctl_print *p, const struct port *port, const struct vxd_port_snap *ps)
+{
+	ctl_print_open_object(p, "fdb");
+	ctl_print_uint(p, CTL_PRINT_ANY, "macs", "    fdb: macs learned %" PRIu64, ps->fdb.learned);
+	ctl_print_uint(p, CTL_PRINT_ANY, "max_macs", " max-macs %" PRIu64 " (0: none)", ps->fdb.max);
+	ctl_print_uint(p, CTL_PRINT_ANY, "refused", " refused %" PRIu64, ps->fdb.refused);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+	const struct tap_port_info ti = ps->tap;
+	ctl_print_open_object(p, "tap");
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_gso_frames", "    tap: rx gso %" PRIu64, ti.rx_gso_frames);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_partial_csum", " partial csum %" PRIu64, ti.rx_partial_csum);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_frames", " tx gso %" PRIu64, ti.tx_gso_frames);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_errors", " tx errors %" PRIu64, ti.tx_errors);
+	ctl_print_bool(p, CTL_PRINT_ANY, "tso_probed", " tso probed %s", ti.offloads_probed & TAP_OL_TSO);
+	ctl_print_bool(p, CTL_PRINT_ANY, "uso_probed", " uso probed %s", ti.offloads_probed & TAP_OL_USO);
+	ctl_print_bool(p, CTL_PRINT_ANY, "tso_active", " tso active %s", ti.offloads_active & TAP_OL_TSO);
+	ctl_print_nl(p);
+	/* Outside the daemon: what the kernel dropped at the tap itself. */
+	struct tap_kernel_stats ks;
+	if (tap_port_kernel_stats(port, &ks) == 0) {
+		ctl_print_uint(p, CTL_PRINT_ANY, "kernel_tx_dropped",
+			       "    kernel: tap queue drops %" PRIu64 " (frames the VM sent that were not read in time)",
+			       ks.tx_dropped);
+		ctl_print_uint(p, CTL_PRINT_ANY, "kernel_rx_dropped", " rx dropped %" PRIu64, ks.rx_dropped);
+		ctl_print_nl(p);
+	}
+	ctl_print_close_object(p);
+}
+
+/* A vxlan port's block: its GSO counters and its underlay socket's. */
+static void vxd_print_vxlan_stats(struct ctl_print *p, const struct vxd_port_snap *ps)
+{
+	const struct vxlan_port_info vi = ps->vx;
+	const struct vxlan_sock_stats ss = ps->sock;
+	ctl_print_open_object(p, "vxlan");
+	ctl_print_uint(p, CTL_PRINT_ANY, "underlay_mtu", "    vxlan: underlay mtu %" PRIu64, vi.underlay_mtu);
+	ctl_print_uint(p, CTL_PRINT_ANY, "inner_mtu_fit", " inner mtu fit %" PRIu64, vi.inner_mtu_fit);
+	ctl_print_uint(p, CTL_PRINT_ANY, "gso_frames", " gso frames %" PRIu64, vi.tx_gso_frames);
+	ctl_print_uint(p, CTL_PRINT_ANY, "gso_segments", " gso segments %" PRIu64, vi.tx_gso_segments);
+	ctl_print_uint(p, CTL_PRINT_ANY, "plain_frames", " plain frames %" PRIu64, vi.tx_plain_frames);
+	ctl_print_nl(p);
+	ctl_print_open_object(p, "socket");
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_calls", "    socket: rx msgs %" PRIu64, ss.rx_calls);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_gro_buffers", " udp-gro msgs %" PRIu64, ss.rx_gro_buffers);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_datagrams", " datagrams %" PRIu64, ss.rx_datagrams);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_no_buffer", " no buffer %" PRIu64, ss.rx_no_buffer);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_queue_drops", " kernel rx-buffer drops %" PRIu64, ss.rx_queue_drops);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_sends", " tx sends %" PRIu64, ss.tx_sends);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_sends", " udp-segment sends %" PRIu64, ss.tx_gso_sends);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_datagrams", " datagrams %" PRIu64, ss.tx_datagrams);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_errors", " errors %" PRIu64, ss.tx_errors);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_errors", " rx errors %" PRIu64, ss.rx_errors);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlogged", " backlogged %" PRIu64, ss.tx_backlogged);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlog_drops", " backlog drops %" PRIu64, ss.tx_backlog_drops);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlog_len", " backlog now %" PRIu64, ss.tx_backlog_len);
+	ctl_print_uint(p, CTL_PRINT_ANY, "udp_segment_fallbacks", " udp-segment fallbacks %" PRIu64,
+		       ss.udp_segment_fallbacks);
+	ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro", " udp-gro %s", ss.udp_gro_on);
+	ctl_print_bool(p, CTL_PRINT_ANY, "udp_segment", " udp-segment %s", ss.udp_segment_on);
+	ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro_probed", " (kernel accepted: udp-gro %s", ss.udp_gro_probed);
+	ctl_print_bool(p, CTL_PRINT_ANY, "udp_segment_probed", " udp-segment %s)", ss.udp_segment_probed);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+	ctl_print_close_object(p);
+}
+
 static void vxd_print_port_stats(struct ctl_print *p, const struct port *port, const struct vxd_port_snap *ps)
 {
 	const struct port_stats *st = &ps->stats;
@@ -144,69 +213,10 @@ static void vxd_print_port_stats(struct ctl_print *p, const struct port *port, c
 	ctl_print_nl(p);
 	vxd_print_drops(p, st->drops, "    ");
 	vxd_print_hist(p, st);
-	if (port_is_tap(port)) {
-		ctl_print_open_object(p, "fdb");
-		ctl_print_uint(p, CTL_PRINT_ANY, "macs", "    fdb: macs learned %" PRIu64, ps->fdb.learned);
-		ctl_print_uint(p, CTL_PRINT_ANY, "max_macs", " max-macs %" PRIu64 " (0: none)", ps->fdb.max);
-		ctl_print_uint(p, CTL_PRINT_ANY, "refused", " refused %" PRIu64, ps->fdb.refused);
-		ctl_print_nl(p);
-		ctl_print_close_object(p);
-	}
-	if (port_is_tap(port)) {
-		const struct tap_port_info ti = ps->tap;
-		ctl_print_open_object(p, "tap");
-		ctl_print_uint(p, CTL_PRINT_ANY, "rx_gso_frames", "    tap: rx gso %" PRIu64, ti.rx_gso_frames);
-		ctl_print_uint(p, CTL_PRINT_ANY, "rx_partial_csum", " partial csum %" PRIu64, ti.rx_partial_csum);
-		ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_frames", " tx gso %" PRIu64, ti.tx_gso_frames);
-		ctl_print_uint(p, CTL_PRINT_ANY, "tx_errors", " tx errors %" PRIu64, ti.tx_errors);
-		ctl_print_bool(p, CTL_PRINT_ANY, "tso_probed", " tso probed %s", ti.offloads_probed & TAP_OL_TSO);
-		ctl_print_bool(p, CTL_PRINT_ANY, "uso_probed", " uso probed %s", ti.offloads_probed & TAP_OL_USO);
-		ctl_print_bool(p, CTL_PRINT_ANY, "tso_active", " tso active %s", ti.offloads_active & TAP_OL_TSO);
-		ctl_print_nl(p);
-		/* Outside the daemon: what the kernel dropped at the tap itself. */
-		struct tap_kernel_stats ks;
-		if (tap_port_kernel_stats(port, &ks) == 0) {
-			ctl_print_uint(p, CTL_PRINT_ANY, "kernel_tx_dropped",
-				       "    kernel: tap queue drops %" PRIu64 " (frames the VM sent that were not read in time)",
-				       ks.tx_dropped);
-			ctl_print_uint(p, CTL_PRINT_ANY, "kernel_rx_dropped", " rx dropped %" PRIu64, ks.rx_dropped);
-			ctl_print_nl(p);
-		}
-		ctl_print_close_object(p);
-	} else if (port_is_vxlan(port)) {
-		const struct vxlan_port_info vi = ps->vx;
-		const struct vxlan_sock_stats ss = ps->sock;
-		ctl_print_open_object(p, "vxlan");
-		ctl_print_uint(p, CTL_PRINT_ANY, "underlay_mtu", "    vxlan: underlay mtu %" PRIu64, vi.underlay_mtu);
-		ctl_print_uint(p, CTL_PRINT_ANY, "inner_mtu_fit", " inner mtu fit %" PRIu64, vi.inner_mtu_fit);
-		ctl_print_uint(p, CTL_PRINT_ANY, "gso_frames", " gso frames %" PRIu64, vi.tx_gso_frames);
-		ctl_print_uint(p, CTL_PRINT_ANY, "gso_segments", " gso segments %" PRIu64, vi.tx_gso_segments);
-		ctl_print_uint(p, CTL_PRINT_ANY, "plain_frames", " plain frames %" PRIu64, vi.tx_plain_frames);
-		ctl_print_nl(p);
-		ctl_print_open_object(p, "socket");
-		ctl_print_uint(p, CTL_PRINT_ANY, "rx_calls", "    socket: rx msgs %" PRIu64, ss.rx_calls);
-		ctl_print_uint(p, CTL_PRINT_ANY, "rx_gro_buffers", " udp-gro msgs %" PRIu64, ss.rx_gro_buffers);
-		ctl_print_uint(p, CTL_PRINT_ANY, "rx_datagrams", " datagrams %" PRIu64, ss.rx_datagrams);
-		ctl_print_uint(p, CTL_PRINT_ANY, "rx_no_buffer", " no buffer %" PRIu64, ss.rx_no_buffer);
-		ctl_print_uint(p, CTL_PRINT_ANY, "rx_queue_drops", " kernel rx-buffer drops %" PRIu64, ss.rx_queue_drops);
-		ctl_print_uint(p, CTL_PRINT_ANY, "tx_sends", " tx sends %" PRIu64, ss.tx_sends);
-		ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_sends", " udp-segment sends %" PRIu64, ss.tx_gso_sends);
-		ctl_print_uint(p, CTL_PRINT_ANY, "tx_datagrams", " datagrams %" PRIu64, ss.tx_datagrams);
-		ctl_print_uint(p, CTL_PRINT_ANY, "tx_errors", " errors %" PRIu64, ss.tx_errors);
-		ctl_print_uint(p, CTL_PRINT_ANY, "rx_errors", " rx errors %" PRIu64, ss.rx_errors);
-		ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlogged", " backlogged %" PRIu64, ss.tx_backlogged);
-		ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlog_drops", " backlog drops %" PRIu64, ss.tx_backlog_drops);
-		ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlog_len", " backlog now %" PRIu64, ss.tx_backlog_len);
-		ctl_print_uint(p, CTL_PRINT_ANY, "udp_segment_fallbacks", " udp-segment fallbacks %" PRIu64,
-			       ss.udp_segment_fallbacks);
-		ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro", " udp-gro %s", ss.udp_gro_on);
-		ctl_print_bool(p, CTL_PRINT_ANY, "udp_segment", " udp-segment %s", ss.udp_segment_on);
-		ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro_probed", " (kernel accepted: udp-gro %s", ss.udp_gro_probed);
-		ctl_print_bool(p, CTL_PRINT_ANY, "udp_segment_probed", " udp-segment %s)", ss.udp_segment_probed);
-		ctl_print_nl(p);
-		ctl_print_close_object(p);
-		ctl_print_close_object(p);
-	}
+	if (port_is_tap(port))
+		vxd_print_tap_stats(p, port, ps);
+	else if (port_is_vxlan(port))
+		vxd_print_vxlan_stats(p, ps);
 	ctl_print_close_object(p);
 }
 

@@ -147,7 +147,6 @@ struct vxd_req {
 		struct fdb_dst dst;
 	} fdb;
 	struct fdb_flush_filter fdb_flush;
-	struct fdb_dst fdb_flush_dst;
 	struct {
 		uint32_t max_size;
 		uint64_t hold_ns;
