@@ -170,7 +170,10 @@ int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 
 /* ---- addition ---------------------------------------------------------------- */
 
-/* Tells the operator, once, when a VM-facing MTU does not fit the underlay. */
+/* Tells the operator, once, when a VM-facing MTU does not fit the underlay
+ * or the vxlan port's own `mtu`, whichever is smaller: frames over it that
+ * come without TSO (a retransmitted full segment among them) are dropped,
+ * which stalls TCP. */
 static void vxd_check_mtu(struct vxd *vxd, struct ctl_print *out, uint32_t vni)
 {
 	struct port *vx = vxd_vxlan_of_vni(vxd, vni);
@@ -179,16 +182,21 @@ static void vxd_check_mtu(struct vxd *vxd, struct ctl_print *out, uint32_t vni)
 	struct vxlan_port_info info;
 	vxlan_port_get_info(vx, NULL, &info);
 	const char *fam = vxlan_port_options(vx)->local.family == 6 ? "IPv6" : "IPv4";
+	uint32_t limit = vx->mtu < info.inner_mtu_fit ? vx->mtu : info.inner_mtu_fit;
+	char why[96];
+	if (limit < info.inner_mtu_fit)
+		snprintf(why, sizeof(why), "the mtu %u of %s", limit, vx->name);
+	else
+		snprintf(why, sizeof(why), "the %u that fits VXLAN over a %u-byte %s underlay", limit,
+			 info.underlay_mtu, fam);
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
 		struct port *p = vxd->ports[i];
-		if (!p || !port_is_tap(p) || p->vni != vni || p->mtu <= info.inner_mtu_fit)
+		if (!p || !port_is_tap(p) || p->vni != vni || p->mtu <= limit)
 			continue;
-		ctl_print_text(out, "warning: %s MTU %u is larger than the %u that fits VXLAN over a %u-byte %s underlay: "
+		ctl_print_text(out, "warning: %s MTU %u is larger than %s: "
 			       "frames over %u without TSO are dropped (mtu_exceeded); set the VM MTU to %u\n",
-			       p->name, p->mtu, info.inner_mtu_fit, info.underlay_mtu, fam,
-			       info.inner_mtu_fit, info.inner_mtu_fit);
-		VLOG_WARN("port", "%s: MTU %u > %u that fits a %u-byte %s underlay (VNI %u)", p->name, p->mtu,
-			  info.inner_mtu_fit, info.underlay_mtu, fam, vni);
+			       p->name, p->mtu, why, limit, limit);
+		VLOG_WARN("port", "%s: MTU %u > %s (VNI %u)", p->name, p->mtu, why, vni);
 	}
 }
 
