@@ -68,8 +68,11 @@ static void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_re
 		const struct fdb_dst *dst = &res->outputs[i];
 		bool last = i + 1 == res->n_outputs;
 		struct port *port = dp_port(w, dst->port);
-		if (!port || !w->ports[dst->port].port) {
-			dp_count_drop(w, pkt->in_port, DROP_FDB_DST_UNKNOWN);
+		if (!port || !w->ports[dst->port].port || w->view->link_down[dst->port]) {
+			if (port && w->ports[dst->port].port)
+				port_count_drop(&w->ports[dst->port].io, DROP_PORT_LINK_DOWN);
+			else
+				dp_count_drop(w, pkt->in_port, DROP_FDB_DST_UNKNOWN);
 			if (last)
 				pkt_free(pkt);
 			continue;

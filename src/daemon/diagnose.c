@@ -47,6 +47,25 @@ static const char *vxd_small_frames_why(const struct vxd_diag_ctx *c)
 	return "the traffic is small frames (not bulk TCP)";
 }
 
+/* A port whose device (a tap's link, a vxlan port's underlay) is down. */
+static unsigned vxd_diag_link(struct ctl_print *p, unsigned n, const struct vxd_diag_ctx *c, unsigned i)
+{
+	const struct vxd_link_state *ls = &c->vxd->links[i];
+	if (!ls->down_ns)
+		return n;
+	const struct port *port = c->vxd->ports[i];
+	uint64_t now = vxd_now_ns(), s = now > ls->down_ns ? (now - ls->down_ns) / 1000000000ull : 0;
+	if (port_is_tap(port))
+		return vxd_diag_line(p, n, "%s: its link is down (%" PRIu64 " s, %" PRIu64 " times in all): %" PRIu64
+				     " frames to it dropped (port_link_down); bring it up (ip link set %s up%s%s)",
+				     port->name, s, ls->down_events,
+				     c->snap->ports[i].stats.drops[DROP_PORT_LINK_DOWN], port->name,
+				     c->vxd->port_cfg[i].netns[0] ? " in netns " : "", c->vxd->port_cfg[i].netns);
+	return vxd_diag_line(p, n, "%s: its underlay link %s is down (%" PRIu64 " s, %" PRIu64 " times in all): "
+			     "sends to the remotes fail unless a route leads out another way", port->name, ls->dev, s,
+			     ls->down_events);
+}
+
 static unsigned vxd_diag_tap(struct ctl_print *p, unsigned n, const struct vxd_diag_ctx *c, unsigned i)
 {
 	const struct port *port = c->vxd->ports[i];
@@ -62,6 +81,7 @@ static unsigned vxd_diag_tap(struct ctl_print *p, unsigned n, const struct vxd_d
 				  "and out of the poll set; `port add` it again to reattach", port->name,
 				  (uint64_t)((c->snap->taken_ns - c->snap->ports[i].lost_ns) / 1000000000ull),
 				  c->snap->ports[i].lost_events);
+	n = vxd_diag_link(p, n, c, i);
 	/* Recent traffic if there was enough of it, else all. */
 	uint64_t frames = 0, bytes = 0;
 	if (st->tx_frames >= c->vxd->diag_prev[i].tx_frames) { /* else: a new port in this slot */
@@ -192,7 +212,7 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 		if (port_is_tap(port))
 			n = vxd_diag_tap(p, n, &c, i);
 		else if (port_is_vxlan(port))
-			n = vxd_diag_vxlan(p, n, port, &c.snap->ports[i].sock);
+			n = vxd_diag_link(p, vxd_diag_vxlan(p, n, port, &c.snap->ports[i].sock), &c, i);
 		n = vxd_diag_worst_drop(p, n, port, &c.snap->ports[i].stats);
 	}
 	n = vxd_diag_switch(p, n, vxd, c.snap);

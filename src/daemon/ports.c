@@ -161,6 +161,7 @@ int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 	struct vxd_req req = { .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = slot >= 0 };
 	vxd_worker_call(vxd->worker, &req);
 	vxd_forget_statics_of(vxd, port);
+	vxd_links_port_removed(vxd, id);
 	memset(&vxd->port_cfg[id], 0, sizeof(vxd->port_cfg[id]));
 	port_destroy(port);
 	if (slot >= 0)
@@ -395,33 +396,46 @@ static int vxd_add_vxlan(struct vxd *vxd, const struct ctl_port_add *pa, int id,
 	return 0;
 }
 
+bool vxd_reattach_port(struct vxd *vxd, uint16_t id, const char *why)
+{
+	if (!vxd->ports[id] || !port_is_tap(vxd->ports[id]) || !vxd_snapshot(vxd)->ports[id].lost_ns)
+		return false;
+	const struct ctl_port_add *cfg = &vxd->port_cfg[id];
+	if (!tap_device_exists(cfg->name, cfg->netns[0] ? cfg->netns : NULL))
+		return false;
+	struct ctl_port_add pa = *cfg; /* the removal clears port_cfg[id] */
+	uint64_t reattaches = vxd->links[id].reattaches;
+	struct ctl_print out;
+	struct ctl_err err = { 0 };
+	ctl_print_init(&out, false, 0);
+	int ret = vxd_port_add(vxd, &pa, &out, &err);
+	ctl_print_finish(&out);
+	ctl_print_release(&out);
+	struct port *back = ret == 0 ? vxd_port_by_name(vxd, pa.name) : NULL;
+	if (back) {
+		vxd->links[back->id].reattaches = reattaches + 1;
+		vxd->links[back->id].reattached_by = why;
+		VLOG_INFO("port", "%s: its device is back: reattached (%s)", pa.name, why);
+	} else
+		VLOG_WARN("port", "%s: its device is back but cannot be reattached: %s", pa.name, err.msg);
+	return ret == 0;
+}
+
 /* A tap whose device went away comes back by itself once a device of its
  * name is there again (made by a container runtime, `ip tuntap add`, a
- * VM manager): checked from the control loop once a second, no faster,
- * and only while some tap is down. */
+ * VM manager): at once on its link event (links.c), and, in case that
+ * message was lost, checked from the control loop once a second, no
+ * faster, and only while some tap is down. */
 void vxd_reattach_lost(struct vxd *vxd)
 {
 	const struct vxd_snapshot *snap = NULL;
-	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
+	for (uint16_t i = 1; i < VXD_MAX_PORTS; i++) {
 		if (!vxd->ports[i] || !port_is_tap(vxd->ports[i]))
 			continue;
 		if (!snap)
 			snap = vxd_snapshot(vxd);
-		const struct ctl_port_add *cfg = &vxd->port_cfg[i];
-		if (!snap->ports[i].lost_ns || !tap_device_exists(cfg->name, cfg->netns[0] ? cfg->netns : NULL))
-			continue;
-		struct ctl_port_add pa = *cfg; /* the removal clears port_cfg[i] */
-		struct ctl_print out;
-		struct ctl_err err = { 0 };
-		ctl_print_init(&out, false, 0);
-		int ret = vxd_port_add(vxd, &pa, &out, &err);
-		ctl_print_finish(&out);
-		ctl_print_release(&out);
-		if (ret == 0)
-			VLOG_INFO("port", "%s: its device is back: reattached", pa.name);
-		else
-			VLOG_WARN("port", "%s: its device is back but cannot be reattached: %s", pa.name, err.msg);
-		snap = NULL; /* ids moved: take a fresh one for the next */
+		if (snap->ports[i].lost_ns && vxd_reattach_port(vxd, i, "periodic check"))
+			snap = NULL; /* ids moved: take a fresh one for the next */
 	}
 }
 
@@ -441,7 +455,9 @@ int vxd_port_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_prin
 	if (id < 0)
 		return vxd_refuse(err, id, "port %s: too many ports (%d)", pa->name, VXD_MAX_PORTS - 1);
 	int ret = pa->type == CTL_PORT_TAP ? vxd_add_tap(vxd, pa, id, out, err) : vxd_add_vxlan(vxd, pa, id, out, err);
-	if (ret == 0)
+	if (ret == 0) {
 		vxd->port_cfg[id] = *pa;
+		vxd_links_port_added(vxd, (uint16_t)id);
+	}
 	return ret;
 }

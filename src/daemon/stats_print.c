@@ -22,18 +22,38 @@ static void vxd_print_ip(struct ctl_print *p, const char *key, const char *fmt, 
 	ctl_print_ip(p, CTL_PRINT_ANY, key, fmt, &ip);
 }
 
-/* "state down (device gone 12 s)" for a tap whose device went away. */
-static void vxd_print_port_state(struct ctl_print *p, const struct vxd_port_snap *ps, uint64_t now_ns)
+/* "state down (device gone 12 s)" for a tap whose device went away,
+ * "state down (link down 3 s)" for one whose link is down, "state down
+ * (underlay u1 down 3 s)" for a vxlan port whose underlay link is. */
+static void vxd_print_port_state(struct ctl_print *p, const struct vxd *vxd, uint16_t id,
+				 const struct vxd_port_snap *ps, uint64_t now_ns)
 {
-	bool down = ps && ps->lost_ns;
-	ctl_print_string(p, CTL_PRINT_ANY, "state", " state %s", down ? "down" : "up");
-	if (down)
+	const struct vxd_link_state *ls = &vxd->links[id];
+	char why[48];
+	bool gone = ps && ps->lost_ns;
+	const char *link = gone ? NULL : vxd_link_down_why(vxd, id, why, sizeof(why));
+	ctl_print_string(p, CTL_PRINT_ANY, "state", " state %s", gone || link ? "down" : "up");
+	if (gone) {
+		ctl_print_string(p, CTL_PRINT_JSON, "down_why", "%s", "device gone");
 		ctl_print_uint(p, CTL_PRINT_ANY, "down_s", " (device gone %" PRIu64 " s)",
 			       now_ns > ps->lost_ns ? (now_ns - ps->lost_ns) / 1000000000ull : 0);
+	} else if (link) {
+		uint64_t now = vxd_now_ns();
+		ctl_print_string(p, CTL_PRINT_JSON, "down_why", "%s", link);
+		ctl_print_text(p, " (%s", link);
+		ctl_print_uint(p, CTL_PRINT_ANY, "down_s", " %" PRIu64 " s)",
+			       now > ls->down_ns ? (now - ls->down_ns) / 1000000000ull : 0);
+	}
+	ctl_print_string(p, CTL_PRINT_JSON, "link_dev", "%s", ls->dev);
+	ctl_print_uint(p, CTL_PRINT_JSON, "link_down_events", "%" PRIu64, ls->down_events);
+	ctl_print_uint(p, CTL_PRINT_JSON, "reattaches", "%" PRIu64, ls->reattaches);
+	ctl_print_string(p, CTL_PRINT_JSON, "reattached_by", "%s", ls->reattached_by ? ls->reattached_by : "");
+	if (ls->reattaches)
+		ctl_print_text(p, " (reattached %" PRIu64 "x, last by %s)", ls->reattaches, ls->reattached_by);
 }
 
-static void vxd_print_port_line(struct ctl_print *p, const struct port *port, const struct vxd_port_snap *ps,
-				uint64_t now_ns)
+static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, const struct port *port,
+				const struct vxd_port_snap *ps, uint64_t now_ns)
 {
 	ctl_print_open_object(p, NULL);
 	ctl_print_string(p, CTL_PRINT_ANY, "name", "%s", port->name);
@@ -72,7 +92,7 @@ static void vxd_print_port_line(struct ctl_print *p, const struct port *port, co
 			vxd_print_ip(p, NULL, " remote %s", vo->remotes[i].family, vo->remotes[i].bytes);
 		ctl_print_close_array(p);
 	}
-	vxd_print_port_state(p, ps, now_ns);
+	vxd_print_port_state(p, vxd, port->id, ps, now_ns);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }
@@ -414,7 +434,7 @@ void vxd_port_show(struct vxd *vxd, struct ctl_print *out)
 	ctl_print_open_array(out, NULL);
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i])
-			vxd_print_port_line(out, vxd->ports[i], &snap->ports[i], snap->taken_ns);
+			vxd_print_port_line(out, vxd, vxd->ports[i], &snap->ports[i], snap->taken_ns);
 	ctl_print_close_array(out);
 }
 

@@ -63,6 +63,8 @@ static int vxd_view_build(const struct vxd *vxd, struct vni_table *vnis, struct 
 	}
 	memcpy(v->ports, vxd->ports, sizeof(v->ports));
 	memcpy(v->knobs, vxd->knobs, sizeof(v->knobs));
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+		v->link_down[i] = vxd->ports[i] && port_is_tap(vxd->ports[i]) && vxd->links[i].down_ns;
 	*out = v;
 	return 0;
 }

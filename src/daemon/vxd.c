@@ -75,6 +75,10 @@ int vxd_create(const struct vxd_options *opts, struct vxd **out)
 		return -ENOMEM;
 	vxd->opts = *opts;
 	vxd->epfd = vxd->wake_fd = -1;
+	for (unsigned w = 0; w < VXD_MAX_WATCHES; w++)
+		vxd->watches[w].fd = -1;
+	for (unsigned i = 0; i < VXD_MAX_PORTS; i++)
+		vxd->links[i].watch = -1;
 	vlog_set_level(opts->quiet ? VLOG_WARN : VLOG_INFO);
 	vxd_default_knobs(vxd->knobs);
 	qsbr_init(&vxd->qsbr);
@@ -123,6 +127,7 @@ void vxd_destroy(struct vxd *vxd)
 		port_destroy(vxd->ports[i]);
 	for (unsigned i = 0; i < VXD_MAX_SOCKS; i++)
 		vxlan_sock_unref(vxd->socks[i]);
+	vxd_links_close(vxd);
 	ctl_server_destroy(vxd->ctl);
 	if (vxd->epfd >= 0)
 		close(vxd->epfd);
@@ -201,6 +206,8 @@ int vxd_run(struct vxd *vxd)
 		for (int i = 0; i < n; i++) {
 			if (events[i].data.u32 == VXD_CTL_SRC) {
 				vxd_serve_control(vxd);
+			} else if (events[i].data.u32 >= VXD_LINK_SRC) {
+				vxd_links_input(vxd, events[i].data.u32 - VXD_LINK_SRC);
 			} else {
 				uint64_t v;
 				if (read(vxd->wake_fd, &v, sizeof(v)) < 0) {

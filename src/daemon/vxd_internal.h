@@ -28,6 +28,24 @@ struct vxd_diag_snap {
 
 #define VXD_DIAG_WINDOW_NS (5ull * 1000000000ull)
 
+/* links.c: the state of each port's device as netlink reports it.  A tap's
+ * device is the tap; a vxlan port's is the underlay link holding its local
+ * address.  Watches (rtnl.h) are per namespace, shared by its ports. */
+enum { VXD_MAX_WATCHES = 32, VXD_LINK_SRC = 16 /* control epoll data: + watch index */ };
+struct vxd_link_watch {
+	int fd;                     /* -1: free slot */
+	char netns[CTL_NETNS_SIZE]; /* "" = the daemon's own */
+};
+struct vxd_link_state {
+	int watch;                  /* index in vxd->watches; -1: not watched */
+	int ifindex;                /* 0: unknown (a vxlan port's local address is on no link) */
+	char dev[16];
+	uint64_t down_ns;           /* down since (vxd_now_ns); 0: up */
+	uint64_t down_events;       /* times it went down */
+	uint64_t reattaches;        /* a tap: times it came back by itself */
+	const char *reattached_by;  /* the last time: "link event" or "periodic check" */
+};
+
 struct vxd {
 	struct vxd_options opts;
 	volatile sig_atomic_t stop;
@@ -58,6 +76,8 @@ struct vxd {
 	uint64_t diag_cur_ns;
 	uint64_t start_ns;
 	uint64_t last_reattach_ns;
+	struct vxd_link_watch watches[VXD_MAX_WATCHES];
+	struct vxd_link_state links[VXD_MAX_PORTS];
 };
 
 /* view.c: the current view (control thread: always valid, it owns it). */
@@ -76,8 +96,12 @@ int vxd_port_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_prin
  * new VNI table cannot be built. */
 int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err);
 struct port *vxd_port_by_name(const struct vxd *vxd, const char *name);
-/* Reattaches taps whose device went away and is there again. */
+/* Reattaches taps whose device went away and is there again (a safety net
+ * for lost link events; run once a second while a tap is down). */
 void vxd_reattach_lost(struct vxd *vxd);
+/* Reattaches port `id` if its tap is lost and a device of its name is
+ * there; `why` goes in the log.  True when it did. */
+bool vxd_reattach_port(struct vxd *vxd, uint16_t id, const char *why);
 /* The vxlan port of `vni`, if any (the first one). */
 struct port *vxd_vxlan_of_vni(const struct vxd *vxd, uint32_t vni);
 
@@ -101,6 +125,18 @@ void vxd_show_config(const struct vxd *vxd, struct ctl_print *out);
 int vxd_save(struct vxd *vxd, const char *path, struct ctl_print *out, struct ctl_err *err);
 int vxd_statics_remember(struct vxd *vxd, const struct ctl_fdb *f);
 void vxd_statics_forget(struct vxd *vxd, uint32_t vni, const uint8_t mac[6]);
+
+/* links.c */
+/* Starts following the device of port `id` (just added, port_cfg set):
+ * its watch, its ifindex, its state now.  Failures only cost the state
+ * (logged): the port works without it. */
+void vxd_links_port_added(struct vxd *vxd, uint16_t id);
+void vxd_links_port_removed(struct vxd *vxd, uint16_t id);
+/* Events on watch `w` (VXD_LINK_SRC + w in the control epoll). */
+void vxd_links_input(struct vxd *vxd, unsigned w);
+void vxd_links_close(struct vxd *vxd);
+/* "link down" / "underlay u1 down", or NULL when the port's device is up. */
+const char *vxd_link_down_why(const struct vxd *vxd, uint16_t id, char *buf, size_t size);
 
 /* diagnose.c */
 int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);

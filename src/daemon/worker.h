@@ -77,6 +77,7 @@ struct vxd_view {
 	struct vni_table *vnis;
 	struct vxd_view_sock socks[VXD_MAX_SOCKS];
 	uint32_t knobs[CTL_KNOB_COUNT];
+	bool link_down[VXD_MAX_PORTS]; /* a tap whose link is down (links.c): frames to it are dropped */
 };
 
 /* Counters of one port, copied out by VXD_REQ_SNAPSHOT. */

@@ -66,6 +66,7 @@
 	X(PORT_NOT_IN_VNI, "port_not_in_vni")                               \
 	X(INVALID_SRC_MAC, "invalid_src_mac")                               \
 	X(TX_ERROR, "tx_error")                                             \
+	X(PORT_LINK_DOWN, "port_link_down")                                 \
 	X(RULE_DROP, "rule_drop")                                           \
 	/* the underlay socket's send backlog was full (vxlan.h) */         \
 	X(UNDERLAY_BACKLOG_FULL, "underlay_backlog_full")

@@ -169,12 +169,17 @@ static void rtnl_parse_link(const struct ifinfomsg *ifi, size_t len, struct rtnl
 {
 	memset(out, 0, sizeof(*out));
 	out->ifindex = ifi->ifi_index;
+	out->flags = ifi->ifi_flags;
 	const struct rtattr *rta = (const struct rtattr *)((const char *)ifi + NLMSG_ALIGN(sizeof(*ifi)));
 	size_t left = len - NLMSG_ALIGN(sizeof(*ifi));
 	for (; RTA_OK(rta, left); rta = RTA_NEXT(rta, left)) {
 		size_t n = RTA_PAYLOAD(rta);
 		const void *d = RTA_DATA(rta);
-		if (rta->rta_type == IFLA_MTU && n >= 4) {
+		if (rta->rta_type == IFLA_IFNAME && n > 0) {
+			size_t k = strnlen(d, n) < sizeof(out->name) - 1 ? strnlen(d, n) : sizeof(out->name) - 1;
+			memcpy(out->name, d, k);
+			out->name[k] = 0;
+		} else if (rta->rta_type == IFLA_MTU && n >= 4) {
 			memcpy(&out->mtu, d, 4);
 		} else if (rta->rta_type == IFLA_ADDRESS && n == 6) {
 			memcpy(out->mac, d, 6);
@@ -239,4 +244,117 @@ int rtnl_link_get(int netns_fd, const char *ifname, int ifindex, struct rtnl_lin
 out:
 	close(fd);
 	return err;
+}
+
+/* ---- the link that holds an address ------------------------------------------ */
+
+/* Looks for `addr` among the RTM_NEWADDR messages of one datagram: the
+ * link index, 0 when not there (-1: the dump is done). */
+static int rtnl_addr_match(const char *buf, ssize_t n, int family, const uint8_t *addr)
+{
+	size_t alen = family == 6 ? 16 : 4;
+	for (const struct nlmsghdr *nh = (const struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n);
+	     nh = NLMSG_NEXT(nh, n)) {
+		if (nh->nlmsg_type == NLMSG_DONE || nh->nlmsg_type == NLMSG_ERROR)
+			return -1;
+		if (nh->nlmsg_type != RTM_NEWADDR || nh->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifaddrmsg)))
+			continue;
+		const struct ifaddrmsg *ifa = NLMSG_DATA(nh);
+		size_t left = nh->nlmsg_len - NLMSG_LENGTH(sizeof(*ifa));
+		for (const struct rtattr *rta = IFA_RTA(ifa); RTA_OK(rta, left); rta = RTA_NEXT(rta, left))
+			if ((rta->rta_type == IFA_LOCAL || rta->rta_type == IFA_ADDRESS) &&
+			    RTA_PAYLOAD(rta) == alen && memcmp(RTA_DATA(rta), addr, alen) == 0)
+				return (int)ifa->ifa_index;
+	}
+	return 0;
+}
+
+int rtnl_addr_ifindex(int family, const uint8_t *addr)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifaddrmsg ifa;
+	} req = {
+		.nh = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct ifaddrmsg)), .nlmsg_type = RTM_GETADDR,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
+		.ifa = { .ifa_family = family == 6 ? AF_INET6 : AF_INET },
+	};
+	int fd = rtnl_socket_in(-1);
+	if (fd < 0)
+		return fd;
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	static char buf[32768]; /* control thread only */
+	int found = -ENOENT;
+	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0) {
+		found = -errno;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		int m = rtnl_addr_match(buf, n, family, addr);
+		if (m > 0 && found < 0)
+			found = m; /* read the dump to its end all the same */
+		if (m < 0)
+			break;
+	}
+out:
+	close(fd);
+	return found;
+}
+
+/* ---- link events -------------------------------------------------------------- */
+
+int rtnl_link_watch_open(int netns_fd)
+{
+	int fd = rtnl_socket_in(netns_fd);
+	if (fd < 0)
+		return fd;
+	struct sockaddr_nl local = { .nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK };
+	int flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+	    bind(fd, (struct sockaddr *)&local, sizeof(local)) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int rtnl_link_events_parse(const void *buf, size_t len, rtnl_link_event_fn *fn, void *aux)
+{
+	int count = 0;
+	size_t left = len;
+	for (const struct nlmsghdr *nh = buf; NLMSG_OK(nh, left); nh = NLMSG_NEXT(nh, left)) {
+		if ((nh->nlmsg_type != RTM_NEWLINK && nh->nlmsg_type != RTM_DELLINK) ||
+		    nh->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifinfomsg)))
+			continue;
+		struct rtnl_link_event ev = { .deleted = nh->nlmsg_type == RTM_DELLINK };
+		rtnl_parse_link(NLMSG_DATA(nh), nh->nlmsg_len - NLMSG_LENGTH(0), &ev.link);
+		fn(aux, &ev);
+		count++;
+	}
+	return count;
+}
+
+int rtnl_link_watch_read(int fd, rtnl_link_event_fn *fn, void *aux)
+{
+	static char buf[32768]; /* control thread only */
+	int count = 0;
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return count;
+			return -errno; /* ENOBUFS: messages were lost */
+		}
+		if (n == 0)
+			return count;
+		count += rtnl_link_events_parse(buf, (size_t)n, fn, aux);
+	}
 }

@@ -12,6 +12,7 @@
 #define VX_PORT_RTNL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Opens /run/netns/NAME; returns an fd or a negative errno. */
@@ -30,6 +31,8 @@ int rtnl_link_delete(int netns_fd, const char *ifname);
 /* What RTM_GETLINK says of one link. */
 struct rtnl_link_info {
 	int ifindex;
+	char name[16];          /* IFLA_IFNAME */
+	uint32_t flags;         /* ifi_flags: IFF_UP, IFF_LOWER_UP, ... */
 	uint32_t mtu;
 	uint8_t mac[6];
 	char alias[64];         /* IFLA_IFALIAS, "" when none */
@@ -55,5 +58,39 @@ int rtnl_netns_enter(int netns_fd, int *home);
 /* Back to `home` (from rtnl_netns_enter; -1: nothing to do) and closes it.
  * Failing that the process exits: it would run in the wrong namespace. */
 void rtnl_netns_leave(int home);
+
+/* The index of the link that holds address `addr` (family 4 or 6: 4 or 16
+ * bytes) in the caller's namespace, or -ENOENT. */
+int rtnl_addr_ifindex(int family, const uint8_t *addr);
+
+/* ---- link events ----------------------------------------------------------
+ *
+ * A watch is a non-blocking NETLINK_ROUTE socket subscribed to RTMGRP_LINK
+ * in one namespace: the kernel sends RTM_NEWLINK on every change of a link
+ * (created, flags, carrier, MTU, name) and RTM_DELLINK when one goes.  A
+ * watch keeps its namespace alive while it is open, so close it once no
+ * port needs that namespace.  When the socket's buffer overflows the kernel
+ * drops messages and says so once (ENOBUFS): the reader must then read the
+ * state of every link it cares about again. */
+
+/* Opens a watch in `netns_fd` (-1: the caller's); returns the fd. */
+int rtnl_link_watch_open(int netns_fd);
+
+struct rtnl_link_event {
+	bool deleted;               /* RTM_DELLINK */
+	struct rtnl_link_info link; /* ifindex, name, flags (and mtu, mac) */
+};
+
+typedef void rtnl_link_event_fn(void *aux, const struct rtnl_link_event *ev);
+
+/* Parses the messages of one datagram from a watch (pure: no I/O), calling
+ * `fn` for each RTM_NEWLINK / RTM_DELLINK; anything else, and anything
+ * truncated, is skipped.  Returns the number of events. */
+int rtnl_link_events_parse(const void *buf, size_t len, rtnl_link_event_fn *fn, void *aux);
+
+/* Reads what is pending on a watch and parses it.  Returns the number of
+ * events, or -ENOBUFS when messages were lost (resynchronise), or another
+ * negative errno. */
+int rtnl_link_watch_read(int fd, rtnl_link_event_fn *fn, void *aux);
 
 #endif

@@ -108,6 +108,13 @@ def big_share(name):
 print(eval(sys.argv[1]))' "$@"
 }
 
+# vx_port SIDE PORT FIELD: one field of PORT in `vxctl -j port show`.
+vx_port() {
+	vx "$1" -j port show | /usr/bin/python3 -c '
+import json, sys
+print([p for p in json.load(sys.stdin) if p["name"] == sys.argv[1]][0][sys.argv[2]])' "$2" "$3"
+}
+
 # rig_vxswitchd SIDE: start vxswitchd in host SIDE with a tap vnetSIDE moved
 # into vmSIDE and a vxlan port vx$VNI to the other host; lines in
 # $RIG_EXTRA_CONF are appended to its config file; VAR=value words in

@@ -52,4 +52,27 @@ rig_vm_addrs 1 vnet1
 ok=0
 for i in $(seq 20); do nvm1 ping -c 1 -W 1 "$(vm_addr4 2)" >/dev/null 2>&1 && { ok=1; break; }; done
 [ "$ok" = 1 ] || fail "no traffic after the device came back"
-pass "a device of that name came back (ip tuntap add): reattached by itself in $ms ms, traffic resumed"
+by=$(vx_port 1 vnet1 reattached_by)
+[ "$by" = "link event" ] || fail "reattached by '$by', not by its link event"
+pass "a device of that name came back (ip tuntap add): reattached by its link event in $ms ms, traffic resumed"
+
+# --- the tap's link goes down, then up --------------------------------------
+txerr0=$(vx_stat 1 'port("vnet1")["tap"]["tx_errors"]')
+nvm1 ip link set vnet1 down
+for i in $(seq 30); do vx 1 port show | grep "^vnet1 " | grep -q "state down (link down" && break; sleep 0.1; done
+vx 1 port show | grep "^vnet1 " | grep -q "state down (link down" || fail "port show does not say link down: $(vx 1 port show)"
+! nvm2 ping -c 3 -i 0.2 -W 1 "$(vm_addr4 1)" >/dev/null 2>&1 || fail "ping reached a tap that is down"
+nvm2 ping -c 3 -i 0.2 -W 1 "$(vm_addr4 1)" >/dev/null 2>&1 || true
+dropped=$(vx_stat 1 'port("vnet1")["drops"].get("port_link_down", 0)')
+[ "$dropped" -ge 1 ] || fail "frames to the down tap not counted as port_link_down"
+[ "$(vx_stat 1 'port("vnet1")["tap"]["tx_errors"]')" = "$txerr0" ] || fail "writes to the down tap were tried (tx_errors)"
+vx 1 diagnose | grep -q "vnet1: its link is down" || fail "diagnose does not say the link is down: $(vx 1 diagnose)"
+nvm1 ip link set vnet1 up
+for i in $(seq 30); do vx 1 port show | grep "^vnet1 " | grep -q "state up" && break; sleep 0.1; done
+vx 1 port show | grep "^vnet1 " | grep -q "state up" || fail "port show does not say up again"
+rig_vm_addrs 1 vnet1
+ok=0
+for i in $(seq 20); do nvm1 ping -c 1 -W 1 "$(vm_addr4 2)" >/dev/null 2>&1 && { ok=1; break; }; done
+[ "$ok" = 1 ] || fail "no traffic after the link came up"
+[ "$(vx_port 1 vnet1 link_down_events)" = 1 ] || fail "link down not counted once"
+pass "tap link down: port down (link down), $dropped frames to it dropped as port_link_down, no write tried, diagnose says so; up again: traffic"

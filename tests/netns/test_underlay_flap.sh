@@ -21,7 +21,10 @@ nvm1 ping -D -i 0.02 -W 1 -w 7 "$(vm_addr4 2)" >"$RIG_DIR/ping.txt" 2>&1 &
 ppid=$!
 sleep 1.5
 nh1 ip link set u1 down
-sleep 2
+sleep 1
+vx 1 port show | grep -q "^vx99 .*state down (underlay u1 down" || fail "port show does not say the underlay is down: $(vx 1 port show)"
+vx 1 diagnose | grep -q "vx99: its underlay link u1 is down" || fail "diagnose does not name the underlay down: $(vx 1 diagnose)"
+sleep 1
 up_at=$(date +%s.%N)
 nh1 ip link set u1 up
 wait "$ppid" || true
@@ -36,6 +39,8 @@ PY
 [ "$gap" != none ] || fail "no ping reply after the underlay came back: $(tail -3 "$RIG_DIR/ping.txt")"
 /usr/bin/python3 -c "import sys; sys.exit(0 if $gap < 1.0 else 1)" || fail "traffic resumed only $gap s after the link came up"
 kill -0 "$VXD_PID_1" || fail "vxswitchd died during the flap"
+vx 1 port show | grep -q "^vx99 .*state up" || fail "port show does not say up again: $(vx 1 port show)"
+[ "$(vx_port 1 vx99 link_down_events)" = 1 ] || fail "the underlay going down not counted once"
 errs=$(vx_stat 1 'port("vx99")["vxlan"]["socket"]["tx_errors"]')
 up=$(rig_iperf 2 1) || fail "iperf3 after the flap"
-pass "underlay down 2 s: traffic back $gap s after link up, $errs sends refused meanwhile counted, iperf3 $up Gbit/s after"
+pass "underlay down 2 s: port down (underlay u1 down) in port show and diagnose, up again after; traffic back $gap s after link up, $errs sends refused meanwhile counted, iperf3 $up Gbit/s after"
