@@ -15,10 +15,15 @@
  *   3. ports new to the file (or changed) are added, in file order;
  *   4. static FDB entries the file no longer has are deleted, and every
  *      entry of the file is (re)installed (installing is idempotent).
- * A port whose line did not change is not touched: it keeps forwarding.  A
- * step that fails (a tap that cannot be opened) is reported with its line
- * and the reload stops there; what was applied before it stays applied
- * (taps cannot be un-created atomically), and a later reload retries.
+ * A port whose line did not change is not touched: it keeps forwarding.
+ *
+ * A reload is one change: when a step fails (a tap that cannot be opened,
+ * a namespace that is not there), the error names its line and the steps
+ * already taken are undone by applying, the same way, the running state
+ * as it was before (show config, taken before the first step).  Ports that
+ * the failed reload did not touch are not touched by the undo either.
+ * The undo can itself fail (the device the old line named went away
+ * meanwhile): the error then says so, and `show config` tells what runs.
  *
  * `show config` prints the running state in the same syntax, so that
  * feeding it back to `reload` changes nothing.  Ports and static entries
@@ -181,34 +186,84 @@ static void vxd_reload_drop_statics(struct vxd *vxd, const struct ctl_config *cf
 	}
 }
 
-int vxd_reload(struct vxd *vxd, const char *path, struct ctl_print *out, struct ctl_err *err)
+/* Makes the running state what `cfg` says (steps 1-4 above). */
+static int vxd_apply(struct vxd *vxd, const char *path, const struct ctl_config *cfg, struct ctl_print *out,
+		     struct ctl_err *err)
 {
-	if (!path)
-		return vxd_refuse(err, -ENOENT, "reload: vxswitchd was started without a config file (-c)");
-	struct ctl_config cfg;
-	char msg[CTL_CONFIG_ERR_SIZE];
-	int ret = ctl_config_load(path, &cfg, msg, sizeof(msg));
-	if (ret < 0)
-		return vxd_refuse(err, ret, "%s", msg);
 	struct vxd_wanted *w = malloc(sizeof(*w));
-	if (!w) {
-		ctl_config_release(&cfg);
+	if (!w)
 		return vxd_refuse(err, -ENOMEM, "reload: out of memory");
-	}
-	ret = vxd_wanted_build(vxd, path, &cfg, w, err);
+	int ret = vxd_wanted_build(vxd, path, cfg, w, err);
 	if (ret == 0)
 		ret = vxd_reload_remove_ports(vxd, w, err);
 	if (ret == 0)
 		ret = vxd_reload_knobs(vxd, w, path, err);
 	if (ret == 0) {
-		vxd_reload_drop_statics(vxd, &cfg);
+		vxd_reload_drop_statics(vxd, cfg);
 		ret = vxd_reload_add(vxd, w, path, out, err);
 	}
 	if (ret == 0)
 		VLOG_INFO("config", "%s: applied (%u ports)", path, w->n_ports);
-	else
-		VLOG_WARN("config", "reload refused or stopped: %s", err->msg);
 	free(w);
+	return ret;
+}
+
+/* The running state as a config (what show config prints), to return to. */
+static int vxd_running_config(const struct vxd *vxd, struct ctl_config *cfg)
+{
+	size_t n = 0, cap = VXD_MAX_PORTS + CTL_KNOB_COUNT + vxd->n_statics;
+	*cfg = (struct ctl_config){ .cmds = calloc(cap, sizeof(*cfg->cmds)), .lines = calloc(cap, sizeof(unsigned)) };
+	if (!cfg->cmds || !cfg->lines) {
+		ctl_config_release(cfg);
+		return -ENOMEM;
+	}
+	for (int pass = 0; pass < 2; pass++) /* vxlan ports first, as show config */
+		for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+			if (vxd->ports[i] && (pass == 0) == (vxd->port_cfg[i].type == CTL_PORT_VXLAN))
+				cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_PORT_ADD, .port_add = vxd->port_cfg[i] };
+	for (unsigned k = 0; k < CTL_KNOB_COUNT; k++)
+		if (vxd->knobs[k] != vxd->knob_defaults[k])
+			cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_SET,
+							   .set = { .knob = (enum ctl_knob)k, .value = vxd->knobs[k] } };
+	for (size_t i = 0; i < vxd->n_statics; i++)
+		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_FDB_ADD, .fdb = vxd->statics[i] };
+	for (size_t i = 0; i < n; i++)
+		cfg->lines[i] = (unsigned)i + 1;
+	cfg->n_cmds = n;
+	return 0;
+}
+
+int vxd_reload(struct vxd *vxd, const char *path, struct ctl_print *out, struct ctl_err *err)
+{
+	if (!path)
+		return vxd_refuse(err, -ENOENT, "reload: vxswitchd was started without a config file (-c)");
+	struct ctl_config cfg, before;
+	char msg[CTL_CONFIG_ERR_SIZE];
+	int ret = ctl_config_load(path, &cfg, msg, sizeof(msg));
+	if (ret < 0)
+		return vxd_refuse(err, ret, "%s", msg);
+	ret = vxd_running_config(vxd, &before);
+	if (ret < 0) {
+		ctl_config_release(&cfg);
+		return vxd_refuse(err, ret, "reload: out of memory");
+	}
+	ret = vxd_apply(vxd, path, &cfg, out, err);
+	if (ret < 0) {
+		char why[sizeof(err->msg)];
+		snprintf(why, sizeof(why), "%s", err->msg);
+		struct ctl_print discard;
+		struct ctl_err undo = { 0 };
+		ctl_print_init(&discard, false, 0);
+		int r2 = vxd_apply(vxd, "(the state before the reload)", &before, &discard, &undo);
+		ctl_print_finish(&discard);
+		ctl_print_release(&discard);
+		if (r2 == 0)
+			vxd_refuse(err, ret, "%s; reload undone: the running state is as before", why);
+		else
+			vxd_refuse(err, ret, "%s; undoing the reload failed too (%s): see show config", why, undo.msg);
+		VLOG_WARN("config", "reload refused: %s", err->msg);
+	}
+	ctl_config_release(&before);
 	ctl_config_release(&cfg);
 	return ret;
 }

@@ -2,7 +2,8 @@
 # Reload: SIGHUP and `vxctl reload` re-read the config file and apply the
 # difference; ports that did not change keep forwarding (a stream crosses
 # the reload without a gap); a bad file is refused whole with FILE:LINE and
-# changes nothing; `show config` prints the running state in config syntax
+# changes nothing; one that fails half-way (a namespace not there) is
+# undone whole; `show config` prints the running state in config syntax
 # and feeding it back changes nothing.
 #
 #   vxt14-PID-vm1       vxt14-PID-h1                          vxt14-PID-h2       vxt14-PID-vm2
@@ -72,6 +73,25 @@ vx 1 port show | grep -q "^vnet1 id 2 " || fail "round trip re-created the tap"
 grep -q "^port add vx99 type vxlan" "$CONF" && grep -q "^set gro-hold-us 200$" "$CONF" &&
 	grep -q "^fdb add 02:00:00:00:14:01 vni 99 remote 198.51.100.2$" "$CONF" || fail "show config is missing state: $(cat "$CONF")"
 pass "show config prints the running state; feeding it back changes nothing"
+
+# --- a reload that fails half-way is undone ------------------------------------
+# The file parses, but its last line names a namespace that is not there:
+# by then vx99 was re-added with another dstport, a knob and a static entry
+# changed.  All of it must be undone.
+vx 1 show config >"$RIG_DIR/before"
+sed -e 's/^\(port add vx99 .*\)$/\1 dstport 4790/' -e 's/^set gro-hold-us 200$/set gro-hold-us 300/' \
+	-e '/^fdb add 02:00:00:00:14:01/d' "$RIG_DIR/before" >"$CONF"
+echo "port add vnet9 type tap vni 99 netns $P-no-such-ns" >>"$CONF"
+last=$(wc -l <"$CONF")
+rc=0; vx 1 reload 2>"$RIG_DIR/err" || rc=$?
+[ "$rc" = 1 ] || fail "a reload failing half-way exited $rc"
+grep -q "$CONF:$last: .*reload undone" "$RIG_DIR/err" || fail "the failed step or the undo not reported: $(cat "$RIG_DIR/err")"
+vx 1 show config | diff "$RIG_DIR/before" - >/dev/null || fail "the failed reload was not undone: $(vx 1 show config | diff "$RIG_DIR/before" -)"
+vx 1 port show | grep -q "^vx99 .*dstport 4789" || fail "vx99 not back on dstport 4789: $(vx 1 port show)"
+vx 1 port show | grep -q "^vnet1 id 2 " || fail "the undo touched the tap"
+nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after an undone reload"
+cp "$RIG_DIR/before" "$CONF"
+pass "a reload failing at line $last was undone whole: $(sed 's/.*; //' "$RIG_DIR/err" | head -c 80)"
 
 # --- save writes it ------------------------------------------------------------
 vx 1 fdb add 02:00:00:00:14:02 vni 99 remote 198.51.100.2 || fail "fdb add at run time"
