@@ -28,6 +28,8 @@ pct=$(( (c1 - c0) * 1000 / ((t1 - t0) / 1000) ))
 [ "$pct" -lt 50 ] || fail "vxswitchd used $((pct / 10)).$((pct % 10))% of a core with its tap gone"
 vx 1 port show | grep "^vnet1 " | grep -q "state down (device gone" || fail "port show does not say down: $(vx 1 port show)"
 vx 1 diagnose | grep -q "vnet1: the tap device went away" || fail "diagnose does not say the tap went away"
+vx 1 diagnose port vnet1 | grep -q "vnet1: the tap device went away" || fail "diagnose port vnet1 does not say it"
+! vx 1 diagnose port vx99 | grep -q "vnet1" || fail "diagnose port vx99 speaks of vnet1"
 [ "$(vx_stat 1 'port("vx99")["name"]')" = vx99 ] || fail "stats broken with a port down"
 pass "tap deleted: port down, $((pct / 10)).$((pct % 10))% of a core while it is gone, diagnose says so"
 
