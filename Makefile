@@ -50,7 +50,7 @@ TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 PRELOADS   := $(BUILD)/tests/tools/refuse_offloads.so
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all install deps test unit unit-run unit-asan unit-tsan golden fuzz fuzz-build netns bench bench-smoke micro demo clean
+.PHONY: all install deps test unit unit-run unit-asan asan-daemon unit-tsan golden fuzz fuzz-build netns bench bench-smoke micro demo clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -99,9 +99,14 @@ unit: all
 	@$(MAKE) --no-print-directory unit-run
 
 ASAN_BUILD ?= build-asan
+ASAN_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 unit-asan:
-	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) OPT=-O1 \
-	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" unit-run
+	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) OPT=-O1 SAN="$(ASAN_SAN)" unit-run
+
+# The daemon under ASan+UBSan, for the netns tests that throw bad input at it.
+asan-daemon:
+	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) OPT=-O1 SAN="$(ASAN_SAN)" \
+	  $(ASAN_BUILD)/vxswitchd $(ASAN_BUILD)/vxctl
 
 # The threaded parts (daemon: control thread + worker; util: qsbr, vlog,
 # failpoints) under ThreadSanitizer.

@@ -222,7 +222,12 @@ static bool dp_pool_low(const struct vxd_worker *w)
 static void dp_datagram(struct vxd_worker *w, const struct vxd_view_sock *vs, struct pkt *pkt, bool gro_on)
 {
 	int64_t vni = vxlan_pkt_vni(pkt);
-	int id = vni < 0 ? -1 : vni_map_lookup(vs->demux, (uint32_t)vni);
+	if (vni < 0) {
+		w->drops[DROP_TRUNCATED_VXLAN]++;
+		pkt_free(pkt);
+		return;
+	}
+	int id = vni_map_lookup(vs->demux, (uint32_t)vni);
 	struct port *port = id < 0 ? NULL : dp_port(w, (uint16_t)id);
 	if (!port || !w->ports[id].port) {
 		w->drops[DROP_VXLAN_UNKNOWN_VNI]++;

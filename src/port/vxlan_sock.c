@@ -332,10 +332,8 @@ static unsigned vxlan_rx_cut(struct vxlan_sock *sock, struct pkt_pool *pool, str
 		uint32_t dlen = len - ofs < seg ? len - ofs : seg;
 		sock->stats.rx_datagrams++;
 		sock->stats.rx_bytes += dlen;
-		if (dlen < VXLAN_HDR_LEN) {
-			sock->stats.rx_too_short++;
-			continue;
-		}
+		if (dlen < VXLAN_HDR_LEN)
+			sock->stats.rx_too_short++; /* still handed on: the datapath drops it by reason */
 		struct pkt *pkt = n < max ? pkt_alloc(pool) : NULL;
 		if (!pkt) {
 			sock->stats.rx_no_buffer++;
