@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "daemon/vxd_internal.h"
+#include "port/ethtool.h"
 #include "port/rtnl.h"
 #include "port/vxlan.h"
 #include "util/vlog.h"
@@ -153,6 +154,7 @@ void vxd_links_port_added(struct vxd *vxd, uint16_t id)
 		}
 		ls->ifindex = ifindex;
 		snprintf(ls->dev, sizeof(ls->dev), "%s", li.name);
+		ls->csum_unfinished = ethtool_leaves_csum_unfinished(ls->dev);
 	}
 	int w = vxd_watch_open(vxd, vxd_link_netns(vxd, id));
 	if (w < 0) {

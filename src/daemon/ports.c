@@ -201,6 +201,23 @@ static void vxd_check_mtu(struct vxd *vxd, struct ctl_print *out, uint32_t vni)
 	}
 }
 
+/* Says so when a vxlan port's datagrams will cross a veth with their UDP
+ * checksum unfinished: a kernel peer takes them, a raw reader (Open
+ * vSwitch's userspace datapath) drops them all. */
+static void vxd_check_wire_csum(const struct vxd *vxd, uint16_t id, struct ctl_print *out)
+{
+	const struct ctl_port_add *pa = &vxd->port_cfg[id];
+	const struct vxd_link_state *ls = &vxd->links[id];
+	if (pa->type != CTL_PORT_VXLAN || !pa->udpcsum || !ls->csum_unfinished)
+		return;
+	ctl_print_text(out, "note: %s: its underlay %s is a veth with tx checksum offload: datagrams reach the peer "
+		       "with unfinished UDP checksums. A kernel peer takes them; one that reads the wire raw (Open "
+		       "vSwitch's userspace datapath) drops them all: there, use udpcsum off%s or ethtool -K %s tx off\n",
+		       pa->name, ls->dev, pa->local.family == AF_INET6 ? " (not allowed over IPv6)" : "", ls->dev);
+	VLOG_INFO("port", "%s: underlay %s is a veth with tx checksum offload: UDP checksums leave unfinished",
+		  pa->name, ls->dev);
+}
+
 /* Makes an opened port part of the switch (see the order at the top).  On
  * failure the port is destroyed, and so is `new_sock_slot`'s socket
  * reference when the port brought a new socket. */
@@ -458,6 +475,7 @@ int vxd_port_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_prin
 	if (ret == 0) {
 		vxd->port_cfg[id] = *pa;
 		vxd_links_port_added(vxd, (uint16_t)id);
+		vxd_check_wire_csum(vxd, (uint16_t)id, out);
 	}
 	return ret;
 }

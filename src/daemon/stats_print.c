@@ -46,6 +46,8 @@ static void vxd_print_port_state(struct ctl_print *p, const struct vxd *vxd, uin
 	}
 	ctl_print_string(p, CTL_PRINT_JSON, "link_dev", "%s", ls->dev);
 	ctl_print_uint(p, CTL_PRINT_JSON, "link_down_events", "%" PRIu64, ls->down_events);
+	if (port_is_vxlan(vxd->ports[id]))
+		ctl_print_bool(p, CTL_PRINT_JSON, "underlay_csum_unfinished", "%s", ls->csum_unfinished);
 	ctl_print_uint(p, CTL_PRINT_JSON, "reattaches", "%" PRIu64, ls->reattaches);
 	ctl_print_string(p, CTL_PRINT_JSON, "reattached_by", "%s", ls->reattached_by ? ls->reattached_by : "");
 	if (ls->reattaches)

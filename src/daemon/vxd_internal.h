@@ -42,6 +42,9 @@ struct vxd_link_state {
 	char dev[16];
 	uint64_t down_ns;           /* down since (vxd_now_ns); 0: up */
 	uint64_t down_events;       /* times it went down */
+	bool csum_unfinished;       /* a vxlan port's underlay is a veth with tx checksum
+	                             * offload: our datagrams reach the peer with their UDP
+	                             * checksum unfinished (port/ethtool.h) */
 	uint64_t reattaches;        /* a tap: times it came back by itself */
 	const char *reattached_by;  /* the last time: "link event" or "periodic check" */
 };
