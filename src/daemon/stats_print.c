@@ -77,15 +77,14 @@ static void vxd_print_port_line(struct ctl_print *p, const struct port *port, co
 	ctl_print_close_object(p);
 }
 
-/* A counter keyed by its reason's name: " name N" in text, "name": N in
- * JSON; zero counters are left out. */
+/* A counter keyed by its reason's name: "name": N in JSON always (zero
+ * included, so a script can tell zero from "not counted": docs/STATS.md),
+ * " name N" in text only when it is not zero. */
 static void vxd_print_named_count(struct ctl_print *p, const char *name, uint64_t count)
 {
-	if (!count)
-		return;
 	char fmt[80];
 	snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, name);
-	ctl_print_uint(p, CTL_PRINT_ANY, name, fmt, count);
+	ctl_print_uint(p, count ? CTL_PRINT_ANY : CTL_PRINT_JSON, name, fmt, count);
 }
 
 static void vxd_print_drops(struct ctl_print *p, const uint64_t *drops, const char *indent)
@@ -93,11 +92,9 @@ static void vxd_print_drops(struct ctl_print *p, const uint64_t *drops, const ch
 	ctl_print_open_object(p, "drops");
 	bool any = false;
 	for (unsigned r = 1; r < DROP_REASON_COUNT; r++) {
-		if (!drops[r])
-			continue;
-		if (!any)
+		if (drops[r] && !any)
 			ctl_print_text(p, "%sdrops:", indent);
-		any = true;
+		any = any || drops[r];
 		vxd_print_named_count(p, drop_reason_name(r), drops[r]);
 	}
 	if (any)
@@ -148,14 +145,18 @@ static void vxd_print_tap_stats(struct ctl_print *p, const struct port *port, co
 	ctl_print_bool(p, CTL_PRINT_ANY, "tso_active", " tso active %s", ti.offloads_active & TAP_OL_TSO);
 	ctl_print_nl(p);
 	/* Outside the daemon: what the kernel dropped at the tap itself. */
-	struct tap_kernel_stats ks;
-	if (tap_port_kernel_stats(port, &ks) == 0) {
-		ctl_print_uint(p, CTL_PRINT_ANY, "kernel_tx_dropped",
-			       "    kernel: tap queue drops %" PRIu64 " (frames the VM sent that were not read in time)",
-			       ks.tx_dropped);
-		ctl_print_uint(p, CTL_PRINT_ANY, "kernel_rx_dropped", " rx dropped %" PRIu64, ks.rx_dropped);
+	/* JSON: the keys are there even when the device is gone (zeros,
+	 * kernel_stats false), text says nothing then. */
+	struct tap_kernel_stats ks = { 0 };
+	bool have_ks = tap_port_kernel_stats(port, &ks) == 0;
+	enum ctl_print_mode ks_mode = have_ks ? CTL_PRINT_ANY : CTL_PRINT_JSON;
+	ctl_print_bool(p, CTL_PRINT_JSON, "kernel_stats", "%s", have_ks);
+	ctl_print_uint(p, ks_mode, "kernel_tx_dropped",
+		       "    kernel: tap queue drops %" PRIu64 " (frames the VM sent that were not read in time)",
+		       ks.tx_dropped);
+	ctl_print_uint(p, ks_mode, "kernel_rx_dropped", " rx dropped %" PRIu64, ks.rx_dropped);
+	if (have_ks)
 		ctl_print_nl(p);
-	}
 	ctl_print_close_object(p);
 }
 
@@ -350,6 +351,8 @@ static void vxd_print_gso_cpu_pool(struct ctl_print *p, const struct vxd *vxd, c
 	ctl_print_uint(p, CTL_PRINT_ANY, "rx_bytes", " rx bytes %" PRIu64, bytes);
 	ctl_print_float(p, CTL_PRINT_ANY, "us_per_kb", " (%.3f us/KB received)",
 			bytes ? (double)(user_us + sys_us) / ((double)bytes / 1024.0) : 0.0);
+	ctl_print_uint(p, CTL_PRINT_ANY, "worker_user_us", "; worker thread: user %" PRIu64 " us", snap->cpu_user_us);
+	ctl_print_uint(p, CTL_PRINT_ANY, "worker_sys_us", " sys %" PRIu64 " us", snap->cpu_sys_us);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 
@@ -373,6 +376,9 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	}
 	const struct vxd_snapshot *snap = vxd_snapshot(vxd);
 	ctl_print_open_object(p, NULL);
+	/* The worker's CLOCK_MONOTONIC when the counters were copied out:
+	 * `stats --watch` divides by the difference of two. */
+	ctl_print_uint(p, CTL_PRINT_JSON, "time_ns", "%" PRIu64, snap->taken_ns);
 	ctl_print_open_array(p, "ports");
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i] && (!only || only == vxd->ports[i]))
