@@ -18,6 +18,10 @@
 #include "util/qsbr.h"
 
 struct ctl_server;
+struct metrics_http;
+
+/* What woke the control loop (epoll data). */
+enum vxd_ctl_src { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2, VXD_METRICS_SRC = 3 };
 
 /* `diagnose` judges recent traffic: tx counters of every port at the start
  * of the window (rotated every VXD_DIAG_WINDOW_NS, restarted by every `set`),
@@ -34,6 +38,7 @@ struct vxd {
 	int wake_fd;                 /* eventfd: vxd_stop() wakes the control loop */
 	int epfd;                    /* the control loop's: control socket, wake_fd */
 	struct ctl_server *ctl;
+	struct metrics_http *metrics; /* --metrics; NULL: none */
 
 	/* The switch as the control thread has it; every change is made
 	 * here, then published as a new view. */
@@ -101,6 +106,9 @@ void vxd_show_config(const struct vxd *vxd, struct ctl_print *out);
 int vxd_save(struct vxd *vxd, const char *path, struct ctl_print *out, struct ctl_err *err);
 int vxd_statics_remember(struct vxd *vxd, const struct ctl_fdb *f);
 void vxd_statics_forget(struct vxd *vxd, uint32_t vni, const uint8_t mac[6]);
+
+/* metrics.c: serves what is ready on the metrics endpoint, if any. */
+void vxd_metrics_run(struct vxd *vxd);
 
 /* diagnose.c */
 int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);
