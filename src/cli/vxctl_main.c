@@ -60,6 +60,8 @@ static int watch_sample(const char *socket_path, struct ctl_watch_sample *s)
 	if (status == CTL_STATUS_OK && ctl_watch_parse(text, s, &err) < 0) {
 		fprintf(stderr, "vxctl: %s\n", err.msg);
 		status = CTL_STATUS_REFUSED;
+	} else if (status == CTL_STATUS_UNREACHABLE) {
+		fputs(text, stderr); /* the daemon's own "vxswitchd: ..." line */
 	} else if (status != CTL_STATUS_OK) {
 		fprintf(stderr, "vxctl: %s", text);
 	}
@@ -134,6 +136,37 @@ static int watch(const char *socket_path, const struct ctl_watch_opts *o, const 
 	return status;
 }
 
+/* Sends one command and prints the answer; a CTL_STATUS. */
+static int run_command(const char *socket_path, int n_words, const char *const *words, bool json)
+{
+	int status;
+	char *text;
+	int ret = ctl_proto_call(socket_path, n_words, words, json, &status, &text);
+	if (ret == -E2BIG) {
+		fprintf(stderr, "vxctl: command longer than %d bytes\n", CTL_REQ_MAX_BODY);
+		return CTL_STATUS_REFUSED;
+	}
+	if (ret) {
+		fprintf(stderr, "vxctl: cannot reach vxswitchd at %s: %s\n", socket_path,
+			strerror(-ret));
+		return CTL_STATUS_UNREACHABLE;
+	}
+	if (status == CTL_STATUS_OK) {
+		fputs(text, stdout);
+	} else if (status == CTL_STATUS_UNREACHABLE) {
+		fputs(text, stderr); /* the daemon's own "vxswitchd: ..." line */
+	} else {
+		fputs("vxctl: ", stderr);
+		fputs(text, stderr);
+	}
+	free(text);
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "vxctl: writing output: %s\n", strerror(errno));
+		return CTL_STATUS_REFUSED;
+	}
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -188,30 +221,5 @@ int main(int argc, char **argv)
 	if (wo.watch)
 		return watch(socket_path, &wo, &cmd.port, json);
 
-	int status;
-	char *text;
-	int ret = ctl_proto_call(socket_path, n_words, words, json, &status, &text);
-	if (ret == -E2BIG) {
-		fprintf(stderr, "vxctl: command longer than %d bytes\n", CTL_REQ_MAX_BODY);
-		return CTL_STATUS_REFUSED;
-	}
-	if (ret) {
-		fprintf(stderr, "vxctl: cannot reach vxswitchd at %s: %s\n", socket_path,
-			strerror(-ret));
-		return CTL_STATUS_UNREACHABLE;
-	}
-	if (status == CTL_STATUS_OK) {
-		fputs(text, stdout);
-	} else if (status == CTL_STATUS_UNREACHABLE) {
-		fputs(text, stderr); /* the daemon's own "vxswitchd: ..." line */
-	} else {
-		fputs("vxctl: ", stderr);
-		fputs(text, stderr);
-	}
-	free(text);
-	if (fflush(stdout) != 0) {
-		fprintf(stderr, "vxctl: writing output: %s\n", strerror(errno));
-		return CTL_STATUS_REFUSED;
-	}
-	return status;
+	return run_command(socket_path, n_words, words, json);
 }

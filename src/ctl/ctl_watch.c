@@ -21,6 +21,9 @@ static int watch_refuse(struct ctl_err *err, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* A refused word: err->word is its 1-based position, as ctl_cmd_parse sets it. */
+#define watch_refuse_at(err, w, ...) ((err)->word = (w), watch_refuse((err), __VA_ARGS__))
+
 static bool parse_number(const char *s, double min, double max, double *out)
 {
 	char *end;
@@ -42,12 +45,12 @@ int ctl_watch_args(int n, const char *const *words, struct ctl_watch_opts *o, co
 		const char *w = words[i];
 		if (!strcmp(w, "--watch")) {
 			if (o->watch)
-				return watch_refuse(err, "word %d \"%s\": given twice", i + 1, w);
+				return watch_refuse_at(err, i + 1, "word %d \"%s\": given twice", i + 1, w);
 			o->watch = true;
 			double v;
 			if (i + 1 < n && words[i + 1][0] >= '0' && words[i + 1][0] <= '9') {
 				if (!parse_number(words[i + 1], 0.1, CTL_WATCH_MAX_SECONDS, &v))
-					return watch_refuse(err, "word %d \"%s\": expected SECONDS 0.1..%d", i + 2,
+					return watch_refuse_at(err, i + 2, "word %d \"%s\": expected SECONDS 0.1..%d", i + 2,
 							    words[i + 1], CTL_WATCH_MAX_SECONDS);
 				o->interval_s = v;
 				i++;
@@ -55,9 +58,9 @@ int ctl_watch_args(int n, const char *const *words, struct ctl_watch_opts *o, co
 		} else if (!strcmp(w, "-c") || !strcmp(w, "--count")) {
 			double v;
 			if (has_count)
-				return watch_refuse(err, "word %d \"%s\": given twice", i + 1, w);
+				return watch_refuse_at(err, i + 1, "word %d \"%s\": given twice", i + 1, w);
 			if (i + 1 >= n || !parse_number(words[i + 1], 1, CTL_WATCH_MAX_COUNT, &v) || v != (uint32_t)v)
-				return watch_refuse(err, "word %d \"%s\": expected a count 1..%d after it", i + 1, w,
+				return watch_refuse_at(err, i + 1, "word %d \"%s\": expected a count 1..%d after it", i + 1, w,
 						    CTL_WATCH_MAX_COUNT);
 			o->count = (uint32_t)v;
 			has_count = true;
