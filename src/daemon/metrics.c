@@ -14,6 +14,8 @@
 #include "daemon/metrics_http.h"
 #include "daemon/metrics_text.h"
 #include "daemon/vxd_internal.h"
+#include "port/tap.h"
+#include "port/vxlan.h"
 
 static void thread_cpu(uint64_t *user_us, uint64_t *sys_us)
 {
@@ -33,9 +35,16 @@ static int vxd_metrics_render(void *ctx, char **text, size_t *len)
 	size_t n = 0;
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
 		const struct port *port = vxd->ports[i];
-		if (port && snap->ports[i].present)
-			ports[n++] = (struct metrics_port){ .name = port->name, .type = port->cls->kind_name,
-							    .vni = port->vni, .snap = &snap->ports[i] };
+		if (!port || !snap->ports[i].present)
+			continue;
+		struct metrics_port *mp = &ports[n++];
+		*mp = (struct metrics_port){ .name = port->name, .type = port->cls->kind_name, .vni = port->vni,
+					     .snap = &snap->ports[i], .vxlan = port_is_vxlan(port) };
+		struct tap_kernel_stats ks;
+		if (port_is_tap(port) && tap_port_kernel_stats(port, &ks) == 0) {
+			mp->has_kernel = true;
+			mp->kernel_tx_dropped = ks.tx_dropped;
+		}
 	}
 	struct metrics_thread_cpu cpu[2] = {
 		{ .thread = "worker0", .user_us = snap->cpu_user_us, .sys_us = snap->cpu_sys_us },

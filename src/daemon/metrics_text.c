@@ -90,6 +90,31 @@ static void port_drops(FILE *out, const struct metrics_input *in)
 			in->snap->drops[r]);
 }
 
+/* Drops outside the daemon, where they happen for each kind of port: a
+ * tap's queue (the VM sent faster than we read), a vxlan port's socket
+ * receive buffer (the underlay sent faster than we read). */
+static void kernel_drops(FILE *out, const struct metrics_input *in)
+{
+	family(out, "vxswitch_port_tap_queue_drops_total", "counter",
+	       "Frames a VM sent that were not read in time: the tap's queue was full (the device's tx_dropped).");
+	for (size_t i = 0; i < in->n_ports; i++) {
+		if (!in->ports[i].has_kernel)
+			continue;
+		fputs("vxswitch_port_tap_queue_drops_total{", out);
+		port_labels(out, &in->ports[i]);
+		fprintf(out, "} %" PRIu64 "\n", in->ports[i].kernel_tx_dropped);
+	}
+	family(out, "vxswitch_port_socket_rx_queue_drops_total", "counter",
+	       "Datagrams the kernel dropped because the underlay socket's receive buffer was full.");
+	for (size_t i = 0; i < in->n_ports; i++) {
+		if (!in->ports[i].vxlan)
+			continue;
+		fputs("vxswitch_port_socket_rx_queue_drops_total{", out);
+		port_labels(out, &in->ports[i]);
+		fprintf(out, "} %" PRIu64 "\n", in->ports[i].snap->sock.rx_queue_drops);
+	}
+}
+
 /* Cumulative buckets: the stats histogram's bucket b holds [bound[b-1],
  * bound[b]), so le = bound[b] - 1 counts buckets 0..b exactly. */
 static void port_size_hist(FILE *out, const struct metrics_input *in)
@@ -178,6 +203,7 @@ int metrics_text_write(FILE *out, const struct metrics_input *in)
 	port_counter(out, in, "vxswitch_port_tx_bytes_total", PF_TX_BYTES, "Bytes of the frames a port sent.");
 	port_up(out, in);
 	port_drops(out, in);
+	kernel_drops(out, in);
 	port_size_hist(out, in);
 	gro_metrics(out, &in->snap->gro);
 	cpu_metrics(out, in);

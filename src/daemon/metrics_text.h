@@ -23,11 +23,14 @@
  *       le 1, 3, 7 ... 127, +Inf: the stats buckets 1, 2-3, 4-7 ... 128+
  *   vxswitch_gro_flushes_total{reason}, vxswitch_gro_passthrough_total{reason}
  *   vxswitch_cpu_seconds_total{thread,mode="user"|"system"}      counter
+ *   vxswitch_port_tap_queue_drops_total{port,vni,type}  taps      counter
+ *   vxswitch_port_socket_rx_queue_drops_total{...}      vxlan     counter
  *   vxswitch_fdb_entries, vxswitch_pool_buffers_in_use            gauge
  *   vxswitch_fdb_learned_total, vxswitch_pool_alloc_failures_total counter */
 #ifndef VX_DAEMON_METRICS_TEXT_H
 #define VX_DAEMON_METRICS_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +44,9 @@ struct metrics_port {
 	const char *type;                /* "tap", "vxlan" */
 	uint32_t vni;
 	const struct vxd_port_snap *snap;
+	bool vxlan;                      /* snap->sock is its socket's */
+	bool has_kernel;                 /* a tap whose kernel counter was read: */
+	uint64_t kernel_tx_dropped;      /* the device's tx_dropped (tap.h) */
 };
 
 struct metrics_thread_cpu {

@@ -40,6 +40,7 @@ static char *render_default(void)
 	ps[0].stats.tx_hist_frames[4] = 3;
 	ps[0].stats.tx_hist_bytes[4] = 123056;
 	ps[1].lost_ns = 5;
+	ps[1].sock.rx_queue_drops = 33;
 	snap.drops[DROP_VXLAN_UNKNOWN_VNI] = 9;
 	snap.gro.segs_per_frame[0] = 10;  /* 10 frames of 1 segment */
 	snap.gro.segs_per_frame[5] = 2;   /* 2 frames of 32..63 */
@@ -49,8 +50,8 @@ static char *render_default(void)
 	snap.gro.segments_in = 100;
 	snap.gro.flushes[GRO_FLUSH_BATCH_END] = 11;
 	static const struct metrics_port ports[2] = {
-		{ .name = "vnet0", .type = "tap", .vni = 99, .snap = &ps[0] },
-		{ .name = "vx\"9\\9", .type = "vxlan", .vni = 99, .snap = &ps[1] },
+		{ .name = "vnet0", .type = "tap", .vni = 99, .snap = &ps[0], .has_kernel = true, .kernel_tx_dropped = 12 },
+		{ .name = "vx\"9\\9", .type = "vxlan", .vni = 99, .snap = &ps[1], .vxlan = true },
 	};
 	static const struct metrics_thread_cpu cpu[1] = { { "worker0", 1500000, 250 } };
 	struct metrics_input in = { .snap = &snap, .ports = ports, .n_ports = 2, .cpu = cpu, .n_cpu = 1 };
@@ -79,6 +80,11 @@ static void test_values(void **state)
 	assert_line(t, "vxswitch_drops_total{reason=\"vxlan_unknown_vni\"} 9");
 	assert_line(t, "vxswitch_port_up{port=\"vnet0\",vni=\"99\",type=\"tap\"} 1");
 	assert_line(t, "vxswitch_gro_flushes_total{reason=\"batch_end\"} 11");
+	assert_line(t, "vxswitch_port_tap_queue_drops_total{port=\"vnet0\",vni=\"99\",type=\"tap\"} 12");
+	assert_line(t, "vxswitch_port_socket_rx_queue_drops_total{port=\"vx\\\"9\\\\9\",vni=\"99\",type=\"vxlan\"} 33");
+	/* Each only for its kind of port. */
+	assert_null(strstr(t, "vxswitch_port_socket_rx_queue_drops_total{port=\"vnet0\""));
+	assert_null(strstr(t, "vxswitch_port_tap_queue_drops_total{port=\"vx"));
 	assert_line(t, "vxswitch_gro_segments_total 100");
 	assert_line(t, "vxswitch_cpu_seconds_total{thread=\"worker0\",mode=\"user\"} 1.500000");
 	assert_line(t, "vxswitch_cpu_seconds_total{thread=\"worker0\",mode=\"system\"} 0.000250");
