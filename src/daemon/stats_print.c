@@ -140,6 +140,7 @@ static void vxd_print_tap_stats(struct ctl_print *p, const struct port *port, co
 	ctl_print_uint(p, CTL_PRINT_ANY, "rx_partial_csum", " partial csum %" PRIu64, ti.rx_partial_csum);
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_frames", " tx gso %" PRIu64, ti.tx_gso_frames);
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_errors", " tx errors %" PRIu64, ti.tx_errors);
+	ctl_print_int(p, CTL_PRINT_JSON, "last_tx_errno", NULL, ti.last_tx_errno);
 	ctl_print_bool(p, CTL_PRINT_ANY, "tso_probed", " tso probed %s", ti.offloads_probed & TAP_OL_TSO);
 	ctl_print_bool(p, CTL_PRINT_ANY, "uso_probed", " uso probed %s", ti.offloads_probed & TAP_OL_USO);
 	ctl_print_bool(p, CTL_PRINT_ANY, "tso_active", " tso active %s", ti.offloads_active & TAP_OL_TSO);
@@ -188,6 +189,13 @@ static void vxd_print_vxlan_stats(struct ctl_print *p, const struct vxd_port_sna
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlog_len", " backlog now %" PRIu64, ss.tx_backlog_len);
 	ctl_print_uint(p, CTL_PRINT_ANY, "udp_segment_fallbacks", " udp-segment fallbacks %" PRIu64,
 		       ss.udp_segment_fallbacks);
+	/* JSON only, so that -j has every counter the socket keeps. */
+	ctl_print_uint(p, CTL_PRINT_JSON, "rx_bytes", NULL, ss.rx_bytes);
+	ctl_print_uint(p, CTL_PRINT_JSON, "rx_too_short", NULL, ss.rx_too_short);
+	ctl_print_uint(p, CTL_PRINT_JSON, "tx_bytes", NULL, ss.tx_bytes);
+	ctl_print_uint(p, CTL_PRINT_JSON, "tx_blocked_events", NULL, ss.tx_blocked_events);
+	ctl_print_int(p, CTL_PRINT_JSON, "last_rx_errno", NULL, ss.last_rx_errno);
+	ctl_print_int(p, CTL_PRINT_JSON, "last_tx_errno", NULL, ss.last_tx_errno);
 	ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro", " udp-gro %s", ss.udp_gro_on);
 	ctl_print_bool(p, CTL_PRINT_ANY, "udp_segment", " udp-segment %s", ss.udp_segment_on);
 	ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro_probed", " (kernel accepted: udp-gro %s", ss.udp_gro_probed);
@@ -211,6 +219,7 @@ static void vxd_print_port_stats(struct ctl_print *p, const struct port *port, c
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_bytes", " %" PRIu64 " bytes", st->tx_bytes);
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_avg_frame", "  avg tx frame %" PRIu64,
 		       st->tx_frames ? st->tx_bytes / st->tx_frames : 0);
+	ctl_print_uint(p, CTL_PRINT_JSON, "lost_events", NULL, ps->lost_events);
 	ctl_print_nl(p);
 	vxd_print_drops(p, st->drops, "    ");
 	vxd_print_hist(p, st);
@@ -301,6 +310,11 @@ static void vxd_print_switch(struct ctl_print *p, const struct vxd *vxd, const s
 	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_aged", " aged %" PRIu64, fdb.aged);
 	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_refused_full", " refused (full) %" PRIu64, fdb.refused_full);
 	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_entries", " entries %" PRIu64, (uint64_t)fdb.n_learned + fdb.n_static);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_static", NULL, fdb.n_static);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_invalid_src", NULL, fdb.invalid_src);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_static_conflicts", NULL, fdb.static_conflicts);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_lookups", NULL, fdb.lookups);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_hits", NULL, fdb.hits);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 
