@@ -71,9 +71,9 @@ report_ours() { # MODE
 	for side in 1 2; do
 		tap=vnet$side
 		vx_stat "$side" '"h%s: frames delivered to %s: %s" % ('"$side"', "'"$tap"'", ", ".join("%s %d frames/%.0f%% of bytes" % (b["bucket"], b["frames"], 100.0 * b["bytes"] / max(1, sum(x["bytes"] for x in port("'"$tap"'")["tx_size_hist"]))) for b in port("'"$tap"'")["tx_size_hist"] if b["frames"]))'
-		vx_stat "$side" '"h%s: GRO %.1f segments per frame (%d merged frames), flushes: %s" % ('"$side"', d["gro"]["segments_per_frame"], d["gro"]["merged_frames"], ", ".join("%s %d" % kv for kv in d["gro"]["flushes"].items()))'
+		vx_stat "$side" '"h%s: GRO %.1f segments per frame (%d merged frames), flushes: %s" % ('"$side"', d["gro"]["segments_per_frame"], d["gro"]["merged_frames"], ", ".join("%s %d" % kv for kv in d["gro"]["flushes"].items() if kv[1]))'
 		vx_stat "$side" '"h%s: GSO %d TSO frames -> %d segments, udp-segment fallbacks %d" % ('"$side"', d["gso"]["frames"], d["gso"]["segments"], d["gso"]["udp_segment_fallbacks"])'
-		vx_stat "$side" '"h%s: drops: %s" % ('"$side"', ", ".join("%s %s %d" % (p["name"], r, n) for p in d["ports"] for r, n in p["drops"].items()) + "".join(", switch %s %d" % kv for kv in d["drops"].items()) or "none")'
+		vx_stat "$side" '"h%s: drops: %s" % ('"$side"', ", ".join("%s %s %d" % (p["name"], r, n) for p in d["ports"] for r, n in p["drops"].items() if n) + "".join(", switch %s %d" % kv for kv in d["drops"].items() if kv[1]) or "none")'
 	done
 	vx 2 diagnose | sed 's/^/h2 diagnose: /'
 }

@@ -4,14 +4,29 @@
 set -e
 PKGS="build-essential clang libclang-rt-14-dev libcmocka-dev libpcap-dev pkg-config
       tshark python3-scapy iperf3 iproute2 iputils-ping ethtool tcpdump procps
-      libdpdk-dev systemd man-db libcap2-bin"
+      libdpdk-dev systemd man-db libcap2-bin libmicrohttpd-dev libjansson-dev curl"
+# promtool (`promtool check metrics` in tests/netns/test_metrics.sh) comes only
+# with the prometheus server package (about 100 MB).  It is installed without
+# its recommends (node-exporter, another server), and the prometheus service
+# its postinst enables is stopped and disabled: nothing is left listening.
+PROM_PKGS="prometheus"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
-echo "installing:$missing"
+prom_missing=""
+for p in $PROM_PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || prom_missing="$prom_missing $p"
+done
+[ -z "$missing$prom_missing" ] && exit 0
+echo "installing:$missing$prom_missing"
 export DEBIAN_FRONTEND=noninteractive
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null || true
 apt-get update -qq
-apt-get install -y -qq $missing >/dev/null
+[ -z "$missing" ] || apt-get install -y -qq $missing >/dev/null
+if [ -n "$prom_missing" ]; then
+	apt-get install -y -qq --no-install-recommends $prom_missing >/dev/null
+	if command -v systemctl >/dev/null 2>&1; then
+		systemctl disable --now prometheus >/dev/null 2>&1 || true
+	fi
+fi

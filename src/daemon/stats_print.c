@@ -99,15 +99,14 @@ static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, cons
 	ctl_print_close_object(p);
 }
 
-/* A counter keyed by its reason's name: " name N" in text, "name": N in
- * JSON; zero counters are left out. */
+/* A counter keyed by its reason's name: "name": N in JSON always (zero
+ * included, so a script can tell zero from "not counted": docs/STATS.md),
+ * " name N" in text only when it is not zero. */
 static void vxd_print_named_count(struct ctl_print *p, const char *name, uint64_t count)
 {
-	if (!count)
-		return;
 	char fmt[80];
 	snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, name);
-	ctl_print_uint(p, CTL_PRINT_ANY, name, fmt, count);
+	ctl_print_uint(p, count ? CTL_PRINT_ANY : CTL_PRINT_JSON, name, fmt, count);
 }
 
 static void vxd_print_drops(struct ctl_print *p, const uint64_t *drops, const char *indent)
@@ -115,11 +114,9 @@ static void vxd_print_drops(struct ctl_print *p, const uint64_t *drops, const ch
 	ctl_print_open_object(p, "drops");
 	bool any = false;
 	for (unsigned r = 1; r < DROP_REASON_COUNT; r++) {
-		if (!drops[r])
-			continue;
-		if (!any)
+		if (drops[r] && !any)
 			ctl_print_text(p, "%sdrops:", indent);
-		any = true;
+		any = any || drops[r];
 		vxd_print_named_count(p, drop_reason_name(r), drops[r]);
 	}
 	if (any)
@@ -165,19 +162,24 @@ static void vxd_print_tap_stats(struct ctl_print *p, const struct port *port, co
 	ctl_print_uint(p, CTL_PRINT_ANY, "rx_partial_csum", " partial csum %" PRIu64, ti.rx_partial_csum);
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_frames", " tx gso %" PRIu64, ti.tx_gso_frames);
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_errors", " tx errors %" PRIu64, ti.tx_errors);
+	ctl_print_int(p, CTL_PRINT_JSON, "last_tx_errno", NULL, ti.last_tx_errno);
 	ctl_print_bool(p, CTL_PRINT_ANY, "tso_probed", " tso probed %s", ti.offloads_probed & TAP_OL_TSO);
 	ctl_print_bool(p, CTL_PRINT_ANY, "uso_probed", " uso probed %s", ti.offloads_probed & TAP_OL_USO);
 	ctl_print_bool(p, CTL_PRINT_ANY, "tso_active", " tso active %s", ti.offloads_active & TAP_OL_TSO);
 	ctl_print_nl(p);
 	/* Outside the daemon: what the kernel dropped at the tap itself. */
-	struct tap_kernel_stats ks;
-	if (tap_port_kernel_stats(port, &ks) == 0) {
-		ctl_print_uint(p, CTL_PRINT_ANY, "kernel_tx_dropped",
-			       "    kernel: tap queue drops %" PRIu64 " (frames the VM sent that were not read in time)",
-			       ks.tx_dropped);
-		ctl_print_uint(p, CTL_PRINT_ANY, "kernel_rx_dropped", " rx dropped %" PRIu64, ks.rx_dropped);
+	/* JSON: the keys are there even when the device is gone (zeros,
+	 * kernel_stats false), text says nothing then. */
+	struct tap_kernel_stats ks = { 0 };
+	bool have_ks = tap_port_kernel_stats(port, &ks) == 0;
+	enum ctl_print_mode ks_mode = have_ks ? CTL_PRINT_ANY : CTL_PRINT_JSON;
+	ctl_print_bool(p, CTL_PRINT_JSON, "kernel_stats", "%s", have_ks);
+	ctl_print_uint(p, ks_mode, "kernel_tx_dropped",
+		       "    kernel: tap queue drops %" PRIu64 " (frames the VM sent that were not read in time)",
+		       ks.tx_dropped);
+	ctl_print_uint(p, ks_mode, "kernel_rx_dropped", " rx dropped %" PRIu64, ks.rx_dropped);
+	if (have_ks)
 		ctl_print_nl(p);
-	}
 	ctl_print_close_object(p);
 }
 
@@ -209,6 +211,13 @@ static void vxd_print_vxlan_stats(struct ctl_print *p, const struct vxd_port_sna
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlog_len", " backlog now %" PRIu64, ss.tx_backlog_len);
 	ctl_print_uint(p, CTL_PRINT_ANY, "udp_segment_fallbacks", " udp-segment fallbacks %" PRIu64,
 		       ss.udp_segment_fallbacks);
+	/* JSON only, so that -j has every counter the socket keeps. */
+	ctl_print_uint(p, CTL_PRINT_JSON, "rx_bytes", NULL, ss.rx_bytes);
+	ctl_print_uint(p, CTL_PRINT_JSON, "rx_too_short", NULL, ss.rx_too_short);
+	ctl_print_uint(p, CTL_PRINT_JSON, "tx_bytes", NULL, ss.tx_bytes);
+	ctl_print_uint(p, CTL_PRINT_JSON, "tx_blocked_events", NULL, ss.tx_blocked_events);
+	ctl_print_int(p, CTL_PRINT_JSON, "last_rx_errno", NULL, ss.last_rx_errno);
+	ctl_print_int(p, CTL_PRINT_JSON, "last_tx_errno", NULL, ss.last_tx_errno);
 	ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro", " udp-gro %s", ss.udp_gro_on);
 	ctl_print_bool(p, CTL_PRINT_ANY, "udp_segment", " udp-segment %s", ss.udp_segment_on);
 	ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro_probed", " (kernel accepted: udp-gro %s", ss.udp_gro_probed);
@@ -232,6 +241,7 @@ static void vxd_print_port_stats(struct ctl_print *p, const struct port *port, c
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_bytes", " %" PRIu64 " bytes", st->tx_bytes);
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_avg_frame", "  avg tx frame %" PRIu64,
 		       st->tx_frames ? st->tx_bytes / st->tx_frames : 0);
+	ctl_print_uint(p, CTL_PRINT_JSON, "lost_events", NULL, ps->lost_events);
 	ctl_print_nl(p);
 	vxd_print_drops(p, st->drops, "    ");
 	vxd_print_hist(p, st);
@@ -322,6 +332,11 @@ static void vxd_print_switch(struct ctl_print *p, const struct vxd *vxd, const s
 	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_aged", " aged %" PRIu64, fdb.aged);
 	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_refused_full", " refused (full) %" PRIu64, fdb.refused_full);
 	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_entries", " entries %" PRIu64, (uint64_t)fdb.n_learned + fdb.n_static);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_static", NULL, fdb.n_static);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_invalid_src", NULL, fdb.invalid_src);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_static_conflicts", NULL, fdb.static_conflicts);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_lookups", NULL, fdb.lookups);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_hits", NULL, fdb.hits);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 
@@ -372,6 +387,8 @@ static void vxd_print_gso_cpu_pool(struct ctl_print *p, const struct vxd *vxd, c
 	ctl_print_uint(p, CTL_PRINT_ANY, "rx_bytes", " rx bytes %" PRIu64, bytes);
 	ctl_print_float(p, CTL_PRINT_ANY, "us_per_kb", " (%.3f us/KB received)",
 			bytes ? (double)(user_us + sys_us) / ((double)bytes / 1024.0) : 0.0);
+	ctl_print_uint(p, CTL_PRINT_ANY, "worker_user_us", "; worker thread: user %" PRIu64 " us", snap->cpu_user_us);
+	ctl_print_uint(p, CTL_PRINT_ANY, "worker_sys_us", " sys %" PRIu64 " us", snap->cpu_sys_us);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 
@@ -395,6 +412,9 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	}
 	const struct vxd_snapshot *snap = vxd_snapshot(vxd);
 	ctl_print_open_object(p, NULL);
+	/* The worker's CLOCK_MONOTONIC when the counters were copied out:
+	 * `stats --watch` divides by the difference of two. */
+	ctl_print_uint(p, CTL_PRINT_JSON, "time_ns", "%" PRIu64, snap->taken_ns);
 	ctl_print_open_array(p, "ports");
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i] && (!only || only == vxd->ports[i]))

@@ -10,10 +10,10 @@
 
 #include "ctl/ctl_print.h"
 #include "ctl/ctl_server.h"
+#include "daemon/metrics_http.h"
 #include "daemon/vxd_internal.h"
 #include "util/vlog.h"
 
-enum { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2 };
 
 static void vxd_default_knobs(uint32_t *knobs)
 {
@@ -129,6 +129,7 @@ void vxd_destroy(struct vxd *vxd)
 		vxlan_sock_unref(vxd->socks[i]);
 	vxd_links_close(vxd);
 	ctl_server_destroy(vxd->ctl);
+	metrics_http_stop(vxd->metrics);
 	if (vxd->epfd >= 0)
 		close(vxd->epfd);
 	if (vxd->wake_fd >= 0)
@@ -206,6 +207,8 @@ int vxd_run(struct vxd *vxd)
 		for (int i = 0; i < n; i++) {
 			if (events[i].data.u32 == VXD_CTL_SRC) {
 				vxd_serve_control(vxd);
+			} else if (events[i].data.u32 == VXD_METRICS_SRC) {
+				/* below, once per turn */
 			} else if (events[i].data.u32 >= VXD_LINK_SRC) {
 				vxd_links_input(vxd, events[i].data.u32 - VXD_LINK_SRC);
 			} else {
@@ -215,6 +218,9 @@ int vxd_run(struct vxd *vxd)
 				}
 			}
 		}
+		/* Every turn (at least once a second): the scrapes that are
+		 * ready, and the connection timeouts. */
+		vxd_metrics_run(vxd);
 		if (vxd->reload_pending)
 			vxd_reload_now(vxd);
 		uint64_t now = vxd_now_ns();

@@ -17,6 +17,7 @@
 #define VX_DAEMON_VXD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct vxd;
@@ -45,6 +46,12 @@ void vxd_request_reload(struct vxd *vxd);
 /* Applies opts.config_path (at start-up: from an empty switch).  Refusals
  * say FILE:LINE: why in err->msg. */
 int vxd_apply_config(struct vxd *vxd, struct ctl_print *out, struct ctl_err *err);
+
+/* Serves GET /metrics on SPEC ("ADDR:PORT", "[ADDR6]:PORT"; metrics.c),
+ * polled by the control loop.  Called once, after vxd_create and before
+ * root is given up.  Refusals (a bad SPEC, bind failed) say why in err:
+ * "--metrics 192.0.2.1:0: ...". */
+int vxd_metrics_start(struct vxd *vxd, const char *spec, char *err, size_t err_size);
 
 /* Executes one command (the control socket's dispatcher; the config file
  * goes through it too).  Output goes to `out`; refusals fill err->msg. */

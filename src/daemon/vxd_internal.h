@@ -18,6 +18,10 @@
 #include "util/qsbr.h"
 
 struct ctl_server;
+struct metrics_http;
+
+/* What woke the control loop (epoll data). */
+enum vxd_ctl_src { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2, VXD_METRICS_SRC = 3, VXD_LINK_SRC = 16 /* + watch index */ };
 
 /* `diagnose` judges recent traffic: tx counters of every port at the start
  * of the window (rotated every VXD_DIAG_WINDOW_NS, restarted by every `set`),
@@ -31,7 +35,7 @@ struct vxd_diag_snap {
 /* links.c: the state of each port's device as netlink reports it.  A tap's
  * device is the tap; a vxlan port's is the underlay link holding its local
  * address.  Watches (rtnl.h) are per namespace, shared by its ports. */
-enum { VXD_MAX_WATCHES = 32, VXD_LINK_SRC = 16 /* control epoll data: + watch index */ };
+enum { VXD_MAX_WATCHES = 32 };
 struct vxd_link_watch {
 	int fd;                     /* -1: free slot */
 	char netns[CTL_NETNS_SIZE]; /* "" = the daemon's own */
@@ -55,6 +59,7 @@ struct vxd {
 	int wake_fd;                 /* eventfd: vxd_stop() wakes the control loop */
 	int epfd;                    /* the control loop's: control socket, wake_fd */
 	struct ctl_server *ctl;
+	struct metrics_http *metrics; /* --metrics; NULL: none */
 
 	/* The switch as the control thread has it; every change is made
 	 * here, then published as a new view. */
@@ -140,6 +145,8 @@ void vxd_links_input(struct vxd *vxd, unsigned w);
 void vxd_links_close(struct vxd *vxd);
 /* "link down" / "underlay u1 down", or NULL when the port's device is up. */
 const char *vxd_link_down_why(const struct vxd *vxd, uint16_t id, char *buf, size_t size);
+/* metrics.c: serves what is ready on the metrics endpoint, if any. */
+void vxd_metrics_run(struct vxd *vxd);
 
 /* diagnose.c */
 int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);

@@ -31,6 +31,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vxswitchd [-c CONFIG] [-s SOCKET] [-u USER] [-g GROUP] [-f] [-q] [-p POOL] [-F ENTRIES]\n"
+		"                 [-m ADDR:PORT]\n"
 		"  -c, --config FILE    run the vxctl commands in FILE (one per line, # comments)\n"
 		"                       before serving; a bad line stops the start\n"
 		"  -s, --socket PATH    control socket (default " CTL_DEFAULT_SOCKET ")\n"
@@ -44,6 +45,8 @@ static void usage(FILE *f)
 		"                       port add/del, reload); needs root\n"
 		"  -g, --group GROUP    run as group GROUP (default: USER's) and make the control\n"
 		"                       socket mode 0660 group GROUP, so GROUP's members can use vxctl\n"
+		"  -m, --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+		"                       (IPv6: [ADDR]:PORT; numeric address, port 1..65535)\n"
 		"  -h, --help           this text\n"
 		"SIGHUP (or vxctl reload) re-reads CONFIG and applies the difference; SIGINT/SIGTERM stop.\n"
 		"Two threads: a control thread (socket, commands, config) and one datapath worker.\n"
@@ -106,6 +109,7 @@ static void on_hangup(int sig)
 struct cmdline {
 	struct vxd_options opts;
 	const char *user, *group;
+	const char *metrics;
 };
 
 /* Options into *cl; exits 0 after --help, 2 on a bad option. */
@@ -120,12 +124,13 @@ static void parse_options(int argc, char **argv, struct cmdline *cl)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "pool", required_argument, NULL, 'p' },
 		{ "fdb-size", required_argument, NULL, 'F' },
+		{ "metrics", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	cl->opts.ctl_path = CTL_DEFAULT_SOCKET;
-	while ((c = getopt_long(argc, argv, "c:s:u:g:fqp:F:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:u:g:fqp:F:m:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			cl->opts.config_path = optarg;
@@ -150,6 +155,9 @@ static void parse_options(int argc, char **argv, struct cmdline *cl)
 		case 'F':
 			cl->opts.fdb_size = option_uint("--fdb-size", optarg, 1,
 							FDB_MAX_ENTRIES - FDB_DEFAULT_MAX_STATIC);
+			break;
+		case 'm':
+			cl->metrics = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -213,6 +221,13 @@ int main(int argc, char **argv)
 	}
 	the_vxd = vxd;
 	install_signals();
+	/* Bound before root goes, so a port under 1024 works too. */
+	char merr[300];
+	if (cl.metrics && vxd_metrics_start(vxd, cl.metrics, merr, sizeof(merr)) < 0) {
+		fprintf(stderr, "vxswitchd: %s\n", merr);
+		vxd_destroy(vxd);
+		return 1;
+	}
 	if ((cl.opts.config_path && run_config(vxd) < 0) || give_up_root(&pv, cl.opts.ctl_path) < 0) {
 		vxd_destroy(vxd);
 		return 1;

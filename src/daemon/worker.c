@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -204,9 +205,22 @@ static void vxd_worker_turn(struct vxd_worker *w)
 	qsbr_quiesce(w->qsbr, w->reader);
 }
 
+static __thread bool vxd_on_worker;
+
+void vxd_worker_cpu(uint64_t *user_us, uint64_t *sys_us)
+{
+	struct rusage ru;
+	*user_us = *sys_us = 0;
+	if (!vxd_on_worker || getrusage(RUSAGE_THREAD, &ru) < 0)
+		return;
+	*user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000ull + (uint64_t)ru.ru_utime.tv_usec;
+	*sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000ull + (uint64_t)ru.ru_stime.tv_usec;
+}
+
 static void *vxd_worker_main(void *arg)
 {
 	struct vxd_worker *w = arg;
+	vxd_on_worker = true;
 	while (!atomic_load(&w->stop))
 		vxd_worker_turn(w);
 	/* Requests that raced the stop run on the caller's side from now on. */

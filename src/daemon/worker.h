@@ -110,6 +110,10 @@ struct vxd_snapshot {
 	struct fdb_stats fdb;
 	struct pkt_pool_stats pool;
 	uint32_t pool_size;
+	/* The worker thread's CPU time (getrusage(RUSAGE_THREAD) taken by the
+	 * worker while it copies the counters: the user/system split, which
+	 * its thread CPU clock does not give); zeros once the thread stopped. */
+	uint64_t cpu_user_us, cpu_sys_us;
 };
 
 /* FDB entries copied out by VXD_REQ_FDB_DUMP (caller frees entries). */

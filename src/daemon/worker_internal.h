@@ -93,4 +93,9 @@ void dp_gro_complete(struct vxd_worker *w, bool all);
 void vxd_worker_execute(struct vxd_worker *w, struct vxd_req *req);
 int vxd_worker_gro_rebuild(struct vxd_worker *w, uint32_t max_size, uint64_t hold_ns);
 
+/* worker.c: the calling thread's CPU time if it is the worker thread
+ * (getrusage(RUSAGE_THREAD)); zeros on any other thread (requests served
+ * by the caller once the worker stopped). */
+void vxd_worker_cpu(uint64_t *user_us, uint64_t *sys_us);
+
 #endif

@@ -159,6 +159,7 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 	fdb_get_stats(w->fdb, &s->fdb);
 	pkt_pool_get_stats(w->pool, &s->pool);
 	s->pool_size = w->pool_size;
+	vxd_worker_cpu(&s->cpu_user_us, &s->cpu_sys_us);
 }
 
 static int64_t vxd_req_run(struct vxd_worker *w, struct vxd_req *req)

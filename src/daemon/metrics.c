@@ -1,0 +1,89 @@
+/* `vxswitchd --metrics`: the control side of the metrics endpoint.  The
+ * HTTP server (metrics_http.c) is polled by the control loop, and each
+ * scrape renders here, on the control thread: one worker snapshot (the
+ * same SNAPSHOT request as `vxctl stats`), the ports' names and VNIs from
+ * the control thread's own table, the threads' CPU times, and
+ * metrics_text_write over all of it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+
+#include "daemon/metrics_http.h"
+#include "daemon/metrics_text.h"
+#include "daemon/vxd_internal.h"
+#include "port/tap.h"
+#include "port/vxlan.h"
+
+static void thread_cpu(uint64_t *user_us, uint64_t *sys_us)
+{
+	struct rusage ru = { 0 };
+	getrusage(RUSAGE_THREAD, &ru);
+	*user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000ull + (uint64_t)ru.ru_utime.tv_usec;
+	*sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000ull + (uint64_t)ru.ru_stime.tv_usec;
+}
+
+static int vxd_metrics_render(void *ctx, char **text, size_t *len)
+{
+	struct vxd *vxd = ctx;
+	const struct vxd_snapshot *snap = vxd_snapshot(vxd);
+	struct metrics_port *ports = calloc(VXD_MAX_PORTS, sizeof(*ports));
+	if (!ports)
+		return -ENOMEM;
+	size_t n = 0;
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
+		const struct port *port = vxd->ports[i];
+		if (!port || !snap->ports[i].present)
+			continue;
+		struct metrics_port *mp = &ports[n++];
+		*mp = (struct metrics_port){ .name = port->name, .type = port->cls->kind_name, .vni = port->vni,
+					     .snap = &snap->ports[i], .vxlan = port_is_vxlan(port) };
+		struct tap_kernel_stats ks;
+		if (port_is_tap(port) && tap_port_kernel_stats(port, &ks) == 0) {
+			mp->has_kernel = true;
+			mp->kernel_tx_dropped = ks.tx_dropped;
+		}
+	}
+	struct metrics_thread_cpu cpu[2] = {
+		{ .thread = "worker0", .user_us = snap->cpu_user_us, .sys_us = snap->cpu_sys_us },
+		{ .thread = "control" },
+	};
+	thread_cpu(&cpu[1].user_us, &cpu[1].sys_us);
+	struct metrics_input in = { .snap = snap, .ports = ports, .n_ports = n, .cpu = cpu, .n_cpu = 2 };
+	FILE *out = open_memstream(text, len);
+	int ret = out ? metrics_text_write(out, &in) : -ENOMEM;
+	if (out && fclose(out) != 0)
+		ret = -ENOMEM;
+	free(ports);
+	return ret;
+}
+
+int vxd_metrics_start(struct vxd *vxd, const char *spec, char *err, size_t err_size)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char why[METRICS_ERR_SIZE];
+	int ret = metrics_parse_addr(spec, &ss, &len, why);
+	if (ret == 0)
+		ret = metrics_http_start((struct sockaddr *)&ss, len, vxd_metrics_render, vxd, &vxd->metrics, why);
+	if (ret < 0) {
+		snprintf(err, err_size, "--metrics %s: %s", spec, why);
+		return ret;
+	}
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = VXD_METRICS_SRC };
+	if (epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, metrics_http_fd(vxd->metrics), &ev) < 0) {
+		ret = -errno;
+		snprintf(err, err_size, "--metrics %s: epoll: %s", spec, strerror(-ret));
+		metrics_http_stop(vxd->metrics);
+		vxd->metrics = NULL;
+	}
+	return ret;
+}
+
+void vxd_metrics_run(struct vxd *vxd)
+{
+	if (vxd->metrics)
+		metrics_http_run(vxd->metrics);
+}
