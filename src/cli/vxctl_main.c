@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/vxctl_capture.h"
 #include "ctl/ctl_cmd.h"
 #include "ctl/ctl_proto.h"
 
@@ -73,6 +74,14 @@ int main(int argc, char **argv)
 	if (ctl_cmd_parse(n_words, words, &cmd, &err)) {
 		fprintf(stderr, "vxctl: %s\n", err.msg);
 		return CTL_STATUS_REFUSED;
+	}
+
+	if (cmd.verb == CTL_CAPTURE) {
+		if (json) {
+			fprintf(stderr, "vxctl: capture has no JSON output (-w FILE writes pcap)\n");
+			return CTL_STATUS_REFUSED;
+		}
+		return vxctl_capture(socket_path, n_words, words, &cmd.capture);
 	}
 
 	int status;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "ctl/ctl_cmd.h"
+#include "daemon/capture.h"
 #include "daemon/vxd.h"
 #include "daemon/worker.h"
 #include "util/qsbr.h"
@@ -58,6 +59,10 @@ struct vxd {
 	uint64_t diag_cur_ns;
 	uint64_t start_ns;
 	uint64_t last_reattach_ns;
+
+	/* capture.c: running captures, and the worker's doorbell flag */
+	struct vxd_cap_session *captures[VXD_CAPTURE_MAX];
+	atomic_bool capture_want_wake;
 };
 
 /* view.c: the current view (control thread: always valid, it owns it). */
@@ -101,6 +106,17 @@ void vxd_show_config(const struct vxd *vxd, struct ctl_print *out);
 int vxd_save(struct vxd *vxd, const char *path, struct ctl_print *out, struct ctl_err *err);
 int vxd_statics_remember(struct vxd *vxd, const struct ctl_fdb *f);
 void vxd_statics_forget(struct vxd *vxd, uint32_t vni, const uint8_t mac[6]);
+
+/* capture.c */
+struct vxd_cap_session;
+/* `capture`: the reply becomes a stream (ctl_server.h); refused with one
+ * line (no such port, outer on a tap, bad FILTER, too many captures). */
+int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_err *err);
+/* From the control loop, every turn: ring -> stream; -c reached: end. */
+void vxd_capture_drain(struct vxd *vxd);
+/* Before a port is detached: its captures end ("port removed"). */
+void vxd_capture_port_removed(struct vxd *vxd, uint16_t port_id);
+void vxd_capture_end_all(struct vxd *vxd, const char *why);
 
 /* diagnose.c */
 int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);
