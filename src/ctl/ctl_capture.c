@@ -64,14 +64,16 @@ static void put_mac(struct line *l, const uint8_t *m)
 
 static void summarize_eth(struct line *l, const uint8_t *f, size_t len, int depth);
 
-/* L4 after an IP header: ports, ICMP type, a VXLAN datagram's inner frame. */
-static void summarize_l4(struct line *l, uint8_t proto, const uint8_t *p, size_t len, int depth)
+/* "IPvN A.SPORT > B.DPORT: UDP" (then a VXLAN datagram's inner frame),
+ * "IPvN A > B: ICMP echo request", or the protocol number. */
+static void summarize_l4(struct line *l, const char *ipv, const char *a, const char *b, uint8_t proto,
+			 const uint8_t *p, size_t len, int depth)
 {
 	if ((proto == IP_PROTO_TCP || proto == IP_PROTO_UDP) && len >= 4) {
 		uint16_t sport = be16(p), dport = be16(p + 2);
-		put(l, ".%u > .%u: %s", sport, dport, proto == IP_PROTO_TCP ? "TCP" : "UDP");
+		put(l, "%s %s.%u > %s.%u: %s", ipv, a, sport, b, dport, proto == IP_PROTO_TCP ? "TCP" : "UDP");
 		if (proto == IP_PROTO_UDP && len >= UDP_HDR_LEN + VXLAN_HDR_LEN && depth == 0 &&
-		    (dport == VXLAN_DEFAULT_PORT || (p[UDP_HDR_LEN] & 0x08))) {
+		    dport == VXLAN_DEFAULT_PORT && (p[UDP_HDR_LEN] & 0x08)) {
 			const uint8_t *vx = p + UDP_HDR_LEN;
 			uint32_t vni = (uint32_t)vx[4] << 16 | (uint32_t)vx[5] << 8 | vx[6];
 			put(l, " VXLAN vni %u: ", vni);
@@ -79,15 +81,13 @@ static void summarize_l4(struct line *l, uint8_t proto, const uint8_t *p, size_t
 		}
 		return;
 	}
-	if (proto == IP_PROTO_ICMP && len >= 1) {
+	put(l, "%s %s > %s", ipv, a, b);
+	if (proto == IP_PROTO_ICMP && len >= 1)
 		put(l, ": ICMP%s", p[0] == 8 ? " echo request" : p[0] == 0 ? " echo reply" : "");
-		return;
-	}
-	if (proto == IP_PROTO_ICMPV6 && len >= 1) {
+	else if (proto == IP_PROTO_ICMPV6 && len >= 1)
 		put(l, ": ICMP6%s", p[0] == 128 ? " echo request" : p[0] == 129 ? " echo reply" : "");
-		return;
-	}
-	put(l, ": proto %u", proto);
+	else
+		put(l, ": proto %u", proto);
 }
 
 static void summarize_ip(struct line *l, uint16_t type, const uint8_t *p, size_t len, int depth)
@@ -97,16 +97,13 @@ static void summarize_ip(struct line *l, uint16_t type, const uint8_t *p, size_t
 		size_t ihl = (size_t)(p[0] & 0x0f) * 4;
 		inet_ntop(AF_INET, p + 12, a, sizeof(a));
 		inet_ntop(AF_INET, p + 16, b, sizeof(b));
-		put(l, "IPv4 %s > %s", a, b);
-		if (ihl >= IPV4_HDR_LEN && ihl <= len && !(be16(p + 6) & IPV4_FRAG_OFFSET_MASK))
-			summarize_l4(l, p[9], p + ihl, len - ihl, depth);
-		else
-			put(l, ": proto %u", p[9]);
+		bool whole = ihl >= IPV4_HDR_LEN && ihl <= len && !(be16(p + 6) & IPV4_FRAG_OFFSET_MASK);
+		summarize_l4(l, "IPv4", a, b, whole ? p[9] : 0xff, whole ? p + ihl : p, whole ? len - ihl : 0,
+			     depth);
 	} else if (type == ETH_TYPE_IPV6 && len >= IPV6_HDR_LEN) {
 		inet_ntop(AF_INET6, p + 8, a, sizeof(a));
 		inet_ntop(AF_INET6, p + 24, b, sizeof(b));
-		put(l, "IPv6 %s > %s", a, b);
-		summarize_l4(l, p[6], p + IPV6_HDR_LEN, len - IPV6_HDR_LEN, depth);
+		summarize_l4(l, "IPv6", a, b, p[6], p + IPV6_HDR_LEN, len - IPV6_HDR_LEN, depth);
 	} else if (type == ETH_TYPE_ARP) {
 		put(l, "ARP");
 	} else {
