@@ -705,14 +705,21 @@ static void read_frame(struct fixture *f, int fd, struct ctl_reply_hdr *hdr, cha
 	fail_msg("nothing came");
 }
 
-static void test_stream_chunks_stop_and_final(void **state)
+/* A client whose `capture` request the fixture answers with a stream. */
+static int start_stream(struct fixture *f)
 {
-	struct fixture *f = *state;
 	int fd = connect_raw(f);
 	const char *argv[] = { "capture", "vnet0" };
 	send_request(fd, false, 2, argv);
 	pump(f, 3);
 	assert_non_null(f->stream);
+	return fd;
+}
+
+static void test_stream_chunks_stop_and_final(void **state)
+{
+	struct fixture *f = *state;
+	int fd = start_stream(f);
 	assert_int_equal(ctl_stream_send(f->stream, "abc", 3), 0);
 	assert_int_equal(ctl_stream_send(f->stream, "defg", 4), 0);
 	struct ctl_reply_hdr hdr;
@@ -765,11 +772,7 @@ static void test_stream_chunks_stop_and_final(void **state)
 static void test_stream_client_gone(void **state)
 {
 	struct fixture *f = *state;
-	int fd = connect_raw(f);
-	const char *argv[] = { "capture", "vnet0" };
-	send_request(fd, false, 2, argv);
-	pump(f, 3);
-	assert_non_null(f->stream);
+	int fd = start_stream(f);
 	close(fd);
 	pump(f, 3);
 	assert_int_equal(f->gones, 1);
@@ -777,10 +780,7 @@ static void test_stream_client_gone(void **state)
 	assert_int_equal(ctl_server_n_clients(f->server), 0);
 
 	/* Destroying the server tells a running stream's owner too. */
-	fd = connect_raw(f);
-	send_request(fd, false, 2, argv);
-	pump(f, 3);
-	assert_non_null(f->stream);
+	fd = start_stream(f);
 	ctl_server_destroy(f->server);
 	f->server = NULL;
 	assert_int_equal(f->gones, 2);
