@@ -122,10 +122,18 @@ for i in 1 2 3 4; do cap_start "x$i" vnet1 -w /dev/null; done
 settle
 rc=0; out=$(vx 1 capture vnet1 2>&1) || rc=$?
 [ "$rc" = 1 ] && echo "$out" | grep -q "4 captures run already" || fail "5th capture: rc $rc: $out"
-kill -INT $CAP_x1 $CAP_x2 $CAP_x3 $CAP_x4
-for i in 1 2 3 4; do cap_wait "x$i"; done
+# A client killed outright (no Ctrl-C) ends its capture: its slot is free.
+kill -KILL "$CAP_x1"
+wait "$CAP_x1" 2>/dev/null || true
+sleep 0.3
+cap_start x5 vnet1 in -c 1 -w "$D/x5.pcap" icmp
+settle
 nvm1 ping -c 3 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "no forwarding after the refusals"
-pass "bad filter refused with pcap's message (exit 1), outer on a tap and unknown ports refused, a 5th capture refused; forwarding goes on"
+cap_wait x5
+kill -INT $CAP_x2 $CAP_x3 $CAP_x4
+for i in 2 3 4; do cap_wait "x$i"; done
+grep -q "1 frames captured" "$D/x5.err" || fail "capture after a killed client: $(cat "$D/x5.err")"
+pass "bad filter refused with pcap's message (exit 1), outer on a tap and unknown ports refused, a 5th capture refused; a killed client's capture ends (its slot taken again); forwarding goes on"
 
 # ---- a port removed ends its capture --------------------------------------
 vx 1 port add vnet9 type tap vni 99 >/dev/null

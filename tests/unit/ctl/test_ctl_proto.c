@@ -146,11 +146,14 @@ struct fake {
 	bool saw_eof;
 };
 
+/* Best effort, and no cmocka assertion off the test's thread: a client
+ * that refused the stream has closed already. */
 static void send_reply(int fd, const struct ctl_reply_hdr *hdr, const char *body)
 {
-	assert_int_equal(send(fd, hdr, sizeof(*hdr), MSG_NOSIGNAL), (ssize_t)sizeof(*hdr));
-	if (hdr->size)
-		assert_int_equal(send(fd, body, hdr->size, MSG_NOSIGNAL), (ssize_t)hdr->size);
+	if (send(fd, hdr, sizeof(*hdr), MSG_NOSIGNAL) == (ssize_t)sizeof(*hdr) && hdr->size &&
+	    send(fd, body, hdr->size, MSG_NOSIGNAL) < 0) {
+		/* the client is gone */
+	}
 }
 
 static void *fake_daemon(void *arg)
