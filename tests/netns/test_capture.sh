@@ -157,23 +157,28 @@ tshark -r "$D/big.pcap" >/dev/null 2>"$D/big.tshark" || fail "tshark cannot read
 pass "decapsulated GRO-merged frames captured whole: up to $biggest bytes, tshark reads them"
 
 # ---- iperf3: no lasting cost ------------------------------------------------
+# The machine is shared: noise only ever lowers a run, so each side takes
+# its best run (before: of 2; after: of up to 3, stopping once recovered).
+best() { /usr/bin/python3 -c 'import sys; print(max(map(float, sys.argv[1:])))' "$@"; }
+recovered() { /usr/bin/python3 -c 'import sys; sys.exit(0 if float(sys.argv[2]) >= 0.95 * float(sys.argv[1]) else 1)' "$1" "$2"; }
 rig_iperf 1 1 >/dev/null # warm-up
-before=$(rig_iperf 3 1)
+b1=$(rig_iperf 3 1); b2=$(rig_iperf 3 1)
+before=$(best "$b1" "$b2")
 cap_start perf vnet1 -w /dev/null
 settle
 during=$(rig_iperf 3 1)
 kill -INT "$CAP_perf"
 cap_wait perf
-after=$(rig_iperf 3 1)
-/usr/bin/python3 -c 'import sys; b, a = map(float, sys.argv[1:]); sys.exit(0 if a >= 0.95 * b else 1)' "$before" "$after" || {
-	again=$(rig_iperf 3 1) # one more try: the machine is shared
-	echo "after ${after} Gbit/s < 95% of ${before}; again: ${again}"
-	/usr/bin/python3 -c 'import sys; b, a = map(float, sys.argv[1:]); sys.exit(0 if a >= 0.95 * b else 1)' "$before" "$again" ||
-		fail "throughput after the capture ${again} Gbit/s < 95% of ${before} before"
-	after=$again
-}
-echo "iperf3 vm1->vm2: before ${before} Gbit/s, during an unfiltered capture ${during} Gbit/s, after ${after} Gbit/s ($(cat "$D/perf.err"))"
-pass "throughput back after the capture stopped (>= 95% of before)"
+runs=""
+for i in 1 2 3; do
+	runs="$runs $(rig_iperf 3 1)"
+	after=$(best $runs)
+	recovered "$before" "$after" && break
+done
+echo "iperf3 vm1->vm2 (Gbit/s): before $b1 $b2 (best $before); during an unfiltered capture to /dev/null $during;" \
+	"after$runs (best $after); $(cat "$D/perf.err")"
+recovered "$before" "$after" || fail "throughput after the capture $after Gbit/s < 95% of $before before"
+pass "throughput back after the capture stopped (best after >= 95% of best before)"
 
 # ---- a slow reader ------------------------------------------------------------
 timeout -s INT 9 "$VXCTL" -s "$SOCK1" capture vnet1 -w - 2>"$D/slow.err" | (sleep 5; cat >/dev/null) &
