@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/vxctl_capture.h"
 #include "ctl/ctl_cmd.h"
 #include "ctl/ctl_print.h"
 #include "ctl/ctl_proto.h"
@@ -221,5 +222,12 @@ int main(int argc, char **argv)
 	if (wo.watch)
 		return watch(socket_path, &wo, &cmd.port, json);
 
+	if (cmd.verb == CTL_CAPTURE) {
+		if (json) {
+			fprintf(stderr, "vxctl: capture has no JSON output (-w FILE writes pcap)\n");
+			return CTL_STATUS_REFUSED;
+		}
+		return vxctl_capture(socket_path, n_words, words, &cmd.capture);
+	}
 	return run_command(socket_path, n_words, words, json);
 }

@@ -61,6 +61,7 @@ static const struct verb_def verbs[] = {
 	{ "version", NULL, CTL_VERSION, parse_no_args },
 	{ "reload", NULL, CTL_RELOAD, parse_no_args },
 	{ "save", NULL, CTL_SAVE, parse_save },
+	{ "capture", NULL, CTL_CAPTURE, ctl_parse_capture },
 };
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
 
@@ -74,6 +75,7 @@ const char *ctl_verb_name(enum ctl_verb verb)
 		[CTL_SET] = "set", [CTL_SHOW_KNOBS] = "show knobs",
 		[CTL_DIAGNOSE] = "diagnose", [CTL_VERSION] = "version",
 		[CTL_RELOAD] = "reload", [CTL_SHOW_CONFIG] = "show config", [CTL_SAVE] = "save",
+		[CTL_CAPTURE] = "capture",
 	};
 	if ((unsigned int)verb >= sizeof(names) / sizeof(names[0]) || !names[verb])
 		return "?";
@@ -181,6 +183,9 @@ int ctl_cmd_format(const struct ctl_cmd *cmd, char *buf, size_t size)
 		if (cmd->save.has_path)
 			ctl_sb_printf(&sb, " %s", cmd->save.path);
 		break;
+	case CTL_CAPTURE:
+		ret = ctl_format_capture(&sb, &cmd->capture);
+		break;
 	default:
 		break;
 	}
@@ -238,6 +243,11 @@ const char *ctl_cmd_grammar(void)
 	       "         | reload          (re-read the config file: apply the difference)\n"
 	       "         | show config     (the running state as a config file)\n"
 	       "         | save [ FILE ]   (write it to FILE, absolute; default: the config file)\n"
+	       "         | capture NAME [ in | out | both ] [ inner | outer ] [ -c COUNT ] [ -w FILE ] [ FILTER ... ]\n"
+	       "                           (copies of the port's frames: default both directions, inner\n"
+	       "                           frames; outer = a vxlan port's datagrams with outer headers;\n"
+	       "                           -w FILE writes pcap, - for stdout; FILTER is a tcpdump\n"
+	       "                           expression, after the keys; Ctrl-C ends it)\n"
 	       "KNOB VALUE := { gro | gso | tap-tso | udp-gro | udp-segment | rx-csum } { on | off }\n"
 	       "            | gro-hold-us 0..1000000 | gro-max-size 1500..65535\n"
 	       "            | fdb-ageing SECONDS (0..1000000, 0 = never) | fdb-max 1..16777216\n"

@@ -21,6 +21,8 @@
  *            | stats [ port NAME ]
  *            | set KNOB VALUE
  *            | show knobs | diagnose [ port NAME ] | version
+ *            | capture NAME [ in | out | both ] [ inner | outer ]
+ *                  [ -c COUNT ] [ -w FILE ] [ FILTER ... ]
  *
  * Rules:
  * - Keywords are matched in full (strcmp); no prefix matching.
@@ -82,6 +84,7 @@ enum ctl_verb {
 	CTL_RELOAD,      /* re-read the config file, apply the difference */
 	CTL_SHOW_CONFIG, /* the running state in config-file syntax */
 	CTL_SAVE,        /* write it to a file (default: the config file) */
+	CTL_CAPTURE,     /* copies of a port's frames, streamed (ctl_capture.h) */
 };
 
 /* An IPv4 or IPv6 address.  Unused bytes are zero, so two ctl_ip compare
@@ -220,6 +223,34 @@ struct ctl_save {
 	char path[CTL_PATH_SIZE];
 };
 
+/* capture NAME [ in | out | both ] [ inner | outer ] [ -c COUNT ] [ -w FILE ]
+ * [ FILTER ... ].  The keys come in any order, each once, before FILTER:
+ * the first word that is none of them starts FILTER, a tcpdump expression
+ * (the rest of the words joined by single spaces; the daemon compiles it
+ * with pcap_compile and refuses it with pcap's message).  -w is the
+ * client's: the file vxctl writes ("-": stdout); the daemon ignores it. */
+enum ctl_capture_dir {
+	CTL_CAPTURE_IN = 1,
+	CTL_CAPTURE_OUT = 2,
+	CTL_CAPTURE_BOTH = CTL_CAPTURE_IN | CTL_CAPTURE_OUT,
+};
+enum ctl_capture_key {
+	CTL_CK_DIR = 1 << 0,
+	CTL_CK_LAYER = 1 << 1,
+	CTL_CK_COUNT = 1 << 2,
+	CTL_CK_FILE = 1 << 3,
+};
+enum { CTL_CAPTURE_FILTER_SIZE = 1024 };
+struct ctl_capture {
+	char port[CTL_NAME_SIZE];
+	uint32_t given;      /* CTL_CK_* */
+	uint8_t dirs;        /* enum ctl_capture_dir; default both */
+	bool outer;          /* vxlan port: outer datagrams; default inner */
+	uint32_t count;      /* -c: stop after COUNT frames; 0 = until stopped */
+	char file[CTL_PATH_SIZE]; /* -w */
+	char filter[CTL_CAPTURE_FILTER_SIZE]; /* "" = every frame */
+};
+
 struct ctl_cmd {
 	enum ctl_verb verb;
 	union {
@@ -228,6 +259,7 @@ struct ctl_cmd {
 		struct ctl_fdb fdb;           /* FDB_* */
 		struct ctl_set set;           /* CTL_SET */
 		struct ctl_save save;         /* CTL_SAVE */
+		struct ctl_capture capture;   /* CTL_CAPTURE */
 	};
 };
 

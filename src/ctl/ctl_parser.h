@@ -10,6 +10,7 @@
  *                   stats and diagnose;
  *   ctl_cmd_fdb.c   fdb show / add / del / flush;
  *   ctl_knob.c      the knob table and `set`;
+ *   ctl_cmd_capture.c  capture;
  *   ctl_cmd.c       the verb table and the public entry points.
  * A grammar file only ever sees words through this toolkit, so every
  * refusal has the same shape and every value kind is checked one way.
@@ -140,5 +141,9 @@ int ctl_format_fdb(struct ctl_sbuf *sb, const struct ctl_cmd *cmd);
 int ctl_parse_set(struct ctl_parser *ps, struct ctl_cmd *cmd);
 /* -EINVAL for an unknown knob */
 int ctl_format_set(struct ctl_sbuf *sb, const struct ctl_set *set);
+
+/* ctl_cmd_capture.c */
+int ctl_parse_capture(struct ctl_parser *ps, struct ctl_cmd *cmd);
+int ctl_format_capture(struct ctl_sbuf *sb, const struct ctl_capture *cap);
 
 #endif /* VX_CTL_CTL_PARSER_H */

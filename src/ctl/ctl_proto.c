@@ -89,13 +89,24 @@ void ctl_proto_reply_hdr(struct ctl_reply_hdr *hdr, enum ctl_status status, uint
 	hdr->magic = CTL_PROTO_MAGIC;
 	hdr->status = status;
 	hdr->size = size;
+	hdr->flags = 0;
+}
+
+void ctl_proto_chunk_hdr(struct ctl_reply_hdr *hdr, uint32_t size)
+{
+	ctl_proto_reply_hdr(hdr, CTL_STATUS_OK, size);
+	hdr->flags = CTL_REPLY_STREAM;
 }
 
 int ctl_proto_check_reply_hdr(const struct ctl_reply_hdr *hdr)
 {
 	if (hdr->magic != CTL_PROTO_MAGIC || hdr->status > CTL_STATUS_UNREACHABLE)
 		return -EPROTO;
-	if (hdr->size > CTL_REPLY_MAX_BODY)
+	if (hdr->flags & ~CTL_REPLY_FLAGS_KNOWN)
+		return -EPROTO;
+	if ((hdr->flags & CTL_REPLY_STREAM) && hdr->status != CTL_STATUS_OK)
+		return -EPROTO;
+	if (hdr->size > ((hdr->flags & CTL_REPLY_STREAM) ? CTL_STREAM_MAX_CHUNK : CTL_REPLY_MAX_BODY))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -117,11 +128,28 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static int read_all(int fd, void *buf, size_t len)
+/* Within a stream, a signal that sets *stop shuts our sending side down
+ * (once): the daemon ends the stream, and its final reply is still read. */
+struct reader {
+	int fd;
+	volatile sig_atomic_t *stop;
+	bool stopped;
+};
+
+static void reader_check_stop(struct reader *rd)
+{
+	if (rd->stop && *rd->stop && !rd->stopped) {
+		shutdown(rd->fd, SHUT_WR);
+		rd->stopped = true;
+	}
+}
+
+static int read_all_rd(struct reader *rd, void *buf, size_t len)
 {
 	uint8_t *p = buf;
 	while (len) {
-		ssize_t n = read(fd, p, len);
+		reader_check_stop(rd);
+		ssize_t n = read(rd->fd, p, len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -134,24 +162,21 @@ static int read_all(int fd, void *buf, size_t len)
 	return 0;
 }
 
-int ctl_proto_call(const char *path, int argc, const char *const *argv, bool json,
-		   int *status, char **text)
+/* Connect and send the request.  Returns the fd, or a negative errno.
+ * *sent is the send's result: a daemon that turns us away may have
+ * answered and closed already, and the reply waiting says why. */
+static int connect_send(const char *path, int argc, const char *const *argv, bool json,
+			int *sent)
 {
 	uint8_t req[sizeof(struct ctl_req_hdr) + CTL_REQ_MAX_BODY];
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct ctl_reply_hdr hdr;
-	char *body = NULL;
-	int fd, ret;
-
-	*text = NULL;
 	int len = ctl_proto_encode_request(argc, argv, json, req, sizeof(req));
 	if (len < 0)
 		return len;
 	if (strlen(path) >= sizeof(sun.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sun.sun_path, path);
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	/* A daemon that is wedged must not hang scripts forever. */
@@ -159,41 +184,100 @@ int ctl_proto_call(const char *path, int argc, const char *const *argv, bool jso
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		ret = -errno;
-		goto err_close;
+		int ret = -errno;
+		close(fd);
+		return ret;
 	}
-	/* Turned away, the daemon may have answered and closed already: the
-	 * send fails, and the reply waiting for us says why. */
-	int sent = write_all(fd, req, (size_t)len);
-	if (sent && sent != -EPIPE && sent != -ECONNRESET) {
-		ret = sent;
-		goto err_close;
+	*sent = write_all(fd, req, (size_t)len);
+	if (*sent && *sent != -EPIPE && *sent != -ECONNRESET) {
+		int ret = *sent;
+		close(fd);
+		return ret;
 	}
-	ret = read_all(fd, &hdr, sizeof(hdr));
-	if (ret) {
-		ret = sent ? sent : ret;
-		goto err_close;
-	}
-	ret = ctl_proto_check_reply_hdr(&hdr);
-	if (ret)
-		goto err_close;
-	body = malloc((size_t)hdr.size + 1);
-	if (!body) {
-		ret = -ENOMEM;
-		goto err_close;
-	}
-	ret = read_all(fd, body, hdr.size);
-	if (ret)
-		goto err_free_body;
-	body[hdr.size] = '\0';
-	close(fd);
-	*status = (int)hdr.status;
-	*text = body;
-	return 0;
+	return fd;
+}
 
-err_free_body:
-	free(body);
-err_close:
+/* Read one reply body of hdr->size bytes into a malloc'ed NUL-terminated
+ * buffer. */
+static int read_body(struct reader *rd, const struct ctl_reply_hdr *hdr, char **out)
+{
+	char *body = malloc((size_t)hdr->size + 1);
+	if (!body)
+		return -ENOMEM;
+	int ret = read_all_rd(rd, body, hdr->size);
+	if (ret) {
+		free(body);
+		return ret;
+	}
+	body[hdr->size] = '\0';
+	*out = body;
+	return 0;
+}
+
+/* Replies until one without CTL_REPLY_STREAM; chunks go to sc (none are
+ * allowed without sc). */
+static int read_replies(struct reader *rd, int sent, const struct ctl_stream_client *sc,
+			int *status, char **text)
+{
+	bool passing = true, streaming = false;
+	for (;;) {
+		struct ctl_reply_hdr hdr;
+		int ret = read_all_rd(rd, &hdr, sizeof(hdr));
+		if (ret)
+			return sent && !streaming ? sent : ret;
+		ret = ctl_proto_check_reply_hdr(&hdr);
+		if (ret)
+			return ret;
+		char *body;
+		ret = read_body(rd, &hdr, &body);
+		if (ret)
+			return ret;
+		if (!(hdr.flags & CTL_REPLY_STREAM)) {
+			*status = (int)hdr.status;
+			*text = body;
+			return 0;
+		}
+		if (!sc) {
+			free(body);
+			return -EPROTO;
+		}
+		if (!streaming) {
+			/* A stream is as quiet as the traffic it carries. */
+			struct timeval forever = { 0 };
+			setsockopt(rd->fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
+			streaming = true;
+		}
+		if (passing && sc->chunk(sc->ctx, (const uint8_t *)body, hdr.size) < 0) {
+			passing = false;
+			shutdown(rd->fd, SHUT_WR);
+			rd->stopped = true;
+		}
+		free(body);
+	}
+}
+
+static int call(const char *path, int argc, const char *const *argv, bool json,
+		const struct ctl_stream_client *sc, int *status, char **text)
+{
+	int sent = 0;
+	*text = NULL;
+	int fd = connect_send(path, argc, argv, json, &sent);
+	if (fd < 0)
+		return fd;
+	struct reader rd = { .fd = fd, .stop = sc ? sc->stop : NULL };
+	int ret = read_replies(&rd, sent, sc, status, text);
 	close(fd);
 	return ret;
+}
+
+int ctl_proto_call(const char *path, int argc, const char *const *argv, bool json,
+		   int *status, char **text)
+{
+	return call(path, argc, argv, json, NULL, status, text);
+}
+
+int ctl_proto_call_stream(const char *path, int argc, const char *const *argv, bool json,
+			  const struct ctl_stream_client *sc, int *status, char **text)
+{
+	return call(path, argc, argv, json, sc, status, text);
 }

@@ -5,6 +5,17 @@
  * Reply:    struct ctl_reply_hdr, then `size` bytes of text (no NUL):
  *           the command's output when status is 0, one error line
  *           otherwise.
+ * Streamed reply (`vxctl capture`): any number of chunks, each a
+ *           struct ctl_reply_hdr with flags CTL_REPLY_STREAM, status 0 and
+ *           `size` (<= CTL_STREAM_MAX_CHUNK) bytes of the command's binary
+ *           output (ctl/ctl_capture.h says what capture puts there), then
+ *           one ordinary reply without the flag: the final status and a
+ *           summary line.  A refusal before the stream starts is just an
+ *           ordinary reply, so a client asking for a stream reads replies
+ *           until one comes without the flag.  The client stops a stream by
+ *           shutting down its sending side (or sending anything); the
+ *           daemon then ends it with the final reply.  A client that goes
+ *           away ends it too.
  *
  * Both ends are on one host, so integers are in host byte order.  One
  * request, one reply, in order; a client may send several requests on one
@@ -15,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "ctl/ctl_cmd.h"
@@ -27,7 +39,12 @@ enum ctl_proto_consts {
 	CTL_REPLY_MAX_BODY = 16 << 20,     /* reply text, bytes */
 	CTL_REQ_JSON = 1 << 0,             /* ctl_req_hdr.flags */
 	CTL_REQ_FLAGS_KNOWN = CTL_REQ_JSON,
-	CTL_CALL_TIMEOUT_S = 60,           /* client: give up on a silent daemon */
+	CTL_CALL_TIMEOUT_S = 60,           /* client: give up on a silent daemon
+	                                    * (not within a stream, which may be
+	                                    * quiet as long as the traffic) */
+	CTL_REPLY_STREAM = 1 << 0,         /* ctl_reply_hdr.flags: a chunk, more follow */
+	CTL_REPLY_FLAGS_KNOWN = CTL_REPLY_STREAM,
+	CTL_STREAM_MAX_CHUNK = 1 << 20,    /* bytes of one stream chunk */
 };
 
 /* Exit statuses of vxctl, also carried in replies. */
@@ -49,7 +66,9 @@ struct ctl_req_hdr {
 struct ctl_reply_hdr {
 	uint32_t magic;
 	uint32_t status; /* enum ctl_status */
-	uint32_t size;   /* body bytes, <= CTL_REPLY_MAX_BODY */
+	uint32_t size;   /* body bytes, <= CTL_REPLY_MAX_BODY (a stream chunk:
+	                  * <= CTL_STREAM_MAX_CHUNK) */
+	uint32_t flags;  /* CTL_REPLY_* */
 };
 
 /* A decoded request; argv points into the buffer it was decoded from. */
@@ -71,11 +90,14 @@ int ctl_proto_encode_request(int argc, const char *const *argv, bool json,
 int ctl_proto_decode_request(const uint8_t *buf, size_t len,
 			     struct ctl_request *req);
 
-/* Fill a reply header. */
+/* Fill a reply header (a final one: flags 0). */
 void ctl_proto_reply_hdr(struct ctl_reply_hdr *hdr, enum ctl_status status,
 			 uint32_t size);
+/* Fill the header of a stream chunk of `size` bytes. */
+void ctl_proto_chunk_hdr(struct ctl_reply_hdr *hdr, uint32_t size);
 
-/* Check a received reply header: 0, or -EPROTO / -EMSGSIZE. */
+/* Check a received reply header: 0, or -EPROTO (bad magic, status or
+ * flags, a chunk whose status is not 0) / -EMSGSIZE. */
 int ctl_proto_check_reply_hdr(const struct ctl_reply_hdr *hdr);
 
 /* Client: connect to the socket at path, send one request, read the reply.
@@ -87,5 +109,26 @@ int ctl_proto_check_reply_hdr(const struct ctl_reply_hdr *hdr);
  * send then fails, and the reply already waiting is still read. */
 int ctl_proto_call(const char *path, int argc, const char *const *argv,
 		   bool json, int *status, char **text);
+
+/* Client of a streamed reply: what to do with each chunk, and when to ask
+ * for the end. */
+struct ctl_stream_client {
+	/* Called with each chunk's body; a negative return asks the daemon to
+	 * stop (as *stop does) and the chunks still coming are not passed. */
+	int (*chunk)(void *ctx, const uint8_t *body, size_t size);
+	void *ctx;
+	/* Set by a signal handler (installed without SA_RESTART, so a blocked
+	 * read returns EINTR): the sending side is shut down once, and the
+	 * final reply is still read. */
+	volatile sig_atomic_t *stop;
+};
+
+/* As ctl_proto_call(), for a command that may answer with a stream: the
+ * chunks go to sc->chunk, *status and *text are the final reply's.  The
+ * CTL_CALL_TIMEOUT_S limit holds until the first reply header; within a
+ * stream a read waits as long as the daemon sends nothing. */
+int ctl_proto_call_stream(const char *path, int argc, const char *const *argv,
+			  bool json, const struct ctl_stream_client *sc,
+			  int *status, char **text);
 
 #endif /* VX_CTL_CTL_PROTO_H */

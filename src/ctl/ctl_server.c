@@ -38,44 +38,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctl/ctl_proto.h"
-#include "ctl/ctl_server.h"
+#include "ctl/ctl_server_internal.h"
 #include "util/vlog.h"
 
 enum {
 	CTL_SERVER_BACKLOG = 64,
 	CTL_SERVER_EVENTS = 32,     /* events handled per ctl_server_handle() */
 	CTL_SERVER_ACCEPTS = 64,    /* accepts per ctl_server_handle() */
-};
-
-struct ctl_client {
-	int fd;
-	bool dead;                  /* closed; freed at the end of the batch */
-	bool writing;               /* epoll interest is EPOLLOUT */
-	bool served;                /* at least one request was answered */
-	uint64_t since;             /* ns: start of the current state */
-	size_t in_len;
-	uint8_t in[sizeof(struct ctl_req_hdr) + CTL_REQ_MAX_BODY];
-	uint8_t *out;               /* reply being sent */
-	size_t out_len, out_off;
-};
-
-struct ctl_server {
-	int epfd;
-	int listen_fd;
-	int spare_fd;               /* /dev/null, given up to shed a
-	                             * connection when out of fds */
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	int timer_fd;               /* timerfd: the earliest deadline */
-	unsigned int max_clients;
-	size_t max_reply;
-	uint64_t request_ns, idle_ns, reply_ns, evict_ns;
-	ctl_server_clock_fn *clock;
-	uint64_t now;               /* the clock, read once per handle */
-	struct ctl_client **clients; /* n_slots slots, NULL = free */
-	unsigned int n_slots;       /* 2 * max_clients */
-	unsigned int n_clients;     /* live ones */
-	struct ctl_server_stats stats;
 };
 
 /* The epoll tag of the timer; the listener's is NULL. */
@@ -227,6 +196,7 @@ err_free_server:
 
 static void client_free(struct ctl_client *c)
 {
+	ctl_stream_client_gone(c);
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->out);
@@ -273,6 +243,7 @@ static void client_close(struct ctl_server *s, struct ctl_client *c)
 {
 	if (c->dead)
 		return;
+	ctl_stream_client_gone(c); /* its owner stops producing now */
 	close(c->fd);
 	c->fd = -1;
 	c->dead = true;
@@ -318,7 +289,7 @@ static void send_line(int fd, const char *fmt, unsigned int arg)
  * expects a reply to a request (see ctl_server.h). */
 static void tell_why(struct ctl_server *s, struct ctl_client *c, int reason)
 {
-	if (c->out || (c->served && !c->in_len))
+	if (c->out || c->stream || (c->served && !c->in_len))
 		return;
 	if (reason == DROP_TIMED_OUT)
 		send_line(c->fd, "vxswitchd: no complete request within %u ms, closed\n",
@@ -461,7 +432,19 @@ static int serve_request(struct ctl_server *s, struct ctl_client *c,
 
 	ctl_print_init(&out, req->json, s->max_reply);
 	memset(&err, 0, sizeof(err));
+	s->serving = c;
 	ret = dispatch(ctx, &cmd, &out, &err);
+	s->serving = NULL;
+	if (c->stream) {
+		/* The reply is the stream; a dispatcher that began one and then
+		 * failed gets it ended with its error line. */
+		ctl_print_release(&out);
+		if (ret) {
+			s->stats.refused++;
+			ctl_stream_end(c->stream, CTL_STATUS_REFUSED, err.msg[0] ? err.msg : "refused\n");
+		}
+		return 0;
+	}
 	if (ret) {
 		s->stats.refused++;
 		if (!err.msg[0])
@@ -503,9 +486,7 @@ static int serve_buffered(struct ctl_server *s, struct ctl_client *c,
 	return 1;
 }
 
-/* Send what the socket takes.  Returns 1 when the reply is all sent, 0 if
- * the socket is full, negative errno on a broken client. */
-static int flush_reply(struct ctl_client *c)
+int ctl_client_flush(struct ctl_client *c)
 {
 	while (c->out_off < c->out_len) {
 		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
@@ -520,7 +501,7 @@ static int flush_reply(struct ctl_client *c)
 	}
 	free(c->out);
 	c->out = NULL;
-	c->out_len = c->out_off = 0;
+	c->out_len = c->out_off = c->out_cap = 0;
 	return 1;
 }
 
@@ -530,8 +511,10 @@ static int client_progress(struct ctl_server *s, struct ctl_client *c,
 			   ctl_dispatch_fn dispatch, void *ctx)
 {
 	for (;;) {
+		if (c->stream) /* its reply is a stream: nothing else until it ends */
+			return ctl_stream_arm(s, c);
 		if (c->out) {
-			int sent = flush_reply(c);
+			int sent = ctl_client_flush(c);
 			if (sent < 0)
 				return sent;
 			if (sent == 0)
@@ -572,7 +555,7 @@ static struct ctl_client *oldest_stalled(struct ctl_server *s)
 	struct ctl_client *oldest = NULL;
 	for (unsigned int i = 0; i < s->n_slots; i++) {
 		struct ctl_client *c = s->clients[i];
-		if (!c || c->dead || c->out || s->now - c->since < s->evict_ns)
+		if (!c || c->dead || c->out || c->stream || s->now - c->since < s->evict_ns)
 			continue;
 		if (!oldest || c->since < oldest->since)
 			oldest = c;
@@ -700,6 +683,8 @@ static int accept_clients(struct ctl_server *s, ctl_dispatch_fn dispatch, void *
 
 static uint64_t client_deadline(const struct ctl_server *s, const struct ctl_client *c)
 {
+	if (c->stream && !c->stream->ended)
+		return UINT64_MAX; /* a stream lasts as long as its owner wants */
 	if (c->out)
 		return c->since + s->reply_ns;
 	if (c->in_len || !c->served)
@@ -761,7 +746,9 @@ int ctl_server_handle(struct ctl_server *s, ctl_dispatch_fn dispatch, void *ctx)
 		if (c->dead)
 			continue;
 		int ret;
-		if (c->writing)
+		if (c->stream)
+			ret = ctl_stream_client_event(s, c, events[i].events);
+		else if (c->writing)
 			ret = (events[i].events & (EPOLLERR | EPOLLHUP)) ? -ECONNRESET
 									: client_progress(s, c, dispatch, ctx);
 		else

@@ -87,6 +87,28 @@
  * its group (chown + chmod 0660 by path, vxswitchd --group).  A stale socket file at path is
  * replaced; the directory must exist.
  *
+ * Streamed replies (`vxctl capture`; framing in ctl_proto.h).  A
+ * dispatcher that answers with a stream calls ctl_server_stream_begin()
+ * during dispatch and returns 0; what it printed is discarded.  It then
+ * sends chunks with ctl_stream_send() whenever it has data (from the
+ * daemon's loop, outside ctl_server_handle too), and ends with
+ * ctl_stream_end() (the final status and summary line).  A streaming
+ * client:
+ *   - is exempt from the request, idle and reply deadlines and from
+ *     eviction while its stream runs (it may wait minutes for traffic),
+ *     but still counts against max_clients; its final reply must be read
+ *     within reply_timeout_ms like any reply;
+ *   - holds at most CTL_STREAM_MAX_PENDING bytes of unsent chunks: over
+ *     that ctl_stream_send() refuses (-ENOBUFS) and the owner holds back
+ *     (and counts its own drops), so a slow reader costs bounded memory
+ *     and never blocks the daemon;
+ *   - stops the stream by shutting down its sending side or sending any
+ *     byte: the owner gets CTL_STREAM_STOP once and should end the stream;
+ *   - that goes away (hang-up, error, server destroyed) gives the owner
+ *     CTL_STREAM_GONE; the handle is dead when the callback returns.
+ * After ctl_stream_end() the handle is dead too; the client is an ordinary
+ * one again once the final reply is read.
+ *
  * Single-threaded: call everything from the daemon's control thread. */
 #ifndef VX_CTL_CTL_SERVER_H
 #define VX_CTL_CTL_SERVER_H
@@ -96,6 +118,7 @@
 
 #include "ctl/ctl_cmd.h"
 #include "ctl/ctl_print.h"
+#include "ctl/ctl_proto.h"
 
 struct ctl_server;
 
@@ -157,6 +180,30 @@ struct ctl_server_stats {
 	unsigned int clients;     /* now, not a counter */
 	unsigned int max_clients; /* the cap in force */
 };
+
+struct ctl_stream;
+
+enum ctl_stream_event {
+	CTL_STREAM_STOP = 1, /* the client asks for the end: ctl_stream_end() it */
+	CTL_STREAM_GONE,     /* the client is gone; the handle dies on return */
+};
+typedef void ctl_stream_event_fn(void *arg, struct ctl_stream *st, enum ctl_stream_event ev);
+
+enum { CTL_STREAM_MAX_PENDING = 4 << 20 }; /* unsent bytes per stream */
+
+/* During dispatch only: the reply to the request being dispatched becomes a
+ * stream.  NULL with errno (EINVAL outside dispatch, ENOMEM). */
+struct ctl_stream *ctl_server_stream_begin(struct ctl_server *server, ctl_stream_event_fn *fn,
+					   void *arg);
+/* Bytes a chunk (with its header) may take now; 0 once ended or broken. */
+size_t ctl_stream_room(const struct ctl_stream *st);
+/* Queue one chunk of len <= CTL_STREAM_MAX_CHUNK bytes and send what the
+ * socket takes.  0; -ENOBUFS when over the room (nothing queued); -EPIPE
+ * or another errno when the client is broken (it is dropped at its next
+ * event, and the owner gets CTL_STREAM_GONE then). */
+int ctl_stream_send(struct ctl_stream *st, const void *data, size_t len);
+/* The final reply: `status` and `text` (a summary line, may be NULL). */
+void ctl_stream_end(struct ctl_stream *st, enum ctl_status status, const char *text);
 
 /* Returns 0 and *out, or a negative errno (nothing left behind).  Holds
  * max_clients + 4 fds at most: epoll, listener, spare, timer, clients. */

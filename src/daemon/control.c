@@ -284,6 +284,8 @@ int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *ou
 		return 0;
 	case CTL_SAVE:
 		return vxd_save(vxd, cmd->save.has_path ? cmd->save.path : vxd->opts.config_path, out, err);
+	case CTL_CAPTURE:
+		return vxd_capture_start(vxd, &cmd->capture, err);
 	case CTL_VERSION:
 		ctl_print_open_object(out, NULL);
 		ctl_print_string(out, CTL_PRINT_ANY, "version", "%s\n", VXD_VERSION);

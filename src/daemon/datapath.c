@@ -6,6 +6,7 @@
  *   vxlan rx: recvmmsg (UDP_GRO) -> VNI demux -> flow_extract_vxlan
  *             -> rx-csum -> GRO (merge + decap) -> dp_switch -> taps
  * Frames are queued per output port and flushed at the end of each batch.
+ * A capture (capture.h) costs one check per batch here when none runs.
  * Everything read from the control side comes from w->view (worker.h). */
 #include <errno.h>
 #include <string.h>
@@ -32,6 +33,8 @@ void dp_txq_flush(void *aux, uint16_t id, struct pkt **pkts, unsigned n)
 			pkt_free(pkts[i]);
 		return;
 	}
+	if (wp->n_caps) /* a capture runs: the one check per batch */
+		vxd_capture_frames(w, wp, CTL_CAPTURE_OUT, pkts, n);
 	wp->port->cls->tx_batch(wp->port, &wp->io, pkts, n);
 }
 
@@ -132,6 +135,8 @@ void dp_tap_input(struct vxd_worker *w, struct port *port)
 		if (n <= 0)
 			break;
 		w->now_ns = w->clock();
+		if (wp->n_caps)
+			vxd_capture_frames(w, wp, CTL_CAPTURE_IN, pkts, (unsigned)n);
 		for (int i = 0; i < n; i++)
 			dp_switch_from_tap(w, port, pkts[i]);
 		dp_flush_all(w);
@@ -272,6 +277,8 @@ void dp_sock_input(struct vxd_worker *w, unsigned sock_idx)
 		if (n <= 0)
 			break; /* errors are counted by the socket (rx_errors) */
 		budget -= (unsigned)n < budget ? (unsigned)n : budget;
+		if (w->n_sock_caps)
+			vxd_capture_datagrams(w, vs, pkts, (unsigned)n, gro_on);
 		for (int i = 0; i < n; i++)
 			dp_datagram(w, vs, pkts[i], gro_on);
 		if (gro_on && dp_pool_low(w)) {

@@ -112,6 +112,7 @@ void vxd_destroy(struct vxd *vxd)
 {
 	if (!vxd)
 		return;
+	vxd_capture_end_all(vxd, "vxswitchd stopping");
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i] && vxd_port_remove(vxd, (uint16_t)i, NULL) < 0)
 			VLOG_ERR("vxd", "port %s: cannot be removed cleanly", vxd->ports[i]->name);
@@ -221,6 +222,7 @@ int vxd_run(struct vxd *vxd)
 		/* Every turn (at least once a second): the scrapes that are
 		 * ready, and the connection timeouts. */
 		vxd_metrics_run(vxd);
+		vxd_capture_drain(vxd);
 		if (vxd->reload_pending)
 			vxd_reload_now(vxd);
 		uint64_t now = vxd_now_ns();

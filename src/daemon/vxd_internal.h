@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "ctl/ctl_cmd.h"
+#include "daemon/capture.h"
 #include "daemon/vxd.h"
 #include "daemon/worker.h"
 #include "util/qsbr.h"
@@ -86,6 +87,10 @@ struct vxd {
 	uint64_t last_reattach_ns;
 	struct vxd_link_watch watches[VXD_MAX_WATCHES];
 	struct vxd_link_state links[VXD_MAX_PORTS];
+
+	/* capture.c: running captures, and the worker's doorbell flag */
+	struct vxd_cap_session *captures[VXD_CAPTURE_MAX];
+	atomic_bool capture_want_wake;
 };
 
 /* view.c: the current view (control thread: always valid, it owns it). */
@@ -147,6 +152,16 @@ void vxd_links_close(struct vxd *vxd);
 const char *vxd_link_down_why(const struct vxd *vxd, uint16_t id, char *buf, size_t size);
 /* metrics.c: serves what is ready on the metrics endpoint, if any. */
 void vxd_metrics_run(struct vxd *vxd);
+/* capture.c */
+struct vxd_cap_session;
+/* `capture`: the reply becomes a stream (ctl_server.h); refused with one
+ * line (no such port, outer on a tap, bad FILTER, too many captures). */
+int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_err *err);
+/* From the control loop, every turn: ring -> stream; -c reached: end. */
+void vxd_capture_drain(struct vxd *vxd);
+/* Before a port is detached: its captures end ("port removed"). */
+void vxd_capture_port_removed(struct vxd *vxd, uint16_t port_id);
+void vxd_capture_end_all(struct vxd *vxd, const char *why);
 
 /* diagnose.c */
 int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);

@@ -117,6 +117,8 @@ struct vxd_snapshot {
 };
 
 /* FDB entries copied out by VXD_REQ_FDB_DUMP (caller frees entries). */
+struct vxd_capture;
+
 struct vxd_fdb_dump {
 	uint32_t vni;                 /* or FDB_VNI_ANY */
 	struct fdb_entry_info *entries;
@@ -137,6 +139,8 @@ enum vxd_req_kind {
 	VXD_REQ_FDB_SET_PORT_MAX, /* port_id, value: max-macs (0: none) */
 	VXD_REQ_GRO_CONFIG,      /* gro: rebuild the table with these limits */
 	VXD_REQ_SNAPSHOT,        /* snap */
+	VXD_REQ_CAPTURE_START,   /* capture: attach it to its port (capture.h) */
+	VXD_REQ_CAPTURE_STOP,    /* capture: let it go; the worker no longer touches it */
 };
 
 struct vxd_req {
@@ -158,6 +162,7 @@ struct vxd_req {
 	} gro;
 	struct vxd_fdb_dump *dump;
 	struct vxd_snapshot *snap;
+	struct vxd_capture *capture;
 	/* Internal to worker.c. */
 	struct vxd_req *next;
 	bool done;

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "daemon/capture.h"
 #include "daemon/worker.h"
 #include "daemon/txq.h"
 #include "parse/flow.h"
@@ -27,6 +28,9 @@ struct vxd_wport {
 	struct port_io io;
 	uint64_t lost_ns;            /* tap: when its device went away (0: it is there) */
 	uint64_t lost_events;        /* times it went away */
+	/* Captures of this port (capture.h): checked once per batch. */
+	uint8_t n_caps;
+	struct vxd_capture *caps[VXD_CAPTURE_MAX];
 };
 
 struct vxd_worker {
@@ -68,6 +72,10 @@ struct vxd_worker {
 
 	struct pkt *sock_rx[VXD_SOCK_RX_MAX];
 
+	/* Captures (capture.h): on vxlan ports (checked once per socket
+	 * batch), and of decapsulated frames (GRO's emit is switched). */
+	unsigned n_sock_caps, n_gro_caps;
+
 	pthread_mutex_t req_lock;
 	pthread_cond_t req_cond;
 	struct vxd_req *req_head, **req_tail;
@@ -85,6 +93,8 @@ void dp_sock_writable(struct vxd_worker *w, unsigned sock_idx);
 void dp_flush_all(struct vxd_worker *w);
 txq_flush_fn dp_txq_flush;
 void dp_gro_emit(void *aux, struct pkt *pkt, const struct flow_key *key);
+/* dp_gro_emit while a capture of decapsulated frames runs (capture_dp.c). */
+void dp_gro_emit_captured(void *aux, struct pkt *pkt, const struct flow_key *key);
 /* Completes held GRO runs whose hold time is over (all of them with
  * gro-hold-us 0, as the kernel does at the end of a NAPI poll). */
 void dp_gro_complete(struct vxd_worker *w, bool all);

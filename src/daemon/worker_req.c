@@ -29,7 +29,7 @@ int vxd_worker_gro_rebuild(struct vxd_worker *w, uint32_t max_size, uint64_t hol
 		.max_flows = GRO_DEFAULT_MAX_FLOWS,
 		.max_size = max_size > GRO_DEFAULT_MAX_SIZE ? GRO_DEFAULT_MAX_SIZE : max_size,
 		.hold_ns = hold_ns,
-		.emit = dp_gro_emit,
+		.emit = w->n_gro_caps ? dp_gro_emit_captured : dp_gro_emit,
 		.emit_aux = w,
 	};
 	/* Build the new table first: on failure the old one stays, untouched. */
@@ -85,6 +85,7 @@ static int vxd_req_detach(struct vxd_worker *w, struct vxd_req *req)
 	 * this thread, which alone touches the pool. */
 	if (req->value && port_is_vxlan(wp->port))
 		vxlan_sock_rx_release(vxlan_port_sock(wp->port));
+	vxd_capture_detach_port(w, req->port_id);
 	port_io_fini(wp->port, &wp->io);
 	memset(&wp->io, 0, sizeof(wp->io));
 	wp->port = NULL;
@@ -192,6 +193,10 @@ static int64_t vxd_req_run(struct vxd_worker *w, struct vxd_req *req)
 	case VXD_REQ_SNAPSHOT:
 		vxd_req_snapshot(w, req->snap);
 		return 0;
+	case VXD_REQ_CAPTURE_START:
+		return vxd_capture_attach(w, req->capture);
+	case VXD_REQ_CAPTURE_STOP:
+		return vxd_capture_detach(w, req->capture);
 	}
 	return -EOPNOTSUPP;
 }

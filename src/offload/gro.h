@@ -241,6 +241,10 @@ struct gro_table;
  * first to deliver them); gro_destroy(NULL) is a no-op. */
 int gro_create(const struct gro_config *config, struct gro_table **out);
 void gro_destroy(struct gro_table *table);
+/* Replaces the emit callback, between two calls into the table: the
+ * daemon's capture taps decapsulated frames this way, so a datapath with
+ * no capture running pays nothing for it. */
+void gro_set_emit(struct gro_table *table, gro_emit_fn *emit, void *aux);
 
 /* Takes one frame (and the caller's reference) with the key the caller
  * parsed for it, or NULL for a frame never parsed (it passes through).  GRO

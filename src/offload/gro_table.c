@@ -69,6 +69,12 @@ int gro_create(const struct gro_config *config, struct gro_table **out)
 	return 0;
 }
 
+void gro_set_emit(struct gro_table *table, gro_emit_fn *emit, void *aux)
+{
+	table->emit = emit;
+	table->emit_aux = aux;
+}
+
 void gro_destroy(struct gro_table *table)
 {
 	if (!table)

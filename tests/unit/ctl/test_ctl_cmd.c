@@ -13,18 +13,9 @@
 #include <cmocka.h>
 
 #include "ctl/ctl_cmd.h"
+#include "ctl_parse_words.h"
 
-/* Split a copy of line into words and parse it. */
-static int parse_line(const char *line, struct ctl_cmd *cmd, struct ctl_err *err)
-{
-	char copy[1024];
-	char *words[CTL_MAX_WORDS + 8];
-	snprintf(copy, sizeof(copy), "%s", line);
-	int n = ctl_split_words(copy, words, CTL_MAX_WORDS + 8);
-	assert_true(n >= 0);
-	return ctl_cmd_parse(n, (const char *const *)words, cmd, err);
-}
-
+/* Parse, and fail the test with the refusal. */
 static void parse_ok(const char *line, struct ctl_cmd *cmd)
 {
 	struct ctl_err err;

@@ -1,10 +1,17 @@
 /* Unit tests for src/ctl/ctl_proto.c: request framing round trip, partial
- * input, and every way a request can be malformed. */
+ * input, every way a request can be malformed, and the streamed reply
+ * (chunks, a stop by the client, the final reply) against a fake daemon. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "ctl/ctl_proto.h"
@@ -112,6 +119,138 @@ static void test_reply_header(void **state)
 	assert_int_equal(ctl_proto_check_reply_hdr(&hdr), -EPROTO);
 }
 
+static void test_chunk_header(void **state)
+{
+	(void)state;
+	struct ctl_reply_hdr hdr;
+	ctl_proto_chunk_hdr(&hdr, CTL_STREAM_MAX_CHUNK);
+	assert_int_equal(hdr.flags, CTL_REPLY_STREAM);
+	assert_int_equal(ctl_proto_check_reply_hdr(&hdr), 0);
+	ctl_proto_chunk_hdr(&hdr, CTL_STREAM_MAX_CHUNK + 1);
+	assert_int_equal(ctl_proto_check_reply_hdr(&hdr), -EMSGSIZE);
+	ctl_proto_chunk_hdr(&hdr, 10);
+	hdr.status = CTL_STATUS_REFUSED; /* a chunk carries no status */
+	assert_int_equal(ctl_proto_check_reply_hdr(&hdr), -EPROTO);
+	ctl_proto_reply_hdr(&hdr, CTL_STATUS_OK, 10);
+	assert_int_equal(hdr.flags, 0);
+	hdr.flags = 2; /* unknown */
+	assert_int_equal(ctl_proto_check_reply_hdr(&hdr), -EPROTO);
+}
+
+/* A fake daemon: answers one request with `chunks` chunks "c0", "c1"...,
+ * then (if wait_eof) waits for the client's EOF before the final reply. */
+struct fake {
+	int listen_fd;
+	int chunks;
+	bool wait_eof;
+	bool saw_eof;
+};
+
+/* Best effort, and no cmocka assertion off the test's thread: a client
+ * that refused the stream has closed already. */
+static void send_reply(int fd, const struct ctl_reply_hdr *hdr, const char *body)
+{
+	if (send(fd, hdr, sizeof(*hdr), MSG_NOSIGNAL) == (ssize_t)sizeof(*hdr) && hdr->size &&
+	    send(fd, body, hdr->size, MSG_NOSIGNAL) < 0) {
+		/* the client is gone */
+	}
+}
+
+static void *fake_daemon(void *arg)
+{
+	struct fake *f = arg;
+	int fd = accept(f->listen_fd, NULL, NULL);
+	uint8_t in[8192];
+	ssize_t n = recv(fd, in, sizeof(in), 0);
+	(void)n;
+	struct ctl_reply_hdr hdr;
+	for (int i = 0; i < f->chunks; i++) {
+		char body[16];
+		snprintf(body, sizeof(body), "c%d", i);
+		ctl_proto_chunk_hdr(&hdr, (uint32_t)strlen(body));
+		send_reply(fd, &hdr, body);
+	}
+	if (f->wait_eof)
+		f->saw_eof = recv(fd, in, sizeof(in), 0) == 0;
+	ctl_proto_reply_hdr(&hdr, CTL_STATUS_OK, 5);
+	send_reply(fd, &hdr, "done\n");
+	close(fd);
+	return NULL;
+}
+
+struct got {
+	char text[64];
+	int calls;
+	int stop_after;
+};
+
+static int on_chunk(void *ctx, const uint8_t *body, size_t size)
+{
+	struct got *g = ctx;
+	strncat(g->text, (const char *)body, size);
+	return ++g->calls == g->stop_after ? -1 : 0;
+}
+
+static void run_fake(struct fake *f, const char *path, pthread_t *th)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	unlink(path);
+	f->listen_fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(f->listen_fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	assert_int_equal(listen(f->listen_fd, 1), 0);
+	assert_int_equal(pthread_create(th, NULL, fake_daemon, f), 0);
+}
+
+static void test_stream_call(void **state)
+{
+	(void)state;
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/vxswitch-test-stream-%d", (int)getpid());
+	const char *v[] = { "capture", "vnet0" };
+	int status;
+	char *text;
+	pthread_t th;
+
+	/* Three chunks in order; the client stops after the second (its
+	 * shutdown is the EOF the daemon waits for); the third is not passed
+	 * on; the final reply is read. */
+	struct fake f = { .chunks = 3, .wait_eof = true };
+	run_fake(&f, path, &th);
+	struct got g = { .stop_after = 2 };
+	struct ctl_stream_client sc = { .chunk = on_chunk, .ctx = &g };
+	assert_int_equal(ctl_proto_call_stream(path, 2, v, false, &sc, &status, &text), 0);
+	pthread_join(th, NULL);
+	close(f.listen_fd);
+	assert_true(f.saw_eof);
+	assert_string_equal(g.text, "c0c1");
+	assert_int_equal(status, CTL_STATUS_OK);
+	assert_string_equal(text, "done\n");
+	free(text);
+
+	/* A plain call must not accept a stream. */
+	f = (struct fake){ .chunks = 1 };
+	run_fake(&f, path, &th);
+	assert_int_equal(ctl_proto_call(path, 2, v, false, &status, &text), -EPROTO);
+	pthread_join(th, NULL);
+	close(f.listen_fd);
+
+	/* The stop flag (as a signal handler sets it) shuts the sending side
+	 * down too: set before the call, the daemon sees EOF after its chunks. */
+	volatile sig_atomic_t stop = 1;
+	f = (struct fake){ .chunks = 2, .wait_eof = true };
+	run_fake(&f, path, &th);
+	memset(&g, 0, sizeof(g));
+	sc = (struct ctl_stream_client){ .chunk = on_chunk, .ctx = &g, .stop = &stop };
+	assert_int_equal(ctl_proto_call_stream(path, 2, v, false, &sc, &status, &text), 0);
+	pthread_join(th, NULL);
+	close(f.listen_fd);
+	assert_true(f.saw_eof);
+	assert_string_equal(g.text, "c0c1");
+	free(text);
+	unlink(path);
+}
+
 static void test_call_without_daemon(void **state)
 {
 	(void)state;
@@ -131,6 +270,8 @@ int main(void)
 		cmocka_unit_test(test_encode_limits),
 		cmocka_unit_test(test_malformed_requests),
 		cmocka_unit_test(test_reply_header),
+		cmocka_unit_test(test_chunk_header),
+		cmocka_unit_test(test_stream_call),
 		cmocka_unit_test(test_call_without_daemon),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,7 +50,23 @@ struct fixture {
 	struct ctl_server *server;
 	int n_dispatched;
 	struct ctl_cmd last;
+	struct ctl_stream *stream;   /* `capture`: the stream begun */
+	int stops, gones;
 };
+
+/* The owner of a test stream: ends it on STOP, forgets it on GONE. */
+static void on_stream(void *arg, struct ctl_stream *st, enum ctl_stream_event ev)
+{
+	struct fixture *f = arg;
+	assert_ptr_equal(st, f->stream);
+	if (ev == CTL_STREAM_STOP) {
+		f->stops++;
+		ctl_stream_end(st, CTL_STATUS_OK, "stopped\n");
+	} else {
+		f->gones++;
+	}
+	f->stream = NULL;
+}
 
 static int dispatch(void *ctx, const struct ctl_cmd *cmd, struct ctl_print *out,
 		    struct ctl_err *err)
@@ -69,6 +85,11 @@ static int dispatch(void *ctx, const struct ctl_cmd *cmd, struct ctl_print *out,
 		return -ENOENT;
 	case CTL_FDB_FLUSH:
 		return -EBUSY; /* no message: the server words it */
+	case CTL_CAPTURE:
+		ctl_print_string(out, CTL_PRINT_ANY, NULL, "%s", "discarded");
+		f->stream = ctl_server_stream_begin(f->server, on_stream, f);
+		assert_non_null(f->stream);
+		return 0;
 	case CTL_FDB_SHOW: /* a long reply, to exercise partial sends */
 		for (int i = 0; i < 200000; i++)
 			ctl_print_uint(out, CTL_PRINT_ANY, NULL, "entry %" PRIu64 "\n", (uint64_t)i);
@@ -659,6 +680,117 @@ static void test_blocking_call_turned_away(void **state)
 		close(fds[i]);
 }
 
+/* Read one reply or chunk (header and body) while pumping the server. */
+static void read_frame(struct fixture *f, int fd, struct ctl_reply_hdr *hdr, char *body, size_t size)
+{
+	size_t got = 0, want = sizeof(*hdr);
+	for (int rounds = 0; rounds < 2000; rounds++) {
+		pump(f, 1);
+		uint8_t *dst = got < sizeof(*hdr) ? (uint8_t *)hdr + got : (uint8_t *)body + (got - sizeof(*hdr));
+		ssize_t n = recv(fd, dst, want - got, MSG_DONTWAIT);
+		if (n == 0)
+			fail_msg("server closed the connection");
+		if (n > 0)
+			got += (size_t)n;
+		if (got == sizeof(*hdr) && want == sizeof(*hdr)) {
+			assert_int_equal(ctl_proto_check_reply_hdr(hdr), 0);
+			assert_true(hdr->size < size);
+			want += hdr->size;
+		}
+		if (got == want && want > sizeof(*hdr) - 1 && (got > sizeof(*hdr) || hdr->size == 0)) {
+			body[hdr->size] = '\0';
+			return;
+		}
+	}
+	fail_msg("nothing came");
+}
+
+/* A client whose `capture` request the fixture answers with a stream. */
+static int start_stream(struct fixture *f)
+{
+	int fd = connect_raw(f);
+	const char *argv[] = { "capture", "vnet0" };
+	send_request(fd, false, 2, argv);
+	pump(f, 3);
+	assert_non_null(f->stream);
+	return fd;
+}
+
+static void test_stream_chunks_stop_and_final(void **state)
+{
+	struct fixture *f = *state;
+	int fd = start_stream(f);
+	assert_int_equal(ctl_stream_send(f->stream, "abc", 3), 0);
+	assert_int_equal(ctl_stream_send(f->stream, "defg", 4), 0);
+	struct ctl_reply_hdr hdr;
+	char body[256];
+	read_frame(f, fd, &hdr, body, sizeof(body));
+	assert_int_equal(hdr.flags, CTL_REPLY_STREAM);
+	assert_string_equal(body, "abc"); /* the printed "discarded" never went out */
+	read_frame(f, fd, &hdr, body, sizeof(body));
+	assert_string_equal(body, "defg");
+
+	/* Past every deadline, a streaming client stays. */
+	advance_ms(10 * 60 * 1000);
+	pump(f, 3);
+	assert_non_null(f->stream);
+	assert_int_equal(ctl_server_n_clients(f->server), 1);
+
+	/* Unread, the pending bytes are bounded: the owner is refused. */
+	static char big[CTL_STREAM_MAX_CHUNK];
+	int sent = 0, refused = 0;
+	for (int i = 0; i < 64 && !refused; i++) {
+		int ret = ctl_stream_send(f->stream, big, sizeof(big));
+		if (ret == -ENOBUFS)
+			refused++;
+		else
+			assert_int_equal(ret, 0), sent++;
+	}
+	assert_int_equal(refused, 1);
+	assert_true(sent <= CTL_STREAM_MAX_PENDING / CTL_STREAM_MAX_CHUNK + 1);
+	for (int i = 0; i < sent; i++) {
+		static char chunk[CTL_STREAM_MAX_CHUNK + 1];
+		read_frame(f, fd, &hdr, chunk, sizeof(chunk));
+		assert_int_equal(hdr.size, CTL_STREAM_MAX_CHUNK);
+	}
+
+	/* The client's stop: shut its sending side; the owner ends the stream;
+	 * the final reply comes, then EOF (a clean close). */
+	shutdown(fd, SHUT_WR);
+	read_frame(f, fd, &hdr, body, sizeof(body));
+	assert_int_equal(f->stops, 1);
+	assert_int_equal(hdr.flags, 0);
+	assert_int_equal(hdr.status, CTL_STATUS_OK);
+	assert_string_equal(body, "stopped\n");
+	assert_true(closed_by_server(f, fd));
+	struct ctl_server_stats st;
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.timed_out + st.idle_closed + st.dropped_slow + st.errors, 0);
+	close(fd);
+}
+
+static void test_stream_client_gone(void **state)
+{
+	struct fixture *f = *state;
+	int fd = start_stream(f);
+	close(fd);
+	pump(f, 3);
+	assert_int_equal(f->gones, 1);
+	assert_null(f->stream);
+	assert_int_equal(ctl_server_n_clients(f->server), 0);
+
+	/* Destroying the server tells a running stream's owner too. */
+	fd = start_stream(f);
+	ctl_server_destroy(f->server);
+	f->server = NULL;
+	assert_int_equal(f->gones, 2);
+	close(fd);
+	/* outside dispatch, no stream can begin */
+	struct ctl_server_opts opts = { .path = f->path, .clock = fake_clock };
+	assert_int_equal(ctl_server_create(&opts, &f->server), 0);
+	assert_null(ctl_server_stream_begin(f->server, on_stream, f));
+}
+
 static void test_stale_and_live_socket_files(void **state)
 {
 	struct fixture *f = *state;
@@ -708,6 +840,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_broken_server_is_fatal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blocking_client_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blocking_call_turned_away, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_chunks_stop_and_final, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_client_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_and_live_socket_files, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
