@@ -240,6 +240,11 @@ static void dp_datagram(struct vxd_worker *w, const struct vxd_view_sock *vs, st
 		return;
 	}
 	struct port_io *io = &w->ports[id].io;
+	if (!vxlan_port_is_remote(port, pkt->tunnel.family, pkt->tunnel.src)) {
+		port_count_drop(io, DROP_VXLAN_UNKNOWN_REMOTE);
+		pkt_free(pkt);
+		return;
+	}
 	pkt->in_port = port->id;
 	struct flow_key key;
 	enum drop_reason reason = flow_extract_vxlan(pkt, &key);

@@ -42,6 +42,7 @@
 	X(VXLAN_NO_VNI_FLAG, "vxlan_no_vni_flag")                           \
 	X(VXLAN_RESERVED_BITS, "vxlan_reserved_bits")                       \
 	X(VXLAN_UNKNOWN_VNI, "vxlan_unknown_vni")                           \
+	X(VXLAN_UNKNOWN_REMOTE, "vxlan_unknown_remote")                     \
 	X(VXLAN_BAD_OUTER_CSUM, "vxlan_bad_outer_csum")                     \
 	/* virtio_net_hdr from a TAP */                                     \
 	X(VNET_HDR_TRUNCATED, "vnet_hdr_truncated")                         \

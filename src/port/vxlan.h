@@ -243,6 +243,12 @@ int vxlan_port_open(const struct vxlan_options *opts, struct vxlan_sock *sock, s
 bool port_is_vxlan(const struct port *port);
 struct vxlan_sock *vxlan_port_sock(const struct port *port);
 const struct vxlan_options *vxlan_port_options(const struct port *port);
+/* True when `addr` (family 4 or 6) is one of the port's remotes.  VXLAN has
+ * no authentication: a datagram from anywhere else is refused by the
+ * datapath (vxlan_unknown_remote) rather than let a host that can reach
+ * the UDP port inject frames into a VNI and teach its FDB (docs/SECURITY.md).
+ * Safe on any thread: the options are immutable once the port is open. */
+bool vxlan_port_is_remote(const struct port *port, uint8_t family, const uint8_t *addr);
 /* Settings, and the counters of one worker's `io` (NULL: they read as 0);
  * call it on the worker that owns `io`. */
 void vxlan_port_get_info(const struct port *port, const struct port_io *io, struct vxlan_port_info *out);

@@ -33,6 +33,16 @@ const struct vxlan_options *vxlan_port_options(const struct port *port)
 	return &vxlan_port_cast(port)->opts;
 }
 
+bool vxlan_port_is_remote(const struct port *port, uint8_t family, const uint8_t *addr)
+{
+	const struct vxlan_options *o = &vxlan_port_cast(port)->opts;
+	size_t len = family == 6 ? 16 : 4;
+	for (unsigned i = 0; i < o->n_remotes; i++)
+		if (o->remotes[i].family == family && memcmp(o->remotes[i].bytes, addr, len) == 0)
+			return true;
+	return false;
+}
+
 void vxlan_port_get_info(const struct port *port, const struct port_io *io, struct vxlan_port_info *out)
 {
 	const struct vxlan_port *vp = vxlan_port_cast(port);

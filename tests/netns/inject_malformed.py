@@ -10,6 +10,10 @@ a valid stream, and prints what it sent as "reason count" lines.
                                             30-36 (and one for a VNI with no
                                             port) in UDP datagrams to DST:4789
 
+  inject_malformed.py spoof DST ROUNDS SRC VNI
+                                            well-formed VXLAN from SRC, which is
+                                            not a remote of the port
+
 Reasons come from golden_malformed.expect, the same oracle `make golden`
 checks the parser against offline; here the running daemon must count each
 frame under that reason."""
@@ -84,10 +88,33 @@ def send_underlay(dst, rounds, vni):
     return counts
 
 
+def send_spoofed(dst, rounds, src, vni):
+    """Well-formed VXLAN in VNI `vni` from `src`, an address that is not a
+    remote of the port: an inner ARP request and a unicast frame from
+    02:00:00:00:66:66, which the switch must neither forward nor learn."""
+    from scapy.all import ARP, Ether, IP, UDP, Raw
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((src, 0))
+    hdr = struct.pack("!II", 0x08000000, vni << 8)
+    inner = [bytes(Ether(src="02:00:00:00:66:66", dst="ff:ff:ff:ff:ff:ff") /
+                   ARP(op=1, hwsrc="02:00:00:00:66:66", psrc="192.0.2.66", pdst="192.0.2.1")),
+             bytes(Ether(src="02:00:00:00:66:66", dst="02:00:00:00:00:01") /
+                   IP(src="192.0.2.66", dst="192.0.2.1") / UDP(sport=9, dport=9) / Raw(b"spoofed"))]
+    n = 0
+    for _ in range(rounds):
+        for f in inner:
+            s.sendto(hdr + f, (dst, 4789))
+            n += 1
+        time.sleep(0.002)
+    return {"vxlan_unknown_remote": n}
+
+
 def main():
     mode, target, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if mode == "tap":
         counts = send_tap(target, rounds)
+    elif mode == "spoof":
+        counts = send_spoofed(target, rounds, sys.argv[4], int(sys.argv[5]))
     else:
         counts = send_underlay(target, rounds, int(sys.argv[4]) if len(sys.argv) > 4 else 99)
     for reason in sorted(counts):

@@ -8,7 +8,9 @@
 #     no tap hands one over: it comes as a cut inner frame from the underlay);
 #   - through the underlay socket, from host 2's namespace: the VXLAN
 #     payloads of frames 30-36 (bad flags, reserved bits, cut VXLAN
-#     header, broken inner frames in VNI 99) and a VNI with no port.
+#     header, broken inner frames in VNI 99) and a VNI with no port;
+#   - well-formed VXLAN in VNI 99 from an underlay address that is not a
+#     remote of the port (a spoofing host): refused, nothing learnt.
 # The stream completes; every bad frame is counted under the reason
 # golden_malformed.expect gives it (the counts add up to the frames sent);
 # the daemon stays up, forwards afterwards, and exits with no ASan or UBSan
@@ -53,6 +55,10 @@ nvm1 ip link set vnet1 mtu 9000
 nvm1 /usr/bin/python3 tests/netns/inject_malformed.py tap vnet1 $ROUNDS >"$RIG_DIR/sent_tap"
 nvm1 ip link set vnet1 mtu "$(vm_mtu)"
 nh2 /usr/bin/python3 tests/netns/inject_malformed.py underlay "$(u_addr 1)" $ROUNDS 99 >"$RIG_DIR/sent_udp"
+# A host on the underlay that is no remote of vx99: well-formed VXLAN in
+# VNI 99, spoofing a VM, refused whole (and learnt nowhere).
+nh2 ip addr add 198.51.100.3/24 dev u2
+nh2 /usr/bin/python3 tests/netns/inject_malformed.py spoof "$(u_addr 1)" $ROUNDS 198.51.100.3 99 >>"$RIG_DIR/sent_udp"
 wait "$ipid" || fail "iperf3 did not complete under the bad frames"
 gbit=$(cat "$RIG_DIR/rate")
 drops 1 >"$RIG_DIR/drops1"
@@ -70,7 +76,8 @@ if ! diff "$RIG_DIR/expected" "$RIG_DIR/counted" >"$RIG_DIR/diff"; then
 	cat "$RIG_DIR/diff" >&2
 	fail "bad frames not counted under their reasons"
 fi
-pass "$total bad frames at the tap and the underlay socket, each counted under its reason; iperf3 completed ($gbit Gbit/s)"
+! vx 1 fdb show vni 99 | grep -q "02:00:00:00:66:66" || fail "a MAC spoofed from a host that is no remote was learnt"
+pass "$total bad frames at the tap and the underlay socket (spoofed VXLAN from a non-remote included), each counted under its reason, nothing learnt from them; iperf3 completed ($gbit Gbit/s)"
 
 kill -0 "$VXD_PID_1" || fail "vxswitchd (ASan) died"
 nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "no forwarding after the bad frames"

@@ -402,6 +402,9 @@ static void test_gro_hold_timer_is_real(void **state)
 				  .sll_ifindex = (int)if_nametoindex(tap) };
 	assert_int_equal(bind(ps, (struct sockaddr *)&ll, sizeof(ll)), 0);
 	int udp = socket(AF_INET, SOCK_DGRAM, 0);
+	/* From the port's remote: datagrams from anywhere else are refused. */
+	struct sockaddr_in from = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000002) };
+	assert_int_equal(bind(udp, (struct sockaddr *)&from, sizeof(from)), 0);
 	frames_on(ps, 50); /* whatever the kernel said on the new link */
 
 	assert_int_equal(run(vxd, false, &out, &err, "set gro-hold-us 1000"), 0);
