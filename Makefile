@@ -6,6 +6,8 @@ SHELL := /bin/bash
 #                   against tshark, fuzz targets (FUZZ_SECONDS each), netns
 #                   system tests
 #   make fuzz       run each fuzz target for FUZZ_SECONDS (default 60)
+#   make fuzz-long  the long campaign: FUZZ_LONG_SECONDS (1800) per target,
+#                   stats and a summary under build-fuzz/fuzz-long/
 #   make bench      build and run the micro-benchmarks
 #   make demo       the two-host overlay demo (needs root)
 #   make install    vxswitchd, vxctl, man pages, systemd unit, example config
@@ -50,7 +52,7 @@ TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 PRELOADS   := $(BUILD)/tests/tools/refuse_offloads.so
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all install deps test unit unit-run unit-asan asan-daemon unit-tsan golden fuzz fuzz-build netns bench bench-smoke micro demo clean
+.PHONY: all install deps test unit unit-run unit-asan asan-daemon unit-tsan golden fuzz fuzz-long fuzz-build netns bench bench-smoke micro demo clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -172,6 +174,26 @@ fuzz: fuzz-build
 	    | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|Done' ; \
 	  test $${PIPESTATUS[0]} -eq 0; \
 	done
+
+# The long campaign: FUZZ_LONG_SECONDS (default 1800) per target, every
+# line of libFuzzer's final stats kept in $(FUZZ_BUILD)/fuzz-long/NAME.log
+# and the executions, coverage and findings summed up in
+# $(FUZZ_BUILD)/fuzz-long/summary.txt.  A crash stops the target; its
+# input is in $(FUZZ_BUILD)/crash-*: minimise it and commit it under
+# fuzz/regressions/NAME/.
+FUZZ_LONG_SECONDS ?= 1800
+fuzz-long: fuzz-build
+	@mkdir -p $(FUZZ_BUILD)/fuzz-long; : >$(FUZZ_BUILD)/fuzz-long/summary.txt; rc=0; \
+	for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
+	  echo "== fuzz-long $$n for $(FUZZ_LONG_SECONDS)s"; \
+	  $$f -max_total_time=$(FUZZ_LONG_SECONDS) -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
+	    $(FUZZ_BUILD)/corpus/$$n $$( [ -d fuzz/corpus/$$n ] && echo fuzz/corpus/$$n ) \
+	    >$(FUZZ_BUILD)/fuzz-long/$$n.log 2>&1 || rc=1; \
+	  execs=$$(awk '/stat::number_of_executed_units/ { print $$2 }' $(FUZZ_BUILD)/fuzz-long/$$n.log); \
+	  cov=$$(grep -o 'cov: [0-9]*' $(FUZZ_BUILD)/fuzz-long/$$n.log | tail -1); \
+	  crash=$$(grep -c 'ERROR: \|SUMMARY: ' $(FUZZ_BUILD)/fuzz-long/$$n.log || true); \
+	  echo "$$n: $$execs executions, $$cov, $$crash findings" | tee -a $(FUZZ_BUILD)/fuzz-long/summary.txt; \
+	done; exit $$rc
 
 # ---- benchmarks and demo ---------------------------------------------------
 
