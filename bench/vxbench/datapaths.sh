@@ -42,6 +42,27 @@ dp_vxswitch_notes() {
 }
 dp_vxswitch_down() { rig_vxswitchd_stop 1; rig_vxswitchd_stop 2; }
 
+# ---- mixed pairs: vxswitch on host 1, another VTEP on host 2 -----------------
+# Interop as a benchmark: the same rig, vm1 behind vxswitchd, vm2 behind the
+# kernel's vxlan (its defaults, as dp_kernel) or Open vSwitch (as dp_ovs).
+# Compare each with the pair of the peer alone (kernel, ovs) in the same run.
+# Against Open vSwitch our port needs `udpcsum off` (docs/INTEROP.md: a veth
+# underlay leaves our checksums unfinished, and OVS drops them).
+
+dp_vxswitch_kernel_up() { rig_vxswitchd 1 && KERNEL_UDPCSUM=0 rig_kernel 2; }
+dp_vxswitch_kernel_notes() { dp_vxswitch_notes; }
+dp_vxswitch_kernel_down() { rig_vxswitchd_stop 1; }
+
+dp_vxswitch_ovs_up() {
+	RIG_EXTRA_CONF="" rig_vxswitchd 1 || return 1
+	vx 1 port del "vx$VNI" && vx 1 port add "vx$VNI" type vxlan vni "$VNI" local "$(u_addr 1)" \
+		remote "$(u_addr 2)" udpcsum off >/dev/null || return 1
+	ovs_start 2 false afpacket || return 1
+	n "$H2" ping -c 1 -W 2 "$(u_addr 1)" >/dev/null 2>&1 || true
+}
+dp_vxswitch_ovs_notes() { dp_vxswitch_notes; dp_ovs_notes; }
+dp_vxswitch_ovs_down() { rig_vxswitchd_stop 1; }
+
 # ---- Open vSwitch, userspace (netdev) datapath with userspace tunnelling --------
 # One ovsdb-server + ovs-vswitchd per host namespace, each with its own run
 # directory (they would collide on per-bridge sockets otherwise).  br-phy
