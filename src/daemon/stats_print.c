@@ -69,6 +69,11 @@ static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, cons
 		ctl_print_bool(p, CTL_PRINT_ANY, "tso", " tso %s", ti.offloads_active & TAP_OL_TSO);
 		ctl_print_bool(p, CTL_PRINT_ANY, "csum", " csum %s", ti.offloads_active & TAP_OL_CSUM);
 		ctl_print_bool(p, CTL_PRINT_ANY, "uso", " uso %s", ti.offloads_active & TAP_OL_USO);
+		const struct ctl_port_add *cfg = &vxd->port_cfg[port->id];
+		ctl_print_mac(p, CTL_PRINT_ANY, "mac", " mac %s", ti.mac);
+		ctl_print_string(p, CTL_PRINT_ANY, "netns", cfg->netns[0] ? " netns %s" : "", cfg->netns);
+		ctl_print_uint(p, CTL_PRINT_ANY, "max_macs", cfg->max_macs ? " max-macs %" PRIu64 : "", cfg->max_macs);
+		ctl_print_bool(p, CTL_PRINT_JSON, "created", "%s", ti.created);
 	} else if (port_is_vxlan(port)) {
 		const struct vxlan_options *vo = vxlan_port_options(port);
 		vxd_print_ip(p, "local", " local %s", vo->local.family, vo->local.bytes);

@@ -32,6 +32,16 @@ rig_vxswitchd 1
 rig_vxswitchd 2
 nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping"
 
+# port show says what each tap's line set: MAC, namespace, max-macs.
+mac1=$(nvm1 cat /sys/class/net/vnet1/address)
+vx 1 port show | grep -q "^vnet1 .* mac $mac1 netns $VM1" || fail "port show lacks vnet1's MAC and netns: $(vx 1 port show)"
+vx 1 port del vnet1 && vx 1 port add vnet1 type tap vni 99 netns "$VM1" mtu "$(vm_mtu)" max-macs 7 >/dev/null
+rig_vm_addrs 1 vnet1
+vx 1 port show | grep -q "^vnet1 .* max-macs 7" || fail "port show lacks max-macs: $(vx 1 port show)"
+[ "$(vx_port 1 vnet1 max_macs)" = 7 ] || fail "port show -j lacks max_macs"
+nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after re-adding vnet1"
+pass "port show gives a tap's MAC, netns and max-macs"
+
 # hist SIDE PORT BUCKET: frames sent to PORT in a tx_size_hist bucket.
 hist() { vx_stat "$1" "[b['frames'] for b in port('$2')['tx_size_hist'] if b['bucket'] == '$3'][0]"; }
 big_to_vm2() { echo $(( $(hist 2 vnet2 1.5K-8K) + $(hist 2 vnet2 8K-16K) + $(hist 2 vnet2 16K-32K) + $(hist 2 vnet2 32K-64K) + $(hist 2 vnet2 '>=64K') )); }
