@@ -248,25 +248,26 @@ out:
 
 /* ---- the link that holds an address ------------------------------------------ */
 
-/* Looks for `addr` among the RTM_NEWADDR messages of one datagram: the
- * link index, 0 when not there (-1: the dump is done). */
-static int rtnl_addr_match(const char *buf, ssize_t n, int family, const uint8_t *addr)
+/* Looks for `addr` among the RTM_NEWADDR messages of one datagram: sets
+ * *found to the link index if it is there, and returns true once the dump
+ * is done (NLMSG_DONE or an error). */
+static bool rtnl_addr_match(const char *buf, ssize_t n, int family, const uint8_t *addr, int *found)
 {
 	size_t alen = family == 6 ? 16 : 4;
 	for (const struct nlmsghdr *nh = (const struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n);
 	     nh = NLMSG_NEXT(nh, n)) {
 		if (nh->nlmsg_type == NLMSG_DONE || nh->nlmsg_type == NLMSG_ERROR)
-			return -1;
+			return true;
 		if (nh->nlmsg_type != RTM_NEWADDR || nh->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifaddrmsg)))
 			continue;
 		const struct ifaddrmsg *ifa = NLMSG_DATA(nh);
 		size_t left = nh->nlmsg_len - NLMSG_LENGTH(sizeof(*ifa));
 		for (const struct rtattr *rta = IFA_RTA(ifa); RTA_OK(rta, left); rta = RTA_NEXT(rta, left))
 			if ((rta->rta_type == IFA_LOCAL || rta->rta_type == IFA_ADDRESS) &&
-			    RTA_PAYLOAD(rta) == alen && memcmp(RTA_DATA(rta), addr, alen) == 0)
-				return (int)ifa->ifa_index;
+			    RTA_PAYLOAD(rta) == alen && memcmp(RTA_DATA(rta), addr, alen) == 0 && *found <= 0)
+				*found = (int)ifa->ifa_index;
 	}
-	return 0;
+	return false;
 }
 
 int rtnl_addr_ifindex(int family, const uint8_t *addr)
@@ -289,18 +290,16 @@ int rtnl_addr_ifindex(int family, const uint8_t *addr)
 		found = -errno;
 		goto out;
 	}
-	for (;;) {
+	int index = 0;
+	for (;;) { /* read the dump to its end, found or not */
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			break;
-		int m = rtnl_addr_match(buf, n, family, addr);
-		if (m > 0 && found < 0)
-			found = m; /* read the dump to its end all the same */
-		if (m < 0)
+		if (n <= 0 || rtnl_addr_match(buf, n, family, addr, &index))
 			break;
 	}
+	if (index > 0)
+		found = index;
 out:
 	close(fd);
 	return found;

@@ -137,8 +137,8 @@ rig_vxswitchd() {
 		[ -S "$sock" ] && n "$vm" ip link show "vnet$side" >/dev/null 2>&1 && break
 		sleep 0.05
 	done
-	if ! [ -S "$sock" ]; then
-		echo "vxswitchd $side did not start:" >&2
+	if ! [ -S "$sock" ] || ! n "$vm" ip link show "vnet$side" >/dev/null 2>&1; then
+		echo "vxswitchd $side did not start (or made no vnet$side in $vm):" >&2
 		cat "$RIG_DIR/h$side.log" >&2
 		return 1
 	fi
