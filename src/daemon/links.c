@@ -10,9 +10,12 @@
  *
  * What an event does:
  *   - RTM_NEWLINK of a name whose tap port is lost (its device went away,
- *     datapath.c): the port reattaches at once (vxd_reattach_port); the
- *     once-a-second check in the control loop stays as the safety net for
- *     lost messages;
+ *     datapath.c): the port reattaches at once (vxd_reattach_port).  The
+ *     device may still be held by whoever made it (`ip tuntap add` holds
+ *     it while it sets it up, and a device that is down sends no event
+ *     when that ends): then the control loop retries every
+ *     VXD_REATTACH_RETRY_MS for a few seconds.  The once-a-second check
+ *     stays as the safety net for lost messages;
  *   - a device that goes down (not IFF_UP, or no carrier: not
  *     IFF_LOWER_UP) or away marks its port down, with since when, and
  *     counts it; up again clears it.  A tap that is down is published in
@@ -191,8 +194,11 @@ static void vxd_link_event(void *aux, const struct rtnl_link_event *ev)
 		bool match = ls->ifindex ? ev->link.ifindex == ls->ifindex : strcmp(ev->link.name, ls->dev) == 0;
 		if (!match)
 			continue;
-		if (port_is_tap(vxd->ports[i]) && !ev->deleted && c->n_reattach < VXD_MAX_PORTS)
-			c->reattach[c->n_reattach++] = i; /* if it is lost: after the loop, ids may move */
+		/* A lost tap's device is back and nobody holds it (no carrier):
+		 * reattach it once this batch of events is read (ids move). */
+		if (port_is_tap(vxd->ports[i]) && !ev->deleted && !(ev->link.flags & IFF_LOWER_UP) &&
+		    c->n_reattach < VXD_MAX_PORTS)
+			c->reattach[c->n_reattach++] = i;
 		vxd_link_set(vxd, i, !ev->deleted, ev->link.flags);
 	}
 }
@@ -209,11 +215,12 @@ void vxd_links_input(struct vxd *vxd, unsigned w)
 		for (uint16_t i = 1; i < VXD_MAX_PORTS; i++)
 			if (vxd->ports[i] && vxd->links[i].watch == (int)w)
 				vxd_link_refresh(vxd, i);
-		vxd_reattach_lost(vxd);
+		vxd_reattach_lost(vxd, "periodic check");
 		return;
 	}
 	for (unsigned k = 0; k < c.n_reattach; k++)
-		vxd_reattach_port(vxd, c.reattach[k], "link event");
+		if (vxd_reattach_port(vxd, c.reattach[k], "link event") < 0)
+			vxd->reattach_retry_until_ns = vxd_now_ns() + VXD_REATTACH_RETRY_FOR_MS * 1000000ull;
 }
 
 void vxd_links_close(struct vxd *vxd)

@@ -414,13 +414,13 @@ static int vxd_add_vxlan(struct vxd *vxd, const struct ctl_port_add *pa, int id,
 	return 0;
 }
 
-bool vxd_reattach_port(struct vxd *vxd, uint16_t id, const char *why)
+int vxd_reattach_port(struct vxd *vxd, uint16_t id, const char *why)
 {
 	if (!vxd->ports[id] || !port_is_tap(vxd->ports[id]) || !vxd_snapshot(vxd)->ports[id].lost_ns)
-		return false;
+		return 0;
 	const struct ctl_port_add *cfg = &vxd->port_cfg[id];
-	if (!tap_device_exists(cfg->name, cfg->netns[0] ? cfg->netns : NULL))
-		return false;
+	if (!tap_device_free(cfg->name, cfg->netns[0] ? cfg->netns : NULL))
+		return 0;
 	struct ctl_port_add pa = *cfg; /* the removal clears port_cfg[id] */
 	uint64_t reattaches = vxd->links[id].reattaches;
 	struct ctl_print out;
@@ -434,9 +434,11 @@ bool vxd_reattach_port(struct vxd *vxd, uint16_t id, const char *why)
 		vxd->links[back->id].reattaches = reattaches + 1;
 		vxd->links[back->id].reattached_by = why;
 		VLOG_INFO("port", "%s: its device is back: reattached (%s)", pa.name, why);
-	} else
-		VLOG_WARN("port", "%s: its device is back but cannot be reattached: %s", pa.name, err.msg);
-	return ret == 0;
+		return 1;
+	}
+	static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 10);
+	VLOG_WARN_RL(&rl, "port", "%s: its device is back but cannot be attached yet: %s", pa.name, err.msg);
+	return -1;
 }
 
 /* A tap whose device went away comes back by itself once a device of its
@@ -444,39 +446,48 @@ bool vxd_reattach_port(struct vxd *vxd, uint16_t id, const char *why)
  * VM manager): at once on its link event (links.c), and, in case that
  * message was lost, checked from the control loop once a second, no
  * faster, and only while some tap is down. */
-void vxd_reattach_lost(struct vxd *vxd)
+unsigned vxd_reattach_lost(struct vxd *vxd, const char *why)
 {
 	const struct vxd_snapshot *snap = NULL;
+	unsigned still = 0;
 	for (uint16_t i = 1; i < VXD_MAX_PORTS; i++) {
 		if (!vxd->ports[i] || !port_is_tap(vxd->ports[i]))
 			continue;
 		if (!snap)
 			snap = vxd_snapshot(vxd);
-		if (snap->ports[i].lost_ns && vxd_reattach_port(vxd, i, "periodic check"))
+		if (!snap->ports[i].lost_ns)
+			continue;
+		if (vxd_reattach_port(vxd, i, why) > 0)
 			snap = NULL; /* ids moved: take a fresh one for the next */
+		else
+			still++;
 	}
+	return still;
 }
 
 int vxd_port_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_print *out, struct ctl_err *err)
 {
 	struct port *old = vxd_port_by_name(vxd, pa->name);
-	if (old && vxd_snapshot(vxd)->ports[old->id].lost_ns) {
-		/* Its device went away: the new port replaces it. */
-		int ret = vxd_port_remove(vxd, old->id, err);
-		if (ret < 0)
-			return ret;
-		old = NULL;
-	}
-	if (old)
+	/* A port whose device went away is replaced; the new one is made
+	 * first and the lost one removed only once it works, so an attempt
+	 * that fails (the device still held by whoever made it) leaves the
+	 * lost port there for the next attempt. */
+	bool replace = old && vxd_snapshot(vxd)->ports[old->id].lost_ns;
+	if (old && !replace)
 		return vxd_refuse(err, -EEXIST, "port %s: exists", pa->name);
 	int id = vxd_free_id(vxd);
 	if (id < 0)
 		return vxd_refuse(err, id, "port %s: too many ports (%d)", pa->name, VXD_MAX_PORTS - 1);
 	int ret = pa->type == CTL_PORT_TAP ? vxd_add_tap(vxd, pa, id, out, err) : vxd_add_vxlan(vxd, pa, id, out, err);
-	if (ret == 0) {
-		vxd->port_cfg[id] = *pa;
-		vxd_links_port_added(vxd, (uint16_t)id);
-		vxd_check_wire_csum(vxd, (uint16_t)id, out);
+	if (ret < 0)
+		return ret;
+	if (replace) {
+		struct ctl_err e = { 0 };
+		if (vxd_port_remove(vxd, old->id, &e) < 0)
+			VLOG_ERR("port", "%s: the lost port it replaces cannot be removed: %s", pa->name, e.msg);
 	}
-	return ret;
+	vxd->port_cfg[id] = *pa;
+	vxd_links_port_added(vxd, (uint16_t)id);
+	vxd_check_wire_csum(vxd, (uint16_t)id, out);
+	return 0;
 }

@@ -199,7 +199,7 @@ int vxd_run(struct vxd *vxd)
 {
 	while (!vxd->stop) {
 		struct epoll_event events[8];
-		int n = epoll_wait(vxd->epfd, events, 8, 1000);
+		int n = epoll_wait(vxd->epfd, events, 8, vxd->reattach_retry_until_ns ? VXD_REATTACH_RETRY_MS : 1000);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -226,9 +226,13 @@ int vxd_run(struct vxd *vxd)
 		if (vxd->reload_pending)
 			vxd_reload_now(vxd);
 		uint64_t now = vxd_now_ns();
+		if (vxd->reattach_retry_until_ns) {
+			if (now >= vxd->reattach_retry_until_ns || vxd_reattach_lost(vxd, "link event") == 0)
+				vxd->reattach_retry_until_ns = 0;
+		}
 		if (now - vxd->last_reattach_ns >= 1000000000ull) {
 			vxd->last_reattach_ns = now;
-			vxd_reattach_lost(vxd);
+			vxd_reattach_lost(vxd, "periodic check");
 		}
 		if (vxd_now_ns() - vxd->diag_cur_ns > VXD_DIAG_WINDOW_NS)
 			vxd_diag_snapshot(vxd, false);

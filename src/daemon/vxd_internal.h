@@ -85,6 +85,10 @@ struct vxd {
 	uint64_t diag_cur_ns;
 	uint64_t start_ns;
 	uint64_t last_reattach_ns;
+	/* A lost tap's device came back (link event) but could not be
+	 * attached yet (its maker still held it): retried every
+	 * VXD_REATTACH_RETRY_MS until then. */
+	uint64_t reattach_retry_until_ns;
 	struct vxd_link_watch watches[VXD_MAX_WATCHES];
 	struct vxd_link_state links[VXD_MAX_PORTS];
 
@@ -109,12 +113,14 @@ int vxd_port_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_prin
  * new VNI table cannot be built. */
 int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err);
 struct port *vxd_port_by_name(const struct vxd *vxd, const char *name);
-/* Reattaches taps whose device went away and is there again (a safety net
- * for lost link events; run once a second while a tap is down). */
-void vxd_reattach_lost(struct vxd *vxd);
+/* Reattaches taps whose device went away and is there again (once a
+ * second: a safety net for lost link events; and while a retry is due). */
+unsigned vxd_reattach_lost(struct vxd *vxd, const char *why); /* -> taps still lost */
 /* Reattaches port `id` if its tap is lost and a device of its name is
- * there; `why` goes in the log.  True when it did. */
-bool vxd_reattach_port(struct vxd *vxd, uint16_t id, const char *why);
+ * there; `why` goes in the log.  1: reattached; 0: nothing to do (not
+ * lost, no free device); -1: tried and failed (the port stays lost). */
+int vxd_reattach_port(struct vxd *vxd, uint16_t id, const char *why);
+enum { VXD_REATTACH_RETRY_MS = 20, VXD_REATTACH_RETRY_FOR_MS = 3000 };
 /* The vxlan port of `vni`, if any (the first one). */
 struct port *vxd_vxlan_of_vni(const struct vxd *vxd, uint32_t vni);
 

@@ -1,5 +1,7 @@
 #include "port/tap.h"
 
+#define TAP_IFF_LOWER_UP 0x10000 /* linux/if.h IFF_LOWER_UP: carrier on */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
@@ -434,7 +436,7 @@ static const struct port_class tap_port_class = {
 	.destroy = tap_destroy,
 };
 
-bool tap_device_exists(const char *name, const char *netns)
+bool tap_device_free(const char *name, const char *netns)
 {
 	int ns = -1;
 	if (netns) {
@@ -446,5 +448,5 @@ bool tap_device_exists(const char *name, const char *netns)
 	int err = rtnl_link_get(ns, name, 0, &li);
 	if (ns >= 0)
 		close(ns);
-	return err == 0;
+	return err == 0 && !(li.flags & TAP_IFF_LOWER_UP);
 }

@@ -108,8 +108,11 @@ void tap_port_get_info(const struct port *port, const struct port_io *io, struct
 
 bool port_is_tap(const struct port *port);
 
-/* Is there a link `name` in namespace `netns` (NULL: ours)?  For a port
- * whose device went away: the daemon reattaches when it is back. */
-bool tap_device_exists(const char *name, const char *netns);
+/* True when a device `name` is there in `netns` (NULL: the daemon's) and
+ * no process holds it open: no carrier (a tap has carrier exactly while
+ * some fd is attached).  `ip tuntap add` holds the device for a moment
+ * while it makes it: attaching then would fail with EBUSY, so a lost port
+ * waits for the carrier to go (the next link event, or the next check). */
+bool tap_device_free(const char *name, const char *netns);
 
 #endif
