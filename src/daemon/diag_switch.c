@@ -43,7 +43,7 @@ static void diag_vni_no_vxlan(const struct diag_input *in, struct diag_report *r
 			continue; /* said once per VNI; a local-only VNI of several VMs is fine */
 		struct diag_finding *f = diag_add(r, in, DIAG_VNI_NO_VXLAN, p->name,
 			"VNI %u has %u tap%s (%s%s) and no vxlan port: its frames reach no other host "
-			"(%" PRIu64 " dropped as fdb_dst_unknown); a tap added without `vni` sits in VNI 0: "
+			"(%" PRIu64 " dropped as fdb_dst_unknown): "
 			"give it the VNI of its vxlan port, or add a vxlan port for VNI %u",
 			p->vni, taps, taps == 1 ? "" : "s", p->name, taps > 1 ? ", ..." : "", unknown, p->vni);
 		diag_num(f, "vni", p->vni);
