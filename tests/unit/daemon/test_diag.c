@@ -180,6 +180,22 @@ static void test_ovs_like_peer(void **state)
 	assert_no_finding(f);
 }
 
+/* The same peer slower (0.8 Gbit/s in the netns rig): datagrams trickle
+ * in and GRO merges ~3 segments a frame, 4.2 KB: the peer sets the pace,
+ * not us.  One segment a frame less and it is a finding. */
+static void test_slow_ovs_like_peer(void **state)
+{
+	struct fx *f = *state;
+	uint64_t acks = 60000, data = 20000;
+	tap_tx(f, data + acks, data * 4200 + acks * 66, acks, acks * 66);
+	gro(f, 3 * data, data, acks);
+	sock_rx(f, 3 * data + acks, 0, 3 * data * 1450 + acks * 116);
+	assert_no_finding(f);
+	tap_tx(f, data + acks, data * 2700 + acks * 66, acks, acks * 66);
+	gro(f, 19 * data / 10, data, acks);
+	assert_cause(f, DIAG_SMALL_FRAMES_NO_TSO);
+}
+
 /* Small frames that are not TCP (a UDP stream): nothing GRO could do. */
 static void test_small_udp_is_no_problem(void **state)
 {
@@ -448,6 +464,7 @@ int main(void)
 		T(test_bulk_tcp_into_the_vm),
 		T(test_ack_only_direction),
 		T(test_ovs_like_peer),
+		T(test_slow_ovs_like_peer),
 		T(test_small_udp_is_no_problem),
 		T(test_a_note_is_no_problem),
 		T(test_remote_silent),
