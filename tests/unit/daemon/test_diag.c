@@ -150,7 +150,7 @@ static void test_bulk_tcp_into_the_vm(void **state)
 	tap_tx(f, 100000 + 5000, 100000ull * 60000 + 5000 * 66, 5000, 5000 * 66);
 	gro(f, 4500000, 100000, 5000);
 	sock_rx(f, 4500000, 70000, 4500000ull * 1450);
-	f->now.worker_cpu_ns = 3 * SEC; /* half a core over 6 s */
+	f->now.cpu_user_us = 2000000, f->now.cpu_sys_us = 1000000; /* half a core over 6 s */
 	assert_no_finding(f);
 }
 
@@ -420,17 +420,35 @@ static void test_tap_queue_and_socket_drops(void **state)
 static void test_cpu_saturated(void **state)
 {
 	struct fx *f = *state;
-	f->then.worker_cpu_ns = 10 * SEC;
-	f->now.worker_cpu_ns = 10 * SEC + 5 * SEC; /* 5 s of 6 */
+	f->then.cpu_user_us = 7000000, f->then.cpu_sys_us = 3000000;
+	f->now.cpu_user_us = 9000000, f->now.cpu_sys_us = 6000000; /* 5 s of 6 */
 	assert_no_finding(f);
-	f->now.worker_cpu_ns = 10 * SEC + 5950000000ull;
+	f->now.cpu_sys_us = 6950000;
 	const struct diag_finding *fd = assert_cause(f, DIAG_CPU_SATURATED);
 	assert_int_equal(diag_field_num(fd, "cpu_permille"), 991);
 	assert_int_equal(diag_field_num(fd, "window_ms"), 6000);
 	/* A window under a second tells nothing. */
 	f->then.taken_ns = f->now.taken_ns - SEC / 2;
-	f->now.worker_cpu_ns = f->then.worker_cpu_ns + SEC / 2;
+	f->now.cpu_user_us = f->then.cpu_user_us, f->now.cpu_sys_us = f->then.cpu_sys_us + 500000;
 	assert_no_finding(f);
+}
+
+static void test_link_down(void **state)
+{
+	struct fx *f = *state;
+	struct diag_port *p = &f->in.ports[TAP];
+	p->link_down = true, p->link_down_s = 7, p->link_down_events = 2;
+	snprintf(p->netns, sizeof(p->netns), "vm1");
+	f->now.ports[TAP].stats.drops[DROP_PORT_LINK_DOWN] = 40;
+	const struct diag_finding *fd = assert_cause(f, DIAG_LINK_DOWN);
+	assert_int_equal(diag_field_num(fd, "dropped"), 40);
+	assert_non_null(strstr(fd->text, "vnet1: its link is down (7 s, 2 times in all): 40 frames to it dropped "
+				     "(port_link_down); bring it up (ip link set vnet1 up in netns vm1)"));
+	p->link_down = false;
+	p = &f->in.ports[VX];
+	p->link_down = true;
+	snprintf(p->link_dev, sizeof(p->link_dev), "u1");
+	assert_non_null(strstr(assert_cause(f, DIAG_LINK_DOWN)->text, "vx99: its underlay link u1 is down"));
 }
 
 /* `diagnose port NAME`: that port's findings only. */
@@ -483,6 +501,7 @@ int main(void)
 		T(test_small_frames_judged_on_the_window),
 		T(test_tap_queue_and_socket_drops),
 		T(test_cpu_saturated),
+		T(test_link_down),
 		T(test_only_one_port),
 		T(test_cause_names_are_stable),
 #undef T
