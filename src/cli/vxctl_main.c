@@ -8,7 +8,8 @@
  *
  * The command is checked here with the daemon's own parser first, so a typo
  * gets the same one-line error without a round trip (and without a daemon).
- * Exit status: 0 done, 1 refused (parse error or by the daemon), 2 the
+ * Exit status: 0 done, 1 refused (parse error or by the daemon) or
+ * findings (diagnose found a problem; its output still on stdout), 2 the
  * daemon cannot be reached, or turned us away ("vxswitchd: too many
  * control clients (64), try again", printed as the daemon words it). */
 #include <errno.h>
@@ -41,8 +42,8 @@ static void usage(FILE *out)
 		"    pps, Gbit/s, drops/s each way, GRO segments/frame, CPU us/KB; with -j one\n"
 		"    JSON object per line; -c N stops after N intervals\n"
 		"\n"
-		"Exit status: 0 done, 1 command refused (parse error or by the daemon),\n"
-		"2 cannot reach the daemon.\n",
+		"Exit status: 0 done, 1 command refused (parse error or by the daemon)\n"
+		"or diagnose found a problem, 2 cannot reach the daemon.\n",
 		CTL_DEFAULT_SOCKET, ctl_cmd_grammar());
 }
 
@@ -152,7 +153,7 @@ static int run_command(const char *socket_path, int n_words, const char *const *
 			strerror(-ret));
 		return CTL_STATUS_UNREACHABLE;
 	}
-	if (status == CTL_STATUS_OK) {
+	if (status == CTL_STATUS_OK || status == CTL_STATUS_FINDINGS) {
 		fputs(text, stdout);
 	} else if (status == CTL_STATUS_UNREACHABLE) {
 		fputs(text, stderr); /* the daemon's own "vxswitchd: ..." line */
@@ -165,7 +166,7 @@ static int run_command(const char *socket_path, int n_words, const char *const *
 		fprintf(stderr, "vxctl: writing output: %s\n", strerror(errno));
 		return CTL_STATUS_REFUSED;
 	}
-	return status;
+	return status == CTL_STATUS_FINDINGS ? CTL_STATUS_REFUSED : status;
 }
 
 int main(int argc, char **argv)

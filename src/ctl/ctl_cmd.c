@@ -238,7 +238,7 @@ const char *ctl_cmd_grammar(void)
 	       "         | stats [ port NAME ]\n"
 	       "         | set KNOB VALUE\n"
 	       "         | show knobs\n"
-	       "         | diagnose [ port NAME ]\n"
+	       "         | diagnose [ port NAME ] (findings: cause, numbers, what to do; exit 1 if any)\n"
 	       "         | version\n"
 	       "         | reload          (re-read the config file: apply the difference)\n"
 	       "         | show config     (the running state as a config file)\n"

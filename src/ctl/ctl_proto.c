@@ -100,7 +100,7 @@ void ctl_proto_chunk_hdr(struct ctl_reply_hdr *hdr, uint32_t size)
 
 int ctl_proto_check_reply_hdr(const struct ctl_reply_hdr *hdr)
 {
-	if (hdr->magic != CTL_PROTO_MAGIC || hdr->status > CTL_STATUS_UNREACHABLE)
+	if (hdr->magic != CTL_PROTO_MAGIC || hdr->status > CTL_STATUS_FINDINGS)
 		return -EPROTO;
 	if (hdr->flags & ~CTL_REPLY_FLAGS_KNOWN)
 		return -EPROTO;

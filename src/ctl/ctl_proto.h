@@ -54,6 +54,8 @@ enum ctl_status {
 	CTL_STATUS_UNREACHABLE = 2,/* cannot reach the daemon; also sent by a
 	                            * daemon that turns a client away (too
 	                            * many clients, too slow): try again */
+	CTL_STATUS_FINDINGS = 3,   /* done, and the answer is "something is wrong"
+	                            * (diagnose): output on stdout, vxctl exits 1 */
 };
 
 struct ctl_req_hdr {

@@ -445,6 +445,9 @@ static int serve_request(struct ctl_server *s, struct ctl_client *c,
 		}
 		return 0;
 	}
+	enum ctl_status status = ret == CTL_DONE_FINDINGS ? CTL_STATUS_FINDINGS : CTL_STATUS_OK;
+	if (ret == CTL_DONE_FINDINGS)
+		ret = 0;
 	if (ret) {
 		s->stats.refused++;
 		if (!err.msg[0])
@@ -459,8 +462,7 @@ static int serve_request(struct ctl_server *s, struct ctl_client *c,
 				 ctl_verb_name(cmd.verb), strerror(-ret));
 			ret = queue_error(c, err.msg);
 		} else {
-			ret = queue_reply(c, CTL_STATUS_OK, ctl_print_data(&out),
-					  ctl_print_len(&out));
+			ret = queue_reply(c, status, ctl_print_data(&out), ctl_print_len(&out));
 		}
 	}
 	ctl_print_release(&out);

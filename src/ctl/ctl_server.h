@@ -127,6 +127,10 @@ struct ctl_server;
  * a negative errno and, preferably, put one line in err->msg saying why
  * ("port vx0: no such port"); if err->msg is left empty the reply says
  * strerror(-ret).  On refusal the output written so far is discarded. */
+/* A positive return is success too, with a verdict: CTL_DONE_FINDINGS
+ * (diagnose found a problem) sends the output with CTL_STATUS_FINDINGS,
+ * so vxctl prints it and exits 1. */
+enum { CTL_DONE_FINDINGS = 1 };
 typedef int (*ctl_dispatch_fn)(void *ctx, const struct ctl_cmd *cmd,
 			       struct ctl_print *out, struct ctl_err *err);
 

@@ -39,13 +39,12 @@ const struct vxd_snapshot *vxd_snapshot(struct vxd *vxd)
 void vxd_diag_snapshot(struct vxd *vxd, bool restart)
 {
 	const struct vxd_snapshot *s = vxd_snapshot(vxd);
-	for (unsigned i = 0; i < VXD_MAX_PORTS; i++) {
-		struct vxd_diag_snap now = { 0, 0 };
-		if (s->ports[i].present)
-			now = (struct vxd_diag_snap){ s->ports[i].stats.tx_frames, s->ports[i].stats.tx_bytes };
-		vxd->diag_prev[i] = restart ? now : vxd->diag_cur[i];
-		vxd->diag_cur[i] = now;
-	}
+	struct vxd_snapshot *old = vxd->diag_prev;
+	vxd->diag_prev = vxd->diag_cur;
+	vxd->diag_cur = old;
+	*vxd->diag_cur = *s;
+	if (restart)
+		*vxd->diag_prev = *s;
 	vxd->diag_cur_ns = vxd_now_ns();
 }
 

@@ -58,6 +58,65 @@ static void dp_count_drop(struct vxd_worker *w, uint16_t port_id, enum drop_reas
 		w->drops[reason]++;
 }
 
+/* ---- remote VTEP counters --------------------------------------------------- */
+
+struct vxd_vtep_stats *dp_vtep(struct vxd_worker *w, uint16_t port, uint8_t family, const uint8_t addr[16])
+{
+	unsigned n = w->n_vteps;
+	struct vxd_vtep_stats *v = &w->vteps[w->last_vtep];
+	if (w->last_vtep < n && v->port == port && v->family == family && memcmp(v->addr, addr, 16) == 0)
+		return v;
+	for (unsigned i = 0; i < n; i++) {
+		v = &w->vteps[i];
+		if (v->port == port && v->family == family && memcmp(v->addr, addr, 16) == 0) {
+			w->last_vtep = i;
+			return v;
+		}
+	}
+	if (n == VXD_MAX_VTEPS) {
+		w->vteps_untracked++;
+		return NULL;
+	}
+	v = &w->vteps[n];
+	*v = (struct vxd_vtep_stats){ .port = port, .family = family, .first_ns = w->now_ns };
+	memcpy(v->addr, addr, 16);
+	w->last_vtep = n;
+	w->n_vteps = n + 1;
+	return v;
+}
+
+void dp_vtep_forget(struct vxd_worker *w, uint16_t port)
+{
+	unsigned k = 0;
+	for (unsigned i = 0; i < w->n_vteps; i++)
+		if (w->vteps[i].port != port)
+			w->vteps[k++] = w->vteps[i];
+	w->n_vteps = k;
+	w->last_vtep = 0;
+}
+
+static void dp_vtep_tx(struct vxd_worker *w, const struct fdb_dst *dst)
+{
+	struct vxd_vtep_stats *v = dp_vtep(w, dst->port, dst->family, dst->addr);
+	if (!v)
+		return;
+	v->tx_frames++;
+	v->last_tx_ns = w->now_ns;
+	if (v->tx_since_rx++ == 0)
+		v->unanswered_ns = w->now_ns;
+}
+
+static void dp_vtep_rx(struct vxd_worker *w, uint16_t port, const struct pkt_tunnel *tun)
+{
+	struct vxd_vtep_stats *v = dp_vtep(w, port, tun->family, tun->src);
+	if (!v)
+		return;
+	v->rx_datagrams++;
+	v->last_rx_ns = w->now_ns;
+	v->tx_since_rx = 0;
+	v->unanswered_ns = 0;
+}
+
 /* Sends `pkt` (consumed) to every output of `res`.  Flood copies share the
  * payload (pkt_clone): only headers are copied per output. */
 static void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_result *res)
@@ -86,6 +145,7 @@ static void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_re
 			continue;
 		}
 		if (dst->type == FDB_DST_VTEP) {
+			dp_vtep_tx(w, dst);
 			out->tunnel.family = dst->family;
 			memcpy(out->tunnel.dst, dst->addr, 16);
 		} else if (out->ol.gso_type == PKT_GSO_NONE && pkt_len(out) > port->mtu + ETH_HDR_LEN &&
@@ -246,6 +306,7 @@ static void dp_datagram(struct vxd_worker *w, const struct vxd_view_sock *vs, st
 		return;
 	}
 	pkt->in_port = port->id;
+	dp_vtep_rx(w, port->id, &pkt->tunnel);
 	struct flow_key key;
 	enum drop_reason reason = flow_extract_vxlan(pkt, &key);
 	if (reason != DROP_NONE) {

@@ -84,8 +84,10 @@ int vxd_create(const struct vxd_options *opts, struct vxd **out)
 	qsbr_init(&vxd->qsbr);
 	int err = -ENOMEM;
 	vxd->snap = calloc(1, sizeof(*vxd->snap));
+	vxd->diag_prev = calloc(1, sizeof(*vxd->diag_prev));
+	vxd->diag_cur = calloc(1, sizeof(*vxd->diag_cur));
 	struct vni_table *vnis = NULL;
-	if (!vxd->snap || (err = vni_table_create(&vnis)) < 0)
+	if (!vxd->snap || !vxd->diag_prev || !vxd->diag_cur || (err = vni_table_create(&vnis)) < 0)
 		goto err_destroy;
 	err = vxd_publish(vxd, vnis);
 	if (err < 0) {
@@ -99,7 +101,7 @@ int vxd_create(const struct vxd_options *opts, struct vxd **out)
 		goto err_destroy;
 	memcpy(vxd->knob_defaults, vxd->knobs, sizeof(vxd->knobs));
 	vxd->start_ns = vxd_now_ns();
-	vxd->diag_cur_ns = vxd->start_ns;
+	vxd_diag_snapshot(vxd, true);
 	*out = vxd;
 	return 0;
 
@@ -137,6 +139,8 @@ void vxd_destroy(struct vxd *vxd)
 		close(vxd->wake_fd);
 	vxd_view_free(atomic_load(&vxd->view));
 	free(vxd->snap);
+	free(vxd->diag_prev);
+	free(vxd->diag_cur);
 	free(vxd->statics);
 	free(vxd);
 }

@@ -24,13 +24,10 @@ struct metrics_http;
 /* What woke the control loop (epoll data). */
 enum vxd_ctl_src { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2, VXD_METRICS_SRC = 3, VXD_LINK_SRC = 16 /* + watch index */ };
 
-/* `diagnose` judges recent traffic: tx counters of every port at the start
- * of the window (rotated every VXD_DIAG_WINDOW_NS, restarted by every `set`),
- * so a knob change shows at once. */
-struct vxd_diag_snap {
-	uint64_t tx_frames, tx_bytes;
-};
-
+/* `diagnose` judges recent traffic: every counter at the start of the
+ * window (diag_prev; diag_cur becomes it at the next rotation, every
+ * VXD_DIAG_WINDOW_NS; every `set` restarts both), so a knob change shows
+ * at once and the window spans 5 to 10 s. */
 #define VXD_DIAG_WINDOW_NS (5ull * 1000000000ull)
 
 /* links.c: the state of each port's device as netlink reports it.  A tap's
@@ -81,7 +78,7 @@ struct vxd {
 	struct vxd_worker *worker;
 
 	struct vxd_snapshot *snap;   /* scratch for stats and diagnose */
-	struct vxd_diag_snap diag_prev[VXD_MAX_PORTS], diag_cur[VXD_MAX_PORTS];
+	struct vxd_snapshot *diag_prev, *diag_cur;
 	uint64_t diag_cur_ns;
 	uint64_t start_ns;
 	uint64_t last_reattach_ns;
@@ -170,6 +167,7 @@ void vxd_capture_port_removed(struct vxd *vxd, uint16_t port_id);
 void vxd_capture_end_all(struct vxd *vxd, const char *why);
 
 /* diagnose.c */
+/* diagnose.c: 0 no finding, 1 findings (CTL_DONE_FINDINGS), or a refusal. */
 int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);
 
 #endif

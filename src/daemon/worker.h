@@ -60,6 +60,7 @@ enum vxd_limits {
 	VXD_POOL_DEFAULT = 4096, /* pkts of PKT_BUF_SIZE; virtual memory is
 				    touched only as far as frames are written */
 	VXD_FDB_SIZE_DEFAULT = 65536, /* learned MACs over all VNIs (each VNI: fdb-max) */
+	VXD_MAX_VTEPS = 128,     /* remote VTEPs whose traffic is counted (vxd_vtep_stats) */
 };
 
 /* One shared underlay socket in a view: the socket and its VNI -> vxlan
@@ -90,6 +91,24 @@ struct vxd_port_snap {
 	struct vxlan_port_info vx;
 	struct vxlan_sock_stats sock;
 	struct fdb_port_stats fdb;   /* MACs learned behind it, its max-macs */
+	uint32_t fdb_vni_learned;    /* MACs learned in its VNI, behind any port */
+};
+
+/* What went to and came from one remote VTEP of one vxlan port, so that
+ * `diagnose` can tell a remote that never answers (a wrong address, a
+ * dstport or VNI the peer does not serve, a firewall): datagrams go out,
+ * none come back.  Kept by the worker in dp_output() (tx: frames sent to
+ * the VTEP, flood copies included) and dp_datagram() (rx: datagrams of the
+ * port's VNI whose outer source is the VTEP).  Times: the worker clock. */
+struct vxd_vtep_stats {
+	uint16_t port;               /* the vxlan port */
+	uint8_t family;              /* 4 or 6 */
+	uint8_t addr[16];
+	uint64_t tx_frames, rx_datagrams;
+	uint64_t first_ns;           /* first traffic either way */
+	uint64_t last_tx_ns, last_rx_ns; /* 0: never */
+	uint64_t tx_since_rx;        /* frames sent since the last datagram came from it */
+	uint64_t unanswered_ns;      /* when the first of those was sent (0: none) */
 };
 
 struct vxd_rx_csum_stats {
@@ -114,6 +133,9 @@ struct vxd_snapshot {
 	 * worker while it copies the counters: the user/system split, which
 	 * its thread CPU clock does not give); zeros once the thread stopped. */
 	uint64_t cpu_user_us, cpu_sys_us;
+	struct vxd_vtep_stats vteps[VXD_MAX_VTEPS];
+	unsigned n_vteps;
+	uint64_t vteps_untracked;          /* frames of VTEPs that found the table full */
 };
 
 /* FDB entries copied out by VXD_REQ_FDB_DUMP (caller frees entries). */

@@ -62,6 +62,12 @@ struct vxd_worker {
 	struct vxlan_sock *out_sock[VXD_MAX_SOCKS];
 	int out_fd[VXD_MAX_SOCKS];
 
+	/* Remote VTEPs' traffic (worker.h: struct vxd_vtep_stats); last_vtep
+	 * is where the previous lookup hit (frames come in trains). */
+	struct vxd_vtep_stats vteps[VXD_MAX_VTEPS];
+	unsigned n_vteps, last_vtep;
+	uint64_t vteps_untracked;
+
 	uint64_t drops[DROP_REASON_COUNT];
 	struct vxd_rx_csum_stats rx_csum;
 	uint64_t whole_big_tcp_marked;
@@ -98,6 +104,12 @@ void dp_gro_emit_captured(void *aux, struct pkt *pkt, const struct flow_key *key
 /* Completes held GRO runs whose hold time is over (all of them with
  * gro-hold-us 0, as the kernel does at the end of a NAPI poll). */
 void dp_gro_complete(struct vxd_worker *w, bool all);
+
+/* The counters of remote VTEP `addr` of vxlan port `port`, made on first
+ * use; NULL (counted in vteps_untracked) when the table is full. */
+struct vxd_vtep_stats *dp_vtep(struct vxd_worker *w, uint16_t port, uint8_t family, const uint8_t addr[16]);
+/* Port `port` is gone: its VTEPs' counters go too. */
+void dp_vtep_forget(struct vxd_worker *w, uint16_t port);
 
 /* worker_req.c */
 void vxd_worker_execute(struct vxd_worker *w, struct vxd_req *req);

@@ -81,6 +81,7 @@ static int vxd_req_detach(struct vxd_worker *w, struct vxd_req *req)
 	struct fdb_flush_filter filter = { .vni = FDB_VNI_ANY, .dst = &dst, .kinds = FDB_FLUSH_ALL };
 	fdb_flush(w->fdb, &filter);
 	fdb_port_forget(w->fdb, req->port_id);
+	dp_vtep_forget(w, req->port_id);
 	/* The socket keeps receive buffers from our pool: they come back on
 	 * this thread, which alone touches the pool. */
 	if (req->value && port_is_vxlan(wp->port))
@@ -139,6 +140,7 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 		ps->lost_ns = wp->lost_ns;
 		ps->lost_events = wp->lost_events;
 		fdb_get_port_stats(w->fdb, (uint16_t)i, &ps->fdb);
+		ps->fdb_vni_learned = fdb_count_vni(w->fdb, wp->port->vni);
 		if (port_is_tap(wp->port)) {
 			tap_port_get_info(wp->port, &wp->io, &ps->tap);
 		} else if (port_is_vxlan(wp->port)) {
@@ -161,6 +163,9 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 	pkt_pool_get_stats(w->pool, &s->pool);
 	s->pool_size = w->pool_size;
 	vxd_worker_cpu(&s->cpu_user_us, &s->cpu_sys_us);
+	memcpy(s->vteps, w->vteps, w->n_vteps * sizeof(w->vteps[0]));
+	s->n_vteps = w->n_vteps;
+	s->vteps_untracked = w->vteps_untracked;
 }
 
 static int64_t vxd_req_run(struct vxd_worker *w, struct vxd_req *req)

@@ -26,6 +26,10 @@ void port_count_tx(struct port_io *io, uint32_t len)
 	io->stats.tx_bytes += len;
 	io->stats.tx_hist_frames[bucket]++;
 	io->stats.tx_hist_bytes[bucket] += len;
+	if (len < PORT_TINY_FRAME) {
+		io->stats.tx_tiny_frames++;
+		io->stats.tx_tiny_bytes += len;
+	}
 }
 
 void port_drop_batch(struct port_io *io, struct pkt **pkts, unsigned n, enum drop_reason reason)

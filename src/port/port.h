@@ -52,6 +52,10 @@ enum port_limits {
 	/* Buckets of the size histogram of frames a port transmits (for a
 	 * tap: frames delivered to the VM). */
 	PORT_HIST_BUCKETS = 6,
+	/* Frames sent shorter than this carry no payload to speak of (pure
+	 * TCP ACKs: 54-90 bytes): diagnose leaves them out when it judges
+	 * whether a VM is fed big frames. */
+	PORT_TINY_FRAME = 128,
 };
 
 /* Upper bounds of the histogram buckets, in bytes (exclusive); the last
@@ -65,6 +69,7 @@ struct port_stats {
 	uint64_t drops[DROP_REASON_COUNT];
 	uint64_t tx_hist_frames[PORT_HIST_BUCKETS];
 	uint64_t tx_hist_bytes[PORT_HIST_BUCKETS];
+	uint64_t tx_tiny_frames, tx_tiny_bytes; /* of tx: shorter than PORT_TINY_FRAME */
 };
 
 struct port;

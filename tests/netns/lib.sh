@@ -276,3 +276,21 @@ rig_cleanup() {
 # fail MESSAGE: print and exit 1 (cleanup runs from the trap).
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
+
+# diag_names SIDE CAUSE PYCOND PATTERN: `vxctl diagnose` of host SIDE exits 1
+# and its text matches PATTERN (grep -E); `-j diagnose` has a finding of
+# CAUSE for which the Python condition PYCOND over `f` holds (e.g.
+# 'f["remote"] == "198.51.100.9"').  Prints the matching line.
+diag_names() {
+	local side=$1 cause=$2 cond=$3 pattern=$4 out rc=0
+	out=$(vx "$side" diagnose) || rc=$?
+	[ "$rc" = 1 ] || fail "h$side's diagnose exits $rc (1 expected, cause $cause): $out"
+	grep -Eq -- "$pattern" <<<"$out" || fail "h$side's diagnose does not say /$pattern/: $out"
+	vx "$side" -j diagnose | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+ok = [f for f in d["findings"] if f["cause"] == sys.argv[1] and eval(sys.argv[2], {"f": f})]
+sys.exit(0 if ok and d["problems"] > 0 else 1)' "$cause" "$cond" ||
+		fail "h$side's -j diagnose has no $cause finding with $cond: $(vx "$side" -j diagnose)"
+	grep -E -- "$pattern" <<<"$out" | head -1 | cut -c1-160
+}

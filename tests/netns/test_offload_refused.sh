@@ -66,8 +66,10 @@ log_says() { # SIDE PATTERN WHAT
 }
 diagnose_says() { # SIDE PATTERN WHAT
 	local out
-	out=$(vx "$1" diagnose)
+	out=$(vx "$1" diagnose) && fail "$3: h$1's diagnose exits 0 though it has findings: $out"
 	grep -q "$2" <<<"$out" || { echo "$out" >&2; fail "$3: h$1's diagnose does not say '$2'"; }
+	vx "$1" -j diagnose | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if any(f["cause"] == "offload_refused" for f in d["findings"]) else 1)' ||
+		fail "$3: h$1's -j diagnose has no offload_refused finding"
 }
 sock() { echo "port(\"vx99\")[\"vxlan\"][\"socket\"][\"$1\"]"; }
 # all_sent SIDE WHAT: every datagram the port made (a segment of a TSO

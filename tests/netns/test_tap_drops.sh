@@ -49,7 +49,11 @@ echo "  vnet1: kernel tx_dropped $kern, vxctl stats kernel_tx_dropped $stat; dae
 [ "$stat" = "$kern" ] || fail "stats say $stat, the kernel $kern"
 pass "tap queue drops counted: $stat, as the kernel counts them"
 
-vx 1 diagnose > "$RIG_DIR/diag"
+rc=0
+vx 1 diagnose > "$RIG_DIR/diag" || rc=$?
+[ "$rc" = 1 ] || fail "diagnose exits $rc with a finding: $(cat "$RIG_DIR/diag")"
+vx 1 -j diagnose | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if any(f["cause"] == "tap_queue_drops" and f["port"] == "vnet1" and f["dropped"] > 0 for f in d["findings"]) else 1)' ||
+	fail "-j diagnose has no tap_queue_drops finding for vnet1"
 grep -q "vnet1: the kernel dropped $kern frames the VM sent, its tap queue full" "$RIG_DIR/diag" || fail "diagnose: $(cat "$RIG_DIR/diag")"
 vx 1 stats port vnet1 | grep -q "tap queue drops $kern" || fail "text stats: $(vx 1 stats port vnet1)"
 pass "diagnose names them: $(grep 'kernel dropped' "$RIG_DIR/diag" | cut -c1-110)"

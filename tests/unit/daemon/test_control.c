@@ -23,6 +23,7 @@
 
 #include "ctl/ctl_cmd.h"
 #include "ctl/ctl_print.h"
+#include "ctl/ctl_server.h"
 #include "daemon/vxd.h"
 #include "daemon/vxd_internal.h"
 #include "util/failpoint.h"
@@ -130,6 +131,37 @@ static void test_fdb_static_entry_via_remote(void **state)
 	ctl_print_release(&out);
 	assert_int_equal(run(vxd, false, &out, &err, "fdb show"), 0);
 	assert_string_equal(ctl_print_data(&out), "");
+	ctl_print_release(&out);
+}
+
+/* diagnose returns CTL_DONE_FINDINGS (the reply status that makes vxctl
+ * exit 1) exactly when it has a finding, with the cause in -j. */
+static void test_diagnose_verdict(void **state)
+{
+	struct vxd *vxd = *state;
+	struct ctl_print out;
+	struct ctl_err err;
+	assert_int_equal(run(vxd, false, &out, &err,
+			     "port add vx8 type vxlan vni 8 local 127.0.0.1 remote 127.0.0.2 dstport %u", test_port), 0);
+	ctl_print_release(&out);
+	assert_int_equal(run(vxd, false, &out, &err, "diagnose"), 0);
+	assert_string_equal(ctl_print_data(&out), "no problem found\n");
+	ctl_print_release(&out);
+	assert_int_equal(run(vxd, false, &out, &err, "set udp-segment off"), 0);
+	ctl_print_release(&out);
+	assert_int_equal(run(vxd, false, &out, &err, "diagnose"), CTL_DONE_FINDINGS);
+	assert_non_null(strstr(ctl_print_data(&out), "vx8: udp-segment is off"));
+	ctl_print_release(&out);
+	assert_int_equal(run(vxd, true, &out, &err, "diagnose port vx8"), CTL_DONE_FINDINGS);
+	assert_non_null(strstr(ctl_print_data(&out), "{\"cause\":\"offload_off\",\"port\":\"vx8\",\"offload\":\"udp_segment\""));
+	assert_non_null(strstr(ctl_print_data(&out), "\"problems\":1"));
+	ctl_print_release(&out);
+	assert_int_equal(run(vxd, false, &out, &err, "set udp-segment on"), 0);
+	ctl_print_release(&out);
+	assert_int_equal(run(vxd, true, &out, &err, "diagnose"), 0);
+	assert_string_equal(ctl_print_data(&out), "{\"findings\":[],\"problems\":0}\n");
+	ctl_print_release(&out);
+	assert_int_equal(run(vxd, false, &out, &err, "port del vx8"), 0);
 	ctl_print_release(&out);
 }
 
@@ -439,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_vxlan_ports_share_a_socket_and_report_mtu),
 		cmocka_unit_test(test_fdb_static_entry_via_remote),
 		cmocka_unit_test(test_knobs_set_and_show),
+		cmocka_unit_test(test_diagnose_verdict),
 		cmocka_unit_test(test_stats_json_has_every_section),
 		cmocka_unit_test(test_tap_port_warns_when_mtu_does_not_fit),
 		cmocka_unit_test(test_port_del_refused_when_vni_table_cannot_be_built),
