@@ -94,6 +94,8 @@ struct diag_port {
 	uint16_t dst_port;
 	uint8_t family;            /* underlay: 4 or 6 */
 	uint32_t inner_mtu_fit, underlay_mtu;
+	bool csum_unfinished;      /* its underlay is a veth with tx checksum offload and
+	                            * udpcsum is on: checksums leave unfinished (ethtool.h) */
 	/* its device (a tap's link, a vxlan port's underlay link) */
 	bool link_down;
 	uint64_t link_down_s, link_down_events;

@@ -29,14 +29,19 @@ static void diag_remotes(const struct diag_input *in, struct diag_report *r)
 		struct diag_finding *f = diag_add(r, in, DIAG_REMOTE_SILENT, p->name,
 			"%s: remote VTEP %s is silent: %" PRIu64 " frames sent to it in the last %" PRIu64 " s and "
 			"no datagram of VNI %u back (%s): check its address, that it listens on UDP %u "
-			"(dstport) and serves VNI %u, and any firewall between", p->name, addr, v->tx_since_rx, secs,
-			p->vni, before, p->dst_port, p->vni);
+			"(dstport) and serves VNI %u, and any firewall between%s%s%s", p->name, addr, v->tx_since_rx,
+			secs, p->vni, before, p->dst_port, p->vni,
+			p->csum_unfinished ? "; our UDP checksums leave the veth " : "",
+			p->csum_unfinished ? p->link_dev : "",
+			p->csum_unfinished ? " unfinished, which a peer reading the wire raw (Open vSwitch userspace) "
+					     "drops: udpcsum off, or ethtool -K it tx off" : "");
 		diag_str(f, "remote", addr);
 		diag_num(f, "sent", v->tx_since_rx);
 		diag_num(f, "silent_s", secs);
 		diag_num(f, "rx_datagrams", v->rx_datagrams);
 		diag_num(f, "dstport", p->dst_port);
 		diag_num(f, "vni", p->vni);
+		diag_num(f, "csum_unfinished", p->csum_unfinished);
 	}
 }
 

@@ -45,6 +45,9 @@ static void vxd_diag_port(const struct vxd *vxd, unsigned i, struct diag_port *d
 		dp->family = o->local.family;
 		dp->inner_mtu_fit = vi.inner_mtu_fit;
 		dp->underlay_mtu = vi.underlay_mtu;
+		dp->csum_unfinished = ls->csum_unfinished && vxd->port_cfg[i].udpcsum;
+		if (dp->csum_unfinished)
+			snprintf(dp->link_dev, sizeof(dp->link_dev), "%s", ls->dev);
 	}
 }
 
