@@ -230,6 +230,26 @@ static void test_remote_silent(void **state)
 	assert_int_equal(diag_field_num(fd, "rx_datagrams"), 0);
 	assert_non_null(strstr(fd->text, "remote VTEP 198.51.100.2 is silent"));
 	assert_non_null(strstr(fd->text, "check its address"));
+	assert_int_equal(diag_field_num(fd, "csum_unfinished"), 0);
+	assert_null(strstr(fd->text, "unfinished"));
+}
+
+/* Behind a veth that leaves our checksums unfinished, the likely cause is
+ * named too (an Open vSwitch peer drops such datagrams). */
+static void test_remote_silent_csum_unfinished(void **state)
+{
+	struct fx *f = *state;
+	f->now.n_vteps = 0;
+	vtep(f, 100, 25);
+	for (unsigned i = 0; i < VXD_MAX_PORTS; i++)
+		if (f->in.ports[i].kind == DIAG_PORT_VXLAN) {
+			f->in.ports[i].csum_unfinished = true;
+			snprintf(f->in.ports[i].link_dev, sizeof(f->in.ports[i].link_dev), "u1");
+		}
+	const struct diag_finding *fd = assert_cause(f, DIAG_REMOTE_SILENT);
+	assert_int_equal(diag_field_num(fd, "csum_unfinished"), 1);
+	assert_non_null(strstr(fd->text, "leave the veth u1 unfinished"));
+	assert_non_null(strstr(fd->text, "udpcsum off"));
 }
 
 static void test_remote_not_silent_yet(void **state)
@@ -486,6 +506,7 @@ int main(void)
 		T(test_small_udp_is_no_problem),
 		T(test_a_note_is_no_problem),
 		T(test_remote_silent),
+		T(test_remote_silent_csum_unfinished),
 		T(test_remote_not_silent_yet),
 		T(test_tap_alone_in_its_vni),
 		T(test_local_vni_without_underlay_is_fine),
