@@ -423,9 +423,13 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 	ret = parse_filter_keys(&ps, f, allowed, false);
 	if (ret)
 		return ret;
-	if ((f->given & CTL_FF_HANDLE) && !(f->given & CTL_FF_PREF))
-		return ctl_fail(&ps, argc, "\"handle\" needs \"pref\": a handle is unique "
+	if ((f->given & CTL_FF_HANDLE) && !(f->given & CTL_FF_PREF)) {
+		int word = 2;
+		while (strcmp(argv[word], "handle"))
+			word++;
+		return ctl_fail(&ps, word, "\"handle\" needs \"pref\": a handle is unique "
 				"within one pref only");
+	}
 	return 0;
 }
 

@@ -480,15 +480,6 @@ static int check_needs(struct ctl_parser *ps, const int words[N_KEYS],
 
 /* ---- the match list --------------------------------------------------------- */
 
-static void list_keys(char *buf, size_t size)
-{
-	size_t len = 0;
-	buf[0] = '\0';
-	for (int i = 0; i < N_KEYS && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s, ", keys[i].word);
-	snprintf(buf + len, size > len ? size - len : 0, "action");
-}
-
 int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m)
 {
 	int words[N_KEYS] = { 0 };
@@ -499,12 +490,9 @@ int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m)
 		int i = 0;
 		while (i < N_KEYS && strcmp(keys[i].word, w))
 			i++;
-		if (i == N_KEYS) {
-			char expected[CTL_ERR_SIZE];
-			list_keys(expected, sizeof(expected));
-			return ctl_fail(ps, ps->pos, "unknown flower key, expected one of: %s",
-					expected);
-		}
+		if (i == N_KEYS)
+			return ctl_fail(ps, ps->pos, "unknown flower key, expected a match key "
+					"(src_ip, dst_port, enc_key_id...: vxctl --help) or \"action\"");
 		if (m->given & keys[i].flag)
 			return ctl_fail(ps, ps->pos, "duplicate \"%s\"", w);
 		words[i] = ps->pos++;
