@@ -13,7 +13,7 @@
 /* Ports the tests know: vnet0 = 1, vnet1 = 2, vxlan0 = 3, tap1 = 4. */
 static const char *const test_port_names[] = { "", "vnet0", "vnet1", "vxlan0", "tap1" };
 
-static int test_resolve(void *aux, const char *name, uint16_t *id)
+static inline int test_resolve(void *aux, const char *name, uint16_t *id)
 {
 	(void)aux;
 	for (uint16_t i = 1; i < sizeof(test_port_names) / sizeof(test_port_names[0]); i++) {
@@ -26,7 +26,7 @@ static int test_resolve(void *aux, const char *name, uint16_t *id)
 }
 
 /* Parses `line` (a filter add/del) into *f; fails the test if refused. */
-static void test_parse_rule(const char *line, struct ctl_flower *f)
+static inline void test_parse_rule(const char *line, struct ctl_flower *f)
 {
 	char copy[1024];
 	char *words[CTL_MAX_WORDS + 1];
@@ -39,7 +39,7 @@ static void test_parse_rule(const char *line, struct ctl_flower *f)
 }
 
 /* old + the lines as one batch; returns what flower_table_apply() did. */
-static int test_apply(const struct flower_table *old, const char *const *lines, size_t n,
+static inline int test_apply(const struct flower_table *old, const char *const *lines, size_t n,
 		      struct flower_table **out, struct flower_error *err)
 {
 	static struct ctl_flower ops[64];
@@ -50,7 +50,7 @@ static int test_apply(const struct flower_table *old, const char *const *lines, 
 }
 
 /* A table of the lines, which must all be accepted. */
-static struct flower_table *test_table(const struct flower_table *old, const char *const *lines,
+static inline struct flower_table *test_table(const struct flower_table *old, const char *const *lines,
 				       size_t n)
 {
 	struct flower_table *t = NULL;
