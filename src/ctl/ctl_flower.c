@@ -10,17 +10,6 @@
 
 /* ---- numbers ------------------------------------------------------------- */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 bool fl_num(const char *s, uint64_t max, uint64_t *out)
 {
 	unsigned int base = 10;
@@ -34,7 +23,7 @@ bool fl_num(const char *s, uint64_t max, uint64_t *out)
 	if (!*s)
 		return false;
 	for (; *s; s++) {
-		int d = hexval(*s);
+		int d = ctl_hex_digit(*s);
 		if (d < 0 || (unsigned int)d >= base)
 			return false;
 		v = v * base + (uint64_t)d;
@@ -252,19 +241,6 @@ void fl_sb_prefix(struct ctl_sbuf *sb, const char *key, const struct ctl_prefix 
 
 /* ---- MACs ----------------------------------------------------------------- */
 
-static bool parse_mac(const char *s, uint8_t *mac)
-{
-	if (strlen(s) != 17)
-		return false;
-	for (int i = 0; i < 6; i++) {
-		int hi = hexval(s[3 * i]), lo = hexval(s[3 * i + 1]);
-		if (hi < 0 || lo < 0 || (i < 5 && s[3 * i + 2] != ':'))
-			return false;
-		mac[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return true;
-}
-
 static void sb_mac(struct ctl_sbuf *sb, const uint8_t *m)
 {
 	ctl_sb_printf(sb, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
@@ -283,11 +259,11 @@ int fl_take_mac(struct ctl_parser *ps, const char *key, uint8_t mac[6], uint8_t 
 	char *slash = strchr(text, '/');
 	if (slash)
 		*slash++ = '\0';
-	if (!parse_mac(text, mac))
+	if (!ctl_mac_from_text(text, mac))
 		return ctl_fail(ps, ps->pos - 1, "bad MAC for \"%s\", expected aa:bb:cc:dd:ee:ff",
 				key);
 	memset(mask, 0xff, 6);
-	if (slash && !read_mask(slash, mask, 6, parse_mac))
+	if (slash && !read_mask(slash, mask, 6, ctl_mac_from_text))
 		return ctl_fail(ps, ps->pos - 1,
 				"bad mask for \"%s\", expected /LEN (0..48) or /aa:bb:cc:dd:ee:ff",
 				key);

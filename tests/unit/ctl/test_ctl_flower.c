@@ -244,6 +244,7 @@ static void refused(const char *line, int word, const char *text)
 	assert_null(strchr(err.msg, '\n'));
 }
 
+/* Match keys and numbers: every refusal names its word. */
 static void test_refusals(void **state)
 {
 	(void)state;
@@ -295,6 +296,12 @@ static void test_refusals(void **state)
 	refused(ADD "protocol 0x05ff flower" RD, 7, "unknown protocol");
 	refused(ADD "protocol ip flower ip_proto tcp ip_proto udp" RD, 11, "duplicate");
 	refused(ADD "pref 1 pref 2 flower" RD, 8, "duplicate");
+	assert_int_equal(n_bad, 0);
+}
+
+static void test_action_and_filter_refusals(void **state)
+{
+	(void)state;
 	/* actions */
 	refused(ADD "flower action drop action pass", 9, "unreachable");
 	refused(ADD "flower action mirred egress redirect dev a action drop", 13, "unreachable");
@@ -334,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_l3_keys),     cmocka_unit_test(test_l4_keys),
 		cmocka_unit_test(test_tunnel_keys), cmocka_unit_test(test_actions),
 		cmocka_unit_test(test_del_show),    cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_action_and_filter_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

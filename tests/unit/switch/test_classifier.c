@@ -63,6 +63,18 @@ static uint32_t hit(const struct flower_table *t, const struct flow_key *key)
 	return v.rules[0]->pref * 1000 + v.rules[0]->handle;
 }
 
+/* Frame f arriving on in_port hits rule `want` (pref * 1000 + handle). */
+static void expect_hit_at(const struct flower_table *t, const struct flow_key *k, uint32_t want,
+			  int line)
+{
+	uint32_t got = hit(t, k);
+	if (got != want)
+		fail_msg("line %d: hit %u, expected %u", line, got, want);
+}
+#define expect_hit(t, f, in_port, want) expect_hit_at(t, (struct flow_key[]){ key_of(f, in_port) }, want, __LINE__)
+#define expect_hit_vxlan(t, f, family, vni, want) \
+	expect_hit_at(t, (struct flow_key[]){ key_of_vxlan(f, family, vni) }, want, __LINE__)
+
 static void ip4(uint8_t *a, uint8_t b0, uint8_t b1, uint8_t b2, uint8_t b3)
 {
 	a[0] = b0, a[1] = b1, a[2] = b2, a[3] = b3;
@@ -83,25 +95,19 @@ static void test_protocol(void **state)
 				       A "pref 5 protocol all flower" DROP);
 	struct fb_frame f;
 	fb_frame_init(&f, FB_ARP, 0);
-	struct flow_key k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 1001);
+	expect_hit(t, &f, VNET0, 1001);
 	fb_frame_init(&f, 4, IP_PROTO_TCP);
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 2001);
+	expect_hit(t, &f, VNET0, 2001);
 	fb_frame_init(&f, 6, IP_PROTO_UDP);
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 3001);
+	expect_hit(t, &f, VNET0, 3001);
 	/* a tagged IPv4 frame is "protocol 802.1Q" (the wire's outer type) */
 	fb_frame_init(&f, 4, IP_PROTO_TCP);
 	f.n_vlans = 1, f.vlan_tpid[0] = 0x8100, f.vlan_tci[0] = 100;
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 4001);
+	expect_hit(t, &f, VNET0, 4001);
 	f.vlan_tci[0] = 101;
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 5001);
+	expect_hit(t, &f, VNET0, 5001);
 	/* another port has no rules */
-	k = key_of(&f, VNET1);
-	assert_int_equal(hit(t, &k), 0);
+	expect_hit(t, &f, VNET1, 0);
 	assert_false(flower_table_port_has_rules(t, VNET1));
 	assert_true(flower_table_port_has_rules(t, VNET0));
 	flower_table_destroy(t);
@@ -118,18 +124,14 @@ static void test_vlan_keys(void **state)
 	struct fb_frame f;
 	fb_frame_init(&f, 6, IP_PROTO_UDP);
 	f.n_vlans = 1, f.vlan_tpid[0] = 0x8100, f.vlan_tci[0] = 5 << 13 | 10;
-	struct flow_key k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 1001);
+	expect_hit(t, &f, VNET0, 1001);
 	fb_frame_init(&f, 4, IP_PROTO_UDP); /* same tag, IPv4 inside */
 	f.n_vlans = 1, f.vlan_tpid[0] = 0x8100, f.vlan_tci[0] = 5 << 13 | 10;
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 2001);
+	expect_hit(t, &f, VNET0, 2001);
 	f.n_vlans = 2, f.vlan_tpid[1] = 0x8100, f.vlan_tci[0] = 3 << 13 | 10, f.vlan_tci[1] = 1;
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 3001);
+	expect_hit(t, &f, VNET0, 3001);
 	f.n_vlans = 1, f.vlan_tpid[0] = 0x88a8, f.vlan_tci[0] = 7;
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 4001);
+	expect_hit(t, &f, VNET0, 4001);
 	flower_table_destroy(t);
 }
 
@@ -143,17 +145,13 @@ static void test_mac_masks(void **state)
 		A "pref 4 flower dst_mac ff:ff:ff:ff:ff:ff" DROP);
 	struct fb_frame f;
 	fb_frame_init(&f, 4, IP_PROTO_UDP);
-	struct flow_key k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 1001);
+	expect_hit(t, &f, VNET0, 1001);
 	f.dst_mac[5] = 0x77; /* in 02:00:00:00:00:xx */
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 2001);
+	expect_hit(t, &f, VNET0, 2001);
 	memset(f.dst_mac, 0xff, 6);
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 4001);
+	expect_hit(t, &f, VNET0, 4001);
 	f.src_mac[0] = 0x03; /* group bit in the source */
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 3001);
+	expect_hit(t, &f, VNET0, 3001);
 	flower_table_destroy(t);
 }
 
@@ -174,23 +172,17 @@ static void test_prefixes_and_priority(void **state)
 	struct fb_frame f;
 	fb_frame_init(&f, 4, IP_PROTO_TCP);
 	ip4(f.dst_ip, 192, 0, 2, 200);
-	struct flow_key k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 5001);
+	expect_hit(t, &f, VNET0, 5001);
 	ip4(f.dst_ip, 192, 0, 2, 2); /* pref 10: handle 1 (/24) before handle 9 (/32) */
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 10001);
+	expect_hit(t, &f, VNET0, 10001);
 	ip4(f.dst_ip, 192, 0, 3, 1);
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 20001);
+	expect_hit(t, &f, VNET0, 20001);
 	ip4(f.dst_ip, 203, 0, 113, 1);
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 30001);
+	expect_hit(t, &f, VNET0, 30001);
 	fb_frame_init(&f, 6, IP_PROTO_TCP);
-	k = key_of(&f, VNET0); /* 2001:db8::1 -> 2001:db8::2 */
-	assert_int_equal(hit(t, &k), 1001);
+	expect_hit(t, &f, VNET0, 1001); /* 2001:db8::1 -> 2001:db8::2 */
 	f.dst_ip[0] = 0x20, f.dst_ip[1] = 0x02; /* 2002:... */
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 0);
+	expect_hit(t, &f, VNET0, 0);
 	flower_table_destroy(t);
 
 	/* the same rules with the /32 first: it wins for its address only */
@@ -198,17 +190,13 @@ static void test_prefixes_and_priority(void **state)
 		  A "pref 2 protocol ip flower dst_ip 192.0.2.0/24" DROP,
 		  A "pref 3 protocol ip flower dst_ip 192.0.0.0/255.255.0.1" DROP);
 	fb_frame_init(&f, 4, IP_PROTO_TCP);
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 1001);
+	expect_hit(t, &f, VNET0, 1001);
 	ip4(f.dst_ip, 192, 0, 2, 3);
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 2001);
+	expect_hit(t, &f, VNET0, 2001);
 	ip4(f.dst_ip, 192, 0, 3, 4); /* the non-contiguous mask: last bit 0 */
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 3001);
+	expect_hit(t, &f, VNET0, 3001);
 	ip4(f.dst_ip, 192, 0, 3, 5);
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 0);
+	expect_hit(t, &f, VNET0, 0);
 	flower_table_destroy(t);
 }
 
@@ -222,21 +210,16 @@ static void test_ip_fields(void **state)
 	struct fb_frame f;
 	fb_frame_init(&f, 4, IP_PROTO_TCP);
 	f.tos = 0xb9; /* DSCP EF, ECN 1 */
-	struct flow_key k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 1001);
+	expect_hit(t, &f, VNET0, 1001);
 	f.tos = 0, f.ttl = 1;
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 2001);
+	expect_hit(t, &f, VNET0, 2001);
 	fb_frame_init(&f, 4, 47);
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 3001);
+	expect_hit(t, &f, VNET0, 3001);
 	fb_frame_init(&f, 6, IP_PROTO_UDP);
 	f.ttl = 63;
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 4001);
+	expect_hit(t, &f, VNET0, 4001);
 	f.ttl = 64;
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 0);
+	expect_hit(t, &f, VNET0, 0);
 	flower_table_destroy(t);
 }
 
@@ -324,25 +307,19 @@ static void test_tcp_flags_icmp(void **state)
 	struct fb_frame f;
 	fb_frame_init(&f, 4, IP_PROTO_TCP);
 	f.tcp_flags = TCP_SYN;
-	struct flow_key k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 1001);
+	expect_hit(t, &f, VNET0, 1001);
 	f.tcp_flags = TCP_SYN | TCP_ACK; /* SYN-ACK: not SYN without ACK */
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 0);
+	expect_hit(t, &f, VNET0, 0);
 	f.tcp_flags = TCP_ACK | TCP_NS;
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 2001);
+	expect_hit(t, &f, VNET0, 2001);
 	fb_frame_init(&f, 4, IP_PROTO_ICMP);
 	f.src_port = 8, f.dst_port = 0; /* echo request */
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 3001);
+	expect_hit(t, &f, VNET0, 3001);
 	f.src_port = 0;
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 0);
+	expect_hit(t, &f, VNET0, 0);
 	fb_frame_init(&f, 6, IP_PROTO_ICMPV6);
 	f.src_port = 135;
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 4001);
+	expect_hit(t, &f, VNET0, 4001);
 	flower_table_destroy(t);
 }
 
@@ -361,28 +338,19 @@ static void test_tunnel_keys(void **state)
 		"192.0.2.2" DROP);
 	struct fb_frame f;
 	fb_frame_init(&f, 4, IP_PROTO_UDP);
-	struct flow_key k = key_of_vxlan(&f, 4, 42);
-	assert_int_equal(hit(t, &k), 1001);
-	k = key_of_vxlan(&f, 4, 43); /* outer 198.51.100.1 -> .2 */
-	assert_int_equal(hit(t, &k), 2001);
-	k = key_of_vxlan(&f, 6, 43);
-	assert_int_equal(hit(t, &k), 3001);
-	k = key_of_vxlan(&f, 4, 0);
-	assert_int_equal(hit(t, &k), 2001);
-	k = key_of_vxlan(&f, 6, 0);
-	assert_int_equal(hit(t, &k), 3001);
-	k = key_of_vxlan(&f, 6, 7); /* inner 192.0.2.2: pref 3 first */
-	assert_int_equal(hit(t, &k), 3001);
+	expect_hit_vxlan(t, &f, 4, 42, 1001);
+	expect_hit_vxlan(t, &f, 4, 43, 2001); /* outer 198.51.100.1 -> .2 */
+	expect_hit_vxlan(t, &f, 6, 43, 3001);
+	expect_hit_vxlan(t, &f, 4, 0, 2001);
+	expect_hit_vxlan(t, &f, 6, 0, 3001);
+	expect_hit_vxlan(t, &f, 6, 7, 3001); /* inner 192.0.2.2: pref 3 first */
 	/* an untunnelled frame has no VNI 0: enc_key_id 0 does not match it */
-	k = key_of(&f, VXLAN0);
-	assert_int_equal(hit(t, &k), 0);
+	expect_hit(t, &f, VXLAN0, 0);
 	flower_table_destroy(t);
 
 	t = TABLE("filter add dev vxlan0 ingress pref 1 flower enc_key_id 0" DROP);
-	k = key_of_vxlan(&f, 6, 0);
-	assert_int_equal(hit(t, &k), 1001);
-	k = key_of(&f, VXLAN0);
-	assert_int_equal(hit(t, &k), 0);
+	expect_hit_vxlan(t, &f, 6, 0, 1001);
+	expect_hit(t, &f, VXLAN0, 0);
 	flower_table_destroy(t);
 }
 
@@ -423,8 +391,7 @@ static void test_chains_goto(void **state)
 	assert_int_equal(v.n_rules, FLOWER_MAX_HOPS);
 	/* a chain is never entered without a goto */
 	fb_frame_init(&f, FB_ARP, 0);
-	k = key_of(&f, VNET0);
-	assert_int_equal(hit(t, &k), 0);
+	expect_hit(t, &f, VNET0, 0);
 	flower_table_destroy(t);
 }
 
