@@ -34,6 +34,20 @@
  *   alive.  One cache serves one lineage of tables (the daemon's); a cache
  *   moved to another lineage must be flushed first (flow_cache_flush).
  *
+ * Use from the worker (dp_switch(), src/daemon/datapath.c), one call per frame:
+ *
+ *     const struct flower_table *ft = w->view->flower;   // published by qsbr
+ *     if (ft && flower_table_port_has_rules(ft, key->in_port)) {
+ *             bool fast;
+ *             const struct flower_verdict *v = flow_cache_classify(w->fcache, ft, key, &fast);
+ *             flower_counters_add(w->fcounters, v, pkt_len(pkt), fast, w->now_ns);
+ *             // execute v->rules[i]->actions in order (flower_rule.h), or
+ *             // fall through to fwd_frame() when the verdict says L2
+ *     }
+ *
+ *   Ports without rules pay one binary search over the table's (port,
+ *   chain) list and nothing else.
+ *
  * Thread-safety
  *   None needed: one cache per worker, used by that worker only; the stats
  *   are read by the control side through the worker's stats as the other

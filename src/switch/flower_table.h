@@ -125,6 +125,9 @@ struct flower_rule_counters {
 	uint64_t last_used_ns;
 };
 
+/* One per worker, 48 bytes a slot (768 KiB), allocated once: counting
+ * never allocates.  Bytes are the frame's length as received (tc counts
+ * skb->len, the L2 frame). */
 struct flower_counters {
 	struct flower_rule_counters slot[FLOWER_MAX_RULES];
 };
