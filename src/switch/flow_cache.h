@@ -21,8 +21,15 @@
  *   A fixed array of 2^n entries, allocated by flow_cache_create(); nothing
  *   is allocated per packet.  Two-way set associative: a key may live in
  *   entry (hash & mask) or its neighbour (index ^ 1, same or next cache
- *   line).  A miss fills an empty or stale entry of the two, else evicts
- *   one of them chosen by a hash bit.
+ *   line).  A miss fills an empty or stale entry of the two.  When both are
+ *   live, the cache is thrashing (more flows than entries): only every
+ *   FLOW_CACHE_EVICT_EVERY-th such miss evicts one of them (chosen by a hash
+ *   bit), the others return the classifier's verdict uncached.  This is
+ *   OVS's emc-insert-inv-prob: rewriting a cold 200-byte entry on every
+ *   miss of a cache-busting trace cost more than the cache saved, while a
+ *   lasting flow still gets in after a few dozen misses.  A small array of
+ *   tags (version and hash, 8 bytes an entry) is read first, so a miss does
+ *   not touch the large entries at all.
  *
  * Invalidation
  *   Each entry holds the version of the table that computed it (table
@@ -61,7 +68,10 @@
 #include "parse/flow.h"
 #include "switch/flower_table.h"
 
-enum { FLOW_CACHE_DEFAULT_ENTRIES = 8192 };
+enum {
+	FLOW_CACHE_DEFAULT_ENTRIES = 8192,
+	FLOW_CACHE_EVICT_EVERY = 32,
+};
 
 struct flow_cache;
 

@@ -3,7 +3,8 @@
  * the match, a new table version invalidates every entry (the verdict of
  * the new table, never the old one's), and over random keys and table
  * changes with a cache small enough to evict, the cached verdict is always
- * the classifier's. */
+ * the classifier's; a thrashing cache evicts only every
+ * FLOW_CACHE_EVICT_EVERY-th contended miss. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -144,6 +145,43 @@ static void test_invalidated_by_version(void **state)
 	flower_table_destroy(t3);
 }
 
+/* A full cache (both ways live) lets a new key in only on every
+ * FLOW_CACHE_EVICT_EVERY-th contended miss; the verdicts are right anyway. */
+static void test_thrashing_evicts_rarely(void **state)
+{
+	(void)state;
+	struct flower_table *t = TABLE(A "pref 1 protocol ip flower dst_ip 192.0.2.3 action drop",
+				       A "pref 2 protocol ip flower action pass");
+	struct flow_cache *fc;
+	assert_int_equal(flow_cache_create(2, &fc), 0);
+	struct flow_key ka = ip_key(1), kb = ip_key(2), kc = ip_key(3);
+	bool fast;
+	flow_cache_classify(fc, t, &ka, &fast);
+	flow_cache_classify(fc, t, &kb, &fast);
+	for (int i = 1; i < FLOW_CACHE_EVICT_EVERY; i++) {
+		const struct flower_verdict *v = flow_cache_classify(fc, t, &kc, &fast);
+		assert_false(fast);
+		assert_int_equal(v->rules[0]->pref, 1);
+	}
+	flow_cache_classify(fc, t, &ka, &fast);
+	assert_true(fast);
+	flow_cache_classify(fc, t, &kb, &fast);
+	assert_true(fast);
+	struct flow_cache_stats st;
+	flow_cache_get_stats(fc, &st);
+	assert_int_equal(st.evictions, 0);
+	const struct flower_verdict *v = flow_cache_classify(fc, t, &kc, &fast);
+	assert_false(fast);
+	assert_int_equal(v->rules[0]->pref, 1);
+	v = flow_cache_classify(fc, t, &kc, &fast); /* in now */
+	assert_true(fast);
+	assert_int_equal(v->rules[0]->pref, 1);
+	flow_cache_get_stats(fc, &st);
+	assert_int_equal(st.evictions, 1);
+	flow_cache_destroy(fc);
+	flower_table_destroy(t);
+}
+
 static uint32_t rng = 99;
 
 static uint32_t rnd(uint32_t n)
@@ -200,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_hit_after_miss),
 		cmocka_unit_test(test_every_key_byte),
 		cmocka_unit_test(test_invalidated_by_version),
+		cmocka_unit_test(test_thrashing_evicts_rarely),
 		cmocka_unit_test(test_random_against_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
