@@ -12,7 +12,10 @@
  *   - "busting": 131,072 distinct flows, each seen once per pass: more
  *     flows than the cache (8,192 entries) holds, so nearly all miss.
  * Every key then runs through flower_table_classify() ("cache off") and
- * flow_cache_classify() ("cache on").  Rates are per second of this
+ * flow_cache_classify() ("cache on").  Last, "10000+1": 10,000 rules and a
+ * catch-all below them that alone matches the keys (SCTP flows outside
+ * every rule), the issue's "hit rule is the lowest priority" case: every
+ * subtable is probed ("last/frnd" 64 flows, "last/bust" 131,072).  Rates are per second of this
  * thread's CPU time (CLOCK_THREAD_CPUTIME_ID), as the other benchmarks. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,14 +80,20 @@ static void rule_line(char *buf, size_t size, uint32_t i)
 		 i + 1, m);
 }
 
-static struct flower_table *make_table(uint32_t n)
+/* n rules of rule_line(), then (catch_all) `protocol ip` at the lowest
+ * priority of all. */
+static struct flower_table *make_table(uint32_t n, bool catch_all)
 {
-	struct ctl_flower *ops = calloc(n, sizeof(*ops));
-	for (uint32_t i = 0; ops && i < n; i++) {
+	struct ctl_flower *ops = calloc(n + 1, sizeof(*ops));
+	for (uint32_t i = 0; ops && i < n + catch_all; i++) {
 		char line[512];
 		char *words[CTL_MAX_WORDS + 1];
 		struct ctl_err err;
-		rule_line(line, sizeof(line), i);
+		if (i < n)
+			rule_line(line, sizeof(line), i);
+		else
+			snprintf(line, sizeof(line), "filter add dev vnet0 ingress pref %u protocol ip "
+				 "flower action pass", n + 1);
 		int nw = ctl_split_words(line, words, CTL_MAX_WORDS + 1);
 		if (ctl_flower_parse(nw, (const char *const *)words, &ops[i], &err)) {
 			fprintf(stderr, "rule %u refused: %s\n", i, err.msg);
@@ -93,7 +102,7 @@ static struct flower_table *make_table(uint32_t n)
 	}
 	struct flower_table *t = NULL;
 	struct flower_error err;
-	if (!ops || flower_table_apply(NULL, ops, n, resolve, NULL, 0, &t, &err)) {
+	if (!ops || flower_table_apply(NULL, ops, n + catch_all, resolve, NULL, 0, &t, &err)) {
 		fprintf(stderr, "table of %u rules refused: %s\n", n, ops ? err.msg : "no memory");
 		exit(1);
 	}
@@ -124,6 +133,25 @@ static void make_key(const struct flower_table *t, struct flow_key *k)
 	const uint8_t *mv = (const uint8_t *)&r->match.key, *mm = (const uint8_t *)&r->match.mask;
 	for (size_t i = 0; i < FLOW_KEY_MATCH_SIZE; i++)
 		kb[i] = (uint8_t)((kb[i] & ~mm[i]) | mv[i]);
+}
+
+/* An SCTP flow outside every rule's addresses, TOS and VNIs: only the
+ * catch-all matches it, after every subtable was probed. */
+static void make_lowest_key(struct flow_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->in_port = 1;
+	memcpy(k->dl_dst, (uint8_t[]){ 2, 0xff, 0, 0, (uint8_t)next_rand(), (uint8_t)next_rand() }, 6);
+	memcpy(k->dl_src, (uint8_t[]){ 2, 0xfe, 0, 0, (uint8_t)next_rand(), (uint8_t)next_rand() }, 6);
+	k->dl_type = 0x0800;
+	k->nw_family = 4;
+	k->nw_proto = 132;
+	k->nw_tos = 1;
+	k->nw_ttl = 64;
+	memcpy(k->nw_src, (uint8_t[]){ 192, 0, 2, (uint8_t)next_rand() }, 4);
+	memcpy(k->nw_dst, (uint8_t[]){ 198, 51, 100, (uint8_t)next_rand() }, 4);
+	k->tp_src = (uint16_t)next_rand();
+	k->tp_dst = (uint16_t)next_rand();
 }
 
 struct result {
@@ -158,6 +186,23 @@ static struct result run(const struct flower_table *t, const struct flow_key *ke
 				.hit_rate = fc ? 100.0 * (double)hits / (double)n_ops : 0 };
 }
 
+/* Both cache modes over keys[0..n_keys-1], one line each. */
+static void run_both(const struct flower_table *t, const struct flow_key *keys, uint32_t n_keys,
+		     uint64_t n_ops, const char *rules, const char *trace)
+{
+	uint32_t n_sub, n_lin;
+	flower_table_stats(t, &n_sub, &n_lin);
+	for (int cached = 0; cached < 2; cached++) {
+		struct flow_cache *fc = NULL;
+		if (cached && flow_cache_create(FLOW_CACHE_DEFAULT_ENTRIES, &fc))
+			exit(1);
+		struct result r = run(t, keys, n_keys, n_ops, fc);
+		printf("%-7s %-6u %-9s %-10s %10.2f %9.1f %9.1f\n", rules, n_sub, trace,
+		       cached ? "on" : "off", r.mlps, r.ns, r.hit_rate);
+		flow_cache_destroy(fc);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n_ops = 2000000;
@@ -174,26 +219,26 @@ int main(int argc, char **argv)
 	printf("%-7s %-6s %-9s %-10s %10s %9s %9s\n", "rules", "masks", "trace", "cache",
 	       "M lookup/s", "ns/lookup", "hit %");
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-		struct flower_table *t = make_table(sizes[s]);
-		uint32_t n_sub, n_lin;
-		flower_table_stats(t, &n_sub, &n_lin);
+		struct flower_table *t = make_table(sizes[s], false);
+		char rules[16];
+		snprintf(rules, sizeof(rules), "%u", sizes[s]);
 		for (int busting = 0; busting < 2; busting++) {
 			uint32_t n_keys = busting ? BUSTING_FLOWS : FRIENDLY_FLOWS;
 			for (uint32_t i = 0; i < n_keys; i++)
 				make_key(t, &keys[i]);
-			for (int cached = 0; cached < 2; cached++) {
-				struct flow_cache *fc = NULL;
-				if (cached && flow_cache_create(FLOW_CACHE_DEFAULT_ENTRIES, &fc))
-					return 1;
-				struct result r = run(t, keys, n_keys, n_ops, fc);
-				printf("%-7u %-6u %-9s %-10s %10.2f %9.1f %9.1f\n", sizes[s], n_sub,
-				       busting ? "busting" : "friendly", cached ? "on" : "off", r.mlps,
-				       r.ns, r.hit_rate);
-				flow_cache_destroy(fc);
-			}
+			run_both(t, keys, n_keys, n_ops, rules, busting ? "busting" : "friendly");
 		}
 		flower_table_destroy(t);
 	}
+	/* The hit rule last: 10,000 rules and a catch-all below them. */
+	struct flower_table *t = make_table(10000, true);
+	for (int busting = 0; busting < 2; busting++) {
+		uint32_t n_keys = busting ? BUSTING_FLOWS : FRIENDLY_FLOWS;
+		for (uint32_t i = 0; i < n_keys; i++)
+			make_lowest_key(&keys[i]);
+		run_both(t, keys, n_keys, n_ops, "10000+1", busting ? "last/bust" : "last/frnd");
+	}
+	flower_table_destroy(t);
 	free(keys);
 	return 0;
 }

@@ -276,6 +276,14 @@ void cls_destroy(struct cls *cls)
 
 /* ---- lookup ---------------------------------------------------------------- */
 
+static inline bool words_equal(const uint32_t *a, const uint32_t *b, uint32_t n)
+{
+	uint32_t diff = 0;
+	for (uint32_t i = 0; i < n; i++)
+		diff |= a[i] ^ b[i];
+	return !diff;
+}
+
 static inline void subtable_probe(const struct subtable *st, const cls_word *k, uint32_t *best,
 				  const void **best_data)
 {
@@ -283,8 +291,7 @@ static inline void subtable_probe(const struct subtable *st, const cls_word *k, 
 	uint32_t h = mask_key(st, k, vals);
 	for (uint32_t b = h & st->bucket_mask; st->buckets[b]; b = (b + 1) & st->bucket_mask) {
 		uint32_t e = st->buckets[b] - 1;
-		if (st->hashes[e] != h ||
-		    memcmp(&st->values[e * st->n_words], vals, st->n_words * sizeof(uint32_t)))
+		if (st->hashes[e] != h || !words_equal(&st->values[e * st->n_words], vals, st->n_words))
 			continue;
 		if (st->ranks[e] < *best) {
 			*best = st->ranks[e];
