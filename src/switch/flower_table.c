@@ -56,64 +56,117 @@ static bool same_chain(const struct flower_rule *r, uint16_t port, uint32_t chai
 	return r->port == port && r->chain == chain;
 }
 
+/* A place (port, chain, pref, handle) compared on its first `depth` fields. */
+struct place {
+	uint16_t port;
+	uint32_t chain, pref, handle;
+};
+
+static int cmp_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int place_cmp(const struct flower_rule *r, const struct place *p, int depth)
+{
+	int c = cmp_u32(r->port, p->port);
+	if (!c && depth > 1)
+		c = cmp_u32(r->chain, p->chain);
+	if (!c && depth > 2)
+		c = cmp_u32(r->pref, p->pref);
+	if (!c && depth > 3)
+		c = cmp_u32(r->handle, p->handle);
+	return c;
+}
+
+/* The working set is kept in place order: the first index whose rule
+ * compares >= p (upper: > p) on `depth` fields, by binary search. */
+static size_t bound(const struct work *w, const struct place *p, int depth, bool upper)
+{
+	size_t lo = 0, hi = w->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = place_cmp(w->rules[mid], p, depth);
+		if (c < 0 || (upper && c == 0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* tc's automatic pref: one below the lowest pref of the chain, 49152 in an
  * empty one; 0 if none is left. */
 static uint32_t auto_pref(const struct work *w, uint16_t port, uint32_t chain)
 {
-	uint32_t lowest = 0;
-	for (size_t i = 0; i < w->n; i++)
-		if (same_chain(w->rules[i], port, chain) && (!lowest || w->rules[i]->pref < lowest))
-			lowest = w->rules[i]->pref;
-	return lowest ? lowest - 1 : CTL_FLOWER_AUTO_PREF;
+	struct place p = { .port = port, .chain = chain };
+	size_t i = bound(w, &p, 2, false);
+	if (i < w->n && same_chain(w->rules[i], port, chain))
+		return w->rules[i]->pref - 1;
+	return CTL_FLOWER_AUTO_PREF;
 }
 
+/* Refuses a taken handle or another protocol at the pref; picks the lowest
+ * free handle from 1 when none is given. */
 static int check_place(struct work *w, const struct ctl_flower *f, uint16_t port, uint32_t pref,
 		       uint32_t *handle)
 {
-	uint32_t lowest_free = 1;
-	bool changed = true;
-	for (size_t i = 0; i < w->n; i++) {
-		const struct flower_rule *r = w->rules[i];
-		if (!same_chain(r, port, f->chain) || r->pref != pref)
-			continue;
-		if (r->spec.match.protocol != f->match.protocol)
-			return fail(w, -EINVAL, "pref %u of dev %s already holds rules of another "
-				    "protocol (tc: one protocol per pref)", pref, f->dev);
-		if ((f->given & CTL_FF_HANDLE) && r->handle == f->handle)
+	struct place p = { .port = port, .chain = f->chain, .pref = pref, .handle = f->handle };
+	size_t lo = bound(w, &p, 3, false), hi = bound(w, &p, 3, true);
+	if (lo < hi && w->rules[lo]->spec.match.protocol != f->match.protocol)
+		return fail(w, -EINVAL, "pref %u of dev %s already holds rules of another "
+			    "protocol (tc: one protocol per pref)", pref, f->dev);
+	if (f->given & CTL_FF_HANDLE) {
+		size_t i = bound(w, &p, 4, false);
+		if (i < hi && w->rules[i]->handle == f->handle)
 			return fail(w, -EEXIST, "dev %s chain %u pref %u handle %u: duplicate handle, "
 				    "a rule is already there", f->dev, f->chain, pref, f->handle);
-	}
-	if (f->given & CTL_FF_HANDLE) {
 		*handle = f->handle;
 		return 0;
 	}
-	while (changed) { /* the lowest handle from 1 not taken in this pref */
-		changed = false;
-		for (size_t i = 0; i < w->n; i++) {
-			const struct flower_rule *r = w->rules[i];
-			if (same_chain(r, port, f->chain) && r->pref == pref && r->handle == lowest_free) {
-				lowest_free++;
-				changed = true;
-			}
-		}
-	}
+	uint32_t lowest_free = 1; /* handles are in order within the pref */
+	for (size_t i = lo; i < hi && w->rules[i]->handle <= lowest_free; i++)
+		if (w->rules[i]->handle == lowest_free)
+			lowest_free++;
 	*handle = lowest_free;
 	return 0;
 }
 
-static int push_rule(struct work *w, struct flower_rule *r)
+static int grow(struct work *w)
 {
 	if (w->n == FLOWER_MAX_RULES)
 		return fail(w, -ENOSPC, "table full: at most %d rules", FLOWER_MAX_RULES);
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 64;
-		struct flower_rule **rules = realloc(w->rules, cap * sizeof(*rules));
-		if (!rules)
-			return fail(w, -ENOMEM, "out of memory");
-		w->rules = rules;
-		w->cap = cap;
-	}
-	w->rules[w->n++] = r;
+	if (w->n < w->cap)
+		return 0;
+	size_t cap = w->cap ? 2 * w->cap : 64;
+	struct flower_rule **rules = realloc(w->rules, cap * sizeof(*rules));
+	if (!rules)
+		return fail(w, -ENOMEM, "out of memory");
+	w->rules = rules;
+	w->cap = cap;
+	return 0;
+}
+
+/* Appends: the old table's rules, already in place order. */
+static int push_rule(struct work *w, struct flower_rule *r)
+{
+	int ret = grow(w);
+	if (!ret)
+		w->rules[w->n++] = r;
+	return ret;
+}
+
+/* Inserts r at its place, keeping the working set in order. */
+static int insert_rule(struct work *w, struct flower_rule *r)
+{
+	int ret = grow(w);
+	if (ret)
+		return ret;
+	struct place p = { .port = r->port, .chain = r->chain, .pref = r->pref, .handle = r->handle };
+	size_t i = bound(w, &p, 4, false);
+	memmove(&w->rules[i + 1], &w->rules[i], (w->n - i) * sizeof(*w->rules));
+	w->rules[i] = r;
+	w->n++;
 	return 0;
 }
 
@@ -162,27 +215,21 @@ static int op_add(struct work *w, const struct ctl_flower *f, flower_port_resolv
 	r->spec.pref = pref;
 	r->spec.handle = handle;
 	r->spec.given |= CTL_FF_PREF | CTL_FF_HANDLE;
-	return push_rule(w, r);
+	return insert_rule(w, r);
 }
 
 static int op_del(struct work *w, const struct ctl_flower *f, flower_port_resolver *resolve,
 		  void *aux)
 {
-	uint16_t port;
-	if (resolve(aux, f->dev, &port))
+	struct place p = { .chain = f->chain, .pref = f->pref, .handle = f->handle };
+	if (resolve(aux, f->dev, &p.port))
 		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
-	size_t kept = 0;
-	for (size_t i = 0; i < w->n; i++) {
-		const struct flower_rule *r = w->rules[i];
-		bool gone = same_chain(r, port, f->chain) &&
-			    (!(f->given & CTL_FF_PREF) || r->pref == f->pref) &&
-			    (!(f->given & CTL_FF_HANDLE) || r->handle == f->handle);
-		if (!gone)
-			w->rules[kept++] = w->rules[i];
-	}
-	if (kept == w->n)
+	int depth = (f->given & CTL_FF_HANDLE) ? 4 : (f->given & CTL_FF_PREF) ? 3 : 2;
+	size_t lo = bound(w, &p, depth, false), hi = bound(w, &p, depth, true);
+	if (lo == hi)
 		return fail(w, -ENOENT, "dev %s chain %u: no such filter", f->dev, f->chain);
-	w->n = kept;
+	memmove(&w->rules[lo], &w->rules[hi], (w->n - hi) * sizeof(*w->rules));
+	w->n -= hi - lo;
 	return 0;
 }
 

@@ -6,7 +6,9 @@
  * (port, chain, pref, handle) order finds with cls_match_matches(): any
  * tuple-space bug (a wrong subtable order, a bad early stop, a shadowed
  * entry, a hash or mask slip, a range rule out of order) shows as a
- * mismatch, printed with the seed and the rule line. */
+ * mismatch, printed with the seed and the rule line.  Every other round a
+ * batch of random dels goes first, checked against a filter of the old
+ * table, and every table is checked to be in place order. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 
 #include "flower_test_util.h"
 #include "parse/flow.h"
+#include <errno.h>
 
 enum { MAX_OPS = 600, ROUNDS = 60, KEYS_PER_ROUND = 5000 };
 
@@ -159,6 +162,63 @@ static struct flower_table *random_table(size_t n)
 	return t;
 }
 
+/* Places strictly increase: no two rules share (port, chain, pref, handle). */
+static void check_order(const struct flower_table *t)
+{
+	for (size_t i = 1; i < flower_table_n_rules(t); i++) {
+		const struct flower_rule *a = flower_table_rule(t, i - 1), *b = flower_table_rule(t, i);
+		bool less = a->port != b->port ? a->port < b->port
+			    : a->chain != b->chain ? a->chain < b->chain
+			    : a->pref != b->pref  ? a->pref < b->pref
+						  : a->handle < b->handle;
+		if (!less)
+			fail_msg("rules %zu and %zu out of order or at one place", i - 1, i);
+	}
+}
+
+/* A batch of random dels (by pref, or pref and handle, of existing rules)
+ * leaves exactly the rules a filter over the old table keeps, in order. */
+static unsigned n_del_batches;
+
+static struct flower_table *random_dels(struct flower_table *t)
+{
+	static struct ctl_flower ops[16];
+	size_t n_rules = flower_table_n_rules(t), n = 1 + rnd(16);
+	if (n_rules < 2 * n)
+		return t;
+	for (size_t i = 0; i < n; i++) {
+		const struct flower_rule *r = flower_table_rule(t, rnd((uint32_t)n_rules));
+		memset(&ops[i], 0, sizeof(ops[i]));
+		ops[i].verb = CTL_FILTER_DEL;
+		strcpy(ops[i].dev, test_port_names[r->port]);
+		ops[i].given = CTL_FF_PREF | (rnd(2) ? CTL_FF_HANDLE : 0);
+		ops[i].pref = r->pref;
+		ops[i].handle = r->handle;
+	}
+	struct flower_table *next = NULL;
+	struct flower_error err;
+	int ret = flower_table_apply(t, ops, n, test_resolve, NULL, 0, &next, &err);
+	if (ret == -ENOENT) /* a del of what an earlier del of the batch took */
+		return t;
+	if (ret)
+		fail_msg("dels refused: %s", err.msg);
+	size_t j = 0;
+	for (size_t i = 0; i < n_rules; i++) {
+		const struct flower_rule *r = flower_table_rule(t, i);
+		bool gone = false;
+		for (size_t k = 0; k < n; k++)
+			gone |= r->port == (uint16_t)(strcmp(ops[k].dev, "vnet0") ? 2 : 1) &&
+				r->pref == ops[k].pref &&
+				(!(ops[k].given & CTL_FF_HANDLE) || r->handle == ops[k].handle);
+		if (!gone && flower_table_rule(next, j++) != r)
+			fail_msg("after the dels, rule %zu is not the one expected", j - 1);
+	}
+	assert_int_equal(j, flower_table_n_rules(next));
+	n_del_batches++;
+	flower_table_destroy(t);
+	return next;
+}
+
 static void test_against_linear_scan(void **state)
 {
 	(void)state;
@@ -168,6 +228,10 @@ static void test_against_linear_scan(void **state)
 		rng_state = seed;
 		size_t n = round < 4 ? 1 + round : 1 + rnd(MAX_OPS);
 		struct flower_table *t = random_table(n);
+		check_order(t);
+		if (round % 2)
+			t = random_dels(t);
+		check_order(t);
 		for (int i = 0; i < KEYS_PER_ROUND; i++) {
 			struct flow_key k;
 			random_key(&k);
@@ -190,9 +254,10 @@ static void test_against_linear_scan(void **state)
 		flower_table_destroy(t);
 	}
 	/* the test is only worth something if keys do match rules */
-	print_message("%llu lookups, %llu matched a rule\n", (unsigned long long)lookups,
-		      (unsigned long long)matched);
+	print_message("%llu lookups, %llu matched a rule; %u batches of dels\n",
+		      (unsigned long long)lookups, (unsigned long long)matched, n_del_batches);
 	assert_true(matched > lookups / 4);
+	assert_true(n_del_batches >= ROUNDS / 8);
 	assert_true(matched < lookups);
 }
 
