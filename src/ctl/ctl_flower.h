@@ -224,6 +224,33 @@ int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size);
 
 bool ctl_flower_equal(const struct ctl_flower *a, const struct ctl_flower *b);
 
+/* What `filter show -s` adds to a rule, split as tc splits hardware from
+ * software: fast path = flow-cache hits, slow path = classifier lookups. */
+struct ctl_flower_stats {
+	uint64_t installed_sec;  /* seconds since the rule was added */
+	int64_t used_sec;        /* seconds since a frame last matched; -1 never */
+	uint64_t fast_packets, fast_bytes;
+	uint64_t slow_packets, slow_bytes;
+};
+
+struct ctl_print;
+
+/* One rule of `filter show` (ctl_flower_print.c): its canonical line (so
+ * it pastes back as a command), then with st the counters:
+ *
+ *   filter add dev vnet0 ingress pref 2 handle 1 protocol ip flower ...
+ *     installed 971 sec used 67 sec
+ *       Sent 79272204362 bytes 91511261 pkt
+ *       Sent fast path 79272204362 bytes 91511261 pkt
+ *       Sent slow path 0 bytes 0 pkt
+ *
+ * In JSON: {"rule": LINE, "dev", "chain", "pref", "handle", "stats":
+ * {"installed_sec", "used_sec" (null: never), "bytes", "packets",
+ * "fast_path": {"bytes", "packets"}, "slow_path": {...}}}.  Returns 0, or
+ * what ctl_flower_format() refused with. */
+int ctl_flower_print_rule(struct ctl_print *p, const struct ctl_flower *f,
+			  const struct ctl_flower_stats *st);
+
 /* The grammar above, for --help (static, ends in '\n'). */
 const char *ctl_flower_grammar(void);
 
