@@ -12,7 +12,8 @@ BENCHES = [("parse", ["bench_parse", "bench/data/vxlan_tcp4.pcap", "bench/data/t
            ("checksum", ["bench_csum"]),
            ("gro", ["bench_gro"]),
            ("gso", ["bench_gso"]),
-           ("fdb", ["bench_fdb"])]
+           ("fdb", ["bench_fdb"]),
+           ("classifier", ["bench_classifier"])]
 
 
 def run(args):
@@ -51,6 +52,10 @@ def rows_for(name, out):
     elif name == "fdb":
         for m in re.finditer(r"^entries\s+(\d+)\s+learn\s+([\d.]+) M/s\s+lookup-hit\s+([\d.]+) M/s.*fwd_frame\(unicast\)\s+([\d.]+) M/s", out, re.M):
             rows.append((f"fdb {m.group(1)} entries", f"{m.group(3)} M lookups/s", f"fwd_frame {m.group(4)} M/s"))
+    elif name == "classifier":
+        for m in re.finditer(r"^(\d+(?:\+1)?)\s+(\d+)\s+(friendly|busting|last/frnd|last/bust)\s+(on|off)\s+([\d.]+)\s+([\d.]+)", out, re.M):
+            rows.append((f"flower {m.group(1)} rules {m.group(2)} masks {m.group(3)} cache {m.group(4)}",
+                         f"{m.group(5)} M lookups/s", f"{m.group(6)} ns/lookup"))
     return rows or [(name, "-", "(no figure found)")]
 
 

@@ -152,7 +152,7 @@ bool ctl_ip_is_multicast(const struct ctl_ip *ip)
 	return IN_MULTICAST(ntohl(ip->v4.s_addr));
 }
 
-static int hex_digit(char c)
+int ctl_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -161,6 +161,19 @@ static int hex_digit(char c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
+}
+
+bool ctl_mac_from_text(const char *s, uint8_t mac[6])
+{
+	if (strlen(s) != 17)
+		return false;
+	for (int i = 0; i < 6; i++) {
+		int hi = ctl_hex_digit(s[3 * i]), lo = ctl_hex_digit(s[3 * i + 1]);
+		if (hi < 0 || lo < 0 || (i < 5 && s[3 * i + 2] != ':'))
+			return false;
+		mac[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
 }
 
 /* Exactly aa:bb:cc:dd:ee:ff; a static FDB entry must be a unicast address
@@ -172,21 +185,13 @@ int ctl_parse_mac(struct ctl_parser *ps, const char *verb, uint8_t mac[6])
 	if (ret)
 		return ret;
 	int word = ps->pos - 1;
-	if (strlen(v) != 17)
-		goto bad;
-	for (int i = 0; i < 6; i++) {
-		int hi = hex_digit(v[3 * i]), lo = hex_digit(v[3 * i + 1]);
-		if (hi < 0 || lo < 0 || (i < 5 && v[3 * i + 2] != ':'))
-			goto bad;
-		mac[i] = (uint8_t)(hi << 4 | lo);
-	}
+	if (!ctl_mac_from_text(v, mac))
+		return ctl_fail(ps, word, "bad MAC, expected aa:bb:cc:dd:ee:ff");
 	if (mac[0] & 1)
 		return ctl_fail(ps, word, "multicast MAC, expected a unicast MAC");
 	if (!(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
 		return ctl_fail(ps, word, "zero MAC, expected a unicast MAC");
 	return 0;
-bad:
-	return ctl_fail(ps, word, "bad MAC, expected aa:bb:cc:dd:ee:ff");
 }
 
 int ctl_parse_onoff(struct ctl_parser *ps, const char *key, bool *out)

@@ -75,6 +75,10 @@ int ctl_parse_name(struct ctl_parser *ps, const char *key, size_t size, bool is_
  * address, one spelling). */
 int ctl_parse_ip(struct ctl_parser *ps, const char *key, struct ctl_ip *ip);
 bool ctl_ip_is_multicast(const struct ctl_ip *ip);
+/* 0..15 for a hex digit, -1 otherwise. */
+int ctl_hex_digit(char c);
+/* Exactly aa:bb:cc:dd:ee:ff (either case), any MAC. */
+bool ctl_mac_from_text(const char *s, uint8_t mac[6]);
 /* Exactly aa:bb:cc:dd:ee:ff, unicast and not zero (a static FDB entry for
  * anything else would never be looked up). */
 int ctl_parse_mac(struct ctl_parser *ps, const char *verb, uint8_t mac[6]);

@@ -58,6 +58,7 @@ enum ip_proto {
 	IP_PROTO_ICMPV6 = 58,
 	IP_PROTO_NONE = 59,
 	IP_PROTO_DSTOPTS = 60,
+	IP_PROTO_SCTP = 132,
 };
 
 struct ipv4_hdr {
@@ -161,6 +162,7 @@ struct icmp_hdr {
 
 enum icmp_constants {
 	ICMP_HDR_LEN = 4,
+	SCTP_HDR_LEN = 12,     /* common header: ports, verification tag, checksum */
 };
 
 /* RFC 7348 section 5. */

@@ -196,6 +196,19 @@ static enum drop_reason parse_icmp(struct parse_ctx *c, uint32_t l4, const struc
 	return DROP_NONE;
 }
 
+/* SCTP: the ports, for flower's src_port/dst_port (tc matches them).  The
+ * chunks are not walked and a header cut short is not a drop: l4 is set
+ * and the ports stay zero, as for a protocol we do not parse; payload_ofs
+ * stays absent (no later stage reads SCTP payload). */
+static enum drop_reason parse_sctp(struct parse_ctx *c, uint32_t l4)
+{
+	if (!have(c, l4, SCTP_HDR_LEN))
+		return DROP_NONE;
+	c->key->tp_src = load_be16(c->data + l4);
+	c->key->tp_dst = load_be16(c->data + l4 + 2);
+	return DROP_NONE;
+}
+
 /* `proto` is the final IP protocol; ICMP and ICMPv6 only count on their own
  * IP version (as in OVS): elsewhere they are just unknown protocols. */
 static enum drop_reason parse_l4(struct parse_ctx *c, uint32_t l4, uint8_t proto,
@@ -207,6 +220,8 @@ static enum drop_reason parse_l4(struct parse_ctx *c, uint32_t l4, uint8_t proto
 		return parse_tcp(c, l4, lo);
 	case IP_PROTO_UDP:
 		return parse_udp(c, l4, lo);
+	case IP_PROTO_SCTP:
+		return parse_sctp(c, l4);
 	case IP_PROTO_ICMP:
 		if (c->key->nw_family == 4)
 			return parse_icmp(c, l4, lo);

@@ -33,7 +33,7 @@ FIELDS = [
     "tcp.srcport", "tcp.dstport", "tcp.flags",
     "tcp.options.mss_val", "tcp.options.wscale.shift", "tcp.options.sack_perm", "tcp.options.sack",
     "tcp.options.timestamp.tsval", "tcp.options.timestamp.tsecr",
-    "udp.srcport", "udp.dstport",
+    "udp.srcport", "udp.dstport", "sctp.srcport", "sctp.dstport",
     "icmp.type", "icmp.code", "icmpv6.type", "icmpv6.code",
     "vxlan.vni",
 ]
@@ -200,6 +200,8 @@ def key_line(row):
         l4["sack"] = "1" if inner.all("tcp.options.sack") else "-"
     elif l4_tok == "udp":
         l4.update(tp_src=inner.last("udp.srcport"), tp_dst=inner.last("udp.dstport"))
+    elif l4_tok == "sctp" and inner.all("sctp.srcport"):
+        l4.update(tp_src=inner.last("sctp.srcport"), tp_dst=inner.last("sctp.dstport"))
     elif l4_tok in ("icmp", "icmpv6"):
         l4.update(tp_src=str(num(inner.last(l4_tok + ".type"))), tp_dst=str(num(inner.last(l4_tok + ".code"))))
     k.update(l4)

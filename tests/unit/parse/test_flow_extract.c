@@ -1325,6 +1325,43 @@ static void test_tcp_opts_parse(void **state)
 	}
 }
 
+/* SCTP: the ports are in the key (flower's src_port/dst_port); a common
+ * header cut short leaves them zero and is not a drop; no payload offset. */
+static void test_sctp_ports(void **state)
+{
+	(void)state;
+	struct pkt *p = pkt_alloc(pool);
+	struct flow_key key;
+	for (uint8_t family = 4; family <= 6; family += 2) {
+		struct fb_frame f;
+		fb_frame_init(&f, family, IP_PROTO_SCTP);
+		f.src_port = 5000, f.dst_port = 36412;
+		f.payload_len = 16;
+		struct fb_layout lay;
+		size_t len = fb_build(&f, frame_buf, sizeof(frame_buf), &lay);
+		assert_int_equal(extract(p, frame_buf, len, 0, &key), DROP_NONE);
+		check_invariants(p, &key);
+		assert_int_equal(key.nw_proto, IP_PROTO_SCTP);
+		assert_int_equal(key.tp_src, 5000);
+		assert_int_equal(key.tp_dst, 36412);
+		assert_int_equal(p->l4_ofs, lay.l4_ofs);
+		assert_int_equal(p->payload_ofs, PKT_OFS_NONE);
+		/* 11 bytes of SCTP (the IPv4 header checksum is not verified here):
+		 * the ports are not read */
+		f.payload_len = 0;
+		len = fb_build(&f, frame_buf, sizeof(frame_buf), &lay);
+		uint8_t *ip = frame_buf + lay.l3_ofs;
+		if (family == 4)
+			ip[3] = (uint8_t)(ip[3] - 1);
+		else
+			ip[5] = (uint8_t)(ip[5] - 1);
+		assert_int_equal(extract(p, frame_buf, len - 1, 0, &key), DROP_NONE);
+		assert_int_equal(key.tp_src, 0);
+		assert_int_equal(key.tp_dst, 0);
+	}
+	pkt_free(p);
+}
+
 /* Offsets from a previous frame never leak into the next parse. */
 static void test_offsets_reset_between_frames(void **state)
 {
@@ -1371,6 +1408,7 @@ int main(void)
 		cmocka_unit_test(test_truncation_sweep),
 		cmocka_unit_test(test_tcp_opts_parse),
 		cmocka_unit_test(test_offsets_reset_between_frames),
+		cmocka_unit_test(test_sctp_ports),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

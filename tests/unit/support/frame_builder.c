@@ -135,6 +135,8 @@ static size_t l4_header_size(const struct fb_frame *f)
 		return f->family == 4 ? ICMP_HDR_LEN : 0;
 	case IP_PROTO_ICMPV6:
 		return f->family == 6 ? ICMP_HDR_LEN : 0;
+	case IP_PROTO_SCTP:
+		return SCTP_HDR_LEN;
 	default:
 		return 0;
 	}
@@ -170,6 +172,11 @@ static void write_l4(uint8_t *p, const struct fb_frame *f, size_t hdr_size)
 						     : (uint16_t)l4_len);
 		store_be16(p + 6, 0);
 		store_l4_csum(p + UDP_CSUM_OFFSET, f->csum, pseudo, p, l4_len, true);
+		break;
+	case IP_PROTO_SCTP: /* common header; CRC32c left zero (no parser checks it) */
+		store_be16(p, f->src_port);
+		store_be16(p + 2, f->dst_port);
+		memset(p + 4, 0, 8);
 		break;
 	default: /* ICMP, ICMPv6 */
 		p[0] = (uint8_t)f->src_port;

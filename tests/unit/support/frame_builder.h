@@ -22,8 +22,8 @@
  *
  * Layers: Ethernet, up to FB_MAX_VLANS tags, then IPv4 (with options), IPv6
  * (with extension headers, whose next-header fields the builder chains),
- * or ARP (family FB_ARP); then TCP, UDP, ICMP/ICMPv6 or raw payload for any
- * other protocol.  A fragment with a non-zero offset carries payload only
+ * or ARP (family FB_ARP); then TCP, UDP, ICMP/ICMPv6, an SCTP common header
+ * (CRC32c zero) or raw payload for any other protocol.  A fragment with a non-zero offset carries payload only
  * (no L4 header); the payload pattern is byte i = payload_seed + i.
  *
  * Lengths: IPv4 total length, IPv6 payload length and UDP length are

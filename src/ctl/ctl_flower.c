@@ -1,0 +1,471 @@
+/* ctl_flower: filter add/del/show and tc's value kinds (see ctl_flower.h and
+ * ctl_flower_internal.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ctl/ctl_flower_internal.h"
+
+/* ---- numbers ------------------------------------------------------------- */
+
+bool fl_num(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned int base = 10;
+	uint64_t v = 0;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	} else if (s[0] == '0' && s[1]) {
+		return false; /* tc would read it as octal */
+	}
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		int d = ctl_hex_digit(*s);
+		if (d < 0 || (unsigned int)d >= base)
+			return false;
+		v = v * base + (uint64_t)d;
+		if (v > max)
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+int fl_take_num(struct ctl_parser *ps, const char *key, uint64_t min, uint64_t max,
+		uint64_t *out)
+{
+	const char *v = NULL;
+	int ret = ctl_take_value(ps, key, "a number", &v);
+	if (ret)
+		return ret;
+	if (!fl_num(v, max, out) || *out < min)
+		return ctl_fail(ps, ps->pos - 1,
+				"bad number for \"%s\", expected %llu..%llu (decimal or 0x hex)",
+				key, (unsigned long long)min, (unsigned long long)max);
+	return 0;
+}
+
+int fl_take_masked(struct ctl_parser *ps, const char *key, uint32_t max, uint32_t *value,
+		   uint32_t *mask)
+{
+	const char *v = NULL;
+	int ret = ctl_take_value(ps, key, "VALUE[/MASK]", &v);
+	if (ret)
+		return ret;
+	char text[32];
+	uint64_t val, msk = max;
+	snprintf(text, sizeof(text), "%s", v);
+	char *slash = strchr(text, '/');
+	if (slash)
+		*slash = '\0';
+	if (strlen(v) >= sizeof(text) || !fl_num(text, max, &val) ||
+	    (slash && !fl_num(slash + 1, max, &msk)))
+		return ctl_fail(ps, ps->pos - 1,
+				"bad value for \"%s\", expected VALUE[/MASK] within 0..0x%x", key,
+				max);
+	*value = (uint32_t)(val & msk);
+	*mask = (uint32_t)msk;
+	return 0;
+}
+
+/* ---- protocols ------------------------------------------------------------ */
+
+static const struct {
+	const char *name;
+	uint16_t eth;
+} protocols[] = {
+	{ "ip", CTL_ETH_IP },         { "ipv6", CTL_ETH_IPV6 },
+	{ "arp", CTL_ETH_ARP },       { "802.1Q", CTL_ETH_8021Q },
+	{ "802.1ad", CTL_ETH_8021AD }, { "all", CTL_ETH_ALL },
+};
+
+int fl_take_protocol(struct ctl_parser *ps, const char *key, uint16_t *eth)
+{
+	const char *v = NULL;
+	int ret = ctl_take_value(ps, key, "ip, ipv6, arp, 802.1Q, 802.1ad, all or 0xHHHH", &v);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < sizeof(protocols) / sizeof(protocols[0]); i++) {
+		if (!strcasecmp(v, protocols[i].name)) {
+			*eth = protocols[i].eth;
+			return 0;
+		}
+	}
+	uint64_t n;
+	/* A number must be hex, as tc prints ethertypes, and above the
+	 * 802.3 length range (< 0x0600 is a length, not a type). */
+	if (!strncmp(v, "0x", 2) && fl_num(v, 0xffff, &n) && n >= 0x0600) {
+		*eth = (uint16_t)n;
+		return 0;
+	}
+	return ctl_fail(ps, ps->pos - 1,
+			"unknown protocol for \"%s\", expected ip, ipv6, arp, 802.1Q, 802.1ad, "
+			"all or an ethertype 0x0600..0xffff", key);
+}
+
+void fl_sb_protocol(struct ctl_sbuf *sb, const char *key, uint16_t eth)
+{
+	for (size_t i = 0; i < sizeof(protocols) / sizeof(protocols[0]); i++) {
+		if (protocols[i].eth == eth) {
+			ctl_sb_printf(sb, " %s %s", key, protocols[i].name);
+			return;
+		}
+	}
+	ctl_sb_printf(sb, " %s 0x%04x", key, eth);
+}
+
+/* ---- masks: /LEN or a mask in the value's own form ------------------------ */
+
+static void mask_from_len(uint8_t *mask, size_t size, unsigned int len)
+{
+	for (size_t i = 0; i < size; i++) {
+		unsigned int bits = len > 8 * i ? len - 8 * (unsigned int)i : 0;
+		mask[i] = bits >= 8 ? 0xff : (uint8_t)(0xff00 >> bits);
+	}
+}
+
+/* The prefix length of mask, or -1 if it is not a prefix. */
+static int mask_len(const uint8_t *mask, size_t size)
+{
+	int len = 0;
+	size_t i = 0;
+	for (; i < size && mask[i] == 0xff; i++)
+		len += 8;
+	if (i == size)
+		return len;
+	uint8_t m = mask[i];
+	while (m & 0x80) {
+		len++;
+		m = (uint8_t)(m << 1);
+	}
+	if (m)
+		return -1;
+	for (i++; i < size; i++)
+		if (mask[i])
+			return -1;
+	return len;
+}
+
+/* "/LEN" or "/MASK" after the value; `parse_mask` reads the mask form. */
+static bool read_mask(const char *s, uint8_t *mask, size_t size,
+		      bool (*parse_mask)(const char *s, uint8_t *out))
+{
+	uint64_t len;
+	if (fl_num(s, 8 * size, &len) && !strchr(s, 'x')) {
+		mask_from_len(mask, size, (unsigned int)len);
+		return true;
+	}
+	return parse_mask(s, mask);
+}
+
+static void sb_mask(struct ctl_sbuf *sb, const uint8_t *mask, size_t size,
+		    void (*print_mask)(struct ctl_sbuf *sb, const uint8_t *m))
+{
+	int len = mask_len(mask, size);
+	if (len == (int)(8 * size))
+		return;
+	if (len >= 0) {
+		ctl_sb_printf(sb, "/%d", len);
+		return;
+	}
+	ctl_sb_printf(sb, "/");
+	print_mask(sb, mask);
+}
+
+/* ---- prefixes ------------------------------------------------------------- */
+
+static bool parse_v4(const char *s, uint8_t *out)
+{
+	return !strchr(s, ':') && inet_pton(AF_INET, s, out) == 1;
+}
+
+static bool parse_v6(const char *s, uint8_t *out)
+{
+	return strchr(s, ':') && inet_pton(AF_INET6, s, out) == 1;
+}
+
+int fl_take_prefix(struct ctl_parser *ps, const char *key, struct ctl_prefix *p)
+{
+	const char *v = NULL;
+	int ret = ctl_take_value(ps, key, "ADDRESS[/LEN|/MASK]", &v);
+	if (ret)
+		return ret;
+	char text[INET6_ADDRSTRLEN + 48];
+	if (strlen(v) >= sizeof(text))
+		return ctl_fail(ps, ps->pos - 1, "bad address for \"%s\"", key);
+	snprintf(text, sizeof(text), "%s", v);
+	char *slash = strchr(text, '/');
+	if (slash)
+		*slash++ = '\0';
+	memset(p, 0, sizeof(*p));
+	bool v6 = strchr(text, ':') != NULL;
+	size_t size = v6 ? 16 : 4;
+	p->addr.family = p->mask.family = v6 ? AF_INET6 : AF_INET;
+	if (!(v6 ? parse_v6 : parse_v4)(text, p->addr.bytes))
+		return ctl_fail(ps, ps->pos - 1,
+				"bad address for \"%s\", expected an IPv4 or IPv6 address", key);
+	mask_from_len(p->mask.bytes, size, 8 * (unsigned int)size);
+	if (slash && !read_mask(slash, p->mask.bytes, size, v6 ? parse_v6 : parse_v4))
+		return ctl_fail(ps, ps->pos - 1,
+				"bad prefix for \"%s\", expected /LEN (0..%zu) or /MASK of the "
+				"address's family", key, 8 * size);
+	for (size_t i = 0; i < size; i++)
+		p->addr.bytes[i] &= p->mask.bytes[i];
+	return 0;
+}
+
+static void sb_v4(struct ctl_sbuf *sb, const uint8_t *a)
+{
+	char text[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, a, text, sizeof(text));
+	ctl_sb_printf(sb, "%s", text);
+}
+
+static void sb_v6(struct ctl_sbuf *sb, const uint8_t *a)
+{
+	char text[INET6_ADDRSTRLEN];
+	inet_ntop(AF_INET6, a, text, sizeof(text));
+	ctl_sb_printf(sb, "%s", text);
+}
+
+void fl_sb_prefix(struct ctl_sbuf *sb, const char *key, const struct ctl_prefix *p)
+{
+	bool v6 = p->addr.family == AF_INET6;
+	ctl_sb_printf(sb, " %s ", key);
+	(v6 ? sb_v6 : sb_v4)(sb, p->addr.bytes);
+	sb_mask(sb, p->mask.bytes, v6 ? 16 : 4, v6 ? sb_v6 : sb_v4);
+}
+
+/* ---- MACs ----------------------------------------------------------------- */
+
+static void sb_mac(struct ctl_sbuf *sb, const uint8_t *m)
+{
+	ctl_sb_printf(sb, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+int fl_take_mac(struct ctl_parser *ps, const char *key, uint8_t mac[6], uint8_t mask[6])
+{
+	const char *v = NULL;
+	int ret = ctl_take_value(ps, key, "MAC[/LEN|/MASK]", &v);
+	if (ret)
+		return ret;
+	char text[40];
+	if (strlen(v) >= sizeof(text))
+		return ctl_fail(ps, ps->pos - 1, "bad MAC for \"%s\"", key);
+	snprintf(text, sizeof(text), "%s", v);
+	char *slash = strchr(text, '/');
+	if (slash)
+		*slash++ = '\0';
+	if (!ctl_mac_from_text(text, mac))
+		return ctl_fail(ps, ps->pos - 1, "bad MAC for \"%s\", expected aa:bb:cc:dd:ee:ff",
+				key);
+	memset(mask, 0xff, 6);
+	if (slash && !read_mask(slash, mask, 6, ctl_mac_from_text))
+		return ctl_fail(ps, ps->pos - 1,
+				"bad mask for \"%s\", expected /LEN (0..48) or /aa:bb:cc:dd:ee:ff",
+				key);
+	for (int i = 0; i < 6; i++)
+		mac[i] &= mask[i];
+	return 0;
+}
+
+void fl_sb_mac(struct ctl_sbuf *sb, const char *key, const uint8_t mac[6], const uint8_t mask[6])
+{
+	ctl_sb_printf(sb, " %s ", key);
+	sb_mac(sb, mac);
+	sb_mask(sb, mask, 6, sb_mac);
+}
+
+/* ---- filter add / del / show -------------------------------------------- */
+
+static int parse_dev_ingress(struct ctl_parser *ps, struct ctl_flower *f)
+{
+	if (ctl_at_end(ps) || strcmp(ps->argv[ps->pos], "dev"))
+		return ctl_fail(ps, ps->pos, "expected \"dev PORT\"");
+	ps->pos++;
+	int ret = ctl_parse_name(ps, "dev", CTL_NAME_SIZE, false, f->dev);
+	if (ret)
+		return ret;
+	if (ctl_at_end(ps) || strcmp(ps->argv[ps->pos], "ingress"))
+		return ctl_fail(ps, ps->pos, "expected \"ingress\": rules sit on a port's "
+				"ingress only (no egress, parent or root qdisc)");
+	ps->pos++;
+	return 0;
+}
+
+/* pref/handle/chain/protocol before `flower` (add) or alone (del, show).
+ * `allowed` are the CTL_FF_* the verb takes; protocol only for add. */
+static int parse_filter_keys(struct ctl_parser *ps, struct ctl_flower *f, uint32_t allowed,
+			     bool add)
+{
+	while (!ctl_at_end(ps)) {
+		int word = ps->pos;
+		const char *w = ps->argv[ps->pos++];
+		uint32_t flag = 0;
+		uint64_t n = 0;
+		int ret;
+		if (!strcmp(w, "pref") || !strcmp(w, "prio") || !strcmp(w, "priority")) {
+			flag = CTL_FF_PREF;
+			ret = fl_take_num(ps, w, 1, CTL_FLOWER_PREF_MAX, &n);
+			f->pref = (uint32_t)n;
+		} else if (!strcmp(w, "handle")) {
+			flag = CTL_FF_HANDLE;
+			ret = fl_take_num(ps, w, 1, UINT32_MAX, &n);
+			f->handle = (uint32_t)n;
+		} else if (!strcmp(w, "chain")) {
+			flag = CTL_FF_CHAIN;
+			ret = fl_take_num(ps, w, 0, UINT32_MAX, &n);
+			f->chain = (uint32_t)n;
+		} else if (add && !strcmp(w, "protocol")) {
+			if (f->match.given & CTL_FM_PROTOCOL)
+				return ctl_fail(ps, word, "duplicate \"protocol\"");
+			f->match.given |= CTL_FM_PROTOCOL;
+			ret = fl_take_protocol(ps, w, &f->match.protocol);
+		} else if (add && !strcmp(w, "flower")) {
+			ps->pos--;
+			return 0;
+		} else if (!strcmp(w, "flower") && ctl_at_end(ps)) {
+			return 0; /* tc's `... handle 1 flower`: the only kind */
+		} else {
+			return ctl_fail(ps, word, add ? "unknown keyword, expected pref, handle, "
+					"chain, protocol or flower" : "unknown keyword, expected %s",
+					allowed & CTL_FF_PREF ? "pref, handle or chain" : "chain");
+		}
+		if (ret)
+			return ret;
+		if (!(flag & allowed) && flag)
+			return ctl_fail(ps, word, "not valid for filter %s", add ? "add" : "show");
+		if (f->given & flag)
+			return ctl_fail(ps, word, "duplicate \"%s\"", w);
+		f->given |= flag;
+	}
+	return 0;
+}
+
+static int parse_add(struct ctl_parser *ps, struct ctl_flower *f)
+{
+	int ret = parse_filter_keys(ps, f, CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN, true);
+	if (ret)
+		return ret;
+	if (ctl_at_end(ps))
+		return ctl_fail(ps, ps->pos, "expected \"flower\", the only classifier");
+	ps->pos++; /* "flower" */
+	for (; !ctl_at_end(ps); ps->pos++) {
+		const char *w = ps->argv[ps->pos];
+		if (!strcmp(w, "skip_hw")) {
+			if (f->given & CTL_FF_SKIP_HW)
+				return ctl_fail(ps, ps->pos, "duplicate \"skip_hw\"");
+			f->given |= CTL_FF_SKIP_HW;
+		} else if (!strcmp(w, "skip_sw")) {
+			return ctl_fail(ps, ps->pos, "refused: vxswitch has no hardware to offload "
+					"to, a rule that skips software would never run");
+		} else {
+			break;
+		}
+	}
+	ret = fl_parse_match(ps, &f->match);
+	return ret ? ret : fl_parse_actions(ps, f);
+}
+
+int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
+		     struct ctl_err *err)
+{
+	struct ctl_parser ps = { .argc = argc, .argv = argv, .pos = 0, .err = err };
+	memset(f, 0, sizeof(*f));
+	if (argc < 1 || strcmp(argv[0], "filter"))
+		return ctl_fail(&ps, 0, "expected \"filter\"");
+	if (argc < 2)
+		return ctl_fail(&ps, 1, "expected add, del or show");
+	const char *verb = argv[1];
+	ps.pos = 2;
+	if (!strcmp(verb, "add"))
+		f->verb = CTL_FILTER_ADD;
+	else if (!strcmp(verb, "del") || !strcmp(verb, "delete"))
+		f->verb = CTL_FILTER_DEL;
+	else if (!strcmp(verb, "show") || !strcmp(verb, "list") || !strcmp(verb, "ls"))
+		f->verb = CTL_FILTER_SHOW;
+	else
+		return ctl_fail(&ps, 1, "unknown filter verb, expected add, del or show");
+	int ret = parse_dev_ingress(&ps, f);
+	if (ret)
+		return ret;
+	if (f->verb == CTL_FILTER_ADD)
+		return parse_add(&ps, f);
+	uint32_t allowed = f->verb == CTL_FILTER_DEL ? CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN
+						     : CTL_FF_CHAIN;
+	ret = parse_filter_keys(&ps, f, allowed, false);
+	if (ret)
+		return ret;
+	if ((f->given & CTL_FF_HANDLE) && !(f->given & CTL_FF_PREF)) {
+		int word = 2;
+		while (strcmp(argv[word], "handle"))
+			word++;
+		return ctl_fail(&ps, word, "\"handle\" needs \"pref\": a handle is unique "
+				"within one pref only");
+	}
+	return 0;
+}
+
+int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size)
+{
+	static const char *const verbs[] = {
+		[CTL_FILTER_ADD] = "add", [CTL_FILTER_DEL] = "del", [CTL_FILTER_SHOW] = "show"
+	};
+	if (f->verb < CTL_FILTER_ADD || f->verb > CTL_FILTER_SHOW)
+		return -EINVAL;
+	if (f->verb == CTL_FILTER_ADD &&
+	    (f->n_actions < 1 || f->n_actions > CTL_FLOWER_MAX_ACTIONS))
+		return -EINVAL;
+	struct ctl_sbuf sb = { .buf = buf, .size = size };
+	if (size)
+		buf[0] = '\0';
+	ctl_sb_printf(&sb, "filter %s dev %s ingress", verbs[f->verb], f->dev);
+	if (f->given & CTL_FF_PREF)
+		ctl_sb_printf(&sb, " pref %u", f->pref);
+	if (f->given & CTL_FF_HANDLE)
+		ctl_sb_printf(&sb, " handle %u", f->handle);
+	if (f->given & CTL_FF_CHAIN)
+		ctl_sb_printf(&sb, " chain %u", f->chain);
+	if (f->verb == CTL_FILTER_ADD) {
+		if (f->match.given & CTL_FM_PROTOCOL)
+			fl_sb_protocol(&sb, "protocol", f->match.protocol);
+		ctl_sb_printf(&sb, " flower");
+		if (f->given & CTL_FF_SKIP_HW)
+			ctl_sb_printf(&sb, " skip_hw");
+		fl_format_match(&sb, &f->match);
+		fl_format_actions(&sb, f);
+	}
+	if (sb.overflow)
+		return -ENOSPC;
+	return (int)sb.len;
+}
+
+bool ctl_flower_equal(const struct ctl_flower *a, const struct ctl_flower *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+const char *ctl_flower_grammar(void)
+{
+	return "FILTER := filter add dev PORT ingress [ pref N ] [ handle N ] [ chain N ]\n"
+	       "              [ protocol PROTO ] flower [ skip_hw ] [ MATCH ... ]\n"
+	       "              action ACTION [ action ACTION ... ]\n"
+	       "        | filter del dev PORT ingress [ pref N [ handle N ] ] [ chain N ]\n"
+	       "        | filter show dev PORT ingress [ chain N ]\n"
+	       "PROTO  := ip | ipv6 | arp | 802.1Q | 802.1ad | all | 0xHHHH\n"
+	       "MATCH  := src_mac MAC[/MASK] | dst_mac MAC[/MASK] | vlan_id ID | vlan_prio P\n"
+	       "        | vlan_ethtype PROTO | ip_proto { tcp | udp | sctp | icmp | icmpv6 | N }\n"
+	       "        | src_ip PREFIX | dst_ip PREFIX | src_port P[-P] | dst_port P[-P]\n"
+	       "        | tcp_flags V[/M] | ip_tos V[/M] | ip_ttl V[/M]\n"
+	       "        | ip_flags [no]frag[/[no]firstfrag] | type N | code N\n"
+	       "        | enc_key_id VNI | enc_src_ip PREFIX | enc_dst_ip PREFIX\n"
+	       "        | enc_dst_port PORT\n"
+	       "ACTION := mirred egress { redirect | mirror } dev PORT | drop | pass\n"
+	       "        | goto chain N | tunnel_key set id VNI src_ip IP dst_ip IP\n"
+	       "              [ dst_port N ] [ csum | nocsum ] | tunnel_key unset\n"
+	       "        | vlan push id N [ priority P ] [ protocol 802.1Q | 802.1ad ]\n"
+	       "        | vlan pop | vlan modify id N [ priority P ]\n";
+}

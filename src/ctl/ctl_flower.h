@@ -1,0 +1,257 @@
+/* ctl_flower: tc's `filter` grammar for flower rules, words in, struct out.
+ *
+ * What?
+ *   An operator's `tc filter ...` line with the leading `tc` replaced
+ *   parses into a struct ctl_flower, and ctl_flower_format() prints the
+ *   canonical form back, so `filter show` output can be pasted back in:
+ *   parse(split(format(f))) == f, held for every key by the unit tests and
+ *   by fuzz/fuzz_flower.c.  The struct is in tc's terms (a protocol, a MAC
+ *   and its mask, a port range, a device *name* to redirect to); the switch
+ *   layer compiles it into a match over struct flow_key (switch/flower_rule.h)
+ *   and keeps this struct to print the rule back.
+ *
+ * Grammar (ctl_flower_grammar() prints it):
+ *
+ *   FILTER := filter add dev PORT ingress [ pref N ] [ handle N ] [ chain N ]
+ *                 [ protocol PROTO ] flower [ skip_hw ] [ MATCH ... ]
+ *                 { action | actions } ACTION [ { action | actions } ACTION ... ]
+ *           | filter del dev PORT ingress [ pref N [ handle N ] ] [ chain N ]
+ *           | filter show dev PORT ingress [ chain N ]
+ *   PROTO  := ip | ipv6 | arp | 802.1Q | 802.1ad | all | 0xHHHH
+ *   MATCH  := src_mac MAC[/MASK|/LEN] | dst_mac MAC[/MASK|/LEN]
+ *           | vlan_id 0..4095 | vlan_prio 0..7 | vlan_ethtype PROTO
+ *           | ip_proto { tcp | udp | sctp | icmp | icmpv6 | 0..255 }
+ *           | src_ip PREFIX | dst_ip PREFIX        (IPv4 or IPv6, /LEN or /MASK)
+ *           | src_port P[-P] | dst_port P[-P]
+ *           | tcp_flags V[/M] | ip_tos V[/M] | ip_ttl V[/M]
+ *           | ip_flags { [no]frag | [no]firstfrag }[/{ [no]frag | [no]firstfrag }]
+ *           | type 0..255 | code 0..255          (ICMP / ICMPv6)
+ *           | enc_key_id 0..16777215 | enc_src_ip PREFIX | enc_dst_ip PREFIX
+ *           | enc_dst_port 0..65535
+ *   ACTION := mirred egress { redirect | mirror } dev PORT
+ *           | drop | shot | pass | ok | gact { drop | shot | pass | ok }
+ *           | goto chain N | gact goto chain N
+ *           | tunnel_key set id VNI src_ip IP dst_ip IP [ dst_port N ]
+ *                 [ csum | nocsum ]
+ *           | tunnel_key unset
+ *           | vlan push id N [ priority 0..7 ] [ protocol 802.1Q | 802.1ad ]
+ *           | vlan pop | vlan modify id N [ priority 0..7 ]
+ *
+ * tc's rules kept here:
+ * - Numbers are decimal or 0x hex, as tc's get_u32(..., 0).  A leading 0
+ *   (tc: octal) is refused rather than read two ways.
+ * - Keywords are whole words (strcmp); protocol names are case-insensitive
+ *   as tc's ll_proto_a2n (802.1q == 802.1Q).  `prio`/`priority` are tc's
+ *   spellings of `pref` and are accepted; `pref` is printed.
+ * - Dependencies, checked when the line is complete and refused naming the
+ *   dependent word: ip_proto, ip_tos, ip_ttl and ip_flags need protocol ip
+ *   or ipv6 (or vlan_ethtype ip|ipv6 under protocol 802.1Q); src_ip/dst_ip
+ *   need the family's protocol; ports need ip_proto tcp, udp or sctp;
+ *   tcp_flags needs tcp; type/code need icmp under ip or icmpv6 under ipv6;
+ *   vlan_* need protocol 802.1Q or 802.1ad.
+ * - skip_sw is refused: there is no hardware, a rule skipping software
+ *   would never run.  skip_hw is accepted, changes nothing, is printed.
+ * - Actions run in order; drop, pass, goto chain and mirred redirect end
+ *   the list (tc's "stolen"/terminal verdicts), so an action after one of
+ *   them could never run and is refused.
+ * - tc's other control verbs (reclassify, continue, pipe, trap, jump) and
+ *   action kinds are refused naming the word.
+ *
+ * Canonical form (what ctl_flower_format() prints): keywords in the order of
+ * the grammar above, a match key only when given, addresses masked
+ * (10.0.0.1/24 is stored and printed 10.0.0.0/24), a full mask not printed,
+ * a prefix mask printed /LEN and any other mask printed in address form,
+ * a range MIN-MAX with MIN == MAX printed as one port, tcp_flags and ip_tos
+ * in hex, everything else decimal, `action` before every action.
+ *
+ * Pure functions over argv and buffers: no I/O, no globals, no allocation. */
+#ifndef VX_CTL_CTL_FLOWER_H
+#define VX_CTL_CTL_FLOWER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctl/ctl_cmd.h"
+
+enum ctl_flower_limits {
+	CTL_FLOWER_MAX_ACTIONS = 8,
+	CTL_FLOWER_PREF_MAX = 65535,    /* tc: 16 bits; 0 = chosen at add */
+	CTL_FLOWER_AUTO_PREF = 49152,   /* tc's first automatic pref */
+	CTL_FLOWER_TCP_FLAGS_MASK = 0xfff,
+};
+
+enum ctl_flower_verb {
+	CTL_FILTER_ADD = 1,
+	CTL_FILTER_DEL,
+	CTL_FILTER_SHOW,
+};
+
+/* ctl_flower.given: the filter-level keys. */
+enum ctl_flower_key {
+	CTL_FF_PREF = 1 << 0,
+	CTL_FF_HANDLE = 1 << 1,
+	CTL_FF_CHAIN = 1 << 2,
+	CTL_FF_SKIP_HW = 1 << 3,
+};
+
+/* ctl_flower_match.given: one bit per match key, in printing order. */
+enum ctl_fm_key {
+	CTL_FM_PROTOCOL = 1 << 0,
+	CTL_FM_DST_MAC = 1 << 1,
+	CTL_FM_SRC_MAC = 1 << 2,
+	CTL_FM_VLAN_ID = 1 << 3,
+	CTL_FM_VLAN_PRIO = 1 << 4,
+	CTL_FM_VLAN_ETHTYPE = 1 << 5,
+	CTL_FM_IP_PROTO = 1 << 6,
+	CTL_FM_SRC_IP = 1 << 7,
+	CTL_FM_DST_IP = 1 << 8,
+	CTL_FM_SRC_PORT = 1 << 9,
+	CTL_FM_DST_PORT = 1 << 10,
+	CTL_FM_TCP_FLAGS = 1 << 11,
+	CTL_FM_IP_TOS = 1 << 12,
+	CTL_FM_IP_TTL = 1 << 13,
+	CTL_FM_IP_FLAGS = 1 << 14,
+	CTL_FM_ICMP_TYPE = 1 << 15,
+	CTL_FM_ICMP_CODE = 1 << 16,
+	CTL_FM_ENC_KEY_ID = 1 << 17,
+	CTL_FM_ENC_SRC_IP = 1 << 18,
+	CTL_FM_ENC_DST_IP = 1 << 19,
+	CTL_FM_ENC_DST_PORT = 1 << 20,
+};
+
+/* Ethertypes the grammar names. */
+enum ctl_eth_type {
+	CTL_ETH_ALL = 0x0000, /* protocol all: no match on the ethertype */
+	CTL_ETH_IP = 0x0800,
+	CTL_ETH_ARP = 0x0806,
+	CTL_ETH_8021Q = 0x8100,
+	CTL_ETH_IPV6 = 0x86dd,
+	CTL_ETH_8021AD = 0x88a8,
+};
+
+/* ip_flags bits, tc's names. */
+enum ctl_ip_flag {
+	CTL_IPF_FRAG = 1 << 0,      /* the packet is a fragment */
+	CTL_IPF_FIRSTFRAG = 1 << 1, /* ... and the first one (offset 0) */
+};
+
+/* An address and its mask; addr has no bit outside mask, family is the
+ * family of both. */
+struct ctl_prefix {
+	struct ctl_ip addr;
+	struct ctl_ip mask;
+};
+
+struct ctl_flower_match {
+	uint32_t given;            /* CTL_FM_*; a field not given is zero */
+	uint16_t protocol;         /* ethertype, CTL_ETH_ALL for `all` */
+	uint8_t dst_mac[6], dst_mac_mask[6];
+	uint8_t src_mac[6], src_mac_mask[6];
+	uint16_t vlan_id;
+	uint8_t vlan_prio;
+	uint8_t ip_proto;
+	uint16_t vlan_ethtype;
+	uint16_t src_port_min, src_port_max; /* min == max for one port */
+	uint16_t dst_port_min, dst_port_max;
+	uint16_t tcp_flags, tcp_flags_mask;
+	uint8_t ip_tos, ip_tos_mask;
+	uint8_t ip_ttl, ip_ttl_mask;
+	uint8_t ip_flags, ip_flags_mask; /* CTL_IPF_* */
+	uint8_t icmp_type, icmp_code;
+	uint16_t enc_dst_port;
+	uint32_t enc_key_id;
+	struct ctl_prefix src_ip, dst_ip, enc_src_ip, enc_dst_ip;
+};
+
+enum ctl_flower_act_type {
+	CTL_ACT_REDIRECT = 1, /* mirred egress redirect: ends the list */
+	CTL_ACT_MIRROR,       /* mirred egress mirror: a copy, goes on */
+	CTL_ACT_DROP,
+	CTL_ACT_PASS,         /* on to L2 switching */
+	CTL_ACT_GOTO,         /* goto chain N */
+	CTL_ACT_TUNNEL_SET,
+	CTL_ACT_TUNNEL_UNSET,
+	CTL_ACT_VLAN_PUSH,
+	CTL_ACT_VLAN_POP,
+	CTL_ACT_VLAN_MODIFY,
+};
+
+/* ctl_flower_action.given for tunnel_key set and vlan push/modify. */
+enum ctl_act_key {
+	CTL_AK_DST_PORT = 1 << 0,
+	CTL_AK_NOCSUM = 1 << 1,
+	CTL_AK_CSUM = 1 << 2,
+	CTL_AK_PRIORITY = 1 << 3,
+	CTL_AK_PROTOCOL = 1 << 4,
+};
+
+struct ctl_flower_action {
+	uint8_t type;             /* enum ctl_flower_act_type */
+	uint8_t given;            /* CTL_AK_* */
+	uint8_t vlan_prio;        /* vlan push/modify */
+	uint16_t vlan_id;         /* vlan push/modify */
+	uint16_t vlan_tpid;       /* vlan push: CTL_ETH_8021Q unless given */
+	uint16_t dst_port;        /* tunnel_key set: CTL_VXLAN_DEFAULT_DSTPORT unless given */
+	uint32_t chain;           /* goto */
+	uint32_t vni;             /* tunnel_key set id */
+	char dev[CTL_NAME_SIZE];  /* mirred */
+	struct ctl_ip src, dst;   /* tunnel_key set, one family */
+};
+
+struct ctl_flower {
+	enum ctl_flower_verb verb;
+	char dev[CTL_NAME_SIZE];
+	uint32_t given;           /* CTL_FF_* */
+	uint32_t pref;            /* 1..65535 when given */
+	uint32_t handle;          /* 1..0xffffffff when given */
+	uint32_t chain;           /* 0 unless given */
+	struct ctl_flower_match match;   /* add only */
+	unsigned int n_actions;   /* add: 1..CTL_FLOWER_MAX_ACTIONS */
+	struct ctl_flower_action actions[CTL_FLOWER_MAX_ACTIONS];
+};
+
+/* Parse argv[0..argc-1], argv[0] being "filter".  Zeroes *f first (two
+ * results compare with memcmp), then fills it.  Returns 0, or -EINVAL with
+ * *err filled as ctl_cmd_parse() does (err may be NULL). */
+int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
+		     struct ctl_err *err);
+
+/* The canonical line, from "filter" on, NUL-terminated.  Returns its length,
+ * -ENOSPC when size is too small, -EINVAL for a struct the parser cannot
+ * produce. */
+int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size);
+
+bool ctl_flower_equal(const struct ctl_flower *a, const struct ctl_flower *b);
+
+/* What `filter show -s` adds to a rule, split as tc splits hardware from
+ * software: fast path = flow-cache hits, slow path = classifier lookups. */
+struct ctl_flower_stats {
+	uint64_t installed_sec;  /* seconds since the rule was added */
+	int64_t used_sec;        /* seconds since a frame last matched; -1 never */
+	uint64_t fast_packets, fast_bytes;
+	uint64_t slow_packets, slow_bytes;
+};
+
+struct ctl_print;
+
+/* One rule of `filter show` (ctl_flower_print.c): its canonical line (so
+ * it pastes back as a command), then with st the counters:
+ *
+ *   filter add dev vnet0 ingress pref 2 handle 1 protocol ip flower ...
+ *     installed 971 sec used 67 sec
+ *       Sent 79272204362 bytes 91511261 pkt
+ *       Sent fast path 79272204362 bytes 91511261 pkt
+ *       Sent slow path 0 bytes 0 pkt
+ *
+ * In JSON: {"rule": LINE, "dev", "chain", "pref", "handle", "stats":
+ * {"installed_sec", "used_sec" (null: never), "bytes", "packets",
+ * "fast_path": {"bytes", "packets"}, "slow_path": {...}}}.  Returns 0, or
+ * what ctl_flower_format() refused with. */
+int ctl_flower_print_rule(struct ctl_print *p, const struct ctl_flower *f,
+			  const struct ctl_flower_stats *st);
+
+/* The grammar above, for --help (static, ends in '\n'). */
+const char *ctl_flower_grammar(void);
+
+#endif /* VX_CTL_CTL_FLOWER_H */

@@ -1,0 +1,54 @@
+/* ctl_flower_internal: what the three files of the filter grammar share
+ * (internal to src/ctl; the public API is ctl_flower.h).
+ *
+ *   ctl_flower.c         filter add/del/show, the entry points, the
+ *                        tc-style value parsers (numbers, VALUE/MASK,
+ *                        protocols, prefixes, MACs) and their printers;
+ *   ctl_flower_match.c   one parse/print pair per match key, and tc's
+ *                        dependency rules between keys;
+ *   ctl_flower_action.c  one parse/print pair per action.
+ *
+ * They keep ctl_parser.h's conventions: a value parser runs with its
+ * keyword at ps->pos - 1, every refusal goes through ctl_fail(). */
+#ifndef VX_CTL_CTL_FLOWER_INTERNAL_H
+#define VX_CTL_CTL_FLOWER_INTERNAL_H
+
+#include "ctl/ctl_flower.h"
+#include "ctl/ctl_parser.h"
+
+/* ---- values (ctl_flower.c) ------------------------------------------ */
+
+/* tc's numbers: decimal or 0x hex, no sign, no leading 0; true if s is one
+ * within [0, max]. */
+bool fl_num(const char *s, uint64_t max, uint64_t *out);
+/* Takes the value word after `key` and reads a number in [min, max]. */
+int fl_take_num(struct ctl_parser *ps, const char *key, uint64_t min, uint64_t max,
+		uint64_t *out);
+/* VALUE or VALUE/MASK, both in [0, max]; without a mask, *mask = max. */
+int fl_take_masked(struct ctl_parser *ps, const char *key, uint32_t max, uint32_t *value,
+		   uint32_t *mask);
+/* PROTO word (ip, ipv6, arp, 802.1Q, 802.1ad, all, 0xHHHH) after `key`. */
+int fl_take_protocol(struct ctl_parser *ps, const char *key, uint16_t *eth);
+void fl_sb_protocol(struct ctl_sbuf *sb, const char *key, uint16_t eth);
+/* ADDR[/LEN|/MASK] after `key`, IPv4 or IPv6; the address is masked. */
+int fl_take_prefix(struct ctl_parser *ps, const char *key, struct ctl_prefix *p);
+void fl_sb_prefix(struct ctl_sbuf *sb, const char *key, const struct ctl_prefix *p);
+/* MAC[/LEN|/MASK] after `key`, any MAC (broadcast and multicast match too). */
+int fl_take_mac(struct ctl_parser *ps, const char *key, uint8_t mac[6], uint8_t mask[6]);
+void fl_sb_mac(struct ctl_sbuf *sb, const char *key, const uint8_t mac[6],
+	       const uint8_t mask[6]);
+
+/* ---- match keys (ctl_flower_match.c) ---------------------------------- */
+
+/* Reads MATCH words until `action`/`actions` or the end (ps->pos is left
+ * on that word), then checks tc's dependency rules. */
+int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m);
+void fl_format_match(struct ctl_sbuf *sb, const struct ctl_flower_match *m);
+
+/* ---- actions (ctl_flower_action.c) ------------------------------------ */
+
+/* Reads `action ACTION [action ACTION ...]` to the end; at least one. */
+int fl_parse_actions(struct ctl_parser *ps, struct ctl_flower *f);
+void fl_format_actions(struct ctl_sbuf *sb, const struct ctl_flower *f);
+
+#endif /* VX_CTL_CTL_FLOWER_INTERNAL_H */

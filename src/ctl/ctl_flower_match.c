@@ -1,0 +1,512 @@
+/* ctl_flower_match: one parse/print pair per flower match key, in one table
+ * whose order is the printing order, and tc's dependency rules. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl/ctl_flower_internal.h"
+
+enum { IPPROTO_ICMP_ = 1, IPPROTO_TCP_ = 6, IPPROTO_UDP_ = 17, IPPROTO_ICMPV6_ = 58,
+       IPPROTO_SCTP_ = 132 };
+
+/* What a key needs before it can mean anything (tc's own rules). */
+enum fl_need {
+	NEED_NONE,
+	NEED_VLAN,   /* protocol 802.1Q | 802.1ad */
+	NEED_IP,     /* protocol (or vlan_ethtype) ip | ipv6 */
+	NEED_IP_FAM, /* the protocol of the address's family */
+	NEED_PORTS,  /* ip_proto tcp | udp | sctp */
+	NEED_TCP,    /* ip_proto tcp */
+	NEED_ICMP,   /* ip_proto icmp (ip) | icmpv6 (ipv6) */
+};
+
+struct fl_key {
+	const char *word;
+	uint32_t flag;
+	enum fl_need need;
+	int (*parse)(struct ctl_parser *ps, const char *key, struct ctl_flower_match *m);
+	void (*print)(struct ctl_sbuf *sb, const char *key, const struct ctl_flower_match *m);
+};
+
+/* ---- one pair per key ----------------------------------------------------- */
+
+static int parse_dst_mac(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	return fl_take_mac(ps, k, m->dst_mac, m->dst_mac_mask);
+}
+
+static void print_dst_mac(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	fl_sb_mac(sb, k, m->dst_mac, m->dst_mac_mask);
+}
+
+static int parse_src_mac(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	return fl_take_mac(ps, k, m->src_mac, m->src_mac_mask);
+}
+
+static void print_src_mac(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	fl_sb_mac(sb, k, m->src_mac, m->src_mac_mask);
+}
+
+static int parse_vlan_id(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	uint64_t n;
+	int ret = fl_take_num(ps, k, 0, 4095, &n);
+	m->vlan_id = (uint16_t)n;
+	return ret;
+}
+
+static void print_vlan_id(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	ctl_sb_printf(sb, " %s %u", k, m->vlan_id);
+}
+
+static int parse_vlan_prio(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	uint64_t n;
+	int ret = fl_take_num(ps, k, 0, 7, &n);
+	m->vlan_prio = (uint8_t)n;
+	return ret;
+}
+
+static void print_vlan_prio(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	ctl_sb_printf(sb, " %s %u", k, m->vlan_prio);
+}
+
+static int parse_vlan_ethtype(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	return fl_take_protocol(ps, k, &m->vlan_ethtype);
+}
+
+static void print_vlan_ethtype(struct ctl_sbuf *sb, const char *k,
+			       const struct ctl_flower_match *m)
+{
+	fl_sb_protocol(sb, k, m->vlan_ethtype);
+}
+
+static const struct {
+	const char *name;
+	uint8_t proto;
+} ip_protos[] = {
+	{ "tcp", IPPROTO_TCP_ }, { "udp", IPPROTO_UDP_ }, { "sctp", IPPROTO_SCTP_ },
+	{ "icmp", IPPROTO_ICMP_ }, { "icmpv6", IPPROTO_ICMPV6_ },
+};
+
+static int parse_ip_proto(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	const char *v = NULL;
+	int ret = ctl_take_value(ps, k, "tcp, udp, sctp, icmp, icmpv6 or 0..255", &v);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < sizeof(ip_protos) / sizeof(ip_protos[0]); i++) {
+		if (!strcmp(v, ip_protos[i].name)) {
+			m->ip_proto = ip_protos[i].proto;
+			return 0;
+		}
+	}
+	uint64_t n;
+	if (!fl_num(v, 255, &n))
+		return ctl_fail(ps, ps->pos - 1, "unknown \"%s\", expected tcp, udp, sctp, icmp, "
+				"icmpv6 or 0..255", k);
+	m->ip_proto = (uint8_t)n;
+	return 0;
+}
+
+static void print_ip_proto(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	for (size_t i = 0; i < sizeof(ip_protos) / sizeof(ip_protos[0]); i++) {
+		if (ip_protos[i].proto == m->ip_proto) {
+			ctl_sb_printf(sb, " %s %s", k, ip_protos[i].name);
+			return;
+		}
+	}
+	ctl_sb_printf(sb, " %s %u", k, m->ip_proto);
+}
+
+static int parse_src_ip(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	return fl_take_prefix(ps, k, &m->src_ip);
+}
+
+static void print_src_ip(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	fl_sb_prefix(sb, k, &m->src_ip);
+}
+
+static int parse_dst_ip(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	return fl_take_prefix(ps, k, &m->dst_ip);
+}
+
+static void print_dst_ip(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	fl_sb_prefix(sb, k, &m->dst_ip);
+}
+
+/* P or MIN-MAX within 0..65535; MIN == MAX is one port. */
+static int take_port_range(struct ctl_parser *ps, const char *k, uint16_t *min, uint16_t *max)
+{
+	const char *v = NULL;
+	int ret = ctl_take_value(ps, k, "PORT or MIN-MAX", &v);
+	if (ret)
+		return ret;
+	char text[16];
+	uint64_t lo, hi;
+	snprintf(text, sizeof(text), "%s", v);
+	char *dash = strchr(text, '-');
+	if (dash)
+		*dash = '\0';
+	if (strlen(v) >= sizeof(text) || !fl_num(text, 65535, &lo) ||
+	    (dash && !fl_num(dash + 1, 65535, &hi)))
+		return ctl_fail(ps, ps->pos - 1, "bad port for \"%s\", expected PORT or MIN-MAX "
+				"within 0..65535", k);
+	if (!dash)
+		hi = lo;
+	if (lo > hi)
+		return ctl_fail(ps, ps->pos - 1, "port range for \"%s\" has MIN > MAX", k);
+	*min = (uint16_t)lo;
+	*max = (uint16_t)hi;
+	return 0;
+}
+
+static void sb_port_range(struct ctl_sbuf *sb, const char *k, uint16_t min, uint16_t max)
+{
+	if (min == max)
+		ctl_sb_printf(sb, " %s %u", k, min);
+	else
+		ctl_sb_printf(sb, " %s %u-%u", k, min, max);
+}
+
+static int parse_src_port(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	return take_port_range(ps, k, &m->src_port_min, &m->src_port_max);
+}
+
+static void print_src_port(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	sb_port_range(sb, k, m->src_port_min, m->src_port_max);
+}
+
+static int parse_dst_port(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	return take_port_range(ps, k, &m->dst_port_min, &m->dst_port_max);
+}
+
+static void print_dst_port(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	sb_port_range(sb, k, m->dst_port_min, m->dst_port_max);
+}
+
+static int parse_tcp_flags(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	uint32_t v, mask;
+	int ret = fl_take_masked(ps, k, CTL_FLOWER_TCP_FLAGS_MASK, &v, &mask);
+	m->tcp_flags = (uint16_t)v;
+	m->tcp_flags_mask = (uint16_t)mask;
+	return ret;
+}
+
+static void print_tcp_flags(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	ctl_sb_printf(sb, " %s 0x%x/0x%x", k, m->tcp_flags, m->tcp_flags_mask);
+}
+
+static int parse_ip_tos(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	uint32_t v, mask;
+	int ret = fl_take_masked(ps, k, 0xff, &v, &mask);
+	m->ip_tos = (uint8_t)v;
+	m->ip_tos_mask = (uint8_t)mask;
+	return ret;
+}
+
+static void print_ip_tos(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	ctl_sb_printf(sb, " %s 0x%x", k, m->ip_tos);
+	if (m->ip_tos_mask != 0xff)
+		ctl_sb_printf(sb, "/0x%x", m->ip_tos_mask);
+}
+
+static int parse_ip_ttl(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	uint32_t v, mask;
+	int ret = fl_take_masked(ps, k, 0xff, &v, &mask);
+	m->ip_ttl = (uint8_t)v;
+	m->ip_ttl_mask = (uint8_t)mask;
+	return ret;
+}
+
+static void print_ip_ttl(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	ctl_sb_printf(sb, " %s %u", k, m->ip_ttl);
+	if (m->ip_ttl_mask != 0xff)
+		ctl_sb_printf(sb, "/0x%x", m->ip_ttl_mask);
+}
+
+static const struct {
+	const char *name;
+	uint8_t bit, value;
+} ip_flag_words[] = {
+	{ "frag", CTL_IPF_FRAG, CTL_IPF_FRAG }, { "nofrag", CTL_IPF_FRAG, 0 },
+	{ "firstfrag", CTL_IPF_FIRSTFRAG, CTL_IPF_FIRSTFRAG }, { "nofirstfrag", CTL_IPF_FIRSTFRAG, 0 },
+};
+
+static int parse_ip_flags(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	const char *v = NULL;
+	int ret = ctl_take_value(ps, k, "[no]frag and/or [no]firstfrag, joined by '/'", &v);
+	if (ret)
+		return ret;
+	while (*v) {
+		size_t len = strcspn(v, "/"), i;
+		for (i = 0; i < sizeof(ip_flag_words) / sizeof(ip_flag_words[0]); i++)
+			if (strlen(ip_flag_words[i].name) == len && !strncmp(v, ip_flag_words[i].name, len))
+				break;
+		if (i == sizeof(ip_flag_words) / sizeof(ip_flag_words[0]) ||
+		    (m->ip_flags_mask & ip_flag_words[i].bit))
+			return ctl_fail(ps, ps->pos - 1, "bad \"%s\", expected frag, nofrag, "
+					"firstfrag or nofirstfrag, each at most once, joined by '/'", k);
+		m->ip_flags_mask |= ip_flag_words[i].bit;
+		m->ip_flags |= ip_flag_words[i].value;
+		v += len;
+		if (*v == '/' && !*++v)
+			return ctl_fail(ps, ps->pos - 1, "bad \"%s\": nothing after '/'", k);
+	}
+	if (!m->ip_flags_mask)
+		return ctl_fail(ps, ps->pos - 1, "bad \"%s\", expected frag, nofrag, firstfrag or "
+				"nofirstfrag", k);
+	/* A first fragment is a fragment: nofrag/firstfrag matches nothing. */
+	if ((m->ip_flags_mask & CTL_IPF_FRAG) && !(m->ip_flags & CTL_IPF_FRAG) &&
+	    (m->ip_flags & CTL_IPF_FIRSTFRAG))
+		return ctl_fail(ps, ps->pos - 1, "\"%s\" nofrag with firstfrag would match nothing",
+				k);
+	return 0;
+}
+
+static void print_ip_flags(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	const char *sep = " ";
+	ctl_sb_printf(sb, " %s", k);
+	for (size_t i = 0; i < sizeof(ip_flag_words) / sizeof(ip_flag_words[0]); i++) {
+		uint8_t bit = ip_flag_words[i].bit;
+		if ((m->ip_flags_mask & bit) && (m->ip_flags & bit) == ip_flag_words[i].value) {
+			ctl_sb_printf(sb, "%s%s", sep, ip_flag_words[i].name);
+			sep = "/";
+		}
+	}
+}
+
+static int parse_u8(struct ctl_parser *ps, const char *k, uint8_t *out)
+{
+	uint64_t n;
+	int ret = fl_take_num(ps, k, 0, 255, &n);
+	*out = (uint8_t)n;
+	return ret;
+}
+
+static int parse_icmp_type(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	return parse_u8(ps, k, &m->icmp_type);
+}
+
+static void print_icmp_type(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	ctl_sb_printf(sb, " %s %u", k, m->icmp_type);
+}
+
+static int parse_icmp_code(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	return parse_u8(ps, k, &m->icmp_code);
+}
+
+static void print_icmp_code(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	ctl_sb_printf(sb, " %s %u", k, m->icmp_code);
+}
+
+static int parse_enc_key_id(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	uint64_t n;
+	int ret = fl_take_num(ps, k, 0, CTL_VNI_MAX, &n);
+	m->enc_key_id = (uint32_t)n;
+	return ret;
+}
+
+static void print_enc_key_id(struct ctl_sbuf *sb, const char *k,
+			     const struct ctl_flower_match *m)
+{
+	ctl_sb_printf(sb, " %s %u", k, m->enc_key_id);
+}
+
+static int parse_enc_src_ip(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	return fl_take_prefix(ps, k, &m->enc_src_ip);
+}
+
+static void print_enc_src_ip(struct ctl_sbuf *sb, const char *k,
+			     const struct ctl_flower_match *m)
+{
+	fl_sb_prefix(sb, k, &m->enc_src_ip);
+}
+
+static int parse_enc_dst_ip(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	return fl_take_prefix(ps, k, &m->enc_dst_ip);
+}
+
+static void print_enc_dst_ip(struct ctl_sbuf *sb, const char *k,
+			     const struct ctl_flower_match *m)
+{
+	fl_sb_prefix(sb, k, &m->enc_dst_ip);
+}
+
+static int parse_enc_dst_port(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	uint64_t n;
+	int ret = fl_take_num(ps, k, 0, 65535, &n);
+	m->enc_dst_port = (uint16_t)n;
+	return ret;
+}
+
+static void print_enc_dst_port(struct ctl_sbuf *sb, const char *k,
+			       const struct ctl_flower_match *m)
+{
+	ctl_sb_printf(sb, " %s %u", k, m->enc_dst_port);
+}
+
+/* Printing order; protocol is printed before `flower` by ctl_flower.c. */
+static const struct fl_key keys[] = {
+	{ "dst_mac", CTL_FM_DST_MAC, NEED_NONE, parse_dst_mac, print_dst_mac },
+	{ "src_mac", CTL_FM_SRC_MAC, NEED_NONE, parse_src_mac, print_src_mac },
+	{ "vlan_id", CTL_FM_VLAN_ID, NEED_VLAN, parse_vlan_id, print_vlan_id },
+	{ "vlan_prio", CTL_FM_VLAN_PRIO, NEED_VLAN, parse_vlan_prio, print_vlan_prio },
+	{ "vlan_ethtype", CTL_FM_VLAN_ETHTYPE, NEED_VLAN, parse_vlan_ethtype, print_vlan_ethtype },
+	{ "ip_proto", CTL_FM_IP_PROTO, NEED_IP, parse_ip_proto, print_ip_proto },
+	{ "src_ip", CTL_FM_SRC_IP, NEED_IP_FAM, parse_src_ip, print_src_ip },
+	{ "dst_ip", CTL_FM_DST_IP, NEED_IP_FAM, parse_dst_ip, print_dst_ip },
+	{ "src_port", CTL_FM_SRC_PORT, NEED_PORTS, parse_src_port, print_src_port },
+	{ "dst_port", CTL_FM_DST_PORT, NEED_PORTS, parse_dst_port, print_dst_port },
+	{ "tcp_flags", CTL_FM_TCP_FLAGS, NEED_TCP, parse_tcp_flags, print_tcp_flags },
+	{ "ip_tos", CTL_FM_IP_TOS, NEED_IP, parse_ip_tos, print_ip_tos },
+	{ "ip_ttl", CTL_FM_IP_TTL, NEED_IP, parse_ip_ttl, print_ip_ttl },
+	{ "ip_flags", CTL_FM_IP_FLAGS, NEED_IP, parse_ip_flags, print_ip_flags },
+	{ "type", CTL_FM_ICMP_TYPE, NEED_ICMP, parse_icmp_type, print_icmp_type },
+	{ "code", CTL_FM_ICMP_CODE, NEED_ICMP, parse_icmp_code, print_icmp_code },
+	{ "enc_key_id", CTL_FM_ENC_KEY_ID, NEED_NONE, parse_enc_key_id, print_enc_key_id },
+	{ "enc_src_ip", CTL_FM_ENC_SRC_IP, NEED_NONE, parse_enc_src_ip, print_enc_src_ip },
+	{ "enc_dst_ip", CTL_FM_ENC_DST_IP, NEED_NONE, parse_enc_dst_ip, print_enc_dst_ip },
+	{ "enc_dst_port", CTL_FM_ENC_DST_PORT, NEED_NONE, parse_enc_dst_port, print_enc_dst_port },
+};
+enum { N_KEYS = sizeof(keys) / sizeof(keys[0]) };
+
+/* ---- dependencies --------------------------------------------------------- */
+
+/* The ethertype the L3 keys see: under a VLAN protocol, vlan_ethtype. */
+static uint16_t l3_type(const struct ctl_flower_match *m)
+{
+	uint16_t p = (m->given & CTL_FM_PROTOCOL) ? m->protocol : CTL_ETH_ALL;
+	if (p == CTL_ETH_8021Q || p == CTL_ETH_8021AD)
+		p = (m->given & CTL_FM_VLAN_ETHTYPE) ? m->vlan_ethtype : CTL_ETH_ALL;
+	return p;
+}
+
+static const struct ctl_prefix *key_prefix(const struct ctl_flower_match *m, uint32_t flag)
+{
+	return flag == CTL_FM_SRC_IP ? &m->src_ip : &m->dst_ip;
+}
+
+static int check_need(struct ctl_parser *ps, int word, const struct fl_key *k,
+		      const struct ctl_flower_match *m)
+{
+	uint16_t l3 = l3_type(m);
+	bool ip = l3 == CTL_ETH_IP || l3 == CTL_ETH_IPV6;
+	bool has_proto = m->given & CTL_FM_IP_PROTO;
+	uint8_t pr = m->ip_proto;
+	switch (k->need) {
+	case NEED_NONE:
+		return 0;
+	case NEED_VLAN:
+		if (m->protocol == CTL_ETH_8021Q || m->protocol == CTL_ETH_8021AD)
+			return 0;
+		return ctl_fail(ps, word, "\"%s\" needs protocol 802.1Q or 802.1ad", k->word);
+	case NEED_IP:
+		if (ip)
+			return 0;
+		return ctl_fail(ps, word, "\"%s\" needs protocol ip or ipv6", k->word);
+	case NEED_IP_FAM: {
+		bool v6 = key_prefix(m, k->flag)->addr.family == AF_INET6;
+		if (l3 == (v6 ? CTL_ETH_IPV6 : CTL_ETH_IP))
+			return 0;
+		return ctl_fail(ps, word, "\"%s\" with an %s address needs protocol %s", k->word,
+				v6 ? "IPv6" : "IPv4", v6 ? "ipv6" : "ip");
+	}
+	case NEED_PORTS:
+		if (ip && has_proto && (pr == IPPROTO_TCP_ || pr == IPPROTO_UDP_ || pr == IPPROTO_SCTP_))
+			return 0;
+		return ctl_fail(ps, word, "\"%s\" needs ip_proto tcp, udp or sctp", k->word);
+	case NEED_TCP:
+		if (ip && has_proto && pr == IPPROTO_TCP_)
+			return 0;
+		return ctl_fail(ps, word, "\"%s\" needs ip_proto tcp", k->word);
+	case NEED_ICMP:
+		if (has_proto && ((l3 == CTL_ETH_IP && pr == IPPROTO_ICMP_) ||
+				  (l3 == CTL_ETH_IPV6 && pr == IPPROTO_ICMPV6_)))
+			return 0;
+		return ctl_fail(ps, word, "\"%s\" needs ip_proto icmp (protocol ip) or icmpv6 "
+				"(protocol ipv6)", k->word);
+	}
+	return 0;
+}
+
+static int check_needs(struct ctl_parser *ps, const int words[N_KEYS],
+		       const struct ctl_flower_match *m)
+{
+	for (int i = 0; i < N_KEYS; i++) {
+		if (!(m->given & keys[i].flag))
+			continue;
+		int ret = check_need(ps, words[i], &keys[i], m);
+		if (ret)
+			return ret;
+	}
+	if ((m->given & CTL_FM_ENC_SRC_IP) && (m->given & CTL_FM_ENC_DST_IP) &&
+	    m->enc_src_ip.addr.family != m->enc_dst_ip.addr.family)
+		return ctl_fail(ps, words[N_KEYS - 2], "\"enc_dst_ip\" and \"enc_src_ip\" are of "
+				"different families");
+	return 0;
+}
+
+/* ---- the match list --------------------------------------------------------- */
+
+int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m)
+{
+	int words[N_KEYS] = { 0 };
+	while (!ctl_at_end(ps)) {
+		const char *w = ps->argv[ps->pos];
+		if (!strcmp(w, "action") || !strcmp(w, "actions"))
+			break;
+		int i = 0;
+		while (i < N_KEYS && strcmp(keys[i].word, w))
+			i++;
+		if (i == N_KEYS)
+			return ctl_fail(ps, ps->pos, "unknown flower key, expected a match key "
+					"(src_ip, dst_port, enc_key_id...: vxctl --help) or \"action\"");
+		if (m->given & keys[i].flag)
+			return ctl_fail(ps, ps->pos, "duplicate \"%s\"", w);
+		words[i] = ps->pos++;
+		int ret = keys[i].parse(ps, w, m);
+		if (ret)
+			return ret;
+		m->given |= keys[i].flag;
+	}
+	return check_needs(ps, words, m);
+}
+
+void fl_format_match(struct ctl_sbuf *sb, const struct ctl_flower_match *m)
+{
+	for (int i = 0; i < N_KEYS; i++)
+		if (m->given & keys[i].flag)
+			keys[i].print(sb, keys[i].word, m);
+}

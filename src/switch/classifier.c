@@ -1,0 +1,344 @@
+/* classifier: tuple-space search (see classifier.h for the design). */
+#include "switch/classifier.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CLS_WORDS = FLOW_KEY_MATCH_SIZE / 4, CLS_MAX_RULES = 1 << 24 };
+
+typedef uint32_t cls_word __attribute__((may_alias));
+
+/* One distinct mask.  Entry e's masked words are values[e * n_words ...]. */
+struct subtable {
+	uint32_t best_rank;
+	uint32_t n_words;
+	uint8_t idx[CLS_WORDS];     /* words of the key the mask touches */
+	uint32_t mask[CLS_WORDS];   /* mask[i] applies to word idx[i] */
+	uint32_t n_entries;
+	uint32_t bucket_mask;       /* n buckets - 1 */
+	uint32_t *buckets;          /* entry + 1; 0 = empty */
+	uint32_t *hashes;
+	uint32_t *values;
+	uint32_t *ranks;
+	const void **data;
+};
+
+struct linear_entry {
+	struct cls_match match;
+	uint32_t rank;
+	const void *data;
+};
+
+struct cls {
+	uint32_t n_rules;
+	uint32_t n_subtables;
+	uint32_t n_linear;
+	struct subtable *subtables; /* by best_rank */
+	struct linear_entry *linear; /* by rank */
+};
+
+static inline const cls_word *words_of(const struct flow_key *k)
+{
+	return (const cls_word *)k;
+}
+
+/* ---- the reference ----------------------------------------------------- */
+
+bool cls_match_matches(const struct cls_match *m, const struct flow_key *key)
+{
+	const cls_word *k = words_of(key), *v = words_of(&m->key), *mk = words_of(&m->mask);
+	for (int i = 0; i < CLS_WORDS; i++)
+		if ((k[i] & mk[i]) != v[i])
+			return false;
+	if ((m->extra & CLS_SRC_RANGE) && (key->tp_src < m->src_min || key->tp_src > m->src_max))
+		return false;
+	if ((m->extra & CLS_DST_RANGE) && (key->tp_dst < m->dst_min || key->tp_dst > m->dst_max))
+		return false;
+	if ((m->extra & CLS_NOT_FIRSTFRAG) &&
+	    (key->nw_frag & (FLOW_FRAG_ANY | FLOW_FRAG_LATER)) == FLOW_FRAG_ANY)
+		return false;
+	return true;
+}
+
+/* ---- hashing ------------------------------------------------------------- */
+
+static inline uint32_t rotl32(uint32_t x, int r)
+{
+	return (x << r) | (x >> (32 - r));
+}
+
+/* murmur3's word step and finaliser. */
+static inline uint32_t hash_add(uint32_t h, uint32_t w)
+{
+	w *= 0xcc9e2d51u;
+	w = rotl32(w, 15);
+	w *= 0x1b873593u;
+	h ^= w;
+	return rotl32(h, 13) * 5 + 0xe6546b64u;
+}
+
+static inline uint32_t hash_finish(uint32_t h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	return h ^ (h >> 16);
+}
+
+/* The key's words under st's mask into out[], and their hash. */
+static inline uint32_t mask_key(const struct subtable *st, const cls_word *k, uint32_t *out)
+{
+	uint32_t h = 0;
+	for (uint32_t i = 0; i < st->n_words; i++) {
+		out[i] = k[st->idx[i]] & st->mask[i];
+		h = hash_add(h, out[i]);
+	}
+	return hash_finish(h);
+}
+
+/* ---- build --------------------------------------------------------------- */
+
+static int by_rank(const void *a, const void *b)
+{
+	uint32_t ra = ((const struct cls_rule *)a)->rank, rb = ((const struct cls_rule *)b)->rank;
+	return ra < rb ? -1 : ra > rb;
+}
+
+static void subtable_init_mask(struct subtable *st, const struct cls_match *m)
+{
+	const cls_word *mk = words_of(&m->mask);
+	st->n_words = 0;
+	for (int i = 0; i < CLS_WORDS; i++) {
+		if (!mk[i])
+			continue;
+		st->idx[st->n_words] = (uint8_t)i;
+		st->mask[st->n_words++] = mk[i];
+	}
+}
+
+static bool subtable_has_mask(const struct subtable *st, const struct cls_match *m)
+{
+	const cls_word *mk = words_of(&m->mask);
+	uint32_t j = 0;
+	for (int i = 0; i < CLS_WORDS; i++) {
+		if (!mk[i])
+			continue;
+		if (j == st->n_words || st->idx[j] != i || st->mask[j] != mk[i])
+			return false;
+		j++;
+	}
+	return j == st->n_words;
+}
+
+static int subtable_alloc(struct subtable *st, uint32_t n)
+{
+	uint32_t nb = 4;
+	while (nb < 2 * n)
+		nb <<= 1;
+	st->bucket_mask = nb - 1;
+	st->buckets = calloc(nb, sizeof(*st->buckets));
+	st->hashes = malloc(n * sizeof(*st->hashes));
+	st->values = malloc((size_t)n * (st->n_words ? st->n_words : 1) * sizeof(*st->values));
+	st->ranks = malloc(n * sizeof(*st->ranks));
+	st->data = malloc(n * sizeof(*st->data));
+	if (!st->buckets || !st->hashes || !st->values || !st->ranks || !st->data)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Inserts unless an entry of better rank has the same masked value (rules
+ * come in rank order, so the one already there is better). */
+static void subtable_insert(struct subtable *st, const struct cls_rule *r)
+{
+	uint32_t vals[CLS_WORDS];
+	uint32_t h = mask_key(st, words_of(&r->match->key), vals);
+	uint32_t b = h & st->bucket_mask;
+	for (; st->buckets[b]; b = (b + 1) & st->bucket_mask) {
+		uint32_t e = st->buckets[b] - 1;
+		if (st->hashes[e] == h &&
+		    !memcmp(&st->values[e * st->n_words], vals, st->n_words * sizeof(uint32_t)))
+			return; /* shadowed */
+	}
+	uint32_t e = st->n_entries++;
+	st->hashes[e] = h;
+	memcpy(&st->values[e * st->n_words], vals, st->n_words * sizeof(uint32_t));
+	st->ranks[e] = r->rank;
+	st->data[e] = r->data;
+	st->buckets[b] = e + 1;
+}
+
+/* Which subtable each hashed rule goes to (UINT32_MAX: linear), creating
+ * the subtables in the order of their best rule. */
+static void assign_subtables(struct cls *cls, const struct cls_rule *sorted, size_t n,
+			     uint32_t *sub_of, uint32_t *counts)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct cls_match *m = sorted[i].match;
+		if (m->extra) {
+			sub_of[i] = UINT32_MAX;
+			cls->n_linear++;
+			continue;
+		}
+		uint32_t s = 0;
+		while (s < cls->n_subtables && !subtable_has_mask(&cls->subtables[s], m))
+			s++;
+		if (s == cls->n_subtables) {
+			struct subtable *st = &cls->subtables[cls->n_subtables++];
+			memset(st, 0, sizeof(*st));
+			subtable_init_mask(st, m);
+			st->best_rank = sorted[i].rank;
+		}
+		sub_of[i] = s;
+		counts[s]++;
+	}
+}
+
+static int fill(struct cls *cls, const struct cls_rule *sorted, size_t n, const uint32_t *sub_of,
+		const uint32_t *counts)
+{
+	for (uint32_t s = 0; s < cls->n_subtables; s++)
+		if (subtable_alloc(&cls->subtables[s], counts[s]))
+			return -ENOMEM;
+	if (cls->n_linear && !(cls->linear = calloc(cls->n_linear, sizeof(*cls->linear))))
+		return -ENOMEM;
+	uint32_t nl = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (sub_of[i] != UINT32_MAX) {
+			subtable_insert(&cls->subtables[sub_of[i]], &sorted[i]);
+			continue;
+		}
+		struct linear_entry *le = &cls->linear[nl++];
+		le->match = *sorted[i].match;
+		le->rank = sorted[i].rank;
+		le->data = sorted[i].data;
+	}
+	return 0;
+}
+
+int cls_build(const struct cls_rule *rules, size_t n, struct cls **out)
+{
+	*out = NULL;
+	if (n > CLS_MAX_RULES)
+		return -EINVAL;
+	struct cls *cls = calloc(1, sizeof(*cls));
+	struct cls_rule *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	uint32_t *sub_of = malloc((n ? n : 1) * sizeof(*sub_of));
+	uint32_t *counts = calloc(n ? n : 1, sizeof(*counts));
+	int ret = -ENOMEM;
+	if (!cls || !sorted || !sub_of || !counts)
+		goto out;
+	cls->subtables = calloc(n ? n : 1, sizeof(*cls->subtables));
+	if (!cls->subtables)
+		goto out;
+	memcpy(sorted, rules, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), by_rank);
+	ret = -EINVAL;
+	for (size_t i = 1; i < n; i++)
+		if (sorted[i].rank == sorted[i - 1].rank)
+			goto out;
+	cls->n_rules = (uint32_t)n;
+	assign_subtables(cls, sorted, n, sub_of, counts);
+	if (cls->n_subtables) {
+		struct subtable *fit = realloc(cls->subtables, cls->n_subtables * sizeof(*fit));
+		if (fit)
+			cls->subtables = fit;
+	}
+	ret = fill(cls, sorted, n, sub_of, counts);
+out:
+	free(sorted);
+	free(sub_of);
+	free(counts);
+	if (ret && cls)
+		cls_destroy(cls);
+	else if (!ret)
+		*out = cls;
+	return ret;
+}
+
+void cls_destroy(struct cls *cls)
+{
+	if (!cls)
+		return;
+	for (uint32_t s = 0; cls->subtables && s < cls->n_subtables; s++) {
+		struct subtable *st = &cls->subtables[s];
+		free(st->buckets);
+		free(st->hashes);
+		free(st->values);
+		free(st->ranks);
+		free(st->data);
+	}
+	free(cls->subtables);
+	free(cls->linear);
+	free(cls);
+}
+
+/* ---- lookup ---------------------------------------------------------------- */
+
+static inline bool words_equal(const uint32_t *a, const uint32_t *b, uint32_t n)
+{
+	uint32_t diff = 0;
+	for (uint32_t i = 0; i < n; i++)
+		diff |= a[i] ^ b[i];
+	return !diff;
+}
+
+static inline void subtable_probe(const struct subtable *st, const cls_word *k, uint32_t *best,
+				  const void **best_data)
+{
+	uint32_t vals[CLS_WORDS];
+	uint32_t h = mask_key(st, k, vals);
+	for (uint32_t b = h & st->bucket_mask; st->buckets[b]; b = (b + 1) & st->bucket_mask) {
+		uint32_t e = st->buckets[b] - 1;
+		if (st->hashes[e] != h || !words_equal(&st->values[e * st->n_words], vals, st->n_words))
+			continue;
+		if (st->ranks[e] < *best) {
+			*best = st->ranks[e];
+			*best_data = st->data[e];
+		}
+		return;
+	}
+}
+
+static void linear_scan(const struct cls *cls, const struct flow_key *key, uint32_t *best,
+			const void **best_data)
+{
+	for (uint32_t i = 0; i < cls->n_linear && cls->linear[i].rank < *best; i++) {
+		if (cls_match_matches(&cls->linear[i].match, key)) {
+			*best = cls->linear[i].rank;
+			*best_data = cls->linear[i].data;
+			return;
+		}
+	}
+}
+
+const void *cls_lookup(const struct cls *cls, const struct flow_key *key, uint32_t *rank)
+{
+	uint32_t best = UINT32_MAX;
+	const void *best_data = NULL;
+	const cls_word *k = words_of(key);
+	bool linear_done = cls->n_linear == 0;
+	for (uint32_t s = 0; s < cls->n_subtables; s++) {
+		const struct subtable *st = &cls->subtables[s];
+		if (!linear_done && cls->linear[0].rank < st->best_rank) {
+			linear_scan(cls, key, &best, &best_data);
+			linear_done = true;
+		}
+		if (best < st->best_rank)
+			break; /* no later subtable holds a better rule */
+		subtable_probe(st, k, &best, &best_data);
+	}
+	if (!linear_done)
+		linear_scan(cls, key, &best, &best_data);
+	if (rank)
+		*rank = best;
+	return best_data;
+}
+
+void cls_get_stats(const struct cls *cls, struct cls_stats *stats)
+{
+	stats->n_rules = cls->n_rules;
+	stats->n_subtables = cls->n_subtables;
+	stats->n_linear = cls->n_linear;
+}

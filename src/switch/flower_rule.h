@@ -1,0 +1,119 @@
+/* flower_rule: one flower rule as the datapath sees it, compiled from the
+ * grammar's struct ctl_flower (ctl/ctl_flower.h).
+ *
+ * What?
+ *   A rule sits on one port's ingress, in one chain, at (pref, handle); it
+ *   has a match over struct flow_key (classifier.h's struct cls_match) and
+ *   a list of actions whose port names are resolved to port ids.  It keeps
+ *   the struct ctl_flower it came from, with pref and handle filled in, so
+ *   `filter show` prints back exactly the canonical line of what was added.
+ *
+ * How tc's keys map onto struct flow_key
+ *   protocol P        the outermost ethertype as on the wire: for P other
+ *                     than 802.1Q/802.1ad, dl_type == P on an *untagged*
+ *                     frame (n_vlans == 0); for 802.1Q/802.1ad, the first
+ *                     tag's TPID.  This is tc without VLAN acceleration,
+ *                     where a tagged frame's skb->protocol is 802.1Q.
+ *   vlan_id/prio      the first tag's TCI (VID bits, PCP bits).
+ *   vlan_ethtype E    the type after the first tag: dl_type == E on a
+ *                     single-tagged frame, or the second TPID when E is
+ *                     itself 802.1Q/802.1ad.
+ *   src/dst_mac       dl_src/dl_dst under the mask.
+ *   ip_proto          nw_proto.  src_ip/dst_ip: nw_src/nw_dst (IPv4 in the
+ *                     first 4 bytes).  ip_tos, ip_ttl: nw_tos, nw_ttl.
+ *   src/dst_port      tp_src/tp_dst; one port is an exact mask, a range is
+ *                     a CLS_*_RANGE predicate (the classifier's linear stage).
+ *   tcp_flags         tcp_flags (12 bits, NS included), masked.
+ *   type/code         tp_src/tp_dst, which hold ICMP type/code.
+ *   ip_flags          nw_frag: frag = FLOW_FRAG_ANY, firstfrag = ANY without
+ *                     LATER; nofirstfrag alone is CLS_NOT_FIRSTFRAG.
+ *   enc_key_id        tun_vni, on tunnelled frames only (tun_family bit 2,
+ *                     set for both 4 and 6).
+ *   enc_src/dst_ip    tun_src/tun_dst under the mask, tun_family exact.
+ *   enc_dst_port      tun_dst_port, tunnelled frames only.
+ * Nothing needed a new flow_key field.
+ *
+ * Actions, in order (tc semantics):
+ *   mirred redirect   send to the port, stop (tc: stolen).
+ *   mirred mirror     send a copy to the port, go on (tc: pipe).
+ *   drop              stop, drop.
+ *   pass              stop, continue to L2 switching.
+ *   goto chain N      stop this list, classify in chain N of the same port;
+ *                     no match there means L2 switching (tc: unspecified).
+ *   tunnel_key set    attach tunnel metadata (VNI, outer addresses, UDP
+ *                     port, checksum) for a following redirect/mirror to a
+ *                     vxlan port; unset removes the metadata of the frame.
+ *   vlan push/pop/modify   edit the frame's outer tag.
+ *   A list that ends without a stopping action continues to L2 switching
+ *   (tc: pipe at the end of the list is pass).
+ *
+ * Pure functions, no I/O, no globals. */
+#ifndef VX_SWITCH_FLOWER_RULE_H
+#define VX_SWITCH_FLOWER_RULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctl/ctl_flower.h"
+#include "switch/classifier.h"
+
+enum flower_act_type {
+	FLOWER_ACT_REDIRECT = CTL_ACT_REDIRECT,
+	FLOWER_ACT_MIRROR = CTL_ACT_MIRROR,
+	FLOWER_ACT_DROP = CTL_ACT_DROP,
+	FLOWER_ACT_PASS = CTL_ACT_PASS,
+	FLOWER_ACT_GOTO = CTL_ACT_GOTO,
+	FLOWER_ACT_TUNNEL_SET = CTL_ACT_TUNNEL_SET,
+	FLOWER_ACT_TUNNEL_UNSET = CTL_ACT_TUNNEL_UNSET,
+	FLOWER_ACT_VLAN_PUSH = CTL_ACT_VLAN_PUSH,
+	FLOWER_ACT_VLAN_POP = CTL_ACT_VLAN_POP,
+	FLOWER_ACT_VLAN_MODIFY = CTL_ACT_VLAN_MODIFY,
+};
+
+struct flower_action {
+	uint8_t type;            /* enum flower_act_type */
+	bool tun_csum;           /* tunnel_key set: outer UDP checksum (not nocsum) */
+	bool set_prio;           /* vlan push/modify: priority given (modify keeps it otherwise) */
+	uint8_t tun_family;      /* tunnel_key set: 4 or 6 */
+	uint16_t port;           /* mirred: the target port's id */
+	uint16_t vlan_tci;       /* vlan push/modify: VID | PCP << 13 */
+	uint16_t vlan_tpid;      /* vlan push */
+	uint16_t tun_dst_port;   /* tunnel_key set */
+	uint32_t chain;          /* goto */
+	uint32_t tun_vni;        /* tunnel_key set */
+	uint8_t tun_src[16], tun_dst[16]; /* IPv4 in the first 4 bytes */
+};
+
+struct flower_rule {
+	/* Identity: unique (port, chain, pref, handle) in a table. */
+	uint16_t port;
+	uint32_t chain, pref, handle;
+	/* Counters: `slot` indexes a worker's counter array, `uid` tells the
+	 * worker whether the slot's counts are this rule's (flower_table.h). */
+	uint32_t slot;
+	uint64_t uid;
+	uint64_t installed_ns;
+	struct cls_match match;
+	uint32_t n_actions;
+	struct flower_action actions[CTL_FLOWER_MAX_ACTIONS];
+	struct ctl_flower spec;  /* as added, pref and handle filled in */
+	uint32_t refs;           /* tables holding it: control thread only */
+};
+
+/* The match of a parsed rule; never fails for what ctl_flower_parse()
+ * produces (-EINVAL otherwise). */
+int flower_match_compile(const struct ctl_flower_match *cm, struct cls_match *out);
+
+/* Resolves a port name to its id: 0 or -ENOENT.  Given by the daemon. */
+typedef int flower_port_resolver(void *aux, const char *name, uint16_t *id);
+
+/* The actions of f, port names resolved.  -ENOENT with err naming the
+ * missing port, -EINVAL for a struct the parser cannot produce. */
+int flower_actions_compile(const struct ctl_flower *f, flower_port_resolver *resolve, void *aux,
+			   struct flower_action *out, char *err, size_t err_size);
+
+/* Whether the action ends the list (redirect, drop, pass, goto). */
+bool flower_action_is_final(uint8_t type);
+
+#endif /* VX_SWITCH_FLOWER_RULE_H */

@@ -1,0 +1,483 @@
+/* flower_table: batches into immutable tables, chains, counters (see
+ * flower_table.h). */
+#include "switch/flower_table.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The rules of one (port, chain): rules[first .. first + n - 1]. */
+struct flower_chain {
+	uint16_t port;
+	uint32_t chain;
+	uint32_t first, n;
+	struct cls *cls;
+};
+
+struct flower_table {
+	uint64_t version;
+	uint64_t next_uid;
+	uint32_t n_rules;
+	uint32_t n_chains;
+	struct flower_rule **rules;   /* by (port, chain, pref, handle) */
+	struct flower_chain *chains;  /* by (port, chain) */
+};
+
+/* ---- the working set of a batch ---------------------------------------- */
+
+struct work {
+	struct flower_rule **rules;
+	size_t n, cap;
+	struct flower_rule **created; /* allocated by this batch */
+	size_t n_created;
+	uint64_t next_uid;
+	struct flower_error *err;
+	size_t op;
+};
+
+static int fail(struct work *w, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(struct work *w, int ret, const char *fmt, ...)
+{
+	if (w->err) {
+		va_list ap;
+		va_start(ap, fmt);
+		w->err->op = w->op;
+		vsnprintf(w->err->msg, sizeof(w->err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+static bool same_chain(const struct flower_rule *r, uint16_t port, uint32_t chain)
+{
+	return r->port == port && r->chain == chain;
+}
+
+/* A place (port, chain, pref, handle) compared on its first `depth` fields. */
+struct place {
+	uint16_t port;
+	uint32_t chain, pref, handle;
+};
+
+static int cmp_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int place_cmp(const struct flower_rule *r, const struct place *p, int depth)
+{
+	int c = cmp_u32(r->port, p->port);
+	if (!c && depth > 1)
+		c = cmp_u32(r->chain, p->chain);
+	if (!c && depth > 2)
+		c = cmp_u32(r->pref, p->pref);
+	if (!c && depth > 3)
+		c = cmp_u32(r->handle, p->handle);
+	return c;
+}
+
+/* The working set is kept in place order: the first index whose rule
+ * compares >= p (upper: > p) on `depth` fields, by binary search. */
+static size_t bound(const struct work *w, const struct place *p, int depth, bool upper)
+{
+	size_t lo = 0, hi = w->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = place_cmp(w->rules[mid], p, depth);
+		if (c < 0 || (upper && c == 0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* tc's automatic pref: one below the lowest pref of the chain, 49152 in an
+ * empty one; 0 if none is left. */
+static uint32_t auto_pref(const struct work *w, uint16_t port, uint32_t chain)
+{
+	struct place p = { .port = port, .chain = chain };
+	size_t i = bound(w, &p, 2, false);
+	if (i < w->n && same_chain(w->rules[i], port, chain))
+		return w->rules[i]->pref - 1;
+	return CTL_FLOWER_AUTO_PREF;
+}
+
+/* Refuses a taken handle or another protocol at the pref; picks the lowest
+ * free handle from 1 when none is given. */
+static int check_place(struct work *w, const struct ctl_flower *f, uint16_t port, uint32_t pref,
+		       uint32_t *handle)
+{
+	struct place p = { .port = port, .chain = f->chain, .pref = pref, .handle = f->handle };
+	size_t lo = bound(w, &p, 3, false), hi = bound(w, &p, 3, true);
+	if (lo < hi && w->rules[lo]->spec.match.protocol != f->match.protocol)
+		return fail(w, -EINVAL, "pref %u of dev %s already holds rules of another "
+			    "protocol (tc: one protocol per pref)", pref, f->dev);
+	if (f->given & CTL_FF_HANDLE) {
+		size_t i = bound(w, &p, 4, false);
+		if (i < hi && w->rules[i]->handle == f->handle)
+			return fail(w, -EEXIST, "dev %s chain %u pref %u handle %u: duplicate handle, "
+				    "a rule is already there", f->dev, f->chain, pref, f->handle);
+		*handle = f->handle;
+		return 0;
+	}
+	uint32_t lowest_free = 1; /* handles are in order within the pref */
+	for (size_t i = lo; i < hi && w->rules[i]->handle <= lowest_free; i++)
+		if (w->rules[i]->handle == lowest_free)
+			lowest_free++;
+	*handle = lowest_free;
+	return 0;
+}
+
+static int grow(struct work *w)
+{
+	if (w->n == FLOWER_MAX_RULES)
+		return fail(w, -ENOSPC, "table full: at most %d rules", FLOWER_MAX_RULES);
+	if (w->n < w->cap)
+		return 0;
+	size_t cap = w->cap ? 2 * w->cap : 64;
+	struct flower_rule **rules = realloc(w->rules, cap * sizeof(*rules));
+	if (!rules)
+		return fail(w, -ENOMEM, "out of memory");
+	w->rules = rules;
+	w->cap = cap;
+	return 0;
+}
+
+/* Appends: the old table's rules, already in place order. */
+static int push_rule(struct work *w, struct flower_rule *r)
+{
+	int ret = grow(w);
+	if (!ret)
+		w->rules[w->n++] = r;
+	return ret;
+}
+
+/* Inserts r at its place, keeping the working set in order. */
+static int insert_rule(struct work *w, struct flower_rule *r)
+{
+	int ret = grow(w);
+	if (ret)
+		return ret;
+	struct place p = { .port = r->port, .chain = r->chain, .pref = r->pref, .handle = r->handle };
+	size_t i = bound(w, &p, 4, false);
+	memmove(&w->rules[i + 1], &w->rules[i], (w->n - i) * sizeof(*w->rules));
+	w->rules[i] = r;
+	w->n++;
+	return 0;
+}
+
+static int new_rule(struct work *w, struct flower_rule **out)
+{
+	struct flower_rule **created = realloc(w->created, (w->n_created + 1) * sizeof(*created));
+	if (!created)
+		return fail(w, -ENOMEM, "out of memory");
+	w->created = created;
+	struct flower_rule *r = calloc(1, sizeof(*r));
+	if (!r)
+		return fail(w, -ENOMEM, "out of memory");
+	w->created[w->n_created++] = r;
+	*out = r;
+	return 0;
+}
+
+static int op_add(struct work *w, const struct ctl_flower *f, flower_port_resolver *resolve,
+		  void *aux, uint64_t now_ns)
+{
+	uint16_t port;
+	if (resolve(aux, f->dev, &port))
+		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
+	uint32_t pref = (f->given & CTL_FF_PREF) ? f->pref : auto_pref(w, port, f->chain);
+	if (!pref)
+		return fail(w, -EINVAL, "dev %s chain %u: no automatic pref left below 1, give one",
+			    f->dev, f->chain);
+	uint32_t handle = 0;
+	int ret = check_place(w, f, port, pref, &handle);
+	struct flower_rule *r = NULL;
+	if (ret || (ret = new_rule(w, &r)))
+		return ret;
+	char msg[CTL_ERR_SIZE];
+	ret = flower_actions_compile(f, resolve, aux, r->actions, msg, sizeof(msg));
+	if (ret)
+		return fail(w, ret, "%s", msg);
+	r->n_actions = f->n_actions;
+	flower_match_compile(&f->match, &r->match);
+	r->port = port;
+	r->chain = f->chain;
+	r->pref = pref;
+	r->handle = handle;
+	r->uid = w->next_uid++;
+	r->installed_ns = now_ns;
+	r->spec = *f;
+	r->spec.pref = pref;
+	r->spec.handle = handle;
+	r->spec.given |= CTL_FF_PREF | CTL_FF_HANDLE;
+	return insert_rule(w, r);
+}
+
+static int op_del(struct work *w, const struct ctl_flower *f, flower_port_resolver *resolve,
+		  void *aux)
+{
+	struct place p = { .chain = f->chain, .pref = f->pref, .handle = f->handle };
+	if (resolve(aux, f->dev, &p.port))
+		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
+	int depth = (f->given & CTL_FF_HANDLE) ? 4 : (f->given & CTL_FF_PREF) ? 3 : 2;
+	size_t lo = bound(w, &p, depth, false), hi = bound(w, &p, depth, true);
+	if (lo == hi)
+		return fail(w, -ENOENT, "dev %s chain %u: no such filter", f->dev, f->chain);
+	memmove(&w->rules[lo], &w->rules[hi], (w->n - hi) * sizeof(*w->rules));
+	w->n -= hi - lo;
+	return 0;
+}
+
+/* ---- building the table ---------------------------------------------------- */
+
+static int by_place(const void *a, const void *b)
+{
+	const struct flower_rule *x = *(struct flower_rule *const *)a;
+	const struct flower_rule *y = *(struct flower_rule *const *)b;
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	if (x->chain != y->chain)
+		return x->chain < y->chain ? -1 : 1;
+	if (x->pref != y->pref)
+		return x->pref < y->pref ? -1 : 1;
+	return x->handle < y->handle ? -1 : x->handle > y->handle;
+}
+
+/* New rules get the lowest slots no surviving rule uses. */
+static int assign_slots(struct flower_rule **rules, size_t n, const struct work *w)
+{
+	static const uint32_t UNSET = UINT32_MAX;
+	uint8_t *used = calloc(FLOWER_MAX_RULES, 1);
+	if (!used)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->n_created; i++)
+		w->created[i]->slot = UNSET;
+	for (size_t i = 0; i < n; i++)
+		if (rules[i]->slot != UNSET)
+			used[rules[i]->slot] = 1;
+	uint32_t next = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (rules[i]->slot != UNSET)
+			continue;
+		while (used[next])
+			next++;
+		rules[i]->slot = next++;
+	}
+	free(used);
+	return 0;
+}
+
+static void destroy_chains(struct flower_table *t)
+{
+	for (uint32_t i = 0; t->chains && i < t->n_chains; i++)
+		cls_destroy(t->chains[i].cls);
+	free(t->chains);
+}
+
+static int build_chains(struct flower_table *t)
+{
+	struct cls_rule *cr = malloc((t->n_rules ? t->n_rules : 1) * sizeof(*cr));
+	t->chains = calloc(t->n_rules ? t->n_rules : 1, sizeof(*t->chains));
+	if (!cr || !t->chains) {
+		free(cr);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < t->n_rules;) {
+		const struct flower_rule *r = t->rules[i];
+		struct flower_chain *c = &t->chains[t->n_chains++];
+		c->port = r->port;
+		c->chain = r->chain;
+		c->first = i;
+		for (; i < t->n_rules && same_chain(t->rules[i], r->port, r->chain); i++) {
+			cr[c->n].match = &t->rules[i]->match;
+			cr[c->n].rank = i;
+			cr[c->n].data = t->rules[i];
+			c->n++;
+		}
+		int ret = cls_build(cr, c->n, &c->cls);
+		if (ret) {
+			free(cr);
+			return ret;
+		}
+	}
+	free(cr);
+	return 0;
+}
+
+static int make_table(const struct flower_table *old, struct work *w, struct flower_table **out)
+{
+	struct flower_table *t = calloc(1, sizeof(*t));
+	if (!t)
+		return fail(w, -ENOMEM, "out of memory");
+	t->version = (old ? old->version : 0) + 1;
+	t->next_uid = w->next_uid;
+	t->n_rules = (uint32_t)w->n;
+	t->rules = w->rules;
+	w->rules = NULL;
+	qsort(t->rules, t->n_rules, sizeof(*t->rules), by_place);
+	if (assign_slots(t->rules, t->n_rules, w) || build_chains(t)) {
+		/* Nothing holds a reference yet: the caller frees this batch's
+		 * rules, the old table keeps its own. */
+		destroy_chains(t);
+		free(t->rules);
+		free(t);
+		return fail(w, -ENOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < t->n_rules; i++)
+		t->rules[i]->refs++;
+	*out = t;
+	return 0;
+}
+
+int flower_table_apply(const struct flower_table *old, const struct ctl_flower *ops, size_t n,
+		       flower_port_resolver *resolve, void *aux, uint64_t now_ns,
+		       struct flower_table **out, struct flower_error *err)
+{
+	struct work w = { .err = err, .next_uid = old ? old->next_uid : 1 };
+	int ret = 0;
+	*out = NULL;
+	for (size_t i = 0; old && i < old->n_rules && !ret; i++)
+		ret = push_rule(&w, old->rules[i]);
+	for (size_t i = 0; i < n && !ret; i++) {
+		w.op = i;
+		if (ops[i].verb == CTL_FILTER_ADD)
+			ret = op_add(&w, &ops[i], resolve, aux, now_ns);
+		else if (ops[i].verb == CTL_FILTER_DEL)
+			ret = op_del(&w, &ops[i], resolve, aux);
+		else
+			ret = fail(&w, -EINVAL, "only filter add and del change the table");
+	}
+	if (!ret)
+		ret = make_table(old, &w, out);
+	/* Rules of this batch that no table holds: refused batch, or added
+	 * and deleted within it. */
+	for (size_t i = 0; i < w.n_created; i++)
+		if (!w.created[i]->refs)
+			free(w.created[i]);
+	free(w.created);
+	free(w.rules);
+	return ret;
+}
+
+void flower_table_destroy(struct flower_table *t)
+{
+	if (!t)
+		return;
+	destroy_chains(t);
+	for (uint32_t i = 0; i < t->n_rules; i++)
+		if (--t->rules[i]->refs == 0)
+			free(t->rules[i]);
+	free(t->rules);
+	free(t);
+}
+
+uint64_t flower_table_version(const struct flower_table *t)
+{
+	return t->version;
+}
+
+size_t flower_table_n_rules(const struct flower_table *t)
+{
+	return t->n_rules;
+}
+
+const struct flower_rule *flower_table_rule(const struct flower_table *t, size_t i)
+{
+	return i < t->n_rules ? t->rules[i] : NULL;
+}
+
+void flower_table_stats(const struct flower_table *t, uint32_t *n_subtables, uint32_t *n_linear)
+{
+	*n_subtables = *n_linear = 0;
+	for (uint32_t i = 0; i < t->n_chains; i++) {
+		struct cls_stats s;
+		cls_get_stats(t->chains[i].cls, &s);
+		*n_subtables += s.n_subtables;
+		*n_linear += s.n_linear;
+	}
+}
+
+/* ---- classify ---------------------------------------------------------------- */
+
+/* The first chain of `port` at or after `chain`, by binary search. */
+static const struct flower_chain *chain_at_or_after(const struct flower_table *t, uint16_t port,
+						    uint32_t chain)
+{
+	uint32_t lo = 0, hi = t->n_chains;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct flower_chain *c = &t->chains[mid];
+		if (c->port < port || (c->port == port && c->chain < chain))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n_chains && t->chains[lo].port == port ? &t->chains[lo] : NULL;
+}
+
+bool flower_table_port_has_rules(const struct flower_table *t, uint16_t port)
+{
+	return chain_at_or_after(t, port, 0) != NULL;
+}
+
+void flower_table_classify(const struct flower_table *t, const struct flow_key *key,
+			   struct flower_verdict *v)
+{
+	uint32_t chain = 0;
+	v->n_rules = 0;
+	v->end = FLOWER_END_NO_MATCH;
+	for (;;) {
+		const struct flower_chain *c = chain_at_or_after(t, key->in_port, chain);
+		if (!c || c->chain != chain)
+			return;
+		const struct flower_rule *r = cls_lookup(c->cls, key, NULL);
+		if (!r)
+			return;
+		if (v->n_rules == FLOWER_MAX_HOPS) {
+			v->end = FLOWER_END_LOOP;
+			return;
+		}
+		v->rules[v->n_rules++] = r;
+		v->end = FLOWER_END_MATCHED;
+		const struct flower_action *last = &r->actions[r->n_actions - 1];
+		if (last->type != FLOWER_ACT_GOTO)
+			return;
+		chain = last->chain;
+	}
+}
+
+/* ---- counters ------------------------------------------------------------------ */
+
+void flower_counters_add(struct flower_counters *c, const struct flower_verdict *v,
+			 uint32_t bytes, bool fast, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < v->n_rules; i++) {
+		const struct flower_rule *r = v->rules[i];
+		struct flower_rule_counters *s = &c->slot[r->slot];
+		if (s->uid != r->uid)
+			*s = (struct flower_rule_counters){ .uid = r->uid };
+		if (fast) {
+			s->fast_packets++;
+			s->fast_bytes += bytes;
+		} else {
+			s->slow_packets++;
+			s->slow_bytes += bytes;
+		}
+		s->last_used_ns = now_ns;
+	}
+}
+
+void flower_counters_get(const struct flower_counters *c, const struct flower_rule *r,
+			 struct flower_rule_counters *out)
+{
+	const struct flower_rule_counters *s = &c->slot[r->slot];
+	if (s->uid == r->uid)
+		*out = *s;
+	else
+		*out = (struct flower_rule_counters){ .uid = r->uid };
+}

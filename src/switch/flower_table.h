@@ -1,0 +1,142 @@
+/* flower_table: every port's flower rules as one immutable, versioned object.
+ *
+ * What?
+ *   The rules of all ports, sorted by (port, chain, pref, handle), with one
+ *   classifier (classifier.h) per (port, chain).  flower_table_classify()
+ *   runs a frame through its port's chain 0 and every `goto chain` after,
+ *   and says which rules matched, in order: their actions are what the
+ *   datapath executes.
+ *
+ * Immutable and versioned: atomic batches
+ *   A table never changes once built.  A change is a *batch* of filter add
+ *   and del commands: flower_table_apply() copies the old table's rule set
+ *   (pointers: a rule object is shared by every table that holds it),
+ *   applies the whole batch, rebuilds the classifiers and returns a new
+ *   table with version old + 1, or refuses the batch and leaves nothing
+ *   changed.  The daemon publishes the new table with one pointer store (its
+ *   view, util/qsbr.h) and destroys the old one after a grace period, so a
+ *   worker sees the batch entirely or not at all, never a half-updated
+ *   table, and takes no lock.  Several workers can read the same table.
+ *
+ * Counters without writing the table
+ *   A worker never writes the table.  Each rule has a `slot`, stable for the
+ *   rule's life and reused only after it is deleted, and a `uid` never
+ *   reused.  Each worker keeps its own struct flower_counters, an array by
+ *   slot; flower_counters_add() resets a slot whose stored uid is not the
+ *   rule's (the slot's previous owner was deleted), then counts.  Counts are
+ *   split as tc splits hardware from software: "fast path" = flow-cache
+ *   hits (switch/flow_cache.h), "slow path" = classifier lookups.  The
+ *   control side reads a worker's array (a stats request, or plain loads of
+ *   64-bit words, which tear on no 64-bit target) and sums the workers.
+ *
+ * Ranks
+ *   Within a (port, chain) the classifier rank of a rule is its index in
+ *   the sorted table: lower (pref, handle) is lower rank, and wins.
+ *
+ * Thread-safety
+ *   flower_table_apply(), flower_table_destroy() and the accessors of the
+ *   rule list: the control thread.  flower_table_classify() and
+ *   flower_table_port_has_rules(): any thread, on a live table.
+ *   flower_counters_add(): the worker owning the counters. */
+#ifndef VX_SWITCH_FLOWER_TABLE_H
+#define VX_SWITCH_FLOWER_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctl/ctl_flower.h"
+#include "switch/flower_rule.h"
+
+enum flower_table_limits {
+	FLOWER_MAX_RULES = 16384, /* all ports; = counter slots per worker */
+	FLOWER_MAX_HOPS = 8,      /* rules one frame goes through (goto chain) */
+};
+
+struct flower_table;
+
+/* ---- the control thread -------------------------------------------------- */
+
+struct flower_error {
+	size_t op;                /* index of the refused command in the batch */
+	char msg[CTL_ERR_SIZE];
+};
+
+/* A new table: old (NULL = empty) with ops[0..n-1] applied in order, each
+ * a CTL_FILTER_ADD or CTL_FILTER_DEL from ctl_flower_parse().  Port names
+ * (dev, mirred dev) go through `resolve`.  An add without pref gets tc's
+ * automatic one (49152 in an empty chain, else one below the lowest), an
+ * add without handle the lowest free one from 1 within its pref.  Refused,
+ * with *err filled and *out NULL, on the first op that fails:
+ *   -ENOENT  a port that does not exist; a del that matches no rule
+ *   -EEXIST  (port, chain, pref, handle) already taken
+ *   -EINVAL  a pref already holding rules of another protocol (tc's rule:
+ *            one protocol per pref); no automatic pref left; a show
+ *   -ENOSPC  more than FLOWER_MAX_RULES rules
+ *   -ENOMEM
+ * `now_ns` is the added rules' install time. */
+int flower_table_apply(const struct flower_table *old, const struct ctl_flower *ops, size_t n,
+		       flower_port_resolver *resolve, void *aux, uint64_t now_ns,
+		       struct flower_table **out, struct flower_error *err);
+
+/* Frees the table, and the rules no other table holds.  NULL is a no-op.
+ * Only once no worker can hold it (after a grace period). */
+void flower_table_destroy(struct flower_table *t);
+
+uint64_t flower_table_version(const struct flower_table *t);
+size_t flower_table_n_rules(const struct flower_table *t);
+/* Rule i in (port, chain, pref, handle) order, for show and config. */
+const struct flower_rule *flower_table_rule(const struct flower_table *t, size_t i);
+/* Distinct masks and linear-stage rules over all classifiers (bench, show). */
+void flower_table_stats(const struct flower_table *t, uint32_t *n_subtables, uint32_t *n_linear);
+
+/* ---- any thread, on a live table ----------------------------------------- */
+
+bool flower_table_port_has_rules(const struct flower_table *t, uint16_t port);
+
+enum flower_end {
+	FLOWER_END_NO_MATCH = 0, /* no rule matched: L2 switching as before */
+	FLOWER_END_MATCHED,      /* rules[0..n_rules-1] matched, in order */
+	FLOWER_END_LOOP,         /* goto chain went on for FLOWER_MAX_HOPS rules:
+	                          * the frame is dropped (the kernel's
+	                          * "reclassify loop" limit) */
+};
+
+/* What a frame does: execute rules[0]'s actions, then rules[1]'s (reached
+ * by rules[0]'s goto), and so on; a goto whose chain matched nothing, or a
+ * last list that ends without a final action, continues to L2 switching. */
+struct flower_verdict {
+	uint8_t end;             /* enum flower_end */
+	uint8_t n_rules;
+	const struct flower_rule *rules[FLOWER_MAX_HOPS];
+};
+
+/* Classifies key (key->in_port is the ingress port).  No allocation, no
+ * lock, no write outside *v. */
+void flower_table_classify(const struct flower_table *t, const struct flow_key *key,
+			   struct flower_verdict *v);
+
+/* ---- a worker's counters ------------------------------------------------- */
+
+struct flower_rule_counters {
+	uint64_t uid;            /* the rule these counts belong to */
+	uint64_t fast_packets, fast_bytes; /* flow-cache hits */
+	uint64_t slow_packets, slow_bytes; /* classifier lookups */
+	uint64_t last_used_ns;
+};
+
+/* One per worker, 48 bytes a slot (768 KiB), allocated once: counting
+ * never allocates.  Bytes are the frame's length as received (tc counts
+ * skb->len, the L2 frame). */
+struct flower_counters {
+	struct flower_rule_counters slot[FLOWER_MAX_RULES];
+};
+
+/* Counts one frame of `bytes` for every rule of v. */
+void flower_counters_add(struct flower_counters *c, const struct flower_verdict *v,
+			 uint32_t bytes, bool fast, uint64_t now_ns);
+/* The counts of rule r in c, zero if c has none for it. */
+void flower_counters_get(const struct flower_counters *c, const struct flower_rule *r,
+			 struct flower_rule_counters *out);
+
+#endif /* VX_SWITCH_FLOWER_TABLE_H */
