@@ -4,6 +4,8 @@
  * kinds exist today:
  *   - tap:   a TAP device facing a VM (IFF_VNET_HDR, offload metadata in
  *            struct pkt_offload);
+ *   - afpacket: an existing link (a veth's end, a VM's tap held by QEMU)
+ *            read and written with an AF_PACKET socket (port/afpacket.h);
  *   - vxlan: one VNI on a UDP socket of the underlay.  Several vxlan ports
  *            (VNIs) with the same local address and UDP port share one
  *            socket (struct vxlan_sock); the daemon reads the socket and
@@ -45,6 +47,7 @@
 enum port_kind {
 	PORT_KIND_TAP = 1,
 	PORT_KIND_VXLAN = 2,
+	PORT_KIND_AFPACKET = 3,
 };
 
 enum port_limits {
@@ -91,6 +94,10 @@ struct port_class {
 	int (*io_init)(struct port *port, struct port_io *io);
 	void (*io_fini)(struct port *port, struct port_io *io);
 	void (*destroy)(struct port *port);
+	/* The fd polled with EPOLLERR/EPOLLHUP: 0 if the port still works
+	 * (the error was taken and the device is there, e.g. only down),
+	 * -ENODEV if its device is gone.  NULL: any error means gone. */
+	int (*poll_error)(struct port *port);
 };
 
 struct port {

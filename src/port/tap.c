@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "packet/vnet_hdr.h"
+#include "port/frame.h"
 #include "util/vlog.h"
 #include "port/rtnl.h"
 
@@ -43,11 +44,7 @@ struct tap_port {
 
 /* A tap's part of a port_io: the counters its worker writes. */
 struct tap_io {
-	uint64_t rx_gso_frames;
-	uint64_t rx_partial_csum;
-	uint64_t tx_gso_frames;
-	uint64_t tx_errors;
-	int last_tx_errno;
+	struct frame_io_stats fs;
 };
 
 static const struct port_class tap_port_class;
@@ -119,11 +116,11 @@ void tap_port_get_info(const struct port *port, const struct port_io *io, struct
 	memcpy(out->mac, tap->mac, 6);
 	const struct tap_io *t = io ? io->priv : NULL;
 	if (t) {
-		out->rx_gso_frames = t->rx_gso_frames;
-		out->rx_partial_csum = t->rx_partial_csum;
-		out->tx_gso_frames = t->tx_gso_frames;
-		out->tx_errors = t->tx_errors;
-		out->last_tx_errno = t->last_tx_errno;
+		out->rx_gso_frames = t->fs.rx_gso_frames;
+		out->rx_partial_csum = t->fs.rx_partial_csum;
+		out->tx_gso_frames = t->fs.tx_gso_frames;
+		out->tx_errors = t->fs.tx_errors;
+		out->last_tx_errno = t->fs.last_tx_errno;
 	}
 }
 
@@ -357,19 +354,10 @@ static int tap_rx_batch(struct port *port, struct port_io *io, struct pkt_pool *
 				continue;
 			break; /* EAGAIN, or an error the next poll reports again */
 		}
-		if (vnet_hdr_read(hdr, (size_t)got, sizeof(hdr), &pkt->ol) != DROP_NONE) {
-			port_count_drop(io, DROP_VNET_HDR_TRUNCATED);
+		if (!frame_rx_accept(port, io, &t->fs, pkt, hdr, (size_t)got, sizeof(hdr))) {
 			pkt_free(pkt);
 			continue;
 		}
-		pkt->size = (uint32_t)got - sizeof(hdr);
-		pkt->in_port = port->id;
-		io->stats.rx_frames++;
-		io->stats.rx_bytes += pkt->size;
-		if (pkt->ol.gso_type != PKT_GSO_NONE)
-			t->rx_gso_frames++;
-		if (pkt->ol.flags & PKT_OL_NEEDS_CSUM)
-			t->rx_partial_csum++;
 		out[n++] = pkt;
 	}
 	return (int)n;
@@ -383,28 +371,13 @@ static void tap_tx_batch(struct port *port, struct port_io *io, struct pkt **pkt
 	for (unsigned i = 0; i < n; i++) {
 		struct pkt *pkt = pkts[i];
 		uint8_t hdr[VNET_HDR_V1_LEN];
-		struct iovec iov[2 + PKT_MAX_FRAGS];
-		unsigned iovcnt = 0;
-
-		vnet_hdr_write(&pkt->ol, hdr, sizeof(hdr));
-		iov[iovcnt++] = (struct iovec){ hdr, sizeof(hdr) };
-		iov[iovcnt++] = (struct iovec){ pkt->data, pkt->size };
-		for (uint16_t f = 0; f < pkt->nr_frags; f++)
-			iov[iovcnt++] = (struct iovec){ (void *)pkt->frags[f].data, pkt->frags[f].size };
-
+		struct iovec iov[FRAME_TX_IOV_MAX];
+		unsigned iovcnt = frame_tx_iov(pkt, hdr, sizeof(hdr), iov);
 		ssize_t put;
 		do
 			put = writev(port->fd, iov, (int)iovcnt);
 		while (put < 0 && errno == EINTR);
-		if (put < 0) {
-			t->tx_errors++;
-			t->last_tx_errno = errno;
-			port_count_drop(io, DROP_TX_ERROR);
-		} else {
-			port_count_tx(io, pkt_len(pkt));
-			if (pkt->ol.gso_type != PKT_GSO_NONE)
-				t->tx_gso_frames++;
-		}
+		frame_tx_count(io, &t->fs, pkt, put < 0 ? errno : 0);
 		pkt_free(pkt);
 	}
 }
