@@ -9,6 +9,8 @@
 
 #include "ctl/ctl_print.h"
 #include "daemon/vxd_internal.h"
+#include "port/afpacket.h"
+#include "port/frame.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
 
@@ -55,11 +57,11 @@ static unsigned vxd_diag_link(struct ctl_print *p, unsigned n, const struct vxd_
 		return n;
 	const struct port *port = c->vxd->ports[i];
 	uint64_t now = vxd_now_ns(), s = now > ls->down_ns ? (now - ls->down_ns) / 1000000000ull : 0;
-	if (port_is_tap(port))
+	if (port_is_frame(port))
 		return vxd_diag_line(p, n, "%s: its link is down (%" PRIu64 " s, %" PRIu64 " times in all): %" PRIu64
 				     " frames to it dropped (port_link_down); bring it up (ip link set %s up%s%s)",
 				     port->name, s, ls->down_events,
-				     c->snap->ports[i].stats.drops[DROP_PORT_LINK_DOWN], port->name,
+				     c->snap->ports[i].stats.drops[DROP_PORT_LINK_DOWN], ls->dev,
 				     c->vxd->port_cfg[i].netns[0] ? " in netns " : "", c->vxd->port_cfg[i].netns);
 	return vxd_diag_line(p, n, "%s: its underlay link %s is down (%" PRIu64 " s, %" PRIu64 " times in all): "
 			     "sends to the remotes fail unless a route leads out another way", port->name, ls->dev, s,
@@ -211,6 +213,8 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 			continue;
 		if (port_is_tap(port))
 			n = vxd_diag_tap(p, n, &c, i);
+		else if (port_is_afpacket(port))
+			n = vxd_diag_link(p, n, &c, i);
 		else if (port_is_vxlan(port))
 			n = vxd_diag_link(p, vxd_diag_vxlan(p, n, port, &c.snap->ports[i].sock), &c, i);
 		n = vxd_diag_worst_drop(p, n, port, &c.snap->ports[i].stats);

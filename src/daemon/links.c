@@ -2,6 +2,7 @@
  *
  * What each port's device is:
  *   - a tap: the tap itself, in the port's namespace;
+ *   - an afpacket port: its link (dev), in the port's namespace;
  *   - a vxlan port: the underlay link that holds its local address, in the
  *     daemon's namespace (found once, when the port is added).
  * One watch per namespace (rtnl_link_watch_open) serves every port there;
@@ -9,7 +10,7 @@
  * namespace alive.
  *
  * What an event does:
- *   - RTM_NEWLINK of a name whose tap port is lost (its device went away,
+ *   - RTM_NEWLINK of a name whose tap or afpacket port is lost (its device went away,
  *     datapath.c): the port reattaches at once (vxd_reattach_port); the
  *     once-a-second check in the control loop stays as the safety net for
  *     lost messages;
@@ -33,6 +34,8 @@
 
 #include "daemon/vxd_internal.h"
 #include "port/ethtool.h"
+#include "port/frame.h"
+#include "port/afpacket.h"
 #include "port/rtnl.h"
 #include "port/vxlan.h"
 #include "util/vlog.h"
@@ -43,7 +46,7 @@
 
 static const char *vxd_link_netns(const struct vxd *vxd, uint16_t id)
 {
-	return port_is_tap(vxd->ports[id]) ? vxd->port_cfg[id].netns : "";
+	return port_is_frame(vxd->ports[id]) ? vxd->port_cfg[id].netns : "";
 }
 
 static int vxd_watch_find(const struct vxd *vxd, const char *netns)
@@ -114,7 +117,7 @@ static void vxd_link_set(struct vxd *vxd, uint16_t id, bool present, uint32_t fl
 		VLOG_WARN("port", "%s: %s%s is %s", port->name, port_is_vxlan(port) ? "underlay " : "link ", ls->dev,
 			  !present ? "gone" : !(flags & IFF_UP) ? "down (not IFF_UP)" : "down (no carrier)");
 	}
-	if (port_is_tap(port) && vxd_publish(vxd, NULL) < 0)
+	if (port_is_frame(port) && vxd_publish(vxd, NULL) < 0)
 		VLOG_ERR("port", "%s: cannot publish its link state (out of memory)", port->name);
 }
 
@@ -141,7 +144,9 @@ void vxd_links_port_added(struct vxd *vxd, uint16_t id)
 	struct vxd_link_state *ls = &vxd->links[id];
 	const struct port *port = vxd->ports[id];
 	*ls = (struct vxd_link_state){ .watch = -1 };
-	if (port_is_tap(port)) {
+	if (port_is_afpacket(port)) {
+		snprintf(ls->dev, sizeof(ls->dev), "%s", port_frame_dev(port));
+	} else if (port_is_tap(port)) {
 		snprintf(ls->dev, sizeof(ls->dev), "%s", port->name);
 	} else {
 		const struct ctl_ip *local = &vxd->port_cfg[id].local;
@@ -191,7 +196,7 @@ static void vxd_link_event(void *aux, const struct rtnl_link_event *ev)
 		bool match = ls->ifindex ? ev->link.ifindex == ls->ifindex : strcmp(ev->link.name, ls->dev) == 0;
 		if (!match)
 			continue;
-		if (port_is_tap(vxd->ports[i]) && !ev->deleted && c->n_reattach < VXD_MAX_PORTS)
+		if (port_is_frame(vxd->ports[i]) && !ev->deleted && c->n_reattach < VXD_MAX_PORTS)
 			c->reattach[c->n_reattach++] = i; /* if it is lost: after the loop, ids may move */
 		vxd_link_set(vxd, i, !ev->deleted, ev->link.flags);
 	}

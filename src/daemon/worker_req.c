@@ -141,6 +141,8 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 		fdb_get_port_stats(w->fdb, (uint16_t)i, &ps->fdb);
 		if (port_is_tap(wp->port)) {
 			tap_port_get_info(wp->port, &wp->io, &ps->tap);
+		} else if (port_is_afpacket(wp->port)) {
+			afpacket_port_get_info(wp->port, &wp->io, &ps->afp);
 		} else if (port_is_vxlan(wp->port)) {
 			vxlan_port_get_info(wp->port, &wp->io, &ps->vx);
 			vxlan_sock_get_stats(vxlan_port_sock(wp->port), &ps->sock);
