@@ -183,6 +183,8 @@ struct vxd_link_ctx {
 	int watch;
 	uint16_t reattach[VXD_MAX_PORTS];
 	unsigned n_reattach;
+	uint16_t lost[VXD_MAX_PORTS];
+	unsigned n_lost;
 };
 
 static void vxd_link_event(void *aux, const struct rtnl_link_event *ev)
@@ -198,6 +200,8 @@ static void vxd_link_event(void *aux, const struct rtnl_link_event *ev)
 			continue;
 		if (port_is_frame(vxd->ports[i]) && !ev->deleted && c->n_reattach < VXD_MAX_PORTS)
 			c->reattach[c->n_reattach++] = i; /* if it is lost: after the loop, ids may move */
+		if (port_is_afpacket(vxd->ports[i]) && ev->deleted && c->n_lost < VXD_MAX_PORTS)
+			c->lost[c->n_lost++] = i;
 		vxd_link_set(vxd, i, !ev->deleted, ev->link.flags);
 	}
 }
@@ -216,6 +220,12 @@ void vxd_links_input(struct vxd *vxd, unsigned w)
 				vxd_link_refresh(vxd, i);
 		vxd_reattach_lost(vxd);
 		return;
+	}
+	/* An afpacket socket whose link goes does not always say so (see
+	 * port/afpacket.h): the worker checks it and marks the port lost. */
+	for (unsigned k = 0; k < c.n_lost; k++) {
+		struct vxd_req req = { .kind = VXD_REQ_PORT_LOST, .port_id = c.lost[k] };
+		vxd_worker_call(vxd->worker, &req);
 	}
 	for (unsigned k = 0; k < c.n_reattach; k++)
 		vxd_reattach_port(vxd, c.reattach[k], "link event");

@@ -143,6 +143,9 @@ enum vxd_req_kind {
 	VXD_REQ_SNAPSHOT,        /* snap */
 	VXD_REQ_CAPTURE_START,   /* capture: attach it to its port (capture.h) */
 	VXD_REQ_CAPTURE_STOP,    /* capture: let it go; the worker no longer touches it */
+	VXD_REQ_PORT_LOST,       /* port_id: netlink says its device is gone: mark it lost as
+				    EPOLLERR would (an afpacket socket says nothing when its
+				    link was already down, or goes down just before) */
 };
 
 struct vxd_req {

@@ -199,6 +199,11 @@ static int64_t vxd_req_run(struct vxd_worker *w, struct vxd_req *req)
 		return vxd_capture_attach(w, req->capture);
 	case VXD_REQ_CAPTURE_STOP:
 		return vxd_capture_detach(w, req->capture);
+	case VXD_REQ_PORT_LOST:
+		if (req->port_id >= VXD_MAX_PORTS || !w->ports[req->port_id].port)
+			return -ENOENT;
+		dp_frame_lost(w, w->ports[req->port_id].port);
+		return w->ports[req->port_id].lost_ns ? 0 : -EAGAIN;
 	}
 	return -EOPNOTSUPP;
 }

@@ -42,12 +42,17 @@
  * knob does not apply: it asks a tap for segmented reads, which a packet
  * socket cannot ask for.
  *
- * The link's state.  Down (NETDEV_DOWN) or gone (NETDEV_UNREGISTER) both
- * set the socket's error (ENETDOWN): EPOLLERR.  afpacket poll_error tells
- * them apart: the socket's bound ifindex (getsockname) becomes -1 only
- * when the link is gone.  Down: the error is taken, the kernel hooks the
- * socket in again when the link comes up.  Gone: the port goes down, and
- * the daemon reopens it when a link of that name is back (links.c).
+ * The link's state.  A link going down (NETDEV_DOWN) sets the socket's
+ * error (ENETDOWN): EPOLLERR; afpacket poll_error takes it and says
+ * whether the link is gone: the socket's bound ifindex (getsockname)
+ * becomes -1 only then (NETDEV_UNREGISTER).  Down: the kernel hooks the
+ * socket in again when the link comes up.  But a link that is deleted
+ * goes down first and is unregistered after, and the second step sets no
+ * error (the socket is no longer hooked in): the EPOLLERR comes while the
+ * link is still there.  So the daemon also asks, on netlink's RTM_DELLINK
+ * (links.c), and the worker marks the port lost when poll_error says
+ * gone.  Gone: the port goes down, and the daemon reopens it when a link
+ * of that name is back.
  *
  * Not defended: the link's own host stack still sees every frame (a
  * packet socket copies, it does not steal); give the switch a link with
