@@ -297,6 +297,10 @@ static int vxd_add_afpacket(struct vxd *vxd, const struct ctl_port_add *pa, int 
 		.netns = pa->netns[0] ? pa->netns : NULL,
 		.vni = pa->vni,
 	};
+	if (!vxd->knobs[CTL_KNOB_GSO])
+		return vxd_refuse(err, -EBUSY, "port %s: gso is off: the link's TSO frames come whole (a packet socket "
+				  "cannot ask for them cut) and the vxlan port would drop them all: set gso on first",
+				  pa->name);
 	struct port *port;
 	char why[CTL_ERR_SIZE - 32] = "";
 	int ret = afpacket_port_open(&ao, &port, why, sizeof(why));

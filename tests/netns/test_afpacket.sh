@@ -134,6 +134,19 @@ got=$(vx 1 show config | grep "type afpacket" || true)
 pass "ct1h deleted: port down ($((pct / 10)).$((pct % 10))% of a core meanwhile); recreated: reattached by its link event, traffic both ways"
 
 # --- refusals -----------------------------------------------------------------
+out=$(vx 1 set gso off 2>&1) && fail "set gso off accepted beside an afpacket port"
+echo "$out" | grep -q "afpacket port ct1 reads TSO frames whole" || fail "gso off refusal: $out"
+[ "$(vx 1 -j show knobs | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["gso"])')" = True ] ||
+	fail "gso is not on after the refusal"
+pass "set gso off refused: $out"
+nh2 ip link add ct9h type veth peer name ct9p
+vx 2 set gso off >/dev/null
+out=$(vx 2 port add ct9 type afpacket dev ct9h vni "$VNI" 2>&1) && fail "afpacket port accepted with gso off"
+echo "$out" | grep -q "gso is off" || fail "refusal with gso off: $out"
+vx 2 set gso on >/dev/null
+vx 2 port add ct9 type afpacket dev ct9h vni "$VNI" >/dev/null || fail "afpacket port refused with gso on again"
+vx 2 port del ct9 >/dev/null
+pass "afpacket port refused while gso is off: $out"
 out=$(vx 1 port add ct2 type afpacket dev nosuch vni "$VNI" 2>&1) && fail "a missing link was accepted"
 echo "$out" | grep -q "no link nosuch" || fail "refusal does not name the missing link: $out"
 ct_ping || fail "the switch stopped forwarding after a refusal"
