@@ -133,6 +133,30 @@ got=$(vx 1 show config | grep "type afpacket" || true)
 [ "$got" = "$LINE" ] || fail "show config after the reattach: '$got'"
 pass "ct1h deleted: port down ($((pct / 10)).$((pct % 10))% of a core meanwhile); recreated: reattached by its link event, traffic both ways"
 
+# --- a link in another namespace (netns), with max-macs ----------------------
+SW2=$P-sw2; CT2=$P-ct2
+rig_ns_add "$SW2"; rig_ns_add "$CT2"
+n "$SW2" ip link add ct2h type veth peer name eth0 netns "$CT2"
+n "$SW2" ip link set ct2h mtu "$(vm_mtu)" up
+n "$CT2" ip link set eth0 mtu "$(vm_mtu)" up
+n "$CT2" ip addr add 192.0.2.12/24 dev eth0
+LINE2="port add ct2 type afpacket dev ct2h vni $VNI netns $SW2 max-macs 1"
+vx 1 $LINE2 >/dev/null || fail "$LINE2"
+vx 1 port show | grep "^ct2 " | grep -q "netns $SW2" || fail "port show lacks the netns: $(vx 1 port show)"
+ok=0
+for i in $(seq 20); do n "$CT2" ping -c 1 -W 1 "$(vm_addr4 2)" >/dev/null 2>&1 && { ok=1; break; }; done
+[ "$ok" = 1 ] || fail "no traffic from the container behind netns $SW2"
+n "$CT2" /usr/bin/python3 -c '
+from scapy.all import Ether, IP, UDP, sendp
+sendp([Ether(src="02:24:00:00:00:%02x" % i, dst="ff:ff:ff:ff:ff:ff") / IP(src="192.0.2.12", dst="192.0.2.255") / UDP(dport=9)
+       for i in range(5)], iface="eth0", verbose=False)'
+sleep 0.3
+macs=$(vx_stat 1 'port("ct2")["fdb"]["macs"]'); refused=$(vx_stat 1 'port("ct2")["fdb"]["refused"]')
+[ "$macs" = 1 ] && [ "$refused" -ge 5 ] || fail "max-macs 1: $macs MACs learned, $refused refused"
+got=$(vx 1 show config | grep "port add ct2 " || true)
+[ "$got" = "$LINE2" ] || fail "show config says '$got', expected '$LINE2'"
+pass "afpacket port on a link in netns $SW2: traffic; max-macs 1: $macs learned, $refused refused; show config: $got"
+
 # --- refusals -----------------------------------------------------------------
 out=$(vx 1 set gso off 2>&1) && fail "set gso off accepted beside an afpacket port"
 echo "$out" | grep -q "afpacket port ct1 reads TSO frames whole" || fail "gso off refusal: $out"
@@ -147,7 +171,8 @@ vx 2 set gso on >/dev/null
 vx 2 port add ct9 type afpacket dev ct9h vni "$VNI" >/dev/null || fail "afpacket port refused with gso on again"
 vx 2 port del ct9 >/dev/null
 pass "afpacket port refused while gso is off: $out"
-out=$(vx 1 port add ct2 type afpacket dev nosuch vni "$VNI" 2>&1) && fail "a missing link was accepted"
+out=$(vx 1 port add ct3 type afpacket dev nosuch vni "$VNI" 2>&1) && fail "a missing link was accepted"
 echo "$out" | grep -q "no link nosuch" || fail "refusal does not name the missing link: $out"
+vx 1 port show | grep -q "^ct3 " && fail "the refused port is listed"
 ct_ping || fail "the switch stopped forwarding after a refusal"
 pass "missing link refused: $out"
