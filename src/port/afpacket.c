@@ -6,7 +6,6 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,19 +59,6 @@ const char *port_frame_dev(const struct port *port)
 	return port_is_afpacket(port) ? afp_cast(port)->dev : "";
 }
 
-static int afp_why(char *why, size_t n, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int afp_why(char *why, size_t n, int err, const char *fmt, ...)
-{
-	if (why && n) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(why, n, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
 static int afp_setopt(int fd, int level, int name, int value)
 {
 	return setsockopt(fd, level, name, &value, sizeof(value)) < 0 ? -errno : 0;
@@ -109,19 +95,19 @@ static int afp_setup_socket(struct afpacket_port *afp, char *why, size_t n)
 	int fd = afp->up.fd;
 	int err = afp_set_vnet_hdr(fd, &afp->hdr_size);
 	if (err < 0)
-		return afp_why(why, n, err, "PACKET_VNET_HDR refused (%s): TSO frames could not pass", strerror(-err));
+		return port_why(why, n, err, "PACKET_VNET_HDR refused (%s): TSO frames could not pass", strerror(-err));
 	err = afp_setopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1);
 	if (err < 0)
-		return afp_why(why, n, err, "PACKET_IGNORE_OUTGOING refused (%s; Linux < 4.20?): the port would read "
+		return port_why(why, n, err, "PACKET_IGNORE_OUTGOING refused (%s; Linux < 4.20?): the port would read "
 			       "its own sends", strerror(-err));
 	afp_set_bufs(afp);
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
 				   .sll_ifindex = afp->ifindex };
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
-		return afp_why(why, n, -errno, "bind to %s: %s", afp->dev, strerror(errno));
+		return port_why(why, n, -errno, "bind to %s: %s", afp->dev, strerror(errno));
 	struct packet_mreq mr = { .mr_ifindex = afp->ifindex, .mr_type = PACKET_MR_PROMISC };
 	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
-		return afp_why(why, n, -errno, "promiscuous mode on %s: %s", afp->dev, strerror(errno));
+		return port_why(why, n, -errno, "promiscuous mode on %s: %s", afp->dev, strerror(errno));
 	return 0;
 }
 
@@ -131,16 +117,16 @@ static int afp_open_in(struct afpacket_port *afp, int netns_fd, char *why, size_
 	int home;
 	int err = rtnl_netns_enter(netns_fd, &home);
 	if (err < 0)
-		return afp_why(why, n, err, "netns %s: %s", afp->netns, strerror(-err));
+		return port_why(why, n, err, "netns %s: %s", afp->netns, strerror(-err));
 	afp->ifindex = (int)if_nametoindex(afp->dev);
 	if (!afp->ifindex) {
-		err = afp_why(why, n, -ENODEV, "no link %s%s%s", afp->dev, afp->netns[0] ? " in netns " : "",
+		err = port_why(why, n, -ENODEV, "no link %s%s%s", afp->dev, afp->netns[0] ? " in netns " : "",
 			      afp->netns);
 	} else {
 		afp->link_tso = ethtool_tso(afp->dev) == 1;
 		afp->up.fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (afp->up.fd < 0)
-			err = afp_why(why, n, -errno, "AF_PACKET socket: %s", strerror(errno));
+			err = port_why(why, n, -errno, "AF_PACKET socket: %s", strerror(errno));
 	}
 	rtnl_netns_leave(home);
 	return err < 0 ? err : afp_setup_socket(afp, why, n);
@@ -150,7 +136,7 @@ int afpacket_port_open(const struct afpacket_options *opts, struct port **out, c
 {
 	if (!opts->name || !*opts->name || strlen(opts->name) >= IF_NAMESIZE || !opts->dev || !*opts->dev ||
 	    strlen(opts->dev) >= IF_NAMESIZE)
-		return afp_why(why, why_size, -EINVAL, "bad port or device name");
+		return port_why(why, why_size, -EINVAL, "bad port or device name");
 	struct afpacket_port *afp = calloc(1, sizeof(*afp));
 	if (!afp)
 		return -ENOMEM;
@@ -164,7 +150,7 @@ int afpacket_port_open(const struct afpacket_options *opts, struct port **out, c
 	if (opts->netns) {
 		netns_fd = rtnl_netns_open(opts->netns);
 		if (netns_fd < 0) {
-			err = afp_why(why, why_size, netns_fd, "netns %s: %s", opts->netns, strerror(-netns_fd));
+			err = port_why(why, why_size, netns_fd, "netns %s: %s", opts->netns, strerror(-netns_fd));
 			goto err_free;
 		}
 	}
@@ -173,7 +159,7 @@ int afpacket_port_open(const struct afpacket_options *opts, struct port **out, c
 	if (err == 0) {
 		err = rtnl_link_get(netns_fd, NULL, afp->ifindex, &li);
 		if (err < 0)
-			afp_why(why, why_size, err, "cannot read link %s: %s", afp->dev, strerror(-err));
+			port_why(why, why_size, err, "cannot read link %s: %s", afp->dev, strerror(-err));
 	}
 	if (netns_fd >= 0)
 		close(netns_fd);
@@ -214,14 +200,7 @@ void afpacket_port_get_info(const struct port *port, const struct port_io *io, s
 static int afp_io_init(struct port *port, struct port_io *io)
 {
 	(void)port;
-	io->priv = calloc(1, sizeof(struct afpacket_io));
-	return io->priv ? 0 : -ENOMEM;
-}
-
-static void afp_io_fini(struct port *port, struct port_io *io)
-{
-	(void)port;
-	free(io->priv);
+	return frame_io_alloc(io, sizeof(struct afpacket_io));
 }
 
 /* One recvmmsg straight into pkt buffers.  Only an io made by
@@ -324,7 +303,7 @@ static const struct port_class afpacket_port_class = {
 	.rx_batch = afp_rx_batch,
 	.tx_batch = afp_tx_batch,
 	.io_init = afp_io_init,
-	.io_fini = afp_io_fini,
+	.io_fini = frame_io_free,
 	.destroy = afp_destroy,
 	.poll_error = afp_poll_error,
 };

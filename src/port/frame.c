@@ -1,6 +1,9 @@
 /* What tap and afpacket ports share: see frame.h. */
 #include "port/frame.h"
 
+#include <errno.h>
+#include <stdlib.h>
+
 #include "packet/vnet_hdr.h"
 
 unsigned frame_tx_iov(const struct pkt *pkt, uint8_t *hdr, size_t hdr_size, struct iovec *iov)
@@ -43,6 +46,18 @@ void frame_tx_count(struct port_io *io, struct frame_io_stats *fs, const struct 
 	port_count_tx(io, pkt_len(pkt));
 	if (pkt->ol.gso_type != PKT_GSO_NONE)
 		fs->tx_gso_frames++;
+}
+
+int frame_io_alloc(struct port_io *io, size_t size)
+{
+	io->priv = calloc(1, size);
+	return io->priv ? 0 : -ENOMEM;
+}
+
+void frame_io_free(struct port *port, struct port_io *io)
+{
+	(void)port;
+	free(io->priv);
 }
 
 bool port_is_frame(const struct port *port)

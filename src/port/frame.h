@@ -51,6 +51,11 @@ bool frame_rx_accept(struct port *port, struct port_io *io, struct frame_io_stat
 /* Counts the write of `pkt`: sent (err 0) or refused with errno `err`. */
 void frame_tx_count(struct port_io *io, struct frame_io_stats *fs, const struct pkt *pkt, int err);
 
+/* io_init / io_fini of a frame port: `size` zeroed bytes of io->priv
+ * (its counters and scratch), freed again. */
+int frame_io_alloc(struct port_io *io, size_t size);
+void frame_io_free(struct port *port, struct port_io *io);
+
 /* A tap or an afpacket port. */
 bool port_is_frame(const struct port *port);
 

@@ -39,6 +39,7 @@
 
 #include <net/if.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "packet/drop_reason.h"
@@ -137,5 +138,9 @@ unsigned port_hist_bucket(uint32_t len);
 void port_drop_batch(struct port_io *io, struct pkt **pkts, unsigned n, enum drop_reason reason);
 
 void port_destroy(struct port *port);
+
+/* For an open that fails: writes the reason into `why` (may be NULL, or
+ * `size` 0) and returns `err`. */
+int port_why(char *why, size_t size, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -127,14 +126,7 @@ void tap_port_get_info(const struct port *port, const struct port_io *io, struct
 static int tap_io_init(struct port *port, struct port_io *io)
 {
 	(void)port;
-	io->priv = calloc(1, sizeof(struct tap_io));
-	return io->priv ? 0 : -ENOMEM;
-}
-
-static void tap_io_fini(struct port *port, struct port_io *io)
-{
-	(void)port;
-	free(io->priv);
+	return frame_io_alloc(io, sizeof(struct tap_io));
 }
 
 static int tap_open_fd(const char *name)
@@ -171,19 +163,6 @@ static int tap_open_in(int netns_fd, const char *name, bool no_create, bool *exi
 	return fd;
 }
 
-static int tap_why(char *why, size_t n, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int tap_why(char *why, size_t n, int err, const char *fmt, ...)
-{
-	if (why && n) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(why, n, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
 static void tap_mac_str(const uint8_t *m, char out[18])
 {
 	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
@@ -195,16 +174,16 @@ static int tap_setup_created(struct tap_port *tap, const struct tap_options *opt
 {
 	const char *name = opts->name;
 	if (ioctl(tap->up.fd, TUNSETPERSIST, 1UL) < 0)
-		return tap_why(why, n, -errno, "TUNSETPERSIST: %s", strerror(errno));
+		return port_why(why, n, -errno, "TUNSETPERSIST: %s", strerror(errno));
 	tap->owned = true;
 	int err = rtnl_link_set_mac_alias(tap->netns_fd, name, opts->mac, TAP_OWNER_ALIAS);
 	if (err < 0)
-		return tap_why(why, n, err, "cannot set %s of the new tap: %s", opts->mac ? "the MAC and alias" : "the alias",
+		return port_why(why, n, err, "cannot set %s of the new tap: %s", opts->mac ? "the MAC and alias" : "the alias",
 			       strerror(-err));
 	uint32_t mtu = opts->mtu ? opts->mtu : opts->default_mtu;
 	err = rtnl_link_configure(tap->netns_fd, name, mtu, true);
 	if (err < 0)
-		return tap_why(why, n, err, "cannot set mtu %u or bring the new tap up: %s", mtu, strerror(-err));
+		return port_why(why, n, err, "cannot set mtu %u or bring the new tap up: %s", mtu, strerror(-err));
 	return 0;
 }
 
@@ -216,18 +195,18 @@ static int tap_setup_existing(struct tap_port *tap, const struct tap_options *op
 	struct rtnl_link_info li;
 	int err = rtnl_link_get(tap->netns_fd, opts->name, 0, &li);
 	if (err < 0)
-		return tap_why(why, n, err, "cannot read the existing tap: %s", strerror(-err));
+		return port_why(why, n, err, "cannot read the existing tap: %s", strerror(-err));
 	tap->owned = strcmp(li.alias, TAP_OWNER_ALIAS) == 0;
 	if (opts->mac && memcmp(opts->mac, li.mac, 6) != 0) {
 		char want[18], has[18];
 		tap_mac_str(opts->mac, want);
 		tap_mac_str(li.mac, has);
-		return tap_why(why, n, -EEXIST, "\"mac %s\" would change the MAC of the existing tap (it has %s, "
+		return port_why(why, n, -EEXIST, "\"mac %s\" would change the MAC of the existing tap (it has %s, "
 			       "and the VM behind it may rely on it): leave out mac, or delete the tap first", want, has);
 	}
 	err = rtnl_link_configure(tap->netns_fd, opts->name, opts->mtu, true);
 	if (err < 0)
-		return tap_why(why, n, err, "cannot set mtu %u or bring the existing tap up: %s", opts->mtu, strerror(-err));
+		return port_why(why, n, err, "cannot set mtu %u or bring the existing tap up: %s", opts->mtu, strerror(-err));
 	return 0;
 }
 
@@ -236,22 +215,22 @@ static int tap_open_refused(const struct tap_options *opts, int err, bool existe
 	const char *in = opts->netns ? " in netns " : "";
 	const char *ns = opts->netns ? opts->netns : "";
 	if (err == -ENOENT)
-		return tap_why(why, n, -EEXIST, "a device %s exists in the daemon's namespace but not in netns %s, and the switch "
+		return port_why(why, n, -EEXIST, "a device %s exists in the daemon's namespace but not in netns %s, and the switch "
 			       "does not move an existing tap: move it (ip link set %s netns %s) or leave out netns",
 			       opts->name, ns, opts->name, ns);
 	if (err == -EBUSY && existed)
-		return tap_why(why, n, err, "tap %s%s%s is held open by another process, e.g. QEMU; a tap has one reader: "
+		return port_why(why, n, err, "tap %s%s%s is held open by another process, e.g. QEMU; a tap has one reader: "
 			       "give the switch a tap of its own", opts->name, in, ns);
 	if (err == -EINVAL && existed)
-		return tap_why(why, n, err, "%s%s%s exists and is not a single-queue tap (a tun, a multi-queue tap or "
+		return port_why(why, n, err, "%s%s%s exists and is not a single-queue tap (a tun, a multi-queue tap or "
 			       "another kind of link)", opts->name, in, ns);
-	return tap_why(why, n, err, "cannot open tap: %s", strerror(-err));
+	return port_why(why, n, err, "cannot open tap: %s", strerror(-err));
 }
 
 int tap_port_open(const struct tap_options *opts, struct port **out, char *why, size_t why_size)
 {
 	if (!opts->name || !*opts->name || strlen(opts->name) >= IF_NAMESIZE)
-		return tap_why(why, why_size, -EINVAL, "bad tap name");
+		return port_why(why, why_size, -EINVAL, "bad tap name");
 	struct tap_port *tap = calloc(1, sizeof(*tap));
 	if (!tap)
 		return -ENOMEM;
@@ -265,7 +244,7 @@ int tap_port_open(const struct tap_options *opts, struct port **out, char *why, 
 	if (opts->netns) {
 		err = rtnl_netns_open(opts->netns);
 		if (err < 0) {
-			tap_why(why, why_size, err, "netns %s: %s", opts->netns, strerror(-err));
+			port_why(why, why_size, err, "netns %s: %s", opts->netns, strerror(-err));
 			goto err_free;
 		}
 		tap->netns_fd = err;
@@ -284,7 +263,7 @@ int tap_port_open(const struct tap_options *opts, struct port **out, char *why, 
 	if (err == 0) {
 		err = rtnl_link_get(tap->netns_fd, opts->name, 0, &li);
 		if (err < 0)
-			tap_why(why, why_size, err, "cannot read the tap back: %s", strerror(-err));
+			port_why(why, why_size, err, "cannot read the tap back: %s", strerror(-err));
 	}
 	if (err < 0)
 		goto err_free;
@@ -403,7 +382,7 @@ static const struct port_class tap_port_class = {
 	.rx_batch = tap_rx_batch,
 	.tx_batch = tap_tx_batch,
 	.io_init = tap_io_init,
-	.io_fini = tap_io_fini,
+	.io_fini = frame_io_free,
 	.destroy = tap_destroy,
 };
 
