@@ -202,6 +202,8 @@ static void vxd_link_event(void *aux, const struct rtnl_link_event *ev)
 			c->reattach[c->n_reattach++] = i; /* if it is lost: after the loop, ids may move */
 		if (port_is_afpacket(vxd->ports[i]) && ev->deleted && c->n_lost < VXD_MAX_PORTS)
 			c->lost[c->n_lost++] = i;
+		else if (port_is_afpacket(vxd->ports[i]) && !ev->deleted)
+			afpacket_port_refresh_link(vxd->ports[i]); /* its offloads may have changed */
 		vxd_link_set(vxd, i, !ev->deleted, ev->link.flags);
 	}
 }

@@ -6,6 +6,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,9 @@ struct afpacket_port {
 	int ifindex;
 	unsigned hdr_size;
 	int rcvbuf;
-	bool link_tso;
+	/* Written by the control thread (open, link events), read by anyone:
+	 * atomic, relaxed (it orders nothing). */
+	atomic_bool link_tso;
 };
 
 /* An afpacket port's part of a port_io: counters and the mmsg scratch of
@@ -123,7 +126,7 @@ static int afp_open_in(struct afpacket_port *afp, int netns_fd, char *why, size_
 		err = port_why(why, n, -ENODEV, "no link %s%s%s", afp->dev, afp->netns[0] ? " in netns " : "",
 			      afp->netns);
 	} else {
-		afp->link_tso = ethtool_tso(afp->dev) == 1;
+		atomic_store_explicit(&afp->link_tso, ethtool_tso(afp->dev) == 1, memory_order_relaxed);
 		afp->up.fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (afp->up.fd < 0)
 			err = port_why(why, n, -errno, "AF_PACKET socket: %s", strerror(errno));
@@ -185,7 +188,7 @@ void afpacket_port_get_info(const struct port *port, const struct port_io *io, s
 	out->ifindex = afp->ifindex;
 	out->hdr_size = afp->hdr_size;
 	out->rcvbuf = afp->rcvbuf;
-	out->link_tso = afp->link_tso;
+	out->link_tso = atomic_load_explicit(&afp->link_tso, memory_order_relaxed);
 	const struct afpacket_io *a = io ? io->priv : NULL;
 	if (a) {
 		out->rx_gso_frames = a->fs.rx_gso_frames;
@@ -195,6 +198,22 @@ void afpacket_port_get_info(const struct port *port, const struct port_io *io, s
 		out->tx_errors = a->fs.tx_errors;
 		out->last_tx_errno = a->fs.last_tx_errno;
 	}
+}
+
+void afpacket_port_refresh_link(struct port *port)
+{
+	struct afpacket_port *afp = afp_cast(port);
+	int ns = -1, home;
+	if (afp->netns[0] && (ns = rtnl_netns_open(afp->netns)) < 0)
+		return;
+	if (rtnl_netns_enter(ns, &home) == 0) {
+		int tso = ethtool_tso(afp->dev);
+		rtnl_netns_leave(home);
+		if (tso >= 0)
+			atomic_store_explicit(&afp->link_tso, tso == 1, memory_order_relaxed);
+	}
+	if (ns >= 0)
+		close(ns);
 }
 
 static int afp_io_init(struct port *port, struct port_io *io)

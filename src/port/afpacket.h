@@ -38,7 +38,9 @@
  * link lacks the offload (validate_xmit_skb); a veth (tso on) and a tap
  * netdev with the offloads its reader asked for take it whole.  So the
  * switch's GSO is never needed for this port; what the link can take is
- * shown (tso, from ETHTOOL_GTSO at open) for the operator.  The tap-tso
+ * shown (link tso, ETHTOOL_GTSO at open and on each of its link events:
+ * QEMU sets its tap's offloads after the switch opened it) for the
+ * operator.  The tap-tso
  * knob does not apply: it asks a tap for segmented reads, which a packet
  * socket cannot ask for.
  *
@@ -84,7 +86,7 @@ struct afpacket_port_info {
 	int ifindex;                /* the link's at open */
 	unsigned hdr_size;          /* virtio_net_hdr bytes: 12 (PACKET_VNET_HDR_SZ) or 10 */
 	int rcvbuf;                 /* SO_RCVBUF as the kernel reports it (doubled) */
-	bool link_tso;              /* the link takes TSO frames (ETHTOOL_GTSO at open) */
+	bool link_tso;              /* the link takes TSO frames (ETHTOOL_GTSO at open and on its link events) */
 	/* From the io passed to afpacket_port_get_info (0 without one): */
 	uint64_t rx_gso_frames, rx_partial_csum, tx_gso_frames;
 	uint64_t rx_truncated;      /* frames longer than a pkt buffer (MSG_TRUNC; also drop mtu_exceeded) */
@@ -99,6 +101,11 @@ int afpacket_port_open(const struct afpacket_options *opts, struct port **out, c
 /* The port's settings and the counters of one worker's `io` (NULL: 0).
  * Call it on the worker that owns `io`. */
 void afpacket_port_get_info(const struct port *port, const struct port_io *io, struct afpacket_port_info *out);
+
+/* Reads the link's TSO setting again (ETHTOOL_GTSO): on its link events,
+ * since a tap's reader (QEMU) sets it after we opened.  Control thread
+ * only (a moment's setns). */
+void afpacket_port_refresh_link(struct port *port);
 
 bool port_is_afpacket(const struct port *port);
 
