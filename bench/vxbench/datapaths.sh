@@ -63,6 +63,34 @@ dp_vxswitch_ovs_up() {
 dp_vxswitch_ovs_notes() { dp_vxswitch_notes; dp_ovs_notes; }
 dp_vxswitch_ovs_down() { rig_vxswitchd_stop 1; }
 
+# ---- vxswitch with afpacket ports: each VM behind a veth ---------------------
+# As a container is attached: the VM's interface vnetN is one end of a veth,
+# the other end kvN stays in the host namespace, and vxswitchd switches it
+# with `port add vmN type afpacket dev kvN` (port/afpacket.h).  Against
+# dp_vxswitch (the same daemon with taps), this measures the port type.
+
+vxswitchd_afpacket() { # SIDE
+	local side=$1 other=$(( 3 - $1 )) host cfg sock i
+	host=$(host_ns "$side")
+	cfg=$RIG_DIR/h$side.conf
+	sock=$RIG_DIR/h$side.sock
+	n "$host" ip link add "kv$side" type veth peer name "vnet$side" netns "$(vm_ns "$side")"
+	n "$host" ip link set "kv$side" mtu "$(vm_mtu)" up
+	{
+		echo "port add vx$VNI type vxlan vni $VNI local $(u_addr "$side") remote $(u_addr "$other")"
+		echo "port add vm$side type afpacket dev kv$side vni $VNI"
+	} > "$cfg"
+	n "$host" "$VXSWITCHD" -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$side.log" 2>&1 &
+	RIG_PIDS="$RIG_PIDS $!"
+	for i in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+	[ -S "$sock" ] || { cat "$RIG_DIR/h$side.log" >&2; return 1; }
+	rig_vm_addrs "$side" "vnet$side"
+}
+
+dp_vxswitch_afpacket_up() { vxswitchd_afpacket 1 && vxswitchd_afpacket 2; }
+dp_vxswitch_afpacket_notes() { dp_vxswitch_notes; }
+dp_vxswitch_afpacket_down() { :; } # rig_cleanup stops the daemons with the namespaces
+
 # ---- Open vSwitch, userspace (netdev) datapath with userspace tunnelling --------
 # One ovsdb-server + ovs-vswitchd per host namespace, each with its own run
 # directory (they would collide on per-bridge sockets otherwise).  br-phy

@@ -10,6 +10,8 @@
  *
  *   COMMAND := port add NAME type tap vni VNI [ netns NS ] [ mtu MTU ]
  *                  [ mac MAC ]
+ *            | port add NAME type afpacket dev DEV vni VNI [ netns NS ]
+ *                  [ max-macs N ]
  *            | port add NAME type vxlan vni VNI local IP remote IP
  *                  [ remote IP ... ] [ dstport PORT ] [ srcport PORT-PORT ]
  *                  [ udpcsum { on | off } ] [ df { set | unset | inherit } ]
@@ -101,7 +103,11 @@ struct ctl_ip {
 enum ctl_port_type {
 	CTL_PORT_TAP = 1,
 	CTL_PORT_VXLAN,
+	CTL_PORT_AFPACKET,
 };
+
+/* "type tap", "type vxlan", "type afpacket": as the grammar spells it. */
+const char *ctl_port_type_name(enum ctl_port_type type);
 
 /* Which optional keys `port add` was given (ctl_port_add.given).  The value
  * fields always hold something usable: the given value or the default. */
@@ -114,6 +120,7 @@ enum ctl_port_key {
 	CTL_PK_DSTPORT = 1 << 5,
 	CTL_PK_SRCPORT = 1 << 6,
 	CTL_PK_UDPCSUM = 1 << 7,
+	CTL_PK_DEV = 1 << 8,       /* afpacket only */
 	CTL_PK_MAX_MACS = 1 << 14, /* tap only */
 	CTL_PK_TAP_MAC = 1 << 15, /* tap only (high bit: clear of the vxlan keys) */
 	/* vxlan outer-header keys from bit 16 on */
@@ -133,8 +140,9 @@ struct ctl_port_add {
 	uint32_t given;         /* CTL_PK_* */
 	uint32_t vni;           /* required for both types */
 	uint32_t mtu;           /* 0 = not given: the daemon's default */
-	/* tap only */
+	/* tap and afpacket */
 	char netns[CTL_NETNS_SIZE]; /* "" = the daemon's own namespace */
+	char dev[CTL_NAME_SIZE];    /* afpacket only, CTL_PK_DEV (required): the existing link */
 	uint8_t mac[6];         /* tap only, CTL_PK_TAP_MAC: the device's MAC */
 	uint32_t max_macs;      /* tap only, CTL_PK_MAX_MACS: cap on MACs learned behind it */
 	/* vxlan only; local and every remote share one family */

@@ -1,7 +1,7 @@
 /* ctl_cmd_port: the port grammar (see ctl_parser.h for how the language
  * is split, ctl_cmd.h for the grammar itself).
  *
- *   port add NAME type { tap | vxlan } KEY VALUE ...
+ *   port add NAME type { tap | vxlan | afpacket } KEY VALUE ...
  *   port del NAME
  *   stats [ port NAME ], diagnose [ port NAME ]
  *
@@ -20,6 +20,7 @@
 
 #define TAP (1u << CTL_PORT_TAP)
 #define VXLAN (1u << CTL_PORT_VXLAN)
+#define AFP (1u << CTL_PORT_AFPACKET)
 
 static int key_port_vni(struct ctl_parser *ps, struct ctl_cmd *cmd)
 {
@@ -52,6 +53,12 @@ static int key_mtu(struct ctl_parser *ps, struct ctl_cmd *cmd)
 static int key_tap_mac(struct ctl_parser *ps, struct ctl_cmd *cmd)
 {
 	return ctl_parse_mac(ps, "mac", cmd->port_add.mac);
+}
+
+/* The existing link an afpacket port opens (a name like a port's). */
+static int key_dev(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	return ctl_parse_name(ps, "dev", CTL_NAME_SIZE, false, cmd->port_add.dev);
 }
 
 static int key_local(struct ctl_parser *ps, struct ctl_cmd *cmd)
@@ -143,8 +150,9 @@ static int key_udpcsum(struct ctl_parser *ps, struct ctl_cmd *cmd)
 }
 
 static const struct ctl_key_def port_add_keys[] = {
-	{ "vni", CTL_PK_VNI, key_port_vni, TAP | VXLAN },
-	{ "netns", CTL_PK_NETNS, key_netns, TAP },
+	{ "vni", CTL_PK_VNI, key_port_vni, TAP | VXLAN | AFP },
+	{ "dev", CTL_PK_DEV, key_dev, AFP },
+	{ "netns", CTL_PK_NETNS, key_netns, TAP | AFP },
 	{ "local", CTL_PK_LOCAL, key_local, VXLAN },
 	{ "remote", 0, key_remote, VXLAN },
 	{ "dstport", CTL_PK_DSTPORT, key_dstport, VXLAN },
@@ -153,7 +161,7 @@ static const struct ctl_key_def port_add_keys[] = {
 	{ "df", CTL_PK_DF, key_df, VXLAN },
 	{ "mtu", CTL_PK_MTU, key_mtu, TAP | VXLAN },
 	{ "mac", CTL_PK_TAP_MAC, key_tap_mac, TAP },
-	{ "max-macs", CTL_PK_MAX_MACS, key_max_macs, TAP },
+	{ "max-macs", CTL_PK_MAX_MACS, key_max_macs, TAP | AFP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -171,6 +179,19 @@ static const struct ctl_key_def port_ref_keys[] = {
 
 /* ---- verbs ------------------------------------------------------------- */
 
+const char *ctl_port_type_name(enum ctl_port_type type)
+{
+	switch (type) {
+	case CTL_PORT_TAP:
+		return "type tap";
+	case CTL_PORT_VXLAN:
+		return "type vxlan";
+	case CTL_PORT_AFPACKET:
+		return "type afpacket";
+	}
+	return "type ?";
+}
+
 int ctl_parse_port_add(struct ctl_parser *ps, struct ctl_cmd *cmd)
 {
 	struct ctl_port_add *pa = &cmd->port_add;
@@ -179,24 +200,26 @@ int ctl_parse_port_add(struct ctl_parser *ps, struct ctl_cmd *cmd)
 	if (ret)
 		return ret;
 	if (ctl_at_end(ps))
-		return ctl_fail(ps, ps->pos, "missing \"type\", expected type tap or type vxlan");
+		return ctl_fail(ps, ps->pos, "missing \"type\", expected type tap, type vxlan or type afpacket");
 	if (strcmp(ps->argv[ps->pos], "type"))
 		return ctl_fail(ps, ps->pos, "unknown keyword, expected \"type\"");
 	ps->pos++;
-	ret = ctl_take_value(ps, "type", "tap or vxlan", &v);
+	ret = ctl_take_value(ps, "type", "tap, vxlan or afpacket", &v);
 	if (ret)
 		return ret;
 	if (!strcmp(v, "tap"))
 		pa->type = CTL_PORT_TAP;
 	else if (!strcmp(v, "vxlan"))
 		pa->type = CTL_PORT_VXLAN;
+	else if (!strcmp(v, "afpacket"))
+		pa->type = CTL_PORT_AFPACKET;
 	else
-		return ctl_fail(ps, ps->pos - 1, "unknown port type, expected tap or vxlan");
+		return ctl_fail(ps, ps->pos - 1, "unknown port type, expected tap, vxlan or afpacket");
 
 	pa->dstport = CTL_VXLAN_DEFAULT_DSTPORT;
 	pa->udpcsum = true;
 	uint32_t given = 0;
-	const char *what = pa->type == CTL_PORT_TAP ? "type tap" : "type vxlan";
+	const char *what = ctl_port_type_name(pa->type);
 	ret = ctl_parse_keys(ps, port_add_keys, 1u << pa->type, what, cmd, &given);
 	if (ret)
 		return ret;
@@ -207,6 +230,8 @@ int ctl_parse_port_add(struct ctl_parser *ps, struct ctl_cmd *cmd)
 		return ctl_fail(ps, ps->pos, "missing \"vni VNI\", required for %s", what);
 	if (pa->type == CTL_PORT_TAP)
 		return 0;
+	if (pa->type == CTL_PORT_AFPACKET)
+		return (given & CTL_PK_DEV) ? 0 : ctl_fail(ps, ps->pos, "missing \"dev DEV\", required for type afpacket");
 
 	if (!(given & CTL_PK_LOCAL))
 		return ctl_fail(ps, ps->pos, "missing \"local IP\", required for type vxlan");
@@ -242,9 +267,11 @@ int ctl_parse_port_ref(struct ctl_parser *ps, struct ctl_cmd *cmd)
 /* Keywords in grammar order, only the keys that were given. */
 int ctl_format_port_add(struct ctl_sbuf *sb, const struct ctl_port_add *pa)
 {
-	if (pa->type != CTL_PORT_TAP && pa->type != CTL_PORT_VXLAN)
+	if (pa->type != CTL_PORT_TAP && pa->type != CTL_PORT_VXLAN && pa->type != CTL_PORT_AFPACKET)
 		return -EINVAL;
-	ctl_sb_printf(sb, " %s type %s", pa->name, pa->type == CTL_PORT_TAP ? "tap" : "vxlan");
+	ctl_sb_printf(sb, " %s %s", pa->name, ctl_port_type_name(pa->type));
+	if (pa->given & CTL_PK_DEV)
+		ctl_sb_printf(sb, " dev %s", pa->dev);
 	if (pa->given & CTL_PK_VNI)
 		ctl_sb_vni(sb, pa->vni);
 	if (pa->given & CTL_PK_NETNS)

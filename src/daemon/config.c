@@ -101,12 +101,12 @@ static const struct ctl_port_add *vxd_wanted_port(const struct vxd_wanted *w, co
 /* Step 1: ports gone or changed. */
 static int vxd_reload_remove_ports(struct vxd *vxd, const struct vxd_wanted *w, struct ctl_err *err)
 {
-	/* Taps first: a vxlan port's removal must not leave a tap's default
+	/* Taps and afpacket ports first: a vxlan port's removal must not leave a tap's default
 	 * MTU dangling; order does not matter for correctness otherwise. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
 			struct port *p = vxd->ports[i];
-			if (!p || (pass == 0) != (vxd->port_cfg[i].type == CTL_PORT_TAP))
+			if (!p || (pass == 0) != (vxd->port_cfg[i].type != CTL_PORT_VXLAN))
 				continue;
 			const struct ctl_port_add *want = vxd_wanted_port(w, p->name, NULL);
 			if (want && vxd_port_cfg_equal(want, &vxd->port_cfg[i]))

@@ -12,6 +12,7 @@
 
 #include "ctl/ctl_print.h"
 #include "daemon/vxd_internal.h"
+#include "port/afpacket.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
 #include "util/vlog.h"
@@ -200,9 +201,24 @@ static int vxd_knob_refusal(struct vxd *vxd, enum ctl_knob knob, uint32_t value,
 	return vxd_refuse(err, ret, "%s: %s", name, strerror(-ret));
 }
 
+/* gso off with an afpacket port: refused.  Its link hands over TSO frames
+ * whole whatever we ask (port/afpacket.h), and without GSO the vxlan port
+ * would drop every one of them. */
+static int vxd_gso_off_refused(const struct vxd *vxd, struct ctl_err *err)
+{
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+		if (vxd->ports[i] && port_is_afpacket(vxd->ports[i]))
+			return vxd_refuse(err, -EBUSY, "gso off: afpacket port %s reads TSO frames whole (a packet socket "
+					  "cannot ask for them cut) and the vxlan port would drop them all without GSO: "
+					  "delete it first", vxd->ports[i]->name);
+	return 0;
+}
+
 static int vxd_set(struct vxd *vxd, const struct ctl_set *set, struct ctl_err *err)
 {
 	uint32_t old = vxd->knobs[set->knob];
+	if (set->knob == CTL_KNOB_GSO && !set->value && vxd_gso_off_refused(vxd, err) < 0)
+		return -EBUSY;
 	vxd_diag_snapshot(vxd, true);
 	int ret = vxd_apply_knob(vxd, set->knob, set->value);
 	if (ret < 0) {

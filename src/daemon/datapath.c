@@ -1,7 +1,7 @@
 /* The worker's packet path: rx -> parse -> forward -> tx, nothing else.
  *
- *   tap rx:   rx_batch -> flow_extract -> vnet_hdr_validate -> dp_switch
- *             -> taps (whole, TSO metadata kept) / vxlan ports (GSO +
+ *   frame rx: (tap, afpacket) rx_batch -> flow_extract -> vnet_hdr_validate -> dp_switch
+ *             -> frame ports (whole, TSO metadata kept) / vxlan ports (GSO +
  *             UDP_SEGMENT when the frame has TSO metadata)
  *   vxlan rx: recvmmsg (UDP_GRO) -> VNI demux -> flow_extract_vxlan
  *             -> rx-csum -> GRO (merge + decap) -> dp_switch -> taps
@@ -18,6 +18,7 @@
 #include "packet/hdr.h"
 #include "parse/flow_extract.h"
 #include "parse/vnet_hdr_check.h"
+#include "port/frame.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
 #include "util/vlog.h"
@@ -149,7 +150,7 @@ static void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_re
 			out->tunnel.family = dst->family;
 			memcpy(out->tunnel.dst, dst->addr, 16);
 		} else if (out->ol.gso_type == PKT_GSO_NONE && pkt_len(out) > port->mtu + ETH_HDR_LEN &&
-			   port_is_tap(port) && gro_mark_big_tcp(out, port->mtu)) {
+			   port_is_frame(port) && gro_mark_big_tcp(out, port->mtu)) {
 			w->whole_big_tcp_marked++;
 		}
 		txq_enqueue(&w->txqs, port->id, out);
@@ -166,9 +167,9 @@ static void dp_switch(struct vxd_worker *w, struct pkt *pkt, const struct flow_k
 	dp_output(w, pkt, &w->fwd_res);
 }
 
-/* ---- from a tap ------------------------------------------------------------ */
+/* ---- from a tap or an afpacket port ----------------------------------------- */
 
-static void dp_switch_from_tap(struct vxd_worker *w, struct port *port, struct pkt *pkt)
+static void dp_switch_from_frame(struct vxd_worker *w, struct port *port, struct pkt *pkt)
 {
 	struct flow_key key;
 	pkt->in_port = port->id;
@@ -184,7 +185,7 @@ static void dp_switch_from_tap(struct vxd_worker *w, struct port *port, struct p
 	dp_switch(w, pkt, &key, &ingress, port->vni);
 }
 
-void dp_tap_input(struct vxd_worker *w, struct port *port)
+void dp_frame_input(struct vxd_worker *w, struct port *port)
 {
 	struct vxd_wport *wp = &w->ports[port->id];
 	if (wp->port != port)
@@ -198,24 +199,26 @@ void dp_tap_input(struct vxd_worker *w, struct port *port)
 		if (wp->n_caps)
 			vxd_capture_frames(w, wp, CTL_CAPTURE_IN, pkts, (unsigned)n);
 		for (int i = 0; i < n; i++)
-			dp_switch_from_tap(w, port, pkts[i]);
+			dp_switch_from_frame(w, port, pkts[i]);
 		dp_flush_all(w);
 		if (n < VXD_RX_BATCH)
 			break;
 	}
 }
 
-void dp_tap_lost(struct vxd_worker *w, struct port *port)
+void dp_frame_lost(struct vxd_worker *w, struct port *port)
 {
 	struct vxd_wport *wp = &w->ports[port->id];
 	if (wp->port != port || wp->lost_ns)
 		return;
+	if (port->cls->poll_error && port->cls->poll_error(port) == 0)
+		return; /* only down: it reads again once up (links.c marks it down) */
 	epoll_ctl(w->epfd, EPOLL_CTL_DEL, port->fd, NULL);
 	wp->lost_ns = w->clock();
 	wp->lost_events++;
 	static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 10);
-	VLOG_WARN_RL(&rl, "port", "%s: the tap device went away: port down, out of the poll set "
-		     "(port add it again to reattach)", port->name);
+	VLOG_WARN_RL(&rl, "port", "%s: its device went away: port down, out of the poll set "
+		     "(it reattaches when a device of its name is back)", port->name);
 }
 
 /* ---- from the underlay ------------------------------------------------------ */

@@ -190,7 +190,8 @@ static void diag_link_down(const struct diag_input *in, struct diag_report *r, u
 		f = diag_add(r, in, DIAG_LINK_DOWN, p->name,
 			"%s: its link is down (%" PRIu64 " s, %" PRIu64 " times in all): %" PRIu64 " frames to it dropped "
 			"(port_link_down); bring it up (ip link set %s up%s%s)", p->name, p->link_down_s,
-			p->link_down_events, dropped, p->name, p->netns[0] ? " in netns " : "", p->netns);
+			p->link_down_events, dropped, p->link_dev[0] ? p->link_dev : p->name,
+			p->netns[0] ? " in netns " : "", p->netns);
 		diag_num(f, "dropped", dropped);
 	} else {
 		f = diag_add(r, in, DIAG_LINK_DOWN, p->name,

@@ -13,6 +13,7 @@
 #include "ctl/ctl_server.h"
 #include "daemon/diag.h"
 #include "daemon/vxd_internal.h"
+#include "port/frame.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
 
@@ -31,10 +32,10 @@ static void vxd_diag_port(const struct vxd *vxd, unsigned i, struct diag_port *d
 	snprintf(dp->name, sizeof(dp->name), "%s", port->name);
 	dp->vni = port->vni;
 	dp->mtu = port->mtu;
-	if (port_is_tap(port)) {
+	if (port_is_frame(port)) { /* a tap or an afpacket port: judged alike */
 		dp->kind = DIAG_PORT_TAP;
 		struct tap_kernel_stats ks;
-		dp->kernel_ok = tap_port_kernel_stats(port, &ks) == 0;
+		dp->kernel_ok = port_is_tap(port) && tap_port_kernel_stats(port, &ks) == 0;
 		dp->kernel_tx_dropped = dp->kernel_ok ? ks.tx_dropped : 0;
 	} else if (port_is_vxlan(port)) {
 		dp->kind = DIAG_PORT_VXLAN;

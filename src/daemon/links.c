@@ -2,6 +2,7 @@
  *
  * What each port's device is:
  *   - a tap: the tap itself, in the port's namespace;
+ *   - an afpacket port: its link (dev), in the port's namespace;
  *   - a vxlan port: the underlay link that holds its local address, in the
  *     daemon's namespace (found once, when the port is added).
  * One watch per namespace (rtnl_link_watch_open) serves every port there;
@@ -9,7 +10,7 @@
  * namespace alive.
  *
  * What an event does:
- *   - RTM_NEWLINK of a name whose tap port is lost (its device went away,
+ *   - RTM_NEWLINK of a name whose tap or afpacket port is lost (its device went away,
  *     datapath.c): the port reattaches at once (vxd_reattach_port).  The
  *     device may still be held by whoever made it (`ip tuntap add` holds
  *     it while it sets it up, and a device that is down sends no event
@@ -36,6 +37,8 @@
 
 #include "daemon/vxd_internal.h"
 #include "port/ethtool.h"
+#include "port/frame.h"
+#include "port/afpacket.h"
 #include "port/rtnl.h"
 #include "port/vxlan.h"
 #include "util/vlog.h"
@@ -46,7 +49,7 @@
 
 static const char *vxd_link_netns(const struct vxd *vxd, uint16_t id)
 {
-	return port_is_tap(vxd->ports[id]) ? vxd->port_cfg[id].netns : "";
+	return port_is_frame(vxd->ports[id]) ? vxd->port_cfg[id].netns : "";
 }
 
 static int vxd_watch_find(const struct vxd *vxd, const char *netns)
@@ -117,7 +120,7 @@ static void vxd_link_set(struct vxd *vxd, uint16_t id, bool present, uint32_t fl
 		VLOG_WARN("port", "%s: %s%s is %s", port->name, port_is_vxlan(port) ? "underlay " : "link ", ls->dev,
 			  !present ? "gone" : !(flags & IFF_UP) ? "down (not IFF_UP)" : "down (no carrier)");
 	}
-	if (port_is_tap(port) && vxd_publish(vxd, NULL) < 0)
+	if (port_is_frame(port) && vxd_publish(vxd, NULL) < 0)
 		VLOG_ERR("port", "%s: cannot publish its link state (out of memory)", port->name);
 }
 
@@ -144,7 +147,9 @@ void vxd_links_port_added(struct vxd *vxd, uint16_t id)
 	struct vxd_link_state *ls = &vxd->links[id];
 	const struct port *port = vxd->ports[id];
 	*ls = (struct vxd_link_state){ .watch = -1 };
-	if (port_is_tap(port)) {
+	if (port_is_afpacket(port)) {
+		snprintf(ls->dev, sizeof(ls->dev), "%s", port_frame_dev(port));
+	} else if (port_is_tap(port)) {
 		snprintf(ls->dev, sizeof(ls->dev), "%s", port->name);
 	} else {
 		const struct ctl_ip *local = &vxd->port_cfg[id].local;
@@ -181,6 +186,8 @@ struct vxd_link_ctx {
 	int watch;
 	uint16_t reattach[VXD_MAX_PORTS];
 	unsigned n_reattach;
+	uint16_t lost[VXD_MAX_PORTS];
+	unsigned n_lost;
 };
 
 static void vxd_link_event(void *aux, const struct rtnl_link_event *ev)
@@ -194,11 +201,16 @@ static void vxd_link_event(void *aux, const struct rtnl_link_event *ev)
 		bool match = ls->ifindex ? ev->link.ifindex == ls->ifindex : strcmp(ev->link.name, ls->dev) == 0;
 		if (!match)
 			continue;
-		/* A lost tap's device is back and nobody holds it (no carrier):
-		 * reattach it once this batch of events is read (ids move). */
-		if (port_is_tap(vxd->ports[i]) && !ev->deleted && !(ev->link.flags & IFF_LOWER_UP) &&
-		    c->n_reattach < VXD_MAX_PORTS)
+		/* A lost port's device is back: reattach it once this batch of
+		 * events is read (ids move).  A tap with carrier is still held
+		 * by whoever made it: wait (see above). */
+		if (port_is_frame(vxd->ports[i]) && !ev->deleted &&
+		    (port_is_afpacket(vxd->ports[i]) || !(ev->link.flags & IFF_LOWER_UP)) && c->n_reattach < VXD_MAX_PORTS)
 			c->reattach[c->n_reattach++] = i;
+		if (port_is_afpacket(vxd->ports[i]) && ev->deleted && c->n_lost < VXD_MAX_PORTS)
+			c->lost[c->n_lost++] = i;
+		else if (port_is_afpacket(vxd->ports[i]) && !ev->deleted)
+			afpacket_port_refresh_link(vxd->ports[i]); /* its offloads may have changed */
 		vxd_link_set(vxd, i, !ev->deleted, ev->link.flags);
 	}
 }
@@ -217,6 +229,12 @@ void vxd_links_input(struct vxd *vxd, unsigned w)
 				vxd_link_refresh(vxd, i);
 		vxd_reattach_lost(vxd, "periodic check");
 		return;
+	}
+	/* An afpacket socket whose link goes does not always say so (see
+	 * port/afpacket.h): the worker checks it and marks the port lost. */
+	for (unsigned k = 0; k < c.n_lost; k++) {
+		struct vxd_req req = { .kind = VXD_REQ_PORT_LOST, .port_id = c.lost[k] };
+		vxd_worker_call(vxd->worker, &req);
 	}
 	for (unsigned k = 0; k < c.n_reattach; k++)
 		if (vxd_reattach_port(vxd, c.reattach[k], "link event") < 0)

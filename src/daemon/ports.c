@@ -14,9 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl/ctl_print.h"
 #include "daemon/vxd_internal.h"
+#include "port/afpacket.h"
+#include "port/frame.h"
+#include "port/rtnl.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
 #include "util/vlog.h"
@@ -155,7 +159,7 @@ int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 				  port->name, strerror(-ret));
 	}
 	/* The worker no longer sees the port: stop its events, take its io. */
-	if (port_is_tap(port))
+	if (port_is_frame(port))
 		vxd_worker_unwatch(vxd->worker, port->fd);
 	if (slot >= 0)
 		vxd_worker_unwatch(vxd->worker, vxlan_sock_fd(sock));
@@ -193,7 +197,7 @@ static void vxd_check_mtu(struct vxd *vxd, struct ctl_print *out, uint32_t vni)
 			 info.underlay_mtu, fam);
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
 		struct port *p = vxd->ports[i];
-		if (!p || !port_is_tap(p) || p->vni != vni || p->mtu <= limit)
+		if (!p || !port_is_frame(p) || p->vni != vni || p->mtu <= limit)
 			continue;
 		ctl_print_text(out, "warning: %s MTU %u is larger than %s: "
 			       "frames over %u without TSO are dropped (mtu_exceeded); set the VM MTU to %u\n",
@@ -239,8 +243,8 @@ static int vxd_port_commit(struct vxd *vxd, struct port *port, int new_sock_slot
 	ret = vxd_publish(vxd, vnis);
 	if (ret < 0)
 		goto err_unpublished;
-	if (port_is_tap(port))
-		ret = vxd_worker_watch(vxd->worker, VXD_SRC_TAP, id, port->fd);
+	if (port_is_frame(port))
+		ret = vxd_worker_watch(vxd->worker, VXD_SRC_FRAME, id, port->fd);
 	else if (new_sock_slot >= 0)
 		ret = vxd_worker_watch(vxd->worker, VXD_SRC_SOCK, (unsigned)new_sock_slot,
 				       vxlan_sock_fd(vxlan_port_sock(port)));
@@ -266,6 +270,55 @@ err_destroy:
 		vxlan_sock_unref(vxlan_port_sock(port));
 	port_destroy(port);
 	return ret;
+}
+
+/* A tap's or an afpacket port's commit: max-macs before the first frame
+ * can be read, set for the id now and forgotten again if the port does
+ * not make it. */
+static int vxd_commit_frame(struct vxd *vxd, struct port *port, const struct ctl_port_add *pa, struct ctl_err *err)
+{
+	struct vxd_req cap = { .kind = VXD_REQ_FDB_SET_PORT_MAX, .port_id = port->id,
+			       .value = (pa->given & CTL_PK_MAX_MACS) ? pa->max_macs : 0 };
+	vxd_worker_call(vxd->worker, &cap);
+	int ret = vxd_port_commit(vxd, port, -1, err);
+	if (ret < 0) {
+		cap.value = 0;
+		vxd_worker_call(vxd->worker, &cap);
+	}
+	return ret;
+}
+
+/* An afpacket port opens a link that is there (port/afpacket.h); its MTU
+ * is the link's. */
+static int vxd_add_afpacket(struct vxd *vxd, const struct ctl_port_add *pa, int id, struct ctl_print *out,
+			    struct ctl_err *err)
+{
+	struct afpacket_options ao = {
+		.name = pa->name,
+		.dev = pa->dev,
+		.netns = pa->netns[0] ? pa->netns : NULL,
+		.vni = pa->vni,
+	};
+	if (!vxd->knobs[CTL_KNOB_GSO])
+		return vxd_refuse(err, -EBUSY, "port %s: gso is off: the link's TSO frames come whole (a packet socket "
+				  "cannot ask for them cut) and the vxlan port would drop them all: set gso on first",
+				  pa->name);
+	struct port *port;
+	char why[CTL_ERR_SIZE - 32] = "";
+	int ret = afpacket_port_open(&ao, &port, why, sizeof(why));
+	if (ret < 0)
+		return vxd_refuse(err, ret, "port %s: %s", pa->name, why[0] ? why : strerror(-ret));
+	port->id = (uint16_t)id;
+	ret = vxd_commit_frame(vxd, port, pa, err);
+	if (ret < 0)
+		return ret;
+	struct afpacket_port_info ai;
+	afpacket_port_get_info(port, NULL, &ai);
+	vxd_check_mtu(vxd, out, pa->vni);
+	VLOG_INFO("port", "%s: afpacket on %s%s%s, vni %u, mtu %u, vnet_hdr %u bytes, link tso %s", pa->name, ai.dev,
+		  ao.netns ? " in netns " : "", ao.netns ? ao.netns : "", pa->vni, port->mtu, ai.hdr_size,
+		  ai.link_tso ? "on" : "off");
+	return 0;
 }
 
 /* A tap is created persistent or attached as it is (see port/tap.h): the
@@ -306,17 +359,9 @@ static int vxd_add_tap(struct vxd *vxd, const struct ctl_port_add *pa, int id, s
 					  pa->name, strerror(-ret));
 		}
 	}
-	/* max-macs before the first frame can be read: set for the id now,
-	 * forgotten again if the port does not make it. */
-	struct vxd_req cap = { .kind = VXD_REQ_FDB_SET_PORT_MAX, .port_id = (uint16_t)id,
-			       .value = (pa->given & CTL_PK_MAX_MACS) ? pa->max_macs : 0 };
-	vxd_worker_call(vxd->worker, &cap);
-	ret = vxd_port_commit(vxd, port, -1, err);
-	if (ret < 0) {
-		cap.value = 0;
-		vxd_worker_call(vxd->worker, &cap);
+	ret = vxd_commit_frame(vxd, port, pa, err);
+	if (ret < 0)
 		return ret;
-	}
 	tap_port_set_delete(port, false);
 	vxd_check_mtu(vxd, out, pa->vni);
 	VLOG_INFO("port", "%s: tap (%s), vni %u%s%s, mtu %u", pa->name,
@@ -414,12 +459,29 @@ static int vxd_add_vxlan(struct vxd *vxd, const struct ctl_port_add *pa, int id,
 	return 0;
 }
 
+/* The device of a lost frame port is there to attach to: an afpacket
+ * port's link exists; a tap exists and nobody holds it (tap.h). */
+static bool vxd_frame_device_ready(const struct ctl_port_add *cfg)
+{
+	const char *netns = cfg->netns[0] ? cfg->netns : NULL;
+	if (cfg->type != CTL_PORT_AFPACKET)
+		return tap_device_free(cfg->name, netns);
+	int ns = netns ? rtnl_netns_open(netns) : -1;
+	if (netns && ns < 0)
+		return false;
+	struct rtnl_link_info li;
+	int err = rtnl_link_get(ns, cfg->dev, 0, &li);
+	if (ns >= 0)
+		close(ns);
+	return err == 0;
+}
+
 int vxd_reattach_port(struct vxd *vxd, uint16_t id, const char *why)
 {
-	if (!vxd->ports[id] || !port_is_tap(vxd->ports[id]) || !vxd_snapshot(vxd)->ports[id].lost_ns)
+	if (!vxd->ports[id] || !port_is_frame(vxd->ports[id]) || !vxd_snapshot(vxd)->ports[id].lost_ns)
 		return 0;
 	const struct ctl_port_add *cfg = &vxd->port_cfg[id];
-	if (!tap_device_free(cfg->name, cfg->netns[0] ? cfg->netns : NULL))
+	if (!vxd_frame_device_ready(cfg))
 		return 0;
 	struct ctl_port_add pa = *cfg; /* the removal clears port_cfg[id] */
 	uint64_t reattaches = vxd->links[id].reattaches;
@@ -441,7 +503,7 @@ int vxd_reattach_port(struct vxd *vxd, uint16_t id, const char *why)
 	return -1;
 }
 
-/* A tap whose device went away comes back by itself once a device of its
+/* A tap or afpacket port whose device went away comes back by itself once a device of its
  * name is there again (made by a container runtime, `ip tuntap add`, a
  * VM manager): at once on its link event (links.c), and, in case that
  * message was lost, checked from the control loop once a second, no
@@ -451,7 +513,7 @@ unsigned vxd_reattach_lost(struct vxd *vxd, const char *why)
 	const struct vxd_snapshot *snap = NULL;
 	unsigned still = 0;
 	for (uint16_t i = 1; i < VXD_MAX_PORTS; i++) {
-		if (!vxd->ports[i] || !port_is_tap(vxd->ports[i]))
+		if (!vxd->ports[i] || !port_is_frame(vxd->ports[i]))
 			continue;
 		if (!snap)
 			snap = vxd_snapshot(vxd);
@@ -478,7 +540,9 @@ int vxd_port_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_prin
 	int id = vxd_free_id(vxd);
 	if (id < 0)
 		return vxd_refuse(err, id, "port %s: too many ports (%d)", pa->name, VXD_MAX_PORTS - 1);
-	int ret = pa->type == CTL_PORT_TAP ? vxd_add_tap(vxd, pa, id, out, err) : vxd_add_vxlan(vxd, pa, id, out, err);
+	int ret = pa->type == CTL_PORT_TAP	? vxd_add_tap(vxd, pa, id, out, err)
+		  : pa->type == CTL_PORT_AFPACKET ? vxd_add_afpacket(vxd, pa, id, out, err)
+						  : vxd_add_vxlan(vxd, pa, id, out, err);
 	if (ret < 0)
 		return ret;
 	if (replace) {

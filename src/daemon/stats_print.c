@@ -11,6 +11,7 @@
 
 #include "ctl/ctl_print.h"
 #include "daemon/vxd_internal.h"
+#include "port/afpacket.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
 
@@ -74,6 +75,13 @@ static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, cons
 		ctl_print_string(p, CTL_PRINT_ANY, "netns", cfg->netns[0] ? " netns %s" : "", cfg->netns);
 		ctl_print_uint(p, CTL_PRINT_ANY, "max_macs", cfg->max_macs ? " max-macs %" PRIu64 : "", cfg->max_macs);
 		ctl_print_bool(p, CTL_PRINT_JSON, "created", "%s", ti.created);
+	} else if (port_is_afpacket(port)) {
+		struct afpacket_port_info ai;
+		afpacket_port_get_info(port, NULL, &ai);
+		ctl_print_string(p, CTL_PRINT_ANY, "dev", " dev %s", ai.dev);
+		ctl_print_string(p, ai.netns[0] ? CTL_PRINT_ANY : CTL_PRINT_JSON, "netns", " netns %s", ai.netns);
+		ctl_print_uint(p, CTL_PRINT_ANY, "vnet_hdr_size", " vnet_hdr %" PRIu64, ai.hdr_size);
+		ctl_print_bool(p, CTL_PRINT_ANY, "link_tso", " link tso %s", ai.link_tso);
 	} else if (port_is_vxlan(port)) {
 		const struct vxlan_options *vo = vxlan_port_options(port);
 		vxd_print_ip(p, "local", " local %s", vo->local.family, vo->local.bytes);
@@ -153,7 +161,7 @@ static void vxd_print_hist(struct ctl_print *p, const struct port_stats *st)
 
 /* A tap's block: the MACs behind it (max-macs), its offloads and counters,
  * and what the kernel dropped at the device. */
-static void vxd_print_tap_stats(struct ctl_print *p, const struct port *port, const struct vxd_port_snap *ps)
+static void vxd_print_fdb_block(struct ctl_print *p, const struct vxd_port_snap *ps)
 {
 	ctl_print_open_object(p, "fdb");
 	ctl_print_uint(p, CTL_PRINT_ANY, "macs", "    fdb: macs learned %" PRIu64, ps->fdb.learned);
@@ -161,6 +169,33 @@ static void vxd_print_tap_stats(struct ctl_print *p, const struct port *port, co
 	ctl_print_uint(p, CTL_PRINT_ANY, "refused", " refused %" PRIu64, ps->fdb.refused);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
+}
+
+/* An afpacket port's block: the MACs behind it, its link and counters. */
+static void vxd_print_afp_stats(struct ctl_print *p, const struct vxd_port_snap *ps)
+{
+	vxd_print_fdb_block(p, ps);
+	const struct afpacket_port_info ai = ps->afp;
+	ctl_print_open_object(p, "afpacket");
+	ctl_print_string(p, CTL_PRINT_ANY, "dev", "    afpacket: dev %s", ai.dev);
+	ctl_print_string(p, CTL_PRINT_JSON, "netns", "%s", ai.netns);
+	ctl_print_int(p, CTL_PRINT_JSON, "ifindex", NULL, ai.ifindex);
+	ctl_print_uint(p, CTL_PRINT_ANY, "vnet_hdr_size", " vnet_hdr %" PRIu64, ai.hdr_size);
+	ctl_print_bool(p, CTL_PRINT_ANY, "link_tso", " link tso %s", ai.link_tso);
+	ctl_print_int(p, CTL_PRINT_ANY, "rcvbuf", " rcvbuf %d", ai.rcvbuf);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_gso_frames", " rx gso %" PRIu64, ai.rx_gso_frames);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_partial_csum", " partial csum %" PRIu64, ai.rx_partial_csum);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_truncated", " rx truncated %" PRIu64, ai.rx_truncated);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_frames", " tx gso %" PRIu64, ai.tx_gso_frames);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_errors", " tx errors %" PRIu64, ai.tx_errors);
+	ctl_print_int(p, CTL_PRINT_JSON, "last_tx_errno", NULL, ai.last_tx_errno);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+}
+
+static void vxd_print_tap_stats(struct ctl_print *p, const struct port *port, const struct vxd_port_snap *ps)
+{
+	vxd_print_fdb_block(p, ps);
 	const struct tap_port_info ti = ps->tap;
 	ctl_print_open_object(p, "tap");
 	ctl_print_uint(p, CTL_PRINT_ANY, "rx_gso_frames", "    tap: rx gso %" PRIu64, ti.rx_gso_frames);
@@ -252,6 +287,8 @@ static void vxd_print_port_stats(struct ctl_print *p, const struct port *port, c
 	vxd_print_hist(p, st);
 	if (port_is_tap(port))
 		vxd_print_tap_stats(p, port, ps);
+	else if (port_is_afpacket(port))
+		vxd_print_afp_stats(p, ps);
 	else if (port_is_vxlan(port))
 		vxd_print_vxlan_stats(p, ps);
 	ctl_print_close_object(p);

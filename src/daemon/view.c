@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon/vxd_internal.h"
+#include "port/frame.h"
 #include "port/vxlan.h"
 
 const struct vxd_view *vxd_view(const struct vxd *vxd)
@@ -64,7 +65,7 @@ static int vxd_view_build(const struct vxd *vxd, struct vni_table *vnis, struct 
 	memcpy(v->ports, vxd->ports, sizeof(v->ports));
 	memcpy(v->knobs, vxd->knobs, sizeof(v->knobs));
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
-		v->link_down[i] = vxd->ports[i] && port_is_tap(vxd->ports[i]) && vxd->links[i].down_ns;
+		v->link_down[i] = port_is_frame(vxd->ports[i]) && vxd->links[i].down_ns;
 	*out = v;
 	return 0;
 }

@@ -157,11 +157,11 @@ static void vxd_worker_events(struct vxd_worker *w, const struct epoll_event *ev
 	for (int i = 0; i < n; i++) {
 		enum vxd_src_kind kind = (enum vxd_src_kind)(events[i].data.u64 >> 32);
 		unsigned index = (unsigned)events[i].data.u64;
-		if (kind == VXD_SRC_TAP && index < VXD_MAX_PORTS && w->view->ports[index]) {
+		if (kind == VXD_SRC_FRAME && index < VXD_MAX_PORTS && w->view->ports[index]) {
 			if (events[i].events & (EPOLLERR | EPOLLHUP))
-				dp_tap_lost(w, w->view->ports[index]);
+				dp_frame_lost(w, w->view->ports[index]);
 			else
-				dp_tap_input(w, w->view->ports[index]);
+				dp_frame_input(w, w->view->ports[index]);
 		} else if (kind == VXD_SRC_SOCK && index < VXD_MAX_SOCKS) {
 			if (events[i].events & EPOLLOUT)
 				dp_sock_writable(w, index);

@@ -45,6 +45,7 @@
 #include "offload/gro.h"
 #include "packet/pkt.h"
 #include "port/port.h"
+#include "port/afpacket.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
 #include "switch/fdb.h"
@@ -78,16 +79,17 @@ struct vxd_view {
 	struct vni_table *vnis;
 	struct vxd_view_sock socks[VXD_MAX_SOCKS];
 	uint32_t knobs[CTL_KNOB_COUNT];
-	bool link_down[VXD_MAX_PORTS]; /* a tap whose link is down (links.c): frames to it are dropped */
+	bool link_down[VXD_MAX_PORTS]; /* a frame port whose link is down (links.c): frames to it are dropped */
 };
 
 /* Counters of one port, copied out by VXD_REQ_SNAPSHOT. */
 struct vxd_port_snap {
 	bool present;
-	uint64_t lost_ns;        /* tap: its device went away then (worker clock); 0: there */
+	uint64_t lost_ns;        /* frame port: its device went away then (worker clock); 0: there */
 	uint64_t lost_events;
 	struct port_stats stats;
 	struct tap_port_info tap;
+	struct afpacket_port_info afp;
 	struct vxlan_port_info vx;
 	struct vxlan_sock_stats sock;
 	struct fdb_port_stats fdb;   /* MACs learned behind it, its max-macs */
@@ -163,6 +165,9 @@ enum vxd_req_kind {
 	VXD_REQ_SNAPSHOT,        /* snap */
 	VXD_REQ_CAPTURE_START,   /* capture: attach it to its port (capture.h) */
 	VXD_REQ_CAPTURE_STOP,    /* capture: let it go; the worker no longer touches it */
+	VXD_REQ_PORT_LOST,       /* port_id: netlink says its device is gone: mark it lost as
+				    EPOLLERR would (an afpacket socket says nothing when its
+				    link was already down, or goes down just before) */
 };
 
 struct vxd_req {
@@ -214,10 +219,10 @@ void vxd_worker_destroy(struct vxd_worker *w);
  * req->result.  With the thread stopped, runs it here. */
 int64_t vxd_worker_call(struct vxd_worker *w, struct vxd_req *req);
 
-/* Event sources: a tap's fd (index = port id) or a shared socket's fd
+/* Event sources: a frame port's fd (tap, afpacket; index = port id) or a shared socket's fd
  * (index = socket slot of the view). */
 enum vxd_src_kind {
-	VXD_SRC_TAP = 1,
+	VXD_SRC_FRAME = 1,
 	VXD_SRC_SOCK,
 	VXD_SRC_WAKE,
 };

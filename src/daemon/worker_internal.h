@@ -26,7 +26,7 @@ enum vxd_worker_limits {
 struct vxd_wport {
 	struct port *port;           /* NULL: slot not attached */
 	struct port_io io;
-	uint64_t lost_ns;            /* tap: when its device went away (0: it is there) */
+	uint64_t lost_ns;            /* frame port: when its device went away (0: it is there) */
 	uint64_t lost_events;        /* times it went away */
 	/* Captures of this port (capture.h): checked once per batch. */
 	uint8_t n_caps;
@@ -89,11 +89,12 @@ struct vxd_worker {
 };
 
 /* datapath.c */
-void dp_tap_input(struct vxd_worker *w, struct port *port);
-/* The tap's device is gone (EPOLLERR/EPOLLHUP on its fd: the kernel's tun
- * has no device behind the fd any more): out of the poll set, so nothing
- * spins, and marked lost until the control side replaces the port. */
-void dp_tap_lost(struct vxd_worker *w, struct port *port);
+void dp_frame_input(struct vxd_worker *w, struct port *port);
+/* EPOLLERR/EPOLLHUP on a frame port's fd.  The device is gone (a tap:
+ * always; an afpacket port: when its poll_error says so -- a link only
+ * down is not lost): out of the poll set, so nothing spins, and marked
+ * lost until the control side replaces the port. */
+void dp_frame_lost(struct vxd_worker *w, struct port *port);
 void dp_sock_input(struct vxd_worker *w, unsigned sock_idx);
 void dp_sock_writable(struct vxd_worker *w, unsigned sock_idx);
 void dp_flush_all(struct vxd_worker *w);

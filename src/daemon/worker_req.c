@@ -143,6 +143,8 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 		ps->fdb_vni_learned = fdb_count_vni(w->fdb, wp->port->vni);
 		if (port_is_tap(wp->port)) {
 			tap_port_get_info(wp->port, &wp->io, &ps->tap);
+		} else if (port_is_afpacket(wp->port)) {
+			afpacket_port_get_info(wp->port, &wp->io, &ps->afp);
 		} else if (port_is_vxlan(wp->port)) {
 			vxlan_port_get_info(wp->port, &wp->io, &ps->vx);
 			vxlan_sock_get_stats(vxlan_port_sock(wp->port), &ps->sock);
@@ -202,6 +204,11 @@ static int64_t vxd_req_run(struct vxd_worker *w, struct vxd_req *req)
 		return vxd_capture_attach(w, req->capture);
 	case VXD_REQ_CAPTURE_STOP:
 		return vxd_capture_detach(w, req->capture);
+	case VXD_REQ_PORT_LOST:
+		if (req->port_id >= VXD_MAX_PORTS || !w->ports[req->port_id].port)
+			return -ENOENT;
+		dp_frame_lost(w, w->ports[req->port_id].port);
+		return w->ports[req->port_id].lost_ns ? 0 : -EAGAIN;
 	}
 	return -EOPNOTSUPP;
 }

@@ -44,6 +44,13 @@ int ethtool_tx_csum(const char *dev)
 	return ret < 0 ? ret : v.data != 0;
 }
 
+int ethtool_tso(const char *dev)
+{
+	struct ethtool_value v = { .cmd = ETHTOOL_GTSO };
+	int ret = ethtool_ioctl(dev, &v);
+	return ret < 0 ? ret : v.data != 0;
+}
+
 bool ethtool_leaves_csum_unfinished(const char *dev)
 {
 	char driver[32];

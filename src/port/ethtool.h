@@ -20,6 +20,10 @@ int ethtool_driver(const char *dev, char *out, size_t size);
 /* 1 if transmit checksum offload is on, 0 if off, or -errno. */
 int ethtool_tx_csum(const char *dev);
 
+/* 1 if TCP segmentation offload (tx-tcp-segmentation) is on, 0 if off,
+ * or -errno. */
+int ethtool_tso(const char *dev);
+
 /* True when datagrams sent through `dev` reach its peer with their UDP
  * checksums unfinished: a veth with tx checksum offload on. */
 bool ethtool_leaves_csum_unfinished(const char *dev);

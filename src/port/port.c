@@ -1,6 +1,8 @@
 #include "port/port.h"
 
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 const uint32_t port_hist_bounds[PORT_HIST_BUCKETS - 1] = {
@@ -63,4 +65,15 @@ void port_destroy(struct port *port)
 	if (!port)
 		return;
 	port->cls->destroy(port);
+}
+
+int port_why(char *why, size_t size, int err, const char *fmt, ...)
+{
+	if (why && size) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(why, size, fmt, ap);
+		va_end(ap);
+	}
+	return err;
 }

@@ -4,6 +4,8 @@
  * kinds exist today:
  *   - tap:   a TAP device facing a VM (IFF_VNET_HDR, offload metadata in
  *            struct pkt_offload);
+ *   - afpacket: an existing link (a veth's end, a VM's tap held by QEMU)
+ *            read and written with an AF_PACKET socket (port/afpacket.h);
  *   - vxlan: one VNI on a UDP socket of the underlay.  Several vxlan ports
  *            (VNIs) with the same local address and UDP port share one
  *            socket (struct vxlan_sock); the daemon reads the socket and
@@ -37,6 +39,7 @@
 
 #include <net/if.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "packet/drop_reason.h"
@@ -45,6 +48,7 @@
 enum port_kind {
 	PORT_KIND_TAP = 1,
 	PORT_KIND_VXLAN = 2,
+	PORT_KIND_AFPACKET = 3,
 };
 
 enum port_limits {
@@ -96,6 +100,10 @@ struct port_class {
 	int (*io_init)(struct port *port, struct port_io *io);
 	void (*io_fini)(struct port *port, struct port_io *io);
 	void (*destroy)(struct port *port);
+	/* The fd polled with EPOLLERR/EPOLLHUP: 0 if the port still works
+	 * (the error was taken and the device is there, e.g. only down),
+	 * -ENODEV if its device is gone.  NULL: any error means gone. */
+	int (*poll_error)(struct port *port);
 };
 
 struct port {
@@ -135,5 +143,9 @@ unsigned port_hist_bucket(uint32_t len);
 void port_drop_batch(struct port_io *io, struct pkt **pkts, unsigned n, enum drop_reason reason);
 
 void port_destroy(struct port *port);
+
+/* For an open that fails: writes the reason into `why` (may be NULL, or
+ * `size` 0) and returns `err`. */
+int port_why(char *why, size_t size, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

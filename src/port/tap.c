@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "packet/vnet_hdr.h"
+#include "port/frame.h"
 #include "util/vlog.h"
 #include "port/rtnl.h"
 
@@ -45,11 +45,7 @@ struct tap_port {
 
 /* A tap's part of a port_io: the counters its worker writes. */
 struct tap_io {
-	uint64_t rx_gso_frames;
-	uint64_t rx_partial_csum;
-	uint64_t tx_gso_frames;
-	uint64_t tx_errors;
-	int last_tx_errno;
+	struct frame_io_stats fs;
 };
 
 static const struct port_class tap_port_class;
@@ -121,25 +117,18 @@ void tap_port_get_info(const struct port *port, const struct port_io *io, struct
 	memcpy(out->mac, tap->mac, 6);
 	const struct tap_io *t = io ? io->priv : NULL;
 	if (t) {
-		out->rx_gso_frames = t->rx_gso_frames;
-		out->rx_partial_csum = t->rx_partial_csum;
-		out->tx_gso_frames = t->tx_gso_frames;
-		out->tx_errors = t->tx_errors;
-		out->last_tx_errno = t->last_tx_errno;
+		out->rx_gso_frames = t->fs.rx_gso_frames;
+		out->rx_partial_csum = t->fs.rx_partial_csum;
+		out->tx_gso_frames = t->fs.tx_gso_frames;
+		out->tx_errors = t->fs.tx_errors;
+		out->last_tx_errno = t->fs.last_tx_errno;
 	}
 }
 
 static int tap_io_init(struct port *port, struct port_io *io)
 {
 	(void)port;
-	io->priv = calloc(1, sizeof(struct tap_io));
-	return io->priv ? 0 : -ENOMEM;
-}
-
-static void tap_io_fini(struct port *port, struct port_io *io)
-{
-	(void)port;
-	free(io->priv);
+	return frame_io_alloc(io, sizeof(struct tap_io));
 }
 
 static int tap_open_fd(const char *name)
@@ -176,19 +165,6 @@ static int tap_open_in(int netns_fd, const char *name, bool no_create, bool *exi
 	return fd;
 }
 
-static int tap_why(char *why, size_t n, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int tap_why(char *why, size_t n, int err, const char *fmt, ...)
-{
-	if (why && n) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(why, n, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
 static void tap_mac_str(const uint8_t *m, char out[18])
 {
 	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
@@ -200,16 +176,16 @@ static int tap_setup_created(struct tap_port *tap, const struct tap_options *opt
 {
 	const char *name = opts->name;
 	if (ioctl(tap->up.fd, TUNSETPERSIST, 1UL) < 0)
-		return tap_why(why, n, -errno, "TUNSETPERSIST: %s", strerror(errno));
+		return port_why(why, n, -errno, "TUNSETPERSIST: %s", strerror(errno));
 	tap->owned = true;
 	int err = rtnl_link_set_mac_alias(tap->netns_fd, name, opts->mac, TAP_OWNER_ALIAS);
 	if (err < 0)
-		return tap_why(why, n, err, "cannot set %s of the new tap: %s", opts->mac ? "the MAC and alias" : "the alias",
+		return port_why(why, n, err, "cannot set %s of the new tap: %s", opts->mac ? "the MAC and alias" : "the alias",
 			       strerror(-err));
 	uint32_t mtu = opts->mtu ? opts->mtu : opts->default_mtu;
 	err = rtnl_link_configure(tap->netns_fd, name, mtu, true);
 	if (err < 0)
-		return tap_why(why, n, err, "cannot set mtu %u or bring the new tap up: %s", mtu, strerror(-err));
+		return port_why(why, n, err, "cannot set mtu %u or bring the new tap up: %s", mtu, strerror(-err));
 	return 0;
 }
 
@@ -221,18 +197,18 @@ static int tap_setup_existing(struct tap_port *tap, const struct tap_options *op
 	struct rtnl_link_info li;
 	int err = rtnl_link_get(tap->netns_fd, opts->name, 0, &li);
 	if (err < 0)
-		return tap_why(why, n, err, "cannot read the existing tap: %s", strerror(-err));
+		return port_why(why, n, err, "cannot read the existing tap: %s", strerror(-err));
 	tap->owned = strcmp(li.alias, TAP_OWNER_ALIAS) == 0;
 	if (opts->mac && memcmp(opts->mac, li.mac, 6) != 0) {
 		char want[18], has[18];
 		tap_mac_str(opts->mac, want);
 		tap_mac_str(li.mac, has);
-		return tap_why(why, n, -EEXIST, "\"mac %s\" would change the MAC of the existing tap (it has %s, "
+		return port_why(why, n, -EEXIST, "\"mac %s\" would change the MAC of the existing tap (it has %s, "
 			       "and the VM behind it may rely on it): leave out mac, or delete the tap first", want, has);
 	}
 	err = rtnl_link_configure(tap->netns_fd, opts->name, opts->mtu, true);
 	if (err < 0)
-		return tap_why(why, n, err, "cannot set mtu %u or bring the existing tap up: %s", opts->mtu, strerror(-err));
+		return port_why(why, n, err, "cannot set mtu %u or bring the existing tap up: %s", opts->mtu, strerror(-err));
 	return 0;
 }
 
@@ -241,22 +217,22 @@ static int tap_open_refused(const struct tap_options *opts, int err, bool existe
 	const char *in = opts->netns ? " in netns " : "";
 	const char *ns = opts->netns ? opts->netns : "";
 	if (err == -ENOENT)
-		return tap_why(why, n, -EEXIST, "a device %s exists in the daemon's namespace but not in netns %s, and the switch "
+		return port_why(why, n, -EEXIST, "a device %s exists in the daemon's namespace but not in netns %s, and the switch "
 			       "does not move an existing tap: move it (ip link set %s netns %s) or leave out netns",
 			       opts->name, ns, opts->name, ns);
 	if (err == -EBUSY && existed)
-		return tap_why(why, n, err, "tap %s%s%s is held open by another process, e.g. QEMU; a tap has one reader: "
+		return port_why(why, n, err, "tap %s%s%s is held open by another process, e.g. QEMU; a tap has one reader: "
 			       "give the switch a tap of its own", opts->name, in, ns);
 	if (err == -EINVAL && existed)
-		return tap_why(why, n, err, "%s%s%s exists and is not a single-queue tap (a tun, a multi-queue tap or "
+		return port_why(why, n, err, "%s%s%s exists and is not a single-queue tap (a tun, a multi-queue tap or "
 			       "another kind of link)", opts->name, in, ns);
-	return tap_why(why, n, err, "cannot open tap: %s", strerror(-err));
+	return port_why(why, n, err, "cannot open tap: %s", strerror(-err));
 }
 
 int tap_port_open(const struct tap_options *opts, struct port **out, char *why, size_t why_size)
 {
 	if (!opts->name || !*opts->name || strlen(opts->name) >= IF_NAMESIZE)
-		return tap_why(why, why_size, -EINVAL, "bad tap name");
+		return port_why(why, why_size, -EINVAL, "bad tap name");
 	struct tap_port *tap = calloc(1, sizeof(*tap));
 	if (!tap)
 		return -ENOMEM;
@@ -270,7 +246,7 @@ int tap_port_open(const struct tap_options *opts, struct port **out, char *why, 
 	if (opts->netns) {
 		err = rtnl_netns_open(opts->netns);
 		if (err < 0) {
-			tap_why(why, why_size, err, "netns %s: %s", opts->netns, strerror(-err));
+			port_why(why, why_size, err, "netns %s: %s", opts->netns, strerror(-err));
 			goto err_free;
 		}
 		tap->netns_fd = err;
@@ -289,7 +265,7 @@ int tap_port_open(const struct tap_options *opts, struct port **out, char *why, 
 	if (err == 0) {
 		err = rtnl_link_get(tap->netns_fd, opts->name, 0, &li);
 		if (err < 0)
-			tap_why(why, why_size, err, "cannot read the tap back: %s", strerror(-err));
+			port_why(why, why_size, err, "cannot read the tap back: %s", strerror(-err));
 	}
 	if (err < 0)
 		goto err_free;
@@ -359,19 +335,10 @@ static int tap_rx_batch(struct port *port, struct port_io *io, struct pkt_pool *
 				continue;
 			break; /* EAGAIN, or an error the next poll reports again */
 		}
-		if (vnet_hdr_read(hdr, (size_t)got, sizeof(hdr), &pkt->ol) != DROP_NONE) {
-			port_count_drop(io, DROP_VNET_HDR_TRUNCATED);
+		if (!frame_rx_accept(port, io, &t->fs, pkt, hdr, (size_t)got, sizeof(hdr))) {
 			pkt_free(pkt);
 			continue;
 		}
-		pkt->size = (uint32_t)got - sizeof(hdr);
-		pkt->in_port = port->id;
-		io->stats.rx_frames++;
-		io->stats.rx_bytes += pkt->size;
-		if (pkt->ol.gso_type != PKT_GSO_NONE)
-			t->rx_gso_frames++;
-		if (pkt->ol.flags & PKT_OL_NEEDS_CSUM)
-			t->rx_partial_csum++;
 		out[n++] = pkt;
 	}
 	return (int)n;
@@ -385,28 +352,13 @@ static void tap_tx_batch(struct port *port, struct port_io *io, struct pkt **pkt
 	for (unsigned i = 0; i < n; i++) {
 		struct pkt *pkt = pkts[i];
 		uint8_t hdr[VNET_HDR_V1_LEN];
-		struct iovec iov[2 + PKT_MAX_FRAGS];
-		unsigned iovcnt = 0;
-
-		vnet_hdr_write(&pkt->ol, hdr, sizeof(hdr));
-		iov[iovcnt++] = (struct iovec){ hdr, sizeof(hdr) };
-		iov[iovcnt++] = (struct iovec){ pkt->data, pkt->size };
-		for (uint16_t f = 0; f < pkt->nr_frags; f++)
-			iov[iovcnt++] = (struct iovec){ (void *)pkt->frags[f].data, pkt->frags[f].size };
-
+		struct iovec iov[FRAME_TX_IOV_MAX];
+		unsigned iovcnt = frame_tx_iov(pkt, hdr, sizeof(hdr), iov);
 		ssize_t put;
 		do
 			put = writev(port->fd, iov, (int)iovcnt);
 		while (put < 0 && errno == EINTR);
-		if (put < 0) {
-			t->tx_errors++;
-			t->last_tx_errno = errno;
-			port_count_drop(io, DROP_TX_ERROR);
-		} else {
-			port_count_tx(io, pkt_len(pkt));
-			if (pkt->ol.gso_type != PKT_GSO_NONE)
-				t->tx_gso_frames++;
-		}
+		frame_tx_count(io, &t->fs, pkt, put < 0 ? errno : 0);
 		pkt_free(pkt);
 	}
 }
@@ -432,7 +384,7 @@ static const struct port_class tap_port_class = {
 	.rx_batch = tap_rx_batch,
 	.tx_batch = tap_tx_batch,
 	.io_init = tap_io_init,
-	.io_fini = tap_io_fini,
+	.io_fini = frame_io_free,
 	.destroy = tap_destroy,
 };
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # `vxctl -j stats` against docs/STATS.md: the set of keys the daemon prints
-# (a tap and a vxlan port, every counter, zeros included) equals the set the
+# (a tap, an afpacket port and a vxlan port, every counter, zeros included) equals the set the
 # document lists, so a counter added without its line there fails here; and
 # the counters match a known scapy stream exactly, by frame, byte and drop
 # reason, on both switches.
@@ -16,7 +16,11 @@ DOC=docs/STATS.md
 PY=/usr/bin/python3
 
 rig_create 4
-rig_vxswitchd 1
+# An afpacket port on a veth of h1 whose ends have no addresses and no IPv6:
+# it prints its keys and adds no frame of its own to the counts below.
+nh1 ip link add afp1 type veth peer name afp1p
+for d in afp1 afp1p; do nh1 sysctl -qw net.ipv6.conf.$d.disable_ipv6=1; nh1 ip link set $d up; done
+RIG_EXTRA_CONF="port add afp1 type afpacket dev afp1 vni $VNI" rig_vxswitchd 1
 rig_vxswitchd 2
 
 # ---- the keys ----------------------------------------------------------------

@@ -136,6 +136,35 @@ static void test_vxlan_outer_header_keys(void **state)
 	assert_non_null(strstr(err.msg, "\"df\": not valid for type tap"));
 }
 
+static void test_port_add_afpacket(void **state)
+{
+	(void)state;
+	struct ctl_cmd c;
+	struct ctl_err e;
+	parse_ok("port add c0 type afpacket dev veth-c0 vni 42 netns h1", &c);
+	assert_int_equal(c.port_add.type, CTL_PORT_AFPACKET);
+	assert_string_equal(c.port_add.name, "c0");
+	assert_string_equal(c.port_add.dev, "veth-c0");
+	assert_string_equal(c.port_add.netns, "h1");
+	assert_int_equal(c.port_add.vni, 42);
+	assert_int_equal(c.port_add.given, CTL_PK_VNI | CTL_PK_DEV | CTL_PK_NETNS);
+	/* dev is required, and only for afpacket */
+	assert_int_equal(parse_line("port add c0 type afpacket vni 42", &c, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "missing \"dev DEV\", required for type afpacket"));
+	assert_int_equal(parse_line("port add c0 type afpacket dev veth0", &c, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "missing \"vni VNI\", required for type afpacket"));
+	assert_int_equal(parse_line("port add tap0 type tap vni 1 dev veth0", &c, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "\"dev\": not valid for type tap"));
+	/* the link's MTU and MAC are its own: not keys of the port */
+	assert_int_equal(parse_line("port add c0 type afpacket dev veth0 vni 1 mtu 1400", &c, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "\"mtu\": not valid for type afpacket"));
+	assert_int_equal(parse_line("port add c0 type afpacket dev veth0 vni 1 mac 02:00:00:00:00:01", &c, &e),
+			 -EINVAL);
+	assert_non_null(strstr(e.msg, "\"mac\": not valid for type afpacket"));
+	assert_int_equal(parse_line("port add c0 type afpacket dev 0123456789abcdefg vni 1", &c, &e), -EINVAL);
+	assert_int_equal(parse_line("port add c0 type afpacket dev veth0 dev veth1 vni 1", &c, &e), -EINVAL);
+}
+
 static void test_max_macs(void **state)
 {
 	(void)state;
@@ -257,7 +286,7 @@ static const struct {
 	/* 5 */ { "port add", 3, "end of command): missing value after \"port add\", expected NAME" },
 	/* 6 */ { "port add tap0", 4, "missing \"type\"" },
 	/* 7 */ { "port add tap0 typ tap", 4, "\"typ\": unknown keyword, expected \"type\"" },
-	/* 8 */ { "port add tap0 type tun", 5, "\"tun\": unknown port type, expected tap or vxlan" },
+	/* 8 */ { "port add tap0 type tun", 5, "\"tun\": unknown port type, expected tap, vxlan or afpacket" },
 	/* 9 */ { "port add tap0 type tap vnii 3", 6, "\"vnii\": unknown keyword, expected one of: vni, netns, mtu, mac" },
 	/* 10 */ { "port add tap0 type tap vni", 7, "(end of command): missing value after \"vni\", expected VNI (0..16777215)" },
 	/* 11 */ { "port add tap0 type tap vni 16777216", 7, "\"16777216\": \"vni\" out of range, expected 0..16777215" },
@@ -374,6 +403,9 @@ static const struct {
 	{ "port add tap0 type tap mac 02:AA:00:00:00:01 vni 5", "port add tap0 type tap vni 5 mac 02:aa:00:00:00:01" },
 	{ "port add tap0 type tap mtu 1450 netns vm1 vni 99", "port add tap0 type tap vni 99 netns vm1 mtu 1450" },
 	{ "port add vx0 type vxlan vni 99 local 192.0.2.1 remote 192.0.2.2", NULL },
+	{ "port add c0 type afpacket dev veth0 vni 5", NULL },
+	{ "port add veth1 type afpacket max-macs 9 netns h1 vni 7 dev veth1",
+	  "port add veth1 type afpacket dev veth1 vni 7 netns h1 max-macs 9" },
 	{ "port add vx6 type vxlan udpcsum off srcport 1-2 dstport 4789 remote 2001:DB8:0:0::2 "
 	  "remote 2001:db8::3 local 2001:db8::1 vni 0 mtu 9000",
 	  "port add vx6 type vxlan vni 0 local 2001:db8::1 remote 2001:db8::2 remote 2001:db8::3 "
@@ -485,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_vxlan_outer_header_keys),
 		cmocka_unit_test(test_other_verbs),
 		cmocka_unit_test(test_max_macs),
+		cmocka_unit_test(test_port_add_afpacket),
 		cmocka_unit_test(test_set_knobs),
 		cmocka_unit_test(test_errors_name_word_and_expectation),
 		cmocka_unit_test(test_error_quotes_unprintable_words_safely),
