@@ -27,7 +27,7 @@ SAN       ?=
 CFLAGS    := $(CFLAGS_BASE) $(OPT) $(SAN) $(EXTRA_CFLAGS)
 LDLIBS    := -lpcap -lmicrohttpd -ljansson -lpthread -lm
 FUZZ_SECONDS ?= 60
-TEST_FUZZ_SECONDS ?= 30
+TEST_FUZZ_SECONDS ?= 20
 
 # LIB_DIRS narrows the library (and programs) to some layers, so work on one
 # layer can build while another is half-written: make LIB_DIRS="src/packet src/parse"
