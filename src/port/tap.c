@@ -222,7 +222,8 @@ static int tap_open_refused(const struct tap_options *opts, int err, bool existe
 			       opts->name, ns, opts->name, ns);
 	if (err == -EBUSY && existed)
 		return port_why(why, n, err, "tap %s%s%s is held open by another process, e.g. QEMU; a tap has one reader: "
-			       "give the switch a tap of its own", opts->name, in, ns);
+			       "give the switch a tap of its own, or switch this one from its netdev side "
+			       "(type afpacket dev %s)", opts->name, in, ns, opts->name);
 	if (err == -EINVAL && existed)
 		return port_why(why, n, err, "%s%s%s exists and is not a single-queue tap (a tun, a multi-queue tap or "
 			       "another kind of link)", opts->name, in, ns);
