@@ -49,6 +49,7 @@
 #include "port/tap.h"
 #include "port/vxlan.h"
 #include "switch/fdb.h"
+#include "switch/flower_table.h"
 #include "switch/forward.h"
 #include "switch/vni.h"
 #include "switch/vni_map.h"
@@ -80,6 +81,10 @@ struct vxd_view {
 	struct vxd_view_sock socks[VXD_MAX_SOCKS];
 	uint32_t knobs[CTL_KNOB_COUNT];
 	bool link_down[VXD_MAX_PORTS]; /* a frame port whose link is down (links.c): frames to it are dropped */
+	/* The flower rules (switch/flower_table.h), immutable too; NULL: none.
+	 * Owned by the control thread, which frees a table only once no view
+	 * holding it can be read any more. */
+	const struct flower_table *flower;
 };
 
 /* Counters of one port, copied out by VXD_REQ_SNAPSHOT. */

@@ -1,0 +1,166 @@
+/* `filter add|del|show`: the control thread's side of flower rules.
+ *
+ * The control thread holds the current struct flower_table (vxd->flower,
+ * switch/flower_table.h).  A change is a batch applied with
+ * flower_table_apply(): a new table, put in a new view by vxd_publish(), and
+ * the old table destroyed once the old view is gone (after the grace
+ * period), so the worker sees the batch whole or not at all.  A command from
+ * vxctl is a batch of one; a config file's rules are one batch (config.c).
+ *
+ * Port names are resolved against the running ports when a rule is added: a
+ * rule naming a missing port (dev or mirred dev) is refused.  A port named by
+ * rules cannot be deleted with `port del` (refused, naming the rules: delete
+ * them first); reload, which rebuilds the rules from the file after the
+ * ports, empties the table first when it removes a port some rule names. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl/ctl_print.h"
+#include "daemon/vxd_internal.h"
+#include "switch/flower_table.h"
+#include "util/vlog.h"
+
+static int vxd_filter_resolve(void *aux, const char *name, uint16_t *id)
+{
+	const struct port *p = vxd_port_by_name(aux, name);
+	if (!p)
+		return -ENOENT;
+	*id = p->id;
+	return 0;
+}
+
+/* Makes t the current table: published, the old one freed after the grace
+ * period (vxd_publish waits for it).  On failure t is freed, nothing
+ * changed. */
+static int vxd_filters_install(struct vxd *vxd, struct flower_table *t, struct ctl_err *err)
+{
+	struct flower_table *old = vxd->flower;
+	vxd->flower = t;
+	int ret = vxd_publish(vxd, NULL);
+	if (ret < 0) {
+		vxd->flower = old;
+		flower_table_destroy(t);
+		return vxd_refuse(err, ret, "filter: cannot publish the new rules: %s", strerror(-ret));
+	}
+	flower_table_destroy(old);
+	return 0;
+}
+
+int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
+		      struct ctl_err *err)
+{
+	struct flower_table *t = NULL;
+	struct flower_error fe = { 0 };
+	int ret = flower_table_apply(from_empty ? NULL : vxd->flower, ops, n, vxd_filter_resolve, vxd,
+				     vxd_now_ns(), &t, &fe);
+	if (ret < 0) {
+		if (n > 1)
+			return vxd_refuse(err, ret, "rule %zu of %zu: %s", fe.op + 1, n, fe.msg);
+		return vxd_refuse(err, ret, "%s", fe.msg);
+	}
+	return vxd_filters_install(vxd, t, err);
+}
+
+int vxd_filters_clear(struct vxd *vxd, struct ctl_err *err)
+{
+	if (!vxd->flower || flower_table_n_rules(vxd->flower) == 0)
+		return 0;
+	return vxd_filters_apply(vxd, true, NULL, 0, err);
+}
+
+bool vxd_filter_names_port(const struct flower_rule *r, uint16_t id)
+{
+	if (r->port == id)
+		return true;
+	for (uint32_t a = 0; a < r->n_actions; a++) {
+		uint8_t type = r->actions[a].type;
+		if ((type == FLOWER_ACT_REDIRECT || type == FLOWER_ACT_MIRROR) && r->actions[a].port == id)
+			return true;
+	}
+	return false;
+}
+
+int vxd_filters_port_in_use(const struct vxd *vxd, uint16_t id, const char *name, struct ctl_err *err)
+{
+	size_t n = vxd->flower ? flower_table_n_rules(vxd->flower) : 0, count = 0;
+	const struct flower_rule *first = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct flower_rule *r = flower_table_rule(vxd->flower, i);
+		if (vxd_filter_names_port(r, id)) {
+			first = first ? first : r;
+			count++;
+		}
+	}
+	if (!count)
+		return 0;
+	char line[512];
+	if (ctl_flower_format(&first->spec, line, sizeof(line)) < 0)
+		snprintf(line, sizeof(line), "dev %s pref %u handle %u", first->spec.dev, first->pref,
+			 first->handle);
+	return vxd_refuse(err, -EBUSY, "port %s: named by %zu flower rule%s (first: %s): delete %s first",
+			  name, count, count == 1 ? "" : "s", line, count == 1 ? "it" : "them");
+}
+
+/* The counters of rule r, summed over the worker's snapshot (NULL: none). */
+static void vxd_filter_stats(const struct vxd *vxd, const struct flower_counters *c,
+			     const struct flower_rule *r, uint64_t now_ns, struct ctl_flower_stats *st)
+{
+	struct flower_rule_counters rc = { 0 };
+	if (c)
+		flower_counters_get(c, r, &rc);
+	(void)vxd;
+	*st = (struct ctl_flower_stats){
+		.installed_sec = (now_ns - r->installed_ns) / 1000000000ull,
+		.used_sec = rc.last_used_ns ? (int64_t)((now_ns - rc.last_used_ns) / 1000000000ull) : -1,
+		.fast_packets = rc.fast_packets, .fast_bytes = rc.fast_bytes,
+		.slow_packets = rc.slow_packets, .slow_bytes = rc.slow_bytes,
+	};
+}
+
+static int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out,
+			   struct ctl_err *err)
+{
+	const struct port *port = vxd_port_by_name(vxd, f->dev);
+	if (!port)
+		return vxd_refuse(err, -ENOENT, "dev \"%s\": no such port", f->dev);
+	const struct flower_counters *c = NULL;
+	if (f->given & CTL_FF_STATS)
+		return vxd_refuse(err, -EOPNOTSUPP, "filter show -s: the datapath does not run rules yet");
+	uint64_t now = vxd_now_ns();
+	size_t n = vxd->flower ? flower_table_n_rules(vxd->flower) : 0;
+	ctl_print_open_array(out, NULL);
+	for (size_t i = 0; i < n; i++) {
+		const struct flower_rule *r = flower_table_rule(vxd->flower, i);
+		if (r->port != port->id || ((f->given & CTL_FF_CHAIN) && r->chain != f->chain))
+			continue;
+		struct ctl_flower_stats st;
+		if (c)
+			vxd_filter_stats(vxd, c, r, now, &st);
+		ctl_flower_print_rule(out, &r->spec, c ? &st : NULL);
+	}
+	ctl_print_close_array(out);
+	return 0;
+}
+
+int vxd_filter(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out, struct ctl_err *err)
+{
+	if (f->verb == CTL_FILTER_SHOW)
+		return vxd_filter_show(vxd, f, out, err);
+	int ret = vxd_filters_apply(vxd, false, f, 1, err);
+	if (ret == 0)
+		VLOG_INFO("filter", "%s dev %s: done (%zu rules)", f->verb == CTL_FILTER_ADD ? "add" : "del",
+			  f->dev, flower_table_n_rules(vxd->flower));
+	return ret;
+}
+
+size_t vxd_filters_n(const struct vxd *vxd)
+{
+	return vxd->flower ? flower_table_n_rules(vxd->flower) : 0;
+}
+
+const struct ctl_flower *vxd_filter_spec(const struct vxd *vxd, size_t i)
+{
+	return &flower_table_rule(vxd->flower, i)->spec;
+}
