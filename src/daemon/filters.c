@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl/ctl_print.h"
@@ -48,16 +49,75 @@ static int vxd_filters_install(struct vxd *vxd, struct flower_table *t, struct c
 	return 0;
 }
 
+/* What the datapath cannot do yet is refused here, at add, rather than
+ * accepted and ignored: the actions that edit the frame. */
+static int vxd_filter_supported(const struct ctl_flower *f, struct ctl_err *err)
+{
+	for (unsigned i = 0; f->verb == CTL_FILTER_ADD && i < f->n_actions; i++) {
+		switch (f->actions[i].type) {
+		case CTL_ACT_VLAN_PUSH:
+		case CTL_ACT_VLAN_POP:
+		case CTL_ACT_VLAN_MODIFY:
+			return vxd_refuse(err, -EOPNOTSUPP, "action %u \"vlan\": refused, the datapath does not edit "
+					  "VLAN tags yet", i + 1);
+		case CTL_ACT_TUNNEL_SET:
+		case CTL_ACT_TUNNEL_UNSET:
+			return vxd_refuse(err, -EOPNOTSUPP, "action %u \"tunnel_key\": refused, the datapath sends a "
+					  "vxlan port's frames with the port's own VNI and remotes only (mirred to "
+					  "the vxlan port does that)", i + 1);
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* A batch from nothing, as a change of the current table (its version
+ * grows, which the workers' flow caches rely on, flow_cache.h): a del of
+ * every port's rules first, then ops. */
+static struct ctl_flower *vxd_filters_from_empty(const struct vxd *vxd, const struct ctl_flower *ops, size_t n,
+						 size_t *n_out)
+{
+	size_t have = vxd_filters_n(vxd), k = 0;
+	struct ctl_flower *all = calloc(have + n + 1, sizeof(*all));
+	if (!all)
+		return NULL;
+	for (size_t i = 0; i < have; i++) {
+		const struct ctl_flower *s = vxd_filter_spec(vxd, i);
+		if (k && !strcmp(all[k - 1].dev, s->dev))
+			continue; /* sorted by port: one del each */
+		all[k].verb = CTL_FILTER_DEL;
+		memcpy(all[k++].dev, s->dev, sizeof(s->dev));
+	}
+	if (n)
+		memcpy(all + k, ops, n * sizeof(*ops));
+	*n_out = k + n;
+	return all;
+}
+
 int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
 		      struct ctl_err *err)
 {
+	for (size_t i = 0; i < n; i++)
+		if (vxd_filter_supported(&ops[i], err) < 0)
+			return n > 1 ? vxd_refuse(err, -EOPNOTSUPP, "rule %zu of %zu: %s", i + 1, n, err->msg)
+				     : -EOPNOTSUPP;
+	size_t n_all = n, skip = 0;
+	struct ctl_flower *all = NULL;
+	if (from_empty) {
+		all = vxd_filters_from_empty(vxd, ops, n, &n_all);
+		if (!all)
+			return vxd_refuse(err, -ENOMEM, "filter: out of memory");
+		skip = n_all - n;
+		ops = all;
+	}
 	struct flower_table *t = NULL;
 	struct flower_error fe = { 0 };
-	int ret = flower_table_apply(from_empty ? NULL : vxd->flower, ops, n, vxd_filter_resolve, vxd,
-				     vxd_now_ns(), &t, &fe);
+	int ret = flower_table_apply(vxd->flower, ops, n_all, vxd_filter_resolve, vxd, vxd_now_ns(), &t, &fe);
+	free(all);
 	if (ret < 0) {
 		if (n > 1)
-			return vxd_refuse(err, ret, "rule %zu of %zu: %s", fe.op + 1, n, fe.msg);
+			return vxd_refuse(err, ret, "rule %zu of %zu: %s", fe.op - skip + 1, n, fe.msg);
 		return vxd_refuse(err, ret, "%s", fe.msg);
 	}
 	return vxd_filters_install(vxd, t, err);
@@ -103,6 +163,17 @@ int vxd_filters_port_in_use(const struct vxd *vxd, uint16_t id, const char *name
 			  name, count, count == 1 ? "" : "s", line, count == 1 ? "it" : "them");
 }
 
+/* The worker's rule counters at one instant, copied by a SNAPSHOT
+ * request (never read while the worker writes them). */
+static const struct flower_counters *vxd_filter_counters(struct vxd *vxd)
+{
+	if (!vxd->fcounters && !(vxd->fcounters = malloc(sizeof(*vxd->fcounters))))
+		return NULL;
+	struct vxd_req req = { .kind = VXD_REQ_SNAPSHOT, .snap = vxd->snap, .fcounters = vxd->fcounters };
+	vxd_worker_call(vxd->worker, &req);
+	return vxd->fcounters;
+}
+
 /* The counters of rule r, summed over the worker's snapshot (NULL: none). */
 static void vxd_filter_stats(const struct vxd *vxd, const struct flower_counters *c,
 			     const struct flower_rule *r, uint64_t now_ns, struct ctl_flower_stats *st)
@@ -126,8 +197,8 @@ static int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct c
 	if (!port)
 		return vxd_refuse(err, -ENOENT, "dev \"%s\": no such port", f->dev);
 	const struct flower_counters *c = NULL;
-	if (f->given & CTL_FF_STATS)
-		return vxd_refuse(err, -EOPNOTSUPP, "filter show -s: the datapath does not run rules yet");
+	if ((f->given & CTL_FF_STATS) && !(c = vxd_filter_counters(vxd)))
+		return vxd_refuse(err, -ENOMEM, "filter show -s: out of memory");
 	uint64_t now = vxd_now_ns();
 	size_t n = vxd->flower ? flower_table_n_rules(vxd->flower) : 0;
 	ctl_print_open_array(out, NULL);

@@ -140,6 +140,7 @@ void vxd_destroy(struct vxd *vxd)
 		close(vxd->wake_fd);
 	vxd_view_free(atomic_load(&vxd->view));
 	flower_table_destroy(vxd->flower); /* no view holds it any more */
+	free(vxd->fcounters);
 	free(vxd->snap);
 	free(vxd->diag_prev);
 	free(vxd->diag_cur);

@@ -49,6 +49,7 @@
 #include "port/tap.h"
 #include "port/vxlan.h"
 #include "switch/fdb.h"
+#include "switch/flow_cache.h"
 #include "switch/flower_table.h"
 #include "switch/forward.h"
 #include "switch/vni.h"
@@ -143,6 +144,7 @@ struct vxd_snapshot {
 	struct vxd_vtep_stats vteps[VXD_MAX_VTEPS];
 	unsigned n_vteps;
 	uint64_t vteps_untracked;          /* frames of VTEPs that found the table full */
+	struct flow_cache_stats flow_cache; /* flower verdicts: hits = fast path */
 };
 
 /* FDB entries copied out by VXD_REQ_FDB_DUMP (caller frees entries). */
@@ -194,6 +196,7 @@ struct vxd_req {
 	} gro;
 	struct vxd_fdb_dump *dump;
 	struct vxd_snapshot *snap;
+	struct flower_counters *fcounters; /* SNAPSHOT: also the rule counters, when set */
 	struct vxd_capture *capture;
 	/* Internal to worker.c. */
 	struct vxd_req *next;
