@@ -12,13 +12,18 @@
  *   pass             on to L2 switching;
  *   goto chain       on to the next rule of the verdict (classify followed
  *                    the goto); none matched there: L2 switching.
- * A list that ends without one of these goes on to L2 switching.  The
- * frame-editing actions (vlan, tunnel_key) are refused when the rule is
- * added (filters.c), so none reaches here.
+ *   tunnel_key set   the remote VTEP of the following mirreds to a vxlan
+ *                    port (filters.c refused at add a VNI, source, UDP
+ *                    port or checksum other than the port's); unset
+ *                    forgets it.
+ * A list that ends without one of these goes on to L2 switching.  vlan
+ * actions are refused when the rule is added (filters.c), so none reaches
+ * here.
  *
- * To a vxlan port, mirred sends one copy to each of the port's remotes
- * (what a kernel vxlan device does with a frame its FDB has no entry for:
- * its default destinations), with the port's VNI.  A target port that is
+ * To a vxlan port, mirred sends to the tunnel_key's remote, or without one
+ * a copy to each of the port's remotes (what a kernel vxlan device does
+ * with a frame its FDB has no entry for: its default destinations), with
+ * the port's VNI.  A target port that is
  * gone or down drops the frame, counted as for L2 switching.
  *
  * Worker thread only; the table is read from the view, never written. */
@@ -28,8 +33,10 @@
 #include "daemon/worker_internal.h"
 #include "port/vxlan.h"
 
-/* res: the outputs of a mirred to port `id` (none when it is gone). */
-static void dp_rule_outputs(const struct vxd_worker *w, uint16_t id, struct fwd_result *res)
+/* res: the outputs of a mirred to port `id` (none when it is gone); tun:
+ * the tunnel_key set in force, or NULL. */
+static void dp_rule_outputs(const struct vxd_worker *w, uint16_t id, const struct flower_action *tun,
+			    struct fwd_result *res)
 {
 	const struct port *port = id < VXD_MAX_PORTS ? w->view->ports[id] : NULL;
 	res->action = FWD_UNICAST;
@@ -44,20 +51,25 @@ static void dp_rule_outputs(const struct vxd_worker *w, uint16_t id, struct fwd_
 		res->outputs[res->n_outputs++] = fdb_dst_port(id);
 		return;
 	}
+	if (tun) {
+		res->outputs[res->n_outputs++] = fdb_dst_vtep(id, tun->tun_family, tun->tun_dst);
+		return;
+	}
 	const struct vxlan_options *o = vxlan_port_options(port);
 	for (unsigned i = 0; i < o->n_remotes && res->n_outputs < FWD_MAX_OUTPUTS; i++)
 		res->outputs[res->n_outputs++] = fdb_dst_vtep(id, o->remotes[i].family, o->remotes[i].bytes);
 }
 
 /* mirred: the frame (redirect, consumed) or a copy of it (mirror). */
-static void dp_rule_mirred(struct vxd_worker *w, struct pkt *pkt, uint16_t id, bool copy)
+static void dp_rule_mirred(struct vxd_worker *w, struct pkt *pkt, uint16_t id, const struct flower_action *tun,
+			   bool copy)
 {
 	struct pkt *out = copy ? pkt_clone(w->pool, pkt) : pkt;
 	if (!out) {
 		dp_count_drop(w, id, DROP_NO_BUFFER);
 		return;
 	}
-	dp_rule_outputs(w, id, &w->rule_res);
+	dp_rule_outputs(w, id, tun, &w->rule_res);
 	dp_output(w, out, &w->rule_res);
 }
 
@@ -65,16 +77,23 @@ static void dp_rule_mirred(struct vxd_worker *w, struct pkt *pkt, uint16_t id, b
  * goes on to L2 switching. */
 static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct flower_verdict *v)
 {
+	const struct flower_action *tun = NULL;
 	for (unsigned r = 0; r < v->n_rules; r++) {
 		const struct flower_rule *rule = v->rules[r];
 		for (uint32_t i = 0; i < rule->n_actions; i++) {
 			const struct flower_action *a = &rule->actions[i];
 			switch (a->type) {
 			case FLOWER_ACT_REDIRECT:
-				dp_rule_mirred(w, pkt, a->port, false);
+				dp_rule_mirred(w, pkt, a->port, tun, false);
 				return true;
 			case FLOWER_ACT_MIRROR:
-				dp_rule_mirred(w, pkt, a->port, true);
+				dp_rule_mirred(w, pkt, a->port, tun, true);
+				break;
+			case FLOWER_ACT_TUNNEL_SET:
+				tun = a;
+				break;
+			case FLOWER_ACT_TUNNEL_UNSET:
+				tun = NULL;
 				break;
 			case FLOWER_ACT_DROP:
 				dp_count_drop(w, pkt->in_port, DROP_RULE_DROP);

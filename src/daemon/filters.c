@@ -13,12 +13,14 @@
  * them first); reload, which rebuilds the rules from the file after the
  * ports, empties the table first when it removes a port some rule names. */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctl/ctl_print.h"
+#include "port/vxlan.h"
 #include "daemon/vxd_internal.h"
 #include "switch/flower_table.h"
 #include "util/vlog.h"
@@ -49,9 +51,42 @@ static int vxd_filters_install(struct vxd *vxd, struct flower_table *t, struct c
 	return 0;
 }
 
+/* tunnel_key set (action i) picks the remote VTEP of the mirred that
+ * follows it; a vxlan port sends with its own socket, VNI and checksum
+ * setting, so those must be the port's: anything else is refused here
+ * rather than sent otherwise than asked. */
+static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flower *f, unsigned i,
+				   struct ctl_err *err)
+{
+	const struct ctl_flower_action *t = &f->actions[i];
+	unsigned j = i + 1;
+	while (j < f->n_actions && f->actions[j].type != CTL_ACT_REDIRECT && f->actions[j].type != CTL_ACT_MIRROR)
+		j++;
+	const struct port *p = j < f->n_actions ? vxd_port_by_name(vxd, f->actions[j].dev) : NULL;
+	if (!p || !port_is_vxlan(p))
+		return vxd_refuse(err, -EINVAL, "action %u \"tunnel_key set\": needs a later mirred to a vxlan port "
+				  "(it chooses that port's remote VTEP)", i + 1);
+	const struct vxlan_options *o = vxlan_port_options(p);
+	uint16_t dport = o->dst_port ? o->dst_port : CTL_VXLAN_DEFAULT_DSTPORT;
+	uint8_t family = t->src.family == AF_INET6 ? 6 : 4;
+	if (t->vni != p->vni)
+		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"id %u\": refused, port %s sends VNI %u only (one "
+				  "port per VNI: redirect to that VNI's vxlan port)", i + 1, t->vni, p->name, p->vni);
+	if (family != o->local.family || memcmp(t->src.bytes, o->local.bytes, 16))
+		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"src_ip\": refused, port %s sends from its local "
+				  "address only", i + 1, p->name);
+	if (t->dst_port != dport)
+		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"dst_port %u\": refused, port %s sends to UDP port "
+				  "%u only", i + 1, t->dst_port, p->name, dport);
+	if ((t->given & (CTL_AK_CSUM | CTL_AK_NOCSUM)) && !(t->given & CTL_AK_NOCSUM) == o->udp_zero_csum)
+		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"%scsum\": refused, port %s has udpcsum %s", i + 1,
+				  o->udp_zero_csum ? "" : "no", p->name, o->udp_zero_csum ? "off" : "on");
+	return 0;
+}
+
 /* What the datapath cannot do yet is refused here, at add, rather than
- * accepted and ignored: the actions that edit the frame. */
-static int vxd_filter_supported(const struct ctl_flower *f, struct ctl_err *err)
+ * accepted and ignored. */
+static int vxd_filter_supported(const struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
 {
 	for (unsigned i = 0; f->verb == CTL_FILTER_ADD && i < f->n_actions; i++) {
 		switch (f->actions[i].type) {
@@ -60,11 +95,12 @@ static int vxd_filter_supported(const struct ctl_flower *f, struct ctl_err *err)
 		case CTL_ACT_VLAN_MODIFY:
 			return vxd_refuse(err, -EOPNOTSUPP, "action %u \"vlan\": refused, the datapath does not edit "
 					  "VLAN tags yet", i + 1);
-		case CTL_ACT_TUNNEL_SET:
-		case CTL_ACT_TUNNEL_UNSET:
-			return vxd_refuse(err, -EOPNOTSUPP, "action %u \"tunnel_key\": refused, the datapath sends a "
-					  "vxlan port's frames with the port's own VNI and remotes only (mirred to "
-					  "the vxlan port does that)", i + 1);
+		case CTL_ACT_TUNNEL_SET: {
+			int ret = vxd_filter_tunnel_check(vxd, f, i, err);
+			if (ret < 0)
+				return ret;
+			break;
+		}
 		default:
 			break;
 		}
@@ -98,10 +134,15 @@ static struct ctl_flower *vxd_filters_from_empty(const struct vxd *vxd, const st
 int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
 		      struct ctl_err *err)
 {
+	int ret;
 	for (size_t i = 0; i < n; i++)
-		if (vxd_filter_supported(&ops[i], err) < 0)
-			return n > 1 ? vxd_refuse(err, -EOPNOTSUPP, "rule %zu of %zu: %s", i + 1, n, err->msg)
-				     : -EOPNOTSUPP;
+		if ((ret = vxd_filter_supported(vxd, &ops[i], err)) < 0) {
+			if (n == 1)
+				return ret;
+			char msg[sizeof(err->msg)];
+			snprintf(msg, sizeof(msg), "%s", err->msg);
+			return vxd_refuse(err, ret, "rule %zu of %zu: %s", i + 1, n, msg);
+		}
 	size_t n_all = n, skip = 0;
 	struct ctl_flower *all = NULL;
 	if (from_empty) {
@@ -113,7 +154,7 @@ int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower 
 	}
 	struct flower_table *t = NULL;
 	struct flower_error fe = { 0 };
-	int ret = flower_table_apply(vxd->flower, ops, n_all, vxd_filter_resolve, vxd, vxd_now_ns(), &t, &fe);
+	ret = flower_table_apply(vxd->flower, ops, n_all, vxd_filter_resolve, vxd, vxd_now_ns(), &t, &fe);
 	free(all);
 	if (ret < 0) {
 		if (n > 1)

@@ -191,7 +191,7 @@ r21=$(rig_iperf 4 2) || fail "iperf3 vm2 -> vm1 through the rules"
 pass "iperf3 through the seed 002 rules: vm1->vm2 $r12 Gbit/s, vm2->vm1 $r21 Gbit/s (no rules, L2: vm1->vm2 $r0 Gbit/s)"
 
 # --- 1000 rules added and deleted under iperf3 --------------------------------------------------
-rig_iperf 22 1 -i 1 >"$RIG_DIR/rate" &
+rig_iperf 16 1 -i 1 >"$RIG_DIR/rate" &
 ipid=$!
 sleep 2
 for i in $(seq 0 999); do
@@ -204,17 +204,63 @@ n_rules=$(vx 1 filter show dev vnet1 ingress | wc -l)
 [ "$n_rules" = 1003 ] || fail "$n_rules rules on vnet1, not 1003"
 for i in $(seq 0 999); do vx 1 filter del dev vnet1 ingress pref $((100 + i)) >/dev/null || fail "del pref $((100 + i))"; done
 t2=$(date +%s.%N)
-[ "$(echo "$t2 - $t0 < 17" | bc)" = 1 ] || echo "  (the churn took $(echo "$t2 - $t0" | bc) s: the recovery check sees its end)"
 wait "$ipid" || fail "iperf3 across 1000 adds and deletes"
 kill -0 "$VXD_PID_1" || fail "the daemon died"
-/usr/bin/python3 - "$RIG_DIR/iperf.json" <<'PY' || fail "throughput did not recover after the rules went"
+/usr/bin/python3 - "$RIG_DIR/iperf.json" <<'PY' || fail "the stream had a gap during the churn"
 import json, sys
 d = json.load(open(sys.argv[1]))
 rates = [i["sum"]["bits_per_second"] / 1e9 for i in d["intervals"]]
-print("  intervals (Gbit/s):", " ".join("%.2f" % r for r in rates))
-# the churn is over by the last 3 s: back to at least 70% of the first 2 s
-sys.exit(0 if min(rates) > 0.05 and min(rates[-3:]) > 0.7 * min(rates[:2]) else 1)
+print("  intervals during the churn (Gbit/s):", " ".join("%.2f" % r for r in rates))
+sys.exit(0 if min(rates) > 0.05 else 1)
 PY
+r_after=$(rig_iperf 4 1) || fail "iperf3 after the churn"
+[ "$(echo "$r_after > 0.5 * $r12" | bc)" = 1 ] || fail "throughput after the churn $r_after Gbit/s, before $r12"
 [ "$(vx 1 filter show dev vnet1 ingress | wc -l)" = 3 ] || fail "rules left after the deletes"
 nvm1 ping -c 2 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after the churn"
-pass "1000 rules added ($(echo "$t1 - $t0" | bc) s) and deleted ($(echo "$t2 - $t1" | bc) s) one vxctl each under iperf3: no gap, $(cat "$RIG_DIR/rate") Gbit/s overall"
+pass "1000 rules added ($(echo "$t1 - $t0" | bc) s) and deleted ($(echo "$t2 - $t1" | bc) s) one vxctl each while iperf3 ran (no gap, $(cat "$RIG_DIR/rate") Gbit/s); after: $r_after Gbit/s (before: $r12)"
+
+# --- tunnel_key set picks the remote VTEP of a vxlan port --------------------------------------
+U1=$(u_addr 1); U2=$(u_addr 2); FAR=198.51.100.77
+vx 1 filter del dev vnet1 ingress; vx 1 filter del dev "$VX" ingress
+vx 1 port del mir1 || fail "port del mir1 once no rule names it"
+# vx99 gets a second remote, FAR (a static neighbour, so its datagrams leave u1 where tcpdump sees them)
+nh1 ip neigh replace "$FAR" lladdr 02:00:00:00:00:77 dev u1
+vx 1 show config | sed "s|^port add $VX type vxlan vni $VNI local $U1 remote $U2|& remote $FAR|" >"$CONF"
+grep -q "remote $FAR" "$CONF" || fail "could not add a remote to the config: $(cat "$CONF")"
+vx 1 reload >/dev/null || fail "reload with a second remote"
+vx 1 show config >"$RIG_DIR/cfg-before"
+refused "tunnel_key id other than the port's VNI" '"id 100"' filter add dev vnet1 ingress pref 2 protocol ip flower \
+	action tunnel_key set id 100 src_ip "$U1" dst_ip "$U2" action mirred egress redirect dev "$VX"
+refused "tunnel_key src_ip other than the port's" '"src_ip"' filter add dev vnet1 ingress pref 2 protocol ip flower \
+	action tunnel_key set id "$VNI" src_ip 198.51.100.9 dst_ip "$U2" action mirred egress redirect dev "$VX"
+refused "tunnel_key dst_port other than the port's" '"dst_port 4790"' filter add dev vnet1 ingress pref 2 protocol ip \
+	flower action tunnel_key set id "$VNI" src_ip "$U1" dst_ip "$U2" dst_port 4790 action mirred egress redirect dev "$VX"
+refused "tunnel_key without a mirred to a vxlan port" 'needs a later mirred' filter add dev vnet1 ingress pref 2 \
+	protocol ip flower action tunnel_key set id "$VNI" src_ip "$U1" dst_ip "$U2" action pass
+refused "vlan push" '"vlan"' filter add dev vnet1 ingress pref 2 protocol ip flower action vlan push id 5 \
+	action mirred egress redirect dev "$VX"
+far_datagrams() { # the datagrams to FAR while ping -c 5 runs
+	nh1 timeout 6 tcpdump -l -n -i u1 "udp and dst host $FAR" >"$RIG_DIR/far" 2>/dev/null &
+	local t=$!
+	sleep 1
+	nvm1 ping -c 5 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping: $1"
+	sleep 0.3
+	kill "$t" 2>/dev/null; wait "$t" 2>/dev/null || true
+	grep -c "UDP\|VXLAN\|vxlan\|udp" "$RIG_DIR/far" || true
+}
+for p in arp ip; do
+	vx 1 filter add dev vnet1 ingress pref $([ $p = arp ] && echo 1 || echo 2) protocol $p flower action tunnel_key set \
+		id "$VNI" src_ip "$U1" dst_ip "$U2" dst_port 4789 action mirred egress redirect dev "$VX" || fail "tunnel_key rule ($p)"
+done
+vx 1 filter add dev "$VX" ingress pref 2 protocol ip flower action tunnel_key unset action mirred egress redirect dev vnet1 ||
+	fail "tunnel_key unset rule"
+vx 1 filter add dev "$VX" ingress pref 1 protocol arp flower action mirred egress redirect dev vnet1
+nvm1 ip neigh flush all
+n_far=$(far_datagrams "with tunnel_key set dst_ip $U2")
+[ "$n_far" = 0 ] || fail "$n_far datagrams went to $FAR with tunnel_key set dst_ip $U2: $(cat "$RIG_DIR/far")"
+[ "$(rule_count vnet1 2 1 packets)" -ge 5 ] && [ "$(rule_count "$VX" 2 1 packets)" -ge 5 ] || fail "tunnel_key rules did not count"
+vx 1 filter del dev vnet1 ingress pref 2
+vx 1 filter add dev vnet1 ingress pref 2 protocol ip flower action mirred egress redirect dev "$VX"
+n_far=$(far_datagrams "plain redirect")
+[ "$n_far" -ge 5 ] || fail "a plain redirect to $VX sent $n_far datagrams to its second remote $FAR, not 5+"
+pass "tunnel_key set dst_ip sends to that remote only (0 datagrams to the other; a plain redirect sends $n_far there); unset then redirect to the tap; id/src_ip/dst_port other than the port's, no vxlan mirred after it, and vlan refused with the word"
