@@ -264,3 +264,14 @@ vx 1 filter add dev vnet1 ingress pref 2 protocol ip flower action mirred egress
 n_far=$(far_datagrams "plain redirect")
 [ "$n_far" -ge 5 ] || fail "a plain redirect to $VX sent $n_far datagrams to its second remote $FAR, not 5+"
 pass "tunnel_key set dst_ip sends to that remote only (0 datagrams to the other; a plain redirect sends $n_far there); unset then redirect to the tap; id/src_ip/dst_port other than the port's, no vxlan mirred after it, and vlan refused with the word"
+
+# --- tunnel metadata matches on decapsulated frames ---------------------------------------------
+vx 1 filter del dev "$VX" ingress pref 2
+vx 1 filter add dev "$VX" ingress pref 2 handle 1 protocol ip flower enc_key_id $((VNI + 1)) action drop
+vx 1 filter add dev "$VX" ingress pref 2 handle 2 protocol ip flower enc_key_id "$VNI" enc_src_ip "$U2/32" \
+	enc_dst_ip "$U1" enc_dst_port 4789 action mirred egress redirect dev vnet1 || fail "enc_* rule"
+vx 1 filter add dev "$VX" ingress pref 3 protocol all flower action drop
+nvm1 ping -c 5 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping with enc_* rules on $VX"
+[ "$(rule_count "$VX" 2 1 packets)" = 0 ] || fail "enc_key_id $((VNI + 1)) matched frames of VNI $VNI"
+[ "$(rule_count "$VX" 2 2 packets)" = 5 ] || fail "enc_key_id $VNI enc_src_ip enc_dst_ip enc_dst_port counted $(rule_count "$VX" 2 2 packets), not 5"
+pass "enc_key_id/enc_src_ip/enc_dst_ip/enc_dst_port match decapsulated frames (5 of 5), another VNI's key matches none"
