@@ -16,9 +16,10 @@
  *                    port (filters.c refused at add a VNI, source, UDP
  *                    port or checksum other than the port's); unset
  *                    forgets it.
- * A list that ends without one of these goes on to L2 switching.  vlan
- * actions are refused when the rule is added (filters.c), so none reaches
- * here.
+ *   vlan push/pop/modify  edit the frame's outer tag in place (pkt_vlan.h),
+ *                    for what follows (mirred, or L2 switching); pop and
+ *                    modify leave an untagged frame as it is.
+ * A list that ends without one of these goes on to L2 switching.
  *
  * To a vxlan port, mirred sends to the tunnel_key's remote, or without one
  * a copy to each of the port's remotes (what a kernel vxlan device does
@@ -31,6 +32,7 @@
 #include <sys/types.h>
 
 #include "daemon/worker_internal.h"
+#include "packet/pkt_vlan.h"
 #include "port/vxlan.h"
 
 /* res: the outputs of a mirred to port `id` (none when it is gone); tun:
@@ -73,6 +75,27 @@ static void dp_rule_mirred(struct vxd_worker *w, struct pkt *pkt, uint16_t id, c
 	dp_output(w, out, &w->rule_res);
 }
 
+/* vlan push/pop/modify (pkt_vlan.h).  pop and modify of an untagged frame
+ * change nothing (the kernel's vlan action does the same for pop).  False
+ * when the frame was dropped: no headroom for a tag. */
+static bool dp_rule_vlan(struct vxd_worker *w, struct pkt *pkt, const struct flower_action *a)
+{
+	switch (a->type) {
+	case FLOWER_ACT_VLAN_PUSH:
+		if (pkt_vlan_push(pkt, a->vlan_tpid, a->vlan_tci) == 0)
+			return true;
+		dp_count_drop(w, pkt->in_port, DROP_NO_BUFFER);
+		pkt_free(pkt);
+		return false;
+	case FLOWER_ACT_VLAN_POP:
+		pkt_vlan_pop(pkt);
+		return true;
+	default:
+		pkt_vlan_modify(pkt, a->vlan_tci & 0x0fff, (uint8_t)(a->vlan_tci >> 13), a->set_prio);
+		return true;
+	}
+}
+
 /* Runs the actions of v; true when the frame was consumed, false when it
  * goes on to L2 switching. */
 static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct flower_verdict *v)
@@ -94,6 +117,12 @@ static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct 
 				break;
 			case FLOWER_ACT_TUNNEL_UNSET:
 				tun = NULL;
+				break;
+			case FLOWER_ACT_VLAN_PUSH:
+			case FLOWER_ACT_VLAN_POP:
+			case FLOWER_ACT_VLAN_MODIFY:
+				if (!dp_rule_vlan(w, pkt, a))
+					return true;
 				break;
 			case FLOWER_ACT_DROP:
 				dp_count_drop(w, pkt->in_port, DROP_RULE_DROP);

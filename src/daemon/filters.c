@@ -90,11 +90,6 @@ static int vxd_filter_supported(const struct vxd *vxd, const struct ctl_flower *
 {
 	for (unsigned i = 0; f->verb == CTL_FILTER_ADD && i < f->n_actions; i++) {
 		switch (f->actions[i].type) {
-		case CTL_ACT_VLAN_PUSH:
-		case CTL_ACT_VLAN_POP:
-		case CTL_ACT_VLAN_MODIFY:
-			return vxd_refuse(err, -EOPNOTSUPP, "action %u \"vlan\": refused, the datapath does not edit "
-					  "VLAN tags yet", i + 1);
 		case CTL_ACT_TUNNEL_SET: {
 			int ret = vxd_filter_tunnel_check(vxd, f, i, err);
 			if (ret < 0)

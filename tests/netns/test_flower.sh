@@ -237,8 +237,6 @@ refused "tunnel_key dst_port other than the port's" '"dst_port 4790"' filter add
 	flower action tunnel_key set id "$VNI" src_ip "$U1" dst_ip "$U2" dst_port 4790 action mirred egress redirect dev "$VX"
 refused "tunnel_key without a mirred to a vxlan port" 'needs a later mirred' filter add dev vnet1 ingress pref 2 \
 	protocol ip flower action tunnel_key set id "$VNI" src_ip "$U1" dst_ip "$U2" action pass
-refused "vlan push" '"vlan"' filter add dev vnet1 ingress pref 2 protocol ip flower action vlan push id 5 \
-	action mirred egress redirect dev "$VX"
 far_datagrams() { # the datagrams to FAR while ping -c 5 runs
 	nh1 timeout 6 tcpdump -l -n -i u1 "udp and dst host $FAR" >"$RIG_DIR/far" 2>/dev/null &
 	local t=$!
@@ -263,7 +261,7 @@ vx 1 filter del dev vnet1 ingress pref 2
 vx 1 filter add dev vnet1 ingress pref 2 protocol ip flower action mirred egress redirect dev "$VX"
 n_far=$(far_datagrams "plain redirect")
 [ "$n_far" -ge 5 ] || fail "a plain redirect to $VX sent $n_far datagrams to its second remote $FAR, not 5+"
-pass "tunnel_key set dst_ip sends to that remote only (0 datagrams to the other; a plain redirect sends $n_far there); unset then redirect to the tap; id/src_ip/dst_port other than the port's, no vxlan mirred after it, and vlan refused with the word"
+pass "tunnel_key set dst_ip sends to that remote only (0 datagrams to the other; a plain redirect sends $n_far there); unset then redirect to the tap; id/src_ip/dst_port other than the port's and no vxlan mirred after it refused with the word"
 
 # --- tunnel metadata matches on decapsulated frames ---------------------------------------------
 vx 1 filter del dev "$VX" ingress pref 2
@@ -275,3 +273,34 @@ nvm1 ping -c 5 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping with enc_* r
 [ "$(rule_count "$VX" 2 1 packets)" = 0 ] || fail "enc_key_id $((VNI + 1)) matched frames of VNI $VNI"
 [ "$(rule_count "$VX" 2 2 packets)" = 5 ] || fail "enc_key_id $VNI enc_src_ip enc_dst_ip enc_dst_port counted $(rule_count "$VX" 2 2 packets), not 5"
 pass "enc_key_id/enc_src_ip/enc_dst_ip/enc_dst_port match decapsulated frames (5 of 5), another VNI's key matches none"
+
+# --- vlan push/modify on the way out, pop on the way in ---------------------------------------
+# (the rig's kernel has no VLAN devices: tags are watched with tcpdump, and
+# tagged frames are sent with scapy)
+vx 1 filter del dev vnet1 ingress; vx 1 filter del dev "$VX" ingress
+# pushed as 6 then modified to 5 priority 3: only a working modify shows "vlan 5, p 3"
+vx 1 filter add dev vnet1 ingress pref 2 protocol ip flower ip_proto icmp action vlan push id 6 \
+	action vlan modify id 5 priority 3 action mirred egress redirect dev "$VX" || fail "vlan push + modify rule"
+vx 1 filter add dev "$VX" ingress pref 2 protocol 802.1Q flower vlan_id 5 vlan_ethtype ip \
+	action vlan pop action mirred egress redirect dev vnet1 || fail "vlan pop rule"
+nvm2 timeout 6 tcpdump -l -n -e -i vnet2 -c 3 icmp >"$RIG_DIR/vlan" 2>/dev/null &
+tpid=$!
+sleep 1
+nvm1 ping -c 3 -i 0.2 -W 1 "$(vm_addr4 2)" >/dev/null 2>&1 || true # vm2 has no VLAN 5 to answer on
+wait $tpid || true
+[ "$(grep -c "vlan 5, p 3, ethertype IPv4" "$RIG_DIR/vlan")" = 3 ] || fail "vnet2 did not see 3 frames of VLAN 5 priority 3: $(cat "$RIG_DIR/vlan")"
+mac1=$(nvm1 cat /sys/class/net/vnet1/address)
+nvm1 timeout 6 tcpdump -l -n -e -i vnet1 -c 3 "icmp and src host $(vm_addr4 2)" >"$RIG_DIR/popped" 2>/dev/null &
+tpid=$!
+sleep 1
+nvm2 /usr/bin/python3 - "$mac1" "$(vm_addr4 2)" "$(vm_addr4 1)" <<'PY'
+import sys
+from scapy.all import Ether, Dot1Q, IP, ICMP, sendp, get_if_hwaddr
+sendp([Ether(src=get_if_hwaddr("vnet2"), dst=sys.argv[1]) / Dot1Q(vlan=5) / IP(src=sys.argv[2], dst=sys.argv[3]) /
+       ICMP(id=77, seq=i) for i in range(3)], iface="vnet2", verbose=False)
+PY
+wait $tpid || true
+[ "$(grep -c "ethertype IPv4.*ICMP echo request" "$RIG_DIR/popped")" = 3 ] && ! grep -q vlan "$RIG_DIR/popped" ||
+	fail "vnet1 did not get the 3 tagged frames untagged: $(cat "$RIG_DIR/popped")"
+[ "$(rule_count "$VX" 2 1 packets)" = 3 ] || fail "the pop rule counted $(rule_count "$VX" 2 1 packets), not 3"
+pass "vlan push id 6 then modify id 5 priority 3: vm2 sees 3 frames 'vlan 5, p 3'; vlan pop: 3 frames sent tagged reach vm1 untagged"

@@ -475,8 +475,8 @@ static int run_status(struct vxd *vxd, struct ctl_err *err, const char *line)
 }
 
 /* filter add|del|show on the control thread: a rule naming a missing port
- * is refused, a port named by rules cannot be deleted, frame-editing
- * actions are refused at add, rules are in show config, and show -s reads
+ * is refused, a port named by rules cannot be deleted, a tunnel_key VNI
+ * other than the target port's is refused at add, rules are in show config, and show -s reads
  * the worker's counters through a SNAPSHOT request (TSan watches it). */
 static void test_filters(void **state)
 {
@@ -492,9 +492,9 @@ static void test_filters(void **state)
 	assert_int_equal(run_status(vxd, &err, "filter add dev vx7 pref 2 ingress protocol ip flower "
 			     "action mirred egress redirect dev vx9"), -ENOENT);
 	assert_non_null(strstr(err.msg, "vx9"));
-	assert_int_equal(run_status(vxd, &err, "filter add dev vx7 ingress pref 2 protocol ip flower "
-			     "action vlan push id 5 action mirred egress redirect dev vx8"), -EOPNOTSUPP);
-	assert_non_null(strstr(err.msg, "vlan"));
+	assert_int_equal(run_status(vxd, &err, "filter add dev vx7 ingress pref 2 protocol ip flower action tunnel_key "
+			     "set id 9 src_ip 127.0.0.1 dst_ip 127.0.0.3 action mirred egress redirect dev vx8"), -EOPNOTSUPP);
+	assert_non_null(strstr(err.msg, "\"id 9\""));
 	assert_int_equal(run_status(vxd, &err, "filter add dev vx7 pref 2 ingress protocol ip flower "
 			     "action mirred egress redirect dev vx8"), 0);
 	assert_int_equal(run(vxd, false, &out, &err, "filter show -s dev vx7 ingress"), 0);
