@@ -5,7 +5,9 @@
 # reload round-trip; then the datapath: the seed 002 redirect set-up both
 # ways between the VM tap and the vxlan port with everything else dropped,
 # per-rule counters against the traffic sent, priority, a mirror seen on a
-# third tap, and 1000 rules added and deleted under iperf3.
+# third tap, 1000 rules added and deleted under iperf3, tunnel_key set
+# choosing the remote VTEP, enc_* matches on decapsulated frames, and vlan
+# push/modify/pop seen on the wire.
 #
 #   vxt64-PID-vm1       vxt64-PID-h1                          vxt64-PID-h2       vxt64-PID-vm2
 #   vnet1 192.0.2.1 <-- vxswitchd -- u1 ============== u2 -- vxswitchd --> vnet2 192.0.2.2
