@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ctl/ctl_cmd.h"
 #include "ctl/ctl_flower.h"
 #include "switch/flow_cache.h"
 #include "switch/flower_table.h"

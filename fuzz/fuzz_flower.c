@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl/ctl_cmd.h"
 #include "ctl/ctl_flower.h"
 #include "switch/flower_table.h"
 

@@ -37,6 +37,10 @@ static void usage(FILE *out)
 		"\n"
 		"%s"
 		"\n"
+		"%s"
+		"    A line of tc's notes works with the leading `tc` replaced by `vxctl`,\n"
+		"    except tc's global -s (here the socket): say `filter show -s`.\n"
+		"\n"
 		"vxctl's own: stats [ port NAME ] --watch [ SECONDS ] [ { -c | --count } N ]\n"
 		"    rates over each SECONDS (default 1, 0.1..3600) from two snapshots: per port\n"
 		"    pps, Gbit/s, drops/s each way, GRO segments/frame, CPU us/KB; with -j one\n"
@@ -44,7 +48,7 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 done, 1 command refused (parse error or by the daemon)\n"
 		"or diagnose found a problem, 2 cannot reach the daemon.\n",
-		CTL_DEFAULT_SOCKET, ctl_cmd_grammar());
+		CTL_DEFAULT_SOCKET, ctl_cmd_grammar(), ctl_flower_grammar());
 }
 
 /* One `-j stats` snapshot into *s; a CTL_STATUS. */

@@ -39,6 +39,12 @@ static int parse_save(struct ctl_parser *ps, struct ctl_cmd *cmd)
 	return ctl_expect_end(ps, "save");
 }
 
+/* filter ...: tc's grammar, parsed from its first word (ctl_flower.h). */
+static int parse_filter(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	return ctl_flower_parse(ps->argc, ps->argv, &cmd->filter, ps->err);
+}
+
 struct verb_def {
 	const char *word1, *word2; /* word2 NULL: a one-word verb */
 	enum ctl_verb verb;
@@ -62,6 +68,7 @@ static const struct verb_def verbs[] = {
 	{ "reload", NULL, CTL_RELOAD, parse_no_args },
 	{ "save", NULL, CTL_SAVE, parse_save },
 	{ "capture", NULL, CTL_CAPTURE, ctl_parse_capture },
+	{ "filter", NULL, CTL_FILTER, parse_filter },
 };
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
 
@@ -75,7 +82,7 @@ const char *ctl_verb_name(enum ctl_verb verb)
 		[CTL_SET] = "set", [CTL_SHOW_KNOBS] = "show knobs",
 		[CTL_DIAGNOSE] = "diagnose", [CTL_VERSION] = "version",
 		[CTL_RELOAD] = "reload", [CTL_SHOW_CONFIG] = "show config", [CTL_SAVE] = "save",
-		[CTL_CAPTURE] = "capture",
+		[CTL_CAPTURE] = "capture", [CTL_FILTER] = "filter",
 	};
 	if ((unsigned int)verb >= sizeof(names) / sizeof(names[0]) || !names[verb])
 		return "?";
@@ -156,6 +163,8 @@ int ctl_cmd_format(const struct ctl_cmd *cmd, char *buf, size_t size)
 		return -EINVAL;
 	if (size == 0)
 		return -ENOSPC;
+	if (cmd->verb == CTL_FILTER) /* its own printer, from "filter" on */
+		return ctl_flower_format(&cmd->filter, buf, size);
 	buf[0] = '\0';
 	ctl_sb_printf(&sb, "%s", verb);
 	switch (cmd->verb) {
@@ -250,6 +259,7 @@ const char *ctl_cmd_grammar(void)
 	       "                           frames; outer = a vxlan port's datagrams with outer headers;\n"
 	       "                           -w FILE writes pcap, - for stdout; FILTER is a tcpdump\n"
 	       "                           expression, after the keys; Ctrl-C ends it)\n"
+	       "         | filter ...      (flower rules on a port's ingress, tc's grammar: FILTER below)\n"
 	       "KNOB VALUE := { gro | gso | tap-tso | udp-gro | udp-segment | rx-csum } { on | off }\n"
 	       "            | gro-hold-us 0..1000000 | gro-max-size 1500..65535\n"
 	       "            | fdb-ageing SECONDS (0..1000000, 0 = never) | fdb-max 1..16777216\n"

@@ -25,6 +25,8 @@
  *            | show knobs | diagnose [ port NAME ] | version
  *            | capture NAME [ in | out | both ] [ inner | outer ]
  *                  [ -c COUNT ] [ -w FILE ] [ FILTER ... ]
+ *            | filter ...   (tc's grammar, ctl_flower.h: the words go to
+ *                  ctl_flower_parse() whole, and a refusal is its own)
  *
  * Rules:
  * - Keywords are matched in full (strcmp); no prefix matching.
@@ -56,18 +58,9 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-enum ctl_limits {
-	CTL_NAME_SIZE = 16,        /* port name incl. NUL, like IFNAMSIZ */
-	CTL_NETNS_SIZE = 64,       /* netns name incl. NUL */
-	CTL_MAX_REMOTES = 16,      /* remote VTEPs on one vxlan port */
-	CTL_MAX_WORDS = 64,        /* words in one command */
-	CTL_ERR_SIZE = 256,        /* one error line incl. NUL */
-	CTL_VNI_MAX = 16777215,    /* 24 bits */
-	CTL_MTU_MIN = 68,
-	CTL_MTU_MAX = 65535,
-	CTL_VXLAN_DEFAULT_DSTPORT = 4789,
-	CTL_SRCPORT_MAX_PORTS = 64,    /* = VXLAN_SRCPORT_MAX_PORTS (port/vxlan.h) */
-};
+#include "ctl/ctl_types.h"
+#include "ctl/ctl_flower.h"
+
 
 enum ctl_verb {
 	CTL_VERB_NONE = 0,
@@ -87,17 +80,7 @@ enum ctl_verb {
 	CTL_SHOW_CONFIG, /* the running state in config-file syntax */
 	CTL_SAVE,        /* write it to a file (default: the config file) */
 	CTL_CAPTURE,     /* copies of a port's frames, streamed (ctl_capture.h) */
-};
-
-/* An IPv4 or IPv6 address.  Unused bytes are zero, so two ctl_ip compare
- * with memcmp. */
-struct ctl_ip {
-	sa_family_t family; /* AF_INET or AF_INET6 */
-	union {
-		struct in_addr v4;
-		struct in6_addr v6;
-		uint8_t bytes[16];
-	};
+	CTL_FILTER,      /* filter add|del|show: flower rules (ctl_flower.h) */
 };
 
 enum ctl_port_type {
@@ -268,17 +251,10 @@ struct ctl_cmd {
 		struct ctl_set set;           /* CTL_SET */
 		struct ctl_save save;         /* CTL_SAVE */
 		struct ctl_capture capture;   /* CTL_CAPTURE */
+		struct ctl_flower filter;     /* CTL_FILTER */
 	};
 };
 
-/* Where and why a command was refused. */
-struct ctl_err {
-	int word;                /* 1-based index of the offending word;
-	                          * argc + 1 when a word is missing at the end */
-	char msg[CTL_ERR_SIZE];  /* one line, no trailing newline, e.g.
-	                          * word 6 "vnii": unknown keyword, expected
-	                          * one of: vni, netns, mtu */
-};
 
 /* Parse argv[0..argc-1] (argv[0] is the first word of the command, e.g.
  * "port").  Zeroes *cmd first (so two results compare with memcmp, see

@@ -281,7 +281,65 @@ void fl_sb_mac(struct ctl_sbuf *sb, const char *key, const uint8_t mac[6], const
 
 /* ---- filter add / del / show -------------------------------------------- */
 
-static int parse_dev_ingress(struct ctl_parser *ps, struct ctl_flower *f)
+/* One of pref/handle/chain (and protocol for add) at ps->pos.  *stop set
+ * at `flower` (add: left for the caller) or the word ending del/show. */
+static int parse_filter_key(struct ctl_parser *ps, struct ctl_flower *f, uint32_t allowed, bool add,
+			    bool *stop)
+{
+	int word = ps->pos;
+	const char *w = ps->argv[ps->pos++];
+	uint32_t flag = 0;
+	uint64_t n = 0;
+	int ret;
+	if (!strcmp(w, "pref") || !strcmp(w, "prio") || !strcmp(w, "priority")) {
+		flag = CTL_FF_PREF;
+		ret = fl_take_num(ps, w, 1, CTL_FLOWER_PREF_MAX, &n);
+		f->pref = (uint32_t)n;
+	} else if (!strcmp(w, "handle")) {
+		flag = CTL_FF_HANDLE;
+		ret = fl_take_num(ps, w, 1, UINT32_MAX, &n);
+		f->handle = (uint32_t)n;
+	} else if (!strcmp(w, "chain")) {
+		flag = CTL_FF_CHAIN;
+		ret = fl_take_num(ps, w, 0, UINT32_MAX, &n);
+		f->chain = (uint32_t)n;
+	} else if (add && !strcmp(w, "protocol")) {
+		if (f->match.given & CTL_FM_PROTOCOL)
+			return ctl_fail(ps, word, "duplicate \"protocol\"");
+		f->match.given |= CTL_FM_PROTOCOL;
+		ret = fl_take_protocol(ps, w, &f->match.protocol);
+	} else if (add && !strcmp(w, "flower")) {
+		ps->pos--;
+		*stop = true;
+		return 0;
+	} else if (!strcmp(w, "flower") && ctl_at_end(ps)) {
+		*stop = true;
+		return 0; /* tc's `... handle 1 flower`: the only kind */
+	} else {
+		return ctl_fail(ps, word, add ? "unknown keyword, expected pref, handle, "
+				"chain, protocol or flower" : "unknown keyword, expected %s",
+				allowed & CTL_FF_PREF ? "pref, handle or chain" : "chain");
+	}
+	if (ret)
+		return ret;
+	if (!(flag & allowed) && flag)
+		return ctl_fail(ps, word, "not valid for filter %s", add ? "add" : "show");
+	if (f->given & flag)
+		return ctl_fail(ps, word, "duplicate \"%s\"", w);
+	f->given |= flag;
+	return 0;
+}
+
+static bool is_filter_key(const char *w, bool add)
+{
+	return !strcmp(w, "pref") || !strcmp(w, "prio") || !strcmp(w, "priority") ||
+	       !strcmp(w, "handle") || !strcmp(w, "chain") || (add && !strcmp(w, "protocol"));
+}
+
+/* dev PORT, then `ingress`; tc takes the keys in any order, and operators'
+ * notes say `dev X pref 2 ingress ...`, so keys between dev and ingress are
+ * taken here. */
+static int parse_dev_ingress(struct ctl_parser *ps, struct ctl_flower *f, uint32_t allowed, bool add)
 {
 	if (ctl_at_end(ps) || strcmp(ps->argv[ps->pos], "dev"))
 		return ctl_fail(ps, ps->pos, "expected \"dev PORT\"");
@@ -289,6 +347,12 @@ static int parse_dev_ingress(struct ctl_parser *ps, struct ctl_flower *f)
 	int ret = ctl_parse_name(ps, "dev", CTL_NAME_SIZE, false, f->dev);
 	if (ret)
 		return ret;
+	bool stop = false;
+	while (!ctl_at_end(ps) && is_filter_key(ps->argv[ps->pos], add)) {
+		ret = parse_filter_key(ps, f, allowed, add, &stop);
+		if (ret)
+			return ret;
+	}
 	if (ctl_at_end(ps) || strcmp(ps->argv[ps->pos], "ingress"))
 		return ctl_fail(ps, ps->pos, "expected \"ingress\": rules sit on a port's "
 				"ingress only (no egress, parent or root qdisc)");
@@ -301,46 +365,11 @@ static int parse_dev_ingress(struct ctl_parser *ps, struct ctl_flower *f)
 static int parse_filter_keys(struct ctl_parser *ps, struct ctl_flower *f, uint32_t allowed,
 			     bool add)
 {
-	while (!ctl_at_end(ps)) {
-		int word = ps->pos;
-		const char *w = ps->argv[ps->pos++];
-		uint32_t flag = 0;
-		uint64_t n = 0;
-		int ret;
-		if (!strcmp(w, "pref") || !strcmp(w, "prio") || !strcmp(w, "priority")) {
-			flag = CTL_FF_PREF;
-			ret = fl_take_num(ps, w, 1, CTL_FLOWER_PREF_MAX, &n);
-			f->pref = (uint32_t)n;
-		} else if (!strcmp(w, "handle")) {
-			flag = CTL_FF_HANDLE;
-			ret = fl_take_num(ps, w, 1, UINT32_MAX, &n);
-			f->handle = (uint32_t)n;
-		} else if (!strcmp(w, "chain")) {
-			flag = CTL_FF_CHAIN;
-			ret = fl_take_num(ps, w, 0, UINT32_MAX, &n);
-			f->chain = (uint32_t)n;
-		} else if (add && !strcmp(w, "protocol")) {
-			if (f->match.given & CTL_FM_PROTOCOL)
-				return ctl_fail(ps, word, "duplicate \"protocol\"");
-			f->match.given |= CTL_FM_PROTOCOL;
-			ret = fl_take_protocol(ps, w, &f->match.protocol);
-		} else if (add && !strcmp(w, "flower")) {
-			ps->pos--;
-			return 0;
-		} else if (!strcmp(w, "flower") && ctl_at_end(ps)) {
-			return 0; /* tc's `... handle 1 flower`: the only kind */
-		} else {
-			return ctl_fail(ps, word, add ? "unknown keyword, expected pref, handle, "
-					"chain, protocol or flower" : "unknown keyword, expected %s",
-					allowed & CTL_FF_PREF ? "pref, handle or chain" : "chain");
-		}
+	bool stop = false;
+	while (!ctl_at_end(ps) && !stop) {
+		int ret = parse_filter_key(ps, f, allowed, add, &stop);
 		if (ret)
 			return ret;
-		if (!(flag & allowed) && flag)
-			return ctl_fail(ps, word, "not valid for filter %s", add ? "add" : "show");
-		if (f->given & flag)
-			return ctl_fail(ps, word, "duplicate \"%s\"", w);
-		f->given |= flag;
 	}
 	return 0;
 }
@@ -389,13 +418,21 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 		f->verb = CTL_FILTER_SHOW;
 	else
 		return ctl_fail(&ps, 1, "unknown filter verb, expected add, del or show");
-	int ret = parse_dev_ingress(&ps, f);
+	/* tc's -s is a global option; vxctl's -s names the socket, so the
+	 * counters are asked for after the verb: filter show -s dev ... */
+	if (f->verb == CTL_FILTER_SHOW && ps.pos < argc &&
+	    (!strcmp(argv[ps.pos], "-s") || !strcmp(argv[ps.pos], "-stats"))) {
+		f->given |= CTL_FF_STATS;
+		ps.pos++;
+	}
+	bool add = f->verb == CTL_FILTER_ADD;
+	uint32_t allowed = f->verb == CTL_FILTER_SHOW ? CTL_FF_CHAIN
+						      : CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN;
+	int ret = parse_dev_ingress(&ps, f, allowed, add);
 	if (ret)
 		return ret;
-	if (f->verb == CTL_FILTER_ADD)
+	if (add)
 		return parse_add(&ps, f);
-	uint32_t allowed = f->verb == CTL_FILTER_DEL ? CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN
-						     : CTL_FF_CHAIN;
 	ret = parse_filter_keys(&ps, f, allowed, false);
 	if (ret)
 		return ret;
@@ -422,7 +459,8 @@ int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size)
 	struct ctl_sbuf sb = { .buf = buf, .size = size };
 	if (size)
 		buf[0] = '\0';
-	ctl_sb_printf(&sb, "filter %s dev %s ingress", verbs[f->verb], f->dev);
+	ctl_sb_printf(&sb, "filter %s%s dev %s ingress", verbs[f->verb],
+		      f->given & CTL_FF_STATS ? " -s" : "", f->dev);
 	if (f->given & CTL_FF_PREF)
 		ctl_sb_printf(&sb, " pref %u", f->pref);
 	if (f->given & CTL_FF_HANDLE)
@@ -454,7 +492,9 @@ const char *ctl_flower_grammar(void)
 	       "              [ protocol PROTO ] flower [ skip_hw ] [ MATCH ... ]\n"
 	       "              action ACTION [ action ACTION ... ]\n"
 	       "        | filter del dev PORT ingress [ pref N [ handle N ] ] [ chain N ]\n"
-	       "        | filter show dev PORT ingress [ chain N ]\n"
+	       "        | filter show [ -s ] dev PORT ingress [ chain N ]\n"
+	       "              (-s: installed/used times, packets and bytes, fast path =\n"
+	       "              flow-cache hits, slow path = classifier lookups)\n"
 	       "PROTO  := ip | ipv6 | arp | 802.1Q | 802.1ad | all | 0xHHHH\n"
 	       "MATCH  := src_mac MAC[/MASK] | dst_mac MAC[/MASK] | vlan_id ID | vlan_prio P\n"
 	       "        | vlan_ethtype PROTO | ip_proto { tcp | udp | sctp | icmp | icmpv6 | N }\n"

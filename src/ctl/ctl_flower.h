@@ -16,7 +16,7 @@
  *                 [ protocol PROTO ] flower [ skip_hw ] [ MATCH ... ]
  *                 { action | actions } ACTION [ { action | actions } ACTION ... ]
  *           | filter del dev PORT ingress [ pref N [ handle N ] ] [ chain N ]
- *           | filter show dev PORT ingress [ chain N ]
+ *           | filter show [ -s ] dev PORT ingress [ chain N ]
  *   PROTO  := ip | ipv6 | arp | 802.1Q | 802.1ad | all | 0xHHHH
  *   MATCH  := src_mac MAC[/MASK|/LEN] | dst_mac MAC[/MASK|/LEN]
  *           | vlan_id 0..4095 | vlan_prio 0..7 | vlan_ethtype PROTO
@@ -72,7 +72,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_types.h"
 
 enum ctl_flower_limits {
 	CTL_FLOWER_MAX_ACTIONS = 8,
@@ -93,6 +93,7 @@ enum ctl_flower_key {
 	CTL_FF_HANDLE = 1 << 1,
 	CTL_FF_CHAIN = 1 << 2,
 	CTL_FF_SKIP_HW = 1 << 3,
+	CTL_FF_STATS = 1 << 4,   /* show -s: with counters */
 };
 
 /* ctl_flower_match.given: one bit per match key, in printing order. */

@@ -2,8 +2,8 @@
  * (or SIGHUP) and `show config` do with it.
  *
  * A config file is declarative: it lists the ports (`port add`), the static
- * FDB entries (`fdb add`) and the knobs that differ from their defaults
- * (`set`).  Any other verb is refused with FILE:LINE, because "do this now"
+ * FDB entries (`fdb add`), the flower rules (`filter add`) and the knobs
+ * that differ from their defaults (`set`).  Any other verb is refused with FILE:LINE, because "do this now"
  * (port del, fdb flush, stats...) has no meaning as a state to reach.
  *
  * Reload reads the whole file first; a file that does not parse, or states
@@ -14,7 +14,13 @@
  *      file no longer sets them;
  *   3. ports new to the file (or changed) are added, in file order;
  *   4. static FDB entries the file no longer has are deleted, and every
- *      entry of the file is (re)installed (installing is idempotent).
+ *      entry of the file is (re)installed (installing is idempotent);
+ *   5. the flower rules become the file's, as one batch (filters.c): the
+ *      datapath goes from the old rules to the new ones at once.
+ * Rules name ports, so when the file's rules differ from the running ones,
+ * or step 1 removes a port a rule names, the rules are emptied before
+ * step 1 (frames see no rules, i.e. L2 switching, until step 5); rules
+ * the file leaves as they are on ports it leaves alone are not touched.
  * A port whose line did not change is not touched: it keeps forwarding.
  *
  * A reload is one change: when a step fails (a tap that cannot be opened,
@@ -46,6 +52,9 @@ struct vxd_wanted {
 	unsigned port_line[VXD_MAX_PORTS];
 	unsigned n_ports;
 	uint32_t knobs[CTL_KNOB_COUNT];
+	struct ctl_flower *filters;   /* the file's filter add lines, in order */
+	size_t n_filters;
+	bool filters_cleared;         /* step 0 emptied the rules: step 5 applies them */
 };
 
 static bool vxd_port_cfg_equal(const struct ctl_port_add *a, const struct ctl_port_add *b)
@@ -63,6 +72,9 @@ static int vxd_wanted_build(const struct vxd *vxd, const char *path, const struc
 {
 	memset(w, 0, sizeof(*w));
 	w->cfg = cfg;
+	w->filters = calloc(cfg->n_cmds ? cfg->n_cmds : 1, sizeof(*w->filters));
+	if (!w->filters)
+		return vxd_refuse(err, -ENOMEM, "reload: out of memory");
 	memcpy(w->knobs, vxd->knob_defaults, sizeof(w->knobs));
 	for (size_t i = 0; i < cfg->n_cmds; i++) {
 		const struct ctl_cmd *c = &cfg->cmds[i];
@@ -78,9 +90,11 @@ static int vxd_wanted_build(const struct vxd *vxd, const char *path, const struc
 				return vxd_refuse(err, -ENOSPC, "%s:%u: too many ports", path, line);
 			w->port_line[w->n_ports] = line;
 			w->ports[w->n_ports++] = &c->port_add;
+		} else if (c->verb == CTL_FILTER && c->filter.verb == CTL_FILTER_ADD) {
+			w->filters[w->n_filters++] = c->filter;
 		} else if (c->verb != CTL_FDB_ADD) {
 			return vxd_refuse(err, -EINVAL, "%s:%u: \"%s\" does not belong in a config file "
-					  "(it states what to have: port add, fdb add, set)", path, line,
+					  "(it states what to have: port add, fdb add, filter add, set)", path, line,
 					  ctl_verb_name(c->verb));
 		}
 	}
@@ -98,6 +112,36 @@ static const struct ctl_port_add *vxd_wanted_port(const struct vxd_wanted *w, co
 	return NULL;
 }
 
+/* Whether step 1 keeps port id as it is. */
+static bool vxd_reload_keeps_port(const struct vxd *vxd, const struct vxd_wanted *w, uint16_t id)
+{
+	const struct port *p = vxd->ports[id];
+	const struct ctl_port_add *want = p ? vxd_wanted_port(w, p->name, NULL) : NULL;
+	return want && vxd_port_cfg_equal(want, &vxd->port_cfg[id]);
+}
+
+/* Step 0: the rules go when they change or name a port step 1 removes. */
+static int vxd_reload_filters_prepare(struct vxd *vxd, struct vxd_wanted *w, struct ctl_err *err)
+{
+	size_t n = vxd_filters_n(vxd);
+	bool same = n == w->n_filters;
+	for (size_t i = 0; i < n && same; i++) {
+		char a[1024], b[1024];
+		same = ctl_flower_format(vxd_filter_spec(vxd, i), a, sizeof(a)) >= 0 &&
+		       ctl_flower_format(&w->filters[i], b, sizeof(b)) >= 0 && !strcmp(a, b);
+	}
+	for (size_t i = 0; i < n && same; i++) {
+		const struct flower_rule *r = flower_table_rule(vxd->flower, i);
+		for (uint16_t id = 1; id < VXD_MAX_PORTS && same; id++)
+			if (vxd->ports[id] && vxd_filter_names_port(r, id) && !vxd_reload_keeps_port(vxd, w, id))
+				same = false;
+	}
+	if (same)
+		return 0;
+	w->filters_cleared = true;
+	return vxd_filters_clear(vxd, err);
+}
+
 /* Step 1: ports gone or changed. */
 static int vxd_reload_remove_ports(struct vxd *vxd, const struct vxd_wanted *w, struct ctl_err *err)
 {
@@ -108,8 +152,7 @@ static int vxd_reload_remove_ports(struct vxd *vxd, const struct vxd_wanted *w, 
 			struct port *p = vxd->ports[i];
 			if (!p || (pass == 0) != (vxd->port_cfg[i].type != CTL_PORT_VXLAN))
 				continue;
-			const struct ctl_port_add *want = vxd_wanted_port(w, p->name, NULL);
-			if (want && vxd_port_cfg_equal(want, &vxd->port_cfg[i]))
+			if (vxd_reload_keeps_port(vxd, w, (uint16_t)i))
 				continue;
 			int ret = vxd_port_remove(vxd, (uint16_t)i, err);
 			if (ret < 0)
@@ -195,6 +238,8 @@ static int vxd_apply(struct vxd *vxd, const char *path, const struct ctl_config 
 		return vxd_refuse(err, -ENOMEM, "reload: out of memory");
 	int ret = vxd_wanted_build(vxd, path, cfg, w, err);
 	if (ret == 0)
+		ret = vxd_reload_filters_prepare(vxd, w, err);
+	if (ret == 0)
 		ret = vxd_reload_remove_ports(vxd, w, err);
 	if (ret == 0)
 		ret = vxd_reload_knobs(vxd, w, path, err);
@@ -202,8 +247,17 @@ static int vxd_apply(struct vxd *vxd, const char *path, const struct ctl_config 
 		vxd_reload_drop_statics(vxd, cfg);
 		ret = vxd_reload_add(vxd, w, path, out, err);
 	}
+	if (ret == 0 && w->filters_cleared && w->n_filters) {
+		ret = vxd_filters_apply(vxd, true, w->filters, w->n_filters, err);
+		if (ret < 0) {
+			char msg[sizeof(err->msg)];
+			snprintf(msg, sizeof(msg), "%s", err->msg);
+			vxd_refuse(err, ret, "%s: filter %s", path, msg);
+		}
+	}
 	if (ret == 0)
 		VLOG_INFO("config", "%s: applied (%u ports)", path, w->n_ports);
+	free(w->filters);
 	free(w);
 	return ret;
 }
@@ -211,7 +265,7 @@ static int vxd_apply(struct vxd *vxd, const char *path, const struct ctl_config 
 /* The running state as a config (what show config prints), to return to. */
 static int vxd_running_config(const struct vxd *vxd, struct ctl_config *cfg)
 {
-	size_t n = 0, cap = VXD_MAX_PORTS + CTL_KNOB_COUNT + vxd->n_statics;
+	size_t n = 0, cap = VXD_MAX_PORTS + CTL_KNOB_COUNT + vxd->n_statics + vxd_filters_n(vxd);
 	*cfg = (struct ctl_config){ .cmds = calloc(cap, sizeof(*cfg->cmds)), .lines = calloc(cap, sizeof(unsigned)) };
 	if (!cfg->cmds || !cfg->lines) {
 		ctl_config_release(cfg);
@@ -227,6 +281,8 @@ static int vxd_running_config(const struct vxd *vxd, struct ctl_config *cfg)
 							   .set = { .knob = (enum ctl_knob)k, .value = vxd->knobs[k] } };
 	for (size_t i = 0; i < vxd->n_statics; i++)
 		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_FDB_ADD, .fdb = vxd->statics[i] };
+	for (size_t i = 0; i < vxd_filters_n(vxd); i++)
+		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_FILTER, .filter = *vxd_filter_spec(vxd, i) };
 	for (size_t i = 0; i < n; i++)
 		cfg->lines[i] = (unsigned)i + 1;
 	cfg->n_cmds = n;
@@ -272,7 +328,7 @@ int vxd_reload(struct vxd *vxd, const char *path, struct ctl_print *out, struct 
 
 static void vxd_print_cmd(struct ctl_print *out, const struct ctl_cmd *c)
 {
-	char line[600];
+	char line[1024];
 	if (ctl_cmd_format(c, line, sizeof(line)) >= 0)
 		ctl_print_string(out, CTL_PRINT_ANY, NULL, "%s\n", line);
 }
@@ -290,6 +346,8 @@ void vxd_show_config(const struct vxd *vxd, struct ctl_print *out)
 							      .set = { .knob = (enum ctl_knob)k, .value = vxd->knobs[k] } });
 	for (size_t i = 0; i < vxd->n_statics; i++)
 		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_FDB_ADD, .fdb = vxd->statics[i] });
+	for (size_t i = 0; i < vxd_filters_n(vxd); i++)
+		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_FILTER, .filter = *vxd_filter_spec(vxd, i) });
 	ctl_print_close_array(out);
 }
 

@@ -263,6 +263,8 @@ int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *ou
 		struct port *port = vxd_port_by_name(vxd, cmd->port.name);
 		if (!port)
 			return vxd_refuse(err, -ENOENT, "port %s: no such port", cmd->port.name);
+		if (vxd_filters_port_in_use(vxd, port->id, port->name, err) < 0)
+			return -EBUSY;
 		/* port del (unlike a shutdown) deletes a tap a vxswitchd made. */
 		bool tap = port_is_tap(port);
 		if (tap)
@@ -301,6 +303,8 @@ int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *ou
 		return vxd_save(vxd, cmd->save.has_path ? cmd->save.path : vxd->opts.config_path, out, err);
 	case CTL_CAPTURE:
 		return vxd_capture_start(vxd, &cmd->capture, err);
+	case CTL_FILTER:
+		return vxd_filter(vxd, &cmd->filter, out, err);
 	case CTL_VERSION:
 		ctl_print_open_object(out, NULL);
 		ctl_print_string(out, CTL_PRINT_ANY, "version", "%s\n", VXD_VERSION);

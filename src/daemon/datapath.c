@@ -49,7 +49,7 @@ static struct port *dp_port(const struct vxd_worker *w, uint16_t id)
 	return id < VXD_MAX_PORTS ? w->view->ports[id] : NULL;
 }
 
-static void dp_count_drop(struct vxd_worker *w, uint16_t port_id, enum drop_reason reason)
+void dp_count_drop(struct vxd_worker *w, uint16_t port_id, enum drop_reason reason)
 {
 	if ((unsigned)reason >= DROP_REASON_COUNT)
 		return;
@@ -120,7 +120,7 @@ static void dp_vtep_rx(struct vxd_worker *w, uint16_t port, const struct pkt_tun
 
 /* Sends `pkt` (consumed) to every output of `res`.  Flood copies share the
  * payload (pkt_clone): only headers are copied per output. */
-static void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_result *res)
+void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_result *res)
 {
 	if (res->action == FWD_DROP || res->n_outputs == 0) {
 		dp_count_drop(w, pkt->in_port, res->action == FWD_DROP ? res->reason : DROP_FDB_DST_UNKNOWN);
@@ -158,11 +158,16 @@ static void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_re
 }
 
 /* The one place both input paths meet: a frame with its parsed key and
- * where it came from.  Rules (the flower-rules issue) go here, before L2
- * switching; today every frame goes to the L2 switch. */
+ * where it came from.  Flower rules first (dp_rules.c), when the ingress
+ * port has any: a port without rules pays one lookup in the table's port
+ * list, and no table at all one predictable branch. */
 static void dp_switch(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key,
 		      const struct fdb_dst *ingress, uint32_t vni)
 {
+	const struct flower_table *ft = w->view->flower;
+	if (__builtin_expect(ft != NULL, 0) && flower_table_port_has_rules(ft, key->in_port) &&
+	    dp_rules(w, ft, pkt, key))
+		return;
 	fwd_frame(&w->fwd, ingress, vni, key->dl_dst, key->dl_src, w->now_ns, &w->fwd_res);
 	dp_output(w, pkt, &w->fwd_res);
 }

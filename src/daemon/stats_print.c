@@ -392,6 +392,13 @@ static void vxd_print_switch(struct ctl_print *p, const struct vxd *vxd, const s
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 
+	ctl_print_open_object(p, "flow_cache");
+	ctl_print_uint(p, CTL_PRINT_ANY, "hits", "flower flow cache: hits (fast path) %" PRIu64, snap->flow_cache.hits);
+	ctl_print_uint(p, CTL_PRINT_ANY, "misses", " misses (classifier, slow path) %" PRIu64, snap->flow_cache.misses);
+	ctl_print_uint(p, CTL_PRINT_ANY, "evictions", " evictions %" PRIu64, snap->flow_cache.evictions);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+
 }
 
 /* GSO (summed over the vxlan ports), CPU per received KB, the pkt pool. */

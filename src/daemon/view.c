@@ -64,6 +64,7 @@ static int vxd_view_build(const struct vxd *vxd, struct vni_table *vnis, struct 
 	}
 	memcpy(v->ports, vxd->ports, sizeof(v->ports));
 	memcpy(v->knobs, vxd->knobs, sizeof(v->knobs));
+	v->flower = vxd->flower;
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		v->link_down[i] = port_is_frame(vxd->ports[i]) && vxd->links[i].down_ns;
 	*out = v;

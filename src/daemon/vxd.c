@@ -12,6 +12,7 @@
 #include "ctl/ctl_server.h"
 #include "daemon/metrics_http.h"
 #include "daemon/vxd_internal.h"
+#include "switch/flower_table.h"
 #include "util/vlog.h"
 
 
@@ -138,6 +139,8 @@ void vxd_destroy(struct vxd *vxd)
 	if (vxd->wake_fd >= 0)
 		close(vxd->wake_fd);
 	vxd_view_free(atomic_load(&vxd->view));
+	flower_table_destroy(vxd->flower); /* no view holds it any more */
+	free(vxd->fcounters);
 	free(vxd->snap);
 	free(vxd->diag_prev);
 	free(vxd->diag_cur);

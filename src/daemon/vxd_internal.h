@@ -19,6 +19,8 @@
 #include "util/qsbr.h"
 
 struct ctl_server;
+struct flower_rule;
+struct flower_table;
 struct metrics_http;
 
 /* What woke the control loop (epoll data). */
@@ -70,6 +72,8 @@ struct vxd {
 	struct ctl_port_add port_cfg[VXD_MAX_PORTS];
 	struct ctl_fdb *statics;
 	size_t n_statics, cap_statics;
+	struct flower_table *flower; /* filters.c: the rules; NULL = none yet */
+	struct flower_counters *fcounters; /* filters.c: show -s scratch (768 KiB, on first use) */
 	volatile sig_atomic_t reload_pending; /* SIGHUP */
 
 	struct qsbr qsbr;
@@ -141,6 +145,19 @@ void vxd_show_config(const struct vxd *vxd, struct ctl_print *out);
 int vxd_save(struct vxd *vxd, const char *path, struct ctl_print *out, struct ctl_err *err);
 int vxd_statics_remember(struct vxd *vxd, const struct ctl_fdb *f);
 void vxd_statics_forget(struct vxd *vxd, uint32_t vni, const uint8_t mac[6]);
+
+/* filters.c: flower rules (filter add|del|show). */
+int vxd_filter(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out, struct ctl_err *err);
+/* ops[0..n-1] (filter add/del) as one change, onto the current rules or
+ * (from_empty) onto none; published whole or refused with nothing changed. */
+int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
+		      struct ctl_err *err);
+int vxd_filters_clear(struct vxd *vxd, struct ctl_err *err);
+/* -EBUSY naming the rules when some rule sits on port id or sends to it. */
+int vxd_filters_port_in_use(const struct vxd *vxd, uint16_t id, const char *name, struct ctl_err *err);
+bool vxd_filter_names_port(const struct flower_rule *r, uint16_t id);
+size_t vxd_filters_n(const struct vxd *vxd);
+const struct ctl_flower *vxd_filter_spec(const struct vxd *vxd, size_t i); /* as added, pref/handle filled */
 
 /* links.c */
 /* Starts following the device of port `id` (just added, port_cfg set):

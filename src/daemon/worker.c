@@ -261,6 +261,12 @@ static int vxd_worker_init(struct vxd_worker *w, const struct vxd_worker_config 
 	err = vxd_worker_gro_rebuild(w, GRO_DEFAULT_MAX_SIZE, 0);
 	if (err < 0)
 		return err;
+	err = flow_cache_create(FLOW_CACHE_DEFAULT_ENTRIES, &w->fcache);
+	if (err < 0)
+		return err;
+	w->fcounters = calloc(1, sizeof(*w->fcounters));
+	if (!w->fcounters)
+		return -ENOMEM;
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (w->epfd < 0 || w->wake_fd < 0)
@@ -323,6 +329,8 @@ void vxd_worker_destroy(struct vxd_worker *w)
 	if (w->reader)
 		qsbr_unregister(w->qsbr, w->reader);
 	gro_destroy(w->gro);
+	flow_cache_destroy(w->fcache);
+	free(w->fcounters);
 	fdb_destroy(w->fdb);
 	pkt_pool_destroy(w->pool);
 	if (w->epfd >= 0)

@@ -49,6 +49,8 @@
 #include "port/tap.h"
 #include "port/vxlan.h"
 #include "switch/fdb.h"
+#include "switch/flow_cache.h"
+#include "switch/flower_table.h"
 #include "switch/forward.h"
 #include "switch/vni.h"
 #include "switch/vni_map.h"
@@ -80,6 +82,10 @@ struct vxd_view {
 	struct vxd_view_sock socks[VXD_MAX_SOCKS];
 	uint32_t knobs[CTL_KNOB_COUNT];
 	bool link_down[VXD_MAX_PORTS]; /* a frame port whose link is down (links.c): frames to it are dropped */
+	/* The flower rules (switch/flower_table.h), immutable too; NULL: none.
+	 * Owned by the control thread, which frees a table only once no view
+	 * holding it can be read any more. */
+	const struct flower_table *flower;
 };
 
 /* Counters of one port, copied out by VXD_REQ_SNAPSHOT. */
@@ -138,6 +144,7 @@ struct vxd_snapshot {
 	struct vxd_vtep_stats vteps[VXD_MAX_VTEPS];
 	unsigned n_vteps;
 	uint64_t vteps_untracked;          /* frames of VTEPs that found the table full */
+	struct flow_cache_stats flow_cache; /* flower verdicts: hits = fast path */
 };
 
 /* FDB entries copied out by VXD_REQ_FDB_DUMP (caller frees entries). */
@@ -189,6 +196,7 @@ struct vxd_req {
 	} gro;
 	struct vxd_fdb_dump *dump;
 	struct vxd_snapshot *snap;
+	struct flower_counters *fcounters; /* SNAPSHOT: also the rule counters, when set */
 	struct vxd_capture *capture;
 	/* Internal to worker.c. */
 	struct vxd_req *next;

@@ -10,6 +10,7 @@
 #include "daemon/worker.h"
 #include "daemon/txq.h"
 #include "parse/flow.h"
+#include "switch/flow_cache.h"
 
 enum vxd_worker_limits {
 	VXD_RX_BATCH = 64,       /* tap reads per batch */
@@ -78,6 +79,12 @@ struct vxd_worker {
 
 	struct pkt *sock_rx[VXD_SOCK_RX_MAX];
 
+	/* Flower rules (dp_rules.c): the verdict cache, the per-rule counters
+	 * (read by the control side through VXD_REQ_SNAPSHOT), mirred scratch. */
+	struct flow_cache *fcache;
+	struct flower_counters *fcounters;
+	struct fwd_result rule_res;
+
 	/* Captures (capture.h): on vxlan ports (checked once per socket
 	 * batch), and of decapsulated frames (GRO's emit is switched). */
 	unsigned n_sock_caps, n_gro_caps;
@@ -88,7 +95,15 @@ struct vxd_worker {
 	atomic_bool req_pending;
 };
 
+/* dp_rules.c: a frame whose ingress port has rules (ft is the view's
+ * table); true when the rules consumed it, false: on to L2 switching. */
+bool dp_rules(struct vxd_worker *w, const struct flower_table *ft, struct pkt *pkt,
+	      const struct flow_key *key);
+
 /* datapath.c */
+/* Sends pkt (consumed) to every output of res (a drop when it has none). */
+void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_result *res);
+void dp_count_drop(struct vxd_worker *w, uint16_t port_id, enum drop_reason reason);
 void dp_frame_input(struct vxd_worker *w, struct port *port);
 /* EPOLLERR/EPOLLHUP on a frame port's fd.  The device is gone (a tap:
  * always; an afpacket port: when its poll_error says so -- a link only

@@ -167,6 +167,7 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 	vxd_worker_cpu(&s->cpu_user_us, &s->cpu_sys_us);
 	memcpy(s->vteps, w->vteps, w->n_vteps * sizeof(w->vteps[0]));
 	s->n_vteps = w->n_vteps;
+	flow_cache_get_stats(w->fcache, &s->flow_cache);
 	s->vteps_untracked = w->vteps_untracked;
 }
 
@@ -199,6 +200,8 @@ static int64_t vxd_req_run(struct vxd_worker *w, struct vxd_req *req)
 		return vxd_worker_gro_rebuild(w, req->gro.max_size, req->gro.hold_ns);
 	case VXD_REQ_SNAPSHOT:
 		vxd_req_snapshot(w, req->snap);
+		if (req->fcounters)
+			memcpy(req->fcounters, w->fcounters, sizeof(*w->fcounters));
 		return 0;
 	case VXD_REQ_CAPTURE_START:
 		return vxd_capture_attach(w, req->capture);

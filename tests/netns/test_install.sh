@@ -104,8 +104,9 @@ for page in vxswitchd vxctl; do
 		grep -qF -- "$opt" "$RIG_DIR/$page.txt" || fail "$page.8 lacks $opt of --help"
 	done
 done
-# vxctl: every command and knob of the grammar.
-"$BUILD/vxctl" --help | sed -n 's/^ *\(COMMAND :=\||\) \([a-z][a-z -]*[a-z]\).*/\2/p' | sed 's/ [A-Z].*//' | sort -u >"$RIG_DIR/verbs"
+# vxctl: every command and knob of the grammar (the COMMAND block: FILTER's
+# alternatives after it are tc's match keys and actions, not commands).
+"$BUILD/vxctl" --help | sed -n '/^COMMAND :=/,/^KNOB VALUE :=/p' | sed -n 's/^ *\(COMMAND :=\||\) \([a-z][a-z -]*[a-z]\).*/\2/p' | sed 's/ [A-Z].*//' | sort -u >"$RIG_DIR/verbs"
 [ "$(wc -l <"$RIG_DIR/verbs")" -ge 13 ] || fail "grammar extraction: $(cat "$RIG_DIR/verbs")"
 while read -r verb; do
 	grep -q -- "^ *$verb" "$RIG_DIR/vxctl.txt" || fail "vxctl.8 lacks the command '$verb'"

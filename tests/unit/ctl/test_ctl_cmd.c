@@ -431,6 +431,11 @@ static const struct {
 	{ "diagnose", NULL },
 	{ "diagnose port tap0", NULL },
 	{ "version", NULL },
+	/* filter: the verb hands its words to ctl_flower_parse() whole */
+	{ "filter add dev vnet0 pref 2 ingress protocol ip flower action mirred egress redirect dev vx0",
+	  "filter add dev vnet0 ingress pref 2 protocol ip flower action mirred egress redirect dev vx0" },
+	{ "filter del dev vnet0 ingress pref 2 handle 1", NULL },
+	{ "filter show -s dev vnet0 ingress", NULL },
 };
 
 static void test_round_trip(void **state)
@@ -504,6 +509,8 @@ static void test_grammar_lists_every_verb_and_knob(void **state)
 	const char *g = ctl_cmd_grammar();
 	for (int v = CTL_PORT_ADD; v <= CTL_VERSION; v++)
 		assert_non_null(strstr(g, ctl_verb_name((enum ctl_verb)v)));
+	assert_non_null(strstr(g, "| filter "));
+	assert_string_equal(ctl_verb_name(CTL_FILTER), "filter");
 	for (int k = 0; k < CTL_KNOB_COUNT; k++)
 		assert_non_null(strstr(g, ctl_knob_info((enum ctl_knob)k)->name));
 	assert_string_equal(ctl_verb_name((enum ctl_verb)99), "?");

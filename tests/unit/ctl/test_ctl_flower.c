@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 
+#include "ctl/ctl_cmd.h"
 #include "ctl/ctl_flower.h"
 #include "ctl/ctl_print.h"
 
@@ -222,6 +223,14 @@ static void test_del_show(void **state)
 	check_canonical("filter del dev vnet0 ingress pref 2 handle 0x1 flower",
 			"filter del dev vnet0 ingress pref 2 handle 1");
 	check_canonical("filter ls dev vnet0 ingress", "filter show dev vnet0 ingress");
+	/* tc's order of the seed 002 notes: keys between dev and ingress */
+	check_canonical("filter add dev vnet0 pref 2 ingress protocol ip flower skip_hw action drop",
+			"filter add dev vnet0 ingress pref 2 protocol ip flower skip_hw action drop");
+	check_canonical("filter del dev vnet0 pref 2 handle 1 ingress",
+			"filter del dev vnet0 ingress pref 2 handle 1");
+	check_round_trip("filter show -s dev vnet0 ingress");
+	check_canonical("filter show -stats dev vnet0 ingress chain 2",
+			"filter show -s dev vnet0 ingress chain 2");
 	struct ctl_flower f;
 	parse_ok("filter del dev vnet0 ingress prio 9 handle 3", &f);
 	assert_int_equal(f.verb, CTL_FILTER_DEL);

@@ -465,11 +465,62 @@ static void test_gro_hold_timer_is_real(void **state)
 	vxd_destroy(vxd);
 }
 
+/* One command whose output is not looked at: its status, err kept. */
+static int run_status(struct vxd *vxd, struct ctl_err *err, const char *line)
+{
+	struct ctl_print out;
+	int ret = run(vxd, false, &out, err, "%s", line);
+	ctl_print_release(&out);
+	return ret;
+}
+
+/* filter add|del|show on the control thread: a rule naming a missing port
+ * is refused, a port named by rules cannot be deleted, a tunnel_key VNI
+ * other than the target port's is refused at add, rules are in show config, and show -s reads
+ * the worker's counters through a SNAPSHOT request (TSan watches it). */
+static void test_filters(void **state)
+{
+	struct vxd *vxd = *state;
+	struct ctl_print out;
+	struct ctl_err err;
+	assert_int_equal(run(vxd, false, &out, &err,
+			     "port add vx7 type vxlan vni 7 local 127.0.0.1 remote 127.0.0.2 dstport %u", test_port), 0);
+	ctl_print_release(&out);
+	assert_int_equal(run(vxd, false, &out, &err,
+			     "port add vx8 type vxlan vni 8 local 127.0.0.1 remote 127.0.0.3 dstport %u", test_port), 0);
+	ctl_print_release(&out);
+	assert_int_equal(run_status(vxd, &err, "filter add dev vx7 pref 2 ingress protocol ip flower "
+			     "action mirred egress redirect dev vx9"), -ENOENT);
+	assert_non_null(strstr(err.msg, "vx9"));
+	assert_int_equal(run_status(vxd, &err, "filter add dev vx7 ingress pref 2 protocol ip flower action tunnel_key "
+			     "set id 9 src_ip 127.0.0.1 dst_ip 127.0.0.3 action mirred egress redirect dev vx8"), -EOPNOTSUPP);
+	assert_non_null(strstr(err.msg, "\"id 9\""));
+	assert_int_equal(run_status(vxd, &err, "filter add dev vx7 pref 2 ingress protocol ip flower "
+			     "action mirred egress redirect dev vx8"), 0);
+	assert_int_equal(run(vxd, false, &out, &err, "filter show -s dev vx7 ingress"), 0);
+	assert_non_null(strstr(ctl_print_data(&out), "filter add dev vx7 ingress pref 2 handle 1 protocol ip flower "
+			       "action mirred egress redirect dev vx8\n  installed 0 sec never used\n"));
+	assert_non_null(strstr(ctl_print_data(&out), "Sent fast path 0 bytes 0 pkt"));
+	ctl_print_release(&out);
+	assert_int_equal(run(vxd, false, &out, &err, "show config"), 0);
+	assert_non_null(strstr(ctl_print_data(&out), "\nfilter add dev vx7 ingress pref 2 handle 1 protocol ip"));
+	ctl_print_release(&out);
+	assert_int_equal(run_status(vxd, &err, "port del vx8"), -EBUSY);
+	assert_non_null(strstr(err.msg, "named by 1 flower rule"));
+	assert_int_equal(run_status(vxd, &err, "filter del dev vx7 ingress pref 2"), 0);
+	assert_int_equal(run(vxd, false, &out, &err, "filter show dev vx7 ingress"), 0);
+	assert_string_equal(ctl_print_data(&out), "");
+	ctl_print_release(&out);
+	assert_int_equal(run_status(vxd, &err, "port del vx8"), 0);
+	assert_int_equal(run_status(vxd, &err, "port del vx7"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vxlan_ports_share_a_socket_and_report_mtu),
 		cmocka_unit_test(test_fdb_static_entry_via_remote),
+		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_knobs_set_and_show),
 		cmocka_unit_test(test_diagnose_verdict),
 		cmocka_unit_test(test_stats_json_has_every_section),

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ctl/ctl_cmd.h"
 #include "ctl/ctl_flower.h"
 #include "switch/flower_table.h"
 

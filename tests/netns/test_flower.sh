@@ -1,0 +1,308 @@
+#!/bin/bash
+# Flower rules in the running daemon: `vxctl filter add|del|show` (tc's
+# grammar), refusals that name the word and leave the rules unchanged, a
+# port named by rules that cannot be deleted, rules in `show config` and a
+# reload round-trip; then the datapath: the seed 002 redirect set-up both
+# ways between the VM tap and the vxlan port with everything else dropped,
+# per-rule counters against the traffic sent, priority, a mirror seen on a
+# third tap, 1000 rules added and deleted under iperf3, tunnel_key set
+# choosing the remote VTEP, enc_* matches on decapsulated frames, and vlan
+# push/modify/pop seen on the wire.
+#
+#   vxt64-PID-vm1       vxt64-PID-h1                          vxt64-PID-h2       vxt64-PID-vm2
+#   vnet1 192.0.2.1 <-- vxswitchd -- u1 ============== u2 -- vxswitchd --> vnet2 192.0.2.2
+set -e
+cd "$(dirname "$0")/../.."
+. tests/netns/lib.sh
+rig_init "vxt64-$$"
+trap rig_cleanup EXIT
+
+rig_create 4
+rig_vxswitchd 1
+rig_vxswitchd 2
+VX=vx$VNI
+nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping before any rule"
+r0=$(rig_iperf 4 1) || fail "iperf3 without rules"
+
+# --- the seed 002 set-up, in tc's words: add and show ------------------------
+vx 1 filter add dev vnet1 pref 2 ingress protocol ip flower skip_hw action mirred egress redirect dev "$VX" ||
+	fail "filter add (seed line, pref 2 ip)"
+vx 1 filter add dev "$VX" pref 2 ingress protocol ip flower skip_hw action mirred egress redirect dev vnet1 ||
+	fail "filter add on the vxlan port"
+vx 1 filter add dev vnet1 pref 1 ingress protocol arp flower skip_hw action mirred egress redirect dev "$VX" ||
+	fail "filter add (pref 1 arp)"
+vx 1 filter add dev "$VX" pref 1 ingress protocol arp flower skip_hw action mirred egress redirect dev vnet1 ||
+	fail "filter add (pref 1 arp, vxlan port)"
+vx 1 filter show dev vnet1 ingress >"$RIG_DIR/show"
+cat >"$RIG_DIR/want" <<EOF
+filter add dev vnet1 ingress pref 1 handle 1 protocol arp flower skip_hw action mirred egress redirect dev $VX
+filter add dev vnet1 ingress pref 2 handle 1 protocol ip flower skip_hw action mirred egress redirect dev $VX
+EOF
+diff "$RIG_DIR/want" "$RIG_DIR/show" || fail "filter show prints what was added, in pref order"
+vx 1 -j filter show dev "$VX" ingress | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert [(r["pref"], r["handle"], r["dev"]) for r in d] == [(1, 1, sys.argv[1]), (2, 1, sys.argv[1])], d
+assert d[0]["rule"].startswith("filter add dev %s ingress pref 1 handle 1 protocol arp" % sys.argv[1]), d' "$VX" ||
+	fail "filter show -j"
+pass "seed 002 rules added in tc's words; filter show prints them back in pref order (text and JSON)"
+
+# --- refusals name the word; the rules stay as they were ------------------------
+vx 1 show config >"$RIG_DIR/cfg-before"
+refused() { # WHAT EXPECTED-IN-MESSAGE WORDS...
+	local what=$1 want=$2 rc=0; shift 2
+	vx 1 "$@" 2>"$RIG_DIR/err" >/dev/null || rc=$?
+	[ "$rc" = 1 ] || fail "$what: exit $rc, not refused"
+	grep -q -- "$want" "$RIG_DIR/err" || fail "$what: message does not say '$want': $(cat "$RIG_DIR/err")"
+	vx 1 show config >"$RIG_DIR/cfg-now"
+	diff "$RIG_DIR/cfg-before" "$RIG_DIR/cfg-now" >/dev/null || fail "$what changed the state"
+}
+refused "unknown field" '"dst_ipp"' filter add dev vnet1 ingress pref 5 protocol ip flower dst_ipp 192.0.2.0/24 action drop
+refused "bad prefix" '"192.0.2.0/33"' filter add dev vnet1 ingress pref 5 protocol ip flower dst_ip 192.0.2.0/33 action drop
+refused "missing action target port" 'mirred dev "nosuch": no such port' \
+	filter add dev vnet1 ingress pref 5 protocol ip flower action mirred egress redirect dev nosuch
+refused "missing rule port" 'dev "nosuch": no such port' filter add dev nosuch ingress pref 5 protocol ip flower action drop
+refused "duplicate handle" 'duplicate handle' filter add dev vnet1 ingress pref 2 handle 1 protocol ip flower action drop
+refused "ip_proto without protocol" '"ip_proto"' filter add dev vnet1 ingress pref 5 flower ip_proto tcp action drop
+refused "skip_sw" '"skip_sw"' filter add dev vnet1 ingress pref 5 protocol ip flower skip_sw action drop
+refused "del of no rule" 'no such filter' filter del dev vnet1 ingress pref 7 handle 1
+refused "port del of a port rules name" 'named by 4 flower rules' port del "$VX"
+nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after the refusals"
+pass "bad rule lines refused naming the word (unknown field, bad prefix, missing port, duplicate handle, ip_proto without protocol, skip_sw); port del of a port in use refused; nothing changed"
+
+# --- show config and a reload round-trip --------------------------------------------
+CONF=$RIG_DIR/h1.conf
+grep -c '^filter add ' "$RIG_DIR/cfg-before" | grep -qx 4 || fail "show config lacks the rules: $(cat "$RIG_DIR/cfg-before")"
+cp "$RIG_DIR/cfg-before" "$CONF"
+vx 1 reload >/dev/null || fail "reload of show config's own output"
+vx 1 show config >"$RIG_DIR/cfg-again"
+diff "$RIG_DIR/cfg-before" "$RIG_DIR/cfg-again" || fail "show config does not round-trip with rules"
+# A file whose rules differ: the rules become the file's, as one change.
+grep -v "pref 1 " "$RIG_DIR/cfg-before" >"$CONF"
+echo "filter add dev vnet1 ingress pref 3 protocol ipv6 flower ip_proto udp dst_port 5000-5010 action drop" >>"$CONF"
+vx 1 reload >/dev/null || fail "reload with changed rules: $(cat "$CONF")"
+vx 1 filter show dev vnet1 ingress >"$RIG_DIR/show"
+cat >"$RIG_DIR/want" <<EOF
+filter add dev vnet1 ingress pref 2 handle 1 protocol ip flower skip_hw action mirred egress redirect dev $VX
+filter add dev vnet1 ingress pref 3 handle 1 protocol ipv6 flower ip_proto udp dst_port 5000-5010 action drop
+EOF
+diff "$RIG_DIR/want" "$RIG_DIR/show" || fail "reload did not make the rules the file's"
+# A file with a bad rule is refused whole (FILE:LINE), the rules unchanged.
+vx 1 show config >"$RIG_DIR/cfg-before"
+echo "filter add dev vnet1 ingress pref 4 protocol ip flower action mirred egress redirect dev gone0" >>"$CONF"
+rc=0; vx 1 reload 2>"$RIG_DIR/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'gone0' "$RIG_DIR/err" || fail "reload with a rule naming no port: exit $rc, $(cat "$RIG_DIR/err")"
+vx 1 show config >"$RIG_DIR/cfg-now"
+diff "$RIG_DIR/cfg-before" "$RIG_DIR/cfg-now" || fail "a refused reload changed the rules"
+pass "rules are in show config; reload round-trips, replaces the rules by the file's, and a bad rule undoes the reload"
+
+# --- del ---------------------------------------------------------------------------
+vx 1 filter del dev vnet1 ingress pref 3 handle 1 || fail "filter del pref handle"
+vx 1 filter show dev vnet1 ingress | grep -q "pref 3" && fail "deleted rule still shown"
+vx 1 filter del dev vnet1 ingress || fail "filter del of every rule of a port"
+[ -z "$(vx 1 filter show dev vnet1 ingress)" ] || fail "rules left on vnet1"
+vx 1 filter del dev "$VX" ingress || fail "filter del on the vxlan port"
+nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after the rules are gone"
+pass "filter del of one rule and of a port's rules"
+
+# --- the datapath: seed 002 both ways, everything else dropped ------------------------
+seed_rules() { # PORT TARGET
+	vx 1 filter add dev "$1" pref 1 ingress protocol arp flower skip_hw action mirred egress redirect dev "$2"
+	vx 1 filter add dev "$1" pref 2 ingress protocol ip flower skip_hw action mirred egress redirect dev "$2"
+	vx 1 filter add dev "$1" pref 3 ingress protocol all flower action drop
+}
+seed_rules vnet1 "$VX" || fail "seed rules on vnet1"
+seed_rules "$VX" vnet1 || fail "seed rules on $VX"
+# rule_count PORT PREF HANDLE FIELD: a counter of one rule (filter show -s -j)
+rule_count() {
+	vx 1 -j filter show -s dev "$1" ingress | /usr/bin/python3 -c '
+import json, sys
+port, pref, handle, field = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+for r in json.load(sys.stdin):
+	if r["pref"] == pref and r["handle"] == handle:
+		s = r["stats"]
+		assert s["packets"] == s["fast_path"]["packets"] + s["slow_path"]["packets"], s
+		assert s["bytes"] == s["fast_path"]["bytes"] + s["slow_path"]["bytes"], s
+		v = {"packets": s["packets"], "fast": s["fast_path"]["packets"], "slow": s["slow_path"]["packets"],
+		     "bytes": s["bytes"], "used": s["used_sec"]}[field]
+		print(-1 if v is None else v)
+		sys.exit(0)
+sys.exit("no rule %s pref %d handle %d" % (port, pref, handle))' "$1" "$2" "$3" "$4"
+}
+nvm1 ip neigh flush all
+N=20
+out0=$(rule_count vnet1 2 1 packets); in0=$(rule_count "$VX" 2 1 packets); slow0=$(rule_count vnet1 2 1 slow)
+nvm1 ping -c $N -i 0.05 -W 2 "$(vm_addr4 2)" >"$RIG_DIR/ping" || fail "ping through the redirect rules: $(cat "$RIG_DIR/ping")"
+sleep 0.2
+out1=$(rule_count vnet1 2 1 packets); in1=$(rule_count "$VX" 2 1 packets); slow1=$(rule_count vnet1 2 1 slow)
+arp=$(rule_count vnet1 1 1 packets)
+[ $((out1 - out0)) = $N ] || fail "vnet1 pref 2 (ip) counted $((out1 - out0)) packets for $N echo requests"
+[ $((in1 - in0)) = $N ] || fail "$VX pref 2 (ip) counted $((in1 - in0)) packets for $N echo replies"
+[ "$arp" -ge 1 ] || fail "vnet1 pref 1 (arp) counted no ARP"
+[ $((slow1 - slow0)) -ge 1 ] && [ $((slow1 - slow0)) -lt $N ] ||
+	fail "slow path (classifier) counted $((slow1 - slow0)) of $N: the flow cache did not serve the rest"
+[ "$(rule_count vnet1 2 1 used)" -ge 0 ] || fail "used time not set"
+hits=$(vx_stat 1 'd["flow_cache"]["hits"]'); misses=$(vx_stat 1 'd["flow_cache"]["misses"]')
+[ "$hits" -gt 0 ] && [ "$misses" -gt 0 ] || fail "flow_cache stats: hits $hits misses $misses"
+pass "seed 002 redirect both ways: ping -c $N counted $N on each side's ip rule (fast + slow = total, slow $((slow1 - slow0))), ARP $arp; flow cache hits $hits misses $misses"
+
+# --- everything else is dropped, and counted -----------------------------------------------
+nvm1 ip addr replace 2001:db8:1::1/64 dev vnet1 nodad
+nvm2 ip addr replace 2001:db8:1::2/64 dev vnet2 nodad
+d0=$(rule_count vnet1 3 1 packets)
+rd0=$(vx_stat 1 'port("vnet1")["drops"]["rule_drop"]' 2>/dev/null || echo 0)
+nvm1 ping -6 -c 3 -i 0.1 -W 1 2001:db8:1::2 >/dev/null 2>&1 && fail "IPv6 went through the drop-everything-else rule"
+d1=$(rule_count vnet1 3 1 packets)
+rd1=$(vx_stat 1 'port("vnet1")["drops"]["rule_drop"]')
+[ $((d1 - d0)) -ge 3 ] || fail "the drop rule counted $((d1 - d0)) frames for 3+ IPv6 frames"
+[ $((rd1 - rd0)) -ge 3 ] || fail "rule_drop on vnet1 counted $((rd1 - rd0))"
+pass "pref 3 drops what the redirects do not take: IPv6 ping fails, rule counted $((d1 - d0)), vnet1 rule_drop $((rd1 - rd0))"
+
+# --- priority between overlapping rules: the lower handle of a pref wins ----------------------
+vx 1 filter add dev vnet1 ingress pref 2 handle 2 protocol ip flower ip_proto icmp action drop || fail "overlapping drop"
+nvm1 ping -c 3 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "handle 1 (redirect) should win over handle 2 (drop)"
+[ "$(rule_count vnet1 2 2 packets)" = 0 ] || fail "the losing rule counted packets"
+vx 1 filter del dev vnet1 ingress pref 2 handle 1
+vx 1 filter add dev vnet1 ingress pref 2 handle 3 protocol ip flower skip_hw action mirred egress redirect dev "$VX"
+nvm1 ping -c 3 -i 0.1 -W 1 "$(vm_addr4 2)" >/dev/null 2>&1 && fail "handle 2 (drop) should now win over handle 3"
+[ "$(rule_count vnet1 2 2 packets)" -ge 3 ] || fail "the winning drop rule did not count"
+vx 1 filter del dev vnet1 ingress pref 2 handle 2
+nvm1 ping -c 2 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after the drop rule went"
+pass "overlapping rules: the lower (pref, handle) wins, the other counts nothing"
+
+# --- mirror to a third tap, seen by tcpdump there ---------------------------------------------
+vx 1 port add mir1 type tap vni "$VNI" || fail "port add mir1"
+nh1 ip link set mir1 up
+vx 1 filter del dev "$VX" ingress pref 2
+vx 1 filter add dev "$VX" ingress pref 2 protocol ip flower ip_proto icmp action mirred egress mirror dev mir1 \
+	action mirred egress redirect dev vnet1 || fail "mirror + redirect rule"
+vx 1 filter add dev "$VX" ingress pref 2 protocol ip flower action mirred egress redirect dev vnet1 || fail "pref 2 handle 2"
+nh1 timeout 8 tcpdump -l -n -i mir1 -c 5 icmp >"$RIG_DIR/mirror" 2>/dev/null &
+tpid=$!
+sleep 1
+nvm1 ping -c 5 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping with the mirror rule"
+wait $tpid || true
+[ "$(grep -c "echo reply" "$RIG_DIR/mirror")" = 5 ] || fail "mirror tap saw: $(cat "$RIG_DIR/mirror")"
+vx 1 show config >"$RIG_DIR/cfg-before"
+refused "port del of a mirror target" 'named by' port del mir1
+pass "mirred mirror: tcpdump on a third tap saw the 5 echo replies, which still reached the VM"
+
+# --- throughput through the rules, both ways -------------------------------------------------
+r12=$(rig_iperf 4 1) || fail "iperf3 vm1 -> vm2 through the rules"
+r21=$(rig_iperf 4 2) || fail "iperf3 vm2 -> vm1 through the rules"
+pass "iperf3 through the seed 002 rules: vm1->vm2 $r12 Gbit/s, vm2->vm1 $r21 Gbit/s (no rules, L2: vm1->vm2 $r0 Gbit/s)"
+
+# --- 1000 rules added and deleted under iperf3 --------------------------------------------------
+rig_iperf 16 1 -i 1 >"$RIG_DIR/rate" &
+ipid=$!
+sleep 2
+for i in $(seq 0 999); do
+	echo "filter add dev vnet1 ingress pref $((100 + i)) protocol ip flower ip_proto udp dst_ip 203.0.113.$((i % 250))/32 dst_port $((1000 + i)) action drop"
+done >"$RIG_DIR/rules"
+t0=$(date +%s.%N)
+while read -r line; do vx 1 $line >/dev/null || fail "add: $line"; done <"$RIG_DIR/rules"
+t1=$(date +%s.%N)
+n_rules=$(vx 1 filter show dev vnet1 ingress | wc -l)
+[ "$n_rules" = 1003 ] || fail "$n_rules rules on vnet1, not 1003"
+for i in $(seq 0 999); do vx 1 filter del dev vnet1 ingress pref $((100 + i)) >/dev/null || fail "del pref $((100 + i))"; done
+t2=$(date +%s.%N)
+wait "$ipid" || fail "iperf3 across 1000 adds and deletes"
+kill -0 "$VXD_PID_1" || fail "the daemon died"
+/usr/bin/python3 - "$RIG_DIR/iperf.json" <<'PY' || fail "the stream had a gap during the churn"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rates = [i["sum"]["bits_per_second"] / 1e9 for i in d["intervals"]]
+print("  intervals during the churn (Gbit/s):", " ".join("%.2f" % r for r in rates))
+sys.exit(0 if min(rates) > 0.05 else 1)
+PY
+r_after=$(rig_iperf 4 1) || fail "iperf3 after the churn"
+[ "$(echo "$r_after > 0.5 * $r12" | bc)" = 1 ] || fail "throughput after the churn $r_after Gbit/s, before $r12"
+[ "$(vx 1 filter show dev vnet1 ingress | wc -l)" = 3 ] || fail "rules left after the deletes"
+nvm1 ping -c 2 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after the churn"
+pass "1000 rules added ($(echo "$t1 - $t0" | bc) s) and deleted ($(echo "$t2 - $t1" | bc) s) one vxctl each while iperf3 ran (no gap, $(cat "$RIG_DIR/rate") Gbit/s); after: $r_after Gbit/s (before: $r12)"
+
+# --- tunnel_key set picks the remote VTEP of a vxlan port --------------------------------------
+U1=$(u_addr 1); U2=$(u_addr 2); FAR=198.51.100.77
+vx 1 filter del dev vnet1 ingress; vx 1 filter del dev "$VX" ingress
+vx 1 port del mir1 || fail "port del mir1 once no rule names it"
+# vx99 gets a second remote, FAR (a static neighbour, so its datagrams leave u1 where tcpdump sees them)
+nh1 ip neigh replace "$FAR" lladdr 02:00:00:00:00:77 dev u1
+vx 1 show config | sed "s|^port add $VX type vxlan vni $VNI local $U1 remote $U2|& remote $FAR|" >"$CONF"
+grep -q "remote $FAR" "$CONF" || fail "could not add a remote to the config: $(cat "$CONF")"
+vx 1 reload >/dev/null || fail "reload with a second remote"
+vx 1 show config >"$RIG_DIR/cfg-before"
+refused "tunnel_key id other than the port's VNI" '"id 100"' filter add dev vnet1 ingress pref 2 protocol ip flower \
+	action tunnel_key set id 100 src_ip "$U1" dst_ip "$U2" action mirred egress redirect dev "$VX"
+refused "tunnel_key src_ip other than the port's" '"src_ip"' filter add dev vnet1 ingress pref 2 protocol ip flower \
+	action tunnel_key set id "$VNI" src_ip 198.51.100.9 dst_ip "$U2" action mirred egress redirect dev "$VX"
+refused "tunnel_key dst_port other than the port's" '"dst_port 4790"' filter add dev vnet1 ingress pref 2 protocol ip \
+	flower action tunnel_key set id "$VNI" src_ip "$U1" dst_ip "$U2" dst_port 4790 action mirred egress redirect dev "$VX"
+refused "tunnel_key without a mirred to a vxlan port" 'needs a later mirred' filter add dev vnet1 ingress pref 2 \
+	protocol ip flower action tunnel_key set id "$VNI" src_ip "$U1" dst_ip "$U2" action pass
+far_datagrams() { # the datagrams to FAR while ping -c 5 runs
+	nh1 timeout 6 tcpdump -l -n -i u1 "udp and dst host $FAR" >"$RIG_DIR/far" 2>/dev/null &
+	local t=$!
+	sleep 1
+	nvm1 ping -c 5 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping: $1"
+	sleep 0.3
+	kill "$t" 2>/dev/null; wait "$t" 2>/dev/null || true
+	grep -c "UDP\|VXLAN\|vxlan\|udp" "$RIG_DIR/far" || true
+}
+for p in arp ip; do
+	vx 1 filter add dev vnet1 ingress pref $([ $p = arp ] && echo 1 || echo 2) protocol $p flower action tunnel_key set \
+		id "$VNI" src_ip "$U1" dst_ip "$U2" dst_port 4789 action mirred egress redirect dev "$VX" || fail "tunnel_key rule ($p)"
+done
+vx 1 filter add dev "$VX" ingress pref 2 protocol ip flower action tunnel_key unset action mirred egress redirect dev vnet1 ||
+	fail "tunnel_key unset rule"
+vx 1 filter add dev "$VX" ingress pref 1 protocol arp flower action mirred egress redirect dev vnet1
+nvm1 ip neigh flush all
+n_far=$(far_datagrams "with tunnel_key set dst_ip $U2")
+[ "$n_far" = 0 ] || fail "$n_far datagrams went to $FAR with tunnel_key set dst_ip $U2: $(cat "$RIG_DIR/far")"
+[ "$(rule_count vnet1 2 1 packets)" -ge 5 ] && [ "$(rule_count "$VX" 2 1 packets)" -ge 5 ] || fail "tunnel_key rules did not count"
+vx 1 filter del dev vnet1 ingress pref 2
+vx 1 filter add dev vnet1 ingress pref 2 protocol ip flower action mirred egress redirect dev "$VX"
+n_far=$(far_datagrams "plain redirect")
+[ "$n_far" -ge 5 ] || fail "a plain redirect to $VX sent $n_far datagrams to its second remote $FAR, not 5+"
+pass "tunnel_key set dst_ip sends to that remote only (0 datagrams to the other; a plain redirect sends $n_far there); unset then redirect to the tap; id/src_ip/dst_port other than the port's and no vxlan mirred after it refused with the word"
+
+# --- tunnel metadata matches on decapsulated frames ---------------------------------------------
+vx 1 filter del dev "$VX" ingress pref 2
+vx 1 filter add dev "$VX" ingress pref 2 handle 1 protocol ip flower enc_key_id $((VNI + 1)) action drop
+vx 1 filter add dev "$VX" ingress pref 2 handle 2 protocol ip flower enc_key_id "$VNI" enc_src_ip "$U2/32" \
+	enc_dst_ip "$U1" enc_dst_port 4789 action mirred egress redirect dev vnet1 || fail "enc_* rule"
+vx 1 filter add dev "$VX" ingress pref 3 protocol all flower action drop
+nvm1 ping -c 5 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping with enc_* rules on $VX"
+[ "$(rule_count "$VX" 2 1 packets)" = 0 ] || fail "enc_key_id $((VNI + 1)) matched frames of VNI $VNI"
+[ "$(rule_count "$VX" 2 2 packets)" = 5 ] || fail "enc_key_id $VNI enc_src_ip enc_dst_ip enc_dst_port counted $(rule_count "$VX" 2 2 packets), not 5"
+pass "enc_key_id/enc_src_ip/enc_dst_ip/enc_dst_port match decapsulated frames (5 of 5), another VNI's key matches none"
+
+# --- vlan push/modify on the way out, pop on the way in ---------------------------------------
+# (the rig's kernel has no VLAN devices: tags are watched with tcpdump, and
+# tagged frames are sent with scapy)
+vx 1 filter del dev vnet1 ingress; vx 1 filter del dev "$VX" ingress
+# pushed as 6 then modified to 5 priority 3: only a working modify shows "vlan 5, p 3"
+vx 1 filter add dev vnet1 ingress pref 2 protocol ip flower ip_proto icmp action vlan push id 6 \
+	action vlan modify id 5 priority 3 action mirred egress redirect dev "$VX" || fail "vlan push + modify rule"
+vx 1 filter add dev "$VX" ingress pref 2 protocol 802.1Q flower vlan_id 5 vlan_ethtype ip \
+	action vlan pop action mirred egress redirect dev vnet1 || fail "vlan pop rule"
+nvm2 timeout 6 tcpdump -l -n -e -i vnet2 -c 3 icmp >"$RIG_DIR/vlan" 2>/dev/null &
+tpid=$!
+sleep 1
+nvm1 ping -c 3 -i 0.2 -W 1 "$(vm_addr4 2)" >/dev/null 2>&1 || true # vm2 has no VLAN 5 to answer on
+wait $tpid || true
+[ "$(grep -c "vlan 5, p 3, ethertype IPv4" "$RIG_DIR/vlan")" = 3 ] || fail "vnet2 did not see 3 frames of VLAN 5 priority 3: $(cat "$RIG_DIR/vlan")"
+mac1=$(nvm1 cat /sys/class/net/vnet1/address)
+nvm1 timeout 6 tcpdump -l -n -e -i vnet1 -c 3 "icmp and src host $(vm_addr4 2)" >"$RIG_DIR/popped" 2>/dev/null &
+tpid=$!
+sleep 1
+nvm2 /usr/bin/python3 - "$mac1" "$(vm_addr4 2)" "$(vm_addr4 1)" <<'PY'
+import sys
+from scapy.all import Ether, Dot1Q, IP, ICMP, sendp, get_if_hwaddr
+sendp([Ether(src=get_if_hwaddr("vnet2"), dst=sys.argv[1]) / Dot1Q(vlan=5) / IP(src=sys.argv[2], dst=sys.argv[3]) /
+       ICMP(id=77, seq=i) for i in range(3)], iface="vnet2", verbose=False)
+PY
+wait $tpid || true
+[ "$(grep -c "ethertype IPv4.*ICMP echo request" "$RIG_DIR/popped")" = 3 ] && ! grep -q vlan "$RIG_DIR/popped" ||
+	fail "vnet1 did not get the 3 tagged frames untagged: $(cat "$RIG_DIR/popped")"
+[ "$(rule_count "$VX" 2 1 packets)" = 3 ] || fail "the pop rule counted $(rule_count "$VX" 2 1 packets), not 3"
+pass "vlan push id 6 then modify id 5 priority 3: vm2 sees 3 frames 'vlan 5, p 3'; vlan pop: 3 frames sent tagged reach vm1 untagged"
