@@ -131,13 +131,8 @@ static void vxd_link_refresh(struct vxd *vxd, uint16_t id)
 	const char *netns = vxd_link_netns(vxd, id);
 	if (port_is_vxlan(vxd->ports[id]) && !ls->ifindex)
 		return;
-	int ns = netns[0] ? rtnl_netns_open(netns) : -1;
-	if (netns[0] && ns < 0)
-		return;
 	struct rtnl_link_info li;
-	int err = rtnl_link_get(ns, ls->ifindex ? NULL : ls->dev, ls->ifindex, &li);
-	if (ns >= 0)
-		close(ns);
+	int err = rtnl_link_get_in(netns, ls->ifindex ? NULL : ls->dev, ls->ifindex, &li);
 	if (err == 0 || err == -ENODEV)
 		vxd_link_set(vxd, id, err == 0, err == 0 ? li.flags : 0);
 }

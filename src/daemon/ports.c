@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ctl/ctl_print.h"
 #include "daemon/vxd_internal.h"
@@ -466,14 +465,8 @@ static bool vxd_frame_device_ready(const struct ctl_port_add *cfg)
 	const char *netns = cfg->netns[0] ? cfg->netns : NULL;
 	if (cfg->type != CTL_PORT_AFPACKET)
 		return tap_device_free(cfg->name, netns);
-	int ns = netns ? rtnl_netns_open(netns) : -1;
-	if (netns && ns < 0)
-		return false;
 	struct rtnl_link_info li;
-	int err = rtnl_link_get(ns, cfg->dev, 0, &li);
-	if (ns >= 0)
-		close(ns);
-	return err == 0;
+	return rtnl_link_get_in(netns, cfg->dev, 0, &li) == 0;
 }
 
 int vxd_reattach_port(struct vxd *vxd, uint16_t id, const char *why)

@@ -246,6 +246,20 @@ out:
 	return err;
 }
 
+int rtnl_link_get_in(const char *netns, const char *ifname, int ifindex, struct rtnl_link_info *out)
+{
+	int ns = -1;
+	if (netns && netns[0]) {
+		ns = rtnl_netns_open(netns);
+		if (ns < 0)
+			return ns;
+	}
+	int err = rtnl_link_get(ns, ifname, ifindex, out);
+	if (ns >= 0)
+		close(ns);
+	return err;
+}
+
 /* ---- the link that holds an address ------------------------------------------ */
 
 /* Looks for `addr` among the RTM_NEWADDR messages of one datagram: sets

@@ -45,6 +45,10 @@ struct rtnl_link_info {
  * `ifindex`, or named `ifname` when ifindex is 0. */
 int rtnl_link_get(int netns_fd, const char *ifname, int ifindex, struct rtnl_link_info *out);
 
+/* rtnl_link_get() in the namespace named `netns` (NULL or "": the
+ * caller's): opens it, asks, closes it. */
+int rtnl_link_get_in(const char *netns, const char *ifname, int ifindex, struct rtnl_link_info *out);
+
 /* In namespace `netns_fd`, sets the MAC of `ifname` (mac non-NULL) and its
  * IFLA_IFALIAS (alias non-NULL). */
 int rtnl_link_set_mac_alias(int netns_fd, const char *ifname, const uint8_t *mac, const char *alias);

@@ -391,15 +391,6 @@ static const struct port_class tap_port_class = {
 
 bool tap_device_free(const char *name, const char *netns)
 {
-	int ns = -1;
-	if (netns) {
-		ns = rtnl_netns_open(netns);
-		if (ns < 0)
-			return false;
-	}
 	struct rtnl_link_info li;
-	int err = rtnl_link_get(ns, name, 0, &li);
-	if (ns >= 0)
-		close(ns);
-	return err == 0 && !(li.flags & TAP_IFF_LOWER_UP);
+	return rtnl_link_get_in(netns, name, 0, &li) == 0 && !(li.flags & TAP_IFF_LOWER_UP);
 }
