@@ -262,11 +262,22 @@ rig_capture_stop() {
 }
 
 rig_cleanup() {
-	local pid ns
+	local pid ns left i
 	for pid in $RIG_PIDS; do kill "$pid" 2>/dev/null || true; done
+	# A daemon stuck where SIGTERM cannot reach its loop (a control thread
+	# blocked in a syscall) would outlive the test: 3 s, then SIGKILL.
+	for i in $(seq 30); do
+		left=""
+		for pid in $RIG_PIDS; do kill -0 "$pid" 2>/dev/null && left="$left $pid"; done
+		[ -z "$left" ] && break
+		sleep 0.1
+	done
+	for pid in $left; do kill -9 "$pid" 2>/dev/null || true; done
 	for pid in $RIG_PIDS; do wait "$pid" 2>/dev/null || true; done
 	for ns in $RIG_NS; do
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null || true
+		sleep 0.05
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
 		ip netns del "$ns" 2>/dev/null || true
 	done
 	[ -n "${RIG_DIR:-}" ] && rm -rf "$RIG_DIR"
