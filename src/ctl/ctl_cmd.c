@@ -263,6 +263,7 @@ const char *ctl_cmd_grammar(void)
 	       "KNOB VALUE := { gro | gso | tap-tso | udp-gro | udp-segment | rx-csum } { on | off }\n"
 	       "            | gro-hold-us 0..1000000 | gro-max-size 1500..65535\n"
 	       "            | fdb-ageing SECONDS (0..1000000, 0 = never) | fdb-max 1..16777216\n"
+	       "            | poll-us 0..1000000 (workers poll this long after traffic before sleeping)\n"
 	       "NAME := port name, 1..15 printable characters, no '/' or ':'\n"
 	       "NS   := network namespace name, 1..63 printable characters, no '/'\n"
 	       "VNI  := 0..16777215    MTU := 68..65535    PORT := 1..65535\n"

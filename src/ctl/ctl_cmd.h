@@ -185,7 +185,9 @@ enum ctl_knob_kind { CTL_KNOB_BOOL, CTL_KNOB_UINT };
 	X(FDB_AGEING, "fdb-ageing", CTL_KNOB_UINT, 0, 1000000,                \
 	  "seconds before a learned entry expires, 0 = never")                \
 	X(FDB_MAX, "fdb-max", CTL_KNOB_UINT, 1, 16777216,                     \
-	  "learned entries per VNI")
+	  "learned entries per VNI")                                          \
+	X(POLL_US, "poll-us", CTL_KNOB_UINT, 0, 1000000,                      \
+	  "a worker that handled traffic polls this long before it sleeps, microseconds")
 
 enum ctl_knob {
 #define CTL_KNOB_ENUM(e, name, kind, min, max, help) CTL_KNOB_##e,

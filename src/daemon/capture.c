@@ -69,7 +69,23 @@ static void cap_free(struct vxd_cap_session *s)
 static int cap_worker(struct vxd_cap_session *s, enum vxd_req_kind kind)
 {
 	struct vxd_req req = { .kind = kind, .capture = &s->cap };
-	return (int)vxd_worker_call(s->vxd->worker, &req);
+	if (kind == VXD_REQ_CAPTURE_STOP) {
+		/* Every worker lets it go, whatever one says. */
+		int ret = 0;
+		for (unsigned i = 0; i < s->vxd->n_workers; i++) {
+			struct vxd_req r = req;
+			int one = (int)vxd_worker_call(s->vxd->workers[i], &r);
+			ret = ret < 0 ? ret : one;
+		}
+		return ret;
+	}
+	unsigned attached;
+	int ret = (int)vxd_workers_call(s->vxd->workers, s->vxd->n_workers, &req, &attached);
+	if (ret < 0) {
+		req.kind = VXD_REQ_CAPTURE_STOP;
+		vxd_workers_call(s->vxd->workers, attached, &req, NULL);
+	}
+	return ret;
 }
 
 /* The outer headers of what a vxlan port sends, as its socket makes them. */

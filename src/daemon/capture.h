@@ -11,7 +11,10 @@
  *   (the worker then no longer holds it).  In between the worker reads its
  *   settings, writes the ring (single producer) and the counters; the
  *   control thread reads the ring (single consumer, util/rec_ring.h) and
- *   the counters (relaxed atomics).
+ *   the counters (relaxed atomics).  With several workers each attaches
+ *   the capture to its own side of the port, and they take turns at the
+ *   ring's producer end (a spin flag held for one record's copy: paid
+ *   only while a capture runs).
  * - The worker attaches a capture to its port (struct vxd_wport caps[]).
  *   The datapath checks the port's n_caps once per batch (tap rx batch,
  *   output queue flush), and the worker's n_sock_caps once per socket
@@ -71,7 +74,10 @@ struct vxd_capture {
 	atomic_bool *want_wake;      /* the control thread's doorbell flag */
 	int wake_fd;                 /* ... and its eventfd */
 
-	struct rec_ring ring;        /* worker -> control */
+	struct rec_ring ring;        /* workers -> control */
+	/* The ring has one producer: the workers take turns at it (only
+	 * while a capture runs, around one record's copy). */
+	atomic_flag producer;
 	_Atomic uint64_t captured;   /* frames put in the ring */
 	_Atomic uint64_t dropped;    /* frames the ring had no room for */
 };

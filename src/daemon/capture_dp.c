@@ -34,9 +34,33 @@ static bool cap_match(const struct vxd_capture *cap, const uint8_t *frame, uint3
 	return !cap->insns || bpf_filter(cap->insns, frame, len, len) != 0;
 }
 
+static void cap_lock(struct vxd_capture *cap)
+{
+	while (atomic_flag_test_and_set_explicit(&cap->producer, memory_order_acquire)) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+}
+
+static void cap_unlock(struct vxd_capture *cap)
+{
+	atomic_flag_clear_explicit(&cap->producer, memory_order_release);
+}
+
+static bool cap_put_locked(struct vxd_capture *cap, const struct cap_src *src, uint64_t now);
+
 /* Copies one frame in, if it passes the filter.  True when a record was
  * added. */
 static bool cap_put(struct vxd_capture *cap, const struct cap_src *src, uint64_t now)
+{
+	cap_lock(cap);
+	bool put = cap_put_locked(cap, src, now);
+	cap_unlock(cap);
+	return put;
+}
+
+static bool cap_put_locked(struct vxd_capture *cap, const struct cap_src *src, uint64_t now)
 {
 	uint32_t at = src->encap ? src->at : 0;
 	uint32_t len = at + src->len;

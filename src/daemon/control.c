@@ -30,11 +30,9 @@ int vxd_refuse(struct ctl_err *err, int ret, const char *fmt, ...)
 	return ret;
 }
 
-const struct vxd_snapshot *vxd_snapshot(struct vxd *vxd)
+int64_t vxd_call_all(struct vxd *vxd, const struct vxd_req *req)
 {
-	struct vxd_req req = { .kind = VXD_REQ_SNAPSHOT, .snap = vxd->snap };
-	vxd_worker_call(vxd->worker, &req);
-	return vxd->snap;
+	return vxd_workers_call(vxd->workers, vxd->n_workers, req, NULL);
 }
 
 void vxd_diag_snapshot(struct vxd *vxd, bool restart)
@@ -85,38 +83,34 @@ static int vxd_fdb_dst_from_cmd(struct vxd *vxd, const struct ctl_fdb *f, struct
 
 static int vxd_fdb_cmd(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
 {
-	struct vxd_req req = { 0 };
-	req.fdb.vni = cmd->fdb.vni;
-	memcpy(req.fdb.mac, cmd->fdb.mac, 6);
-	int64_t ret;
+	struct fdb_dst dst;
+	int ret;
 	switch (cmd->verb) {
 	case CTL_FDB_ADD:
-		ret = vxd_fdb_dst_from_cmd(vxd, &cmd->fdb, &req.fdb.dst, err);
+		ret = vxd_fdb_dst_from_cmd(vxd, &cmd->fdb, &dst, err);
 		if (ret < 0)
-			return (int)ret;
-		req.kind = VXD_REQ_FDB_ADD;
-		ret = vxd_worker_call(vxd->worker, &req);
+			return ret;
+		ret = fdb_add_static(vxd->fdb, cmd->fdb.vni, cmd->fdb.mac, &dst, vxd_clock(vxd));
 		if (ret < 0)
-			return vxd_refuse(err, (int)ret, "fdb add: %s", strerror((int)-ret));
+			return vxd_refuse(err, ret, "fdb add: %s", strerror(-ret));
 		if (vxd_statics_remember(vxd, &cmd->fdb) < 0)
 			VLOG_WARN("fdb", "out of memory: `show config` will not list this entry");
 		return 0;
 	case CTL_FDB_DEL:
-		req.kind = VXD_REQ_FDB_DEL;
-		ret = vxd_worker_call(vxd->worker, &req);
+		ret = fdb_del(vxd->fdb, cmd->fdb.vni, cmd->fdb.mac);
 		vxd_statics_forget(vxd, cmd->fdb.vni, cmd->fdb.mac);
-		return ret < 0 ? vxd_refuse(err, (int)ret, "fdb del: no such entry") : 0;
-	default: /* CTL_FDB_FLUSH */
-		req.kind = VXD_REQ_FDB_FLUSH;
-		req.fdb_flush = (struct fdb_flush_filter){
+		return ret < 0 ? vxd_refuse(err, ret, "fdb del: no such entry") : 0;
+	default: { /* CTL_FDB_FLUSH */
+		struct fdb_flush_filter filter = {
 			.vni = cmd->fdb.has_vni ? cmd->fdb.vni : FDB_VNI_ANY,
 			.kinds = FDB_FLUSH_LEARNED,
 		};
-		ret = vxd_worker_call(vxd->worker, &req);
+		size_t n = fdb_flush(vxd->fdb, &filter);
 		ctl_print_open_object(out, NULL);
-		ctl_print_uint(out, CTL_PRINT_ANY, "flushed", "flushed %" PRIu64 " entries\n", (uint64_t)ret);
+		ctl_print_uint(out, CTL_PRINT_ANY, "flushed", "flushed %" PRIu64 " entries\n", (uint64_t)n);
 		ctl_print_close_object(out);
 		return 0;
+	}
 	}
 }
 
@@ -176,15 +170,12 @@ static int vxd_apply_knob(struct vxd *vxd, enum ctl_knob knob, uint32_t value)
 		req.kind = VXD_REQ_GRO_CONFIG;
 		req.gro.max_size = knob == CTL_KNOB_GRO_MAX_SIZE ? value : vxd->knobs[CTL_KNOB_GRO_MAX_SIZE];
 		req.gro.hold_ns = (uint64_t)(knob == CTL_KNOB_GRO_HOLD_US ? value : vxd->knobs[CTL_KNOB_GRO_HOLD_US]) * 1000ull;
-		return (int)vxd_worker_call(vxd->worker, &req);
+		return (int)vxd_call_all(vxd, &req);
 	case CTL_KNOB_FDB_AGEING:
-		req.kind = VXD_REQ_FDB_SET_AGEING;
-		req.value = value ? (uint64_t)value * 1000000000ull : UINT64_MAX / 2;
-		return (int)vxd_worker_call(vxd->worker, &req);
+		fdb_set_ageing(vxd->fdb, value ? (uint64_t)value * 1000000000ull : UINT64_MAX / 2);
+		return 0;
 	case CTL_KNOB_FDB_MAX:
-		req.kind = VXD_REQ_FDB_SET_MAX;
-		req.value = value;
-		return (int)vxd_worker_call(vxd->worker, &req) < 0 ? -ERANGE : 0;
+		return fdb_set_max_learned_per_vni(vxd->fdb, value) < 0 ? -ERANGE : 0;
 	default:
 		return 0;
 	}
@@ -195,7 +186,7 @@ static int vxd_knob_refusal(struct vxd *vxd, enum ctl_knob knob, uint32_t value,
 	const char *name = ctl_knob_info(knob)->name;
 	if (knob == CTL_KNOB_FDB_MAX)
 		return vxd_refuse(err, ret, "fdb-max %u: above the %u learned entries the table was sized for "
-				  "at start-up (vxswitchd --fdb-size)", value, vxd_worker_fdb_max_learned(vxd->worker));
+				  "at start-up (vxswitchd --fdb-size)", value, fdb_get_max_learned(vxd->fdb));
 	if (knob == CTL_KNOB_UDP_GRO && ret == -EOPNOTSUPP)
 		return vxd_refuse(err, ret, "udp-gro: refused by the kernel at start-up");
 	return vxd_refuse(err, ret, "%s: %s", name, strerror(-ret));

@@ -218,7 +218,7 @@ void dp_frame_lost(struct vxd_worker *w, struct port *port)
 		return;
 	if (port->cls->poll_error && port->cls->poll_error(port) == 0)
 		return; /* only down: it reads again once up (links.c marks it down) */
-	epoll_ctl(w->epfd, EPOLL_CTL_DEL, port->fd, NULL);
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, port_io_fd(port, &wp->io), NULL);
 	wp->lost_ns = w->clock();
 	wp->lost_events++;
 	static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 10);
@@ -346,8 +346,9 @@ void dp_sock_input(struct vxd_worker *w, unsigned sock_idx)
 	 * is never "older" than a later datagram of the same poll, so with
 	 * gro-hold-us 0 it stays open until the poll ends. */
 	w->now_ns = w->clock();
+	struct vxlan_sock *lane = vxlan_sock_lane(vs->sock, w->index);
 	for (unsigned round = 0; round < VXD_SOCK_POLL_ROUNDS && budget; round++) {
-		int n = vxlan_sock_rx_batch(vs->sock, w->pool, pkts, VXD_SOCK_RX_MAX);
+		int n = vxlan_sock_rx_batch(lane, w->pool, pkts, VXD_SOCK_RX_MAX);
 		if (n <= 0)
 			break; /* errors are counted by the socket (rx_errors) */
 		budget -= (unsigned)n < budget ? (unsigned)n : budget;
@@ -383,5 +384,5 @@ void dp_sock_writable(struct vxd_worker *w, unsigned sock_idx)
 {
 	const struct vxd_view_sock *vs = &w->view->socks[sock_idx];
 	if (vs->sock)
-		vxlan_sock_tx_resume(vs->sock);
+		vxlan_sock_tx_resume(vxlan_sock_lane(vs->sock, w->index));
 }

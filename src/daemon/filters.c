@@ -199,14 +199,16 @@ int vxd_filters_port_in_use(const struct vxd *vxd, uint16_t id, const char *name
 			  name, count, count == 1 ? "" : "s", line, count == 1 ? "it" : "them");
 }
 
-/* The worker's rule counters at one instant, copied by a SNAPSHOT
- * request (never read while the worker writes them). */
+/* The workers' rule counters at one instant, summed, copied by SNAPSHOT
+ * requests (never read while a worker writes them). */
 static const struct flower_counters *vxd_filter_counters(struct vxd *vxd)
 {
 	if (!vxd->fcounters && !(vxd->fcounters = malloc(sizeof(*vxd->fcounters))))
 		return NULL;
-	struct vxd_req req = { .kind = VXD_REQ_SNAPSHOT, .snap = vxd->snap, .fcounters = vxd->fcounters };
-	vxd_worker_call(vxd->worker, &req);
+	if (!vxd->wfcounters && !(vxd->wfcounters = malloc(sizeof(*vxd->wfcounters))))
+		return NULL;
+	if (vxd_snapshot_all(vxd, vxd->snap, vxd->fcounters) < 0)
+		return NULL;
 	return vxd->fcounters;
 }
 

@@ -132,6 +132,20 @@ static void vxd_forget_statics_of(struct vxd *vxd, const struct port *port)
 	}
 }
 
+/* Every FDB entry behind a port that is gone, and its MAC cap. */
+static void vxd_fdb_forget_port(struct vxd *vxd, const struct port *port)
+{
+	struct fdb_dst dst = fdb_dst_port(port->id);
+	if (port_is_vxlan(port)) {
+		memset(&dst, 0, sizeof(dst));
+		dst.type = FDB_DST_VTEP;
+		dst.port = port->id;
+	}
+	struct fdb_flush_filter filter = { .vni = FDB_VNI_ANY, .dst = &dst, .kinds = FDB_FLUSH_ALL };
+	fdb_flush(vxd->fdb, &filter);
+	fdb_port_forget(vxd->fdb, port->id);
+}
+
 int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 {
 	struct port *port = vxd->ports[id];
@@ -157,13 +171,16 @@ int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 		return vxd_refuse(err, ret, "port %s: cannot publish the switch without it (%s): the port stays",
 				  port->name, strerror(-ret));
 	}
-	/* The worker no longer sees the port: stop its events, take its io. */
+	/* No worker sees the port: stop its events, take its io, then forget
+	 * every FDB entry behind it (for a vxlan port: every VTEP on it),
+	 * which no worker can learn again. */
 	if (port_is_frame(port))
-		vxd_worker_unwatch(vxd->worker, port->fd);
+		vxd_unwatch_port(vxd, port);
 	if (slot >= 0)
-		vxd_worker_unwatch(vxd->worker, vxlan_sock_fd(sock));
+		vxd_unwatch_sock(vxd, sock);
 	struct vxd_req req = { .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = slot >= 0 };
-	vxd_worker_call(vxd->worker, &req);
+	vxd_call_all(vxd, &req);
+	vxd_fdb_forget_port(vxd, port);
 	vxd_forget_statics_of(vxd, port);
 	vxd_links_port_removed(vxd, id);
 	memset(&vxd->port_cfg[id], 0, sizeof(vxd->port_cfg[id]));
@@ -230,9 +247,13 @@ static int vxd_port_commit(struct vxd *vxd, struct port *port, int new_sock_slot
 	uint16_t id = port->id;
 	struct vxd_req req = { .kind = VXD_REQ_PORT_ATTACH, .port_id = id, .port = port };
 	struct vni_table *vnis = NULL;
-	int ret = (int)vxd_worker_call(vxd->worker, &req);
-	if (ret < 0)
+	unsigned attached;
+	int ret = (int)vxd_workers_call(vxd->workers, vxd->n_workers, &req, &attached);
+	if (ret < 0) {
+		req = (struct vxd_req){ .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = new_sock_slot >= 0 };
+		vxd_workers_call(vxd->workers, attached, &req, NULL);
 		goto err_destroy;
+	}
 	ret = vxd_vnis_with(vxd, port, true, &vnis);
 	if (ret < 0)
 		goto err_detach;
@@ -243,10 +264,9 @@ static int vxd_port_commit(struct vxd *vxd, struct port *port, int new_sock_slot
 	if (ret < 0)
 		goto err_unpublished;
 	if (port_is_frame(port))
-		ret = vxd_worker_watch(vxd->worker, VXD_SRC_FRAME, id, port->fd);
+		ret = vxd_watch_port(vxd, port);
 	else if (new_sock_slot >= 0)
-		ret = vxd_worker_watch(vxd->worker, VXD_SRC_SOCK, (unsigned)new_sock_slot,
-				       vxlan_sock_fd(vxlan_port_sock(port)));
+		ret = vxd_watch_sock(vxd, (unsigned)new_sock_slot, vxlan_port_sock(port));
 	if (ret < 0) {
 		char name[IF_NAMESIZE];
 		snprintf(name, sizeof(name), "%s", port->name);
@@ -262,7 +282,7 @@ err_unpublished:
 	vni_table_destroy(vnis);
 err_detach:
 	req = (struct vxd_req){ .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = new_sock_slot >= 0 };
-	vxd_worker_call(vxd->worker, &req);
+	vxd_call_all(vxd, &req);
 err_destroy:
 	vxd_refuse(err, ret, "port %s: %s", port->name, strerror(-ret));
 	if (new_sock_slot >= 0)
@@ -276,14 +296,11 @@ err_destroy:
  * not make it. */
 static int vxd_commit_frame(struct vxd *vxd, struct port *port, const struct ctl_port_add *pa, struct ctl_err *err)
 {
-	struct vxd_req cap = { .kind = VXD_REQ_FDB_SET_PORT_MAX, .port_id = port->id,
-			       .value = (pa->given & CTL_PK_MAX_MACS) ? pa->max_macs : 0 };
-	vxd_worker_call(vxd->worker, &cap);
+	uint16_t id = port->id;
+	fdb_set_port_max(vxd->fdb, id, (pa->given & CTL_PK_MAX_MACS) ? pa->max_macs : 0);
 	int ret = vxd_port_commit(vxd, port, -1, err);
-	if (ret < 0) {
-		cap.value = 0;
-		vxd_worker_call(vxd->worker, &cap);
-	}
+	if (ret < 0)
+		fdb_set_port_max(vxd->fdb, id, 0);
 	return ret;
 }
 
@@ -340,6 +357,7 @@ static int vxd_add_tap(struct vxd *vxd, const struct ctl_port_add *pa, int id, s
 		.default_mtu = default_mtu,
 		.mac = (pa->given & CTL_PK_TAP_MAC) ? pa->mac : NULL,
 		.vni = pa->vni,
+		.queues = vxd->n_workers,
 	};
 	struct port *port;
 	char why[CTL_ERR_SIZE - 32] = "";
@@ -424,6 +442,7 @@ static int vxd_add_vxlan(struct vxd *vxd, const struct ctl_port_add *pa, int id,
 		.df = pa->df == CTL_DF_UNSET ? VXLAN_DF_UNSET : pa->df == CTL_DF_INHERIT ? VXLAN_DF_INHERIT : VXLAN_DF_SET,
 		.src_port_min = pa->srcport_min,
 		.src_port_max = pa->srcport_max,
+		.lanes = vxd->n_workers,
 	};
 	_Static_assert((int)CTL_SRCPORT_MAX_PORTS == (int)VXLAN_SRCPORT_MAX_PORTS, "srcport cap");
 	for (unsigned i = 0; i < pa->n_remotes && i < VXLAN_MAX_REMOTES; i++)

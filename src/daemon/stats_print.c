@@ -377,8 +377,8 @@ static void vxd_print_switch(struct ctl_print *p, const struct vxd *vxd, const s
 	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_static", NULL, fdb.n_static);
 	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_invalid_src", NULL, fdb.invalid_src);
 	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_static_conflicts", NULL, fdb.static_conflicts);
-	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_lookups", NULL, fdb.lookups);
-	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_hits", NULL, fdb.hits);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_lookups", NULL, snap->fwd.fdb_lookups);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_hits", NULL, snap->fwd.fdb_hits);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 
@@ -509,11 +509,31 @@ void vxd_port_show(struct vxd *vxd, struct ctl_print *out)
 	ctl_print_close_array(out);
 }
 
+/* The entries of the shared FDB, copied out (caller frees entries). */
+struct vxd_fdb_dump {
+	struct fdb_entry_info *entries;
+	size_t n, cap;
+};
+
+static int vxd_dump_one(const struct fdb_entry_info *e, void *arg)
+{
+	struct vxd_fdb_dump *d = arg;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 64;
+		struct fdb_entry_info *n = realloc(d->entries, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		d->entries = n;
+		d->cap = cap;
+	}
+	d->entries[d->n++] = *e;
+	return 0;
+}
+
 int vxd_fdb_show(struct vxd *vxd, uint32_t vni, struct ctl_print *out, struct ctl_err *err)
 {
-	struct vxd_fdb_dump dump = { .vni = vni };
-	struct vxd_req req = { .kind = VXD_REQ_FDB_DUMP, .dump = &dump };
-	int ret = (int)vxd_worker_call(vxd->worker, &req);
+	struct vxd_fdb_dump dump = { 0 };
+	int ret = fdb_dump(vxd->fdb, vni, vxd_clock(vxd), vxd_dump_one, &dump);
 	if (ret < 0) {
 		free(dump.entries);
 		return vxd_refuse(err, ret, "fdb show: %s", strerror(-ret));

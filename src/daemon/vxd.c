@@ -31,23 +31,24 @@ static void vxd_default_knobs(uint32_t *knobs)
 	knobs[CTL_KNOB_FDB_AGEING] = (uint32_t)(FDB_DEFAULT_AGEING_NS / 1000000000ull);
 }
 
-static int vxd_start_worker(struct vxd *vxd)
+/* Where the workers go (placement.h).  A refusal (a bad --cpus) is logged
+ * here: the caller only has the errno. */
+static int vxd_plan_workers(struct vxd *vxd)
 {
-	struct vxd_worker_config wcfg = {
-		.qsbr = &vxd->qsbr,
-		.view = &vxd->view,
-		.pool_size = vxd->opts.pool_size ? vxd->opts.pool_size : VXD_POOL_DEFAULT,
-		.fdb = {
-			.max_learned = vxd->opts.fdb_size ? vxd->opts.fdb_size : VXD_FDB_SIZE_DEFAULT,
-			.max_learned_per_vni = FDB_DEFAULT_MAX_LEARNED,
-			.hash_seed = vxd_now_ns() ^ (uint64_t)getpid() << 32,
-		},
-		.clock = vxd->opts.clock,
+	struct vxd_placement_request req = {
+		.workers = vxd->opts.workers,
+		.cpus = vxd->opts.cpus,
+		.dev = vxd->opts.underlay,
 	};
-	if (wcfg.fdb.max_learned_per_vni > wcfg.fdb.max_learned)
-		wcfg.fdb.max_learned_per_vni = wcfg.fdb.max_learned;
-	vxd->knobs[CTL_KNOB_FDB_MAX] = wcfg.fdb.max_learned_per_vni;
-	return vxd_worker_create(&wcfg, &vxd->worker);
+	char err[256] = "";
+	int ret = vxd_place(&req, &vxd->placement, err, sizeof(err));
+	if (ret < 0) {
+		VLOG_ERR("vxd", "%s", err[0] ? err : strerror(-ret));
+		return ret;
+	}
+	VLOG_INFO("vxd", "%u worker%s: %s", vxd->placement.n_workers, vxd->placement.n_workers == 1 ? "" : "s",
+		  vxd->placement.how);
+	return 0;
 }
 
 static int vxd_open_control(struct vxd *vxd)
@@ -95,7 +96,9 @@ int vxd_create(const struct vxd_options *opts, struct vxd **out)
 		vni_table_destroy(vnis);
 		goto err_destroy;
 	}
-	err = vxd_start_worker(vxd);
+	err = vxd_plan_workers(vxd);
+	if (err == 0)
+		err = vxd_workers_start(vxd);
 	if (err == 0)
 		err = vxd_open_control(vxd);
 	if (err < 0)
@@ -119,13 +122,7 @@ void vxd_destroy(struct vxd *vxd)
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i] && vxd_port_remove(vxd, (uint16_t)i, NULL) < 0)
 			VLOG_ERR("vxd", "port %s: cannot be removed cleanly", vxd->ports[i]->name);
-	for (unsigned i = 0; vxd->worker && i < VXD_MAX_SOCKS; i++) {
-		if (!vxd->socks[i])
-			continue;
-		struct vxd_req req = { .kind = VXD_REQ_SOCK_RELEASE, .sock = vxd->socks[i] };
-		vxd_worker_call(vxd->worker, &req);
-	}
-	vxd_worker_destroy(vxd->worker);
+	vxd_workers_stop(vxd);
 	/* Ports a failed removal left: the worker is gone, nothing reads them. */
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		port_destroy(vxd->ports[i]);

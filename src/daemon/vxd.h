@@ -32,6 +32,10 @@ struct vxd_options {
 	const char *config_path; /* the config file `reload` and SIGHUP re-read; NULL: none */
 	bool quiet;             /* no informational lines on stderr */
 	uint64_t (*clock)(void); /* the worker's clock; NULL: CLOCK_MONOTONIC (tests warp it) */
+	/* Workers and where they run (daemon/placement.h). */
+	unsigned workers;        /* 0: by the placement rules */
+	const char *cpus;        /* NULL: by the rules */
+	const char *underlay;    /* the device whose NUMA node counts; NULL: found from the config */
 };
 
 int vxd_create(const struct vxd_options *opts, struct vxd **out);

@@ -14,6 +14,7 @@
 
 #include "ctl/ctl_cmd.h"
 #include "daemon/capture.h"
+#include "daemon/placement.h"
 #include "daemon/vxd.h"
 #include "daemon/worker.h"
 #include "util/qsbr.h"
@@ -79,7 +80,14 @@ struct vxd {
 	struct qsbr qsbr;
 	struct vxd_view *_Atomic view;  /* published; the worker's reading */
 	uint64_t view_version;
-	struct vxd_worker *worker;
+	/* workers.c: the workers, where they run, the FDB they share, and
+	 * scratch for one worker's snapshot and rule counters. */
+	struct vxd_worker *workers[VXD_MAX_WORKERS];
+	unsigned n_workers;
+	struct vxd_placement placement;
+	struct fdb *fdb;
+	struct vxd_snapshot *wsnap;
+	struct flower_counters *wfcounters;
 
 	struct vxd_snapshot *snap;   /* scratch for stats and diagnose */
 	struct vxd_snapshot *diag_prev, *diag_cur;
@@ -125,10 +133,33 @@ enum { VXD_REATTACH_RETRY_MS = 20, VXD_REATTACH_RETRY_FOR_MS = 3000 };
 /* The vxlan port of `vni`, if any (the first one). */
 struct port *vxd_vxlan_of_vni(const struct vxd *vxd, uint32_t vni);
 
+/* workers.c */
+/* Creates the FDB and the workers of vxd->placement. */
+int vxd_workers_start(struct vxd *vxd);
+void vxd_workers_stop(struct vxd *vxd);
+/* A frame port's fds / a socket's lanes into (out of) the workers' poll
+ * sets: each worker the fd of its lane, where it reads one. */
+int vxd_watch_port(struct vxd *vxd, struct port *port);
+void vxd_unwatch_port(struct vxd *vxd, struct port *port);
+int vxd_watch_sock(struct vxd *vxd, unsigned slot, struct vxlan_sock *sock);
+void vxd_unwatch_sock(struct vxd *vxd, struct vxlan_sock *sock);
+
+/* snapshot.c: every worker's counters, summed into out (each worker's own
+ * figures in out->workers[]), with the rule counters summed into
+ * fcounters when given.  0 or -errno. */
+int vxd_snapshot_all(struct vxd *vxd, struct vxd_snapshot *out, struct flower_counters *fcounters);
+/* vxd_snapshot_all into vxd->snap. */
+const struct vxd_snapshot *vxd_snapshot(struct vxd *vxd);
+
 /* control.c */
 int vxd_refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* A snapshot of every worker counter, into vxd->snap. */
-const struct vxd_snapshot *vxd_snapshot(struct vxd *vxd);
+/* Runs req on every worker (worker.h: vxd_workers_call). */
+int64_t vxd_call_all(struct vxd *vxd, const struct vxd_req *req);
+/* The clock the workers read (tests warp it). */
+static inline uint64_t vxd_clock(const struct vxd *vxd)
+{
+	return vxd->opts.clock ? vxd->opts.clock() : vxd_now_ns();
+}
 /* Rotates the diagnose window (restart: both ends start now). */
 void vxd_diag_snapshot(struct vxd *vxd, bool restart);
 

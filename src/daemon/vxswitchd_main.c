@@ -13,6 +13,7 @@
 
 #include "ctl/ctl_config.h"
 #include "ctl/ctl_print.h"
+#include "daemon/placement.h"
 #include "ctl/ctl_proto.h"
 #include "daemon/privs.h"
 #include "daemon/vxd.h"
@@ -31,7 +32,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vxswitchd [-c CONFIG] [-s SOCKET] [-u USER] [-g GROUP] [-f] [-q] [-p POOL] [-F ENTRIES]\n"
-		"                 [-m ADDR:PORT]\n"
+		"                 [-m ADDR:PORT] [-w N] [--cpus LIST] [--underlay DEV]\n"
 		"  -c, --config FILE    run the vxctl commands in FILE (one per line, # comments)\n"
 		"                       before serving; a bad line stops the start\n"
 		"  -s, --socket PATH    control socket (default " CTL_DEFAULT_SOCKET ")\n"
@@ -47,9 +48,15 @@ static void usage(FILE *f)
 		"                       socket mode 0660 group GROUP, so GROUP's members can use vxctl\n"
 		"  -m, --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 		"                       (IPv6: [ADDR]:PORT; numeric address, port 1..65535)\n"
+		"  -w, --workers N      datapath workers, 1..16 (default: one per allowed CPU of the\n"
+		"                       underlay device's NUMA node, or of the machine without one)\n"
+		"      --cpus LIST      pin worker i to the i-th CPU of LIST (e.g. 0-3,6)\n"
+		"      --underlay DEV   the device whose NUMA node the workers go on (default: the\n"
+		"                       link of the first vxlan port's local address in CONFIG)\n"
 		"  -h, --help           this text\n"
 		"SIGHUP (or vxctl reload) re-reads CONFIG and applies the difference; SIGINT/SIGTERM stop.\n"
-		"Two threads: a control thread (socket, commands, config) and one datapath worker.\n"
+		"Threads: a control thread (socket, commands, config) and the datapath workers.\n"
+		"$VXSWITCH_SYSFS names another root than /sys for the NUMA information (tests).\n"
 		"Exit status: 0 stopped by a signal, 1 start-up or run failure, 2 bad option.\n");
 }
 
@@ -125,12 +132,15 @@ static void parse_options(int argc, char **argv, struct cmdline *cl)
 		{ "pool", required_argument, NULL, 'p' },
 		{ "fdb-size", required_argument, NULL, 'F' },
 		{ "metrics", required_argument, NULL, 'm' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "underlay", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	cl->opts.ctl_path = CTL_DEFAULT_SOCKET;
-	while ((c = getopt_long(argc, argv, "c:s:u:g:fqp:F:m:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:u:g:fqp:F:m:w:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			cl->opts.config_path = optarg;
@@ -158,6 +168,15 @@ static void parse_options(int argc, char **argv, struct cmdline *cl)
 			break;
 		case 'm':
 			cl->metrics = optarg;
+			break;
+		case 'w':
+			cl->opts.workers = option_uint("--workers", optarg, 1, VXD_PLACEMENT_MAX);
+			break;
+		case 'C':
+			cl->opts.cpus = optarg;
+			break;
+		case 'U':
+			cl->opts.underlay = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -1,6 +1,7 @@
 /* The worker thread: its loop, its view of the control side, and the
  * request queue the control thread talks to it through (worker.h). */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <time.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "daemon/worker_internal.h"
@@ -36,9 +38,27 @@ void vxd_worker_unwatch(struct vxd_worker *w, int fd)
 	epoll_ctl(w->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-uint32_t vxd_worker_fdb_max_learned(const struct vxd_worker *w)
+int64_t vxd_workers_call(struct vxd_worker *const *ws, unsigned n, const struct vxd_req *req, unsigned *failed_at)
 {
-	return w->fdb_max_learned;
+	int64_t sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct vxd_req r = *req;
+		int64_t ret = vxd_worker_call(ws[i], &r);
+		if (ret < 0) {
+			if (failed_at)
+				*failed_at = i;
+			return ret;
+		}
+		sum += ret;
+	}
+	if (failed_at)
+		*failed_at = n;
+	return sum;
+}
+
+int vxd_worker_cpu_now(void)
+{
+	return sched_getcpu();
 }
 
 static void vxd_worker_wake(struct vxd_worker *w)
@@ -133,6 +153,8 @@ static void vxd_worker_track_blocked(struct vxd_worker *w)
 {
 	for (unsigned i = 0; i < VXD_MAX_SOCKS; i++) {
 		struct vxlan_sock *sock = w->view->socks[i].sock;
+		if (sock)
+			sock = vxlan_sock_lane(sock, w->index);
 		if (sock != w->out_sock[i]) {
 			/* A new socket in the slot: the old one's fds went with it. */
 			w->out_sock[i] = sock;
@@ -152,11 +174,14 @@ static void vxd_worker_track_blocked(struct vxd_worker *w)
 	}
 }
 
-static void vxd_worker_events(struct vxd_worker *w, const struct epoll_event *events, int n)
+/* True when an event was traffic (not only the wake-up eventfd). */
+static bool vxd_worker_events(struct vxd_worker *w, const struct epoll_event *events, int n)
 {
+	bool traffic = false;
 	for (int i = 0; i < n; i++) {
 		enum vxd_src_kind kind = (enum vxd_src_kind)(events[i].data.u64 >> 32);
 		unsigned index = (unsigned)events[i].data.u64;
+		traffic |= kind != VXD_SRC_WAKE;
 		if (kind == VXD_SRC_FRAME && index < VXD_MAX_PORTS && w->view->ports[index]) {
 			if (events[i].events & (EPOLLERR | EPOLLHUP))
 				dp_frame_lost(w, w->view->ports[index]);
@@ -174,29 +199,50 @@ static void vxd_worker_events(struct vxd_worker *w, const struct epoll_event *ev
 			}
 		}
 	}
+	return traffic;
+}
+
+/* poll-us: a worker that handled traffic less than poll-us ago polls its
+ * sources (epoll with a zero timeout, staying online) instead of sleeping,
+ * so that the answer to a request it just forwarded is read without a
+ * wake-up; past that it sleeps as usual, so an idle switch costs nothing. */
+static bool vxd_worker_should_poll(const struct vxd_worker *w)
+{
+	return w->poll_ns && w->clock() - w->last_traffic_ns < w->poll_ns;
 }
 
 static void vxd_worker_turn(struct vxd_worker *w)
 {
 	struct epoll_event events[VXD_MAX_EVENTS];
-	struct timespec timeout;
-	vxd_worker_timeout(w, &timeout);
-	qsbr_offline(w->reader);
+	struct timespec timeout = { 0, 0 };
+	bool polling = vxd_worker_should_poll(w);
+	if (!polling) {
+		vxd_worker_timeout(w, &timeout);
+		qsbr_offline(w->reader);
+	}
 	int n = epoll_pwait2(w->epfd, events, VXD_MAX_EVENTS, &timeout, NULL);
-	qsbr_online(w->qsbr, w->reader);
+	if (!polling)
+		qsbr_online(w->qsbr, w->reader);
 	w->view = qsbr_load(w->view_slot);
 	w->fwd.vnis = w->view->vnis;
+	w->poll_ns = (uint64_t)w->view->knobs[CTL_KNOB_POLL_US] * 1000;
 	w->loops++;
 	if (n < 0 && errno != EINTR) {
 		static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(1, 60);
 		VLOG_ERR_RL(&rl, "worker", "epoll_pwait2: %s", strerror(errno));
 	}
-	if (n > 0)
-		vxd_worker_events(w, events, n);
+	bool traffic = n > 0 && vxd_worker_events(w, events, n);
+	if (polling) {
+		w->polls++;
+		w->poll_hits += traffic;
+	}
 	dp_gro_complete(w, !w->view->knobs[CTL_KNOB_GRO]);
 	vxd_worker_track_blocked(w);
 	uint64_t now = w->clock();
-	if (now - w->last_age_ns > 1000000000ull) {
+	if (traffic)
+		w->last_traffic_ns = now;
+	/* One worker ages the shared FDB. */
+	if (w->index == 0 && now - w->last_age_ns > 1000000000ull) {
 		fdb_age(w->fdb, now);
 		w->last_age_ns = now;
 	}
@@ -250,13 +296,13 @@ static int vxd_worker_init(struct vxd_worker *w, const struct vxd_worker_config 
 	for (unsigned i = 0; i < VXD_MAX_SOCKS; i++)
 		w->out_fd[i] = -1;
 	w->pool_size = cfg->pool_size;
+	w->index = cfg->index;
+	w->cpu_pinned = cfg->cpu;
+	w->node = cfg->node;
 	int err = pkt_pool_create(cfg->pool_size, &w->pool);
 	if (err < 0)
 		return err;
-	err = fdb_create(&cfg->fdb, &w->fdb);
-	if (err < 0)
-		return err;
-	w->fdb_max_learned = cfg->fdb.max_learned;
+	w->fdb = cfg->fdb;
 	fwd_init(&w->fwd, w->fdb, NULL);
 	err = vxd_worker_gro_rebuild(w, GRO_DEFAULT_MAX_SIZE, 0);
 	if (err < 0)
@@ -289,6 +335,17 @@ static int vxd_worker_start(struct vxd_worker *w)
 	if (err) {
 		w->running = false;
 		return -err;
+	}
+	char name[16];
+	snprintf(name, sizeof(name), "vxd-worker%u", w->index);
+	pthread_setname_np(w->thread, name);
+	if (w->cpu_pinned >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(w->cpu_pinned, &set);
+		err = pthread_setaffinity_np(w->thread, sizeof(set), &set);
+		if (err)
+			VLOG_WARN("worker", "worker %u: cannot pin to CPU %d: %s", w->index, w->cpu_pinned, strerror(err));
 	}
 	return 0;
 }
@@ -331,7 +388,6 @@ void vxd_worker_destroy(struct vxd_worker *w)
 	gro_destroy(w->gro);
 	flow_cache_destroy(w->fcache);
 	free(w->fcounters);
-	fdb_destroy(w->fdb);
 	pkt_pool_destroy(w->pool);
 	if (w->epfd >= 0)
 		close(w->epfd);

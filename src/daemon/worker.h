@@ -1,15 +1,25 @@
-/* The datapath worker: one thread that owns the packet path, and what the
- * control thread may ask of it.
+/* The datapath workers: threads that own the packet path, and what the
+ * control thread may ask of them.
  *
  * Who owns what
  * =============
- * The worker owns, and alone reads and writes:
- *   - its packet pool, GRO table, output queues, forwarding scratch;
- *   - the FDB (it learns on every frame);
+ * There are N workers (vxswitchd --workers, 1..VXD_MAX_WORKERS), worker i
+ * driving lane i of every port (port.h, "Queues"): queue i of a
+ * multi-queue tap, socket i of a vxlan socket's reuseport group (vxlan.h,
+ * "Lanes"), and the single-queue ports port_lane_reads() gives it.  The
+ * kernel steers a flow to one queue or socket in each direction, so one
+ * worker handles a flow start to finish, in order, with no lock.
+ * Each worker owns, and alone reads and writes:
+ *   - its packet pool, GRO table, output queues, forwarding scratch, flow
+ *     cache and per-rule counters;
  *   - one struct port_io per port (counters, a vxlan port's send scratch);
+ *   - its lane of each vxlan socket (receive buffers, backlog, counters);
  *   - the counters that belong to no port (drops, rx-csum verdicts...);
  *   - its epoll set (the control thread adds and removes fds in it, which
  *     epoll allows from any thread, and never touches anything else).
+ * Shared by all: the FDB (switch/fdb.h: lock-free lookups, learning from
+ * any worker; the control thread changes it directly), and the published
+ * view.  Counters are per worker and summed when read (snapshot.c).
  * The control thread owns the ports, the sockets and the published view
  * (struct vxd_view): an immutable version of the port table, the VNI table,
  * the socket demux maps and the knobs.  A new version is published with one
@@ -64,6 +74,7 @@ enum vxd_limits {
 				    touched only as far as frames are written */
 	VXD_FDB_SIZE_DEFAULT = 65536, /* learned MACs over all VNIs (each VNI: fdb-max) */
 	VXD_MAX_VTEPS = 128,     /* remote VTEPs whose traffic is counted (vxd_vtep_stats) */
+	VXD_MAX_WORKERS = 16,    /* = PORT_MAX_QUEUES = VXLAN_MAX_LANES */
 };
 
 /* One shared underlay socket in a view: the socket and its VNI -> vxlan
@@ -123,7 +134,20 @@ struct vxd_rx_csum_stats {
 	uint64_t good, finished, bad, not_checked;
 };
 
-/* Every counter of the worker at one instant. */
+/* One worker's own figures (stats "workers", diagnose, metrics). */
+struct vxd_worker_snap {
+	unsigned index;
+	int cpu_pinned;              /* the CPU it is pinned to; -1: not pinned */
+	int cpu_last;                /* the CPU it ran on when the snapshot was taken */
+	int node;                    /* NUMA node of cpu_pinned (placement); -1: unknown */
+	uint64_t cpu_user_us, cpu_sys_us;
+	uint64_t rx_frames, rx_bytes; /* read from its lanes of every port */
+	uint64_t loops;
+	uint64_t polls, poll_hits;   /* poll-us: busy polls, and those that found work */
+};
+
+/* Every counter of the workers at one instant (one worker's, or the sum
+ * of all: snapshot.c). */
 struct vxd_snapshot {
 	uint64_t taken_ns;
 	struct vxd_port_snap ports[VXD_MAX_PORTS];
@@ -145,29 +169,17 @@ struct vxd_snapshot {
 	unsigned n_vteps;
 	uint64_t vteps_untracked;          /* frames of VTEPs that found the table full */
 	struct flow_cache_stats flow_cache; /* flower verdicts: hits = fast path */
+	struct vxd_worker_snap workers[VXD_MAX_WORKERS];
+	unsigned n_workers;
 };
 
-/* FDB entries copied out by VXD_REQ_FDB_DUMP (caller frees entries). */
 struct vxd_capture;
-
-struct vxd_fdb_dump {
-	uint32_t vni;                 /* or FDB_VNI_ANY */
-	struct fdb_entry_info *entries;
-	size_t n;
-};
 
 enum vxd_req_kind {
 	VXD_REQ_PORT_ATTACH = 1, /* port_id, port: set up its io */
 	VXD_REQ_PORT_DETACH,     /* port_id: flush its queue, free its io, forget its FDB entries;
 				    value 1: its socket goes too, give its kept receive buffers back */
-	VXD_REQ_SOCK_RELEASE,    /* sock: give its kept receive buffers back to the pool */
-	VXD_REQ_FDB_ADD,         /* fdb */
-	VXD_REQ_FDB_DEL,         /* fdb */
-	VXD_REQ_FDB_FLUSH,       /* fdb_flush; result: entries flushed */
-	VXD_REQ_FDB_DUMP,        /* dump */
-	VXD_REQ_FDB_SET_AGEING,  /* value: ns */
-	VXD_REQ_FDB_SET_MAX,     /* value */
-	VXD_REQ_FDB_SET_PORT_MAX, /* port_id, value: max-macs (0: none) */
+	VXD_REQ_SOCK_RELEASE,    /* sock: give its lane's kept receive buffers back to the pool */
 	VXD_REQ_GRO_CONFIG,      /* gro: rebuild the table with these limits */
 	VXD_REQ_SNAPSHOT,        /* snap */
 	VXD_REQ_CAPTURE_START,   /* capture: attach it to its port (capture.h) */
@@ -185,16 +197,9 @@ struct vxd_req {
 	struct vxlan_sock *sock;
 	uint64_t value;
 	struct {
-		uint32_t vni;
-		uint8_t mac[6];
-		struct fdb_dst dst;
-	} fdb;
-	struct fdb_flush_filter fdb_flush;
-	struct {
 		uint32_t max_size;
 		uint64_t hold_ns;
 	} gro;
-	struct vxd_fdb_dump *dump;
 	struct vxd_snapshot *snap;
 	struct flower_counters *fcounters; /* SNAPSHOT: also the rule counters, when set */
 	struct vxd_capture *capture;
@@ -211,7 +216,10 @@ struct vxd_worker_config {
 	struct qsbr *qsbr;
 	struct vxd_view *_Atomic *view;  /* the control thread's publication slot */
 	uint32_t pool_size;
-	struct fdb_config fdb;
+	struct fdb *fdb;                 /* shared; the caller's (outlives the worker) */
+	unsigned index;                  /* its lane */
+	int cpu;                         /* pin to this CPU; -1: not pinned */
+	int node;                        /* the CPU's NUMA node, for stats; -1: unknown */
 	vxd_clock_fn *clock;             /* NULL: CLOCK_MONOTONIC */
 };
 
@@ -237,7 +245,9 @@ enum vxd_src_kind {
 int vxd_worker_watch(struct vxd_worker *w, enum vxd_src_kind kind, unsigned index, int fd);
 void vxd_worker_unwatch(struct vxd_worker *w, int fd);
 
-/* The FDB's table-wide limit, fixed at creation. */
-uint32_t vxd_worker_fdb_max_learned(const struct vxd_worker *w);
+/* Runs `req` on each of the n workers in turn (a copy each) and returns
+ * the first negative result, else the sum of the results.  Stops at the
+ * first failure: *failed_at (may be NULL) says which (n: none). */
+int64_t vxd_workers_call(struct vxd_worker *const *ws, unsigned n, const struct vxd_req *req, unsigned *failed_at);
 
 #endif

@@ -47,10 +47,11 @@ struct vxd_worker {
 	int epfd;
 	int wake_fd;                 /* eventfd: a request or stop is pending */
 
+	unsigned index;              /* its lane (worker.h) */
+	int cpu_pinned, node;        /* placement (-1: none / unknown) */
 	struct pkt_pool *pool;
 	uint32_t pool_size;
-	struct fdb *fdb;
-	uint32_t fdb_max_learned;
+	struct fdb *fdb;             /* shared (worker.h) */
 	struct fwd_switch fwd;
 	struct fwd_result fwd_res;   /* scratch, too big for the stack per frame */
 	struct gro_table *gro;
@@ -74,6 +75,9 @@ struct vxd_worker {
 	uint64_t whole_big_tcp_marked;
 	uint64_t gro_pool_low_flushes;
 	uint64_t loops, requests;
+	uint64_t polls, poll_hits;   /* poll-us (worker.c) */
+	uint64_t poll_ns;            /* the knob, from the last view */
+	uint64_t last_traffic_ns;
 	uint64_t now_ns;
 	uint64_t last_age_ns;
 
@@ -135,5 +139,7 @@ int vxd_worker_gro_rebuild(struct vxd_worker *w, uint32_t max_size, uint64_t hol
  * (getrusage(RUSAGE_THREAD)); zeros on any other thread (requests served
  * by the caller once the worker stopped). */
 void vxd_worker_cpu(uint64_t *user_us, uint64_t *sys_us);
+/* The CPU the calling thread runs on now. */
+int vxd_worker_cpu_now(void);
 
 #endif

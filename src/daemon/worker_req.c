@@ -57,73 +57,32 @@ static int vxd_req_attach(struct vxd_worker *w, struct vxd_req *req)
 	if (wp->port)
 		return -EEXIST;
 	memset(&wp->io, 0, sizeof(wp->io));
-	int err = port_io_init(req->port, &wp->io);
+	int err = port_io_init(req->port, &wp->io, w->index);
 	if (err < 0)
 		return err;
 	wp->port = req->port;
 	return 0;
 }
 
-/* Flushes what is queued for the port, frees its io and forgets every FDB
- * entry behind it (for a vxlan port: every VTEP on it). */
+/* Flushes what is queued for the port and frees its io (the control side
+ * forgets the port's FDB entries once every worker let it go). */
 static int vxd_req_detach(struct vxd_worker *w, struct vxd_req *req)
 {
 	struct vxd_wport *wp = &w->ports[req->port_id];
 	if (!wp->port)
 		return -ENOENT;
 	dp_flush_all(w);
-	struct fdb_dst dst = fdb_dst_port(req->port_id);
-	if (port_is_vxlan(wp->port)) {
-		memset(&dst, 0, sizeof(dst));
-		dst.type = FDB_DST_VTEP;
-		dst.port = req->port_id;
-	}
-	struct fdb_flush_filter filter = { .vni = FDB_VNI_ANY, .dst = &dst, .kinds = FDB_FLUSH_ALL };
-	fdb_flush(w->fdb, &filter);
-	fdb_port_forget(w->fdb, req->port_id);
 	dp_vtep_forget(w, req->port_id);
-	/* The socket keeps receive buffers from our pool: they come back on
-	 * this thread, which alone touches the pool. */
+	/* The socket's lane keeps receive buffers from our pool: they come
+	 * back on this thread, which alone touches the pool. */
 	if (req->value && port_is_vxlan(wp->port))
-		vxlan_sock_rx_release(vxlan_port_sock(wp->port));
+		vxlan_sock_rx_release(vxlan_sock_lane(vxlan_port_sock(wp->port), w->index));
 	vxd_capture_detach_port(w, req->port_id);
 	port_io_fini(wp->port, &wp->io);
 	memset(&wp->io, 0, sizeof(wp->io));
 	wp->port = NULL;
 	wp->lost_ns = wp->lost_events = 0;
 	return 0;
-}
-
-struct vxd_dump_ctx {
-	struct vxd_fdb_dump *dump;
-	size_t cap;
-	int err;
-};
-
-static int vxd_dump_one(const struct fdb_entry_info *e, void *arg)
-{
-	struct vxd_dump_ctx *c = arg;
-	if (c->dump->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct fdb_entry_info *n = realloc(c->dump->entries, cap * sizeof(*n));
-		if (!n) {
-			c->err = -ENOMEM;
-			return -1;
-		}
-		c->dump->entries = n;
-		c->cap = cap;
-	}
-	c->dump->entries[c->dump->n++] = *e;
-	return 0;
-}
-
-static int vxd_req_dump(struct vxd_worker *w, struct vxd_fdb_dump *dump)
-{
-	struct vxd_dump_ctx c = { .dump = dump };
-	dump->entries = NULL;
-	dump->n = 0;
-	fdb_dump(w->fdb, dump->vni, w->clock(), vxd_dump_one, &c);
-	return c.err;
 }
 
 static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
@@ -139,15 +98,15 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 		ps->stats = wp->io.stats;
 		ps->lost_ns = wp->lost_ns;
 		ps->lost_events = wp->lost_events;
-		fdb_get_port_stats(w->fdb, (uint16_t)i, &ps->fdb);
-		ps->fdb_vni_learned = fdb_count_vni(w->fdb, wp->port->vni);
+		s->workers[0].rx_frames += wp->io.stats.rx_frames;
+		s->workers[0].rx_bytes += wp->io.stats.rx_bytes;
 		if (port_is_tap(wp->port)) {
 			tap_port_get_info(wp->port, &wp->io, &ps->tap);
 		} else if (port_is_afpacket(wp->port)) {
 			afpacket_port_get_info(wp->port, &wp->io, &ps->afp);
 		} else if (port_is_vxlan(wp->port)) {
 			vxlan_port_get_info(wp->port, &wp->io, &ps->vx);
-			vxlan_sock_get_stats(vxlan_port_sock(wp->port), &ps->sock);
+			vxlan_sock_get_stats(vxlan_sock_lane(vxlan_port_sock(wp->port), w->index), &ps->sock);
 		}
 	}
 	memcpy(s->drops, w->drops, sizeof(s->drops));
@@ -161,10 +120,20 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 	if (w->gro_carried)
 		vxd_gro_stats_add(&s->gro, &w->gro_base);
 	s->fwd = w->fwd.stats;
-	fdb_get_stats(w->fdb, &s->fdb);
 	pkt_pool_get_stats(w->pool, &s->pool);
 	s->pool_size = w->pool_size;
 	vxd_worker_cpu(&s->cpu_user_us, &s->cpu_sys_us);
+	struct vxd_worker_snap *ws = &s->workers[0];
+	s->n_workers = 1;
+	ws->index = w->index;
+	ws->cpu_pinned = w->cpu_pinned;
+	ws->node = w->node;
+	ws->cpu_last = vxd_worker_cpu_now();
+	ws->cpu_user_us = s->cpu_user_us;
+	ws->cpu_sys_us = s->cpu_sys_us;
+	ws->loops = w->loops;
+	ws->polls = w->polls;
+	ws->poll_hits = w->poll_hits;
 	memcpy(s->vteps, w->vteps, w->n_vteps * sizeof(w->vteps[0]));
 	s->n_vteps = w->n_vteps;
 	flow_cache_get_stats(w->fcache, &s->flow_cache);
@@ -179,23 +148,8 @@ static int64_t vxd_req_run(struct vxd_worker *w, struct vxd_req *req)
 	case VXD_REQ_PORT_DETACH:
 		return vxd_req_detach(w, req);
 	case VXD_REQ_SOCK_RELEASE:
-		vxlan_sock_rx_release(req->sock);
+		vxlan_sock_rx_release(vxlan_sock_lane(req->sock, w->index));
 		return 0;
-	case VXD_REQ_FDB_ADD:
-		return fdb_add_static(w->fdb, req->fdb.vni, req->fdb.mac, &req->fdb.dst, w->clock());
-	case VXD_REQ_FDB_DEL:
-		return fdb_del(w->fdb, req->fdb.vni, req->fdb.mac);
-	case VXD_REQ_FDB_FLUSH:
-		return (int64_t)fdb_flush(w->fdb, &req->fdb_flush);
-	case VXD_REQ_FDB_DUMP:
-		return vxd_req_dump(w, req->dump);
-	case VXD_REQ_FDB_SET_AGEING:
-		fdb_set_ageing(w->fdb, req->value);
-		return 0;
-	case VXD_REQ_FDB_SET_PORT_MAX:
-		return fdb_set_port_max(w->fdb, req->port_id, (uint32_t)req->value);
-	case VXD_REQ_FDB_SET_MAX:
-		return fdb_set_max_learned_per_vni(w->fdb, (uint32_t)req->value);
 	case VXD_REQ_GRO_CONFIG:
 		return vxd_worker_gro_rebuild(w, req->gro.max_size, req->gro.hold_ns);
 	case VXD_REQ_SNAPSHOT:

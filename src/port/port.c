@@ -42,9 +42,10 @@ void port_drop_batch(struct port_io *io, struct pkt **pkts, unsigned n, enum dro
 	}
 }
 
-int port_io_init(struct port *port, struct port_io *io)
+int port_io_init(struct port *port, struct port_io *io, unsigned lane)
 {
 	memset(io, 0, sizeof(*io));
+	io->lane = lane;
 	if (!port->cls->io_init)
 		return 0;
 	int err = port->cls->io_init(port, io);

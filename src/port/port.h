@@ -33,7 +33,16 @@
  * control thread once no worker uses it (after every io of it is
  * finalised).  The counters of an io are plain integers: read them on its
  * worker; from another thread a read may be stale (and is untorn only where
- * aligned 64-bit loads are, as on x86-64). */
+ * aligned 64-bit loads are, as on x86-64).
+ *
+ * Queues (many workers).  An io belongs to a lane: the index of the worker
+ * that drives it.  A port that has one fd per queue (a multi-queue tap,
+ * IFF_MULTI_QUEUE) gives lane i queue i, which only worker i reads and
+ * writes; a port with one fd (a single-queue tap, an afpacket socket) is
+ * read by one worker, port_reader_lane(), and written by every worker on
+ * that fd (one write() or sendmmsg() is one frame or batch to the kernel,
+ * whichever thread makes it).  A vxlan port's lanes are its socket's
+ * (vxlan.h). */
 #ifndef VX_PORT_PORT_H
 #define VX_PORT_PORT_H
 
@@ -60,6 +69,8 @@ enum port_limits {
 	 * TCP ACKs: 54-90 bytes): diagnose leaves them out when it judges
 	 * whether a VM is fed big frames. */
 	PORT_TINY_FRAME = 128,
+	/* Queues of a multi-queue port: one per worker, at most. */
+	PORT_MAX_QUEUES = 16,
 };
 
 /* Upper bounds of the histogram buckets, in bytes (exclusive); the last
@@ -85,6 +96,7 @@ struct pkt_pool;
 struct port_io {
 	struct port_stats stats;
 	void *priv;
+	unsigned lane;      /* the worker driving this io (port_io_init) */
 };
 
 struct port_class {
@@ -111,7 +123,9 @@ struct port {
 	char name[IF_NAMESIZE];
 	uint16_t id;       /* switch-wide port number, set by the owner */
 	uint32_t vni;      /* the VNI (bridge domain) this port belongs to */
-	int fd;            /* fd to poll for rx; -1 if none of its own */
+	int fd;            /* fd to poll for rx; -1 if none of its own (queue 0) */
+	unsigned n_queues; /* fds in queue_fd: 1 for most ports, the lanes of a multi-queue tap */
+	int queue_fd[PORT_MAX_QUEUES]; /* queue_fd[0] == fd */
 	uint32_t mtu;      /* largest frame without GSO metadata the port may carry,
 			      L3 bytes (an interface MTU) */
 };
@@ -120,7 +134,24 @@ struct port {
  * kind's private part (which may allocate: a vxlan io is ~700 KB of send
  * queue).  0 or -errno (then nothing is left allocated).  Every io must be
  * finalised with port_io_fini() before the port is destroyed. */
-int port_io_init(struct port *port, struct port_io *io);
+int port_io_init(struct port *port, struct port_io *io, unsigned lane);
+
+/* The fd lane `io->lane` reads and writes: its own queue's, or the port's
+ * one fd. */
+static inline int port_io_fd(const struct port *port, const struct port_io *io)
+{
+	return io->lane < port->n_queues ? port->queue_fd[io->lane] : port->fd;
+}
+
+/* Does the worker of `lane` (of n_lanes) read this port's fd for `lane`?
+ * Every lane its own queue; a port of one fd: one lane, spread by port id
+ * so that single-queue ports share the workers out. */
+static inline bool port_lane_reads(const struct port *port, unsigned lane, unsigned n_lanes)
+{
+	if (port->n_queues > 1)
+		return lane < port->n_queues;
+	return n_lanes <= 1 || lane == port->id % n_lanes;
+}
 /* Frees the kind's part of `io`; pkts still queued in it are freed, not
  * sent.  Counters stay readable.  Safe on an io whose init failed or that
  * was already finalised. */

@@ -36,6 +36,7 @@ struct tap_port {
 	bool created;   /* this open made the device */
 	bool owned;     /* a vxswitchd made it (now or before a restart) */
 	bool delete_on_destroy; /* tap_port_set_delete(): destroy deletes an owned device */
+	bool multi_queue; /* IFF_MULTI_QUEUE: up.queue_fd holds one fd per worker */
 	unsigned tun_offload_mask; /* TUN_F_* accepted by the kernel */
 	unsigned offloads_probed;  /* TAP_OL_*: set at open, read-only after */
 	/* TAP_OL_* in force: written by the control thread (knob), read by
@@ -115,6 +116,8 @@ void tap_port_get_info(const struct port *port, const struct port_io *io, struct
 	out->created = tap->created;
 	out->owned = tap->owned;
 	memcpy(out->mac, tap->mac, 6);
+	out->queues = port->n_queues;
+	out->multi_queue = tap->multi_queue;
 	const struct tap_io *t = io ? io->priv : NULL;
 	if (t) {
 		out->rx_gso_frames = t->fs.rx_gso_frames;
@@ -131,13 +134,13 @@ static int tap_io_init(struct port *port, struct port_io *io)
 	return frame_io_alloc(io, sizeof(struct tap_io));
 }
 
-static int tap_open_fd(const char *name)
+static int tap_open_fd(const char *name, bool multi_queue)
 {
 	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	struct ifreq ifr = { 0 };
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | (multi_queue ? IFF_MULTI_QUEUE : 0);
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 	int hdr_size = VNET_HDR_V1_LEN;
 	int err = 0;
@@ -149,20 +152,58 @@ static int tap_open_fd(const char *name)
 	return fd;
 }
 
+/* Queue 0, and whether the device is multi-queue.  A tap is single- or
+ * multi-queue for life and TUNSETIFF refuses the other kind (EINVAL):
+ * ask for the kind wanted, then the other one for a device that exists. */
+static int tap_open_first(const char *name, bool want_mq, bool existed, bool *mq)
+{
+	*mq = want_mq;
+	int fd = tap_open_fd(name, want_mq);
+	if (fd == -EINVAL && existed) {
+		*mq = !want_mq;
+		fd = tap_open_fd(name, !want_mq);
+	}
+	return fd;
+}
+
 /* TUNSETIFF looks the name up (and creates the device) in the namespace of
  * the thread that opened /dev/net/tun: open it inside the tap's namespace.
  * *existed says whether NAME was there before.  With `no_create`, a NAME
- * that is not there is not created (-ENOENT). */
-static int tap_open_in(int netns_fd, const char *name, bool no_create, bool *existed)
+ * that is not there is not created (-ENOENT).  Opens up to `queues` fds
+ * into tap->up.queue_fd (one when the device is single-queue). */
+static int tap_open_in(struct tap_port *tap, const char *name, unsigned queues, bool no_create, bool *existed)
 {
 	int home;
-	int err = rtnl_netns_enter(netns_fd, &home);
+	int err = rtnl_netns_enter(tap->netns_fd, &home);
 	if (err < 0)
 		return err;
 	*existed = if_nametoindex(name) != 0;
-	int fd = *existed || !no_create ? tap_open_fd(name) : -ENOENT;
+	bool mq = false;
+	int fd = *existed || !no_create ? tap_open_first(name, queues > 1, *existed, &mq) : -ENOENT;
+	if (fd >= 0) {
+		tap->up.fd = tap->up.queue_fd[0] = fd;
+		tap->up.n_queues = 1;
+		tap->multi_queue = mq;
+		while (mq && tap->up.n_queues < queues && tap->up.n_queues < PORT_MAX_QUEUES) {
+			int q = tap_open_fd(name, true);
+			if (q < 0) {
+				VLOG_WARN("tap", "%s: queue %u: %s: %u queues", name, tap->up.n_queues, strerror(-q),
+					  tap->up.n_queues);
+				break;
+			}
+			tap->up.queue_fd[tap->up.n_queues++] = q;
+		}
+	}
 	rtnl_netns_leave(home);
-	return fd;
+	return fd < 0 ? fd : 0;
+}
+
+static void tap_close_queues(struct tap_port *tap)
+{
+	for (unsigned q = 0; q < tap->up.n_queues; q++)
+		close(tap->up.queue_fd[q]);
+	tap->up.n_queues = 0;
+	tap->up.fd = -1;
 }
 
 static void tap_mac_str(const uint8_t *m, char out[18])
@@ -225,7 +266,7 @@ static int tap_open_refused(const struct tap_options *opts, int err, bool existe
 			       "give the switch a tap of its own, or switch this one from its netdev side "
 			       "(type afpacket dev %s)", opts->name, in, ns, opts->name);
 	if (err == -EINVAL && existed)
-		return port_why(why, n, err, "%s%s%s exists and is not a single-queue tap (a tun, a multi-queue tap or "
+		return port_why(why, n, err, "%s%s%s exists and is not a tap (a tun or "
 			       "another kind of link)", opts->name, in, ns);
 	return port_why(why, n, err, "cannot open tap: %s", strerror(-err));
 }
@@ -254,12 +295,11 @@ int tap_port_open(const struct tap_options *opts, struct port **out, char *why, 
 	}
 	bool here = opts->netns && if_nametoindex(opts->name) != 0;
 	bool existed = false;
-	err = tap_open_in(tap->netns_fd, opts->name, here, &existed);
+	err = tap_open_in(tap, opts->name, opts->queues, here, &existed);
 	if (err < 0) {
 		tap_open_refused(opts, err, existed, why, why_size);
 		goto err_free;
 	}
-	tap->up.fd = err;
 	tap->created = !existed;
 	err = existed ? tap_setup_existing(tap, opts, why, why_size) : tap_setup_created(tap, opts, why, why_size);
 	struct rtnl_link_info li;
@@ -282,8 +322,7 @@ err_free:
 	/* A device this open made goes again with the fd. */
 	if (tap->up.fd >= 0 && tap->created)
 		ioctl(tap->up.fd, TUNSETPERSIST, 0UL);
-	if (tap->up.fd >= 0)
-		close(tap->up.fd);
+	tap_close_queues(tap);
 	if (tap->netns_fd >= 0)
 		close(tap->netns_fd);
 	free(tap);
@@ -329,7 +368,7 @@ static int tap_rx_batch(struct port *port, struct port_io *io, struct pkt_pool *
 			{ hdr, sizeof(hdr) },
 			{ pkt->data, PKT_MAX_FRAME },
 		};
-		ssize_t got = readv(port->fd, iov, 2);
+		ssize_t got = readv(port_io_fd(port, io), iov, 2);
 		if (got < 0) {
 			pkt_free(pkt);
 			if (errno == EINTR)
@@ -357,7 +396,7 @@ static void tap_tx_batch(struct port *port, struct port_io *io, struct pkt **pkt
 		unsigned iovcnt = frame_tx_iov(pkt, hdr, sizeof(hdr), iov);
 		ssize_t put;
 		do
-			put = writev(port->fd, iov, (int)iovcnt);
+			put = writev(port_io_fd(port, io), iov, (int)iovcnt);
 		while (put < 0 && errno == EINTR);
 		frame_tx_count(io, &t->fs, pkt, put < 0 ? errno : 0);
 		pkt_free(pkt);
@@ -373,7 +412,7 @@ static void tap_destroy(struct port *port)
 	 * namespace is. */
 	if (tap->delete_on_destroy && tap->owned && ioctl(port->fd, TUNSETPERSIST, 0UL) < 0)
 		VLOG_WARN("tap", "%s: TUNSETPERSIST 0: %s: the device stays", port->name, strerror(errno));
-	close(port->fd);
+	tap_close_queues(tap);
 	if (tap->netns_fd >= 0)
 		close(tap->netns_fd);
 	free(tap);

@@ -55,6 +55,12 @@ struct tap_options {
 	const uint8_t *mac; /* NULL: not given (a created tap gets the kernel's random one) */
 	uint32_t vni;
 	bool no_offload;    /* don't ask for CSUM/TSO/USO at all */
+	/* Queues wanted (one per worker; 0 or 1: one).  With more than one
+	 * the tap is opened IFF_MULTI_QUEUE with that many fds (a created tap
+	 * is made multi-queue); an existing single-queue tap (`ip tuntap add`
+	 * without multi_queue) gets one queue, and an existing multi-queue
+	 * tap as many as asked. */
+	unsigned queues;
 };
 
 enum tap_offload_bits {
@@ -69,6 +75,8 @@ struct tap_port_info {
 	bool created;              /* this open made the device (else: attached to one there) */
 	bool owned;                /* a vxswitchd made it: `port del` deletes it */
 	uint8_t mac[6];            /* the device's MAC at open */
+	unsigned queues;           /* queues opened (fds): 1, or one per worker */
+	bool multi_queue;          /* the device is IFF_MULTI_QUEUE */
 	/* From the io passed to tap_port_get_info (0 without one): */
 	uint64_t rx_gso_frames;    /* frames read with GSO metadata */
 	uint64_t rx_partial_csum;  /* frames read with NEEDS_CSUM */

@@ -93,11 +93,10 @@
  * queue, GSO header scratch and tx counters are in each worker's port_io.
  * A socket is different: its counters (struct vxlan_sock_stats) and its
  * receive buffers are written by the one worker that reads and sends on it,
- * and vxlan_sock_get_stats() is to be called on that worker.  That is the
- * plan for many cores: each worker gets its own SO_REUSEPORT socket (the
- * kernel spreads flows over them), so no socket is ever shared between
- * workers and none needs a lock.  Until then every port of a socket must be
- * driven by one worker.  The knobs (UDP_GRO, UDP_SEGMENT, our GSO) are
+ * and vxlan_sock_get_stats() is to be called on that worker.  With many
+ * workers each has its own socket, a lane (below), and sends on it the
+ * frames of its io (io->lane), so no socket is ever shared between
+ * workers and none needs a lock.  The knobs (UDP_GRO, UDP_SEGMENT, our GSO) are
  * atomics the control thread may flip at any time; a worker reads them
  * once per batch or send (relaxed: they order nothing else).  Reference
  * counting (vxlan_sock_ref/unref) is the control thread's alone. */
@@ -114,6 +113,8 @@ enum vxlan_port_limits {
 	VXLAN_MAX_REMOTES = 16,
 	/* Ports of a `srcport` range: one send socket (fd, send buffer) each. */
 	VXLAN_SRCPORT_MAX_PORTS = 64,
+	/* Sockets of one (local, port), one per worker (vxlan_options.lanes). */
+	VXLAN_MAX_LANES = 16,
 };
 
 /* The outer IPv4 DF bit (vxlan_options.df). */
@@ -209,6 +210,9 @@ struct vxlan_options {
 	bool udp_zero_csum; /* udpcsum off */
 	uint8_t df;         /* enum vxlan_df; IPv4 only (IPv6: VXLAN_DF_SET) */
 	uint16_t src_port_min, src_port_max; /* 0-0: dst_port on every datagram */
+	/* Sockets to open for (local, dst_port): one per worker (0 or 1:
+	 * one).  Not a setting of the tunnel: the daemon's. */
+	unsigned lanes;
 };
 
 /* Opens a socket as vxlan_sock_open() does, with the outer-header settings
@@ -216,6 +220,26 @@ struct vxlan_options {
  * that cannot be honoured (df other than set over IPv6, a range over
  * VXLAN_SRCPORT_MAX_PORTS), -errno when a send socket cannot be had. */
 int vxlan_sock_open_opts(const struct vxlan_options *opts, uint16_t port, struct vxlan_sock **out);
+
+/* Lanes: many workers, one socket each.
+ * With opts->lanes N > 1, vxlan_sock_open_opts() opens N sockets bound to
+ * the same (local, port) with SO_REUSEPORT, and attaches to the group a
+ * classic BPF program (SO_ATTACH_REUSEPORT_CBPF) that picks the socket of
+ * each datagram from a hash of its flow: the inner IPv4 or IPv6 addresses
+ * and, for TCP and UDP, ports, read behind the VXLAN header; for any other
+ * inner frame (ARP, ...), the outer UDP source port (which a peer sets
+ * from the inner flow's hash).  So every datagram of one inner flow lands
+ * on one socket, read by one worker, in order, whatever the peer's source
+ * port policy (vxswitch's default sends every flow from its dstport).
+ * The kernel falls back to its own 4-tuple hash if the program cannot
+ * run.  Lane i is read and sent on only by worker i; the returned socket
+ * is lane 0 and stands for the group (refcount, options, knobs). */
+struct vxlan_sock *vxlan_sock_lane(struct vxlan_sock *sock, unsigned lane);
+unsigned vxlan_sock_n_lanes(const struct vxlan_sock *sock);
+/* The lane the steering program picks for a datagram whose UDP payload
+ * (VXLAN header on) is `vx` and whose outer UDP source port is `sport`:
+ * the same computation in C, for tests and for stats. */
+unsigned vxlan_lane_pick(const uint8_t *vx, size_t len, uint16_t sport, unsigned n_lanes);
 /* 0 if a port with `opts` can share `sock` (same udpcsum, df, srcport);
  * else -EINVAL and one line in why naming the setting that differs. */
 int vxlan_sock_check_options(const struct vxlan_sock *sock, const struct vxlan_options *opts,

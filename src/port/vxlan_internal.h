@@ -57,7 +57,13 @@ struct vxlan_backlog_entry {
 
 struct vxlan_sock {
 	int fd;
-	unsigned refcnt;               /* control */
+	unsigned refcnt;               /* control (lane 0's counts for all) */
+	/* The lanes (vxlan_lanes.c): lane[0] is this socket; lanes 1.. are
+	 * the other sockets of its reuseport group, one per worker, each
+	 * with its own send sockets, backlog, buffers and counters.  Only
+	 * lane 0's list is filled (a lane's own says 1, itself). */
+	unsigned n_lanes;
+	struct vxlan_sock *lane[VXLAN_MAX_LANES];
 	struct vxlan_addr local;
 	uint16_t port;
 	bool udp_gro_probed, udp_segment_probed;
@@ -106,6 +112,11 @@ static inline struct vxlan_port *vxlan_port_cast(const struct port *port)
 
 socklen_t vxlan_sockaddr(const struct vxlan_addr *addr, uint16_t port, struct sockaddr_storage *ss);
 int vxlan_af(const struct vxlan_addr *addr);
+
+/* One lane: a socket bound to (local, port), with SO_REUSEPORT when it is
+ * one of several (vxlan_sock.c). */
+int vxlan_sock_open_lane(const struct vxlan_options *opts, uint16_t port, bool reuseport, struct vxlan_sock **out);
+void vxlan_sock_close_lane(struct vxlan_sock *sock);
 
 /* Appends the bytes of `mh` from byte `skip` on (a message of `bytes` UDP
  * payload bytes, datagrams of `gso_size`; 0: one) to the backlog, as a

@@ -53,7 +53,7 @@ int vxlan_sock_open(const struct vxlan_addr *local, uint16_t port, struct vxlan_
 	return vxlan_sock_open_opts(&opts, port, out);
 }
 
-int vxlan_sock_open_opts(const struct vxlan_options *opts, uint16_t port, struct vxlan_sock **out)
+int vxlan_sock_open_lane(const struct vxlan_options *opts, uint16_t port, bool reuseport, struct vxlan_sock **out)
 {
 	const struct vxlan_addr *local = &opts->local;
 	if (local->family != 4 && local->family != 6)
@@ -62,6 +62,8 @@ int vxlan_sock_open_opts(const struct vxlan_options *opts, uint16_t port, struct
 	if (!sock)
 		return -ENOMEM;
 	sock->refcnt = 1;
+	sock->n_lanes = 1;
+	sock->lane[0] = sock;
 	sock->local = *local;
 	sock->port = port;
 	int err;
@@ -75,6 +77,12 @@ int vxlan_sock_open_opts(const struct vxlan_options *opts, uint16_t port, struct
 	int one = 1, size = VXLAN_SOCK_BUF;
 	if (local->family == 6)
 		setsockopt(sock->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	/* One socket per worker in a reuseport group (vxlan_lanes.c); alone,
+	 * a second bind of the port fails as it should. */
+	if (reuseport && setsockopt(sock->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) {
+		err = -errno;
+		goto err_close;
+	}
 	if (setsockopt(sock->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
 		setsockopt(sock->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 	if (setsockopt(sock->fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
@@ -124,15 +132,22 @@ void vxlan_sock_ref(struct vxlan_sock *sock)
 	sock->refcnt++;
 }
 
-void vxlan_sock_unref(struct vxlan_sock *sock)
+void vxlan_sock_close_lane(struct vxlan_sock *sock)
 {
-	if (!sock || --sock->refcnt > 0)
-		return;
 	vxlan_backlog_clear(sock);
 	vxlan_sock_rx_release(sock);
 	vxlan_txsock_close(sock);
 	close(sock->fd);
 	free(sock);
+}
+
+void vxlan_sock_unref(struct vxlan_sock *sock)
+{
+	if (!sock || --sock->refcnt > 0)
+		return;
+	for (unsigned i = 1; i < sock->n_lanes; i++)
+		vxlan_sock_close_lane(sock->lane[i]);
+	vxlan_sock_close_lane(sock);
 }
 
 int vxlan_sock_fd(const struct vxlan_sock *sock)
@@ -146,7 +161,7 @@ bool vxlan_sock_matches(const struct vxlan_sock *sock, const struct vxlan_addr *
 	       memcmp(sock->local.bytes, local->bytes, 16) == 0;
 }
 
-int vxlan_sock_set_udp_gro(struct vxlan_sock *sock, bool on)
+static int vxlan_sock_set_udp_gro_lane(struct vxlan_sock *sock, bool on)
 {
 	/* Refused at open: it is off already, and the kernel would refuse
 	 * the setsockopt that switches it off as well. */
@@ -159,10 +174,19 @@ int vxlan_sock_set_udp_gro(struct vxlan_sock *sock, bool on)
 	return 0;
 }
 
+int vxlan_sock_set_udp_gro(struct vxlan_sock *sock, bool on)
+{
+	int err = 0;
+	for (unsigned i = 0; i < sock->n_lanes && !err; i++)
+		err = vxlan_sock_set_udp_gro_lane(sock->lane[i], on);
+	return err;
+}
+
 void vxlan_sock_set_udp_segment(struct vxlan_sock *sock, bool on)
 {
-	atomic_store_explicit(&sock->udp_segment_on, on && sock->udp_segment_probed,
-			      memory_order_relaxed);
+	for (unsigned i = 0; i < sock->n_lanes; i++)
+		atomic_store_explicit(&sock->lane[i]->udp_segment_on, on && sock->lane[i]->udp_segment_probed,
+				      memory_order_relaxed);
 }
 
 void vxlan_sock_udp_segment_refused(struct vxlan_sock *sock, int err)

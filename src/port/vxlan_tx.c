@@ -435,7 +435,7 @@ static void vxlan_tx_plain(struct vxlan_tx_ctx *c, struct pkt *pkt, const struct
 void vxlan_tx_batch(struct port *port, struct port_io *io, struct pkt **pkts, unsigned n)
 {
 	struct vxlan_port *vp = vxlan_port_cast(port);
-	struct vxlan_tx_ctx c = { .vp = vp, .sock = vp->sock, .io = io, .q = io->priv };
+	struct vxlan_tx_ctx c = { .vp = vp, .sock = vxlan_sock_lane(vp->sock, io->lane), .io = io, .q = io->priv };
 	if (!c.q) {
 		/* An io without port_io_init(): nowhere to queue. */
 		port_drop_batch(io, pkts, n, DROP_NO_BUFFER);

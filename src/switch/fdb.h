@@ -43,16 +43,22 @@
  *   production, a fixed one in tests.
  *
  * Thread-safety.
- *   An fdb is not internally synchronized: every call on one fdb, including
- *   fdb_lookup() (it bumps counters), fdb_get_stats() and fdb_dump(), must
- *   be serialized by the caller.  Learning writes on the data path, so the
- *   contract is "one owner thread": the worker that switches frames owns
- *   the fdb and runs control requests (add/del/flush/dump/stats) between
- *   two receive batches, as the single-threaded daemon loop does; or every
- *   call is wrapped in one mutex (uncontended with a single worker).
- *   Several workers will need either one fdb per worker (each floods until
- *   it has learned) or a shared table with lock-free lookups and locked
- *   inserts; that is a later change behind the same API.
+ *   One fdb is shared by every datapath worker and the control thread.
+ *   - fdb_lookup() takes no lock and writes nothing: each bucket carries
+ *     a sequence count that writers make odd while they change its chain,
+ *     and a reader that saw it move walks again (after a few tries, it
+ *     reads under the writers' lock, so a lookup never fails for being
+ *     unlucky).
+ *   - fdb_learn() takes no lock for what nearly every frame is: a MAC seen
+ *     again behind the same destination (its last-seen time is one atomic
+ *     store), a MAC refused by a static entry, or a new MAC refused by a
+ *     full table.  A new or moved MAC takes the table's writer mutex, as
+ *     Open vSwitch's mac-learning takes its rwlock to learn: learning
+ *     serialises the workers, their lookups never wait for it.
+ *   - Every control function (add, del, flush, age, dump, stats, caps)
+ *     takes the writer mutex and may run on any thread at any time.
+ *   Counters are atomics.  Lookup and hit counts are the caller's (one per
+ *   worker: forward.h), so that no cache line is written by every frame.
  *
  * Errors: 0 or a negative errno; predicates return bool. */
 #ifndef VX_SWITCH_FDB_H
@@ -117,8 +123,6 @@ struct fdb_stats {
 	uint64_t aged;             /* learned entries removed by ageing */
 	uint64_t invalid_src;      /* multicast/broadcast/zero source MACs */
 	uint64_t static_conflicts; /* source matched a static entry elsewhere */
-	uint64_t lookups;
-	uint64_t hits;
 	uint32_t n_learned;        /* entries now in the table */
 	uint32_t n_static;
 };
@@ -155,7 +159,7 @@ int fdb_learn(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
 
 /* Where does `mac` live in `vni`?  Returns true and fills *dst when there is
  * an unexpired entry.  Multicast/broadcast MACs are never found. */
-bool fdb_lookup(struct fdb *fdb, uint32_t vni, const uint8_t mac[6], uint64_t now_ns,
+bool fdb_lookup(const struct fdb *fdb, uint32_t vni, const uint8_t mac[6], uint64_t now_ns,
 		struct fdb_dst *dst);
 
 /* ---- control ------------------------------------------------------------ */

@@ -481,3 +481,23 @@ void flower_counters_get(const struct flower_counters *c, const struct flower_ru
 	else
 		*out = (struct flower_rule_counters){ .uid = r->uid };
 }
+
+void flower_counters_merge(struct flower_counters *dst, const struct flower_counters *src)
+{
+	for (size_t i = 0; i < FLOWER_MAX_RULES; i++) {
+		struct flower_rule_counters *d = &dst->slot[i];
+		const struct flower_rule_counters *s = &src->slot[i];
+		if (s->uid == 0 || s->uid < d->uid)
+			continue; /* nothing there, or a rule since deleted */
+		if (s->uid > d->uid) {
+			*d = *s;
+			continue;
+		}
+		d->fast_packets += s->fast_packets;
+		d->fast_bytes += s->fast_bytes;
+		d->slow_packets += s->slow_packets;
+		d->slow_bytes += s->slow_bytes;
+		if (s->last_used_ns > d->last_used_ns)
+			d->last_used_ns = s->last_used_ns;
+	}
+}

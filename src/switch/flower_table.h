@@ -135,6 +135,9 @@ struct flower_counters {
 /* Counts one frame of `bytes` for every rule of v. */
 void flower_counters_add(struct flower_counters *c, const struct flower_verdict *v,
 			 uint32_t bytes, bool fast, uint64_t now_ns);
+/* Adds the counts of src (another worker's) to dst, slot by slot: the
+ * same rule's are summed; a slot's newer rule (a higher uid) wins. */
+void flower_counters_merge(struct flower_counters *dst, const struct flower_counters *src);
 /* The counts of rule r in c, zero if c has none for it. */
 void flower_counters_get(const struct flower_counters *c, const struct flower_rule *r,
 			 struct flower_rule_counters *out);

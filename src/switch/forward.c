@@ -94,8 +94,11 @@ enum fwd_action fwd_frame(struct fwd_switch *sw, const struct fdb_dst *ingress, 
 	(void)fdb_learn(sw->fdb, vni, src_mac, ingress, now_ns);
 
 	struct fdb_dst dst;
-	if (fdb_lookup(sw->fdb, vni, dst_mac, now_ns, &dst))
+	sw->stats.fdb_lookups++;
+	if (fdb_lookup(sw->fdb, vni, dst_mac, now_ns, &dst)) {
+		sw->stats.fdb_hits++;
 		return fwd_unicast(sw, v, ingress, &dst, res);
+	}
 	if (!(dst_mac[0] & 0x01))
 		sw->stats.unknown_unicast++;
 	return fwd_flood(sw, v, ingress, res);

@@ -63,6 +63,7 @@ struct fwd_stats {
 	uint64_t replicated;     /* of which copies to remote VTEPs */
 	uint64_t dropped;
 	uint64_t drops[DROP_REASON_COUNT]; /* per reason */
+	uint64_t fdb_lookups, fdb_hits;    /* destination MACs looked up, found */
 };
 
 struct fwd_switch {

@@ -60,7 +60,7 @@ static int setup(void **state)
 	if (fx.tun < 0 || rtnl_link_configure(-1, fx.name, 1450, true) < 0)
 		return -1;
 	struct afpacket_options opts = { .name = "c0", .dev = fx.name, .vni = 5 };
-	if (afpacket_port_open(&opts, &fx.port, NULL, 0) < 0 || port_io_init(fx.port, &fx.io) < 0)
+	if (afpacket_port_open(&opts, &fx.port, NULL, 0) < 0 || port_io_init(fx.port, &fx.io, 0) < 0)
 		return -1;
 	return 0;
 }

@@ -90,7 +90,7 @@ static void test_io_init_and_fini(void **state)
 	struct port port = { .cls = &cls };
 	struct port_io io;
 	memset(&io, 0xab, sizeof(io));
-	assert_int_equal(port_io_init(&port, &io), 0);
+	assert_int_equal(port_io_init(&port, &io, 0), 0);
 	assert_int_equal(io.stats.tx_frames, 0);
 	assert_int_equal(io.stats.drops[DROP_MTU_EXCEEDED], 0);
 	assert_ptr_equal(io.priv, &fini_calls);
@@ -103,13 +103,13 @@ static void test_io_init_and_fini(void **state)
 	struct port_class bare = { .kind_name = "bare" };
 	port.cls = &bare;
 	memset(&io, 0xab, sizeof(io));
-	assert_int_equal(port_io_init(&port, &io), 0);
+	assert_int_equal(port_io_init(&port, &io, 0), 0);
 	assert_null(io.priv);
 	port_io_fini(&port, &io);
 
 	cls.io_init = failing_io_init;
 	port.cls = &cls;
-	assert_int_equal(port_io_init(&port, &io), -ENOMEM);
+	assert_int_equal(port_io_init(&port, &io, 0), -ENOMEM);
 	assert_null(io.priv);
 	port_io_fini(&port, &io);
 	assert_int_equal(fini_calls, 1);

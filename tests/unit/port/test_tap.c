@@ -47,7 +47,7 @@ static int setup(void **state)
 	char name[IF_NAMESIZE];
 	snprintf(name, sizeof(name), "vxtap%d", (int)(getpid() % 100000));
 	struct tap_options opts = { .name = name, .mtu = 1450, .vni = 5 };
-	if (tap_port_open(&opts, &fx.port, NULL, 0) < 0 || port_io_init(fx.port, &fx.io) < 0)
+	if (tap_port_open(&opts, &fx.port, NULL, 0) < 0 || port_io_init(fx.port, &fx.io, 0) < 0)
 		return -1;
 	fx.raw = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
@@ -205,7 +205,7 @@ static void test_gso_frame_is_written_whole(void **state)
 	assert_int_equal(info.tx_gso_frames, 0);
 	assert_true(info.offloads_probed & TAP_OL_TSO);
 	struct port_io other;
-	assert_int_equal(port_io_init(fx->port, &other), 0);
+	assert_int_equal(port_io_init(fx->port, &other, 0), 0);
 	tap_port_get_info(fx->port, &other, &info);
 	assert_int_equal(info.tx_gso_frames, 0);
 	port_io_fini(fx->port, &other);

@@ -116,7 +116,7 @@ static int setup(void **state)
 			break;
 		fx.port = NULL;
 	}
-	if (!fx.port || port_io_init(fx.port, &fx.io) < 0)
+	if (!fx.port || port_io_init(fx.port, &fx.io, 0) < 0)
 		return -1;
 	fx.sock = vxlan_port_sock(fx.port);
 	*state = &fx;
@@ -472,7 +472,7 @@ static void test_udp_gro_refused_datagrams_arrive_one_by_one(void **state)
 	 * kernel cuts it for a socket without UDP_GRO. */
 	struct pkt *pkt = tso_frame(fx, 10);
 	struct port_io io;
-	assert_int_equal(port_io_init(port, &io), 0);
+	assert_int_equal(port_io_init(port, &io, 0), 0);
 	port->cls->tx_batch(port, &io, &pkt, 1);
 	port_io_fini(port, &io);
 	struct pkt *rx[16];
@@ -605,7 +605,7 @@ static void test_each_remote_gets_its_path_mtu(void **state)
 	struct port *port;
 	assert_int_equal(vxlan_port_open(&opts, NULL, &port), 0);
 	struct port_io io;
-	assert_int_equal(port_io_init(port, &io), 0);
+	assert_int_equal(port_io_init(port, &io, 0), 0);
 	struct vxlan_port_info info;
 	vxlan_port_get_info(port, &io, &info);
 	assert_int_equal(info.remote_mtu[0], 1400);
@@ -638,7 +638,7 @@ static void test_ios_count_apart(void **state)
 {
 	struct fixture *fx = *state;
 	struct port_io other;
-	assert_int_equal(port_io_init(fx->port, &other), 0);
+	assert_int_equal(port_io_init(fx->port, &other, 0), 0);
 	struct vxlan_port_info before, info;
 	vxlan_port_get_info(fx->port, &fx->io, &before);
 	struct pkt *pkt = tso_frame(fx, 3);

@@ -98,7 +98,7 @@ static void open_port(struct fixture *fx)
 			fx->port = NULL;
 	}
 	assert_non_null(fx->port);
-	assert_int_equal(port_io_init(fx->port, &fx->io), 0);
+	assert_int_equal(port_io_init(fx->port, &fx->io, 0), 0);
 	fx->sock = vxlan_port_sock(fx->port);
 }
 

@@ -55,7 +55,7 @@ static void open_port(struct fixture *fx, struct vxlan_options *opts)
 			fx->port = NULL;
 	}
 	assert_non_null(fx->port);
-	assert_int_equal(port_io_init(fx->port, &fx->io), 0);
+	assert_int_equal(port_io_init(fx->port, &fx->io, 0), 0);
 	fx->sock = vxlan_port_sock(fx->port);
 }
 
@@ -255,7 +255,7 @@ static void test_udpcsum_off_over_ipv6(void **state)
 		pkt_pool_destroy(fx.pool);
 		skip(); /* no IPv6 loopback here */
 	}
-	assert_int_equal(port_io_init(fx.port, &fx.io), 0);
+	assert_int_equal(port_io_init(fx.port, &fx.io, 0), 0);
 	fx.sock = vxlan_port_sock(fx.port);
 	assert_int_equal(sockopt(fx.sock->tx_fd[0], IPPROTO_UDP, UDP_NO_CHECK6_TX), 1);
 	assert_int_equal(sockopt(vxlan_sock_fd(fx.sock), IPPROTO_UDP, UDP_NO_CHECK6_RX), 1);
