@@ -43,6 +43,7 @@
 	X(SOCKET_RX_DROPS, "socket_rx_drops")                             \
 	X(RX_NO_BUFFER, "rx_no_buffer")                                   \
 	X(CPU_SATURATED, "cpu_saturated")                                 \
+	X(WORKER_OFF_NODE, "worker_off_node")                             \
 	X(TAP_LOST, "tap_lost")                                           \
 	X(LINK_DOWN, "link_down")                                         \
 	X(TAP_TX_ERRORS, "tap_tx_errors")                                 \
@@ -109,6 +110,8 @@ struct diag_input {
 	uint32_t knobs[CTL_KNOB_COUNT];
 	struct diag_port ports[VXD_MAX_PORTS];
 	const char *only;                /* findings of this port only (NULL: all) */
+	int underlay_node;               /* placement.h: the underlay's NUMA node (-1: unknown) */
+	const char *underlay;            /* its name ("" unknown) */
 };
 
 struct diag_field {

@@ -265,22 +265,50 @@ static void diag_switch_drops(const struct diag_input *in, struct diag_report *r
 	}
 }
 
+/* A worker at (nearly) a whole core: the bottleneck.  Each worker on its
+ * own: two half-busy workers are not one saturated one. */
 static void diag_cpu(const struct diag_input *in, struct diag_report *r)
 {
 	const struct vxd_snapshot *a = in->then, *b = in->now;
 	if (!a || b->taken_ns < a->taken_ns + DIAG_MIN_WINDOW_MS * 1000000ull)
 		return;
 	uint64_t wall = b->taken_ns - a->taken_ns;
-	uint64_t cpu = diag_delta(b->cpu_user_us + b->cpu_sys_us, a->cpu_user_us + a->cpu_sys_us) * 1000;
-	uint64_t permille = cpu * 1000 / wall;
-	if (permille < DIAG_CPU_PERMILLE)
+	for (unsigned i = 0; i < b->n_workers && i < a->n_workers; i++) {
+		const struct vxd_worker_snap *wa = &a->workers[i], *wb = &b->workers[i];
+		uint64_t cpu = diag_delta(wb->cpu_user_us + wb->cpu_sys_us, wa->cpu_user_us + wa->cpu_sys_us) * 1000;
+		uint64_t permille = cpu * 1000 / wall;
+		if (permille < DIAG_CPU_PERMILLE)
+			continue;
+		struct diag_finding *f = diag_add(r, in, DIAG_CPU_SATURATED, NULL,
+			"worker %u used %" PRIu64 ".%" PRIu64 "%% of a core over the last %.1f s: it is the bottleneck; "
+			"give it a core of its own (or more workers, --workers), and keep gro, udp-gro, gso and tap-tso "
+			"on so it moves fewer, bigger frames", wb->index, permille / 10, permille % 10, (double)wall / 1e9);
+		diag_num(f, "worker", wb->index);
+		diag_num(f, "cpu_permille", permille);
+		diag_num(f, "window_ms", wall / 1000000);
+	}
+}
+
+/* A worker pinned to a CPU of another NUMA node than the underlay NIC's:
+ * every byte crosses the interconnect (seed 003). */
+static void diag_placement(const struct diag_input *in, struct diag_report *r)
+{
+	const struct vxd_snapshot *b = in->now;
+	if (in->underlay_node < 0)
 		return;
-	struct diag_finding *f = diag_add(r, in, DIAG_CPU_SATURATED, NULL,
-		"the worker used %" PRIu64 ".%" PRIu64 "%% of a core over the last %.1f s: it is the bottleneck; "
-		"give it a core of its own, and keep gro, udp-gro, gso and tap-tso on so it moves fewer, bigger "
-		"frames", permille / 10, permille % 10, (double)wall / 1e9);
-	diag_num(f, "cpu_permille", permille);
-	diag_num(f, "window_ms", wall / 1000000);
+	for (unsigned i = 0; i < b->n_workers; i++) {
+		const struct vxd_worker_snap *w = &b->workers[i];
+		if (w->cpu_pinned < 0 || w->node < 0 || w->node == in->underlay_node)
+			continue;
+		struct diag_finding *f = diag_add(r, in, DIAG_WORKER_OFF_NODE, NULL,
+			"worker %u runs on cpu %d of NUMA node %d, but the underlay %s is on node %d: its packets cross "
+			"the interconnect; pin it to a CPU of node %d (--cpus) or leave --cpus out", w->index, w->cpu_pinned,
+			w->node, in->underlay, in->underlay_node, in->underlay_node);
+		diag_num(f, "worker", w->index);
+		diag_num(f, "cpu", (uint64_t)w->cpu_pinned);
+		diag_num(f, "node", (uint64_t)w->node);
+		diag_num(f, "underlay_node", (uint64_t)in->underlay_node);
+	}
 }
 
 void diag_judge_traffic(const struct diag_input *in, struct diag_report *r)
@@ -298,4 +326,5 @@ void diag_judge_traffic(const struct diag_input *in, struct diag_report *r)
 	}
 	diag_switch_drops(in, r);
 	diag_cpu(in, r);
+	diag_placement(in, r);
 }

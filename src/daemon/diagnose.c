@@ -98,6 +98,8 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 	in->then = vxd->diag_prev;
 	memcpy(in->knobs, vxd->knobs, sizeof(in->knobs));
 	in->only = ref->has_port ? ref->name : NULL;
+	in->underlay_node = vxd->placement.dev_node;
+	in->underlay = vxd->placement.dev;
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i])
 			vxd_diag_port(vxd, i, &in->ports[i]);

@@ -46,12 +46,20 @@ static int vxd_metrics_render(void *ctx, char **text, size_t *len)
 			mp->kernel_tx_dropped = ks.tx_dropped;
 		}
 	}
-	struct metrics_thread_cpu cpu[2] = {
-		{ .thread = "worker0", .user_us = snap->cpu_user_us, .sys_us = snap->cpu_sys_us },
-		{ .thread = "control" },
-	};
-	thread_cpu(&cpu[1].user_us, &cpu[1].sys_us);
-	struct metrics_input in = { .snap = snap, .ports = ports, .n_ports = n, .cpu = cpu, .n_cpu = 2 };
+	/* One series per worker thread, and the control thread's. */
+	struct metrics_thread_cpu cpu[VXD_MAX_WORKERS + 1];
+	char names[VXD_MAX_WORKERS][16];
+	size_t n_cpu = 0;
+	for (unsigned i = 0; i < snap->n_workers; i++) {
+		const struct vxd_worker_snap *ws = &snap->workers[i];
+		snprintf(names[i], sizeof(names[i]), "worker%u", ws->index);
+		cpu[n_cpu++] = (struct metrics_thread_cpu){ .thread = names[i], .user_us = ws->cpu_user_us,
+							  .sys_us = ws->cpu_sys_us };
+	}
+	cpu[n_cpu] = (struct metrics_thread_cpu){ .thread = "control" };
+	thread_cpu(&cpu[n_cpu].user_us, &cpu[n_cpu].sys_us);
+	n_cpu++;
+	struct metrics_input in = { .snap = snap, .ports = ports, .n_ports = n, .cpu = cpu, .n_cpu = n_cpu };
 	FILE *out = open_memstream(text, len);
 	int ret = out ? metrics_text_write(out, &in) : -ENOMEM;
 	if (out && fclose(out) != 0)

@@ -477,6 +477,7 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	vxd_print_switch(p, vxd, snap);
 	vxd_print_gro(p, vxd, snap);
 	vxd_print_gso_cpu_pool(p, vxd, snap);
+	vxd_print_workers(p, vxd, snap);
 	vxd_print_ctl_stats(p, vxd);
 	ctl_print_close_object(p);
 	return 0;

@@ -169,6 +169,8 @@ void vxd_port_show(struct vxd *vxd, struct ctl_print *out);
 /* vni: one VNI or FDB_VNI_ANY */
 int vxd_fdb_show(struct vxd *vxd, uint32_t vni, struct ctl_print *out, struct ctl_err *err);
 void vxd_print_ctl_stats(struct ctl_print *p, const struct vxd *vxd); /* stats_ctl.c: the control socket's counters */
+/* stats_workers.c: the "workers" object (placement, per-worker figures). */
+void vxd_print_workers(struct ctl_print *p, const struct vxd *vxd, const struct vxd_snapshot *snap);
 
 /* config.c: re-reads `path` and applies the difference (see config.c). */
 int vxd_reload(struct vxd *vxd, const char *path, struct ctl_print *out, struct ctl_err *err);
