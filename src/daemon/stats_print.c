@@ -75,6 +75,7 @@ static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, cons
 		ctl_print_string(p, CTL_PRINT_ANY, "netns", cfg->netns[0] ? " netns %s" : "", cfg->netns);
 		ctl_print_uint(p, CTL_PRINT_ANY, "max_macs", cfg->max_macs ? " max-macs %" PRIu64 : "", cfg->max_macs);
 		ctl_print_bool(p, CTL_PRINT_JSON, "created", "%s", ti.created);
+		ctl_print_uint(p, CTL_PRINT_ANY, "queues", " queues %" PRIu64, ti.queues);
 	} else if (port_is_afpacket(port)) {
 		struct afpacket_port_info ai;
 		afpacket_port_get_info(port, NULL, &ai);
@@ -86,6 +87,7 @@ static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, cons
 		const struct vxlan_options *vo = vxlan_port_options(port);
 		vxd_print_ip(p, "local", " local %s", vo->local.family, vo->local.bytes);
 		ctl_print_uint(p, CTL_PRINT_ANY, "dstport", " dstport %" PRIu64, vo->dst_port);
+		ctl_print_uint(p, CTL_PRINT_ANY, "sockets", " sockets %" PRIu64, vxlan_sock_n_lanes(vxlan_port_sock(port)));
 		/* The outer-header settings in force (the socket's): srcport
 		 * MIN-MAX, or the fixed dstport when no range was given. */
 		struct vxlan_options so;

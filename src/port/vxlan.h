@@ -240,6 +240,11 @@ unsigned vxlan_sock_n_lanes(const struct vxlan_sock *sock);
  * (VXLAN header on) is `vx` and whose outer UDP source port is `sport`:
  * the same computation in C, for tests and for stats. */
 unsigned vxlan_lane_pick(const uint8_t *vx, size_t len, uint16_t sport, unsigned n_lanes);
+/* The steering program itself (struct sock_filter, linux/filter.h) for an
+ * outer IPv4 or IPv6 socket; returns its length (<= VXLAN_LANE_PROG_MAX). */
+enum { VXLAN_LANE_PROG_MAX = 48 };
+struct sock_filter;
+unsigned vxlan_lane_program(struct sock_filter *f, bool outer_v6, unsigned n_lanes);
 /* 0 if a port with `opts` can share `sock` (same udpcsum, df, srcport);
  * else -EINVAL and one line in why naming the setting that differs. */
 int vxlan_sock_check_options(const struct vxlan_sock *sock, const struct vxlan_options *opts,

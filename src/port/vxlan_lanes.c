@@ -34,8 +34,10 @@ enum {
  *   inner IPv4:  saddr ^ daddr (^ the ports word for TCP and UDP)
  *   inner IPv6:  the last words of saddr and daddr (^ ports)
  *   otherwise:   the outer UDP source port
- * then (h * golden) >> 16, modulo the lanes. */
-static unsigned vxlan_lane_prog(struct sock_filter *f, bool outer_v6, unsigned n_lanes)
+ * then h ^= h >> 16 (the ports word puts the client's port in the high
+ * half, and Linux picks ephemeral ports of one parity), (h * golden) >>
+ * 16, modulo the lanes. */
+unsigned vxlan_lane_program(struct sock_filter *f, bool outer_v6, unsigned n_lanes)
 {
 	enum { V6 = 15, OUTER = 28, MIXM0 = 31, MIX = 32 };
 	unsigned n = 0;
@@ -78,10 +80,13 @@ static unsigned vxlan_lane_prog(struct sock_filter *f, bool outer_v6, unsigned n
 	}
 	I(BPF_JMP | BPF_JA, 0, 0, MIX - 31);                         /* 30 */
 	I(BPF_LD | BPF_MEM, 0, 0, 0);                                /* 31 */
-	I(BPF_ALU | BPF_MUL | BPF_K, 0, 0, LANE_HASH_MUL);           /* 32 */
+	I(BPF_MISC | BPF_TAX, 0, 0, 0);                              /* 32: h ^= h >> 16 */
 	I(BPF_ALU | BPF_RSH | BPF_K, 0, 0, 16);                      /* 33 */
-	I(BPF_ALU | BPF_MOD | BPF_K, 0, 0, n_lanes);                 /* 34 */
-	I(BPF_RET | BPF_A, 0, 0, 0);                                 /* 35 */
+	I(BPF_ALU | BPF_XOR | BPF_X, 0, 0, 0);                       /* 34 */
+	I(BPF_ALU | BPF_MUL | BPF_K, 0, 0, LANE_HASH_MUL);           /* 35 */
+	I(BPF_ALU | BPF_RSH | BPF_K, 0, 0, 16);                      /* 36 */
+	I(BPF_ALU | BPF_MOD | BPF_K, 0, 0, n_lanes);                 /* 37 */
+	I(BPF_RET | BPF_A, 0, 0, 0);                                 /* 38 */
 #undef I
 #undef J
 	return n;
@@ -122,13 +127,14 @@ unsigned vxlan_lane_pick(const uint8_t *vx, size_t len, uint16_t sport, unsigned
 	}
 	if (!ok)
 		return 0;
+	h ^= h >> 16;
 	return (unsigned)(((uint32_t)(h * LANE_HASH_MUL) >> 16) % n_lanes);
 }
 
 static int vxlan_lanes_steer(struct vxlan_sock *sock)
 {
-	struct sock_filter f[40];
-	struct sock_fprog prog = { .len = (unsigned short)vxlan_lane_prog(f, sock->local.family == 6, sock->n_lanes),
+	struct sock_filter f[VXLAN_LANE_PROG_MAX];
+	struct sock_fprog prog = { .len = (unsigned short)vxlan_lane_program(f, sock->local.family == 6, sock->n_lanes),
 				   .filter = f };
 	if (setsockopt(sock->fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) < 0)
 		return -errno;
