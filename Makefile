@@ -52,7 +52,7 @@ TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 PRELOADS   := $(BUILD)/tests/tools/refuse_offloads.so
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all install deps test unit unit-run unit-asan asan-daemon unit-tsan golden fuzz fuzz-long fuzz-build netns bench bench-smoke micro demo clean
+.PHONY: all install deps test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden fuzz fuzz-long fuzz-build netns bench bench-smoke micro demo clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -110,12 +110,18 @@ asan-daemon:
 	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) OPT=-O1 SAN="$(ASAN_SAN)" \
 	  $(ASAN_BUILD)/vxswitchd $(ASAN_BUILD)/vxctl
 
-# The threaded parts (daemon: control thread + worker; util: qsbr, vlog,
-# failpoints) under ThreadSanitizer.
+# The threaded parts (daemon: control thread + workers; util: qsbr, vlog,
+# failpoints; switch: the FDB the workers share) under ThreadSanitizer.
 TSAN_BUILD ?= build-tsan
+TSAN_SAN := -fsanitize=thread -fno-omit-frame-pointer
 unit-tsan:
-	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) OPT=-O1 TEST_DIRS="tests/unit/daemon tests/unit/util" \
-	  SAN="-fsanitize=thread -fno-omit-frame-pointer" unit-run
+	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) OPT=-O1 TEST_DIRS="tests/unit/daemon tests/unit/util tests/unit/switch" \
+	  SAN="$(TSAN_SAN)" unit-run
+
+# The daemon under ThreadSanitizer, for the netns test of many workers.
+tsan-daemon:
+	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) OPT=-O1 SAN="$(TSAN_SAN)" \
+	  $(TSAN_BUILD)/vxswitchd $(TSAN_BUILD)/vxctl
 
 golden: all
 	tests/golden/check.sh $(BUILD)

@@ -73,7 +73,6 @@ static int fdb_find_lockless(const struct fdb *fdb, uint32_t vni, const uint8_t 
 				break;
 			}
 		}
-		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&bk->seq, memory_order_relaxed) == s)
 			return found;
 	}

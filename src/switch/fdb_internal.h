@@ -12,11 +12,16 @@
  * never more records than max_learned.
  *
  * Concurrency (fdb.h, "Thread-safety"): every word of an entry and of a
- * bucket is read and written with (relaxed) atomics, so that readers may
- * walk a chain while a writer changes it; each bucket has a sequence
- * count, odd while a writer changes anything reachable from it (an entry's
- * key, destination or link, the head), which a reader checks before and
- * after its walk and retries on.  An entry taken off a chain goes back on
+ * bucket is read with acquire and written with release atomics (plain
+ * moves on x86), so that readers may walk a chain while a writer changes
+ * it; each bucket has a sequence count, odd while a writer changes
+ * anything reachable from it (an entry's key, destination or link, the
+ * head), which a reader checks before and after its walk and retries on.
+ * No fences: a reader that sees any word a writer stored (release) also
+ * sees the odd count stored before it, and its acquire loads keep the
+ * second read of the count after them (the seqlock of Boehm, "Can
+ * seqlocks get along with programming language memory models?", which
+ * ThreadSanitizer understands).  An entry taken off a chain goes back on
  * the free list at once: a reader still on it sees its bucket's count
  * move and walks again, and every walk is bounded by the table size, so
  * a reader that strays onto the free list or into another chain ends. */
@@ -104,7 +109,7 @@ static inline void fdb_get(const struct fdb *fdb, uint32_t i, struct fdb_entry *
 {
 	union fdb_slot copy;
 	for (unsigned k = 0; k < FDB_ENTRY_WORDS; k++)
-		copy.w[k] = __atomic_load_n(&fdb->entries[i].w[k], __ATOMIC_RELAXED);
+		copy.w[k] = __atomic_load_n(&fdb->entries[i].w[k], __ATOMIC_ACQUIRE);
 	*out = copy.e;
 }
 
@@ -112,7 +117,7 @@ static inline void fdb_put(struct fdb *fdb, uint32_t i, const struct fdb_entry *
 {
 	union fdb_slot copy = { .e = *in };
 	for (unsigned k = 0; k < FDB_ENTRY_WORDS; k++)
-		__atomic_store_n(&fdb->entries[i].w[k], copy.w[k], __ATOMIC_RELAXED);
+		__atomic_store_n(&fdb->entries[i].w[k], copy.w[k], __ATOMIC_RELEASE);
 }
 
 static inline uint32_t fdb_next(const struct fdb *fdb, uint32_t i)
@@ -143,7 +148,6 @@ static inline void fdb_write_begin(struct fdb *fdb, uint32_t b)
 {
 	uint32_t s = atomic_load_explicit(&fdb->buckets[b].seq, memory_order_relaxed);
 	atomic_store_explicit(&fdb->buckets[b].seq, s + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
 }
 
 static inline void fdb_write_end(struct fdb *fdb, uint32_t b)
@@ -154,12 +158,12 @@ static inline void fdb_write_end(struct fdb *fdb, uint32_t b)
 
 static inline uint32_t fdb_head(const struct fdb *fdb, uint32_t b)
 {
-	return atomic_load_explicit(&fdb->buckets[b].head, memory_order_relaxed);
+	return atomic_load_explicit(&fdb->buckets[b].head, memory_order_acquire);
 }
 
 static inline void fdb_set_head(struct fdb *fdb, uint32_t b, uint32_t i)
 {
-	atomic_store_explicit(&fdb->buckets[b].head, i, memory_order_relaxed);
+	atomic_store_explicit(&fdb->buckets[b].head, i, memory_order_release);
 }
 
 static inline void fdb_count(_Atomic uint64_t *c, uint64_t n)

@@ -67,6 +67,8 @@ static int setup(void **state)
 	assert_non_null(f);
 	f->in.now = &f->now;
 	f->in.then = &f->then;
+	f->in.underlay_node = -1;
+	f->in.underlay = "";
 	f->in.knobs[CTL_KNOB_GRO] = f->in.knobs[CTL_KNOB_GSO] = f->in.knobs[CTL_KNOB_TAP_TSO] = 1;
 	f->in.knobs[CTL_KNOB_UDP_GRO] = f->in.knobs[CTL_KNOB_UDP_SEGMENT] = f->in.knobs[CTL_KNOB_RX_CSUM] = 1;
 	f->in.knobs[CTL_KNOB_GRO_HOLD_US] = 50;
@@ -437,19 +439,51 @@ static void test_tap_queue_and_socket_drops(void **state)
 	assert_int_equal(diag_field_num(assert_cause(f, DIAG_SOCKET_RX_DROPS), "dropped"), 888);
 }
 
+/* Worker i's CPU time in snapshot s. */
+static void worker_cpu(struct vxd_snapshot *s, unsigned i, uint64_t user_us, uint64_t sys_us)
+{
+	if (s->n_workers <= i)
+		s->n_workers = i + 1;
+	s->workers[i].index = i;
+	s->workers[i].cpu_pinned = s->workers[i].node = -1;
+	s->workers[i].cpu_user_us = user_us;
+	s->workers[i].cpu_sys_us = sys_us;
+}
+
 static void test_cpu_saturated(void **state)
 {
 	struct fx *f = *state;
-	f->then.cpu_user_us = 7000000, f->then.cpu_sys_us = 3000000;
-	f->now.cpu_user_us = 9000000, f->now.cpu_sys_us = 6000000; /* 5 s of 6 */
+	worker_cpu(&f->then, 0, 7000000, 3000000);
+	worker_cpu(&f->now, 0, 9000000, 6000000); /* 5 s of 6 */
+	worker_cpu(&f->then, 1, 0, 0);
+	worker_cpu(&f->now, 1, 3000000, 2000000); /* two workers near-saturated together are not one */
 	assert_no_finding(f);
-	f->now.cpu_sys_us = 6950000;
+	worker_cpu(&f->now, 1, 3000000, 2950000);
 	const struct diag_finding *fd = assert_cause(f, DIAG_CPU_SATURATED);
+	assert_int_equal(diag_field_num(fd, "worker"), 1);
 	assert_int_equal(diag_field_num(fd, "cpu_permille"), 991);
 	assert_int_equal(diag_field_num(fd, "window_ms"), 6000);
 	/* A window under a second tells nothing. */
 	f->then.taken_ns = f->now.taken_ns - SEC / 2;
-	f->now.cpu_user_us = f->then.cpu_user_us, f->now.cpu_sys_us = f->then.cpu_sys_us + 500000;
+	worker_cpu(&f->now, 1, 0, 500000);
+	assert_no_finding(f);
+}
+
+static void test_worker_off_node(void **state)
+{
+	struct fx *f = *state;
+	worker_cpu(&f->now, 0, 0, 0);
+	worker_cpu(&f->now, 1, 0, 0);
+	f->now.workers[0].cpu_pinned = 0, f->now.workers[0].node = 0;
+	f->now.workers[1].cpu_pinned = 1, f->now.workers[1].node = 1;
+	f->in.underlay = "u1";
+	f->in.underlay_node = -1;
+	assert_no_finding(f); /* nothing known of the underlay */
+	f->in.underlay_node = 1;
+	const struct diag_finding *fd = assert_cause(f, DIAG_WORKER_OFF_NODE);
+	assert_int_equal(diag_field_num(fd, "worker"), 0);
+	assert_int_equal(diag_field_num(fd, "underlay_node"), 1);
+	f->now.workers[0].cpu_pinned = -1; /* not pinned: the scheduler's */
 	assert_no_finding(f);
 }
 
@@ -522,6 +556,7 @@ int main(void)
 		T(test_small_frames_judged_on_the_window),
 		T(test_tap_queue_and_socket_drops),
 		T(test_cpu_saturated),
+		T(test_worker_off_node),
 		T(test_link_down),
 		T(test_only_one_port),
 		T(test_cause_names_are_stable),
