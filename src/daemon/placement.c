@@ -49,7 +49,7 @@ int vxd_cpulist_parse(const char *s, cpu_set_t *out)
 		}
 		for (long c = a; c <= b; c++)
 			CPU_SET((int)c, out);
-		if (*p == ',')
+		if (*p == ',' && p[1])
 			p++;
 		else if (*p)
 			return -EINVAL;
@@ -186,8 +186,11 @@ int vxd_place(const struct vxd_placement_request *req, struct vxd_placement *out
 		return 0;
 	}
 	out->n_workers = clamp_workers(req->workers, (unsigned)CPU_COUNT(&allowed));
-	snprintf(out->how, sizeof(out->how), "%s: not pinned (allowed cpus %s)",
-		 !req->dev ? "no underlay device known" : "no NUMA node for the underlay device",
-		 vxd_cpulist_format(&allowed, list, sizeof(list)));
+	if (req->dev)
+		snprintf(out->how, sizeof(out->how), "no NUMA node for underlay %s: not pinned (allowed cpus %s)",
+			 out->dev, vxd_cpulist_format(&allowed, list, sizeof(list)));
+	else
+		snprintf(out->how, sizeof(out->how), "no underlay device known: not pinned (allowed cpus %s)",
+			 vxd_cpulist_format(&allowed, list, sizeof(list)));
 	return 0;
 }

@@ -2,16 +2,20 @@
  * waits on the control socket and a wake-up eventfd; the worker it starts
  * moves the packets. */
 #include <errno.h>
+#include <net/if.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "ctl/ctl_config.h"
 #include "ctl/ctl_print.h"
 #include "ctl/ctl_server.h"
 #include "daemon/metrics_http.h"
 #include "daemon/vxd_internal.h"
+#include "port/rtnl.h"
 #include "switch/flower_table.h"
 #include "util/vlog.h"
 
@@ -31,14 +35,40 @@ static void vxd_default_knobs(uint32_t *knobs)
 	knobs[CTL_KNOB_FDB_AGEING] = (uint32_t)(FDB_DEFAULT_AGEING_NS / 1000000000ull);
 }
 
+/* The underlay device when --underlay is not given: the link that holds
+ * the local address of the first vxlan port of the config file, if it is
+ * there already.  "" when there is none. */
+static void vxd_config_underlay(const struct vxd *vxd, char dev[IF_NAMESIZE])
+{
+	dev[0] = '\0';
+	struct ctl_config cfg;
+	char err[CTL_CONFIG_ERR_SIZE];
+	if (!vxd->opts.config_path || ctl_config_load(vxd->opts.config_path, &cfg, err, sizeof(err)) < 0)
+		return; /* a bad file is refused when it is applied */
+	for (size_t i = 0; i < cfg.n_cmds; i++) {
+		const struct ctl_cmd *c = &cfg.cmds[i];
+		if (c->verb != CTL_PORT_ADD || c->port_add.type != CTL_PORT_VXLAN)
+			continue;
+		const struct ctl_ip *ip = &c->port_add.local;
+		int ifindex = rtnl_addr_ifindex(ip->family == AF_INET6 ? 6 : 4, ip->bytes);
+		if (ifindex > 0 && !if_indextoname((unsigned)ifindex, dev))
+			dev[0] = '\0';
+		break;
+	}
+	ctl_config_release(&cfg);
+}
+
 /* Where the workers go (placement.h).  A refusal (a bad --cpus) is logged
  * here: the caller only has the errno. */
 static int vxd_plan_workers(struct vxd *vxd)
 {
+	char dev[IF_NAMESIZE];
+	if (!vxd->opts.underlay)
+		vxd_config_underlay(vxd, dev);
 	struct vxd_placement_request req = {
 		.workers = vxd->opts.workers,
 		.cpus = vxd->opts.cpus,
-		.dev = vxd->opts.underlay,
+		.dev = vxd->opts.underlay ? vxd->opts.underlay : dev[0] ? dev : NULL,
 	};
 	char err[256] = "";
 	int ret = vxd_place(&req, &vxd->placement, err, sizeof(err));
