@@ -39,6 +39,31 @@ static int parse_save(struct ctl_parser *ps, struct ctl_cmd *cmd)
 	return ctl_expect_end(ps, "save");
 }
 
+/* workers N [ cpus LIST ] */
+static int parse_workers(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	const char *v;
+	int ret = ctl_take_value(ps, "workers", "a worker count (1..16)", &v);
+	if (ret == 0)
+		ret = ctl_parse_u32(ps, "workers", 1, CTL_MAX_WORKERS, &cmd->workers.n);
+	if (ret < 0 || ctl_at_end(ps))
+		return ret;
+	if (strcmp(ps->argv[ps->pos], "cpus") != 0)
+		return ctl_fail(ps, ps->pos, "unexpected word, expected \"cpus LIST\" or the end");
+	ps->pos++;
+	ret = ctl_take_value(ps, "cpus", "a CPU list (e.g. 0-3,6)", &v);
+	if (ret < 0)
+		return ret;
+	size_t len = strlen(v);
+	bool ok = len > 0 && len < CTL_CPULIST_SIZE && strspn(v, "0123456789-,") == len && v[0] != '-' && v[0] != ',' &&
+		  v[len - 1] != '-' && v[len - 1] != ',';
+	if (!ok)
+		return ctl_fail(ps, ps->pos - 1, "bad CPU list, expected numbers and ranges like 0-3,6");
+	memcpy(cmd->workers.cpus, v, len + 1);
+	cmd->workers.has_cpus = true;
+	return ctl_expect_end(ps, "workers");
+}
+
 /* filter ...: tc's grammar, parsed from its first word (ctl_flower.h). */
 static int parse_filter(struct ctl_parser *ps, struct ctl_cmd *cmd)
 {
@@ -69,6 +94,7 @@ static const struct verb_def verbs[] = {
 	{ "save", NULL, CTL_SAVE, parse_save },
 	{ "capture", NULL, CTL_CAPTURE, ctl_parse_capture },
 	{ "filter", NULL, CTL_FILTER, parse_filter },
+	{ "workers", NULL, CTL_WORKERS, parse_workers },
 };
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
 
@@ -82,7 +108,7 @@ const char *ctl_verb_name(enum ctl_verb verb)
 		[CTL_SET] = "set", [CTL_SHOW_KNOBS] = "show knobs",
 		[CTL_DIAGNOSE] = "diagnose", [CTL_VERSION] = "version",
 		[CTL_RELOAD] = "reload", [CTL_SHOW_CONFIG] = "show config", [CTL_SAVE] = "save",
-		[CTL_CAPTURE] = "capture", [CTL_FILTER] = "filter",
+		[CTL_CAPTURE] = "capture", [CTL_FILTER] = "filter", [CTL_WORKERS] = "workers",
 	};
 	if ((unsigned int)verb >= sizeof(names) / sizeof(names[0]) || !names[verb])
 		return "?";
@@ -195,6 +221,11 @@ int ctl_cmd_format(const struct ctl_cmd *cmd, char *buf, size_t size)
 	case CTL_CAPTURE:
 		ret = ctl_format_capture(&sb, &cmd->capture);
 		break;
+	case CTL_WORKERS:
+		ctl_sb_printf(&sb, " %u", cmd->workers.n);
+		if (cmd->workers.has_cpus)
+			ctl_sb_printf(&sb, " cpus %s", cmd->workers.cpus);
+		break;
 	default:
 		break;
 	}
@@ -260,6 +291,8 @@ const char *ctl_cmd_grammar(void)
 	       "                           -w FILE writes pcap, - for stdout; FILTER is a tcpdump\n"
 	       "                           expression, after the keys; Ctrl-C ends it)\n"
 	       "         | filter ...      (flower rules on a port's ingress, tc's grammar: FILTER below)\n"
+	       "         | workers N [ cpus LIST ]  (a config line: datapath workers 1..16 and their CPUs,\n"
+	       "                           set at start-up; at run time: checks they are what runs)\n"
 	       "KNOB VALUE := { gro | gso | tap-tso | udp-gro | udp-segment | rx-csum } { on | off }\n"
 	       "            | gro-hold-us 0..1000000 | gro-max-size 1500..65535\n"
 	       "            | fdb-ageing SECONDS (0..1000000, 0 = never) | fdb-max 1..16777216\n"

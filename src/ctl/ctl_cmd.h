@@ -81,6 +81,7 @@ enum ctl_verb {
 	CTL_SAVE,        /* write it to a file (default: the config file) */
 	CTL_CAPTURE,     /* copies of a port's frames, streamed (ctl_capture.h) */
 	CTL_FILTER,      /* filter add|del|show: flower rules (ctl_flower.h) */
+	CTL_WORKERS,     /* workers N [cpus LIST]: the workers, set at start-up */
 };
 
 enum ctl_port_type {
@@ -216,6 +217,16 @@ struct ctl_save {
 	char path[CTL_PATH_SIZE];
 };
 
+/* workers N [ cpus LIST ]: in a config file, how many datapath workers
+ * and where (vxswitchd --workers / --cpus say the same and win); at run
+ * time a check that they are what runs (they change only at start-up). */
+enum { CTL_CPULIST_SIZE = 64, CTL_MAX_WORKERS = 16 };
+struct ctl_workers {
+	uint32_t n;
+	bool has_cpus;
+	char cpus[CTL_CPULIST_SIZE]; /* "0-3,6": digits, '-' and ',' only */
+};
+
 /* capture NAME [ in | out | both ] [ inner | outer ] [ -c COUNT ] [ -w FILE ]
  * [ FILTER ... ].  The keys come in any order, each once, before FILTER:
  * the first word that is none of them starts FILTER, a tcpdump expression
@@ -254,6 +265,7 @@ struct ctl_cmd {
 		struct ctl_save save;         /* CTL_SAVE */
 		struct ctl_capture capture;   /* CTL_CAPTURE */
 		struct ctl_flower filter;     /* CTL_FILTER */
+		struct ctl_workers workers;   /* CTL_WORKERS */
 	};
 };
 

@@ -92,6 +92,10 @@ static int vxd_wanted_build(const struct vxd *vxd, const char *path, const struc
 			w->ports[w->n_ports++] = &c->port_add;
 		} else if (c->verb == CTL_FILTER && c->filter.verb == CTL_FILTER_ADD) {
 			w->filters[w->n_filters++] = c->filter;
+		} else if (c->verb == CTL_WORKERS) {
+			struct ctl_err e = { 0 };
+			if (vxd_workers_check(vxd, &c->workers, &e) < 0)
+				return vxd_refuse(err, -EBUSY, "%s:%u: %s", path, line, e.msg);
 		} else if (c->verb != CTL_FDB_ADD) {
 			return vxd_refuse(err, -EINVAL, "%s:%u: \"%s\" does not belong in a config file "
 					  "(it states what to have: port add, fdb add, filter add, set)", path, line,
@@ -265,12 +269,14 @@ static int vxd_apply(struct vxd *vxd, const char *path, const struct ctl_config 
 /* The running state as a config (what show config prints), to return to. */
 static int vxd_running_config(const struct vxd *vxd, struct ctl_config *cfg)
 {
-	size_t n = 0, cap = VXD_MAX_PORTS + CTL_KNOB_COUNT + vxd->n_statics + vxd_filters_n(vxd);
+	size_t n = 0, cap = 1 + VXD_MAX_PORTS + CTL_KNOB_COUNT + vxd->n_statics + vxd_filters_n(vxd);
 	*cfg = (struct ctl_config){ .cmds = calloc(cap, sizeof(*cfg->cmds)), .lines = calloc(cap, sizeof(unsigned)) };
 	if (!cfg->cmds || !cfg->lines) {
 		ctl_config_release(cfg);
 		return -ENOMEM;
 	}
+	if (vxd->workers_asked.n)
+		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_WORKERS, .workers = vxd->workers_asked };
 	for (int pass = 0; pass < 2; pass++) /* vxlan ports first, as show config */
 		for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 			if (vxd->ports[i] && (pass == 0) == (vxd->port_cfg[i].type == CTL_PORT_VXLAN))
@@ -336,6 +342,8 @@ static void vxd_print_cmd(struct ctl_print *out, const struct ctl_cmd *c)
 void vxd_show_config(const struct vxd *vxd, struct ctl_print *out)
 {
 	ctl_print_open_array(out, NULL);
+	if (vxd->workers_asked.n)
+		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_WORKERS, .workers = vxd->workers_asked });
 	for (int pass = 0; pass < 2; pass++) /* vxlan ports first: taps take their MTU from them */
 		for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 			if (vxd->ports[i] && (pass == 0) == (vxd->port_cfg[i].type == CTL_PORT_VXLAN))

@@ -35,25 +35,30 @@ static void vxd_default_knobs(uint32_t *knobs)
 	knobs[CTL_KNOB_FDB_AGEING] = (uint32_t)(FDB_DEFAULT_AGEING_NS / 1000000000ull);
 }
 
-/* The underlay device when --underlay is not given: the link that holds
- * the local address of the first vxlan port of the config file, if it is
- * there already.  "" when there is none. */
-static void vxd_config_underlay(const struct vxd *vxd, char dev[IF_NAMESIZE])
+/* What the config file says of the workers, read before they start: its
+ * `workers` line (into *w when the command line said nothing), and the
+ * underlay device when --underlay is not given: the link that holds the
+ * local address of its first vxlan port, if it is there already ("" when
+ * there is none). */
+static void vxd_config_prescan(const struct vxd *vxd, struct ctl_workers *w, char dev[IF_NAMESIZE])
 {
 	dev[0] = '\0';
 	struct ctl_config cfg;
 	char err[CTL_CONFIG_ERR_SIZE];
 	if (!vxd->opts.config_path || ctl_config_load(vxd->opts.config_path, &cfg, err, sizeof(err)) < 0)
 		return; /* a bad file is refused when it is applied */
+	bool found_dev = false;
 	for (size_t i = 0; i < cfg.n_cmds; i++) {
 		const struct ctl_cmd *c = &cfg.cmds[i];
-		if (c->verb != CTL_PORT_ADD || c->port_add.type != CTL_PORT_VXLAN)
+		if (c->verb == CTL_WORKERS && !w->n && !w->has_cpus)
+			*w = c->workers;
+		if (c->verb != CTL_PORT_ADD || c->port_add.type != CTL_PORT_VXLAN || found_dev)
 			continue;
+		found_dev = true;
 		const struct ctl_ip *ip = &c->port_add.local;
 		int ifindex = rtnl_addr_ifindex(ip->family == AF_INET6 ? 6 : 4, ip->bytes);
 		if (ifindex > 0 && !if_indextoname((unsigned)ifindex, dev))
 			dev[0] = '\0';
-		break;
 	}
 	ctl_config_release(&cfg);
 }
@@ -63,11 +68,18 @@ static void vxd_config_underlay(const struct vxd *vxd, char dev[IF_NAMESIZE])
 static int vxd_plan_workers(struct vxd *vxd)
 {
 	char dev[IF_NAMESIZE];
-	if (!vxd->opts.underlay)
-		vxd_config_underlay(vxd, dev);
+	struct ctl_workers *w = &vxd->workers_asked;
+	if (vxd->opts.workers || vxd->opts.cpus) {
+		w->n = vxd->opts.workers;
+		if (vxd->opts.cpus) {
+			w->has_cpus = true;
+			snprintf(w->cpus, sizeof(w->cpus), "%s", vxd->opts.cpus);
+		}
+	}
+	vxd_config_prescan(vxd, w, dev);
 	struct vxd_placement_request req = {
-		.workers = vxd->opts.workers,
-		.cpus = vxd->opts.cpus,
+		.workers = w->n,
+		.cpus = w->has_cpus ? w->cpus : NULL,
 		.dev = vxd->opts.underlay ? vxd->opts.underlay : dev[0] ? dev : NULL,
 	};
 	char err[256] = "";
@@ -78,6 +90,8 @@ static int vxd_plan_workers(struct vxd *vxd)
 	}
 	VLOG_INFO("vxd", "%u worker%s: %s", vxd->placement.n_workers, vxd->placement.n_workers == 1 ? "" : "s",
 		  vxd->placement.how);
+	if (w->n || w->has_cpus)
+		w->n = vxd->placement.n_workers; /* what runs, for show config */
 	return 0;
 }
 

@@ -85,6 +85,7 @@ struct vxd {
 	struct vxd_worker *workers[VXD_MAX_WORKERS];
 	unsigned n_workers;
 	struct vxd_placement placement;
+	struct ctl_workers workers_asked; /* --workers/--cpus or the config's line; n 0: neither */
 	struct fdb *fdb;
 	struct vxd_snapshot *wsnap;
 	struct flower_counters *wfcounters;
@@ -143,6 +144,9 @@ int vxd_watch_port(struct vxd *vxd, struct port *port);
 void vxd_unwatch_port(struct vxd *vxd, struct port *port);
 int vxd_watch_sock(struct vxd *vxd, unsigned slot, struct vxlan_sock *sock);
 void vxd_unwatch_sock(struct vxd *vxd, struct vxlan_sock *sock);
+/* `workers N [cpus LIST]`: 0 when it says what runs, else refused (the
+ * workers are set at start-up). */
+int vxd_workers_check(const struct vxd *vxd, const struct ctl_workers *w, struct ctl_err *err);
 
 /* snapshot.c: every worker's counters, summed into out (each worker's own
  * figures in out->workers[]), with the rule counters summed into

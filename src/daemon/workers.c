@@ -2,6 +2,8 @@
  * placement says (placement.h), stopping them, and adding and removing a
  * port's or a socket's fds in each worker's poll set. */
 #include <errno.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -106,4 +108,27 @@ void vxd_unwatch_sock(struct vxd *vxd, struct vxlan_sock *sock)
 {
 	for (unsigned i = 0; i < vxd->n_workers; i++)
 		vxd_worker_unwatch(vxd->workers[i], vxlan_sock_fd(vxlan_sock_lane(sock, i)));
+}
+
+/* ---- the workers line ---------------------------------------------------- */
+
+int vxd_workers_check(const struct vxd *vxd, const struct ctl_workers *w, struct ctl_err *err)
+{
+	const struct ctl_workers *run = &vxd->workers_asked;
+	bool same_cpus = true;
+	if (w->has_cpus) {
+		cpu_set_t a, b;
+		same_cpus = run->has_cpus && vxd_cpulist_parse(w->cpus, &a) == 0 && vxd_cpulist_parse(run->cpus, &b) == 0 &&
+			    CPU_EQUAL(&a, &b);
+	}
+	if (w->n == vxd->n_workers && same_cpus)
+		return 0;
+	char now[sizeof(vxd->placement.how) + 32];
+	if (run->has_cpus)
+		snprintf(now, sizeof(now), "%u workers on cpus %s", vxd->n_workers, run->cpus);
+	else
+		snprintf(now, sizeof(now), "%u workers (%s)", vxd->n_workers, vxd->placement.how);
+	return vxd_refuse(err, -EBUSY, "workers %u%s%s: %s run; workers are set at start-up (vxswitchd --workers, "
+			  "--cpus, or this line in the config file): restart vxswitchd to change them", w->n,
+			  w->has_cpus ? " cpus " : "", w->has_cpus ? w->cpus : "", now);
 }

@@ -83,3 +83,23 @@ pass "--workers 3 on $(nproc) CPUs: 3 workers, traffic crosses"
 out=$("$VXSWITCHD" --cpus 77 -s "$RIG_DIR/bad.sock" 2>&1) && fail "--cpus 77 accepted"
 grep -q -- "--cpus 77: CPU 77 not allowed" <<<"$out" || fail "--cpus 77: $out"
 pass "--cpus 77 refused: $(head -1 <<<"$out")"
+
+# The config's `workers` line: applied at start, printed by show config,
+# checked at run time and on reload (a different count is refused with
+# FILE:LINE, and the switch goes on as it was).
+restart
+echo -1 > "$FAKE/class/net/u1/device/numa_node"
+rig_create 4
+RIG_EXTRA_CONF="workers 3 cpus 0-1" RIG_VXD_ENV="VXSWITCH_SYSFS=$FAKE" rig_vxswitchd 1
+rig_vxswitchd 2
+[ "$(vx_stat 1 "d['workers']['n']")" = 3 ] || fail "config workers 3: $(vx_stat 1 "d['workers']")"
+[ "$(vx_stat 1 "[w['cpu_pinned'] for w in d['workers']['list']]")" = "[0, 1, 0]" ] || fail "cpus 0-1: $(vx_stat 1 "d['workers']")"
+vx 1 show config | grep -qx "workers 3 cpus 0-1" || fail "show config: $(vx 1 show config)"
+vx 1 workers 3 cpus 0-1 >/dev/null || fail "vxctl workers 3 cpus 0-1 refused though it is what runs"
+out=$(vx 1 workers 2 2>&1) && fail "vxctl workers 2 accepted with 3 running"
+grep -q "restart vxswitchd" <<<"$out" || fail "workers 2: $out"
+sed -i 's/^workers 3 cpus 0-1$/workers 2/' "$RIG_DIR/h1.conf"
+out=$(vx 1 reload 2>&1) && fail "reload with workers 2 accepted"
+grep -q "h1.conf:[0-9]*: workers 2" <<<"$out" || fail "reload refusal: $out"
+nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after the refused reload"
+pass "config line 'workers 3 cpus 0-1': 3 workers on cpus 0,1,0; show config has it; 'workers 2' refused at run time and on reload: $(head -1 <<<"$out")"

@@ -208,6 +208,17 @@ static void test_other_verbs(void **state)
 	assert_int_not_equal(parse_line("save /etc/../root/x", &c, &e), 0);
 	assert_int_not_equal(parse_line("save /a /b", &c, &e), 0);
 
+	parse_ok("workers 4 cpus 0-3,6", &c);
+	assert_int_equal(c.verb, CTL_WORKERS);
+	assert_int_equal(c.workers.n, 4);
+	assert_true(c.workers.has_cpus);
+	assert_string_equal(c.workers.cpus, "0-3,6");
+	static const char *const bad_workers[] = { "workers", "workers 0", "workers 17", "workers 2 cpus",
+						   "workers 2 cpus 1,", "workers 2 cpus a", "workers 2 cpu 1",
+						   "workers 2 cpus 1 2" };
+	for (size_t i = 0; i < sizeof(bad_workers) / sizeof(bad_workers[0]); i++)
+		assert_int_not_equal(parse_line(bad_workers[i], &c, &e), 0);
+
 	parse_ok("fdb show", &c);
 	assert_int_equal(c.verb, CTL_FDB_SHOW);
 	assert_false(c.fdb.has_vni);
@@ -431,6 +442,8 @@ static const struct {
 	{ "diagnose", NULL },
 	{ "diagnose port tap0", NULL },
 	{ "version", NULL },
+	{ "workers 2", NULL },
+	{ "workers 16 cpus 0-7,9", NULL },
 	/* filter: the verb hands its words to ctl_flower_parse() whole */
 	{ "filter add dev vnet0 pref 2 ingress protocol ip flower action mirred egress redirect dev vx0",
 	  "filter add dev vnet0 ingress pref 2 protocol ip flower action mirred egress redirect dev vx0" },
