@@ -235,6 +235,10 @@ static void vxd_worker_turn(struct vxd_worker *w)
 	if (polling) {
 		w->polls++;
 		w->poll_hits += traffic;
+		/* Leave the CPU to whatever else is runnable on it (the VM a
+		 * reply is for, on a machine with few cores). */
+		if (!traffic)
+			sched_yield();
 	}
 	dp_gro_complete(w, !w->view->knobs[CTL_KNOB_GRO]);
 	vxd_worker_track_blocked(w);

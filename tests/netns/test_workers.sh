@@ -93,6 +93,25 @@ for W in 1 2 4; do
 	RIG_VXD_ARGS="--workers $W" rig_vxswitchd 2
 	nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "$W workers: ping"
 	check_workers "$W"
+	if [ "$W" = 1 ]; then
+		# poll-us: a worker that just forwarded polls instead of
+		# sleeping (its polls counter moves), and an idle switch
+		# uses no CPU once the poll time is over.
+		polls0=$(vx_stat 1 "d['workers']['list'][0]['polls']")
+		nvm1 ping -c 20 -i 0.02 -W 1 "$(vm_addr4 2)" >/dev/null
+		[ "$(vx_stat 1 "d['workers']['list'][0]['polls']")" = "$polls0" ] || fail "poll-us 0: the worker polled"
+		vx 1 set poll-us 200 >/dev/null
+		nvm1 ping -c 20 -i 0.02 -W 1 "$(vm_addr4 2)" >/dev/null
+		polls=$(vx_stat 1 "d['workers']['list'][0]['polls'] - $polls0")
+		hits=$(vx_stat 1 "d['workers']['list'][0]['poll_hits']")
+		[ "$polls" -gt 20 ] && [ "$hits" -gt 0 ] || fail "poll-us 200: $polls polls, $hits with traffic"
+		sleep 0.5
+		c0=$(pid_cpu_us "$VXD_PID_1"); sleep 2; c1=$(pid_cpu_us "$VXD_PID_1")
+		idle=$(( (c1 - c0) / 2 ))
+		[ "$idle" -lt 50000 ] || fail "poll-us 200: idle daemon used $idle us of CPU per second"
+		vx 1 set poll-us 0 >/dev/null
+		pass "poll-us 200: $polls polls ($hits found traffic) during 20 pings; idle afterwards: $idle us CPU/s"
+	fi
 	if [ "$W" = 2 ]; then
 		# Ports and rules change under traffic.
 		nvm1 iperf3 -s -1 -D -B "$(vm_addr4 1)" -p 5202 >/dev/null 2>&1
