@@ -24,8 +24,11 @@ port add vnet4 type tap vni 100 netns $VM4 mtu 1450" rig_vxswitchd 2
 n "$VM3" ip link set vnet3 up; n "$VM3" ip addr add 203.0.113.3/24 dev vnet3
 n "$VM4" ip link set vnet4 up; n "$VM4" ip addr add 203.0.113.4/24 dev vnet4
 
-[ "$(nh1 ss -Hulpn 'sport = :4789' | wc -l)" = 1 ] || fail "expected one shared UDP socket on h1: $(nh1 ss -ulpn)"
-pass "two VNIs share one UDP socket per host"
+# One socket per worker (reuseport lanes), shared by both VNIs.
+workers=$(vx_stat 1 "d['workers']['n']")
+[ "$(nh1 ss -Hulpn 'sport = :4789' | wc -l)" = "$workers" ] ||
+	fail "expected one shared UDP socket per worker ($workers) on h1: $(nh1 ss -ulpn)"
+pass "two VNIs share one UDP socket per host and worker ($workers)"
 
 PCAP=$RIG_DIR/vm3.pcap
 rig_capture "$VM3" vnet3 "$PCAP"
