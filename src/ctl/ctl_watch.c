@@ -128,6 +128,31 @@ static int parse_port(json_t *jp, struct ctl_watch_port *wp, struct ctl_err *err
 	return 0;
 }
 
+/* workers.list[] (an answer without it, from an older daemon: none). */
+static int parse_workers(json_t *root, struct ctl_watch_sample *s, struct ctl_err *err)
+{
+	json_t *list = json_object_get(json_object_get(root, "workers"), "list");
+	if (!list)
+		return 0;
+	if (!json_is_array(list) || json_array_size(list) > CTL_WATCH_MAX_WORKERS)
+		return watch_refuse(err, "stats answer: workers.list: not an array of at most %d", CTL_WATCH_MAX_WORKERS);
+	size_t i;
+	json_t *jw;
+	int ret = 0;
+	json_array_foreach(list, i, jw) {
+		struct ctl_watch_worker *w = &s->workers[i];
+		uint64_t user = 0, sys = 0;
+		ret = ret ? ret : get_u64(jw, "index", &w->index, "workers.list[].", err);
+		ret = ret ? ret : get_u64(jw, "rx_frames", &w->rx_frames, "workers.list[].", err);
+		ret = ret ? ret : get_u64(jw, "rx_bytes", &w->rx_bytes, "workers.list[].", err);
+		ret = ret ? ret : get_u64(jw, "user_us", &user, "workers.list[].", err);
+		ret = ret ? ret : get_u64(jw, "sys_us", &sys, "workers.list[].", err);
+		w->cpu_us = user + sys;
+	}
+	s->n_workers = (unsigned)json_array_size(list);
+	return ret;
+}
+
 static int parse_root(json_t *root, struct ctl_watch_sample *s, struct ctl_err *err)
 {
 	json_t *ports = json_object_get(root, "ports");
@@ -152,7 +177,7 @@ static int parse_root(json_t *root, struct ctl_watch_sample *s, struct ctl_err *
 	ret = ret ? ret : get_u64(cpu, "rx_bytes", &s->rx_bytes, "cpu.", err);
 	s->cpu_us = user + sys;
 	s->worker_cpu_us = wuser + wsys;
-	return ret;
+	return ret ? ret : parse_workers(root, s, err);
 }
 
 int ctl_watch_parse(const char *json, struct ctl_watch_sample *s, struct ctl_err *err)
@@ -227,6 +252,22 @@ int ctl_watch_rates(const struct ctl_watch_sample *a, const struct ctl_watch_sam
 	uint64_t kb_x1024 = delta(a->rx_bytes, b->rx_bytes);
 	r->cpu_us_per_kb = ratio(delta(a->cpu_us, b->cpu_us) * 1024, kb_x1024);
 	r->worker_cpu_us_per_kb = ratio(delta(a->worker_cpu_us, b->worker_cpu_us) * 1024, kb_x1024);
+	for (unsigned i = 0; i < b->n_workers; i++) {
+		const struct ctl_watch_worker *wb = &b->workers[i];
+		static const struct ctl_watch_worker none;
+		const struct ctl_watch_worker *wa = i < a->n_workers && a->workers[i].index == wb->index ? &a->workers[i] : &none;
+		struct ctl_watch_worker_rates *wr = &r->workers[r->n_workers++];
+		uint64_t frames = delta(wa->rx_frames, wb->rx_frames), bytes = delta(wa->rx_bytes, wb->rx_bytes);
+		uint64_t cpu = delta(wa->cpu_us, wb->cpu_us);
+		*wr = (struct ctl_watch_worker_rates){
+			.index = wb->index,
+			.rx_frames = frames,
+			.rx_pps = (double)frames / r->interval_s,
+			.rx_gbps = (double)bytes * 8.0 / 1e9 / r->interval_s,
+			.busy = (double)cpu / 1e6 / r->interval_s,
+			.us_per_kb = ratio(cpu * 1024, bytes),
+		};
+	}
 	return 0;
 }
 
@@ -268,6 +309,21 @@ void ctl_watch_print(struct ctl_print *p, const struct ctl_watch_rates *r)
 	ctl_print_open_array(p, "ports");
 	for (unsigned i = 0; i < r->n_ports; i++)
 		print_port(p, &r->ports[i]);
+	ctl_print_close_array(p);
+	ctl_print_text(p, "%-15s %12s %9s %8s %10s\n", "worker", "read pps", "Gb/s", "busy %", "us/KB");
+	ctl_print_open_array(p, "workers");
+	for (unsigned i = 0; i < r->n_workers; i++) {
+		const struct ctl_watch_worker_rates *wr = &r->workers[i];
+		ctl_print_open_object(p, NULL);
+		ctl_print_uint(p, CTL_PRINT_ANY, "index", "worker %-8" PRIu64, wr->index);
+		ctl_print_float(p, CTL_PRINT_ANY, "rx_pps", " %12.0f", wr->rx_pps);
+		ctl_print_float(p, CTL_PRINT_ANY, "rx_gbps", " %9.3f", wr->rx_gbps);
+		ctl_print_float(p, CTL_PRINT_ANY, "busy_pct", " %8.1f", wr->busy * 100.0);
+		ctl_print_float(p, CTL_PRINT_ANY, "us_per_kb", " %10.3f", wr->us_per_kb);
+		ctl_print_uint(p, CTL_PRINT_JSON, "rx_frames", NULL, wr->rx_frames);
+		ctl_print_nl(p);
+		ctl_print_close_object(p);
+	}
 	ctl_print_close_array(p);
 	ctl_print_close_object(p);
 }

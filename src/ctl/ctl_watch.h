@@ -13,7 +13,8 @@
  *
  * Drops have no direction in the counters; a reason's direction is what it
  * means (ctl_watch.c: the reasons met on the way out, the rest on the way
- * in).
+ * in).  Per worker: frames/s and Gbit/s it read, its busy share of a
+ * core and CPU us per KB it read.
  *
  * Everything here is pure: words in, JSON text in, numbers out, printing
  * through ctl_print.  The loop (sleep, call, clear the screen) is vxctl's. */
@@ -31,6 +32,7 @@ enum {
 	CTL_WATCH_MAX_PORTS = 256,
 	CTL_WATCH_MAX_SECONDS = 3600,
 	CTL_WATCH_MAX_COUNT = 1000000,
+	CTL_WATCH_MAX_WORKERS = 16,
 };
 
 struct ctl_watch_opts {
@@ -55,8 +57,16 @@ struct ctl_watch_port {
 };
 
 /* The counters of one `-j stats` answer that the rates need. */
+/* One worker's counters in a `stats` answer (workers.list[]). */
+struct ctl_watch_worker {
+	uint64_t index;
+	uint64_t rx_frames, rx_bytes, cpu_us;
+};
+
 struct ctl_watch_sample {
 	uint64_t time_ns;
+	unsigned n_workers;
+	struct ctl_watch_worker workers[CTL_WATCH_MAX_WORKERS];
 	unsigned n_ports;
 	struct ctl_watch_port ports[CTL_WATCH_MAX_PORTS];
 	uint64_t gro_segments_in, gro_frames_out;
@@ -75,9 +85,18 @@ struct ctl_watch_port_rates {
 	double tx_pps, tx_gbps, tx_drops_ps;
 };
 
+/* How a worker did over the interval: the frames it read (how flows
+ * spread over the workers), its share of a core, its service demand. */
+struct ctl_watch_worker_rates {
+	uint64_t index, rx_frames;
+	double rx_pps, rx_gbps, busy, us_per_kb;
+};
+
 struct ctl_watch_rates {
 	uint64_t time_ns;                /* the later snapshot's */
 	double interval_s;
+	unsigned n_workers;
+	struct ctl_watch_worker_rates workers[CTL_WATCH_MAX_WORKERS];
 	unsigned n_ports;
 	struct ctl_watch_port_rates ports[CTL_WATCH_MAX_PORTS];
 	double gro_segments_per_frame;   /* 0 when no frame came out of GRO */

@@ -192,15 +192,24 @@ int vxd_snapshot_all(struct vxd *vxd, struct vxd_snapshot *out, struct flower_co
 	memset(out, 0, sizeof(*out));
 	if (fcounters)
 		memset(fcounters, 0, sizeof(*fcounters));
+	struct vxd_req reqs[VXD_MAX_WORKERS];
+	for (unsigned i = 0; i < vxd->n_workers; i++)
+		reqs[i] = (struct vxd_req){ .kind = VXD_REQ_SNAPSHOT, .snap = &vxd->wsnap[i] };
+	if (!fcounters) {
+		vxd_workers_call_each(vxd->workers, vxd->n_workers, reqs);
+	} else {
+		/* One rule-counter scratch (768 KiB): the workers one by one. */
+		for (unsigned i = 0; i < vxd->n_workers; i++) {
+			reqs[i].fcounters = vxd->wfcounters;
+			vxd_worker_call(vxd->workers[i], &reqs[i]);
+			if (reqs[i].result == 0)
+				flower_counters_merge(fcounters, vxd->wfcounters);
+		}
+	}
 	for (unsigned i = 0; i < vxd->n_workers; i++) {
-		struct vxd_req req = { .kind = VXD_REQ_SNAPSHOT, .snap = vxd->wsnap,
-				       .fcounters = fcounters ? vxd->wfcounters : NULL };
-		int64_t ret = vxd_worker_call(vxd->workers[i], &req);
-		if (ret < 0)
-			return (int)ret;
-		vxd_snapshot_add(out, vxd->wsnap);
-		if (fcounters)
-			flower_counters_merge(fcounters, vxd->wfcounters);
+		if (reqs[i].result < 0)
+			return (int)reqs[i].result;
+		vxd_snapshot_add(out, &vxd->wsnap[i]);
 	}
 	vxd_snapshot_fdb(vxd, out);
 	return 0;

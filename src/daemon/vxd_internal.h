@@ -87,7 +87,7 @@ struct vxd {
 	struct vxd_placement placement;
 	struct ctl_workers workers_asked; /* --workers/--cpus or the config's line; n 0: neither */
 	struct fdb *fdb;
-	struct vxd_snapshot *wsnap;
+	struct vxd_snapshot *wsnap;      /* one per worker */
 	struct flower_counters *wfcounters;
 
 	struct vxd_snapshot *snap;   /* scratch for stats and diagnose */

@@ -71,7 +71,9 @@ static void vxd_worker_wake(struct vxd_worker *w)
 
 /* ---- requests ----------------------------------------------------------- */
 
-int64_t vxd_worker_call(struct vxd_worker *w, struct vxd_req *req)
+/* Queues req; false when the thread is not running (then the caller runs
+ * it itself). */
+static bool vxd_worker_submit(struct vxd_worker *w, struct vxd_req *req)
 {
 	req->result = 0;
 	req->done = false;
@@ -79,17 +81,45 @@ int64_t vxd_worker_call(struct vxd_worker *w, struct vxd_req *req)
 	pthread_mutex_lock(&w->req_lock);
 	if (!w->running) {
 		pthread_mutex_unlock(&w->req_lock);
-		vxd_worker_execute(w, req);
-		return req->result;
+		return false;
 	}
 	*w->req_tail = req;
 	w->req_tail = &req->next;
 	atomic_store(&w->req_pending, true);
+	pthread_mutex_unlock(&w->req_lock);
 	vxd_worker_wake(w);
+	return true;
+}
+
+static int64_t vxd_worker_wait(struct vxd_worker *w, struct vxd_req *req)
+{
+	pthread_mutex_lock(&w->req_lock);
 	while (!req->done)
 		pthread_cond_wait(&w->req_cond, &w->req_lock);
 	pthread_mutex_unlock(&w->req_lock);
 	return req->result;
+}
+
+int64_t vxd_worker_call(struct vxd_worker *w, struct vxd_req *req)
+{
+	if (!vxd_worker_submit(w, req)) {
+		vxd_worker_execute(w, req);
+		return req->result;
+	}
+	return vxd_worker_wait(w, req);
+}
+
+void vxd_workers_call_each(struct vxd_worker *const *ws, unsigned n, struct vxd_req *reqs)
+{
+	bool queued[VXD_MAX_WORKERS];
+	for (unsigned i = 0; i < n; i++)
+		queued[i] = vxd_worker_submit(ws[i], &reqs[i]);
+	for (unsigned i = 0; i < n; i++) {
+		if (queued[i])
+			vxd_worker_wait(ws[i], &reqs[i]);
+		else
+			vxd_worker_execute(ws[i], &reqs[i]);
+	}
 }
 
 /* At a batch boundary: run every queued request. */

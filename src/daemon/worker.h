@@ -245,6 +245,11 @@ enum vxd_src_kind {
 int vxd_worker_watch(struct vxd_worker *w, enum vxd_src_kind kind, unsigned index, int fd);
 void vxd_worker_unwatch(struct vxd_worker *w, int fd);
 
+/* Runs reqs[i] on worker i, all at once: each is queued before any is
+ * waited for, so the workers serve them in parallel (a snapshot of N
+ * workers costs one wake-up's latency, not N).  Results in reqs[i]. */
+void vxd_workers_call_each(struct vxd_worker *const *ws, unsigned n, struct vxd_req *reqs);
+
 /* Runs `req` on each of the n workers in turn (a copy each) and returns
  * the first negative result, else the sum of the results.  Stops at the
  * first failure: *failed_at (may be NULL) says which (n: none). */

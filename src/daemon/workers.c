@@ -24,7 +24,7 @@ int vxd_workers_start(struct vxd *vxd)
 	int err = fdb_create(&fcfg, &vxd->fdb);
 	if (err < 0)
 		return err;
-	vxd->wsnap = calloc(1, sizeof(*vxd->wsnap));
+	vxd->wsnap = calloc(vxd->placement.n_workers ? vxd->placement.n_workers : 1, sizeof(*vxd->wsnap));
 	if (!vxd->wsnap)
 		return -ENOMEM;
 	const struct vxd_placement *pl = &vxd->placement;

@@ -200,6 +200,38 @@ static void test_print_json_one_line(void **state)
 	free(r);
 }
 
+/* Two workers: one read 3000 frames of 12 000 000 bytes in the second
+ * and used half a core, the other nothing. */
+static void test_worker_rates(void **state)
+{
+	(void)state;
+	static const char *fmt = "{\"time_ns\":%llu,\"ports\":[],\"gro\":{\"segments_in\":0,\"frames_out\":0},"
+				 "\"cpu\":{\"user_us\":0,\"sys_us\":0,\"worker_user_us\":0,\"worker_sys_us\":0,\"rx_bytes\":0},"
+				 "\"workers\":{\"n\":2,\"list\":[{\"index\":0,\"rx_frames\":%llu,\"rx_bytes\":%llu,"
+				 "\"user_us\":%llu,\"sys_us\":%llu},{\"index\":1,\"rx_frames\":7,\"rx_bytes\":700,"
+				 "\"user_us\":5,\"sys_us\":5}]}}";
+	char ja[1024], jb[1024];
+	snprintf(ja, sizeof(ja), fmt, 1000000000ull, 1000ull, 4000000ull, 100000ull, 100000ull);
+	snprintf(jb, sizeof(jb), fmt, 2000000000ull, 4000ull, 16000000ull, 400000ull, 300000ull);
+	struct ctl_watch_sample *a = calloc(2, sizeof(*a)), *b = a + 1;
+	struct ctl_watch_rates *r = calloc(1, sizeof(*r));
+	struct ctl_err err = { 0 };
+	assert_int_equal(ctl_watch_parse(ja, a, &err), 0);
+	assert_int_equal(ctl_watch_parse(jb, b, &err), 0);
+	assert_int_equal(b->n_workers, 2);
+	assert_int_equal(ctl_watch_rates(a, b, r), 0);
+	assert_int_equal(r->n_workers, 2);
+	assert_int_equal(r->workers[0].rx_frames, 3000);
+	assert_true(fabs(r->workers[0].rx_pps - 3000.0) < 1e-9);
+	assert_true(fabs(r->workers[0].rx_gbps - 0.096) < 1e-9);
+	assert_true(fabs(r->workers[0].busy - 0.5) < 1e-9);
+	assert_true(fabs(r->workers[0].us_per_kb - 500000.0 * 1024 / 12000000.0) < 1e-9);
+	assert_int_equal(r->workers[1].rx_frames, 0);
+	assert_true(r->workers[1].busy == 0.0 && r->workers[1].us_per_kb == 0.0);
+	free(a);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_rates),
 		cmocka_unit_test(test_rates_port_readded),
 		cmocka_unit_test(test_print_json_one_line),
+		cmocka_unit_test(test_worker_rates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
