@@ -132,22 +132,6 @@ static void merge_pool(struct pkt_pool_stats *d, const struct pkt_pool_stats *s)
 	d->in_use_max += s->in_use_max;
 }
 
-static void merge_gro(struct gro_stats *d, const struct gro_stats *s)
-{
-	d->segments_in += s->segments_in;
-	d->frames_out += s->frames_out;
-	d->merged_frames += s->merged_frames;
-	d->merged_segments += s->merged_segments;
-	d->bytes_out += s->bytes_out;
-	for (unsigned i = 0; i < GRO_SIZE_BUCKETS; i++)
-		d->segs_per_frame[i] += s->segs_per_frame[i];
-	for (unsigned i = 0; i < GRO_FLUSH_REASON_COUNT; i++)
-		d->flushes[i] += s->flushes[i];
-	for (unsigned i = 0; i < GRO_PASS_REASON_COUNT; i++)
-		d->passthrough[i] += s->passthrough[i];
-	d->flows_held += s->flows_held;
-}
-
 /* Adds worker snapshot s to d (d zeroed before the first). */
 static void vxd_snapshot_add(struct vxd_snapshot *d, const struct vxd_snapshot *s)
 {
@@ -161,7 +145,7 @@ static void vxd_snapshot_add(struct vxd_snapshot *d, const struct vxd_snapshot *
 	d->gro_pool_low_flushes += s->gro_pool_low_flushes;
 	d->loops += s->loops;
 	d->requests += s->requests;
-	merge_gro(&d->gro, &s->gro);
+	gro_stats_add(&d->gro, &s->gro);
 	SUM_U64(&d->fwd, &s->fwd);
 	merge_pool(&d->pool, &s->pool);
 	d->pool_size += s->pool_size;

@@ -8,21 +8,6 @@
 
 #include "daemon/worker_internal.h"
 
-static void vxd_gro_stats_add(struct gro_stats *st, const struct gro_stats *b)
-{
-	st->segments_in += b->segments_in;
-	st->frames_out += b->frames_out;
-	st->merged_frames += b->merged_frames;
-	st->merged_segments += b->merged_segments;
-	st->bytes_out += b->bytes_out;
-	for (unsigned i = 0; i < GRO_SIZE_BUCKETS; i++)
-		st->segs_per_frame[i] += b->segs_per_frame[i];
-	for (unsigned i = 0; i < GRO_FLUSH_REASON_COUNT; i++)
-		st->flushes[i] += b->flushes[i];
-	for (unsigned i = 0; i < GRO_PASS_REASON_COUNT; i++)
-		st->passthrough[i] += b->passthrough[i];
-}
-
 int vxd_worker_gro_rebuild(struct vxd_worker *w, uint32_t max_size, uint64_t hold_ns)
 {
 	struct gro_config cfg = {
@@ -43,7 +28,8 @@ int vxd_worker_gro_rebuild(struct vxd_worker *w, uint32_t max_size, uint64_t hol
 		/* Keep the counters across a rebuild. */
 		struct gro_stats st;
 		gro_get_stats(w->gro, &st);
-		vxd_gro_stats_add(&w->gro_base, &st);
+		st.flows_held = 0; /* the replaced table's runs were flushed */
+		gro_stats_add(&w->gro_base, &st);
 		w->gro_carried = true;
 		gro_destroy(w->gro);
 	}
@@ -118,7 +104,7 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 	if (w->gro)
 		gro_get_stats(w->gro, &s->gro);
 	if (w->gro_carried)
-		vxd_gro_stats_add(&s->gro, &w->gro_base);
+		gro_stats_add(&s->gro, &w->gro_base);
 	s->fwd = w->fwd.stats;
 	pkt_pool_get_stats(w->pool, &s->pool);
 	s->pool_size = w->pool_size;

@@ -278,6 +278,9 @@ void gro_receive_batch(struct gro_table *table, struct pkt **pkts, const struct 
 uint64_t gro_next_expiry_ns(const struct gro_table *table);
 
 void gro_get_stats(const struct gro_table *table, struct gro_stats *out);
+/* Adds b's counters to st (tables replaced, or many workers' tables);
+ * flows_held adds up too. */
+void gro_stats_add(struct gro_stats *st, const struct gro_stats *b);
 
 /* Decapsulates a tunnelled frame exactly as GRO leaves one it does not
  * merge: the data pointer moves to the inner Ethernet header, the inner

@@ -85,6 +85,22 @@ void gro_destroy(struct gro_table *table)
 	free(table);
 }
 
+void gro_stats_add(struct gro_stats *st, const struct gro_stats *b)
+{
+	st->segments_in += b->segments_in;
+	st->frames_out += b->frames_out;
+	st->merged_frames += b->merged_frames;
+	st->merged_segments += b->merged_segments;
+	st->bytes_out += b->bytes_out;
+	for (unsigned i = 0; i < GRO_SIZE_BUCKETS; i++)
+		st->segs_per_frame[i] += b->segs_per_frame[i];
+	for (unsigned i = 0; i < GRO_FLUSH_REASON_COUNT; i++)
+		st->flushes[i] += b->flushes[i];
+	for (unsigned i = 0; i < GRO_PASS_REASON_COUNT; i++)
+		st->passthrough[i] += b->passthrough[i];
+	st->flows_held += b->flows_held;
+}
+
 void gro_get_stats(const struct gro_table *table, struct gro_stats *out)
 {
 	*out = table->stats;
