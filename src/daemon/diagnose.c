@@ -52,7 +52,30 @@ static void vxd_diag_port(const struct vxd *vxd, unsigned i, struct diag_port *d
 	}
 }
 
-static void vxd_diag_print(struct ctl_print *p, const struct diag_report *r)
+/* Where the workers run, and each one's share of a core over the window:
+ * what an operator checks first when a path is slow (not a finding). */
+static void vxd_diag_workers(struct ctl_print *p, const struct vxd *vxd, const struct diag_input *in)
+{
+	const struct vxd_snapshot *a = in->then, *b = in->now;
+	ctl_print_open_object(p, "workers");
+	ctl_print_uint(p, CTL_PRINT_ANY, "n", "workers: %" PRIu64, b->n_workers);
+	ctl_print_string(p, CTL_PRINT_ANY, "placement", " (%s)", vxd->placement.how);
+	uint64_t wall_us = a && b->taken_ns > a->taken_ns ? (b->taken_ns - a->taken_ns) / 1000 : 0;
+	ctl_print_open_array(p, "busy_permille");
+	for (unsigned i = 0; i < b->n_workers; i++) {
+		uint64_t cpu = b->workers[i].cpu_user_us + b->workers[i].cpu_sys_us;
+		if (a && i < a->n_workers)
+			cpu -= a->workers[i].cpu_user_us + a->workers[i].cpu_sys_us;
+		ctl_print_uint(p, CTL_PRINT_ANY, NULL, i ? ", %" PRIu64 : "; busy over the window (permille): %" PRIu64,
+			       wall_us ? cpu * 1000 / wall_us : 0);
+	}
+	ctl_print_close_array(p);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+}
+
+static void vxd_diag_print(struct ctl_print *p, const struct vxd *vxd, const struct diag_input *in,
+			   const struct diag_report *r)
 {
 	ctl_print_open_object(p, NULL);
 	ctl_print_open_array(p, "findings");
@@ -79,6 +102,7 @@ static void vxd_diag_print(struct ctl_print *p, const struct diag_report *r)
 	ctl_print_uint(p, CTL_PRINT_JSON, "problems", NULL, diag_problems(r));
 	if (diag_problems(r) == 0)
 		ctl_print_text(p, "no problem found\n");
+	vxd_diag_workers(p, vxd, in);
 	ctl_print_close_object(p);
 }
 
@@ -104,7 +128,7 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 		if (vxd->ports[i])
 			vxd_diag_port(vxd, i, &in->ports[i]);
 	diag_judge(in, r);
-	vxd_diag_print(p, r);
+	vxd_diag_print(p, vxd, in, r);
 	int ret = diag_problems(r) ? CTL_DONE_FINDINGS : 0;
 	free(in);
 	free(r);
