@@ -161,9 +161,10 @@ for side in 1 2; do
 				|| fail "h$side worker ${t##*/}: CapPrm $(field CapPrm) CapEff $(field CapEff)"
 		fi
 	done
-	[ "$ntask" = 2 ] || fail "h$side: $ntask threads"
+	nworkers=$(vx_stat "$side" "d['workers']['n']")
+	[ "$ntask" = $(( nworkers + 1 )) ] || fail "h$side: $ntask threads for $nworkers workers"
 done
-pass "--user nobody: every thread uid 65534, no groups, NoNewPrivs; control thread CapEff $KEPT = $KEPT_NAMES, worker none"
+pass "--user nobody: every thread uid 65534, no groups, NoNewPrivs; control thread CapEff $KEPT = $KEPT_NAMES, the $nworkers workers none"
 
 nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping between the VMs"
 gbps=$(rig_iperf 2 1) || fail "iperf3"
