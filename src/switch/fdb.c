@@ -34,13 +34,13 @@ static uint32_t fdb_bucket_of(const struct fdb *fdb, uint32_t vni, const uint8_t
 	return fdb_hash(fdb, vni, mac) & fdb->bucket_mask;
 }
 
-/* Writer side (lock held).  The entry for (vni, mac): its index and its
- * predecessor in the chain (FDB_NIL: it is the head); FDB_NIL if absent. */
-static uint32_t fdb_find_locked(const struct fdb *fdb, uint32_t vni, const uint8_t mac[6], uint32_t *prev,
-				struct fdb_entry *out)
+/* Bucket b held: the entry for (vni, mac), its index and its predecessor
+ * in the chain (FDB_NIL: it is the head); FDB_NIL if absent. */
+static uint32_t fdb_find_locked(const struct fdb *fdb, uint32_t b, uint32_t vni, const uint8_t mac[6],
+				uint32_t *prev, struct fdb_entry *out)
 {
 	*prev = FDB_NIL;
-	for (uint32_t i = fdb_head(fdb, fdb_bucket_of(fdb, vni, mac)); i != FDB_NIL; i = out->next) {
+	for (uint32_t i = fdb_head(fdb, b); i != FDB_NIL; i = out->next) {
 		fdb_get(fdb, i, out);
 		if (fdb_entry_is(out, vni, mac))
 			return i;
@@ -52,12 +52,10 @@ static uint32_t fdb_find_locked(const struct fdb *fdb, uint32_t vni, const uint8
 enum { FDB_READ_TRIES = 8 };
 
 /* Reader side, no lock: 1 with the entry's index and a consistent copy, 0
- * if absent, -1 when writers kept changing the bucket (then: take the
- * lock). */
-static int fdb_find_lockless(const struct fdb *fdb, uint32_t vni, const uint8_t mac[6], uint32_t *idx,
+ * if absent, -1 when writers kept changing the bucket (then: take it). */
+static int fdb_find_lockless(const struct fdb *fdb, uint32_t b, uint32_t vni, const uint8_t mac[6], uint32_t *idx,
 			     struct fdb_entry *out)
 {
-	uint32_t b = fdb_bucket_of(fdb, vni, mac);
 	const struct fdb_bucket *bk = &fdb->buckets[b];
 	for (unsigned t = 0; t < FDB_READ_TRIES; t++) {
 		uint32_t s = atomic_load_explicit(&bk->seq, memory_order_acquire);
@@ -79,112 +77,130 @@ static int fdb_find_lockless(const struct fdb *fdb, uint32_t vni, const uint8_t 
 	return -1;
 }
 
-/* ---- per-port learned counts (lock held) --------------------------------------- */
+/* ---- counts and caps -------------------------------------------------------------- */
 
-static struct fdb_port_stats *fdb_port_of(struct fdb *fdb, const struct fdb_dst *dst)
+static _Atomic uint32_t *fdb_port_learned(struct fdb *fdb, const struct fdb_dst *dst)
 {
-	return dst->type == FDB_DST_PORT && dst->port < FDB_PORT_LIMIT ? &fdb->ports[dst->port] : NULL;
+	return dst->type == FDB_DST_PORT && dst->port < FDB_PORT_LIMIT ? &fdb->ports[dst->port].learned : NULL;
 }
 
 static void fdb_port_count(struct fdb *fdb, const struct fdb_dst *dst, int delta)
 {
-	struct fdb_port_stats *ps = fdb_port_of(fdb, dst);
-	if (ps)
-		ps->learned = (uint32_t)((int64_t)ps->learned + delta);
+	_Atomic uint32_t *c = fdb_port_learned(fdb, dst);
+	if (c && delta > 0)
+		atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+	else if (c)
+		atomic_fetch_sub_explicit(c, 1, memory_order_relaxed);
 }
 
-/* True (and counted) when one more learned MAC behind `dst` is over its cap. */
-static bool fdb_port_full(struct fdb *fdb, const struct fdb_dst *dst)
+/* Reserves a place behind dst for one more learned MAC: false (and
+ * counted) when the port's cap is reached. */
+static bool fdb_port_reserve(struct fdb *fdb, const struct fdb_dst *dst)
 {
-	struct fdb_port_stats *ps = fdb_port_of(fdb, dst);
-	if (!ps || !ps->max || ps->learned < ps->max)
+	_Atomic uint32_t *c = fdb_port_learned(fdb, dst);
+	if (!c)
+		return true;
+	struct fdb_port_count *pc = &fdb->ports[dst->port];
+	uint32_t max = atomic_load_explicit(&pc->max, memory_order_relaxed);
+	uint32_t had = atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+	if (!max || had < max)
+		return true;
+	atomic_fetch_sub_explicit(c, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&pc->refused, 1, memory_order_relaxed);
+	return false;
+}
+
+/* Reserves the table's and the VNI's places for one more learned entry:
+ * false (counted refused_full) when either is full. */
+static bool fdb_learned_reserve(struct fdb *fdb, uint32_t vni)
+{
+	if (atomic_fetch_add_explicit(&fdb->n_learned, 1, memory_order_relaxed) >= fdb->config.max_learned) {
+		atomic_fetch_sub_explicit(&fdb->n_learned, 1, memory_order_relaxed);
+		fdb_count(&fdb->stats.refused_full, 1);
 		return false;
-	ps->refused++;
+	}
+	uint32_t cap = atomic_load_explicit(&fdb->max_per_vni, memory_order_relaxed);
+	_Atomic uint32_t *vc = fdb_vni_count(fdb, vni, true);
+	if (!vc || (cap && atomic_fetch_add_explicit(vc, 1, memory_order_relaxed) >= cap)) {
+		if (vc)
+			atomic_fetch_sub_explicit(vc, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&fdb->n_learned, 1, memory_order_relaxed);
+		fdb_count(&fdb->stats.refused_full, 1);
+		return false;
+	}
+	if (!cap)
+		atomic_fetch_add_explicit(vc, 1, memory_order_relaxed);
 	return true;
+}
+
+/* A learned entry of vni leaves the table (or becomes static). */
+static void fdb_learned_release(struct fdb *fdb, uint32_t vni, const struct fdb_dst *dst)
+{
+	atomic_fetch_sub_explicit(&fdb->n_learned, 1, memory_order_relaxed);
+	_Atomic uint32_t *vc = fdb_vni_count(fdb, vni, false);
+	if (vc)
+		atomic_fetch_sub_explicit(vc, 1, memory_order_relaxed);
+	fdb_port_count(fdb, dst, -1);
 }
 
 int fdb_set_port_max(struct fdb *fdb, uint16_t port, uint32_t max)
 {
 	if (port >= FDB_PORT_LIMIT)
 		return -ERANGE;
-	pthread_mutex_lock(&fdb->lock);
-	fdb->ports[port].max = max;
-	pthread_mutex_unlock(&fdb->lock);
+	atomic_store(&fdb->ports[port].max, max);
 	return 0;
 }
 
 void fdb_get_port_stats(const struct fdb *fdb, uint16_t port, struct fdb_port_stats *out)
 {
-	static const struct fdb_port_stats none;
-	struct fdb *w = (struct fdb *)fdb; /* the lock only */
-	pthread_mutex_lock(&w->lock);
-	*out = port < FDB_PORT_LIMIT ? fdb->ports[port] : none;
-	pthread_mutex_unlock(&w->lock);
+	memset(out, 0, sizeof(*out));
+	if (port >= FDB_PORT_LIMIT)
+		return;
+	const struct fdb_port_count *pc = &fdb->ports[port];
+	out->learned = atomic_load(&pc->learned);
+	out->max = atomic_load(&pc->max);
+	out->refused = atomic_load(&pc->refused);
 }
 
 void fdb_port_forget(struct fdb *fdb, uint16_t port)
 {
 	if (port >= FDB_PORT_LIMIT)
 		return;
-	pthread_mutex_lock(&fdb->lock);
-	fdb->ports[port].max = 0;
-	fdb->ports[port].refused = 0;
-	pthread_mutex_unlock(&fdb->lock);
+	atomic_store(&fdb->ports[port].max, 0);
+	atomic_store(&fdb->ports[port].refused, 0);
 }
 
-/* ---- changes (lock held) ---------------------------------------------------------- */
+/* ---- changes (bucket b held) ------------------------------------------------------- */
 
-/* Takes an entry off the free list and puts it at the head of its bucket.
- * The caller has checked the per-kind cap, so the free list is not empty. */
-static void fdb_insert(struct fdb *fdb, uint32_t vni, const uint8_t mac[6], const struct fdb_dst *dst,
+/* Takes a free entry (the caller reserved its place, so there is one:
+ * false only if that accounting were wrong) and puts it at the head of b. */
+static bool fdb_insert(struct fdb *fdb, uint32_t b, uint32_t vni, const uint8_t mac[6], const struct fdb_dst *dst,
 		       uint8_t flags, uint64_t now_ns)
 {
-	uint32_t i = fdb->free_head;
-	uint32_t b = fdb_bucket_of(fdb, vni, mac);
+	uint32_t i = fdb_free_pop(fdb);
+	if (i == FDB_NIL)
+		return false;
 	struct fdb_entry e = { .vni = vni, .flags = flags, .dst = *dst, .updated_ns = now_ns };
 	memcpy(e.mac, mac, 6);
 	e.next = fdb_head(fdb, b);
-
-	fdb->free_head = fdb_next(fdb, i);
-	fdb_write_begin(fdb, b);
 	fdb_put(fdb, i, &e);
 	fdb_set_head(fdb, b, i);
-	fdb_write_end(fdb, b);
-	if (flags & FDB_ENTRY_STATIC) {
-		fdb->n_static++;
-	} else {
-		atomic_fetch_add_explicit(&fdb->n_learned, 1, memory_order_relaxed);
-		fdb_vni_count_inc(fdb, vni);
-		fdb_port_count(fdb, dst, +1);
-	}
+	return true;
 }
 
-/* Unlinks entry i (a copy: e; predecessor prev, FDB_NIL: head of b). */
+/* Unlinks entry i (a copy: e; predecessor prev, FDB_NIL: the head), gives
+ * back its counts and its slot. */
 static void fdb_unlink(struct fdb *fdb, uint32_t b, uint32_t prev, uint32_t i, const struct fdb_entry *e)
 {
-	fdb_write_begin(fdb, b);
 	if (prev == FDB_NIL)
 		fdb_set_head(fdb, b, e->next);
 	else
 		fdb_set_next(fdb, prev, e->next);
-	fdb_write_end(fdb, b);
-	if (fdb_entry_is_static(e)) {
-		fdb->n_static--;
-	} else {
-		atomic_fetch_sub_explicit(&fdb->n_learned, 1, memory_order_relaxed);
-		fdb_vni_count_dec(fdb, e->vni);
-		fdb_port_count(fdb, &e->dst, -1);
-	}
-	fdb_set_next(fdb, i, fdb->free_head);
-	fdb->free_head = i;
-}
-
-/* Rewrites entry i of bucket b in place (a move, a conversion). */
-static void fdb_rewrite(struct fdb *fdb, uint32_t b, uint32_t i, const struct fdb_entry *e)
-{
-	fdb_write_begin(fdb, b);
-	fdb_put(fdb, i, e);
-	fdb_write_end(fdb, b);
+	if (fdb_entry_is_static(e))
+		atomic_fetch_sub_explicit(&fdb->n_static, 1, memory_order_relaxed);
+	else
+		fdb_learned_release(fdb, e->vni, &e->dst);
+	fdb_free_push(fdb, i);
 }
 
 /* ---- data path ------------------------------------------------------------ */
@@ -195,10 +211,9 @@ static int fdb_learn_existing(struct fdb *fdb, uint32_t i, struct fdb_entry *e, 
 {
 	bool expired = fdb_entry_is_expired(fdb, e, now_ns);
 	if (!fdb_dst_equal(&e->dst, dst)) {
-		if (fdb_port_full(fdb, dst))
+		if (!fdb_port_reserve(fdb, dst))
 			return -ENOSPC; /* stays where it was, or expires there */
 		fdb_port_count(fdb, &e->dst, -1);
-		fdb_port_count(fdb, dst, +1);
 		if (!expired)
 			fdb_count(&fdb->stats.moved, 1);
 		e->dst = *dst;
@@ -210,16 +225,16 @@ static int fdb_learn_existing(struct fdb *fdb, uint32_t i, struct fdb_entry *e, 
 		fdb_count(&fdb->stats.learned, 1);
 	}
 	e->updated_ns = now_ns;
-	fdb_rewrite(fdb, fdb_bucket_of(fdb, e->vni, e->mac), i, e);
+	fdb_put(fdb, i, e);
 	return 0;
 }
 
-static int fdb_learn_locked(struct fdb *fdb, uint32_t vni, const uint8_t mac[6], const struct fdb_dst *dst,
-			    uint64_t now_ns)
+static int fdb_learn_locked(struct fdb *fdb, uint32_t b, uint32_t vni, const uint8_t mac[6],
+			    const struct fdb_dst *dst, uint64_t now_ns)
 {
 	struct fdb_entry e;
 	uint32_t prev;
-	uint32_t i = fdb_find_locked(fdb, vni, mac, &prev, &e);
+	uint32_t i = fdb_find_locked(fdb, b, vni, mac, &prev, &e);
 	if (i != FDB_NIL) {
 		if (fdb_entry_is_static(&e)) {
 			if (fdb_dst_equal(&e.dst, dst))
@@ -229,15 +244,17 @@ static int fdb_learn_locked(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
 		}
 		return fdb_learn_existing(fdb, i, &e, dst, now_ns);
 	}
-	if (atomic_load_explicit(&fdb->n_learned, memory_order_relaxed) >= fdb->config.max_learned ||
-	    (fdb->config.max_learned_per_vni &&
-	     fdb_vni_learned(fdb, vni) >= fdb->config.max_learned_per_vni)) {
+	if (!fdb_learned_reserve(fdb, vni))
+		return -ENOSPC;
+	if (!fdb_port_reserve(fdb, dst)) {
+		fdb_learned_release(fdb, vni, &(struct fdb_dst){ .type = FDB_DST_NONE });
+		return -ENOSPC;
+	}
+	if (!fdb_insert(fdb, b, vni, mac, dst, 0, now_ns)) {
+		fdb_learned_release(fdb, vni, dst);
 		fdb_count(&fdb->stats.refused_full, 1);
 		return -ENOSPC;
 	}
-	if (fdb_port_full(fdb, dst))
-		return -ENOSPC;
-	fdb_insert(fdb, vni, mac, dst, 0, now_ns);
 	fdb_count(&fdb->stats.learned, 1);
 	return 0;
 }
@@ -252,11 +269,13 @@ int fdb_learn(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
 	if (vni > FDB_VNI_MAX || !fdb_dst_is_valid(dst))
 		return -EINVAL;
 
-	/* Lock-free for what almost every frame is: a MAC seen again where
-	 * it was, or refused by a static entry or a full table. */
+	/* Without taking the bucket for what almost every frame is: a MAC
+	 * seen again where it was, or refused by a static entry or a full
+	 * table. */
+	uint32_t b = fdb_bucket_of(fdb, vni, mac);
 	struct fdb_entry e;
 	uint32_t i;
-	int found = fdb_find_lockless(fdb, vni, mac, &i, &e);
+	int found = fdb_find_lockless(fdb, b, vni, mac, &i, &e);
 	if (found == 1 && fdb_entry_is_static(&e)) {
 		if (fdb_dst_equal(&e.dst, dst))
 			return 0;
@@ -272,9 +291,9 @@ int fdb_learn(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
 		fdb_count(&fdb->stats.refused_full, 1);
 		return -ENOSPC;
 	}
-	pthread_mutex_lock(&fdb->lock);
-	int ret = fdb_learn_locked(fdb, vni, mac, dst, now_ns);
-	pthread_mutex_unlock(&fdb->lock);
+	fdb_bucket_lock(fdb, b);
+	int ret = fdb_learn_locked(fdb, b, vni, mac, dst, now_ns);
+	fdb_bucket_unlock(fdb, b);
 	return ret;
 }
 
@@ -283,16 +302,17 @@ bool fdb_lookup(const struct fdb *fdb, uint32_t vni, const uint8_t mac[6], uint6
 {
 	if (mac[0] & 0x01)
 		return false;
+	uint32_t b = fdb_bucket_of(fdb, vni, mac);
 	struct fdb_entry e;
 	uint32_t i;
-	int found = fdb_find_lockless(fdb, vni, mac, &i, &e);
+	int found = fdb_find_lockless(fdb, b, vni, mac, &i, &e);
 	if (found < 0) {
-		/* Writers kept the bucket busy: read it under their lock. */
+		/* Writers kept the bucket busy: read it holding it. */
 		struct fdb *w = (struct fdb *)fdb;
 		uint32_t prev;
-		pthread_mutex_lock(&w->lock);
-		found = fdb_find_locked(fdb, vni, mac, &prev, &e) != FDB_NIL;
-		pthread_mutex_unlock(&w->lock);
+		fdb_bucket_lock(w, b);
+		found = fdb_find_locked(fdb, b, vni, mac, &prev, &e) != FDB_NIL;
+		fdb_bucket_unlock(w, b);
 	}
 	if (!found || fdb_entry_is_expired(fdb, &e, now_ns))
 		return false;
@@ -300,35 +320,37 @@ bool fdb_lookup(const struct fdb *fdb, uint32_t vni, const uint8_t mac[6], uint6
 	return true;
 }
 
-/* ---- control -------------------------------------------------------------- */
+/* ---- control: fdb->lock orders them among themselves, each change holds
+ * its bucket ------------------------------------------------------------------ */
 
-static int fdb_add_static_locked(struct fdb *fdb, uint32_t vni, const uint8_t mac[6], const struct fdb_dst *dst,
-				 uint64_t now_ns)
+static int fdb_add_static_locked(struct fdb *fdb, uint32_t b, uint32_t vni, const uint8_t mac[6],
+				 const struct fdb_dst *dst, uint64_t now_ns)
 {
 	struct fdb_entry e;
 	uint32_t prev;
-	uint32_t i = fdb_find_locked(fdb, vni, mac, &prev, &e);
+	uint32_t i = fdb_find_locked(fdb, b, vni, mac, &prev, &e);
 	if (i != FDB_NIL && fdb_entry_is_static(&e)) {
 		e.dst = *dst;
 		e.updated_ns = now_ns;
-		fdb_rewrite(fdb, fdb_bucket_of(fdb, vni, mac), i, &e);
+		fdb_put(fdb, i, &e);
 		return 0;
 	}
-	if (fdb->n_static >= fdb->config.max_static)
+	if (atomic_load(&fdb->n_static) >= fdb->config.max_static)
 		return -ENOSPC;
+	atomic_fetch_add(&fdb->n_static, 1);
 	if (i != FDB_NIL) {
 		/* Convert in place: it leaves the learned accounting. */
-		atomic_fetch_sub_explicit(&fdb->n_learned, 1, memory_order_relaxed);
-		fdb_vni_count_dec(fdb, vni);
-		fdb_port_count(fdb, &e.dst, -1);
-		fdb->n_static++;
+		fdb_learned_release(fdb, vni, &e.dst);
 		e.flags |= FDB_ENTRY_STATIC;
 		e.dst = *dst;
 		e.updated_ns = now_ns;
-		fdb_rewrite(fdb, fdb_bucket_of(fdb, vni, mac), i, &e);
+		fdb_put(fdb, i, &e);
 		return 0;
 	}
-	fdb_insert(fdb, vni, mac, dst, FDB_ENTRY_STATIC, now_ns);
+	if (!fdb_insert(fdb, b, vni, mac, dst, FDB_ENTRY_STATIC, now_ns)) {
+		atomic_fetch_sub(&fdb->n_static, 1);
+		return -ENOSPC;
+	}
 	return 0;
 }
 
@@ -337,8 +359,11 @@ int fdb_add_static(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
 {
 	if (!fdb_mac_is_learnable(mac) || vni > FDB_VNI_MAX || !fdb_dst_is_valid(dst))
 		return -EINVAL;
+	uint32_t b = fdb_bucket_of(fdb, vni, mac);
 	pthread_mutex_lock(&fdb->lock);
-	int ret = fdb_add_static_locked(fdb, vni, mac, dst, now_ns);
+	fdb_bucket_lock(fdb, b);
+	int ret = fdb_add_static_locked(fdb, b, vni, mac, dst, now_ns);
+	fdb_bucket_unlock(fdb, b);
 	pthread_mutex_unlock(&fdb->lock);
 	return ret;
 }
@@ -346,11 +371,13 @@ int fdb_add_static(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
 int fdb_del(struct fdb *fdb, uint32_t vni, const uint8_t mac[6])
 {
 	struct fdb_entry e;
-	uint32_t prev;
+	uint32_t prev, b = fdb_bucket_of(fdb, vni, mac);
 	pthread_mutex_lock(&fdb->lock);
-	uint32_t i = fdb_find_locked(fdb, vni, mac, &prev, &e);
+	fdb_bucket_lock(fdb, b);
+	uint32_t i = fdb_find_locked(fdb, b, vni, mac, &prev, &e);
 	if (i != FDB_NIL)
-		fdb_unlink(fdb, fdb_bucket_of(fdb, vni, mac), prev, i, &e);
+		fdb_unlink(fdb, b, prev, i, &e);
+	fdb_bucket_unlock(fdb, b);
 	pthread_mutex_unlock(&fdb->lock);
 	return i != FDB_NIL ? 0 : -ENOENT;
 }
@@ -371,13 +398,17 @@ static bool fdb_flush_matches(const struct fdb_entry *e, const struct fdb_flush_
 	return fdb_dst_equal(&e->dst, dst);
 }
 
-/* Removes every entry `doomed` says so of; lock held. */
+/* Removes every entry `doomed` says so of, bucket by bucket. */
 typedef bool fdb_doomed_fn(const struct fdb *fdb, const struct fdb_entry *e, const void *aux);
 
 static size_t fdb_sweep(struct fdb *fdb, fdb_doomed_fn *doomed, const void *aux)
 {
 	size_t removed = 0;
+	pthread_mutex_lock(&fdb->lock);
 	for (uint32_t b = 0; b <= fdb->bucket_mask; b++) {
+		if (fdb_head(fdb, b) == FDB_NIL)
+			continue;
+		fdb_bucket_lock(fdb, b);
 		uint32_t prev = FDB_NIL;
 		uint32_t i = fdb_head(fdb, b);
 		while (i != FDB_NIL) {
@@ -391,7 +422,9 @@ static size_t fdb_sweep(struct fdb *fdb, fdb_doomed_fn *doomed, const void *aux)
 			}
 			i = e.next;
 		}
+		fdb_bucket_unlock(fdb, b);
 	}
+	pthread_mutex_unlock(&fdb->lock);
 	return removed;
 }
 
@@ -410,10 +443,7 @@ static bool fdb_flush_doomed(const struct fdb *fdb, const struct fdb_entry *e, c
 size_t fdb_flush(struct fdb *fdb, const struct fdb_flush_filter *filter)
 {
 	struct fdb_flush_aux aux = { filter, filter->kinds ? filter->kinds : FDB_FLUSH_LEARNED };
-	pthread_mutex_lock(&fdb->lock);
-	size_t removed = fdb_sweep(fdb, fdb_flush_doomed, &aux);
-	pthread_mutex_unlock(&fdb->lock);
-	return removed;
+	return fdb_sweep(fdb, fdb_flush_doomed, &aux);
 }
 
 static bool fdb_age_doomed(const struct fdb *fdb, const struct fdb_entry *e, const void *aux)
@@ -423,9 +453,7 @@ static bool fdb_age_doomed(const struct fdb *fdb, const struct fdb_entry *e, con
 
 size_t fdb_age(struct fdb *fdb, uint64_t now_ns)
 {
-	pthread_mutex_lock(&fdb->lock);
 	size_t removed = fdb_sweep(fdb, fdb_age_doomed, &now_ns);
-	pthread_mutex_unlock(&fdb->lock);
 	fdb_count(&fdb->stats.aged, removed);
 	return removed;
 }
@@ -439,19 +467,13 @@ int fdb_set_max_learned_per_vni(struct fdb *fdb, uint32_t max)
 {
 	if (max > fdb->config.max_learned)
 		return -ERANGE;
-	pthread_mutex_lock(&fdb->lock);
-	fdb->config.max_learned_per_vni = max;
-	pthread_mutex_unlock(&fdb->lock);
+	atomic_store(&fdb->max_per_vni, max);
 	return 0;
 }
 
 uint32_t fdb_get_max_learned_per_vni(const struct fdb *fdb)
 {
-	struct fdb *w = (struct fdb *)fdb;
-	pthread_mutex_lock(&w->lock);
-	uint32_t max = fdb->config.max_learned_per_vni;
-	pthread_mutex_unlock(&w->lock);
-	return max;
+	return atomic_load(&fdb->max_per_vni);
 }
 
 uint32_t fdb_get_max_learned(const struct fdb *fdb)
@@ -464,36 +486,42 @@ uint64_t fdb_get_ageing(const struct fdb *fdb)
 	return atomic_load(&fdb->ageing_ns);
 }
 
-static int fdb_dump_locked(const struct fdb *fdb, uint32_t vni, uint64_t now_ns, fdb_dump_cb *cb, void *ctx)
+/* Bucket b's live entries of vni into cb; its return value. */
+static int fdb_dump_bucket(struct fdb *fdb, uint32_t b, uint32_t vni, uint64_t now_ns, fdb_dump_cb *cb, void *ctx)
 {
-	for (uint32_t b = 0; b <= fdb->bucket_mask; b++) {
-		struct fdb_entry e;
-		for (uint32_t i = fdb_head(fdb, b); i != FDB_NIL; i = e.next) {
-			fdb_get(fdb, i, &e);
-			if (vni != FDB_VNI_ANY && e.vni != vni)
-				continue;
-			if (fdb_entry_is_expired(fdb, &e, now_ns))
-				continue;
-			struct fdb_entry_info info = {
-				.vni = e.vni,
-				.is_static = fdb_entry_is_static(&e),
-				.dst = e.dst,
-				.age_ns = fdb_entry_age(&e, now_ns),
-			};
-			memcpy(info.mac, e.mac, 6);
-			int err = cb(&info, ctx);
-			if (err)
-				return err;
-		}
+	struct fdb_entry e;
+	for (uint32_t i = fdb_head(fdb, b); i != FDB_NIL; i = e.next) {
+		fdb_get(fdb, i, &e);
+		if ((vni != FDB_VNI_ANY && e.vni != vni) || fdb_entry_is_expired(fdb, &e, now_ns))
+			continue;
+		struct fdb_entry_info info = {
+			.vni = e.vni,
+			.is_static = fdb_entry_is_static(&e),
+			.dst = e.dst,
+			.age_ns = fdb_entry_age(&e, now_ns),
+		};
+		memcpy(info.mac, e.mac, 6);
+		int err = cb(&info, ctx);
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
 int fdb_dump(const struct fdb *fdb, uint32_t vni, uint64_t now_ns, fdb_dump_cb *cb, void *ctx)
 {
-	struct fdb *w = (struct fdb *)fdb;
+	struct fdb *w = (struct fdb *)fdb; /* the locks only */
+	int err = 0;
 	pthread_mutex_lock(&w->lock);
-	int err = fdb_dump_locked(fdb, vni, now_ns, cb, ctx);
+	for (uint32_t b = 0; b <= fdb->bucket_mask && !err; b++) {
+		if (fdb_head(fdb, b) == FDB_NIL)
+			continue;
+		/* The callback runs with the bucket held: it must not call
+		 * into the fdb (fdb.h). */
+		fdb_bucket_lock(w, b);
+		err = fdb_dump_bucket(w, b, vni, now_ns, cb, ctx);
+		fdb_bucket_unlock(w, b);
+	}
 	pthread_mutex_unlock(&w->lock);
 	return err;
 }
@@ -508,8 +536,6 @@ void fdb_get_stats(const struct fdb *fdb, struct fdb_stats *stats)
 	stats->aged = atomic_load(&w->stats.aged);
 	stats->invalid_src = atomic_load(&w->stats.invalid_src);
 	stats->static_conflicts = atomic_load(&w->stats.static_conflicts);
-	pthread_mutex_lock(&w->lock);
 	stats->n_learned = atomic_load(&w->n_learned);
-	stats->n_static = fdb->n_static;
-	pthread_mutex_unlock(&w->lock);
+	stats->n_static = atomic_load(&w->n_static);
 }

@@ -24,7 +24,13 @@
  * ThreadSanitizer understands).  An entry taken off a chain goes back on
  * the free list at once: a reader still on it sees its bucket's count
  * move and walks again, and every walk is bounded by the table size, so
- * a reader that strays onto the free list or into another chain ends. */
+ * a reader that strays onto the free list or into another chain ends.
+ *
+ * Writers take the bucket they change (its count odd: a spin lock of one
+ * chain), never a table-wide lock: learning on two workers meets only on
+ * one bucket.  What is table-wide is lock-free: the free list (a tagged
+ * stack), and the counts the caps look at (reserved with fetch_add before
+ * an insert and given back when over the cap). */
 #ifndef VX_SWITCH_FDB_INTERNAL_H
 #define VX_SWITCH_FDB_INTERNAL_H
 
@@ -65,7 +71,9 @@ union fdb_slot {
 
 struct fdb_bucket {
 	_Atomic uint32_t head;
-	_Atomic uint32_t seq;  /* odd while a writer changes the chain */
+	/* Odd while a writer holds the bucket: the count is the bucket's
+	 * lock too (fdb_bucket_lock), and readers retry on it. */
+	_Atomic uint32_t seq;
 };
 
 /* Counters bumped outside the writer lock too (refusals seen on the
@@ -74,33 +82,47 @@ struct fdb_counters {
 	_Atomic uint64_t learned, moved, refused_full, aged, invalid_src, static_conflicts;
 };
 
-struct fdb_vni_count {
-	uint32_t next; /* chain, or free list */
-	uint32_t vni;
-	uint32_t count;
+/* Learned entries of one VNI: an open-addressing slot, claimed for a VNI
+ * on its first learned MAC and kept (count 0) after its last.  Frames are
+ * learned only in VNIs that have ports, so FDB_VNI_SLOTS (>= 2 x the VNIs
+ * a switch of VXD_MAX_PORTS ports can have) never fills. */
+enum { FDB_VNI_SLOTS = 2048 };
+struct fdb_vni_slot {
+	_Atomic uint32_t vni_plus1;  /* 0: free */
+	_Atomic uint32_t count;
+};
+
+/* Learned behind one local port, and its cap (fdb_set_port_max). */
+struct fdb_port_count {
+	_Atomic uint32_t learned, max;
+	_Atomic uint64_t refused;
 };
 
 struct fdb {
 	struct fdb_config config;
 
-	/* Writers: every change of entries, buckets, counts and caps. */
+	/* Control operations among themselves (static add/del, flush, age,
+	 * dump, caps): never taken on the packet path. */
 	pthread_mutex_t lock;
 	union fdb_slot *entries;
 	uint32_t n_entries;   /* size of `entries` */
 	struct fdb_bucket *buckets;
 	uint32_t bucket_mask;
-	uint32_t free_head;
+	/* Free entries: a lock-free stack, (tag << 32 | index), the tag
+	 * against ABA. */
+	_Atomic uint64_t free_head;
 
-	struct fdb_vni_count *vni_counts;
-	uint32_t *vni_buckets;
-	uint32_t vni_bucket_mask;
-	uint32_t vni_free_head;
+	struct fdb_vni_slot vni_slots[FDB_VNI_SLOTS];
 
-	_Atomic uint32_t n_learned; /* read without the lock: a full table refuses there */
-	uint32_t n_static;
+	/* Counts are reserved before an insert (fetch_add, checked, given
+	 * back when over the cap), so two workers cannot both take the last
+	 * place. */
+	_Atomic uint32_t n_learned;
+	_Atomic uint32_t n_static;
+	_Atomic uint32_t max_per_vni;     /* config.max_learned_per_vni at run time */
 	_Atomic uint64_t ageing_ns;
 	struct fdb_counters stats;
-	struct fdb_port_stats ports[FDB_PORT_LIMIT]; /* learned behind each local port */
+	struct fdb_port_count ports[FDB_PORT_LIMIT]; /* learned behind each local port */
 };
 
 /* ---- entry and bucket words -------------------------------------------------- */
@@ -143,14 +165,24 @@ static inline void fdb_touch(struct fdb *fdb, uint32_t i, uint64_t now_ns)
 	__atomic_store_n(&fdb->entries[i].w[FDB_ENTRY_WORDS - 1], now_ns, __ATOMIC_RELAXED);
 }
 
-/* A writer's change of what bucket b reaches, between begin and end. */
-static inline void fdb_write_begin(struct fdb *fdb, uint32_t b)
+/* A writer takes bucket b: its count from even to odd.  Held for a
+ * chain walk and one change, by a worker learning or the control thread;
+ * nothing else is done while holding it. */
+static inline void fdb_bucket_lock(struct fdb *fdb, uint32_t b)
 {
-	uint32_t s = atomic_load_explicit(&fdb->buckets[b].seq, memory_order_relaxed);
-	atomic_store_explicit(&fdb->buckets[b].seq, s + 1, memory_order_relaxed);
+	_Atomic uint32_t *seq = &fdb->buckets[b].seq;
+	for (;;) {
+		uint32_t s = atomic_load_explicit(seq, memory_order_relaxed);
+		if (!(s & 1) &&
+		    atomic_compare_exchange_weak_explicit(seq, &s, s + 1, memory_order_acquire, memory_order_relaxed))
+			return;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
 }
 
-static inline void fdb_write_end(struct fdb *fdb, uint32_t b)
+static inline void fdb_bucket_unlock(struct fdb *fdb, uint32_t b)
 {
 	uint32_t s = atomic_load_explicit(&fdb->buckets[b].seq, memory_order_relaxed);
 	atomic_store_explicit(&fdb->buckets[b].seq, s + 1, memory_order_release);
@@ -175,9 +207,11 @@ static inline void fdb_count(_Atomic uint64_t *c, uint64_t n)
 /* fdb_table.c */
 uint32_t fdb_hash(const struct fdb *fdb, uint32_t vni, const uint8_t mac[6]);
 bool fdb_dst_is_valid(const struct fdb_dst *dst);
-/* Per-VNI learned counts (lock held). */
-uint32_t fdb_vni_learned(const struct fdb *fdb, uint32_t vni);
-void fdb_vni_count_inc(struct fdb *fdb, uint32_t vni);
-void fdb_vni_count_dec(struct fdb *fdb, uint32_t vni);
+/* The count of learned entries of vni (claimed on first use; NULL only if
+ * FDB_VNI_SLOTS VNIs have learned, which cannot happen, see above). */
+_Atomic uint32_t *fdb_vni_count(struct fdb *fdb, uint32_t vni, bool claim);
+/* The free list: an entry, or FDB_NIL; give one back. */
+uint32_t fdb_free_pop(struct fdb *fdb);
+void fdb_free_push(struct fdb *fdb, uint32_t i);
 
 #endif

@@ -105,64 +105,62 @@ static uint32_t fdb_pow2_at_least(uint32_t n)
 
 /* ---- per-VNI learned counts ---------------------------------------------- */
 
-static struct fdb_vni_count *fdb_vni_count_find(const struct fdb *fdb, uint32_t vni)
+_Atomic uint32_t *fdb_vni_count(struct fdb *fdb, uint32_t vni, bool claim)
 {
-	uint32_t i = fdb->vni_buckets[fdb_vni_hash(fdb, vni) & fdb->vni_bucket_mask];
-	for (; i != FDB_NIL; i = fdb->vni_counts[i].next)
-		if (fdb->vni_counts[i].vni == vni)
-			return &fdb->vni_counts[i];
+	uint32_t want = vni + 1;
+	uint32_t h = fdb_vni_hash(fdb, vni);
+	for (uint32_t k = 0; k < FDB_VNI_SLOTS; k++) {
+		struct fdb_vni_slot *sl = &fdb->vni_slots[(h + k) & (FDB_VNI_SLOTS - 1)];
+		uint32_t have = atomic_load_explicit(&sl->vni_plus1, memory_order_acquire);
+		if (have == want)
+			return &sl->count;
+		if (have != 0)
+			continue;
+		if (!claim)
+			return NULL;
+		uint32_t zero = 0;
+		if (atomic_compare_exchange_strong_explicit(&sl->vni_plus1, &zero, want, memory_order_acq_rel,
+							    memory_order_acquire) || zero == want)
+			return &sl->count;
+	}
 	return NULL;
 }
 
-uint32_t fdb_vni_learned(const struct fdb *fdb, uint32_t vni)
+static uint64_t fdb_free_word(uint64_t tag, uint32_t i)
 {
-	const struct fdb_vni_count *c = fdb_vni_count_find(fdb, vni);
-	return c ? c->count : 0;
+	return tag << 32 | i;
 }
 
-/* Called only for a new learned entry, after the global cap check: there
- * are fewer than max_learned learned entries, hence a free record. */
-void fdb_vni_count_inc(struct fdb *fdb, uint32_t vni)
+uint32_t fdb_free_pop(struct fdb *fdb)
 {
-	struct fdb_vni_count *c = fdb_vni_count_find(fdb, vni);
-	if (!c) {
-		uint32_t i = fdb->vni_free_head;
-		uint32_t *bucket = &fdb->vni_buckets[fdb_vni_hash(fdb, vni) & fdb->vni_bucket_mask];
-		c = &fdb->vni_counts[i];
-		fdb->vni_free_head = c->next;
-		c->vni = vni;
-		c->count = 0;
-		c->next = *bucket;
-		*bucket = i;
+	uint64_t head = atomic_load_explicit(&fdb->free_head, memory_order_acquire);
+	for (;;) {
+		uint32_t i = (uint32_t)head;
+		if (i == FDB_NIL)
+			return FDB_NIL;
+		uint64_t next = fdb_free_word((head >> 32) + 1, fdb_next(fdb, i));
+		if (atomic_compare_exchange_weak_explicit(&fdb->free_head, &head, next, memory_order_acq_rel,
+							  memory_order_acquire))
+			return i;
 	}
-	c->count++;
 }
 
-void fdb_vni_count_dec(struct fdb *fdb, uint32_t vni)
+void fdb_free_push(struct fdb *fdb, uint32_t i)
 {
-	uint32_t *link = &fdb->vni_buckets[fdb_vni_hash(fdb, vni) & fdb->vni_bucket_mask];
-	while (*link != FDB_NIL) {
-		uint32_t i = *link;
-		struct fdb_vni_count *c = &fdb->vni_counts[i];
-		if (c->vni == vni) {
-			if (--c->count == 0) {
-				*link = c->next;
-				c->next = fdb->vni_free_head;
-				fdb->vni_free_head = i;
-			}
+	uint64_t head = atomic_load_explicit(&fdb->free_head, memory_order_acquire);
+	for (;;) {
+		fdb_set_next(fdb, i, (uint32_t)head);
+		uint64_t mine = fdb_free_word((head >> 32) + 1, i);
+		if (atomic_compare_exchange_weak_explicit(&fdb->free_head, &head, mine, memory_order_acq_rel,
+							  memory_order_acquire))
 			return;
-		}
-		link = &c->next;
 	}
 }
 
 uint32_t fdb_count_vni(const struct fdb *fdb, uint32_t vni)
 {
-	struct fdb *w = (struct fdb *)fdb; /* the lock only */
-	pthread_mutex_lock(&w->lock);
-	uint32_t n = fdb_vni_learned(fdb, vni);
-	pthread_mutex_unlock(&w->lock);
-	return n;
+	_Atomic uint32_t *c = fdb_vni_count((struct fdb *)fdb, vni, false);
+	return c ? atomic_load(c) : 0;
 }
 
 /* ---- construction --------------------------------------------------------- */
@@ -197,24 +195,14 @@ static int fdb_alloc_arrays(struct fdb *fdb)
 	uint32_t n_buckets = fdb_pow2_at_least(fdb->n_entries);
 	fdb->buckets = calloc(n_buckets, sizeof(*fdb->buckets));
 	fdb->bucket_mask = n_buckets - 1;
-	fdb->vni_counts = calloc(fdb->config.max_learned, sizeof(*fdb->vni_counts));
-	uint32_t n_vni_buckets = fdb_pow2_at_least(fdb->config.max_learned < 4096 ?
-							   fdb->config.max_learned : 4096);
-	fdb->vni_buckets = malloc(n_vni_buckets * sizeof(*fdb->vni_buckets));
-	fdb->vni_bucket_mask = n_vni_buckets - 1;
-	if (!fdb->entries || !fdb->buckets || !fdb->vni_counts || !fdb->vni_buckets)
+	if (!fdb->entries || !fdb->buckets)
 		return -ENOMEM;
 
 	for (uint32_t i = 0; i < n_buckets; i++)
 		fdb_set_head(fdb, i, FDB_NIL);
 	for (uint32_t i = 0; i < fdb->n_entries; i++)
 		fdb_set_next(fdb, i, i + 1 < fdb->n_entries ? i + 1 : FDB_NIL);
-	fdb->free_head = 0;
-	for (uint32_t i = 0; i < n_vni_buckets; i++)
-		fdb->vni_buckets[i] = FDB_NIL;
-	for (uint32_t i = 0; i < fdb->config.max_learned; i++)
-		fdb->vni_counts[i].next = i + 1 < fdb->config.max_learned ? i + 1 : FDB_NIL;
-	fdb->vni_free_head = 0;
+	atomic_init(&fdb->free_head, 0);
 	return 0;
 }
 
@@ -230,6 +218,7 @@ int fdb_create(const struct fdb_config *config, struct fdb **out)
 		return -ENOMEM;
 	fdb->config = resolved;
 	atomic_init(&fdb->ageing_ns, resolved.ageing_ns);
+	atomic_init(&fdb->max_per_vni, resolved.max_learned_per_vni);
 	pthread_mutex_init(&fdb->lock, NULL);
 	err = fdb_alloc_arrays(fdb);
 	if (err < 0) {
@@ -244,8 +233,6 @@ void fdb_destroy(struct fdb *fdb)
 {
 	if (!fdb)
 		return;
-	free(fdb->vni_buckets);
-	free(fdb->vni_counts);
 	free(fdb->buckets);
 	free(fdb->entries);
 	pthread_mutex_destroy(&fdb->lock);
