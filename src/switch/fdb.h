@@ -52,11 +52,14 @@
  *   - fdb_learn() takes no lock for what nearly every frame is: a MAC seen
  *     again behind the same destination (its last-seen time is one atomic
  *     store), a MAC refused by a static entry, or a new MAC refused by a
- *     full table.  A new or moved MAC takes the table's writer mutex, as
- *     Open vSwitch's mac-learning takes its rwlock to learn: learning
- *     serialises the workers, their lookups never wait for it.
+ *     full table.  A new or moved MAC takes only its bucket (a spin lock
+ *     of one chain); the entry comes from a lock-free free list and the
+ *     caps are counts reserved atomically.  No table-wide lock is taken on
+ *     the packet path: two workers learning meet only on one bucket.
  *   - Every control function (add, del, flush, age, dump, stats, caps)
- *     takes the writer mutex and may run on any thread at any time.
+ *     may run on any thread at any time; they take a control mutex among
+ *     themselves and each bucket they change.  fdb_dump()'s callback runs
+ *     with a bucket held: it must not call into the fdb.
  *   Counters are atomics.  Lookup and hit counts are the caller's (one per
  *   worker: forward.h), so that no cache line is written by every frame.
  *
