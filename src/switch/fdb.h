@@ -47,7 +47,7 @@
  *   - fdb_lookup() takes no lock and writes nothing: each bucket carries
  *     a sequence count that writers make odd while they change its chain,
  *     and a reader that saw it move walks again (after a few tries, it
- *     reads under the writers' lock, so a lookup never fails for being
+ *     reads holding the bucket, so a lookup never fails for being
  *     unlucky).
  *   - fdb_learn() takes no lock for what nearly every frame is: a MAC seen
  *     again behind the same destination (its last-seen time is one atomic
