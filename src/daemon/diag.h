@@ -33,7 +33,7 @@
 	X(SMALL_FRAMES_GRO_OFF, "small_frames_gro_off")                   \
 	X(SMALL_FRAMES_NO_UDP_GRO, "small_frames_no_udp_gro")             \
 	X(SMALL_FRAMES_NO_TSO, "small_frames_no_tso")                     \
-	X(SMALL_FRAMES_ZERO_CSUM, "small_frames_zero_csum")               \
+	X(ZERO_CSUM_PEER, "zero_csum_peer")                               \
 	X(GRO_HOLD_SHORT, "gro_hold_short")                               \
 	X(SMALL_FRAMES_UNMERGEABLE, "small_frames_unmergeable")           \
 	X(FDB_FULL, "fdb_full")                                           \

@@ -52,7 +52,7 @@ struct diag_merge {
 	uint64_t segs, frames;           /* TCP segments with payload in, frames out of them */
 	uint64_t flushes, timer_flushes, alone;
 	enum gro_flush_reason top;       /* the most frequent flush reason */
-	uint64_t dgrams, coalesced, dgram_bytes;
+	uint64_t dgrams, coalesced, dgram_bytes, zero_csum;
 	bool udp_gro_refused, udp_gro_off;
 };
 
@@ -83,9 +83,48 @@ static void diag_merge_stats(const struct diag_input *in, const struct vxd_snaps
 		m->dgrams += diag_delta(ss->rx_datagrams, sb->rx_datagrams);
 		m->coalesced += diag_delta(ss->rx_gro_buffers, sb->rx_gro_buffers);
 		m->dgram_bytes += diag_delta(ss->rx_bytes, sb->rx_bytes);
+		m->zero_csum += diag_delta(ss->rx_zero_csum, sb->rx_zero_csum);
 		m->udp_gro_refused |= !ss->udp_gro_probed;
 		m->udp_gro_off |= ss->udp_gro_probed && !ss->udp_gro_on;
 	}
+}
+
+/* Most datagrams had a zero outer UDP checksum, they came MTU-sized (not
+ * whole GSO packets, as a veth can pass them) and the kernel coalesced
+ * (almost) none of them: UDP GRO never coalesces those. */
+static bool diag_zero_csum_dominates(uint64_t dgrams, uint64_t coalesced, uint64_t zero_csum, uint64_t bytes)
+{
+	return dgrams >= DIAG_MIN_FRAMES && zero_csum * 2 >= dgrams && coalesced * 100 < dgrams &&
+	       bytes / dgrams <= DIAG_MTU_DGRAM;
+}
+
+/* A peer sending IPv4 VXLAN with zero UDP checksums (the kernel vxlan
+ * device's default, Open vSwitch's too): judged on the socket whatever the
+ * frame sizes, because our GRO may rebuild big frames from the single
+ * datagrams, at a cost: every datagram a separate trip through the kernel
+ * and a software check of its inner checksum. */
+static void diag_zero_csum(const struct diag_input *in, struct diag_report *r, unsigned i)
+{
+	const struct vxlan_sock_stats *ss = &in->now->ports[i].sock;
+	const struct vxlan_sock_stats *win = in->then ? &in->then->ports[i].sock : NULL;
+	bool enough = win && diag_delta(ss->rx_datagrams, win->rx_datagrams) >= DIAG_MIN_FRAMES;
+	const struct vxlan_sock_stats *bs = &diag_base(in, enough)->ports[i].sock;
+	uint64_t dgrams = diag_delta(ss->rx_datagrams, bs->rx_datagrams);
+	uint64_t coalesced = diag_delta(ss->rx_gro_buffers, bs->rx_gro_buffers);
+	uint64_t zero = diag_delta(ss->rx_zero_csum, bs->rx_zero_csum);
+	uint64_t bytes = diag_delta(ss->rx_bytes, bs->rx_bytes);
+	if (!ss->rx_zero_csum_counted || !diag_zero_csum_dominates(dgrams, coalesced, zero, bytes))
+		return;
+	const char *name = in->ports[i].name;
+	struct diag_finding *f = diag_add(r, in, DIAG_ZERO_CSUM_PEER, name,
+		"%s: the peer sends zero UDP checksums: %" PRIu64 " of %" PRIu64 " datagrams %s had one, and the "
+		"kernel coalesced %" PRIu64 " (UDP GRO never coalesces them): each crosses the kernel alone and frames "
+		"to the VMs are rebuilt from single datagrams; have the peer checksum its datagrams (`udpcsum` on a "
+		"kernel vxlan device, options:csum=true on an Open vSwitch vxlan interface, `udpcsum on` on a "
+		"vxswitch port)", name, zero, dgrams, enough ? "of the recent window" : "since start", coalesced);
+	diag_num(f, "datagrams", dgrams);
+	diag_num(f, "zero_csum", zero);
+	diag_num(f, "coalesced", coalesced);
 }
 
 /* Why frames of `avg` bytes reach tap i while GRO is on and merges fewer
@@ -109,14 +148,15 @@ static void diag_weak_merging(const struct diag_input *in, struct diag_report *r
 			     name, kb, hold, m->timer_flushes, m->flushes, spf, (unsigned)DIAG_HOLD_DEFAULT_US);
 		diag_num(f, "gro_hold_us", hold);
 		diag_num(f, "timer_flushes", m->timer_flushes);
+	} else if (diag_zero_csum_dominates(m->dgrams, m->coalesced, m->zero_csum, m->dgram_bytes)) {
+		return; /* the vxlan port's zero_csum_peer finding names the cause */
 	} else if (m->dgrams >= DIAG_MIN_FRAMES && m->coalesced * 100 < m->dgrams && dgram_avg <= DIAG_MTU_DGRAM) {
 		f = diag_add(r, in, DIAG_SMALL_FRAMES_NO_TSO, name,
 			     "frames to %s average %.1f KB: the peer is not sending TSO: %" PRIu64 " datagrams arrived "
-			     "MTU-sized (%" PRIu64 " bytes on average), the kernel coalesced %" PRIu64 " (UDP GRO), and "
-			     "GRO found %.1f segments a flow per batch (%" PRIu64 " alone); turn TSO/GSO on at the peer "
-			     "(a vxswitch peer: gso, udp-segment, tap-tso on); a peer sending zero UDP checksums is "
-			     "never coalesced by UDP GRO either (`udpcsum on` there)", name, kb, m->dgrams, dgram_avg,
-			     m->coalesced, spf, m->alone);
+			     "MTU-sized (%" PRIu64 " bytes on average, %" PRIu64 " with a zero UDP checksum), the kernel "
+			     "coalesced %" PRIu64 " (UDP GRO), and GRO found %.1f segments a flow per batch (%" PRIu64
+			     " alone); turn TSO/GSO on at the peer (a vxswitch peer: gso, udp-segment, tap-tso on)",
+			     name, kb, m->dgrams, dgram_avg, m->zero_csum, m->coalesced, spf, m->alone);
 		diag_num(f, "datagrams", m->dgrams);
 		diag_num(f, "coalesced", m->coalesced);
 		diag_num(f, "datagram_avg", dgram_avg);
@@ -292,6 +332,7 @@ void diag_judge_traffic(const struct diag_input *in, struct diag_report *r)
 			diag_tap_drops(in, r, i);
 		} else if (in->ports[i].kind == DIAG_PORT_VXLAN) {
 			diag_sock_drops(in, r, i);
+			diag_zero_csum(in, r, i);
 		}
 		if (in->ports[i].kind != DIAG_PORT_NONE)
 			diag_worst_drop(in, r, i);

@@ -136,6 +136,8 @@ struct vxlan_sock_stats {
 	uint64_t rx_too_short;      /* datagrams shorter than a VXLAN header */
 	uint64_t rx_no_buffer;      /* datagrams lost: pkt pool empty */
 	uint64_t rx_queue_drops;    /* datagrams the kernel dropped: receive buffer full (SO_RXQ_OVFL) */
+	uint64_t rx_zero_csum;      /* datagrams with a zero outer UDP checksum (udp_zero_csum.h) */
+	bool rx_zero_csum_counted;  /* the kernel took the counting filter (IPv4 sockets only) */
 	uint64_t rx_errors;         /* recvmmsg failures other than EAGAIN */
 	int last_rx_errno;
 	uint64_t tx_sends;          /* messages handed to the kernel */

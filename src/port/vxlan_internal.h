@@ -21,6 +21,7 @@
 
 #include "offload/gso.h"
 #include "offload/vxlan_encap.h"
+#include "port/udp_zero_csum.h"
 #include "port/vxlan.h"
 
 #ifndef UDP_SEGMENT
@@ -67,6 +68,9 @@ struct vxlan_sock {
 	/* worker: the counters (the knob fields of this copy are unused;
 	 * vxlan_sock_get_stats fills them from the atomics). */
 	struct vxlan_sock_stats stats;
+	/* kernel: datagrams with a zero UDP checksum (IPv4 only; an IPv6
+	 * one is dropped by the kernel before any filter). */
+	struct udp_zero_csum rx_zero_csum;
 	/* worker: receive buffers kept between reads (from rx_pool). */
 	struct pkt *rx_bufs[VXLAN_RX_BURST];
 	unsigned n_rx_bufs;

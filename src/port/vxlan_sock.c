@@ -96,6 +96,9 @@ int vxlan_sock_open_opts(const struct vxlan_options *opts, uint16_t port, struct
 	sock->udp_gro_probed =
 		setsockopt(sock->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 	atomic_init(&sock->udp_gro_on, sock->udp_gro_probed);
+	sock->rx_zero_csum = (struct udp_zero_csum){ .map_fd = -1 };
+	if (local->family == 4 && (err = udp_zero_csum_attach(sock->fd, &sock->rx_zero_csum)) < 0)
+		VLOG_INFO("vxlan", "zero UDP checksums not counted (eBPF socket filter: %s)", strerror(-err));
 	if (!sock->udp_gro_probed)
 		VLOG_WARN("vxlan", "UDP_GRO refused by the kernel (%s): datagrams arrive one by one",
 			  strerror(errno));
@@ -132,6 +135,7 @@ void vxlan_sock_unref(struct vxlan_sock *sock)
 	vxlan_sock_rx_release(sock);
 	vxlan_txsock_close(sock);
 	close(sock->fd);
+	udp_zero_csum_close(&sock->rx_zero_csum);
 	free(sock);
 }
 
@@ -180,6 +184,8 @@ void vxlan_sock_get_stats(const struct vxlan_sock *sock, struct vxlan_sock_stats
 {
 	*out = sock->stats;
 	out->tx_backlog_len = sock->bl_count;
+	out->rx_zero_csum = udp_zero_csum_read(&sock->rx_zero_csum);
+	out->rx_zero_csum_counted = udp_zero_csum_counting(&sock->rx_zero_csum);
 	out->udp_gro_probed = sock->udp_gro_probed;
 	out->udp_gro_on = atomic_load_explicit(&sock->udp_gro_on, memory_order_relaxed);
 	out->udp_segment_probed = sock->udp_segment_probed;

@@ -366,6 +366,49 @@ static void test_small_frames_peer_without_tso(void **state)
 	assert_non_null(strstr(fd->text, "the peer is not sending TSO"));
 }
 
+/* The same small frames from a peer that sends zero UDP checksums: the
+ * socket's count tells it from a peer without TSO, and the finding is the
+ * vxlan port's (the tap gets none of its own). */
+static void test_small_frames_zero_csum_peer(void **state)
+{
+	struct fx *f = *state;
+	small_frames(f);
+	f->now.ports[VX].sock.rx_zero_csum_counted = true;
+	f->now.ports[VX].sock.rx_zero_csum = 130000;
+	const struct diag_finding *fd = assert_cause(f, DIAG_ZERO_CSUM_PEER);
+	assert_string_equal(fd->port, "vx99");
+	assert_int_equal(diag_field_num(fd, "zero_csum"), 130000);
+	assert_int_equal(diag_field_num(fd, "datagrams"), 130000);
+	assert_int_equal(diag_field_num(fd, "coalesced"), 0);
+	assert_non_null(strstr(fd->text, "udpcsum"));
+	assert_null(diag_find(&f->r, DIAG_SMALL_FRAMES_NO_TSO));
+	/* A minority of zero checksums: the peer without TSO again. */
+	f->now.ports[VX].sock.rx_zero_csum = 60000;
+	assert_cause(f, DIAG_SMALL_FRAMES_NO_TSO);
+	assert_null(diag_find(&f->r, DIAG_ZERO_CSUM_PEER));
+}
+
+/* Zero checksums are named even when our GRO rebuilt big frames from the
+ * single datagrams; not when the kernel coalesced (those had a checksum),
+ * nor when the "datagrams" were whole GSO packets (a veth passes them so),
+ * nor when nothing was counted (IPv6, eBPF refused). */
+static void test_zero_csum_peer_bounds(void **state)
+{
+	struct fx *f = *state;
+	tap_tx(f, 100000, 100000ull * 60000, 0, 0);
+	gro(f, 4500000, 100000, 0);
+	sock_rx(f, 4500000, 0, 4500000ull * 1450);
+	f->now.ports[VX].sock.rx_zero_csum = 4500000;
+	assert_no_finding(f); /* not counted */
+	f->now.ports[VX].sock.rx_zero_csum_counted = true;
+	assert_cause(f, DIAG_ZERO_CSUM_PEER);
+	sock_rx(f, 4500000, 100000, 4500000ull * 1450);
+	assert_no_finding(f); /* 2.2% coalesced */
+	sock_rx(f, 100000, 0, 100000ull * 60000);
+	f->now.ports[VX].sock.rx_zero_csum = 100000;
+	assert_no_finding(f); /* 60 KB "datagrams" */
+}
+
 static void test_small_frames_hold_timer_short(void **state)
 {
 	struct fx *f = *state;
@@ -489,6 +532,7 @@ static void test_cause_names_are_stable(void **state)
 	assert_string_equal(diag_cause_name(DIAG_REMOTE_SILENT), "remote_silent");
 	assert_string_equal(diag_cause_name(DIAG_SMALL_FRAMES_NO_TSO), "small_frames_no_tso");
 	assert_string_equal(diag_cause_name(DIAG_CPU_SATURATED), "cpu_saturated");
+	assert_string_equal(diag_cause_name(DIAG_ZERO_CSUM_PEER), "zero_csum_peer");
 	assert_string_equal(diag_cause_name(DIAG_CAUSE_COUNT), "invalid");
 	for (unsigned c = 0; c < DIAG_CAUSE_COUNT; c++)
 		assert_non_null(diag_cause_name((enum diag_cause)c));
@@ -515,6 +559,8 @@ int main(void)
 		T(test_fdb_full_and_port_hog),
 		T(test_no_hog_below_the_bounds),
 		T(test_small_frames_peer_without_tso),
+		T(test_small_frames_zero_csum_peer),
+		T(test_zero_csum_peer_bounds),
 		T(test_small_frames_hold_timer_short),
 		T(test_small_frames_gro_off),
 		T(test_small_frames_udp_gro_off),
