@@ -452,6 +452,25 @@ static void vxd_print_gso_cpu_pool(struct ctl_print *p, const struct vxd *vxd, c
 	ctl_print_close_object(p);
 }
 
+/* Captures: the sessions the control thread runs, and what the datapath
+ * holds for them (all 0 and no emit switched once they ended). */
+static void vxd_print_capture(struct ctl_print *p, const struct vxd *vxd, const struct vxd_snapshot *snap)
+{
+	uint64_t sessions = 0;
+	for (unsigned i = 0; i < VXD_CAPTURE_MAX; i++)
+		sessions += vxd->captures[i] != NULL;
+	const struct vxd_capture_state *c = &snap->capture;
+	ctl_print_open_object(p, "capture");
+	ctl_print_uint(p, CTL_PRINT_ANY, "sessions", "capture: sessions %" PRIu64, sessions);
+	ctl_print_uint(p, CTL_PRINT_ANY, "port_captures", "; datapath: port captures %" PRIu64, c->port_caps);
+	ctl_print_uint(p, CTL_PRINT_ANY, "ports_tapped", " on %" PRIu64 " ports", c->ports_tapped);
+	ctl_print_uint(p, CTL_PRINT_ANY, "socket_captures", ", socket %" PRIu64, c->sock_caps);
+	ctl_print_uint(p, CTL_PRINT_ANY, "gro_captures", ", gro %" PRIu64, c->gro_caps);
+	ctl_print_bool(p, CTL_PRINT_ANY, "gro_emit_captured", " (gro emit captured: %s)", c->gro_emit_captured);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+}
+
 int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p,
 		     struct ctl_err *err)
 {
@@ -479,6 +498,7 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	vxd_print_switch(p, vxd, snap);
 	vxd_print_gro(p, vxd, snap);
 	vxd_print_gso_cpu_pool(p, vxd, snap);
+	vxd_print_capture(p, vxd, snap);
 	vxd_print_ctl_stats(p, vxd);
 	ctl_print_close_object(p);
 	return 0;

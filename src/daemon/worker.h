@@ -124,6 +124,18 @@ struct vxd_rx_csum_stats {
 };
 
 /* Every counter of the worker at one instant. */
+/* What the datapath holds of captures, for `stats` (capture.*): with no
+ * capture running every count is 0 and GRO emits through dp_gro_emit, so
+ * a capture that ended left no per-batch branch taken and no callback
+ * switched.  Taken by the worker into its snapshot (vxd_capture_get_state). */
+struct vxd_capture_state {
+	uint32_t port_caps;        /* captures attached to ports (sum of n_caps) */
+	uint32_t ports_tapped;     /* ports with n_caps > 0 */
+	uint32_t sock_caps;        /* n_sock_caps: socket batches looked at */
+	uint32_t gro_caps;         /* n_gro_caps: decapsulated frames taken at GRO's emit */
+	bool gro_emit_captured;    /* GRO's emit is dp_gro_emit_captured */
+};
+
 struct vxd_snapshot {
 	uint64_t taken_ns;
 	struct vxd_port_snap ports[VXD_MAX_PORTS];
@@ -145,6 +157,7 @@ struct vxd_snapshot {
 	unsigned n_vteps;
 	uint64_t vteps_untracked;          /* frames of VTEPs that found the table full */
 	struct flow_cache_stats flow_cache; /* flower verdicts: hits = fast path */
+	struct vxd_capture_state capture;  /* capture.h */
 };
 
 /* FDB entries copied out by VXD_REQ_FDB_DUMP (caller frees entries). */

@@ -169,6 +169,7 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 	s->n_vteps = w->n_vteps;
 	flow_cache_get_stats(w->fcache, &s->flow_cache);
 	s->vteps_untracked = w->vteps_untracked;
+	vxd_capture_get_state(w, &s->capture);
 }
 
 static int64_t vxd_req_run(struct vxd_worker *w, struct vxd_req *req)
