@@ -70,7 +70,8 @@ enum diag_thresholds {
 	DIAG_MIN_SEGS_PER_FRAME = 2,  /* TCP payload segments per frame below: GRO merges weakly
 					 (a peer without TSO gives ~1; an OVS peer at 0.8 Gbit/s ~3) */
 	DIAG_MTU_DGRAM = 2048,        /* datagrams this size or less: one segment each */
-	DIAG_HOLD_DEFAULT_US = 50,
+	DIAG_HOLD_DEFAULT_US = 50,    /* gro-hold-us advice comes in steps of this */
+	DIAG_HOLD_MAX_US = 500,       /* ... up to this: datagrams farther apart are the peer's doing */
 	DIAG_CPU_PERMILLE = 950,      /* worker CPU over the window, thousandths */
 	DIAG_MIN_WINDOW_MS = 1000,
 	DIAG_HOG_MIN_MACS = 64,       /* a port holding >= 3/4 of its VNI's MACs, and this many */

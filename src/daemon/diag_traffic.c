@@ -53,6 +53,7 @@ struct diag_merge {
 	uint64_t flushes, timer_flushes, alone;
 	enum gro_flush_reason top;       /* the most frequent flush reason */
 	uint64_t dgrams, coalesced, dgram_bytes, zero_csum;
+	uint64_t gap_ns;                 /* mean time between datagrams over the window (0: unknown) */
 	bool udp_gro_refused, udp_gro_off;
 };
 
@@ -135,19 +136,30 @@ static void diag_weak_merging(const struct diag_input *in, struct diag_report *r
 	double kb = (double)avg / 1024.0, spf = m->frames ? (double)m->segs / (double)m->frames : 0;
 	uint64_t dgram_avg = m->dgrams ? m->dgram_bytes / m->dgrams : 0;
 	uint32_t hold = in->knobs[CTL_KNOB_GRO_HOLD_US];
+	/* The hold that would merge: two datagram gaps, in steps of 50 us.
+	 * Only up to DIAG_HOLD_MAX_US: datagrams farther apart are the
+	 * peer's doing (one MTU-sized segment at a time), not the hold's. */
+	uint32_t advice = 0;
+	if (m->gap_ns) {
+		uint64_t want = (2 * m->gap_ns / 1000 + DIAG_HOLD_DEFAULT_US - 1) / DIAG_HOLD_DEFAULT_US * DIAG_HOLD_DEFAULT_US;
+		advice = want <= DIAG_HOLD_MAX_US ? (uint32_t)(want ? want : DIAG_HOLD_DEFAULT_US) : 0;
+	}
 	struct diag_finding *f;
 	if (m->udp_gro_refused || m->udp_gro_off) {
 		f = diag_add(r, in, DIAG_SMALL_FRAMES_NO_UDP_GRO, name,
 			     "frames to %s average %.1f KB: %s: datagrams arrive one by one (%.1f segments a frame)",
 			     name, kb, m->udp_gro_refused ? "UDP_GRO refused by kernel" :
 			     "udp-gro is off (vxctl set udp-gro on)", spf);
-	} else if (hold < DIAG_HOLD_DEFAULT_US && m->timer_flushes * 2 > m->flushes) {
+	} else if (advice && hold < advice && m->timer_flushes * 2 > m->flushes) {
 		f = diag_add(r, in, DIAG_GRO_HOLD_SHORT, name,
 			     "frames to %s average %.1f KB: the GRO hold timer is too short (gro-hold-us %u): %" PRIu64
-			     " of %" PRIu64 " runs ended by it, at %.1f segments a frame; `set gro-hold-us %u`",
-			     name, kb, hold, m->timer_flushes, m->flushes, spf, (unsigned)DIAG_HOLD_DEFAULT_US);
+			     " of %" PRIu64 " runs ended by it, at %.1f segments a frame, while datagrams came %" PRIu64
+			     " us apart; `set gro-hold-us %u`", name, kb, hold, m->timer_flushes, m->flushes, spf,
+			     m->gap_ns / 1000, advice);
 		diag_num(f, "gro_hold_us", hold);
 		diag_num(f, "timer_flushes", m->timer_flushes);
+		diag_num(f, "gap_us", m->gap_ns / 1000);
+		diag_num(f, "advised_hold_us", advice);
 	} else if (diag_zero_csum_dominates(m->dgrams, m->coalesced, m->zero_csum, m->dgram_bytes)) {
 		return; /* the vxlan port's zero_csum_peer finding names the cause */
 	} else if (m->dgrams >= DIAG_MIN_FRAMES && m->coalesced * 100 < m->dgrams && dgram_avg <= DIAG_MTU_DGRAM) {
@@ -197,6 +209,11 @@ static void diag_small_frames(const struct diag_input *in, struct diag_report *r
 	}
 	struct diag_merge m = { 0 };
 	diag_merge_stats(in, b, in->ports[i].vni, &m);
+	/* Over a window only: since start has no known length.  Idle time in
+	 * the window makes the gap look longer, so this errs towards not
+	 * blaming the hold. */
+	if (enough && m.dgrams)
+		m.gap_ns = (in->now->taken_ns - in->then->taken_ns) / m.dgrams;
 	/* Not TCP through GRO (UDP, local traffic), or TCP merged well: the
 	 * frames are small because the traffic is. */
 	if (m.segs < DIAG_MIN_FRAMES || m.segs >= m.frames * DIAG_MIN_SEGS_PER_FRAME)

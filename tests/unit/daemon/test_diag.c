@@ -419,7 +419,19 @@ static void test_small_frames_hold_timer_short(void **state)
 	const struct diag_finding *fd = assert_cause(f, DIAG_GRO_HOLD_SHORT);
 	assert_int_equal(diag_field_num(fd, "gro_hold_us"), 0);
 	assert_int_equal(diag_field_num(fd, "timer_flushes"), 90000);
+	assert_int_equal(diag_field_num(fd, "gap_us"), 46); /* 130000 datagrams in 6 s */
 	assert_null(diag_find(&f->r, DIAG_SMALL_FRAMES_NO_TSO));
+	assert_non_null(strstr(fd->text, "`set gro-hold-us 100`")); /* two gaps */
+	/* The same runs ended by the timer, but datagrams 300 us apart (a
+	 * peer sending one MTU-sized segment at a time, paced): only a hold
+	 * past 500 us would merge them, the cause is the peer's. */
+	sock_rx(f, 20000, 0, 20000ull * 1450);
+	assert_cause(f, DIAG_SMALL_FRAMES_NO_TSO);
+	assert_null(diag_find(&f->r, DIAG_GRO_HOLD_SHORT));
+	/* Judged since start (too few frames in the window): no known gap,
+	 * so the hold is not blamed. */
+	f->in.then = NULL;
+	assert_null(diag_find(judge(f), DIAG_GRO_HOLD_SHORT));
 }
 
 static void test_small_frames_gro_off(void **state)
