@@ -9,6 +9,20 @@
 
 /* ---- remote VTEPs ------------------------------------------------------------- */
 
+/* ICMP port unreachable the vxlan port's socket got back for datagrams to
+ * `v` (0: none, or not counted). */
+static uint64_t diag_port_unreach(const struct diag_input *in, const struct vxd_vtep_stats *v)
+{
+	const struct vxlan_sock_stats *ss = &in->now->ports[v->port].sock;
+	unsigned len = v->family == 6 ? 16 : 4;
+	for (unsigned i = 0; i < ss->n_icmp_remotes && i < VXLAN_ICMP_REMOTES; i++) {
+		const struct vxlan_icmp_remote *ir = &ss->icmp_remotes[i];
+		if (ir->addr.family == (v->family == 6 ? 6 : 4) && memcmp(ir->addr.bytes, v->addr, len) == 0)
+			return ir->port_unreach;
+	}
+	return 0;
+}
+
 static void diag_remotes(const struct diag_input *in, struct diag_report *r)
 {
 	const struct vxd_snapshot *s = in->now;
@@ -23,9 +37,14 @@ static void diag_remotes(const struct diag_input *in, struct diag_report *r)
 		char addr[INET6_ADDRSTRLEN] = "?";
 		inet_ntop(v->family == 6 ? AF_INET6 : AF_INET, v->addr, addr, sizeof(addr));
 		uint64_t secs = (s->taken_ns - v->unanswered_ns) / 1000000000ull;
-		char before[64] = "nothing ever came from it";
+		char before[160] = "nothing ever came from it";
 		if (v->rx_datagrams)
 			snprintf(before, sizeof(before), "%" PRIu64 " datagrams came before that", v->rx_datagrams);
+		uint64_t unreach = diag_port_unreach(in, v);
+		if (unreach)
+			snprintf(before + strlen(before), sizeof(before) - strlen(before),
+				 "; %" PRIu64 " ICMP port unreachable came back from it: nothing listens on UDP %u there",
+				 unreach, p->dst_port);
 		struct diag_finding *f = diag_add(r, in, DIAG_REMOTE_SILENT, p->name,
 			"%s: remote VTEP %s is silent: %" PRIu64 " frames sent to it in the last %" PRIu64 " s and "
 			"no datagram of VNI %u back (%s): check its address, that it listens on UDP %u "
@@ -42,6 +61,7 @@ static void diag_remotes(const struct diag_input *in, struct diag_report *r)
 		diag_num(f, "dstport", p->dst_port);
 		diag_num(f, "vni", p->vni);
 		diag_num(f, "csum_unfinished", p->csum_unfinished);
+		diag_num(f, "icmp_port_unreach", unreach);
 	}
 }
 

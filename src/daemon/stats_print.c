@@ -243,6 +243,10 @@ static void vxd_print_vxlan_stats(struct ctl_print *p, const struct vxd_port_sna
 	ctl_print_uint(p, CTL_PRINT_ANY, "rx_queue_drops", " kernel rx-buffer drops %" PRIu64, ss.rx_queue_drops);
 	ctl_print_uint(p, CTL_PRINT_ANY, "rx_zero_csum", " zero-csum %" PRIu64, ss.rx_zero_csum);
 	ctl_print_bool(p, CTL_PRINT_JSON, "rx_zero_csum_counted", NULL, ss.rx_zero_csum_counted);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_icmp_port_unreach", " icmp port-unreachable %" PRIu64,
+		       ss.rx_icmp_port_unreach);
+	ctl_print_uint(p, CTL_PRINT_JSON, "rx_icmp_errors", NULL, ss.rx_icmp_errors);
+	ctl_print_uint(p, CTL_PRINT_JSON, "tx_icmp_retries", NULL, ss.tx_icmp_retries);
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_sends", " tx sends %" PRIu64, ss.tx_sends);
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_sends", " udp-segment sends %" PRIu64, ss.tx_gso_sends);
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_datagrams", " datagrams %" PRIu64, ss.tx_datagrams);

@@ -96,6 +96,11 @@ int vxlan_sock_open_opts(const struct vxlan_options *opts, uint16_t port, struct
 	sock->udp_gro_probed =
 		setsockopt(sock->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 	atomic_init(&sock->udp_gro_on, sock->udp_gro_probed);
+	/* ICMP errors for what we send, port unreachable above all
+	 * (vxlan_icmp.c). */
+	sock->recverr = local->family == 6 ?
+		setsockopt(sock->fd, IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof(one)) == 0 :
+		setsockopt(sock->fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) == 0;
 	sock->rx_zero_csum = (struct udp_zero_csum){ .map_fd = -1 };
 	if (local->family == 4 && (err = udp_zero_csum_attach(sock->fd, &sock->rx_zero_csum)) < 0)
 		VLOG_INFO("vxlan", "zero UDP checksums not counted (eBPF socket filter: %s)", strerror(-err));
@@ -401,7 +406,11 @@ int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct p
 		};
 		msgs[i].msg_len = 0;
 	}
+	if (sock->err_pending)
+		vxlan_icmp_drain(sock);
 	int got = recvmmsg(sock->fd, msgs, nbufs, MSG_DONTWAIT, NULL);
+	if (got < 0 && vxlan_icmp_recv_failed(sock, errno))
+		got = recvmmsg(sock->fd, msgs, nbufs, MSG_DONTWAIT, NULL);
 	if (got < 0) {
 		int err = errno;
 		if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR)

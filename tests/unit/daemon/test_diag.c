@@ -232,6 +232,30 @@ static void test_remote_silent(void **state)
 	assert_non_null(strstr(fd->text, "check its address"));
 	assert_int_equal(diag_field_num(fd, "csum_unfinished"), 0);
 	assert_null(strstr(fd->text, "unfinished"));
+	assert_int_equal(diag_field_num(fd, "icmp_port_unreach"), 0);
+	assert_null(strstr(fd->text, "ICMP"));
+}
+
+/* The socket got ICMP port unreachable back for datagrams to that remote
+ * (a dstport mismatch): the finding says nothing listens there; ICMP for
+ * another remote says nothing about this one. */
+static void test_remote_silent_port_unreachable(void **state)
+{
+	struct fx *f = *state;
+	f->now.n_vteps = 0;
+	vtep(f, 100, 25);
+	struct vxlan_sock_stats *ss = &f->now.ports[VX].sock;
+	ss->n_icmp_remotes = 2;
+	ss->icmp_remotes[0] = (struct vxlan_icmp_remote){ .addr = { .family = 4, .bytes = { 198, 51, 100, 7 } },
+							  .port_unreach = 99 };
+	ss->icmp_remotes[1] = (struct vxlan_icmp_remote){ .addr = { .family = 4, .bytes = { 198, 51, 100, 2 } },
+							  .port_unreach = 6, .other = 1 };
+	const struct diag_finding *fd = assert_cause(f, DIAG_REMOTE_SILENT);
+	assert_int_equal(diag_field_num(fd, "icmp_port_unreach"), 6);
+	assert_non_null(strstr(fd->text, "6 ICMP port unreachable came back from it: nothing listens on UDP 4789 there"));
+	ss->icmp_remotes[1].addr.bytes[3] = 3;
+	fd = assert_cause(f, DIAG_REMOTE_SILENT);
+	assert_int_equal(diag_field_num(fd, "icmp_port_unreach"), 0);
 }
 
 /* Behind a veth that leaves our checksums unfinished, the likely cause is
@@ -562,6 +586,7 @@ int main(void)
 		T(test_small_udp_is_no_problem),
 		T(test_a_note_is_no_problem),
 		T(test_remote_silent),
+		T(test_remote_silent_port_unreachable),
 		T(test_remote_silent_csum_unfinished),
 		T(test_remote_not_silent_yet),
 		T(test_tap_alone_in_its_vni),
