@@ -342,6 +342,10 @@ static void diag_switch_drops(const struct diag_input *in, struct diag_report *r
 	}
 }
 
+/* The worker saturated: it used 95% of a core, or it spent half the
+ * window or more runnable but waiting for a CPU: it wanted a core it did
+ * not get (a CPU quota, other tasks).  Idle time -- blocked in epoll -- is
+ * neither. */
 static void diag_cpu(const struct diag_input *in, struct diag_report *r)
 {
 	const struct vxd_snapshot *a = in->then, *b = in->now;
@@ -350,13 +354,27 @@ static void diag_cpu(const struct diag_input *in, struct diag_report *r)
 	uint64_t wall = b->taken_ns - a->taken_ns;
 	uint64_t cpu = diag_delta(b->cpu_user_us + b->cpu_sys_us, a->cpu_user_us + a->cpu_sys_us) * 1000;
 	uint64_t permille = cpu * 1000 / wall;
-	if (permille < DIAG_CPU_PERMILLE)
+	uint64_t wait = diag_delta(b->cpu_wait_ns, a->cpu_wait_ns), run = diag_delta(b->cpu_run_ns, a->cpu_run_ns);
+	uint64_t wait_pm = wait * 1000 / wall, busy_pm = (run + wait) * 1000 / wall;
+	bool starved = wait_pm >= DIAG_CPU_WAIT_PERMILLE;
+	if (permille < DIAG_CPU_PERMILLE && !starved)
 		return;
-	struct diag_finding *f = diag_add(r, in, DIAG_CPU_SATURATED, NULL,
-		"the worker used %" PRIu64 ".%" PRIu64 "%% of a core over the last %.1f s: it is the bottleneck; "
-		"give it a core of its own, and keep gro, udp-gro, gso and tap-tso on so it moves fewer, bigger "
-		"frames", permille / 10, permille % 10, (double)wall / 1e9);
+	struct diag_finding *f;
+	if (permille >= DIAG_CPU_PERMILLE)
+		f = diag_add(r, in, DIAG_CPU_SATURATED, NULL,
+			"the worker used %" PRIu64 ".%" PRIu64 "%% of a core over the last %.1f s: it is the bottleneck; "
+			"give it a core of its own, and keep gro, udp-gro, gso and tap-tso on so it moves fewer, bigger "
+			"frames", permille / 10, permille % 10, (double)wall / 1e9);
+	else
+		f = diag_add(r, in, DIAG_CPU_SATURATED, NULL,
+			"the worker waited for a CPU %" PRIu64 ".%" PRIu64 "%% of the last %.1f s and ran only %" PRIu64
+			".%" PRIu64 "%% of a core (busy %" PRIu64 ".%" PRIu64 "%%): it is held back by a CPU quota (cgroup "
+			"cpu.max / cpu.cfs_quota_us) or by other tasks on its cores; give it a whole core",
+			wait_pm / 10, wait_pm % 10, (double)wall / 1e9, permille / 10, permille % 10, busy_pm / 10,
+			busy_pm % 10);
 	diag_num(f, "cpu_permille", permille);
+	diag_num(f, "wait_permille", wait_pm);
+	diag_num(f, "busy_permille", busy_pm);
 	diag_num(f, "window_ms", wall / 1000000);
 }
 

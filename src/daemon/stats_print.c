@@ -444,6 +444,8 @@ static void vxd_print_gso_cpu_pool(struct ctl_print *p, const struct vxd *vxd, c
 			bytes ? (double)(user_us + sys_us) / ((double)bytes / 1024.0) : 0.0);
 	ctl_print_uint(p, CTL_PRINT_ANY, "worker_user_us", "; worker thread: user %" PRIu64 " us", snap->cpu_user_us);
 	ctl_print_uint(p, CTL_PRINT_ANY, "worker_sys_us", " sys %" PRIu64 " us", snap->cpu_sys_us);
+	ctl_print_uint(p, CTL_PRINT_ANY, "worker_run_ns", "; on a CPU %" PRIu64 " ns", snap->cpu_run_ns);
+	ctl_print_uint(p, CTL_PRINT_ANY, "worker_wait_ns", ", waiting for one %" PRIu64 " ns", snap->cpu_wait_ns);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 

@@ -153,6 +153,9 @@ struct vxd_snapshot {
 	 * worker while it copies the counters: the user/system split, which
 	 * its thread CPU clock does not give); zeros once the thread stopped. */
 	uint64_t cpu_user_us, cpu_sys_us;
+	/* ... and the scheduler's account of it (util/schedstat.h): on a CPU,
+	 * and runnable but waiting for one (a quota, other tasks). */
+	uint64_t cpu_run_ns, cpu_wait_ns;
 	struct vxd_vtep_stats vteps[VXD_MAX_VTEPS];
 	unsigned n_vteps;
 	uint64_t vteps_untracked;          /* frames of VTEPs that found the table full */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon/worker_internal.h"
+#include "util/schedstat.h"
 
 static void vxd_gro_stats_add(struct gro_stats *st, const struct gro_stats *b)
 {
@@ -165,6 +166,8 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 	pkt_pool_get_stats(w->pool, &s->pool);
 	s->pool_size = w->pool_size;
 	vxd_worker_cpu(&s->cpu_user_us, &s->cpu_sys_us);
+	if (s->cpu_user_us || s->cpu_sys_us) /* taken on the worker */
+		schedstat_self(&s->cpu_run_ns, &s->cpu_wait_ns);
 	memcpy(s->vteps, w->vteps, w->n_vteps * sizeof(w->vteps[0]));
 	s->n_vteps = w->n_vteps;
 	flow_cache_get_stats(w->fcache, &s->flow_cache);
