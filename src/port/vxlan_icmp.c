@@ -16,22 +16,22 @@
 
 enum { VXLAN_ICMP_DRAIN_MAX = 64 }; /* messages per drain: the rest next time */
 
+/* The errors an ICMP error leaves as the socket error (ip_icmp_error:
+ * unreachable port, host, net; a protocol error). */
+static bool vxlan_icmp_errno(int err)
+{
+	return err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH || err == EHOSTDOWN || err == EPROTO;
+}
+
 bool vxlan_icmp_send_failed(struct vxlan_sock *sock, int fd, int err)
 {
 	if (!sock->recverr || fd != sock->fd)
 		return false;
 	sock->err_pending = true;
-	switch (err) {
-	case ECONNREFUSED:
-	case EHOSTUNREACH:
-	case ENETUNREACH:
-	case EHOSTDOWN:
-	case EPROTO:
-		sock->stats.tx_icmp_retries++;
-		return true;
-	default:
+	if (!vxlan_icmp_errno(err))
 		return false;
-	}
+	sock->stats.tx_icmp_retries++;
+	return true;
 }
 
 static struct vxlan_icmp_remote *vxlan_icmp_remote(struct vxlan_sock *sock, const struct sockaddr_storage *to)
@@ -105,18 +105,9 @@ void vxlan_icmp_drain(struct vxlan_sock *sock)
 
 bool vxlan_icmp_recv_failed(struct vxlan_sock *sock, int err)
 {
-	if (!sock->recverr)
+	/* EMSGSIZE too: "fragmentation needed" for a datagram with DF. */
+	if (!sock->recverr || !(vxlan_icmp_errno(err) || err == EMSGSIZE))
 		return false;
-	switch (err) {
-	case ECONNREFUSED:
-	case EHOSTUNREACH:
-	case ENETUNREACH:
-	case EHOSTDOWN:
-	case EPROTO:
-	case EMSGSIZE:
-		vxlan_icmp_drain(sock);
-		return true;
-	default:
-		return false;
-	}
+	vxlan_icmp_drain(sock);
+	return true;
 }

@@ -56,7 +56,7 @@ echo 5000 > "$CG/cpu.cfs_quota_us"
 echo "$VXD_PID_1" > "$CG/cgroup.procs"
 vx 1 set gro on # restarts the diagnose window: it holds the traffic alone
 mbit=$(udp_load)
-line=$(diag_names 1 cpu_saturated 'f["wait_permille"] >= 500 and f["cpu_permille"] < 500' \
+line=$(diag_names 1 cpu_saturated 'f["wait_permille"] >= 750 and f["cpu_permille"] < 500' \
 	"the worker waited for a CPU [0-9.]+% of the last [0-9.]+ s and ran only [0-9.]+% of a core")
 pass "h1 in a 5 % CPU cgroup, UDP $mbit Mbit/s ($(cpu_line) in all): $line"
 

@@ -534,14 +534,14 @@ static void test_cpu_saturated(void **state)
 
 /* Held back: a worker that ran 5 % of a core but was runnable, waiting
  * for a CPU, most of the window (a CPU quota, other tasks) is saturated
- * too; waiting under half the window is not. */
+ * too; waiting under three quarters of the window is not. */
 static void test_cpu_held_back(void **state)
 {
 	struct fx *f = *state;
 	f->then.cpu_user_us = 1000000, f->now.cpu_user_us = 1300000; /* 0.3 s of 6 */
 	f->then.cpu_run_ns = 1000 * SEC / 1000, f->now.cpu_run_ns = f->then.cpu_run_ns + 300 * SEC / 1000;
-	f->then.cpu_wait_ns = 2 * SEC, f->now.cpu_wait_ns = f->then.cpu_wait_ns + 2900 * SEC / 1000;
-	assert_no_finding(f); /* waited 48 % */
+	f->then.cpu_wait_ns = 2 * SEC, f->now.cpu_wait_ns = f->then.cpu_wait_ns + 4400 * SEC / 1000;
+	assert_no_finding(f); /* waited 73 % */
 	f->now.cpu_wait_ns = f->then.cpu_wait_ns + 5100 * SEC / 1000;
 	const struct diag_finding *fd = assert_cause(f, DIAG_CPU_SATURATED);
 	assert_int_equal(diag_field_num(fd, "cpu_permille"), 50);
