@@ -102,4 +102,8 @@ int vxd_capture_detach(struct vxd_worker *w, struct vxd_capture *cap);
 /* A port goes: its captures are let go (the control side ends them). */
 void vxd_capture_detach_port(struct vxd_worker *w, uint16_t port_id);
 
+/* The datapath's capture state for the snapshot (worker.h). */
+struct vxd_capture_state;
+void vxd_capture_get_state(const struct vxd_worker *w, struct vxd_capture_state *out);
+
 #endif

@@ -267,3 +267,13 @@ void vxd_capture_detach_port(struct vxd_worker *w, uint16_t port_id)
 	while (wp->n_caps)
 		vxd_capture_detach(w, wp->caps[0]);
 }
+
+void vxd_capture_get_state(const struct vxd_worker *w, struct vxd_capture_state *out)
+{
+	*out = (struct vxd_capture_state){ .sock_caps = w->n_sock_caps, .gro_caps = w->n_gro_caps };
+	for (unsigned i = 0; i < VXD_MAX_PORTS; i++) {
+		out->port_caps += w->ports[i].n_caps;
+		out->ports_tapped += w->ports[i].n_caps > 0;
+	}
+	out->gro_emit_captured = w->gro && gro_get_emit(w->gro) == dp_gro_emit_captured;
+}

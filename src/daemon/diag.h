@@ -33,7 +33,7 @@
 	X(SMALL_FRAMES_GRO_OFF, "small_frames_gro_off")                   \
 	X(SMALL_FRAMES_NO_UDP_GRO, "small_frames_no_udp_gro")             \
 	X(SMALL_FRAMES_NO_TSO, "small_frames_no_tso")                     \
-	X(SMALL_FRAMES_ZERO_CSUM, "small_frames_zero_csum")               \
+	X(ZERO_CSUM_PEER, "zero_csum_peer")                               \
 	X(GRO_HOLD_SHORT, "gro_hold_short")                               \
 	X(SMALL_FRAMES_UNMERGEABLE, "small_frames_unmergeable")           \
 	X(FDB_FULL, "fdb_full")                                           \
@@ -71,8 +71,10 @@ enum diag_thresholds {
 	DIAG_MIN_SEGS_PER_FRAME = 2,  /* TCP payload segments per frame below: GRO merges weakly
 					 (a peer without TSO gives ~1; an OVS peer at 0.8 Gbit/s ~3) */
 	DIAG_MTU_DGRAM = 2048,        /* datagrams this size or less: one segment each */
-	DIAG_HOLD_DEFAULT_US = 50,
+	DIAG_HOLD_DEFAULT_US = 50,    /* gro-hold-us advice comes in steps of this */
+	DIAG_HOLD_MAX_US = 500,       /* ... up to this: datagrams farther apart are the peer's doing */
 	DIAG_CPU_PERMILLE = 950,      /* worker CPU over the window, thousandths */
+	DIAG_CPU_WAIT_PERMILLE = 750, /* ... or time runnable waiting for a CPU: held back (a loaded 2-vCPU host shows ~550) */
 	DIAG_MIN_WINDOW_MS = 1000,
 	DIAG_HOG_MIN_MACS = 64,       /* a port holding >= 3/4 of its VNI's MACs, and this many */
 	DIAG_MAX_FIELDS = 8,

@@ -9,6 +9,20 @@
 
 /* ---- remote VTEPs ------------------------------------------------------------- */
 
+/* ICMP port unreachable the vxlan port's socket got back for datagrams to
+ * `v` (0: none, or not counted). */
+static uint64_t diag_port_unreach(const struct diag_input *in, const struct vxd_vtep_stats *v)
+{
+	const struct vxlan_sock_stats *ss = &in->now->ports[v->port].sock;
+	unsigned len = v->family == 6 ? 16 : 4;
+	for (unsigned i = 0; i < ss->n_icmp_remotes && i < VXLAN_ICMP_REMOTES; i++) {
+		const struct vxlan_icmp_remote *ir = &ss->icmp_remotes[i];
+		if (ir->addr.family == (v->family == 6 ? 6 : 4) && memcmp(ir->addr.bytes, v->addr, len) == 0)
+			return ir->port_unreach;
+	}
+	return 0;
+}
+
 static void diag_remotes(const struct diag_input *in, struct diag_report *r)
 {
 	const struct vxd_snapshot *s = in->now;
@@ -23,9 +37,14 @@ static void diag_remotes(const struct diag_input *in, struct diag_report *r)
 		char addr[INET6_ADDRSTRLEN] = "?";
 		inet_ntop(v->family == 6 ? AF_INET6 : AF_INET, v->addr, addr, sizeof(addr));
 		uint64_t secs = (s->taken_ns - v->unanswered_ns) / 1000000000ull;
-		char before[64] = "nothing ever came from it";
+		char before[160] = "nothing ever came from it";
 		if (v->rx_datagrams)
 			snprintf(before, sizeof(before), "%" PRIu64 " datagrams came before that", v->rx_datagrams);
+		uint64_t unreach = diag_port_unreach(in, v);
+		if (unreach)
+			snprintf(before + strlen(before), sizeof(before) - strlen(before),
+				 "; %" PRIu64 " ICMP port unreachable came back from it: nothing listens on UDP %u there",
+				 unreach, p->dst_port);
 		struct diag_finding *f = diag_add(r, in, DIAG_REMOTE_SILENT, p->name,
 			"%s: remote VTEP %s is silent: %" PRIu64 " frames sent to it in the last %" PRIu64 " s and "
 			"no datagram of VNI %u back (%s): check its address, that it listens on UDP %u "
@@ -42,6 +61,7 @@ static void diag_remotes(const struct diag_input *in, struct diag_report *r)
 		diag_num(f, "dstport", p->dst_port);
 		diag_num(f, "vni", p->vni);
 		diag_num(f, "csum_unfinished", p->csum_unfinished);
+		diag_num(f, "icmp_port_unreach", unreach);
 	}
 }
 
@@ -52,7 +72,8 @@ struct diag_merge {
 	uint64_t segs, frames;           /* TCP segments with payload in, frames out of them */
 	uint64_t flushes, timer_flushes, alone;
 	enum gro_flush_reason top;       /* the most frequent flush reason */
-	uint64_t dgrams, coalesced, dgram_bytes;
+	uint64_t dgrams, coalesced, dgram_bytes, zero_csum;
+	uint64_t gap_ns;                 /* mean time between datagrams over the window (0: unknown) */
 	bool udp_gro_refused, udp_gro_off;
 };
 
@@ -83,9 +104,48 @@ static void diag_merge_stats(const struct diag_input *in, const struct vxd_snaps
 		m->dgrams += diag_delta(ss->rx_datagrams, sb->rx_datagrams);
 		m->coalesced += diag_delta(ss->rx_gro_buffers, sb->rx_gro_buffers);
 		m->dgram_bytes += diag_delta(ss->rx_bytes, sb->rx_bytes);
+		m->zero_csum += diag_delta(ss->rx_zero_csum, sb->rx_zero_csum);
 		m->udp_gro_refused |= !ss->udp_gro_probed;
 		m->udp_gro_off |= ss->udp_gro_probed && !ss->udp_gro_on;
 	}
+}
+
+/* Most datagrams had a zero outer UDP checksum, they came MTU-sized (not
+ * whole GSO packets, as a veth can pass them) and the kernel coalesced
+ * (almost) none of them: UDP GRO never coalesces those. */
+static bool diag_zero_csum_dominates(uint64_t dgrams, uint64_t coalesced, uint64_t zero_csum, uint64_t bytes)
+{
+	return dgrams >= DIAG_MIN_FRAMES && zero_csum * 2 >= dgrams && coalesced * 100 < dgrams &&
+	       bytes / dgrams <= DIAG_MTU_DGRAM;
+}
+
+/* A peer sending IPv4 VXLAN with zero UDP checksums (the kernel vxlan
+ * device's default, Open vSwitch's too): judged on the socket whatever the
+ * frame sizes, because our GRO may rebuild big frames from the single
+ * datagrams, at a cost: every datagram a separate trip through the kernel
+ * and a software check of its inner checksum. */
+static void diag_zero_csum(const struct diag_input *in, struct diag_report *r, unsigned i)
+{
+	const struct vxlan_sock_stats *ss = &in->now->ports[i].sock;
+	const struct vxlan_sock_stats *win = in->then ? &in->then->ports[i].sock : NULL;
+	bool enough = win && diag_delta(ss->rx_datagrams, win->rx_datagrams) >= DIAG_MIN_FRAMES;
+	const struct vxlan_sock_stats *bs = &diag_base(in, enough)->ports[i].sock;
+	uint64_t dgrams = diag_delta(ss->rx_datagrams, bs->rx_datagrams);
+	uint64_t coalesced = diag_delta(ss->rx_gro_buffers, bs->rx_gro_buffers);
+	uint64_t zero = diag_delta(ss->rx_zero_csum, bs->rx_zero_csum);
+	uint64_t bytes = diag_delta(ss->rx_bytes, bs->rx_bytes);
+	if (!ss->rx_zero_csum_counted || !diag_zero_csum_dominates(dgrams, coalesced, zero, bytes))
+		return;
+	const char *name = in->ports[i].name;
+	struct diag_finding *f = diag_add(r, in, DIAG_ZERO_CSUM_PEER, name,
+		"%s: the peer sends zero UDP checksums: %" PRIu64 " of %" PRIu64 " datagrams %s had one, and the "
+		"kernel coalesced %" PRIu64 " (UDP GRO never coalesces them): each crosses the kernel alone and frames "
+		"to the VMs are rebuilt from single datagrams; have the peer checksum its datagrams (`udpcsum` on a "
+		"kernel vxlan device, options:csum=true on an Open vSwitch vxlan interface, `udpcsum on` on a "
+		"vxswitch port)", name, zero, dgrams, enough ? "of the recent window" : "since start", coalesced);
+	diag_num(f, "datagrams", dgrams);
+	diag_num(f, "zero_csum", zero);
+	diag_num(f, "coalesced", coalesced);
 }
 
 /* Why frames of `avg` bytes reach tap i while GRO is on and merges fewer
@@ -96,27 +156,39 @@ static void diag_weak_merging(const struct diag_input *in, struct diag_report *r
 	double kb = (double)avg / 1024.0, spf = m->frames ? (double)m->segs / (double)m->frames : 0;
 	uint64_t dgram_avg = m->dgrams ? m->dgram_bytes / m->dgrams : 0;
 	uint32_t hold = in->knobs[CTL_KNOB_GRO_HOLD_US];
+	/* The hold that would merge: two datagram gaps, in steps of 50 us.
+	 * Only up to DIAG_HOLD_MAX_US: datagrams farther apart are the
+	 * peer's doing (one MTU-sized segment at a time), not the hold's. */
+	uint32_t advice = 0;
+	if (m->gap_ns) {
+		uint64_t want = (2 * m->gap_ns / 1000 + DIAG_HOLD_DEFAULT_US - 1) / DIAG_HOLD_DEFAULT_US * DIAG_HOLD_DEFAULT_US;
+		advice = want <= DIAG_HOLD_MAX_US ? (uint32_t)(want ? want : DIAG_HOLD_DEFAULT_US) : 0;
+	}
 	struct diag_finding *f;
 	if (m->udp_gro_refused || m->udp_gro_off) {
 		f = diag_add(r, in, DIAG_SMALL_FRAMES_NO_UDP_GRO, name,
 			     "frames to %s average %.1f KB: %s: datagrams arrive one by one (%.1f segments a frame)",
 			     name, kb, m->udp_gro_refused ? "UDP_GRO refused by kernel" :
 			     "udp-gro is off (vxctl set udp-gro on)", spf);
-	} else if (hold < DIAG_HOLD_DEFAULT_US && m->timer_flushes * 2 > m->flushes) {
+	} else if (advice && hold < advice && m->timer_flushes * 2 > m->flushes) {
 		f = diag_add(r, in, DIAG_GRO_HOLD_SHORT, name,
 			     "frames to %s average %.1f KB: the GRO hold timer is too short (gro-hold-us %u): %" PRIu64
-			     " of %" PRIu64 " runs ended by it, at %.1f segments a frame; `set gro-hold-us %u`",
-			     name, kb, hold, m->timer_flushes, m->flushes, spf, (unsigned)DIAG_HOLD_DEFAULT_US);
+			     " of %" PRIu64 " runs ended by it, at %.1f segments a frame, while datagrams came %" PRIu64
+			     " us apart; `set gro-hold-us %u`", name, kb, hold, m->timer_flushes, m->flushes, spf,
+			     m->gap_ns / 1000, advice);
 		diag_num(f, "gro_hold_us", hold);
 		diag_num(f, "timer_flushes", m->timer_flushes);
+		diag_num(f, "gap_us", m->gap_ns / 1000);
+		diag_num(f, "advised_hold_us", advice);
+	} else if (diag_zero_csum_dominates(m->dgrams, m->coalesced, m->zero_csum, m->dgram_bytes)) {
+		return; /* the vxlan port's zero_csum_peer finding names the cause */
 	} else if (m->dgrams >= DIAG_MIN_FRAMES && m->coalesced * 100 < m->dgrams && dgram_avg <= DIAG_MTU_DGRAM) {
 		f = diag_add(r, in, DIAG_SMALL_FRAMES_NO_TSO, name,
 			     "frames to %s average %.1f KB: the peer is not sending TSO: %" PRIu64 " datagrams arrived "
-			     "MTU-sized (%" PRIu64 " bytes on average), the kernel coalesced %" PRIu64 " (UDP GRO), and "
-			     "GRO found %.1f segments a flow per batch (%" PRIu64 " alone); turn TSO/GSO on at the peer "
-			     "(a vxswitch peer: gso, udp-segment, tap-tso on); a peer sending zero UDP checksums is "
-			     "never coalesced by UDP GRO either (`udpcsum on` there)", name, kb, m->dgrams, dgram_avg,
-			     m->coalesced, spf, m->alone);
+			     "MTU-sized (%" PRIu64 " bytes on average, %" PRIu64 " with a zero UDP checksum), the kernel "
+			     "coalesced %" PRIu64 " (UDP GRO), and GRO found %.1f segments a flow per batch (%" PRIu64
+			     " alone); turn TSO/GSO on at the peer (a vxswitch peer: gso, udp-segment, tap-tso on)",
+			     name, kb, m->dgrams, dgram_avg, m->zero_csum, m->coalesced, spf, m->alone);
 		diag_num(f, "datagrams", m->dgrams);
 		diag_num(f, "coalesced", m->coalesced);
 		diag_num(f, "datagram_avg", dgram_avg);
@@ -157,6 +229,11 @@ static void diag_small_frames(const struct diag_input *in, struct diag_report *r
 	}
 	struct diag_merge m = { 0 };
 	diag_merge_stats(in, b, in->ports[i].vni, &m);
+	/* Over a window only: since start has no known length.  Idle time in
+	 * the window makes the gap look longer, so this errs towards not
+	 * blaming the hold. */
+	if (enough && m.dgrams)
+		m.gap_ns = (in->now->taken_ns - in->then->taken_ns) / m.dgrams;
 	/* Not TCP through GRO (UDP, local traffic), or TCP merged well: the
 	 * frames are small because the traffic is. */
 	if (m.segs < DIAG_MIN_FRAMES || m.segs >= m.frames * DIAG_MIN_SEGS_PER_FRAME)
@@ -265,28 +342,50 @@ static void diag_switch_drops(const struct diag_input *in, struct diag_report *r
 	}
 }
 
-/* A worker at (nearly) a whole core: the bottleneck.  Each worker on its
- * own: two half-busy workers are not one saturated one. */
+static void diag_cpu_worker(const struct diag_input *in, struct diag_report *r, const struct vxd_worker_snap *wa,
+			    const struct vxd_worker_snap *wb, uint64_t wall)
+{
+	uint64_t cpu = diag_delta(wb->cpu_user_us + wb->cpu_sys_us, wa->cpu_user_us + wa->cpu_sys_us) * 1000;
+	uint64_t permille = cpu * 1000 / wall;
+	uint64_t wait = diag_delta(wb->cpu_wait_ns, wa->cpu_wait_ns), run = diag_delta(wb->cpu_run_ns, wa->cpu_run_ns);
+	uint64_t wait_pm = wait * 1000 / wall, busy_pm = (run + wait) * 1000 / wall;
+	bool starved = wait_pm >= DIAG_CPU_WAIT_PERMILLE;
+	if (permille < DIAG_CPU_PERMILLE && !starved)
+		return;
+	struct diag_finding *f;
+	if (permille >= DIAG_CPU_PERMILLE)
+		f = diag_add(r, in, DIAG_CPU_SATURATED, NULL,
+			"worker %u used %" PRIu64 ".%" PRIu64 "%% of a core over the last %.1f s: it is the bottleneck; "
+			"give it a core of its own (or more workers, --workers), and keep gro, udp-gro, gso and tap-tso "
+			"on so it moves fewer, bigger frames", wb->index, permille / 10, permille % 10, (double)wall / 1e9);
+	else
+		f = diag_add(r, in, DIAG_CPU_SATURATED, NULL,
+			"worker %u waited for a CPU %" PRIu64 ".%" PRIu64 "%% of the last %.1f s and ran only %" PRIu64
+			".%" PRIu64 "%% of a core (busy %" PRIu64 ".%" PRIu64 "%%): it is held back by a CPU quota (cgroup "
+			"cpu.max / cpu.cfs_quota_us) or by other tasks on its cores; give it a whole core",
+			wb->index, wait_pm / 10, wait_pm % 10, (double)wall / 1e9, permille / 10, permille % 10,
+			busy_pm / 10, busy_pm % 10);
+	diag_num(f, "worker", wb->index);
+	diag_num(f, "cpu_permille", permille);
+	diag_num(f, "wait_permille", wait_pm);
+	diag_num(f, "busy_permille", busy_pm);
+	diag_num(f, "window_ms", wall / 1000000);
+}
+
+/* A worker saturated, each judged alone (two half-busy workers are not
+ * one saturated one): it used 95% of a core, or it spent three quarters
+ * of the window or more runnable but waiting for a CPU: it wanted a core
+ * it did not get (a CPU quota, other tasks).  Idle time -- blocked in
+ * epoll -- is neither.  A worker merely sharing a busy machine waits less
+ * (~55% measured on the 2-vCPU test host with its neighbours busy). */
 static void diag_cpu(const struct diag_input *in, struct diag_report *r)
 {
 	const struct vxd_snapshot *a = in->then, *b = in->now;
 	if (!a || b->taken_ns < a->taken_ns + DIAG_MIN_WINDOW_MS * 1000000ull)
 		return;
 	uint64_t wall = b->taken_ns - a->taken_ns;
-	for (unsigned i = 0; i < b->n_workers && i < a->n_workers; i++) {
-		const struct vxd_worker_snap *wa = &a->workers[i], *wb = &b->workers[i];
-		uint64_t cpu = diag_delta(wb->cpu_user_us + wb->cpu_sys_us, wa->cpu_user_us + wa->cpu_sys_us) * 1000;
-		uint64_t permille = cpu * 1000 / wall;
-		if (permille < DIAG_CPU_PERMILLE)
-			continue;
-		struct diag_finding *f = diag_add(r, in, DIAG_CPU_SATURATED, NULL,
-			"worker %u used %" PRIu64 ".%" PRIu64 "%% of a core over the last %.1f s: it is the bottleneck; "
-			"give it a core of its own (or more workers, --workers), and keep gro, udp-gro, gso and tap-tso "
-			"on so it moves fewer, bigger frames", wb->index, permille / 10, permille % 10, (double)wall / 1e9);
-		diag_num(f, "worker", wb->index);
-		diag_num(f, "cpu_permille", permille);
-		diag_num(f, "window_ms", wall / 1000000);
-	}
+	for (unsigned i = 0; i < b->n_workers && i < a->n_workers; i++)
+		diag_cpu_worker(in, r, &a->workers[i], &b->workers[i], wall);
 }
 
 /* A worker pinned to a CPU of another NUMA node than the underlay NIC's:
@@ -320,6 +419,7 @@ void diag_judge_traffic(const struct diag_input *in, struct diag_report *r)
 			diag_tap_drops(in, r, i);
 		} else if (in->ports[i].kind == DIAG_PORT_VXLAN) {
 			diag_sock_drops(in, r, i);
+			diag_zero_csum(in, r, i);
 		}
 		if (in->ports[i].kind != DIAG_PORT_NONE)
 			diag_worst_drop(in, r, i);

@@ -1,6 +1,8 @@
 /* The Prometheus exposition of a snapshot (metrics_text.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
+#include <string.h>
 
 #include "daemon/metrics_text.h"
 #include "offload/gro.h"
@@ -90,6 +92,22 @@ static void port_drops(FILE *out, const struct metrics_input *in)
 			in->snap->drops[r]);
 }
 
+/* One uint64_t counter of the underlay socket stats, per vxlan port. */
+static void sock_counter(FILE *out, const struct metrics_input *in, const char *name, const char *help,
+			 size_t offset)
+{
+	family(out, name, "counter", help);
+	for (size_t i = 0; i < in->n_ports; i++) {
+		if (!in->ports[i].vxlan)
+			continue;
+		uint64_t v;
+		memcpy(&v, (const char *)&in->ports[i].snap->sock + offset, sizeof(v));
+		fprintf(out, "%s{", name);
+		port_labels(out, &in->ports[i]);
+		fprintf(out, "} %" PRIu64 "\n", v);
+	}
+}
+
 /* Drops outside the daemon, where they happen for each kind of port: a
  * tap's queue (the VM sent faster than we read), a vxlan port's socket
  * receive buffer (the underlay sent faster than we read). */
@@ -104,15 +122,25 @@ static void kernel_drops(FILE *out, const struct metrics_input *in)
 		port_labels(out, &in->ports[i]);
 		fprintf(out, "} %" PRIu64 "\n", in->ports[i].kernel_tx_dropped);
 	}
-	family(out, "vxswitch_port_socket_rx_queue_drops_total", "counter",
-	       "Datagrams the kernel dropped because the underlay socket's receive buffer was full.");
-	for (size_t i = 0; i < in->n_ports; i++) {
-		if (!in->ports[i].vxlan)
-			continue;
-		fputs("vxswitch_port_socket_rx_queue_drops_total{", out);
-		port_labels(out, &in->ports[i]);
-		fprintf(out, "} %" PRIu64 "\n", in->ports[i].snap->sock.rx_queue_drops);
-	}
+	sock_counter(out, in, "vxswitch_port_socket_rx_queue_drops_total",
+		     "Datagrams the kernel dropped because the underlay socket's receive buffer was full.",
+		     offsetof(struct vxlan_sock_stats, rx_queue_drops));
+}
+
+/* What the kernel did with the underlay datagrams before we read them:
+ * how many, how many came coalesced (UDP GRO), how many had a zero UDP
+ * checksum (which UDP GRO never coalesces). */
+static void sock_rx(FILE *out, const struct metrics_input *in)
+{
+	sock_counter(out, in, "vxswitch_port_socket_rx_datagrams_total",
+		     "Datagrams the underlay socket received (the socket's: shared by its vxlan ports).",
+		     offsetof(struct vxlan_sock_stats, rx_datagrams));
+	sock_counter(out, in, "vxswitch_port_socket_rx_gro_buffers_total",
+		     "Receives that carried more than one datagram: the kernel's UDP GRO coalesced them.",
+		     offsetof(struct vxlan_sock_stats, rx_gro_buffers));
+	sock_counter(out, in, "vxswitch_port_socket_rx_zero_csum_total",
+		     "Datagrams with a zero outer UDP checksum, which UDP GRO never coalesces (IPv4; 0 when not counted).",
+		     offsetof(struct vxlan_sock_stats, rx_zero_csum));
 }
 
 /* Cumulative buckets: the stats histogram's bucket b holds [bound[b-1],
@@ -204,6 +232,7 @@ int metrics_text_write(FILE *out, const struct metrics_input *in)
 	port_up(out, in);
 	port_drops(out, in);
 	kernel_drops(out, in);
+	sock_rx(out, in);
 	port_size_hist(out, in);
 	gro_metrics(out, &in->snap->gro);
 	cpu_metrics(out, in);

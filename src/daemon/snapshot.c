@@ -22,6 +22,27 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/* The remotes each lane heard ICMP errors about, by address. */
+static void merge_icmp_remotes(struct vxlan_sock_stats *d, const struct vxlan_sock_stats *s)
+{
+	for (unsigned i = 0; i < s->n_icmp_remotes && i < VXLAN_ICMP_REMOTES; i++) {
+		const struct vxlan_icmp_remote *r = &s->icmp_remotes[i];
+		unsigned k = 0;
+		while (k < d->n_icmp_remotes && memcmp(&d->icmp_remotes[k].addr, &r->addr, sizeof(r->addr)))
+			k++;
+		if (k == d->n_icmp_remotes) {
+			if (k == VXLAN_ICMP_REMOTES)
+				continue;
+			d->icmp_remotes[d->n_icmp_remotes++] = *r;
+			continue;
+		}
+		d->icmp_remotes[k].port_unreach += r->port_unreach;
+		d->icmp_remotes[k].other += r->other;
+		if (r->last_errno)
+			d->icmp_remotes[k].last_errno = r->last_errno;
+	}
+}
+
 static void merge_sock(struct vxlan_sock_stats *d, const struct vxlan_sock_stats *s)
 {
 	d->rx_calls += s->rx_calls;
@@ -31,6 +52,12 @@ static void merge_sock(struct vxlan_sock_stats *d, const struct vxlan_sock_stats
 	d->rx_too_short += s->rx_too_short;
 	d->rx_no_buffer += s->rx_no_buffer;
 	d->rx_queue_drops += s->rx_queue_drops;
+	d->rx_zero_csum += s->rx_zero_csum;
+	d->rx_zero_csum_counted = d->rx_zero_csum_counted && s->rx_zero_csum_counted;
+	d->rx_icmp_port_unreach += s->rx_icmp_port_unreach;
+	d->rx_icmp_errors += s->rx_icmp_errors;
+	d->tx_icmp_retries += s->tx_icmp_retries;
+	merge_icmp_remotes(d, s);
 	d->rx_errors += s->rx_errors;
 	d->last_rx_errno = s->last_rx_errno ? s->last_rx_errno : d->last_rx_errno;
 	d->tx_sends += s->tx_sends;
@@ -151,6 +178,14 @@ static void vxd_snapshot_add(struct vxd_snapshot *d, const struct vxd_snapshot *
 	d->pool_size += s->pool_size;
 	d->cpu_user_us += s->cpu_user_us;
 	d->cpu_sys_us += s->cpu_sys_us;
+	d->cpu_run_ns += s->cpu_run_ns;
+	d->cpu_wait_ns += s->cpu_wait_ns;
+	/* Every worker holds the same captures: the most any holds. */
+	d->capture.port_caps = (uint32_t)max_u64(d->capture.port_caps, s->capture.port_caps);
+	d->capture.ports_tapped = (uint32_t)max_u64(d->capture.ports_tapped, s->capture.ports_tapped);
+	d->capture.sock_caps = (uint32_t)max_u64(d->capture.sock_caps, s->capture.sock_caps);
+	d->capture.gro_caps = (uint32_t)max_u64(d->capture.gro_caps, s->capture.gro_caps);
+	d->capture.gro_emit_captured |= s->capture.gro_emit_captured;
 	merge_vteps(d, s);
 	d->vteps_untracked += s->vteps_untracked;
 	SUM_U64(&d->flow_cache, &s->flow_cache);

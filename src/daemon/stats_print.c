@@ -243,6 +243,12 @@ static void vxd_print_vxlan_stats(struct ctl_print *p, const struct vxd_port_sna
 	ctl_print_uint(p, CTL_PRINT_ANY, "rx_datagrams", " datagrams %" PRIu64, ss.rx_datagrams);
 	ctl_print_uint(p, CTL_PRINT_ANY, "rx_no_buffer", " no buffer %" PRIu64, ss.rx_no_buffer);
 	ctl_print_uint(p, CTL_PRINT_ANY, "rx_queue_drops", " kernel rx-buffer drops %" PRIu64, ss.rx_queue_drops);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_zero_csum", " zero-csum %" PRIu64, ss.rx_zero_csum);
+	ctl_print_bool(p, CTL_PRINT_JSON, "rx_zero_csum_counted", NULL, ss.rx_zero_csum_counted);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_icmp_port_unreach", " icmp port-unreachable %" PRIu64,
+		       ss.rx_icmp_port_unreach);
+	ctl_print_uint(p, CTL_PRINT_JSON, "rx_icmp_errors", NULL, ss.rx_icmp_errors);
+	ctl_print_uint(p, CTL_PRINT_JSON, "tx_icmp_retries", NULL, ss.tx_icmp_retries);
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_sends", " tx sends %" PRIu64, ss.tx_sends);
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_sends", " udp-segment sends %" PRIu64, ss.tx_gso_sends);
 	ctl_print_uint(p, CTL_PRINT_ANY, "tx_datagrams", " datagrams %" PRIu64, ss.tx_datagrams);
@@ -440,6 +446,8 @@ static void vxd_print_gso_cpu_pool(struct ctl_print *p, const struct vxd *vxd, c
 			bytes ? (double)(user_us + sys_us) / ((double)bytes / 1024.0) : 0.0);
 	ctl_print_uint(p, CTL_PRINT_ANY, "worker_user_us", "; worker thread: user %" PRIu64 " us", snap->cpu_user_us);
 	ctl_print_uint(p, CTL_PRINT_ANY, "worker_sys_us", " sys %" PRIu64 " us", snap->cpu_sys_us);
+	ctl_print_uint(p, CTL_PRINT_ANY, "worker_run_ns", "; on a CPU %" PRIu64 " ns", snap->cpu_run_ns);
+	ctl_print_uint(p, CTL_PRINT_ANY, "worker_wait_ns", ", waiting for one %" PRIu64 " ns", snap->cpu_wait_ns);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 
@@ -448,6 +456,25 @@ static void vxd_print_gso_cpu_pool(struct ctl_print *p, const struct vxd *vxd, c
 	ctl_print_uint(p, CTL_PRINT_ANY, "in_use", "pool: in use %" PRIu64, ps.in_use);
 	ctl_print_uint(p, CTL_PRINT_ANY, "in_use_max", " max %" PRIu64, ps.in_use_max);
 	ctl_print_uint(p, CTL_PRINT_ANY, "alloc_failures", " alloc failures %" PRIu64, ps.alloc_failures);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+}
+
+/* Captures: the sessions the control thread runs, and what the datapath
+ * holds for them (all 0 and no emit switched once they ended). */
+static void vxd_print_capture(struct ctl_print *p, const struct vxd *vxd, const struct vxd_snapshot *snap)
+{
+	uint64_t sessions = 0;
+	for (unsigned i = 0; i < VXD_CAPTURE_MAX; i++)
+		sessions += vxd->captures[i] != NULL;
+	const struct vxd_capture_state *c = &snap->capture;
+	ctl_print_open_object(p, "capture");
+	ctl_print_uint(p, CTL_PRINT_ANY, "sessions", "capture: sessions %" PRIu64, sessions);
+	ctl_print_uint(p, CTL_PRINT_ANY, "port_captures", "; datapath: port captures %" PRIu64, c->port_caps);
+	ctl_print_uint(p, CTL_PRINT_ANY, "ports_tapped", " on %" PRIu64 " ports", c->ports_tapped);
+	ctl_print_uint(p, CTL_PRINT_ANY, "socket_captures", ", socket %" PRIu64, c->sock_caps);
+	ctl_print_uint(p, CTL_PRINT_ANY, "gro_captures", ", gro %" PRIu64, c->gro_caps);
+	ctl_print_bool(p, CTL_PRINT_ANY, "gro_emit_captured", " (gro emit captured: %s)", c->gro_emit_captured);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }
@@ -479,6 +506,7 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	vxd_print_switch(p, vxd, snap);
 	vxd_print_gro(p, vxd, snap);
 	vxd_print_gso_cpu_pool(p, vxd, snap);
+	vxd_print_capture(p, vxd, snap);
 	vxd_print_workers(p, vxd, snap);
 	vxd_print_ctl_stats(p, vxd);
 	ctl_print_close_object(p);

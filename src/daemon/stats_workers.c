@@ -31,6 +31,8 @@ static void vxd_print_worker(struct ctl_print *p, const struct vxd_worker_snap *
 	ctl_print_uint(p, CTL_PRINT_ANY, "user_us", "; cpu user %" PRIu64 " us", ws->cpu_user_us);
 	ctl_print_uint(p, CTL_PRINT_ANY, "sys_us", " sys %" PRIu64 " us", ws->cpu_sys_us);
 	ctl_print_uint(p, CTL_PRINT_ANY, "busy_permille", " busy %" PRIu64 " permille", busy_permille(cpu_us, wall_ns));
+	ctl_print_uint(p, CTL_PRINT_JSON, "run_ns", NULL, ws->cpu_run_ns);
+	ctl_print_uint(p, CTL_PRINT_ANY, "wait_ns", " (waited for a CPU %" PRIu64 " ns)", ws->cpu_wait_ns);
 	ctl_print_float(p, CTL_PRINT_ANY, "us_per_kb", " (%.3f us/KB read)",
 			ws->rx_bytes ? (double)cpu_us / ((double)ws->rx_bytes / 1024.0) : 0.0);
 	ctl_print_uint(p, CTL_PRINT_ANY, "loops", "; loops %" PRIu64, ws->loops);

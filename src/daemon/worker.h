@@ -144,6 +144,19 @@ struct vxd_worker_snap {
 	uint64_t rx_frames, rx_bytes; /* read from its lanes of every port */
 	uint64_t loops;
 	uint64_t polls, poll_hits;   /* poll-us: busy polls, and those that found work */
+	uint64_t cpu_run_ns, cpu_wait_ns; /* schedstat: on a CPU, runnable but waiting */
+};
+
+/* What the datapath holds of captures, for `stats` (capture.*): with no
+ * capture running every count is 0 and GRO emits through dp_gro_emit, so
+ * a capture that ended left no per-batch branch taken and no callback
+ * switched.  Taken by the worker into its snapshot (vxd_capture_get_state). */
+struct vxd_capture_state {
+	uint32_t port_caps;        /* captures attached to ports (sum of n_caps) */
+	uint32_t ports_tapped;     /* ports with n_caps > 0 */
+	uint32_t sock_caps;        /* n_sock_caps: socket batches looked at */
+	uint32_t gro_caps;         /* n_gro_caps: decapsulated frames taken at GRO's emit */
+	bool gro_emit_captured;    /* GRO's emit is dp_gro_emit_captured */
 };
 
 /* Every counter of the workers at one instant (one worker's, or the sum
@@ -165,12 +178,16 @@ struct vxd_snapshot {
 	 * worker while it copies the counters: the user/system split, which
 	 * its thread CPU clock does not give); zeros once the thread stopped. */
 	uint64_t cpu_user_us, cpu_sys_us;
+	/* ... and the scheduler's account of it (util/schedstat.h): on a CPU,
+	 * and runnable but waiting for one (a quota, other tasks). */
+	uint64_t cpu_run_ns, cpu_wait_ns;
 	struct vxd_vtep_stats vteps[VXD_MAX_VTEPS];
 	unsigned n_vteps;
 	uint64_t vteps_untracked;          /* frames of VTEPs that found the table full */
 	struct flow_cache_stats flow_cache; /* flower verdicts: hits = fast path */
 	struct vxd_worker_snap workers[VXD_MAX_WORKERS];
 	unsigned n_workers;
+	struct vxd_capture_state capture;  /* capture.h */
 };
 
 struct vxd_capture;

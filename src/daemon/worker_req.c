@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon/worker_internal.h"
+#include "util/schedstat.h"
 
 int vxd_worker_gro_rebuild(struct vxd_worker *w, uint32_t max_size, uint64_t hold_ns)
 {
@@ -120,10 +121,15 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 	ws->loops = w->loops;
 	ws->polls = w->polls;
 	ws->poll_hits = w->poll_hits;
+	if (s->cpu_user_us || s->cpu_sys_us) /* taken on the worker */
+		schedstat_self(&s->cpu_run_ns, &s->cpu_wait_ns);
+	ws->cpu_run_ns = s->cpu_run_ns;
+	ws->cpu_wait_ns = s->cpu_wait_ns;
 	memcpy(s->vteps, w->vteps, w->n_vteps * sizeof(w->vteps[0]));
 	s->n_vteps = w->n_vteps;
 	flow_cache_get_stats(w->fcache, &s->flow_cache);
 	s->vteps_untracked = w->vteps_untracked;
+	vxd_capture_get_state(w, &s->capture);
 }
 
 static int64_t vxd_req_run(struct vxd_worker *w, struct vxd_req *req)

@@ -245,6 +245,8 @@ void gro_destroy(struct gro_table *table);
  * daemon's capture taps decapsulated frames this way, so a datapath with
  * no capture running pays nothing for it. */
 void gro_set_emit(struct gro_table *table, gro_emit_fn *emit, void *aux);
+/* The emit callback in force (the daemon's stats show which one). */
+gro_emit_fn *gro_get_emit(const struct gro_table *table);
 
 /* Takes one frame (and the caller's reference) with the key the caller
  * parsed for it, or NULL for a frame never parsed (it passes through).  GRO

@@ -75,6 +75,11 @@ void gro_set_emit(struct gro_table *table, gro_emit_fn *emit, void *aux)
 	table->emit_aux = aux;
 }
 
+gro_emit_fn *gro_get_emit(const struct gro_table *table)
+{
+	return table->emit;
+}
+
 void gro_destroy(struct gro_table *table)
 {
 	if (!table)

@@ -129,6 +129,17 @@ struct vxlan_addr {
 	uint8_t bytes[16]; /* IPv4 in the first 4 bytes, rest zero */
 };
 
+/* ICMP errors the underlay socket's error queue gave back (IP_RECVERR),
+ * by the address of the datagram's destination: a port unreachable is a
+ * remote where nothing listens on our dstport. */
+enum { VXLAN_ICMP_REMOTES = 8 };
+struct vxlan_icmp_remote {
+	struct vxlan_addr addr;
+	uint64_t port_unreach;      /* ICMP/ICMPv6 port unreachable */
+	uint64_t other;             /* other errors (host/net unreachable, frag needed, local) */
+	int last_errno;
+};
+
 struct vxlan_sock_stats {
 	uint64_t rx_calls;          /* recvmmsg messages returned */
 	uint64_t rx_gro_buffers;    /* messages that carried > 1 datagram */
@@ -137,6 +148,13 @@ struct vxlan_sock_stats {
 	uint64_t rx_too_short;      /* datagrams shorter than a VXLAN header */
 	uint64_t rx_no_buffer;      /* datagrams lost: pkt pool empty */
 	uint64_t rx_queue_drops;    /* datagrams the kernel dropped: receive buffer full (SO_RXQ_OVFL) */
+	uint64_t rx_zero_csum;      /* datagrams with a zero outer UDP checksum (udp_zero_csum.h) */
+	bool rx_zero_csum_counted;  /* the kernel took the counting filter (IPv4 sockets only) */
+	uint64_t rx_icmp_port_unreach; /* from the error queue, all remotes (vxlan_icmp.c) */
+	uint64_t rx_icmp_errors;    /* every error the queue gave, port unreachable included */
+	uint64_t tx_icmp_retries;   /* sends redone: an ICMP error had failed them (sk_err) */
+	unsigned n_icmp_remotes;
+	struct vxlan_icmp_remote icmp_remotes[VXLAN_ICMP_REMOTES]; /* the first remotes seen */
 	uint64_t rx_errors;         /* recvmmsg failures other than EAGAIN */
 	int last_rx_errno;
 	uint64_t tx_sends;          /* messages handed to the kernel */

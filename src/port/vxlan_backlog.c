@@ -114,7 +114,11 @@ static int vxlan_backlog_send(struct vxlan_sock *sock, struct vxlan_backlog_entr
 			cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
 			memcpy(CMSG_DATA(cm), &e->gso_size, sizeof(e->gso_size));
 		}
-		if (sendmsg(vxlan_txsock_fd(sock, e->tx_idx, e->df), &mh, MSG_DONTWAIT) >= 0) {
+		int fd = vxlan_txsock_fd(sock, e->tx_idx, e->df);
+		ssize_t r = sendmsg(fd, &mh, MSG_DONTWAIT);
+		if (r < 0 && vxlan_icmp_send_failed(sock, fd, errno))
+			r = sendmsg(fd, &mh, MSG_DONTWAIT); /* once: a queued ICMP error's */
+		if (r >= 0) {
 			sock->stats.tx_sends++;
 			sock->stats.tx_gso_sends += seg;
 			sock->stats.tx_datagrams += seg ? (len + e->gso_size - 1) / e->gso_size : 1;

@@ -21,6 +21,7 @@
 
 #include "offload/gso.h"
 #include "offload/vxlan_encap.h"
+#include "port/udp_zero_csum.h"
 #include "port/vxlan.h"
 
 #ifndef UDP_SEGMENT
@@ -73,6 +74,16 @@ struct vxlan_sock {
 	/* worker: the counters (the knob fields of this copy are unused;
 	 * vxlan_sock_get_stats fills them from the atomics). */
 	struct vxlan_sock_stats stats;
+	/* kernel: datagrams with a zero UDP checksum (IPv4 only; an IPv6
+	 * one is dropped by the kernel before any filter). */
+	struct udp_zero_csum rx_zero_csum;
+	/* IP_RECVERR is on (fd only: the error of a datagram comes back on
+	 * the socket that sent it, and the srcport range's sockets do not ask
+	 * for them).  worker: err_pending says a send failed and so may have
+	 * taken the socket error of a queued one: the next receive drains the
+	 * queue, which would otherwise keep EPOLLERR up (vxlan_icmp.c). */
+	bool recverr;
+	bool err_pending;
 	/* worker: receive buffers kept between reads (from rx_pool). */
 	struct pkt *rx_bufs[VXLAN_RX_BURST];
 	unsigned n_rx_bufs;
@@ -136,6 +147,16 @@ void vxlan_txsock_close(struct vxlan_sock *sock);
 /* Which send socket the inner frame at `frame` takes, and whether its
  * outer DF is wanted (df set: always; unset: never; inherit: the inner's). */
 unsigned vxlan_txsock_pick(const struct vxlan_sock *sock, const uint8_t *frame, size_t len);
+/* vxlan_icmp.c.  After a send on `fd` failed with err: true when it is
+ * worth one more try (the error was an ICMP error's, taken by the send);
+ * marks the error queue for draining either way. */
+bool vxlan_icmp_send_failed(struct vxlan_sock *sock, int fd, int err);
+/* Reads the error queue empty, counting per remote. */
+void vxlan_icmp_drain(struct vxlan_sock *sock);
+/* After recvmmsg failed with err: true when that was a queued ICMP error
+ * (drained now: read again). */
+bool vxlan_icmp_recv_failed(struct vxlan_sock *sock, int err);
+
 bool vxlan_txsock_want_df(const struct vxlan_sock *sock, const uint8_t *frame, size_t len);
 /* The fd of send socket `idx`, with DF switched to `df` first under df
  * inherit (worker only). */

@@ -104,6 +104,14 @@ int vxlan_sock_open_lane(const struct vxlan_options *opts, uint16_t port, bool r
 	sock->udp_gro_probed =
 		setsockopt(sock->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 	atomic_init(&sock->udp_gro_on, sock->udp_gro_probed);
+	/* ICMP errors for what we send, port unreachable above all
+	 * (vxlan_icmp.c). */
+	sock->recverr = local->family == 6 ?
+		setsockopt(sock->fd, IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof(one)) == 0 :
+		setsockopt(sock->fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) == 0;
+	sock->rx_zero_csum = (struct udp_zero_csum){ .map_fd = -1 };
+	if (local->family == 4 && (err = udp_zero_csum_attach(sock->fd, &sock->rx_zero_csum)) < 0)
+		VLOG_INFO("vxlan", "zero UDP checksums not counted (eBPF socket filter: %s)", strerror(-err));
 	if (!sock->udp_gro_probed)
 		VLOG_WARN("vxlan", "UDP_GRO refused by the kernel (%s): datagrams arrive one by one",
 			  strerror(errno));
@@ -138,6 +146,7 @@ void vxlan_sock_close_lane(struct vxlan_sock *sock)
 	vxlan_sock_rx_release(sock);
 	vxlan_txsock_close(sock);
 	close(sock->fd);
+	udp_zero_csum_close(&sock->rx_zero_csum);
 	free(sock);
 }
 
@@ -204,6 +213,8 @@ void vxlan_sock_get_stats(const struct vxlan_sock *sock, struct vxlan_sock_stats
 {
 	*out = sock->stats;
 	out->tx_backlog_len = sock->bl_count;
+	out->rx_zero_csum = udp_zero_csum_read(&sock->rx_zero_csum);
+	out->rx_zero_csum_counted = udp_zero_csum_counting(&sock->rx_zero_csum);
 	out->udp_gro_probed = sock->udp_gro_probed;
 	out->udp_gro_on = atomic_load_explicit(&sock->udp_gro_on, memory_order_relaxed);
 	out->udp_segment_probed = sock->udp_segment_probed;
@@ -419,7 +430,11 @@ int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct p
 		};
 		msgs[i].msg_len = 0;
 	}
+	if (sock->err_pending)
+		vxlan_icmp_drain(sock);
 	int got = recvmmsg(sock->fd, msgs, nbufs, MSG_DONTWAIT, NULL);
+	if (got < 0 && vxlan_icmp_recv_failed(sock, errno))
+		got = recvmmsg(sock->fd, msgs, nbufs, MSG_DONTWAIT, NULL);
 	if (got < 0) {
 		int err = errno;
 		if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR)

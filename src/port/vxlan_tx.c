@@ -184,9 +184,14 @@ static void vxlan_send_unsegmented(struct vxlan_tx_ctx *c, unsigned i)
 		mh.msg_iov = iov;
 		mh.msg_iovlen = n;
 		ssize_t r;
-		do
-			r = sendmsg(vxlan_txsock_fd(sock, m->tx_idx, m->df), &mh, MSG_DONTWAIT);
-		while (r < 0 && errno == EINTR);
+		int fd = vxlan_txsock_fd(sock, m->tx_idx, m->df);
+		bool retried = false;
+		for (;;) {
+			r = sendmsg(fd, &mh, MSG_DONTWAIT);
+			if (r >= 0 || (errno != EINTR && (retried || !vxlan_icmp_send_failed(sock, fd, errno))))
+				break;
+			retried |= errno != EINTR;
+		}
 		if (r >= 0) {
 			sock->stats.tx_sends++;
 			sock->stats.tx_datagrams++;
@@ -219,7 +224,7 @@ static void vxlan_flush(struct vxlan_tx_ctx *c)
 {
 	struct vxlan_sock *sock = c->sock;
 	struct vxlan_tx_io *q = c->q;
-	unsigned i = 0;
+	unsigned i = 0, retry_at = UINT32_MAX;
 	while (i < q->n_msgs) {
 		if (vxlan_sock_tx_blocked(sock)) {
 			vxlan_backlog_msg(c, i++, 0);
@@ -240,6 +245,10 @@ static void vxlan_flush(struct vxlan_tx_ctx *c)
 		int err = errno;
 		if (err == EINTR)
 			continue;
+		if (i != retry_at && vxlan_icmp_send_failed(sock, fd, err)) {
+			retry_at = i; /* once: the error was a queued ICMP error's */
+			continue;
+		}
 		if (vxlan_would_block(err)) {
 			vxlan_backlog_msg(c, i++, 0);
 		} else if (q->meta[i].gso_size && (err == EIO || err == EINVAL)) {

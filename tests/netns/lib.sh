@@ -196,6 +196,13 @@ rig_vxswitchd_stop() { # SIDE
 	[ -n "$pid" ] || return 0
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
+	# Not our child (`ip netns exec` is): wait until it is gone, so that a
+	# daemon started next does not race its exit (socket file, tap).
+	local i
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
 	eval "VXD_PID_$1="
 }
 

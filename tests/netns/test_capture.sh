@@ -6,8 +6,11 @@
 # bytes, direction, VNI.  The FILTER selects what it says; a bad one is
 # refused (exit 1) and forwarding goes on; `-w - | tcpdump -r -` streams;
 # the excess over 4 captures is refused; Ctrl-C ends a capture cleanly; a
-# capture left running during iperf3 costs nothing once stopped; a slow
-# reader does not stall forwarding and its drops are reported.
+# capture left running during iperf3 costs nothing once stopped (the
+# datapath holds no capture after any ending: Ctrl-C, -c, a killed client,
+# a killed stalled reader, port del; CPU per KB and throughput over
+# interleaved rounds); a slow reader does not stall forwarding and its drops
+# are reported.
 #
 #   vxt42-PID-vm1       vxt42-PID-h1                          vxt42-PID-h2       vxt42-PID-vm2
 #   vnet1 192.0.2.1 <-- vxswitchd -- u1 ============== u2 -- vxswitchd --> vnet2 192.0.2.2
@@ -50,6 +53,20 @@ expect() {
 		fail "$1: $n frames of $bytes bytes, want $2 x $3 (${4:-all}): $(tshark -r "$1" 2>/dev/null | head -5)"
 }
 settle() { sleep 0.4; } # the capture is attached once vxctl has its reply stream
+# cap_state WHAT PYCOND: h1's `-j stats` capture block (c) meets PYCOND;
+# cap_state_idle WHAT: no capture left anywhere (sessions, datapath counts,
+# GRO's emit back to the plain one).
+cap_state() {
+	local i
+	for i in $(seq 20); do # a killed client is seen at the server's next turn
+		vx_stat 1 "1 if (lambda c: $2)(d['capture']) else 0" | grep -qx 1 && return 0
+		sleep 0.1
+	done
+	fail "capture state $1: want $2, have $(vx_stat 1 "d['capture']")"
+}
+cap_state_idle() {
+	cap_state "$1" 'c["sessions"] == 0 and c["port_captures"] == 0 and c["ports_tapped"] == 0 and c["socket_captures"] == 0 and c["gro_captures"] == 0 and not c["gro_emit_captured"]'
+}
 ping5() { nvm1 ping -c 5 -i 0.1 -s 1000 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping during capture"; }
 
 # ---- a tap: both directions, then each alone ----------------------------
@@ -125,7 +142,7 @@ rc=0; out=$(vx 1 capture vnet1 2>&1) || rc=$?
 # A client killed outright (no Ctrl-C) ends its capture: its slot is free.
 kill -KILL "$CAP_x1"
 wait "$CAP_x1" 2>/dev/null || true
-sleep 0.3
+cap_state "after a killed client, 3 left" 'c["sessions"] == 3 and c["port_captures"] == 3 and c["ports_tapped"] == 1 and c["socket_captures"] == 0'
 cap_start x5 vnet1 in -c 1 -w "$D/x5.pcap" icmp
 settle
 nvm1 ping -c 3 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "no forwarding after the refusals"
@@ -133,7 +150,8 @@ cap_wait x5
 kill -INT $CAP_x2 $CAP_x3 $CAP_x4
 for i in 2 3 4; do cap_wait "x$i"; done
 grep -q "1 frames captured" "$D/x5.err" || fail "capture after a killed client: $(cat "$D/x5.err")"
-pass "bad filter refused with pcap's message (exit 1), outer on a tap and unknown ports refused, a 5th capture refused; a killed client's capture ends (its slot taken again); forwarding goes on"
+cap_state_idle "after the refusals and the killed client"
+pass "bad filter refused with pcap's message (exit 1), outer on a tap and unknown ports refused, a 5th capture refused; a killed client's capture ends (its slot taken again, the datapath holds 3 then 0); forwarding goes on"
 
 # ---- a port removed ends its capture --------------------------------------
 vx 1 port add vnet9 type tap vni 99 >/dev/null
@@ -142,11 +160,13 @@ settle
 vx 1 port del vnet9
 rc=0; wait "$CAP_gone" || rc=$?
 [ "$rc" = 1 ] && grep -Eq "capture vnet9: [0-9]+ frames captured; port removed" "$D/gone.err" || fail "port del: rc $rc: $(cat "$D/gone.err")"
-pass "port del ends the port's capture (exit 1, 'port removed')"
+cap_state_idle "after port del"
+pass "port del ends the port's capture (exit 1, 'port removed'), the datapath holds none"
 
 # ---- big frames: a GRO-merged frame is captured whole ------------------------
 cap_start big vx99 in inner -c 300 -w "$D/big.pcap" tcp
 settle
+cap_state "during an inner capture of vx99" 'c["sessions"] == 1 and c["socket_captures"] == 1 and c["gro_captures"] == 1 and c["gro_emit_captured"]'
 rig_iperf 2 2 >/dev/null
 sleep 0.3
 kill -INT "$CAP_big" 2>/dev/null || true
@@ -154,38 +174,82 @@ cap_wait big
 biggest=$(lens "$D/big.pcap" | sort -n | tail -1)
 tshark -r "$D/big.pcap" >/dev/null 2>"$D/big.tshark" || fail "tshark cannot read the big frames: $(cat "$D/big.tshark")"
 [ "${biggest:-0}" -gt 6000 ] || fail "largest captured frame from vx99 is ${biggest:-none} bytes: GRO-merged frames not captured whole"
-pass "decapsulated GRO-merged frames captured whole: up to $biggest bytes, tshark reads them"
+cap_state_idle "after the inner capture of vx99"
+pass "decapsulated GRO-merged frames captured whole: up to $biggest bytes, tshark reads them; GRO's emit switched while it ran, and back"
 
 # ---- iperf3: no lasting cost ------------------------------------------------
-# Single 3 s runs on this shared machine swing by 10 % with nothing
-# changed (measured: 6.30-6.76 before, 5.26-6.83 after, medians 6.57 and
-# 6.47), and the whole machine drifts by more between minutes (a VM with
-# neighbours).  The 5 % the issue names is below what one test run here can
-# resolve (the medians above, measured by hand, differ by 1.5 %), so the
-# test checks what it can: "before" is the median of 3 runs, and the
-# capture left no lasting cost when one of up to 5 runs after it reaches
-# 90 % of that; a lasting cost of that size would hold all five below.
-median() { /usr/bin/python3 -c 'import sys, statistics; print(statistics.median(map(float, sys.argv[1:])))' "$@"; }
-best() { /usr/bin/python3 -c 'import sys; print(max(map(float, sys.argv[1:])))' "$@"; }
-recovered() { /usr/bin/python3 -c 'import sys; sys.exit(0 if float(sys.argv[2]) >= 0.90 * float(sys.argv[1]) else 1)' "$1" "$2"; }
-rig_iperf 1 1 >/dev/null # warm-up
-b1=$(rig_iperf 3 1); b2=$(rig_iperf 3 1); b3=$(rig_iperf 3 1)
-before=$(median "$b1" "$b2" "$b3")
-cap_start perf vnet1 -w /dev/null
-settle
-during=$(rig_iperf 3 1)
-kill -INT "$CAP_perf"
-cap_wait perf
-runs=""
-for i in 1 2 3 4 5; do
-	runs="$runs $(rig_iperf 3 1)"
-	after=$(best $runs)
-	recovered "$before" "$after" && break
-done
-echo "iperf3 vm1->vm2 (Gbit/s): before $b1 $b2 $b3 (median $before); during an unfiltered capture to /dev/null $during;" \
-	"after$runs (best $after); $(cat "$D/perf.err")"
-recovered "$before" "$after" || fail "throughput after the capture: no run of 5 reached 90% of $before before (best $after)"
-pass "throughput back after the capture stopped (a run after >= 90% of the median before)"
+# First the state: with the capture stopped the datapath holds none
+# (capture.* all 0, GRO's emit switched back), so it runs the code it ran
+# before the capture.  Then the cost, measured in rounds that interleave
+# before and after: each round starts a fresh h1 daemon (a "before" no
+# earlier capture touched) and runs iperf3 before, during and after a
+# capture to /dev/null.  Per run: Gbit/s, and the h1 worker's CPU time per
+# KB the VM sent (cpu.worker_*_us over vnet1's rx_bytes).  The test takes
+# the median over the rounds of the after/before ratios: CPU per KB at most
+# 1.05 (the worker does no more work per byte once the capture stopped),
+# and throughput at least 0.95.  5 rounds; when a median is out, 4 more and
+# the median of all 9 (noise regresses, a lasting cost stays).
+#
+# Throughput is judged only when the rounds can resolve 5 %: when the
+# interquartile range of their after/before ratios is 0.10 or less.  On
+# this shared 2-vCPU machine, with neighbours busy (two foreign fuzzers,
+# load average 6-7), 2 s runs gave before 1.2-4.9 Gbit/s across rounds and
+# per-round ratios of 0.62-1.46 (median of 9: 0.88 one run, 1.05 the
+# next), while CPU per KB stayed within 0.74-1.26 with medians of
+# 0.99-0.99: then only CPU per KB is judged, and the test says so.  The
+# unfiltered capture itself costs ~30 % CPU per KB while it runs, which the
+# same measure sees.
+ratio() { /usr/bin/python3 -c 'import sys; print("%.3f" % (float(sys.argv[2]) / float(sys.argv[1])))' "$1" "$2"; }
+median() { /usr/bin/python3 -c 'import sys, statistics; print("%.3f" % statistics.median(map(float, sys.argv[1:])))' "$@"; }
+cmp_ok() { /usr/bin/python3 -c 'import sys; a, op, b = float(sys.argv[1]), sys.argv[2], float(sys.argv[3]); sys.exit(0 if (a >= b if op == ">=" else a <= b) else 1)' "$@"; }
+# cost_run: one 2 s iperf3 vm1 -> vm2; prints "GBIT NS_PER_KB".
+cost_run() {
+	local c0 b0 c1 b1 g
+	read -r c0 b0 < <(vx_stat 1 '"%d %d" % (d["cpu"]["worker_user_us"] + d["cpu"]["worker_sys_us"], port("vnet1")["rx_bytes"])')
+	g=$(rig_iperf 2 1)
+	read -r c1 b1 < <(vx_stat 1 '"%d %d" % (d["cpu"]["worker_user_us"] + d["cpu"]["worker_sys_us"], port("vnet1")["rx_bytes"])')
+	echo "$g $(( (c1 - c0) * 1000 / ((b1 - b0) / 1024 + 1) ))"
+}
+gbit_ratios="" cpu_ratios="" rounds=""
+cost_round() {
+	rig_vxswitchd_stop 1
+	rig_vxswitchd 1
+	nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after restarting h1"
+	rig_iperf 1 1 >/dev/null # warm-up
+	local b bc d dc a ac
+	read -r b bc < <(cost_run)
+	cap_start perf vnet1 -w /dev/null
+	settle
+	read -r d dc < <(cost_run)
+	kill -INT "$CAP_perf"
+	cap_wait perf
+	cap_state_idle "after the capture of round $1"
+	read -r a ac < <(cost_run)
+	gbit_ratios="$gbit_ratios $(ratio "$b" "$a")"
+	cpu_ratios="$cpu_ratios $(ratio "$bc" "$ac")"
+	rounds="$rounds $b/$d/$a (${bc}/${dc}/${ac})"
+}
+for r in 1 2 3 4 5; do cost_round "$r"; done
+# shellcheck disable=SC2086
+gmed=$(median $gbit_ratios); cmed=$(median $cpu_ratios)
+if ! cmp_ok "$gmed" ">=" 0.95 || ! cmp_ok "$cmed" "<=" 1.05; then
+	echo "  medians after/before over 5 rounds: Gbit/s $gmed, CPU per KB $cmed ($rounds): 4 more"
+	for r in 6 7 8 9; do cost_round "$r"; done
+	# shellcheck disable=SC2086
+	gmed=$(median $gbit_ratios); cmed=$(median $cpu_ratios)
+fi
+echo "iperf3 vm1->vm2, before/during/after a capture, each round on a fresh h1: Gbit/s (worker ns per KB):$rounds"
+echo "after/before: Gbit/s$gbit_ratios, median $gmed; CPU per KB$cpu_ratios, median $cmed; $(cat "$D/perf.err")"
+cmp_ok "$cmed" "<=" 1.05 || fail "CPU per KB after the capture: median after/before $cmed > 1.05 ($cpu_ratios)"
+# shellcheck disable=SC2086
+iqr=$(/usr/bin/python3 -c 'import sys, statistics; q = statistics.quantiles(map(float, sys.argv[1:]), n=4); print("%.3f" % (q[2] - q[0]))' $gbit_ratios)
+if cmp_ok "$iqr" "<=" 0.10; then
+	cmp_ok "$gmed" ">=" 0.95 || fail "throughput after the capture: median after/before $gmed < 0.95 ($gbit_ratios)"
+	judged="Gbit/s $gmed (>= 0.95, the rounds' spread $iqr)"
+else
+	judged="Gbit/s $gmed not judged: the rounds' after/before spread (interquartile $iqr) cannot resolve 5 % on this machine now"
+fi
+pass "no lasting cost: the datapath holds no capture once stopped; medians after/before: CPU per KB $cmed (<= 1.05), $judged"
 
 # ---- a slow reader ------------------------------------------------------------
 timeout -s INT 9 "$VXCTL" -s "$SOCK1" capture vnet1 -w - 2>"$D/slow.err" | (sleep 5; cat >/dev/null) &
@@ -201,3 +265,24 @@ wait "$SLOW" || true
 [ "$loss" = "0% packet loss" ] || fail "ping during a stalled capture reader: $loss"
 grep -Eq "frames captured; [0-9]+ frames dropped: reader too slow" "$D/slow.err" || fail "slow reader summary: $(cat "$D/slow.err")"
 pass "slow reader (5 s stall under iperf3): ping $loss, $(sed 's/.*captured; //' "$D/slow.err")"
+cap_state_idle "after the slow reader"
+
+# A stalled reader killed outright (its pipe full, the daemon's stream
+# full, the ring dropping): the capture ends and the datapath lets go.
+mkfifo "$D/stall"
+sleep 60 < "$D/stall" &
+STALL=$!
+"$VXCTL" -s "$SOCK1" capture vnet1 -w - > "$D/stall" 2>"$D/stall.err" &
+KCAP=$!
+settle
+n "$VM2" iperf3 -s -1 -D -B "$(vm_addr4 2)" -p 5203 >/dev/null 2>&1
+sleep 0.3
+nvm1 iperf3 -c "$(vm_addr4 2)" -p 5203 -t 2 >/dev/null 2>&1 || fail "iperf3 under a stalled capture reader"
+cap_state "a stalled reader, before it is killed" 'c["sessions"] == 1 and c["port_captures"] == 1'
+kill -KILL "$KCAP"
+wait "$KCAP" 2>/dev/null || true
+cap_state_idle "after the stalled reader was killed"
+kill "$STALL" 2>/dev/null || true
+wait "$STALL" 2>/dev/null || true
+nvm1 ping -c 3 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after the stalled reader was killed"
+pass "a stalled reader killed with SIGKILL: its capture ends, the datapath holds none, forwarding goes on"

@@ -2,9 +2,10 @@
 # diagnose names what is wrong with the underlay and the VNIs, one rig per
 # cause; each time `vxctl diagnose` exits 1 and `-j` has the cause:
 #   - a wrong remote VTEP (an unused address of the underlay subnet):
-#     remote_silent for that address;
+#     remote_silent for that address, with no ICMP port unreachable;
 #   - the two hosts on different dstports (4789 against 4790): both remotes
-#     silent, each naming its own dstport;
+#     silent, each naming its own dstport and the ICMP port unreachable the
+#     other host's kernel sent back (IP_RECVERR on the underlay socket);
 #   - a tap in a VNI (7) with no vxlan port: vni_no_vxlan;
 #   - an underlay MTU of 1400 under VMs of MTU 1450: mtu_underlay.
 #
@@ -34,7 +35,7 @@ rig_vxswitchd 1
 rig_vxswitchd 2
 readd_vxlan 1 local 198.51.100.1 remote 198.51.100.9
 send_unknown 4
-line=$(diag_names 1 remote_silent 'f["remote"] == "198.51.100.9" and f["sent"] >= 5 and f["rx_datagrams"] == 0 and f["silent_s"] >= 3' \
+line=$(diag_names 1 remote_silent 'f["remote"] == "198.51.100.9" and f["sent"] >= 5 and f["rx_datagrams"] == 0 and f["silent_s"] >= 3 and f["icmp_port_unreach"] == 0' \
 	"vx99: remote VTEP 198.51.100.9 is silent: [0-9]+ frames sent to it .* check its address")
 pass "wrong remote: $line"
 rig_cleanup; rig_init "vxt62-$$"
@@ -48,10 +49,14 @@ nvm2 ip neigh replace "$(vm_addr4 1)" lladdr 02:00:5e:00:53:01 dev vnet2
 nvm2 ping -c 20 -i 0.2 -W 1 "$(vm_addr4 1)" >/dev/null 2>&1 &
 send_unknown 4
 wait $! || true
-line=$(diag_names 1 remote_silent 'f["remote"] == "198.51.100.2" and f["dstport"] == 4789 and f["sent"] >= 5' \
-	"remote VTEP 198.51.100.2 is silent.*listens on UDP 4789")
-diag_names 2 remote_silent 'f["remote"] == "198.51.100.1" and f["dstport"] == 4790' "listens on UDP 4790" >/dev/null
-pass "dstport 4789 against 4790: both sides name a silent remote: $line"
+line=$(diag_names 1 remote_silent 'f["remote"] == "198.51.100.2" and f["dstport"] == 4789 and f["sent"] >= 5 and f["icmp_port_unreach"] > 0' \
+	"remote VTEP 198.51.100.2 is silent.*[0-9]+ ICMP port unreachable came back from it: nothing listens on UDP 4789 there.*listens on UDP 4789")
+diag_names 2 remote_silent 'f["remote"] == "198.51.100.1" and f["dstport"] == 4790 and f["icmp_port_unreach"] > 0' "nothing listens on UDP 4790 there" >/dev/null
+unreach=$(vx_stat 1 'port("vx99")["vxlan"]["socket"]["rx_icmp_port_unreach"]')
+rxerr=$(vx_stat 1 'port("vx99")["vxlan"]["socket"]["rx_errors"]')
+txerr=$(vx_stat 1 'port("vx99")["vxlan"]["socket"]["tx_errors"]')
+[ "$unreach" -gt 0 ] && [ "$rxerr" = 0 ] && [ "$txerr" = 0 ] || fail "h1's socket: $unreach port unreachable, $rxerr rx errors, $txerr tx errors"
+pass "dstport 4789 against 4790: both sides name a silent remote and the ICMP port unreachable ($unreach at h1, none counted as socket errors): $line"
 rig_cleanup; rig_init "vxt62-$$"
 
 # ---- a tap with no vxlan port in its VNI ---------------------------------------------

@@ -73,7 +73,7 @@ import json, re, sys
 d = json.load(open(sys.argv[1]))
 m = {}
 for line in open(sys.argv[2]):
-    g = re.match(r'(vxswitch_port_(?:(?:rx|tx)_(?:packets|bytes)|tap_queue_drops|socket_rx_queue_drops)_total)\{port="([^"]+)".*\} (\d+)$', line)
+    g = re.match(r'(vxswitch_port_(?:(?:rx|tx)_(?:packets|bytes)|tap_queue_drops|socket_rx_(?:queue_drops|datagrams|gro_buffers|zero_csum))_total)\{port="([^"]+)".*\} (\d+)$', line)
     if g:
         m[(g.group(1), g.group(2))] = int(g.group(3))
 bad = []
@@ -83,11 +83,12 @@ for p in d["ports"]:
         if got != p[key]:
             bad.append("%s %s: stats %d, metrics %s" % (p["name"], key, p[key], got))
     extra = [("vxswitch_port_tap_queue_drops_total", p["tap"]["kernel_tx_dropped"])] if "tap" in p else \
-            [("vxswitch_port_socket_rx_queue_drops_total", p["vxlan"]["socket"]["rx_queue_drops"])]
+            [("vxswitch_port_socket_rx_%s_total" % k, p["vxlan"]["socket"]["rx_" + k])
+             for k in ("queue_drops", "datagrams", "gro_buffers", "zero_csum")]
     for name, want in extra:
         if m.get((name, p["name"])) != want:
             bad.append("%s %s: stats %d, metrics %s" % (p["name"], name, want, m.get((name, p["name"]))))
-print("; ".join(bad) if bad else "%d ports x 5 counters agree (rx/tx packets/bytes, kernel queue drops)" % len(d["ports"]))
+print("; ".join(bad) if bad else "%d ports agree on rx/tx packets/bytes, kernel queue drops, socket datagrams/coalesced/zero-csum" % len(d["ports"]))
 sys.exit(1 if bad else 0)
 PYEOF
 }

@@ -234,6 +234,30 @@ static void test_remote_silent(void **state)
 	assert_non_null(strstr(fd->text, "check its address"));
 	assert_int_equal(diag_field_num(fd, "csum_unfinished"), 0);
 	assert_null(strstr(fd->text, "unfinished"));
+	assert_int_equal(diag_field_num(fd, "icmp_port_unreach"), 0);
+	assert_null(strstr(fd->text, "ICMP"));
+}
+
+/* The socket got ICMP port unreachable back for datagrams to that remote
+ * (a dstport mismatch): the finding says nothing listens there; ICMP for
+ * another remote says nothing about this one. */
+static void test_remote_silent_port_unreachable(void **state)
+{
+	struct fx *f = *state;
+	f->now.n_vteps = 0;
+	vtep(f, 100, 25);
+	struct vxlan_sock_stats *ss = &f->now.ports[VX].sock;
+	ss->n_icmp_remotes = 2;
+	ss->icmp_remotes[0] = (struct vxlan_icmp_remote){ .addr = { .family = 4, .bytes = { 198, 51, 100, 7 } },
+							  .port_unreach = 99 };
+	ss->icmp_remotes[1] = (struct vxlan_icmp_remote){ .addr = { .family = 4, .bytes = { 198, 51, 100, 2 } },
+							  .port_unreach = 6, .other = 1 };
+	const struct diag_finding *fd = assert_cause(f, DIAG_REMOTE_SILENT);
+	assert_int_equal(diag_field_num(fd, "icmp_port_unreach"), 6);
+	assert_non_null(strstr(fd->text, "6 ICMP port unreachable came back from it: nothing listens on UDP 4789 there"));
+	ss->icmp_remotes[1].addr.bytes[3] = 3;
+	fd = assert_cause(f, DIAG_REMOTE_SILENT);
+	assert_int_equal(diag_field_num(fd, "icmp_port_unreach"), 0);
 }
 
 /* Behind a veth that leaves our checksums unfinished, the likely cause is
@@ -368,6 +392,49 @@ static void test_small_frames_peer_without_tso(void **state)
 	assert_non_null(strstr(fd->text, "the peer is not sending TSO"));
 }
 
+/* The same small frames from a peer that sends zero UDP checksums: the
+ * socket's count tells it from a peer without TSO, and the finding is the
+ * vxlan port's (the tap gets none of its own). */
+static void test_small_frames_zero_csum_peer(void **state)
+{
+	struct fx *f = *state;
+	small_frames(f);
+	f->now.ports[VX].sock.rx_zero_csum_counted = true;
+	f->now.ports[VX].sock.rx_zero_csum = 130000;
+	const struct diag_finding *fd = assert_cause(f, DIAG_ZERO_CSUM_PEER);
+	assert_string_equal(fd->port, "vx99");
+	assert_int_equal(diag_field_num(fd, "zero_csum"), 130000);
+	assert_int_equal(diag_field_num(fd, "datagrams"), 130000);
+	assert_int_equal(diag_field_num(fd, "coalesced"), 0);
+	assert_non_null(strstr(fd->text, "udpcsum"));
+	assert_null(diag_find(&f->r, DIAG_SMALL_FRAMES_NO_TSO));
+	/* A minority of zero checksums: the peer without TSO again. */
+	f->now.ports[VX].sock.rx_zero_csum = 60000;
+	assert_cause(f, DIAG_SMALL_FRAMES_NO_TSO);
+	assert_null(diag_find(&f->r, DIAG_ZERO_CSUM_PEER));
+}
+
+/* Zero checksums are named even when our GRO rebuilt big frames from the
+ * single datagrams; not when the kernel coalesced (those had a checksum),
+ * nor when the "datagrams" were whole GSO packets (a veth passes them so),
+ * nor when nothing was counted (IPv6, eBPF refused). */
+static void test_zero_csum_peer_bounds(void **state)
+{
+	struct fx *f = *state;
+	tap_tx(f, 100000, 100000ull * 60000, 0, 0);
+	gro(f, 4500000, 100000, 0);
+	sock_rx(f, 4500000, 0, 4500000ull * 1450);
+	f->now.ports[VX].sock.rx_zero_csum = 4500000;
+	assert_no_finding(f); /* not counted */
+	f->now.ports[VX].sock.rx_zero_csum_counted = true;
+	assert_cause(f, DIAG_ZERO_CSUM_PEER);
+	sock_rx(f, 4500000, 100000, 4500000ull * 1450);
+	assert_no_finding(f); /* 2.2% coalesced */
+	sock_rx(f, 100000, 0, 100000ull * 60000);
+	f->now.ports[VX].sock.rx_zero_csum = 100000;
+	assert_no_finding(f); /* 60 KB "datagrams" */
+}
+
 static void test_small_frames_hold_timer_short(void **state)
 {
 	struct fx *f = *state;
@@ -378,7 +445,19 @@ static void test_small_frames_hold_timer_short(void **state)
 	const struct diag_finding *fd = assert_cause(f, DIAG_GRO_HOLD_SHORT);
 	assert_int_equal(diag_field_num(fd, "gro_hold_us"), 0);
 	assert_int_equal(diag_field_num(fd, "timer_flushes"), 90000);
+	assert_int_equal(diag_field_num(fd, "gap_us"), 46); /* 130000 datagrams in 6 s */
 	assert_null(diag_find(&f->r, DIAG_SMALL_FRAMES_NO_TSO));
+	assert_non_null(strstr(fd->text, "`set gro-hold-us 100`")); /* two gaps */
+	/* The same runs ended by the timer, but datagrams 300 us apart (a
+	 * peer sending one MTU-sized segment at a time, paced): only a hold
+	 * past 500 us would merge them, the cause is the peer's. */
+	sock_rx(f, 20000, 0, 20000ull * 1450);
+	assert_cause(f, DIAG_SMALL_FRAMES_NO_TSO);
+	assert_null(diag_find(&f->r, DIAG_GRO_HOLD_SHORT));
+	/* Judged since start (too few frames in the window): no known gap,
+	 * so the hold is not blamed. */
+	f->in.then = NULL;
+	assert_null(diag_find(judge(f), DIAG_GRO_HOLD_SHORT));
 }
 
 static void test_small_frames_gro_off(void **state)
@@ -487,6 +566,26 @@ static void test_worker_off_node(void **state)
 	assert_no_finding(f);
 }
 
+/* Held back: a worker that ran 5 % of a core but was runnable, waiting
+ * for a CPU, most of the window (a CPU quota, other tasks) is saturated
+ * too; waiting under three quarters of the window is not. */
+static void test_cpu_held_back(void **state)
+{
+	struct fx *f = *state;
+	worker_cpu(&f->then, 0, 1000000, 0);
+	worker_cpu(&f->now, 0, 1300000, 0); /* 0.3 s of 6 */
+	struct vxd_worker_snap *a = &f->then.workers[0], *b = &f->now.workers[0];
+	a->cpu_run_ns = 1000 * SEC / 1000, b->cpu_run_ns = a->cpu_run_ns + 300 * SEC / 1000;
+	a->cpu_wait_ns = 2 * SEC, b->cpu_wait_ns = a->cpu_wait_ns + 4400 * SEC / 1000;
+	assert_no_finding(f); /* waited 73 % */
+	b->cpu_wait_ns = a->cpu_wait_ns + 5100 * SEC / 1000;
+	const struct diag_finding *fd = assert_cause(f, DIAG_CPU_SATURATED);
+	assert_int_equal(diag_field_num(fd, "cpu_permille"), 50);
+	assert_int_equal(diag_field_num(fd, "wait_permille"), 850);
+	assert_int_equal(diag_field_num(fd, "busy_permille"), 900);
+	assert_non_null(strstr(fd->text, "held back by a CPU quota"));
+}
+
 static void test_link_down(void **state)
 {
 	struct fx *f = *state;
@@ -523,6 +622,7 @@ static void test_cause_names_are_stable(void **state)
 	assert_string_equal(diag_cause_name(DIAG_REMOTE_SILENT), "remote_silent");
 	assert_string_equal(diag_cause_name(DIAG_SMALL_FRAMES_NO_TSO), "small_frames_no_tso");
 	assert_string_equal(diag_cause_name(DIAG_CPU_SATURATED), "cpu_saturated");
+	assert_string_equal(diag_cause_name(DIAG_ZERO_CSUM_PEER), "zero_csum_peer");
 	assert_string_equal(diag_cause_name(DIAG_CAUSE_COUNT), "invalid");
 	for (unsigned c = 0; c < DIAG_CAUSE_COUNT; c++)
 		assert_non_null(diag_cause_name((enum diag_cause)c));
@@ -540,6 +640,7 @@ int main(void)
 		T(test_small_udp_is_no_problem),
 		T(test_a_note_is_no_problem),
 		T(test_remote_silent),
+		T(test_remote_silent_port_unreachable),
 		T(test_remote_silent_csum_unfinished),
 		T(test_remote_not_silent_yet),
 		T(test_tap_alone_in_its_vni),
@@ -549,6 +650,8 @@ int main(void)
 		T(test_fdb_full_and_port_hog),
 		T(test_no_hog_below_the_bounds),
 		T(test_small_frames_peer_without_tso),
+		T(test_small_frames_zero_csum_peer),
+		T(test_zero_csum_peer_bounds),
 		T(test_small_frames_hold_timer_short),
 		T(test_small_frames_gro_off),
 		T(test_small_frames_udp_gro_off),
@@ -557,6 +660,7 @@ int main(void)
 		T(test_tap_queue_and_socket_drops),
 		T(test_cpu_saturated),
 		T(test_worker_off_node),
+		T(test_cpu_held_back),
 		T(test_link_down),
 		T(test_only_one_port),
 		T(test_cause_names_are_stable),
