@@ -126,18 +126,33 @@ static struct ctl_flower *vxd_filters_from_empty(const struct vxd *vxd, const st
 	return all;
 }
 
-int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
-		      struct ctl_err *err)
+/* Where the ops of a batch came from, to name the one refused: a -batch
+ * file's lines ("FILE:LINE: msg"), else "rule i of n: msg", or the bare
+ * message of a single command. */
+struct vxd_batch_src {
+	const char *name;
+	const unsigned int *lines;
+};
+
+static int vxd_refuse_op(struct ctl_err *err, int ret, const struct vxd_batch_src *src, size_t i, size_t n,
+			 const char *msg)
+{
+	char m[sizeof(err->msg)];
+	snprintf(m, sizeof(m), "%s", msg);
+	if (src && src->name)
+		return vxd_refuse(err, ret, "%s:%u: %s", src->name, src->lines[i], m);
+	if (n > 1)
+		return vxd_refuse(err, ret, "rule %zu of %zu: %s", i + 1, n, m);
+	return vxd_refuse(err, ret, "%s", m);
+}
+
+static int vxd_filters_apply_src(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
+				 const struct vxd_batch_src *src, struct ctl_err *err)
 {
 	int ret;
 	for (size_t i = 0; i < n; i++)
-		if ((ret = vxd_filter_supported(vxd, &ops[i], err)) < 0) {
-			if (n == 1)
-				return ret;
-			char msg[sizeof(err->msg)];
-			snprintf(msg, sizeof(msg), "%s", err->msg);
-			return vxd_refuse(err, ret, "rule %zu of %zu: %s", i + 1, n, msg);
-		}
+		if ((ret = vxd_filter_supported(vxd, &ops[i], err)) < 0)
+			return vxd_refuse_op(err, ret, src, i, n, err->msg);
 	size_t n_all = n, skip = 0;
 	struct ctl_flower *all = NULL;
 	if (from_empty) {
@@ -151,12 +166,34 @@ int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower 
 	struct flower_error fe = { 0 };
 	ret = flower_table_apply(vxd->flower, ops, n_all, vxd_filter_resolve, vxd, vxd_now_ns(), &t, &fe);
 	free(all);
-	if (ret < 0) {
-		if (n > 1)
-			return vxd_refuse(err, ret, "rule %zu of %zu: %s", fe.op - skip + 1, n, fe.msg);
-		return vxd_refuse(err, ret, "%s", fe.msg);
-	}
+	if (ret < 0)
+		return vxd_refuse_op(err, ret, src, fe.op - skip, n, fe.msg);
 	return vxd_filters_install(vxd, t, err);
+}
+
+int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
+		      struct ctl_err *err)
+{
+	return vxd_filters_apply_src(vxd, from_empty, ops, n, NULL, err);
+}
+
+int vxd_filter_batch(struct vxd *vxd, const struct ctl_batch *b, struct ctl_print *out, struct ctl_err *err)
+{
+	(void)out;
+	if (b->n_cmds == 0)
+		return 0; /* nothing but comments: nothing to change */
+	struct ctl_flower *ops = malloc(b->n_cmds * sizeof(*ops));
+	if (!ops)
+		return vxd_refuse(err, -ENOMEM, "%s: out of memory", b->name);
+	for (size_t i = 0; i < b->n_cmds; i++)
+		ops[i] = b->cmds[i].filter;
+	const struct vxd_batch_src src = { .name = b->name, .lines = b->lines };
+	int ret = vxd_filters_apply_src(vxd, false, ops, b->n_cmds, &src, err);
+	free(ops);
+	if (ret == 0)
+		VLOG_INFO("filter", "-batch %s: %zu commands applied as one change (%zu rules)", b->name, b->n_cmds,
+			  flower_table_n_rules(vxd->flower));
+	return ret;
 }
 
 int vxd_filters_clear(struct vxd *vxd, struct ctl_err *err)
