@@ -51,10 +51,11 @@ static int vxd_filters_install(struct vxd *vxd, struct flower_table *t, struct c
 	return 0;
 }
 
-/* tunnel_key set (action i) picks the remote VTEP of the mirred that
- * follows it; a vxlan port sends with its own socket, VNI and checksum
- * setting, so those must be the port's: anything else is refused here
- * rather than sent otherwise than asked. */
+/* tunnel_key set (action i) gives the frames of the mirred that follows it
+ * to a vxlan port their remote, VNI, UDP port and checksum (dp_rules.c);
+ * the port sends from its own socket, bound to its local address, so a
+ * src_ip other than that is refused here rather than sent otherwise than
+ * asked. */
 static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flower *f, unsigned i,
 				   struct ctl_err *err)
 {
@@ -65,22 +66,12 @@ static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flowe
 	const struct port *p = j < f->n_actions ? vxd_port_by_name(vxd, f->actions[j].dev) : NULL;
 	if (!p || !port_is_vxlan(p))
 		return vxd_refuse(err, -EINVAL, "action %u \"tunnel_key set\": needs a later mirred to a vxlan port "
-				  "(it chooses that port's remote VTEP)", i + 1);
+				  "(it sets that port's tunnel key)", i + 1);
 	const struct vxlan_options *o = vxlan_port_options(p);
-	uint16_t dport = o->dst_port ? o->dst_port : CTL_VXLAN_DEFAULT_DSTPORT;
 	uint8_t family = t->src.family == AF_INET6 ? 6 : 4;
-	if (t->vni != p->vni)
-		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"id %u\": refused, port %s sends VNI %u only (one "
-				  "port per VNI: redirect to that VNI's vxlan port)", i + 1, t->vni, p->name, p->vni);
 	if (family != o->local.family || memcmp(t->src.bytes, o->local.bytes, 16))
 		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"src_ip\": refused, port %s sends from its local "
 				  "address only", i + 1, p->name);
-	if (t->dst_port != dport)
-		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"dst_port %u\": refused, port %s sends to UDP port "
-				  "%u only", i + 1, t->dst_port, p->name, dport);
-	if ((t->given & (CTL_AK_CSUM | CTL_AK_NOCSUM)) && !(t->given & CTL_AK_NOCSUM) == o->udp_zero_csum)
-		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"%scsum\": refused, port %s has udpcsum %s", i + 1,
-				  o->udp_zero_csum ? "" : "no", p->name, o->udp_zero_csum ? "off" : "on");
 	return 0;
 }
 
