@@ -5,7 +5,9 @@
  * flower_table_apply(): a new table, put in a new view by vxd_publish(), and
  * the old table destroyed once the old view is gone (after the grace
  * period), so the worker sees the batch whole or not at all.  A command from
- * vxctl is a batch of one; a config file's rules are one batch (config.c).
+ * vxctl is a batch of one; a config file's rules are one batch (config.c);
+ * so is a `vxctl -batch FILE` (CTL_BATCH: one request, ctl_proto.h), whose
+ * refusal names the file's line.
  *
  * Port names are resolved against the running ports when a rule is added: a
  * rule naming a missing port (dev or mirred dev) is refused.  A port named by
