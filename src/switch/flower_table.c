@@ -267,20 +267,27 @@ static void destroy_chains(struct flower_table *t)
 	free(t->chains);
 }
 
-/* old's classifier of (port, chain), or NULL (chains are sorted). */
-static const struct cls *old_chain_cls(const struct flower_table *old, uint16_t port, uint32_t chain)
+/* The first chain of `port` at or after `chain`, by binary search. */
+static const struct flower_chain *chain_at_or_after(const struct flower_table *t, uint16_t port,
+						    uint32_t chain)
 {
-	uint32_t lo = 0, hi = old ? old->n_chains : 0;
+	uint32_t lo = 0, hi = t->n_chains;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		const struct flower_chain *c = &old->chains[mid];
+		const struct flower_chain *c = &t->chains[mid];
 		if (c->port < port || (c->port == port && c->chain < chain))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return old && lo < old->n_chains && old->chains[lo].port == port && old->chains[lo].chain == chain
-		       ? old->chains[lo].cls : NULL;
+	return lo < t->n_chains && t->chains[lo].port == port ? &t->chains[lo] : NULL;
+}
+
+/* old's classifier of (port, chain), or NULL. */
+static const struct cls *old_chain_cls(const struct flower_table *old, uint16_t port, uint32_t chain)
+{
+	const struct flower_chain *c = old ? chain_at_or_after(old, port, chain) : NULL;
+	return c && c->chain == chain ? c->cls : NULL;
 }
 
 /* One classifier per (port, chain), each built next to old's: subtables
@@ -422,22 +429,6 @@ uint32_t flower_table_shared_subtables(const struct flower_table *t)
 }
 
 /* ---- classify ---------------------------------------------------------------- */
-
-/* The first chain of `port` at or after `chain`, by binary search. */
-static const struct flower_chain *chain_at_or_after(const struct flower_table *t, uint16_t port,
-						    uint32_t chain)
-{
-	uint32_t lo = 0, hi = t->n_chains;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		const struct flower_chain *c = &t->chains[mid];
-		if (c->port < port || (c->port == port && c->chain < chain))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < t->n_chains && t->chains[lo].port == port ? &t->chains[lo] : NULL;
-}
 
 bool flower_table_port_has_rules(const struct flower_table *t, uint16_t port)
 {

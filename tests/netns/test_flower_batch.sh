@@ -126,6 +126,7 @@ except socket.timeout:
 open(sys.argv[3], "w").write("".join("%s %d\n" % kv for kv in got.items()))
 PY
 rxpid=$!
+for i in $(seq 100); do nvm2 ss -uln 2>/dev/null | grep -q ":$MARK " && break; sleep 0.05; done
 send_marked() { # TAG COUNT [RATE_PPS]
 	nvm1 /usr/bin/python3 - "$(vm_addr4 2)" $MARK "$1" "$2" "${3:-1000}" <<'PY'
 import socket, sys, time
@@ -137,12 +138,13 @@ for i in range(n):
 PY
 }
 got() { awk -v t="$1" '$1 == t { print $2 }' "$RIG_DIR/got"; }
-nh1 timeout 120 tcpdump -U -n -i mir1 -w "$RIG_DIR/mir1.pcap" "udp port $MARK" 2>/dev/null &
+nh1 timeout 120 tcpdump -U -n -i mir1 -w "$RIG_DIR/mir1.pcap" "udp port $MARK" 2>"$RIG_DIR/tcpdump.err" &
 tpid=$!
+for i in $(seq 100); do grep -q "listening on" "$RIG_DIR/tcpdump.err" && break; sleep 0.05; done
 nvm1 ip neigh replace "$(vm_addr4 2)" lladdr "$(nvm2 cat /sys/class/net/vnet2/address)" dev vnet1
 send_marked warm 20 # before the rule: ARP settled, the path works
 
-rig_iperf 40 1 -i 1 >"$RIG_DIR/rate" &
+rig_iperf 70 1 -i 1 >"$RIG_DIR/rate" & # outlasts the churn (45 s one by one on a loaded machine)
 ipid=$!
 sleep 2
 vx 1 filter add dev vnet1 ingress pref 50 protocol ip flower ip_proto udp dst_port $MARK \

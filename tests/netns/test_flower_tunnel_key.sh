@@ -36,9 +36,10 @@ wire() {
 	local secs=$1; shift
 	nh1 tshark -l -n -i u1 -a duration:"$secs" -f "udp and src host $U1 and dst host $U2" \
 		-d udp.port==4790,vxlan -d udp.port==4791,vxlan \
-		-T fields -e vxlan.vni -e udp.dstport -e udp.checksum -e arp.opcode >"$RIG_DIR/wire" 2>/dev/null &
-	local t=$!
-	sleep 1.5
+		-T fields -e vxlan.vni -e udp.dstport -e udp.checksum -e arp.opcode >"$RIG_DIR/wire" 2>"$RIG_DIR/tshark.err" &
+	local t=$! i
+	for i in $(seq 200); do grep -q "Capturing on" "$RIG_DIR/tshark.err" && break; sleep 0.05; done
+	sleep 0.3
 	"$@" >/dev/null 2>&1 || true
 	wait "$t" || true
 }
