@@ -94,7 +94,10 @@ seed_rules_on() { # SIDE TAP VXLAN
 flower_vxswitch_rep() { # REP
 	local rep=$1 vxp="vx$VNI" one ten f r
 	rig_up "$NS_PREFIX" gso-wire
-	rig_vxswitchd 1 && rig_vxswitchd 2 && wait_for_overlay || { echo "vxswitch rig failed" >&2; return 1; }
+	rig_vxswitchd 1 && rig_vxswitchd 2 && wait_for_overlay ||
+		{ echo "vxswitch rig failed: $(cat "$RIG_DIR"/h*.log 2>/dev/null | tail -5 | tr '\n' ' ')" >&2
+		  [ -z "${FLOWER_DEBUG:-}" ] || { n "$VM1" ping -c 3 -W 3 "$(vm_addr4 2)" >&2; vx 1 stats >&2; vx 2 stats >&2; }
+		  return 1; }
 	flower_rules "$RIG_DIR/rules" vnet1 "$vxp" "$FLOWER_N"
 	tail -1 "$RIG_DIR/rules" >"$RIG_DIR/hit"
 	head -n -1 "$RIG_DIR/rules" >"$RIG_DIR/rest"
