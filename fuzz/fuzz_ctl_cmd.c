@@ -61,6 +61,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((size_t)used > size || req.argc < 1 || req.argc > CTL_MAX_WORDS)
 			abort();
 		ctl_cmd_parse(req.argc, req.argv, &cmd, NULL);
+		if (req.batch && (req.text < (const char *)data || req.text + req.text_len > (const char *)data + used))
+			abort(); /* the text lies inside the request */
+		if (req.batch && ctl_config_parse_batch(req.argv[0], req.text, req.text_len, &cfg, err, sizeof(err)) == 0)
+			ctl_config_release(&cfg);
 	}
 	return 0;
 }

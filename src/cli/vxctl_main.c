@@ -2,9 +2,13 @@
  *
  *   vxctl [ -s SOCKET ] [ -j ] COMMAND
  *   vxctl [ -s SOCKET ] [ -j ] stats [ port NAME ] --watch [ SECONDS ] [ -c N ]
+ *   vxctl [ -s SOCKET ] -batch FILE     (cli/vxctl_batch.h)
  *
  * --watch is vxctl's own: it asks for `-j stats` every SECONDS and prints
  * the rates between two answers (ctl/ctl_watch.h).
+ *
+ * Options are also read with one dash (getopt_long_only), as iproute2
+ * does: `-batch FILE` is tc's spelling; -s, -j, -h stay what they were.
  *
  * The command is checked here with the daemon's own parser first, so a typo
  * gets the same one-line error without a round trip (and without a daemon).
@@ -20,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/vxctl_batch.h"
 #include "cli/vxctl_capture.h"
 #include "ctl/ctl_cmd.h"
 #include "ctl/ctl_print.h"
@@ -34,6 +39,8 @@ static void usage(FILE *out)
 		"OPTIONS := { -s | --socket } PATH   control socket (default %s)\n"
 		"         | { -j | --json }          JSON output, like iproute2's -j\n"
 		"         | { -h | --help }          this text\n"
+		"         | -batch FILE              apply FILE's `filter add|del` lines (# comments,\n"
+		"                                    blank lines; - = stdin) as ONE change: all or none\n"
 		"\n"
 		"%s"
 		"\n"
@@ -142,16 +149,9 @@ static int watch(const char *socket_path, const struct ctl_watch_opts *o, const 
 	return status;
 }
 
-/* Sends one command and prints the answer; a CTL_STATUS. */
-static int run_command(const char *socket_path, int n_words, const char *const *words, bool json)
+/* Prints the answer of a call that returned ret; a CTL_STATUS. */
+static int print_reply(const char *socket_path, int ret, int status, char *text)
 {
-	int status;
-	char *text;
-	int ret = ctl_proto_call(socket_path, n_words, words, json, &status, &text);
-	if (ret == -E2BIG) {
-		fprintf(stderr, "vxctl: command longer than %d bytes\n", CTL_REQ_MAX_BODY);
-		return CTL_STATUS_REFUSED;
-	}
 	if (ret) {
 		fprintf(stderr, "vxctl: cannot reach vxswitchd at %s: %s\n", socket_path,
 			strerror(-ret));
@@ -173,21 +173,56 @@ static int run_command(const char *socket_path, int n_words, const char *const *
 	return status == CTL_STATUS_FINDINGS ? CTL_STATUS_REFUSED : status;
 }
 
+/* Sends one command and prints the answer; a CTL_STATUS. */
+static int run_command(const char *socket_path, int n_words, const char *const *words, bool json)
+{
+	int status;
+	char *text;
+	int ret = ctl_proto_call(socket_path, n_words, words, json, &status, &text);
+	if (ret == -E2BIG) {
+		fprintf(stderr, "vxctl: command longer than %d bytes\n", CTL_REQ_MAX_BODY);
+		return CTL_STATUS_REFUSED;
+	}
+	return print_reply(socket_path, ret, status, text);
+}
+
+/* -batch FILE: checked here, then one batch request. */
+static int run_batch(const char *socket_path, const char *file, bool json)
+{
+	char *batch;
+	size_t len;
+	int status = vxctl_batch_read(file, &batch, &len);
+	if (status != CTL_STATUS_OK)
+		return status;
+	char *text;
+	int ret = ctl_proto_call_batch(socket_path, file, batch, len, json, &status, &text);
+	free(batch);
+	if (ret == -E2BIG) {
+		fprintf(stderr, "vxctl: -batch %s: larger than %d bytes\n", file, CTL_REQ_MAX_BATCH);
+		return CTL_STATUS_REFUSED;
+	}
+	return print_reply(socket_path, ret, status, text);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "batch", required_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *socket_path = CTL_DEFAULT_SOCKET;
+	const char *socket_path = CTL_DEFAULT_SOCKET, *batch = NULL;
 	bool json = false;
 	int opt;
 
 	/* '+': options end at the first word of the command. */
-	while ((opt = getopt_long(argc, argv, "+s:jh", options, NULL)) != -1) {
+	while ((opt = getopt_long_only(argc, argv, "+s:jh", options, NULL)) != -1) {
 		switch (opt) {
+		case 'b':
+			batch = optarg;
+			break;
 		case 's':
 			socket_path = optarg;
 			break;
@@ -204,6 +239,12 @@ int main(int argc, char **argv)
 	}
 	int n_words = argc - optind;
 	const char *const *words = (const char *const *)argv + optind;
+	if (batch && n_words) {
+		fprintf(stderr, "vxctl: -batch %s: the commands come from the file, not \"%s\"\n", batch, words[0]);
+		return CTL_STATUS_REFUSED;
+	}
+	if (batch)
+		return run_batch(socket_path, batch, json);
 	if (n_words == 0) {
 		usage(stderr);
 		return CTL_STATUS_REFUSED;

@@ -109,6 +109,7 @@ const char *ctl_verb_name(enum ctl_verb verb)
 		[CTL_DIAGNOSE] = "diagnose", [CTL_VERSION] = "version",
 		[CTL_RELOAD] = "reload", [CTL_SHOW_CONFIG] = "show config", [CTL_SAVE] = "save",
 		[CTL_CAPTURE] = "capture", [CTL_FILTER] = "filter", [CTL_WORKERS] = "workers",
+		[CTL_BATCH] = "-batch",
 	};
 	if ((unsigned int)verb >= sizeof(names) / sizeof(names[0]) || !names[verb])
 		return "?";
@@ -189,6 +190,8 @@ int ctl_cmd_format(const struct ctl_cmd *cmd, char *buf, size_t size)
 		return -EINVAL;
 	if (size == 0)
 		return -ENOSPC;
+	if (cmd->verb == CTL_BATCH) /* a file, not a line */
+		return -EINVAL;
 	if (cmd->verb == CTL_FILTER) /* its own printer, from "filter" on */
 		return ctl_flower_format(&cmd->filter, buf, size);
 	buf[0] = '\0';

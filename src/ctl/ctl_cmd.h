@@ -82,6 +82,8 @@ enum ctl_verb {
 	CTL_CAPTURE,     /* copies of a port's frames, streamed (ctl_capture.h) */
 	CTL_FILTER,      /* filter add|del|show: flower rules (ctl_flower.h) */
 	CTL_WORKERS,     /* workers N [cpus LIST]: the workers, set at start-up */
+	CTL_BATCH,       /* vxctl -batch FILE: filter add|del lines as one change;
+	                  * never from ctl_cmd_parse() (ctl_config_parse_batch()) */
 };
 
 enum ctl_port_type {
@@ -255,6 +257,18 @@ struct ctl_capture {
 	char filter[CTL_CAPTURE_FILTER_SIZE]; /* "" = every frame */
 };
 
+struct ctl_cmd;
+
+/* CTL_BATCH: the lines of a -batch file, each a CTL_FILTER add or del
+ * (ctl_config_parse_batch() checked), applied all or none.  Points into a
+ * struct ctl_config the caller holds. */
+struct ctl_batch {
+	const char *name;            /* the file, for "FILE:LINE: ..." */
+	const struct ctl_cmd *cmds;
+	const unsigned int *lines;   /* 1-based line of each command */
+	size_t n_cmds;
+};
+
 struct ctl_cmd {
 	enum ctl_verb verb;
 	union {
@@ -266,6 +280,7 @@ struct ctl_cmd {
 		struct ctl_capture capture;   /* CTL_CAPTURE */
 		struct ctl_flower filter;     /* CTL_FILTER */
 		struct ctl_workers workers;   /* CTL_WORKERS */
+		struct ctl_batch batch;       /* CTL_BATCH */
 	};
 };
 

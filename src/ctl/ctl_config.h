@@ -35,6 +35,13 @@ struct ctl_config {
 int ctl_config_parse(const char *name, const char *text, size_t len,
 		     struct ctl_config *cfg, char *err, size_t err_size);
 
+/* A `vxctl -batch` file: parsed as above, and every command must be a
+ * `filter add` or `filter del` (a batch is one change of the rules); any
+ * other is refused as "NAME:LINE: word N \"x\": -batch takes filter add
+ * and filter del lines only".  Same returns. */
+int ctl_config_parse_batch(const char *name, const char *text, size_t len,
+			   struct ctl_config *cfg, char *err, size_t err_size);
+
 /* Read and parse the file at path.  Errors as above, plus the errno of a
  * failed open/read ("PATH: No such file or directory"). */
 int ctl_config_load(const char *path, struct ctl_config *cfg, char *err,

@@ -40,7 +40,44 @@ int ctl_proto_encode_request(int argc, const char *const *argv, bool json,
 	return (int)(sizeof(hdr) + body);
 }
 
-int ctl_proto_decode_request(const uint8_t *buf, size_t len, struct ctl_request *req)
+int ctl_proto_encode_batch(const char *name, const char *text, size_t len, bool json,
+			   uint8_t *buf, size_t size)
+{
+	size_t name_len = strlen(name) + 1;
+	if (len > CTL_REQ_MAX_BATCH || name_len > CTL_REQ_MAX_BATCH - len)
+		return -E2BIG;
+	size_t body = name_len + len;
+	if (size < sizeof(struct ctl_req_hdr) + body)
+		return -ENOSPC;
+	struct ctl_req_hdr hdr = {
+		.magic = CTL_PROTO_MAGIC,
+		.flags = (uint16_t)(CTL_REQ_BATCH | (json ? CTL_REQ_JSON : 0)),
+		.argc = 1,
+		.size = (uint32_t)body,
+	};
+	memcpy(buf, &hdr, sizeof(hdr));
+	memcpy(buf + sizeof(hdr), name, name_len);
+	if (len)
+		memcpy(buf + sizeof(hdr) + name_len, text, len);
+	return (int)(sizeof(hdr) + body);
+}
+
+/* The header's checks; 0, or decode's negative. */
+static int check_hdr(const struct ctl_req_hdr *hdr)
+{
+	if (hdr->flags & ~CTL_REQ_FLAGS_KNOWN)
+		return -EPROTO;
+	bool batch = hdr->flags & CTL_REQ_BATCH;
+	if (hdr->argc < 1 || hdr->argc > (batch ? 1 : CTL_MAX_WORDS))
+		return -EPROTO;
+	if (hdr->size > (batch ? CTL_REQ_MAX_BATCH : CTL_REQ_MAX_BODY))
+		return -EMSGSIZE;
+	if (hdr->size < hdr->argc)
+		return -EPROTO; /* every word has at least its NUL */
+	return 0;
+}
+
+long ctl_proto_request_size(const uint8_t *buf, size_t len)
 {
 	struct ctl_req_hdr hdr;
 
@@ -55,20 +92,42 @@ int ctl_proto_decode_request(const uint8_t *buf, size_t len, struct ctl_request 
 	if (len < sizeof(hdr))
 		return 0;
 	memcpy(&hdr, buf, sizeof(hdr));
-	if (hdr.flags & ~CTL_REQ_FLAGS_KNOWN)
-		return -EPROTO;
-	if (hdr.argc < 1 || hdr.argc > CTL_MAX_WORDS)
-		return -EPROTO;
-	if (hdr.size > CTL_REQ_MAX_BODY)
-		return -EMSGSIZE;
-	if (hdr.size < hdr.argc)
-		return -EPROTO; /* every word has at least its NUL */
-	if (len < sizeof(hdr) + hdr.size)
-		return 0;
+	int ret = check_hdr(&hdr);
+	return ret < 0 ? ret : (long)(sizeof(hdr) + hdr.size);
+}
 
-	/* Exactly argc NUL-terminated words fill the body. */
+/* A batch body: the name, NUL, then the text. */
+static int decode_batch(const char *body, const char *end, struct ctl_request *req)
+{
+	const char *nul = memchr(body, '\0', (size_t)(end - body));
+	if (!nul)
+		return -EPROTO;
+	req->argv[0] = body;
+	req->argc = 1;
+	req->text = nul + 1;
+	req->text_len = (size_t)(end - nul - 1);
+	return 0;
+}
+
+int ctl_proto_decode_request(const uint8_t *buf, size_t len, struct ctl_request *req)
+{
+	struct ctl_req_hdr hdr;
+	long need = ctl_proto_request_size(buf, len);
+	if (need <= 0)
+		return (int)need;
+	if (len < (size_t)need)
+		return 0;
+	memcpy(&hdr, buf, sizeof(hdr));
 	const char *body = (const char *)buf + sizeof(hdr);
 	const char *end = body + hdr.size;
+	req->json = hdr.flags & CTL_REQ_JSON;
+	req->batch = hdr.flags & CTL_REQ_BATCH;
+	req->text = NULL;
+	req->text_len = 0;
+	if (req->batch)
+		return decode_batch(body, end, req) < 0 ? -EPROTO : (int)need;
+
+	/* Exactly argc NUL-terminated words fill the body. */
 	int argc = 0;
 	if (end[-1] != '\0')
 		return -EPROTO;
@@ -80,8 +139,7 @@ int ctl_proto_decode_request(const uint8_t *buf, size_t len, struct ctl_request 
 	if (argc != hdr.argc)
 		return -EPROTO;
 	req->argc = argc;
-	req->json = hdr.flags & CTL_REQ_JSON;
-	return (int)(sizeof(hdr) + hdr.size);
+	return (int)need;
 }
 
 void ctl_proto_reply_hdr(struct ctl_reply_hdr *hdr, enum ctl_status status, uint32_t size)
@@ -165,14 +223,9 @@ static int read_all_rd(struct reader *rd, void *buf, size_t len)
 /* Connect and send the request.  Returns the fd, or a negative errno.
  * *sent is the send's result: a daemon that turns us away may have
  * answered and closed already, and the reply waiting says why. */
-static int connect_send(const char *path, int argc, const char *const *argv, bool json,
-			int *sent)
+static int connect_send(const char *path, const uint8_t *req, size_t len, int *sent)
 {
-	uint8_t req[sizeof(struct ctl_req_hdr) + CTL_REQ_MAX_BODY];
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int len = ctl_proto_encode_request(argc, argv, json, req, sizeof(req));
-	if (len < 0)
-		return len;
 	if (strlen(path) >= sizeof(sun.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sun.sun_path, path);
@@ -188,7 +241,7 @@ static int connect_send(const char *path, int argc, const char *const *argv, boo
 		close(fd);
 		return ret;
 	}
-	*sent = write_all(fd, req, (size_t)len);
+	*sent = write_all(fd, req, len);
 	if (*sent && *sent != -EPIPE && *sent != -ECONNRESET) {
 		int ret = *sent;
 		close(fd);
@@ -256,17 +309,42 @@ static int read_replies(struct reader *rd, int sent, const struct ctl_stream_cli
 	}
 }
 
-static int call(const char *path, int argc, const char *const *argv, bool json,
-		const struct ctl_stream_client *sc, int *status, char **text)
+static int call_encoded(const char *path, const uint8_t *req, size_t len,
+			const struct ctl_stream_client *sc, int *status, char **text)
 {
 	int sent = 0;
 	*text = NULL;
-	int fd = connect_send(path, argc, argv, json, &sent);
+	int fd = connect_send(path, req, len, &sent);
 	if (fd < 0)
 		return fd;
 	struct reader rd = { .fd = fd, .stop = sc ? sc->stop : NULL };
 	int ret = read_replies(&rd, sent, sc, status, text);
 	close(fd);
+	return ret;
+}
+
+static int call(const char *path, int argc, const char *const *argv, bool json,
+		const struct ctl_stream_client *sc, int *status, char **text)
+{
+	uint8_t req[sizeof(struct ctl_req_hdr) + CTL_REQ_MAX_BODY];
+	int len = ctl_proto_encode_request(argc, argv, json, req, sizeof(req));
+	if (len < 0)
+		return len;
+	return call_encoded(path, req, (size_t)len, sc, status, text);
+}
+
+int ctl_proto_call_batch(const char *path, const char *name, const char *text, size_t len,
+			 bool json, int *status, char **out)
+{
+	if (len > CTL_REQ_MAX_BATCH)
+		return -E2BIG;
+	size_t size = sizeof(struct ctl_req_hdr) + strlen(name) + 1 + len;
+	uint8_t *req = malloc(size);
+	if (!req)
+		return -ENOMEM;
+	int n = ctl_proto_encode_batch(name, text, len, json, req, size);
+	int ret = n < 0 ? n : call_encoded(path, req, (size_t)n, NULL, status, out);
+	free(req);
 	return ret;
 }
 

@@ -17,6 +17,15 @@
  *           daemon then ends it with the final reply.  A client that goes
  *           away ends it too.
  *
+ * Batch request (`vxctl -batch FILE`): flags CTL_REQ_BATCH, argc 1, and
+ *           a body of the file's name (NUL-terminated, for messages) then
+ *           the file's text as read (no NUL needed, up to
+ *           CTL_REQ_MAX_BATCH bytes in all).  The daemon parses the text
+ *           as ctl_config.h does a config file and applies its filter
+ *           lines as one change (ctl_cmd.h, CTL_BATCH); the reply is an
+ *           ordinary one.  One request, so one change: a client that dies
+ *           half-way through sending leaves nothing applied.
+ *
  * Both ends are on one host, so integers are in host byte order.  One
  * request, one reply, in order; a client may send several requests on one
  * connection.  The encoders and decoders are pure functions over buffers;
@@ -38,7 +47,11 @@ enum ctl_proto_consts {
 	CTL_REQ_MAX_BODY = 4096,           /* request words, bytes */
 	CTL_REPLY_MAX_BODY = 16 << 20,     /* reply text, bytes */
 	CTL_REQ_JSON = 1 << 0,             /* ctl_req_hdr.flags */
-	CTL_REQ_FLAGS_KNOWN = CTL_REQ_JSON,
+	CTL_REQ_BATCH = 1 << 1,            /* a batch request (above) */
+	CTL_REQ_FLAGS_KNOWN = CTL_REQ_JSON | CTL_REQ_BATCH,
+	CTL_REQ_MAX_BATCH = 4 << 20,       /* batch request body, bytes (= a
+	                                    * config file's CTL_CONFIG_MAX_SIZE,
+	                                    * plus the name) */
 	CTL_CALL_TIMEOUT_S = 60,           /* client: give up on a silent daemon
 	                                    * (not within a stream, which may be
 	                                    * quiet as long as the traffic) */
@@ -62,7 +75,8 @@ struct ctl_req_hdr {
 	uint32_t magic;
 	uint16_t flags;  /* CTL_REQ_* */
 	uint16_t argc;   /* 1..CTL_MAX_WORDS */
-	uint32_t size;   /* body bytes, <= CTL_REQ_MAX_BODY */
+	uint32_t size;   /* body bytes, <= CTL_REQ_MAX_BODY (a batch:
+	                  * <= CTL_REQ_MAX_BATCH) */
 };
 
 struct ctl_reply_hdr {
@@ -78,6 +92,9 @@ struct ctl_request {
 	bool json;
 	int argc;
 	const char *argv[CTL_MAX_WORDS];
+	bool batch;        /* CTL_REQ_BATCH: argv[0] is the name, then text */
+	const char *text;  /* batch: the file's text, text_len bytes */
+	size_t text_len;
 };
 
 /* Encode a request into buf.  Returns its total size, -E2BIG if argc or
@@ -85,10 +102,22 @@ struct ctl_request {
 int ctl_proto_encode_request(int argc, const char *const *argv, bool json,
 			     uint8_t *buf, size_t size);
 
+/* Encode a batch request (name, then text[0..len)) into buf.  Returns its
+ * total size, -E2BIG over CTL_REQ_MAX_BATCH, -ENOSPC if buf is too
+ * small. */
+int ctl_proto_encode_batch(const char *name, const char *text, size_t len, bool json,
+			   uint8_t *buf, size_t size);
+
+/* The bytes the request starting at buf[0..len) occupies, header and body,
+ * once its header is in (0 before); negative as decode below.  The daemon
+ * sizes a batch request's buffer with it. */
+long ctl_proto_request_size(const uint8_t *buf, size_t len);
+
 /* Decode the request at the start of buf[0..len).  Returns the number of
  * bytes it occupies (> 0), 0 if more bytes are needed, -EPROTO for bytes
  * that are not a request (bad magic, unknown flags, argc or word count
- * wrong, no NUL at the end), -EMSGSIZE for a body over CTL_REQ_MAX_BODY. */
+ * wrong, no NUL at the end), -EMSGSIZE for a body over CTL_REQ_MAX_BODY
+ * (a batch: CTL_REQ_MAX_BATCH). */
 int ctl_proto_decode_request(const uint8_t *buf, size_t len,
 			     struct ctl_request *req);
 
@@ -111,6 +140,11 @@ int ctl_proto_check_reply_hdr(const struct ctl_reply_hdr *hdr);
  * send then fails, and the reply already waiting is still read. */
 int ctl_proto_call(const char *path, int argc, const char *const *argv,
 		   bool json, int *status, char **text);
+
+/* As ctl_proto_call(), sending a batch request (text[0..len) read from
+ * the file `name`).  -E2BIG when it is over CTL_REQ_MAX_BATCH. */
+int ctl_proto_call_batch(const char *path, const char *name, const char *text, size_t len,
+			 bool json, int *status, char **out);
 
 /* Client of a streamed reply: what to do with each chunk, and when to ask
  * for the end. */

@@ -200,6 +200,7 @@ static void client_free(struct ctl_client *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->out);
+	ctl_client_release_in(c);
 	free(c);
 }
 
@@ -424,8 +425,9 @@ static int serve_request(struct ctl_server *s, struct ctl_client *c,
 	struct ctl_print out;
 	int ret;
 
+	struct ctl_config batch = { 0 };
 	s->stats.requests++;
-	if (ctl_cmd_parse(req->argc, req->argv, &cmd, &err)) {
+	if (req->batch ? ctl_batch_parse(req, &batch, &cmd, &err) : ctl_cmd_parse(req->argc, req->argv, &cmd, &err)) {
 		s->stats.bad_requests++;
 		return queue_error(c, err.msg);
 	}
@@ -435,6 +437,7 @@ static int serve_request(struct ctl_server *s, struct ctl_client *c,
 	s->serving = c;
 	ret = dispatch(ctx, &cmd, &out, &err);
 	s->serving = NULL;
+	ctl_config_release(&batch);
 	if (c->stream) {
 		/* The reply is the stream; a dispatcher that began one and then
 		 * failed gets it ended with its error line. */
@@ -485,6 +488,7 @@ static int serve_buffered(struct ctl_server *s, struct ctl_client *c,
 	/* Keep any pipelined bytes behind this request for later. */
 	memmove(c->in, c->in + used, c->in_len - (size_t)used);
 	c->in_len -= (size_t)used;
+	ctl_client_shrink(c);
 	return 1;
 }
 
@@ -535,7 +539,7 @@ static int client_progress(struct ctl_server *s, struct ctl_client *c,
 static int client_readable(struct ctl_server *s, struct ctl_client *c,
 			   ctl_dispatch_fn dispatch, void *ctx)
 {
-	size_t room = sizeof(c->in) - c->in_len;
+	size_t room = c->in_cap - c->in_len;
 	if (room == 0)
 		return -EPROTO; /* cannot happen: a request fits the buffer */
 	ssize_t n = recv(c->fd, c->in + c->in_len, room, MSG_DONTWAIT);
@@ -546,6 +550,9 @@ static int client_readable(struct ctl_server *s, struct ctl_client *c,
 	if (c->in_len == 0 && c->served)
 		c->since = s->now; /* a new request begins */
 	c->in_len += (size_t)n;
+	int ret = ctl_client_fit_request(c);
+	if (ret < 0)
+		return ret;
 	return client_progress(s, c, dispatch, ctx);
 }
 
@@ -619,6 +626,7 @@ static void admit_client(struct ctl_server *s, int fd, ctl_dispatch_fn dispatch,
 	}
 	c->fd = fd;
 	c->since = s->now;
+	ctl_client_release_in(c); /* in = in_small */
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		count_error(s, errno, "epoll_ctl(new client)");

@@ -4,7 +4,8 @@
  * ctl_server_handle() when it is readable.  That one fd (an epoll set)
  * covers the listening socket and every client, so the daemon's poll set
  * never changes.  ctl_server_handle() accepts, reads, parses each complete
- * request with ctl_cmd_parse() (a parse error is answered directly, the
+ * request with ctl_cmd_parse() (a batch request: ctl_config_parse_batch(),
+ * dispatched as one CTL_BATCH command) (a parse error is answered directly, the
  * dispatcher never sees it), calls the dispatcher, and writes the reply,
  * buffering what the client does not read yet.  It never blocks.
  *
@@ -27,8 +28,10 @@
  *     else the client is closed (timed_out);
  *   - a client idle between requests is closed after idle_timeout_ms
  *     (default 60 s; idle_closed);
- *   - a request body over CTL_REQ_MAX_BODY, or bytes that are not a
- *     request, close that client (dropped_oversize / dropped_garbage);
+ *   - a request body over CTL_REQ_MAX_BODY (a batch request, ctl_proto.h:
+ *     CTL_REQ_MAX_BATCH, its buffer sized by its header and freed once
+ *     served: ctl_server_batch.c), or bytes that are not a request, close
+ *     that client (dropped_oversize / dropped_garbage);
  *   - one request at a time per client: while its reply is unread, the
  *     client's further bytes are not read, so the memory held for a client
  *     is one request buffer plus one reply;
@@ -51,7 +54,8 @@
  * did not ask for.  The deadlines are kept by a timerfd in the server's
  * epoll set, so the fd becomes readable when one passes: the daemon's poll
  * loop needs no timeout of its own.  Worst-case memory: max_clients x
- * (4 KB + max_pending_out).
+ * (4 KB + max_pending_out), plus CTL_REQ_MAX_BATCH for each client in the
+ * middle of sending a batch.
  *
  * Failures, and what the daemon does about them.  ctl_server_handle()
  * returns a negative errno ONLY when the server itself is broken and will

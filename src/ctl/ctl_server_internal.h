@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/un.h>
 
+#include "ctl/ctl_config.h"
 #include "ctl/ctl_proto.h"
 #include "ctl/ctl_server.h"
 
@@ -32,7 +33,10 @@ struct ctl_client {
 	bool served;                /* at least one request was answered */
 	uint64_t since;             /* ns: start of the current state */
 	size_t in_len;
-	uint8_t in[sizeof(struct ctl_req_hdr) + CTL_REQ_MAX_BODY];
+	uint8_t *in;                /* in_small, or a batch request's own
+	                             * buffer (ctl_server_batch.c) */
+	size_t in_cap;
+	uint8_t in_small[sizeof(struct ctl_req_hdr) + CTL_REQ_MAX_BODY];
 	uint8_t *out;               /* reply being sent (a stream's chunks) */
 	size_t out_len, out_off, out_cap;
 	struct ctl_stream *stream;  /* non-NULL while streaming */
@@ -61,6 +65,21 @@ struct ctl_server {
 /* Send what the socket takes: 1 when all is sent (out freed), 0 if the
  * socket is full, negative errno on a broken client. */
 int ctl_client_flush(struct ctl_client *c);
+
+/* ctl_server_batch.c */
+/* After bytes came in: a batch request larger than in_small gets a buffer
+ * of its own size.  0, or a negative errno to drop the client. */
+int ctl_client_fit_request(struct ctl_client *c);
+/* After a request was served and its bytes removed: back to in_small
+ * when what is left fits. */
+void ctl_client_shrink(struct ctl_client *c);
+/* Frees a batch buffer (client going away). */
+void ctl_client_release_in(struct ctl_client *c);
+/* The command of a batch request: its text parsed into *cfg (the caller
+ * releases it) and *cmd a CTL_BATCH over it.  0, or -EINVAL with err
+ * filled ("FILE:LINE: ..."). */
+int ctl_batch_parse(const struct ctl_request *req, struct ctl_config *cfg, struct ctl_cmd *cmd,
+		    struct ctl_err *err);
 
 /* ctl_server_stream.c */
 /* An event on a streaming client's fd.  Returns 0, or a negative errno to

@@ -298,6 +298,8 @@ int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *ou
 		return vxd_filter(vxd, &cmd->filter, out, err);
 	case CTL_WORKERS:
 		return vxd_workers_check(vxd, &cmd->workers, err);
+	case CTL_BATCH:
+		return vxd_filter_batch(vxd, &cmd->batch, out, err);
 	case CTL_VERSION:
 		ctl_print_open_object(out, NULL);
 		ctl_print_string(out, CTL_PRINT_ANY, "version", "%s\n", VXD_VERSION);

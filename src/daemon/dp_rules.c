@@ -12,19 +12,24 @@
  *   pass             on to L2 switching;
  *   goto chain       on to the next rule of the verdict (classify followed
  *                    the goto); none matched there: L2 switching.
- *   tunnel_key set   the remote VTEP of the following mirreds to a vxlan
- *                    port (filters.c refused at add a VNI, source, UDP
- *                    port or checksum other than the port's); unset
- *                    forgets it.
+ *   tunnel_key set   the tunnel key of the following mirreds to a vxlan
+ *                    port, as OVS's flow-based tunnels: the remote VTEP,
+ *                    and the VNI, outer UDP destination port (without
+ *                    dst_port: the port's) and checksum (csum / nocsum;
+ *                    neither: the port's udpcsum) go with the frame
+ *                    (pkt.h tunnel.tx_key) for the port to write
+ *                    (port/vxlan_tx.c); the port sends from its own
+ *                    address, so filters.c refused another src_ip at
+ *                    add.  unset forgets it.
  *   vlan push/pop/modify  edit the frame's outer tag in place (pkt_vlan.h),
  *                    for what follows (mirred, or L2 switching); pop and
  *                    modify leave an untagged frame as it is.
  * A list that ends without one of these goes on to L2 switching.
  *
- * To a vxlan port, mirred sends to the tunnel_key's remote, or without one
- * a copy to each of the port's remotes (what a kernel vxlan device does
- * with a frame its FDB has no entry for: its default destinations), with
- * the port's VNI.  A target port that is
+ * To a vxlan port, mirred sends to the tunnel_key's remote with its key,
+ * or without one a copy to each of the port's remotes (what a kernel vxlan
+ * device does with a frame its FDB has no entry for: its default
+ * destinations), with the port's VNI.  A target port that is
  * gone or down drops the frame, counted as for L2 switching.
  *
  * Worker thread only; the table is read from the view, never written. */
@@ -62,6 +67,20 @@ static void dp_rule_outputs(const struct vxd_worker *w, uint16_t id, const struc
 		res->outputs[res->n_outputs++] = fdb_dst_vtep(id, o->remotes[i].family, o->remotes[i].bytes);
 }
 
+/* The tunnel_key's VNI, UDP port and checksum on a frame going to vxlan
+ * port `id` (the copy or the redirected frame only: what goes on to L2
+ * switching keeps none). */
+static void dp_rule_tunnel_key(const struct vxd_worker *w, struct pkt *out, uint16_t id,
+			       const struct flower_action *tun)
+{
+	const struct port *port = id < VXD_MAX_PORTS ? w->view->ports[id] : NULL;
+	if (!tun || !port || !port_is_vxlan(port))
+		return;
+	out->tunnel.vni = tun->tun_vni;
+	out->tunnel.dst_port = tun->tun_dst_port; /* 0: the port's */
+	out->tunnel.tx_key = (uint8_t)(PKT_TUN_TX_KEY | tun->tun_csum);
+}
+
 /* mirred: the frame (redirect, consumed) or a copy of it (mirror). */
 static void dp_rule_mirred(struct vxd_worker *w, struct pkt *pkt, uint16_t id, const struct flower_action *tun,
 			   bool copy)
@@ -71,6 +90,7 @@ static void dp_rule_mirred(struct vxd_worker *w, struct pkt *pkt, uint16_t id, c
 		dp_count_drop(w, id, DROP_NO_BUFFER);
 		return;
 	}
+	dp_rule_tunnel_key(w, out, id, tun);
 	dp_rule_outputs(w, id, tun, &w->rule_res);
 	dp_output(w, out, &w->rule_res);
 }

@@ -5,7 +5,9 @@
  * flower_table_apply(): a new table, put in a new view by vxd_publish(), and
  * the old table destroyed once the old view is gone (after the grace
  * period), so the worker sees the batch whole or not at all.  A command from
- * vxctl is a batch of one; a config file's rules are one batch (config.c).
+ * vxctl is a batch of one; a config file's rules are one batch (config.c);
+ * so is a `vxctl -batch FILE` (CTL_BATCH: one request, ctl_proto.h), whose
+ * refusal names the file's line.
  *
  * Port names are resolved against the running ports when a rule is added: a
  * rule naming a missing port (dev or mirred dev) is refused.  A port named by
@@ -51,10 +53,11 @@ static int vxd_filters_install(struct vxd *vxd, struct flower_table *t, struct c
 	return 0;
 }
 
-/* tunnel_key set (action i) picks the remote VTEP of the mirred that
- * follows it; a vxlan port sends with its own socket, VNI and checksum
- * setting, so those must be the port's: anything else is refused here
- * rather than sent otherwise than asked. */
+/* tunnel_key set (action i) gives the frames of the mirred that follows it
+ * to a vxlan port their remote, VNI, UDP port and checksum (dp_rules.c);
+ * the port sends from its own socket, bound to its local address, so a
+ * src_ip other than that is refused here rather than sent otherwise than
+ * asked. */
 static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flower *f, unsigned i,
 				   struct ctl_err *err)
 {
@@ -65,22 +68,12 @@ static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flowe
 	const struct port *p = j < f->n_actions ? vxd_port_by_name(vxd, f->actions[j].dev) : NULL;
 	if (!p || !port_is_vxlan(p))
 		return vxd_refuse(err, -EINVAL, "action %u \"tunnel_key set\": needs a later mirred to a vxlan port "
-				  "(it chooses that port's remote VTEP)", i + 1);
+				  "(it sets that port's tunnel key)", i + 1);
 	const struct vxlan_options *o = vxlan_port_options(p);
-	uint16_t dport = o->dst_port ? o->dst_port : CTL_VXLAN_DEFAULT_DSTPORT;
 	uint8_t family = t->src.family == AF_INET6 ? 6 : 4;
-	if (t->vni != p->vni)
-		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"id %u\": refused, port %s sends VNI %u only (one "
-				  "port per VNI: redirect to that VNI's vxlan port)", i + 1, t->vni, p->name, p->vni);
 	if (family != o->local.family || memcmp(t->src.bytes, o->local.bytes, 16))
 		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"src_ip\": refused, port %s sends from its local "
 				  "address only", i + 1, p->name);
-	if (t->dst_port != dport)
-		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"dst_port %u\": refused, port %s sends to UDP port "
-				  "%u only", i + 1, t->dst_port, p->name, dport);
-	if ((t->given & (CTL_AK_CSUM | CTL_AK_NOCSUM)) && !(t->given & CTL_AK_NOCSUM) == o->udp_zero_csum)
-		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"%scsum\": refused, port %s has udpcsum %s", i + 1,
-				  o->udp_zero_csum ? "" : "no", p->name, o->udp_zero_csum ? "off" : "on");
 	return 0;
 }
 
@@ -126,18 +119,33 @@ static struct ctl_flower *vxd_filters_from_empty(const struct vxd *vxd, const st
 	return all;
 }
 
-int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
-		      struct ctl_err *err)
+/* Where the ops of a batch came from, to name the one refused: a -batch
+ * file's lines ("FILE:LINE: msg"), else "rule i of n: msg", or the bare
+ * message of a single command. */
+struct vxd_batch_src {
+	const char *name;
+	const unsigned int *lines;
+};
+
+static int vxd_refuse_op(struct ctl_err *err, int ret, const struct vxd_batch_src *src, size_t i, size_t n,
+			 const char *msg)
+{
+	char m[sizeof(err->msg)];
+	snprintf(m, sizeof(m), "%s", msg);
+	if (src && src->name)
+		return vxd_refuse(err, ret, "%s:%u: %s", src->name, src->lines[i], m);
+	if (n > 1)
+		return vxd_refuse(err, ret, "rule %zu of %zu: %s", i + 1, n, m);
+	return vxd_refuse(err, ret, "%s", m);
+}
+
+static int vxd_filters_apply_src(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
+				 const struct vxd_batch_src *src, struct ctl_err *err)
 {
 	int ret;
 	for (size_t i = 0; i < n; i++)
-		if ((ret = vxd_filter_supported(vxd, &ops[i], err)) < 0) {
-			if (n == 1)
-				return ret;
-			char msg[sizeof(err->msg)];
-			snprintf(msg, sizeof(msg), "%s", err->msg);
-			return vxd_refuse(err, ret, "rule %zu of %zu: %s", i + 1, n, msg);
-		}
+		if ((ret = vxd_filter_supported(vxd, &ops[i], err)) < 0)
+			return vxd_refuse_op(err, ret, src, i, n, err->msg);
 	size_t n_all = n, skip = 0;
 	struct ctl_flower *all = NULL;
 	if (from_empty) {
@@ -151,12 +159,34 @@ int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower 
 	struct flower_error fe = { 0 };
 	ret = flower_table_apply(vxd->flower, ops, n_all, vxd_filter_resolve, vxd, vxd_now_ns(), &t, &fe);
 	free(all);
-	if (ret < 0) {
-		if (n > 1)
-			return vxd_refuse(err, ret, "rule %zu of %zu: %s", fe.op - skip + 1, n, fe.msg);
-		return vxd_refuse(err, ret, "%s", fe.msg);
-	}
+	if (ret < 0)
+		return vxd_refuse_op(err, ret, src, fe.op - skip, n, fe.msg);
 	return vxd_filters_install(vxd, t, err);
+}
+
+int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
+		      struct ctl_err *err)
+{
+	return vxd_filters_apply_src(vxd, from_empty, ops, n, NULL, err);
+}
+
+int vxd_filter_batch(struct vxd *vxd, const struct ctl_batch *b, struct ctl_print *out, struct ctl_err *err)
+{
+	(void)out;
+	if (b->n_cmds == 0)
+		return 0; /* nothing but comments: nothing to change */
+	struct ctl_flower *ops = malloc(b->n_cmds * sizeof(*ops));
+	if (!ops)
+		return vxd_refuse(err, -ENOMEM, "%s: out of memory", b->name);
+	for (size_t i = 0; i < b->n_cmds; i++)
+		ops[i] = b->cmds[i].filter;
+	const struct vxd_batch_src src = { .name = b->name, .lines = b->lines };
+	int ret = vxd_filters_apply_src(vxd, false, ops, b->n_cmds, &src, err);
+	free(ops);
+	if (ret == 0)
+		VLOG_INFO("filter", "-batch %s: %zu commands applied as one change (%zu rules)", b->name, b->n_cmds,
+			  flower_table_n_rules(vxd->flower));
+	return ret;
 }
 
 int vxd_filters_clear(struct vxd *vxd, struct ctl_err *err)

@@ -14,6 +14,7 @@
 #include "port/afpacket.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
+#include "switch/flower_table.h"
 
 static void vxd_print_ip(struct ctl_print *p, const char *key, const char *fmt, uint8_t family,
 			 const uint8_t *bytes)
@@ -404,6 +405,8 @@ static void vxd_print_switch(struct ctl_print *p, const struct vxd *vxd, const s
 	ctl_print_uint(p, CTL_PRINT_ANY, "hits", "flower flow cache: hits (fast path) %" PRIu64, snap->flow_cache.hits);
 	ctl_print_uint(p, CTL_PRINT_ANY, "misses", " misses (classifier, slow path) %" PRIu64, snap->flow_cache.misses);
 	ctl_print_uint(p, CTL_PRINT_ANY, "evictions", " evictions %" PRIu64, snap->flow_cache.evictions);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rules_version", " rules version %" PRIu64,
+		       vxd->flower ? flower_table_version(vxd->flower) : 0);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 

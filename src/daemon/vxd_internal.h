@@ -190,6 +190,9 @@ int vxd_filter(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *ou
 int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
 		      struct ctl_err *err);
 int vxd_filters_clear(struct vxd *vxd, struct ctl_err *err);
+/* vxctl -batch: every line of the file as one batch, refused whole with
+ * "FILE:LINE: ..." naming the first line that fails. */
+int vxd_filter_batch(struct vxd *vxd, const struct ctl_batch *b, struct ctl_print *out, struct ctl_err *err);
 /* -EBUSY naming the rules when some rule sits on port id or sends to it. */
 int vxd_filters_port_in_use(const struct vxd *vxd, uint16_t id, const char *name, struct ctl_err *err);
 bool vxd_filter_names_port(const struct flower_rule *r, uint16_t id);

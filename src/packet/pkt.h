@@ -72,7 +72,18 @@ struct pkt_offload {
 	uint16_t csum_offset;
 };
 
-/* What decapsulation learnt from the outer headers (like OVS's md.tunnel). */
+/* tunnel.tx_key: what a flower `tunnel_key set` chose for the vxlan port
+ * the frame is sent to (OVS's flow-based tunnels: the key is the frame's,
+ * not the port's).  Zero on every received frame, so the port's own VNI,
+ * UDP port and checksum setting hold unless a rule said otherwise. */
+enum pkt_tun_tx_key {
+	PKT_TUN_TX_KEY = 1 << 0,    /* send with tunnel.vni and tunnel.dst_port */
+	PKT_TUN_TX_CSUM = 1 << 1,   /* outer UDP checksum computed (`csum`) */
+	PKT_TUN_TX_NOCSUM = 1 << 2, /* outer UDP checksum zero (`nocsum`) */
+};
+
+/* What decapsulation learnt from the outer headers (like OVS's md.tunnel);
+ * on the way out, with tx_key, what encapsulation is to write. */
 struct pkt_tunnel {
 	uint32_t vni;          /* valid when `family` != 0 */
 	uint8_t family;        /* 0 = not tunnelled, 4, 6 */
@@ -80,6 +91,7 @@ struct pkt_tunnel {
 	uint8_t dst[16];
 	uint16_t src_port;     /* outer UDP ports, host order */
 	uint16_t dst_port;
+	uint8_t tx_key;        /* enum pkt_tun_tx_key; 0 on receive */
 };
 
 struct pkt;

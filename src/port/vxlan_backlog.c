@@ -24,7 +24,7 @@ int vxlan_sock_tx_wait_fd(const struct vxlan_sock *sock)
 }
 
 bool vxlan_backlog_push(struct vxlan_sock *sock, const struct msghdr *mh, uint32_t bytes,
-			uint32_t skip, uint16_t gso_size, unsigned tx_idx, bool df)
+			uint32_t skip, uint16_t gso_size, unsigned tx_idx, bool df, bool zero_csum)
 {
 	uint32_t len = bytes - skip;
 	struct vxlan_backlog_entry *e = NULL;
@@ -44,6 +44,7 @@ bool vxlan_backlog_push(struct vxlan_sock *sock, const struct msghdr *mh, uint32
 	e->gso_size = gso_size;
 	e->tx_idx = (uint8_t)tx_idx;
 	e->df = df;
+	e->zero_csum = zero_csum;
 	uint32_t at = 0;
 	for (size_t k = 0; k < mh->msg_iovlen && at < len; k++) {
 		const uint8_t *base = mh->msg_iov[k].iov_base;
@@ -114,7 +115,7 @@ static int vxlan_backlog_send(struct vxlan_sock *sock, struct vxlan_backlog_entr
 			cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
 			memcpy(CMSG_DATA(cm), &e->gso_size, sizeof(e->gso_size));
 		}
-		int fd = vxlan_txsock_fd(sock, e->tx_idx, e->df);
+		int fd = vxlan_txsock_fd(sock, e->tx_idx, e->df, e->zero_csum);
 		ssize_t r = sendmsg(fd, &mh, MSG_DONTWAIT);
 		if (r < 0 && vxlan_icmp_send_failed(sock, fd, errno))
 			r = sendmsg(fd, &mh, MSG_DONTWAIT); /* once: a queued ICMP error's */

@@ -53,6 +53,7 @@ struct vxlan_backlog_entry {
 	uint16_t gso_size;   /* datagram size of a train; 0: one datagram */
 	uint8_t tx_idx;      /* send socket (vxlan_sock.tx_fd) */
 	bool df;             /* DF wanted (df inherit) */
+	bool zero_csum;      /* outer UDP checksum zero (the frame's tunnel_key) */
 	uint8_t data[];
 };
 
@@ -98,6 +99,10 @@ struct vxlan_sock {
 	int tx_fd[VXLAN_SRCPORT_MAX_PORTS];
 	/* worker: DF in force on tx_fd[i] (IP_PMTUDISC_DO), for df inherit. */
 	bool tx_df_on[VXLAN_SRCPORT_MAX_PORTS];
+	/* worker: zero checksum in force on tx_fd[i] (SO_NO_CHECK /
+	 * UDP_NO_CHECK6_TX): zero_csum, unless a frame's tunnel_key (pkt.h
+	 * tunnel.tx_key) asked otherwise for the last send on it. */
+	bool tx_nocsum_on[VXLAN_SRCPORT_MAX_PORTS];
 	/* worker: the send backlog, a ring in send order. */
 	struct vxlan_backlog_entry *backlog[VXLAN_BACKLOG_MAX];
 	unsigned bl_head, bl_count;
@@ -133,7 +138,7 @@ void vxlan_sock_close_lane(struct vxlan_sock *sock);
  * payload bytes, datagrams of `gso_size`; 0: one) to the backlog, as a
  * copy.  false when the backlog is full: the caller counts the drop. */
 bool vxlan_backlog_push(struct vxlan_sock *sock, const struct msghdr *mh, uint32_t bytes,
-			uint32_t skip, uint16_t gso_size, unsigned tx_idx, bool df);
+			uint32_t skip, uint16_t gso_size, unsigned tx_idx, bool df, bool zero_csum);
 /* Frees every entry (the socket is closing). */
 void vxlan_backlog_clear(struct vxlan_sock *sock);
 /* Logs the first UDP_SEGMENT refusal and switches it off. */
@@ -159,8 +164,9 @@ bool vxlan_icmp_recv_failed(struct vxlan_sock *sock, int err);
 
 bool vxlan_txsock_want_df(const struct vxlan_sock *sock, const uint8_t *frame, size_t len);
 /* The fd of send socket `idx`, with DF switched to `df` first under df
- * inherit (worker only). */
-int vxlan_txsock_fd(struct vxlan_sock *sock, unsigned idx, bool df);
+ * inherit, and its outer UDP checksum to zero or computed as `zero_csum`
+ * says (one setsockopt when it changes; worker only). */
+int vxlan_txsock_fd(struct vxlan_sock *sock, unsigned idx, bool df, bool zero_csum);
 
 /* The send path (vxlan_tx.c), as class hooks. */
 int vxlan_tx_io_init(struct port *port, struct port_io *io);

@@ -34,6 +34,7 @@ struct vxlan_tx_meta {
 	uint16_t nr_segs;
 	uint8_t tx_idx;        /* send socket (srcport) */
 	bool df;               /* DF wanted (df inherit) */
+	bool zero_csum;        /* outer UDP checksum zero */
 };
 
 /* A vxlan port's part of a port_io: one worker's send queue and counters. */
@@ -63,9 +64,14 @@ struct vxlan_tx_ctx {
 	struct vxlan_sock *sock;
 	struct port_io *io;
 	struct vxlan_tx_io *q;
-	/* Of the frame being queued: its send socket and DF. */
+	/* Of the frame being queued: its send socket and DF, and its tunnel
+	 * key: the port's VNI, UDP port and checksum setting, or those a
+	 * flower tunnel_key set chose (pkt.h, tunnel.tx_key). */
 	uint8_t tx_idx;
 	bool df;
+	bool zero_csum;
+	uint16_t dst_port;
+	uint32_t vni;
 };
 
 int vxlan_tx_io_init(struct port *port, struct port_io *io)
@@ -125,7 +131,7 @@ static unsigned vxlan_queue_msg(struct vxlan_tx_ctx *c, const struct vxlan_addr 
 	struct msghdr *mh = &q->msgs[i].msg_hdr;
 	memset(mh, 0, sizeof(*mh));
 	mh->msg_name = &q->names[i];
-	mh->msg_namelen = vxlan_sockaddr(dst, c->vp->opts.dst_port, &q->names[i]);
+	mh->msg_namelen = vxlan_sockaddr(dst, c->dst_port, &q->names[i]);
 	mh->msg_iov = q->iovs[i];
 	if (gso_size) {
 		mh->msg_control = q->cmsgs[i].buf;
@@ -136,7 +142,8 @@ static unsigned vxlan_queue_msg(struct vxlan_tx_ctx *c, const struct vxlan_addr 
 		cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
 		memcpy(CMSG_DATA(cm), &gso_size, sizeof(gso_size));
 	}
-	q->meta[i] = (struct vxlan_tx_meta){ .gso_size = gso_size, .tx_idx = c->tx_idx, .df = c->df };
+	q->meta[i] = (struct vxlan_tx_meta){ .gso_size = gso_size, .tx_idx = c->tx_idx, .df = c->df,
+					     .zero_csum = c->zero_csum };
 	return i;
 }
 
@@ -150,7 +157,8 @@ static bool vxlan_would_block(int err)
 static void vxlan_backlog_msg(struct vxlan_tx_ctx *c, unsigned i, uint32_t skip)
 {
 	const struct vxlan_tx_meta *m = &c->q->meta[i];
-	if (!vxlan_backlog_push(c->sock, &c->q->msgs[i].msg_hdr, m->bytes, skip, m->gso_size, m->tx_idx, m->df))
+	if (!vxlan_backlog_push(c->sock, &c->q->msgs[i].msg_hdr, m->bytes, skip, m->gso_size, m->tx_idx, m->df,
+				m->zero_csum))
 		port_count_drop(c->io, DROP_UNDERLAY_BACKLOG_FULL);
 }
 
@@ -184,7 +192,7 @@ static void vxlan_send_unsegmented(struct vxlan_tx_ctx *c, unsigned i)
 		mh.msg_iov = iov;
 		mh.msg_iovlen = n;
 		ssize_t r;
-		int fd = vxlan_txsock_fd(sock, m->tx_idx, m->df);
+		int fd = vxlan_txsock_fd(sock, m->tx_idx, m->df, m->zero_csum);
 		bool retried = false;
 		for (;;) {
 			r = sendmsg(fd, &mh, MSG_DONTWAIT);
@@ -207,11 +215,13 @@ static void vxlan_send_unsegmented(struct vxlan_tx_ctx *c, unsigned i)
 	}
 }
 
-/* How many messages from i on go on one send socket with one DF. */
+/* How many messages from i on go on one send socket with one DF and one
+ * checksum setting. */
 static unsigned vxlan_run_len(const struct vxlan_tx_io *q, unsigned i)
 {
 	unsigned j = i + 1;
-	while (j < q->n_msgs && q->meta[j].tx_idx == q->meta[i].tx_idx && q->meta[j].df == q->meta[i].df)
+	while (j < q->n_msgs && q->meta[j].tx_idx == q->meta[i].tx_idx && q->meta[j].df == q->meta[i].df &&
+	       q->meta[j].zero_csum == q->meta[i].zero_csum)
 		j++;
 	return j - i;
 }
@@ -230,7 +240,7 @@ static void vxlan_flush(struct vxlan_tx_ctx *c)
 			vxlan_backlog_msg(c, i++, 0);
 			continue;
 		}
-		int fd = vxlan_txsock_fd(sock, q->meta[i].tx_idx, q->meta[i].df);
+		int fd = vxlan_txsock_fd(sock, q->meta[i].tx_idx, q->meta[i].df, q->meta[i].zero_csum);
 		int sent = sendmmsg(fd, &q->msgs[i], vxlan_run_len(q, i), MSG_DONTWAIT);
 		if (sent > 0) {
 			for (int k = 0; k < sent; k++, i++) {
@@ -277,7 +287,11 @@ static int vxlan_build_train(struct vxlan_tx_ctx *c, const struct pkt *pkt)
 	t->hdr_cap = VXLAN_TX_HDR_POOL - q->hdr_used;
 	t->iov = q->iov_pool + q->iov_used;
 	t->iov_cap = VXLAN_TX_IOV_POOL - q->iov_used;
-	return gso_train_build_iov(pkt, GSO_TRAIN_VXLAN_UDP, &c->vp->encap, t);
+	if (c->vni == c->vp->encap.vni)
+		return gso_train_build_iov(pkt, GSO_TRAIN_VXLAN_UDP, &c->vp->encap, t);
+	struct vxlan_encap encap = c->vp->encap; /* a tunnel_key's VNI */
+	encap.vni = c->vni;
+	return gso_train_build_iov(pkt, GSO_TRAIN_VXLAN_UDP, &encap, t);
 }
 
 static void vxlan_tx_drop(struct vxlan_tx_ctx *c, struct pkt *pkt, enum drop_reason reason)
@@ -387,7 +401,10 @@ static void vxlan_tx_gso(struct vxlan_tx_ctx *c, struct pkt *pkt, const struct v
 	}
 	/* Without UDP_SEGMENT: one message per datagram. */
 	uint32_t max_bytes = dst->family == 6 ? GSO_UDP_SEND_MAX_BYTES_IPV6 : GSO_UDP_SEND_MAX_BYTES_IPV4;
-	bool seg_on = atomic_load_explicit(&c->sock->udp_segment_on, memory_order_relaxed);
+	/* A zero checksum: the kernel refuses UDP_SEGMENT (vxlan.h), which
+	 * would switch it off for the whole socket; one datagram a message. */
+	bool seg_on = atomic_load_explicit(&c->sock->udp_segment_on, memory_order_relaxed) &&
+		      (!c->zero_csum || c->sock->zero_csum);
 	uint32_t max_segs = seg_on ? GSO_UDP_MAX_SEGMENTS_OLD : 1;
 	struct gso_iov_send sends[GSO_MAX_SEGS];
 	int n_sends = gso_iov_train_sends(t, max_bytes, max_segs, sends, GSO_MAX_SEGS);
@@ -425,7 +442,7 @@ static void vxlan_tx_plain(struct vxlan_tx_ctx *c, struct pkt *pkt, const struct
 		vxlan_tx_drop(c, pkt, DROP_NO_BUFFER);
 		return;
 	}
-	vxlan_hdr_write(hdr, c->vp->opts.vni);
+	vxlan_hdr_write(hdr, c->vni);
 	if (q->n_msgs == VXLAN_TX_MSGS)
 		vxlan_flush(c);
 	unsigned i = vxlan_queue_msg(c, dst, 0);
@@ -439,6 +456,16 @@ static void vxlan_tx_plain(struct vxlan_tx_ctx *c, struct pkt *pkt, const struct
 	q->meta[i].nr_segs = 1;
 	q->tx_plain_frames++;
 	port_count_tx(c->io, pkt_len(pkt) - VXLAN_HDR_LEN);
+}
+
+/* The frame's VNI, UDP port and checksum: the port's, or its tunnel_key's. */
+static void vxlan_tx_key(struct vxlan_tx_ctx *c, const struct pkt_tunnel *tun)
+{
+	bool key = tun->tx_key & PKT_TUN_TX_KEY;
+	c->vni = key ? tun->vni : c->vp->opts.vni;
+	c->dst_port = key && tun->dst_port ? tun->dst_port : c->vp->opts.dst_port;
+	c->zero_csum = tun->tx_key & PKT_TUN_TX_NOCSUM ? true
+		       : tun->tx_key & PKT_TUN_TX_CSUM ? false : c->sock->zero_csum;
 }
 
 void vxlan_tx_batch(struct port *port, struct port_io *io, struct pkt **pkts, unsigned n)
@@ -456,6 +483,7 @@ void vxlan_tx_batch(struct port *port, struct port_io *io, struct pkt **pkts, un
 		struct vxlan_addr dst;
 		c.tx_idx = (uint8_t)vxlan_txsock_pick(c.sock, pkt->data, pkt->size);
 		c.df = vxlan_txsock_want_df(c.sock, pkt->data, pkt->size);
+		vxlan_tx_key(&c, &pkt->tunnel);
 		if (!vxlan_pkt_dst(pkt, &dst) || dst.family != vp->opts.local.family)
 			vxlan_tx_drop(&c, pkt, DROP_FDB_DST_UNKNOWN);
 		else if (pkt->ol.gso_type == PKT_GSO_NONE)

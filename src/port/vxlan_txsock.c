@@ -22,17 +22,21 @@
 #define UDP_NO_CHECK6_RX 102
 #endif
 
+/* Zero outer UDP checksums on fd, or computed ones. */
+static int vxlan_txsock_set_nocsum(const struct vxlan_sock *sock, int fd, bool zero)
+{
+	int on = zero;
+	int r = sock->local.family == 6 ? setsockopt(fd, IPPROTO_UDP, UDP_NO_CHECK6_TX, &on, sizeof(on))
+					 : setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &on, sizeof(on));
+	return r < 0 ? -errno : 0;
+}
+
 /* Checksum and DF settings of one send socket. */
 static int vxlan_txsock_apply(const struct vxlan_sock *sock, int fd)
 {
-	int one = 1;
-	if (sock->zero_csum) {
-		int r = sock->local.family == 6
-				? setsockopt(fd, IPPROTO_UDP, UDP_NO_CHECK6_TX, &one, sizeof(one))
-				: setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof(one));
-		if (r < 0)
-			return -errno;
-	}
+	int r = sock->zero_csum ? vxlan_txsock_set_nocsum(sock, fd, true) : 0;
+	if (r < 0)
+		return r;
 	if (sock->local.family == 4) {
 		int pmtu = sock->df == VXLAN_DF_UNSET ? IP_PMTUDISC_DONT : IP_PMTUDISC_DO;
 		if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) < 0)
@@ -95,6 +99,7 @@ int vxlan_txsock_open(struct vxlan_sock *sock, const struct vxlan_options *opts)
 		if (!err)
 			err = vxlan_txsock_apply(sock, fd);
 		sock->tx_df_on[i] = sock->df != VXLAN_DF_UNSET;
+		sock->tx_nocsum_on[i] = sock->zero_csum;
 		if (err) {
 			sock->n_tx = i + (fd >= 0);
 			vxlan_txsock_close(sock);
@@ -141,7 +146,7 @@ bool vxlan_txsock_want_df(const struct vxlan_sock *sock, const uint8_t *frame, s
 	return type == ETH_TYPE_IPV4 && len >= ofs + IPV4_HDR_LEN && (frame[ofs + 6] & 0x40);
 }
 
-int vxlan_txsock_fd(struct vxlan_sock *sock, unsigned idx, bool df)
+int vxlan_txsock_fd(struct vxlan_sock *sock, unsigned idx, bool df, bool zero_csum)
 {
 	if (idx >= sock->n_tx)
 		idx = 0;
@@ -151,6 +156,8 @@ int vxlan_txsock_fd(struct vxlan_sock *sock, unsigned idx, bool df)
 		if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) == 0)
 			sock->tx_df_on[idx] = df;
 	}
+	if (sock->tx_nocsum_on[idx] != zero_csum && vxlan_txsock_set_nocsum(sock, fd, zero_csum) == 0)
+		sock->tx_nocsum_on[idx] = zero_csum;
 	return fd;
 }
 

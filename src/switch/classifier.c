@@ -9,10 +9,12 @@ enum { CLS_WORDS = FLOW_KEY_MATCH_SIZE / 4, CLS_MAX_RULES = 1 << 24 };
 
 typedef uint32_t cls_word __attribute__((may_alias));
 
-/* One distinct mask.  Entry e's masked words are values[e * n_words ...]. */
+/* One distinct mask.  Entry e's masked words are values[e * n_words ...].
+ * Shared by every classifier built from one that had it (refs). */
 struct subtable {
-	uint32_t best_rank;
+	uint32_t refs;              /* classifiers holding it: control thread */
 	uint32_t n_words;
+	uint64_t best_rank;
 	uint8_t idx[CLS_WORDS];     /* words of the key the mask touches */
 	uint32_t mask[CLS_WORDS];   /* mask[i] applies to word idx[i] */
 	uint32_t n_entries;
@@ -20,13 +22,18 @@ struct subtable {
 	uint32_t *buckets;          /* entry + 1; 0 = empty */
 	uint32_t *hashes;
 	uint32_t *values;
-	uint32_t *ranks;
+	uint64_t *ranks;
 	const void **data;
+	/* Every rule given with this mask, shadowed ones too, by rank: what
+	 * cls_build_from() compares to share the subtable. */
+	uint32_t n_members;
+	uint64_t *m_ranks;
+	const void **m_data;
 };
 
 struct linear_entry {
 	struct cls_match match;
-	uint32_t rank;
+	uint64_t rank;
 	const void *data;
 };
 
@@ -34,7 +41,8 @@ struct cls {
 	uint32_t n_rules;
 	uint32_t n_subtables;
 	uint32_t n_linear;
-	struct subtable *subtables; /* by best_rank */
+	uint32_t n_shared;
+	struct subtable **subtables; /* by best_rank */
 	struct linear_entry *linear; /* by rank */
 };
 
@@ -102,7 +110,7 @@ static inline uint32_t mask_key(const struct subtable *st, const cls_word *k, ui
 
 static int by_rank(const void *a, const void *b)
 {
-	uint32_t ra = ((const struct cls_rule *)a)->rank, rb = ((const struct cls_rule *)b)->rank;
+	uint64_t ra = ((const struct cls_rule *)a)->rank, rb = ((const struct cls_rule *)b)->rank;
 	return ra < rb ? -1 : ra > rb;
 }
 
@@ -132,6 +140,26 @@ static bool subtable_has_mask(const struct subtable *st, const struct cls_match 
 	return j == st->n_words;
 }
 
+static bool same_mask(const struct subtable *a, const struct subtable *b)
+{
+	return a->n_words == b->n_words && !memcmp(a->idx, b->idx, a->n_words) &&
+	       !memcmp(a->mask, b->mask, a->n_words * sizeof(a->mask[0]));
+}
+
+static void subtable_unref(struct subtable *st)
+{
+	if (!st || --st->refs)
+		return;
+	free(st->buckets);
+	free(st->hashes);
+	free(st->values);
+	free(st->ranks);
+	free(st->data);
+	free(st->m_ranks);
+	free(st->m_data);
+	free(st);
+}
+
 static int subtable_alloc(struct subtable *st, uint32_t n)
 {
 	uint32_t nb = 4;
@@ -143,7 +171,10 @@ static int subtable_alloc(struct subtable *st, uint32_t n)
 	st->values = malloc((size_t)n * (st->n_words ? st->n_words : 1) * sizeof(*st->values));
 	st->ranks = malloc(n * sizeof(*st->ranks));
 	st->data = malloc(n * sizeof(*st->data));
-	if (!st->buckets || !st->hashes || !st->values || !st->ranks || !st->data)
+	st->m_ranks = malloc(n * sizeof(*st->m_ranks));
+	st->m_data = malloc(n * sizeof(*st->m_data));
+	if (!st->buckets || !st->hashes || !st->values || !st->ranks || !st->data || !st->m_ranks ||
+	    !st->m_data)
 		return -ENOMEM;
 	return 0;
 }
@@ -153,6 +184,8 @@ static int subtable_alloc(struct subtable *st, uint32_t n)
 static void subtable_insert(struct subtable *st, const struct cls_rule *r)
 {
 	uint32_t vals[CLS_WORDS];
+	st->m_ranks[st->n_members] = r->rank;
+	st->m_data[st->n_members++] = r->data;
 	uint32_t h = mask_key(st, words_of(&r->match->key), vals);
 	uint32_t b = h & st->bucket_mask;
 	for (; st->buckets[b]; b = (b + 1) & st->bucket_mask) {
@@ -169,11 +202,68 @@ static void subtable_insert(struct subtable *st, const struct cls_rule *r)
 	st->buckets[b] = e + 1;
 }
 
-/* Which subtable each hashed rule goes to (UINT32_MAX: linear), creating
- * the subtables in the order of their best rule. */
-static void assign_subtables(struct cls *cls, const struct cls_rule *sorted, size_t n,
-			     uint32_t *sub_of, uint32_t *counts)
+/* The rules of one mask, while building: `shell` holds the mask and best
+ * rank, members[0..n-1] index the rank-sorted rules; hash is the mask's,
+ * so that finding a rule's group compares one word per group first. */
+struct group {
+	struct subtable shell;
+	const uint32_t *members;
+	uint32_t n;
+	uint32_t hash;
+};
+
+static uint32_t mask_hash(const struct cls_match *m)
 {
+	const cls_word *mk = words_of(&m->mask);
+	uint32_t h = 0;
+	for (int i = 0; i < CLS_WORDS; i++)
+		h = hash_add(h, mk[i]);
+	return hash_finish(h);
+}
+
+/* old's subtable of g's mask if it holds exactly g's rules, with one more
+ * reference; else NULL. */
+static struct subtable *subtable_share(const struct cls *old, const struct group *g,
+				       const struct cls_rule *sorted)
+{
+	for (uint32_t s = 0; old && s < old->n_subtables; s++) {
+		struct subtable *st = old->subtables[s];
+		if (!same_mask(st, &g->shell))
+			continue;
+		if (st->n_members != g->n)
+			return NULL;
+		for (uint32_t j = 0; j < g->n; j++)
+			if (st->m_ranks[j] != sorted[g->members[j]].rank || st->m_data[j] != sorted[g->members[j]].data)
+				return NULL;
+		st->refs++;
+		return st;
+	}
+	return NULL;
+}
+
+static struct subtable *subtable_new(const struct group *g, const struct cls_rule *sorted)
+{
+	struct subtable *st = malloc(sizeof(*st));
+	if (!st)
+		return NULL;
+	*st = g->shell;
+	st->refs = 1;
+	if (subtable_alloc(st, g->n)) {
+		subtable_unref(st);
+		return NULL;
+	}
+	for (uint32_t j = 0; j < g->n; j++)
+		subtable_insert(st, &sorted[g->members[j]]);
+	return st;
+}
+
+/* Groups the hashed rules by mask, in the order of each mask's best rule
+ * (sorted is by rank); sub_of[i] = group of rule i, UINT32_MAX: linear.
+ * *groups grows as masks are found.  The number of groups, or -ENOMEM. */
+static long group_rules(struct cls *cls, struct group **groups, const struct cls_rule *sorted, size_t n,
+			uint32_t *sub_of)
+{
+	uint32_t n_groups = 0, cap = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct cls_match *m = sorted[i].match;
 		if (m->extra) {
@@ -181,34 +271,65 @@ static void assign_subtables(struct cls *cls, const struct cls_rule *sorted, siz
 			cls->n_linear++;
 			continue;
 		}
-		uint32_t s = 0;
-		while (s < cls->n_subtables && !subtable_has_mask(&cls->subtables[s], m))
+		uint32_t h = mask_hash(m), s = 0;
+		while (s < n_groups && ((*groups)[s].hash != h || !subtable_has_mask(&(*groups)[s].shell, m)))
 			s++;
-		if (s == cls->n_subtables) {
-			struct subtable *st = &cls->subtables[cls->n_subtables++];
-			memset(st, 0, sizeof(*st));
-			subtable_init_mask(st, m);
-			st->best_rank = sorted[i].rank;
+		if (s == n_groups) {
+			if (n_groups == cap) {
+				cap = cap ? 2 * cap : 16;
+				struct group *g = realloc(*groups, cap * sizeof(*g));
+				if (!g)
+					return -ENOMEM;
+				*groups = g;
+			}
+			struct group *g = &(*groups)[n_groups++];
+			memset(g, 0, sizeof(*g));
+			subtable_init_mask(&g->shell, m);
+			g->shell.best_rank = sorted[i].rank;
+			g->hash = h;
 		}
 		sub_of[i] = s;
-		counts[s]++;
+		(*groups)[s].n++;
 	}
+	return n_groups;
 }
 
-static int fill(struct cls *cls, const struct cls_rule *sorted, size_t n, const uint32_t *sub_of,
-		const uint32_t *counts)
+/* Rules come in rank order from flower_table: sort only when they do not. */
+static void sort_by_rank(struct cls_rule *r, size_t n)
 {
-	for (uint32_t s = 0; s < cls->n_subtables; s++)
-		if (subtable_alloc(&cls->subtables[s], counts[s]))
+	for (size_t i = 1; i < n; i++)
+		if (r[i].rank < r[i - 1].rank) {
+			qsort(r, n, sizeof(*r), by_rank);
+			return;
+		}
+}
+
+/* Each group's subtable, shared from old or built; then the linear stage. */
+static int fill(struct cls *cls, const struct cls *old, struct group *groups, const struct cls_rule *sorted,
+		size_t n, const uint32_t *sub_of, uint32_t *members)
+{
+	uint32_t at = 0;
+	for (uint32_t s = 0; s < cls->n_subtables; s++) {
+		groups[s].members = members + at;
+		at += groups[s].n;
+		groups[s].n = 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (sub_of[i] != UINT32_MAX)
+			members[groups[sub_of[i]].members - members + groups[sub_of[i]].n++] = (uint32_t)i;
+	for (uint32_t s = 0; s < cls->n_subtables; s++) {
+		struct subtable *st = subtable_share(old, &groups[s], sorted);
+		cls->n_shared += st != NULL;
+		if (!st && !(st = subtable_new(&groups[s], sorted)))
 			return -ENOMEM;
+		cls->subtables[s] = st;
+	}
 	if (cls->n_linear && !(cls->linear = calloc(cls->n_linear, sizeof(*cls->linear))))
 		return -ENOMEM;
 	uint32_t nl = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (sub_of[i] != UINT32_MAX) {
-			subtable_insert(&cls->subtables[sub_of[i]], &sorted[i]);
+		if (sub_of[i] != UINT32_MAX)
 			continue;
-		}
 		struct linear_entry *le = &cls->linear[nl++];
 		le->match = *sorted[i].match;
 		le->rank = sorted[i].rank;
@@ -217,39 +338,39 @@ static int fill(struct cls *cls, const struct cls_rule *sorted, size_t n, const 
 	return 0;
 }
 
-int cls_build(const struct cls_rule *rules, size_t n, struct cls **out)
+int cls_build_from(const struct cls *old, const struct cls_rule *rules, size_t n, struct cls **out)
 {
 	*out = NULL;
 	if (n > CLS_MAX_RULES)
 		return -EINVAL;
+	size_t m = n ? n : 1;
 	struct cls *cls = calloc(1, sizeof(*cls));
-	struct cls_rule *sorted = malloc((n ? n : 1) * sizeof(*sorted));
-	uint32_t *sub_of = malloc((n ? n : 1) * sizeof(*sub_of));
-	uint32_t *counts = calloc(n ? n : 1, sizeof(*counts));
+	struct cls_rule *sorted = malloc(m * sizeof(*sorted));
+	uint32_t *sub_of = malloc(m * sizeof(*sub_of)), *members = malloc(m * sizeof(*members));
+	struct group *groups = NULL;
 	int ret = -ENOMEM;
-	if (!cls || !sorted || !sub_of || !counts)
-		goto out;
-	cls->subtables = calloc(n ? n : 1, sizeof(*cls->subtables));
-	if (!cls->subtables)
+	if (!cls || !sorted || !sub_of || !members)
 		goto out;
 	memcpy(sorted, rules, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), by_rank);
+	sort_by_rank(sorted, n);
 	ret = -EINVAL;
 	for (size_t i = 1; i < n; i++)
 		if (sorted[i].rank == sorted[i - 1].rank)
 			goto out;
 	cls->n_rules = (uint32_t)n;
-	assign_subtables(cls, sorted, n, sub_of, counts);
-	if (cls->n_subtables) {
-		struct subtable *fit = realloc(cls->subtables, cls->n_subtables * sizeof(*fit));
-		if (fit)
-			cls->subtables = fit;
-	}
-	ret = fill(cls, sorted, n, sub_of, counts);
+	long n_groups = group_rules(cls, &groups, sorted, n, sub_of);
+	ret = -ENOMEM;
+	if (n_groups < 0)
+		goto out;
+	cls->n_subtables = (uint32_t)n_groups;
+	if (!(cls->subtables = calloc(cls->n_subtables ? cls->n_subtables : 1, sizeof(*cls->subtables))))
+		goto out;
+	ret = fill(cls, old, groups, sorted, n, sub_of, members);
 out:
 	free(sorted);
 	free(sub_of);
-	free(counts);
+	free(members);
+	free(groups);
 	if (ret && cls)
 		cls_destroy(cls);
 	else if (!ret)
@@ -257,18 +378,17 @@ out:
 	return ret;
 }
 
+int cls_build(const struct cls_rule *rules, size_t n, struct cls **out)
+{
+	return cls_build_from(NULL, rules, n, out);
+}
+
 void cls_destroy(struct cls *cls)
 {
 	if (!cls)
 		return;
-	for (uint32_t s = 0; cls->subtables && s < cls->n_subtables; s++) {
-		struct subtable *st = &cls->subtables[s];
-		free(st->buckets);
-		free(st->hashes);
-		free(st->values);
-		free(st->ranks);
-		free(st->data);
-	}
+	for (uint32_t s = 0; cls->subtables && s < cls->n_subtables; s++)
+		subtable_unref(cls->subtables[s]);
 	free(cls->subtables);
 	free(cls->linear);
 	free(cls);
@@ -284,7 +404,7 @@ static inline bool words_equal(const uint32_t *a, const uint32_t *b, uint32_t n)
 	return !diff;
 }
 
-static inline void subtable_probe(const struct subtable *st, const cls_word *k, uint32_t *best,
+static inline void subtable_probe(const struct subtable *st, const cls_word *k, uint64_t *best,
 				  const void **best_data)
 {
 	uint32_t vals[CLS_WORDS];
@@ -301,7 +421,7 @@ static inline void subtable_probe(const struct subtable *st, const cls_word *k, 
 	}
 }
 
-static void linear_scan(const struct cls *cls, const struct flow_key *key, uint32_t *best,
+static void linear_scan(const struct cls *cls, const struct flow_key *key, uint64_t *best,
 			const void **best_data)
 {
 	for (uint32_t i = 0; i < cls->n_linear && cls->linear[i].rank < *best; i++) {
@@ -313,14 +433,14 @@ static void linear_scan(const struct cls *cls, const struct flow_key *key, uint3
 	}
 }
 
-const void *cls_lookup(const struct cls *cls, const struct flow_key *key, uint32_t *rank)
+const void *cls_lookup(const struct cls *cls, const struct flow_key *key, uint64_t *rank)
 {
-	uint32_t best = UINT32_MAX;
+	uint64_t best = UINT64_MAX;
 	const void *best_data = NULL;
 	const cls_word *k = words_of(key);
 	bool linear_done = cls->n_linear == 0;
 	for (uint32_t s = 0; s < cls->n_subtables; s++) {
-		const struct subtable *st = &cls->subtables[s];
+		const struct subtable *st = cls->subtables[s];
 		if (!linear_done && cls->linear[0].rank < st->best_rank) {
 			linear_scan(cls, key, &best, &best_data);
 			linear_done = true;
@@ -341,4 +461,5 @@ void cls_get_stats(const struct cls *cls, struct cls_stats *stats)
 	stats->n_rules = cls->n_rules;
 	stats->n_subtables = cls->n_subtables;
 	stats->n_linear = cls->n_linear;
+	stats->n_shared = cls->n_shared;
 }

@@ -55,6 +55,20 @@
  *   takes no lock and writes nothing, so any number of threads may look up
  *   the same classifier at once.
  *
+ * Incremental: subtables shared between versions
+ * ==============================================
+ *   A change of one rule in a large table would rebuild every subtable
+ *   (hash all the rules, allocate every array) though only the subtable of
+ *   that rule's mask differs.  cls_build_from() builds the new classifier
+ *   next to the old one and takes over, by reference, every old subtable
+ *   whose rules are exactly the new one's (same mask, same (rank, data)
+ *   list): only the subtables a change touched are hashed again.  This
+ *   needs ranks that do not move when a rule is inserted before them, so
+ *   ranks are the caller's stable order keys (flower: pref << 32 | handle),
+ *   64 bits.  Subtables are immutable too; their reference counts are
+ *   changed by cls_build_from() and cls_destroy() only, both on the
+ *   control thread, so the lookups never see them.
+ *
  * Thread-safety
  * =============
  *   cls_build() and cls_destroy(): the control thread.  cls_lookup(): any
@@ -92,7 +106,7 @@ bool cls_match_matches(const struct cls_match *m, const struct flow_key *key);
 /* One rule given to cls_build(); `data` is what cls_lookup() returns. */
 struct cls_rule {
 	const struct cls_match *match;
-	uint32_t rank;              /* lower wins; distinct within a classifier */
+	uint64_t rank;              /* lower wins; distinct within a classifier */
 	const void *data;
 };
 
@@ -104,18 +118,24 @@ struct cls;
  * not referenced afterwards except `data`).  0, -ENOMEM or -EINVAL (n too
  * large, or two rules of the same rank). */
 int cls_build(const struct cls_rule *rules, size_t n, struct cls **out);
+/* The same, sharing with `old` (NULL: none; it stays valid and unchanged)
+ * each subtable whose rules are the same (rank, data) pairs.  The caller
+ * promises that a (rank, data) pair given to both stands for the same
+ * match (flower: a rule object is immutable). */
+int cls_build_from(const struct cls *old, const struct cls_rule *rules, size_t n, struct cls **out);
 void cls_destroy(struct cls *cls); /* NULL is a no-op */
 
 /* ---- lookups: any thread --------------------------------------------------- */
 
 /* The data of the matching rule of lowest rank, or NULL.  *rank (may be
  * NULL) gets its rank. */
-const void *cls_lookup(const struct cls *cls, const struct flow_key *key, uint32_t *rank);
+const void *cls_lookup(const struct cls *cls, const struct flow_key *key, uint64_t *rank);
 
 struct cls_stats {
 	uint32_t n_rules;
 	uint32_t n_subtables;       /* distinct masks of hashed rules */
 	uint32_t n_linear;          /* rules in the linear stage */
+	uint32_t n_shared;          /* subtables taken over from the old one */
 };
 void cls_get_stats(const struct cls *cls, struct cls_stats *stats);
 

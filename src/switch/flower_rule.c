@@ -1,5 +1,6 @@
 /* flower_rule: tc's keys and actions onto struct flow_key (see flower_rule.h). */
 #include "switch/flower_rule.h"
+#include "packet/pkt.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -202,8 +203,9 @@ static int compile_action(const struct ctl_flower_action *a, flower_port_resolve
 		out->tun_family = a->src.family == AF_INET6 ? 6 : 4;
 		memcpy(out->tun_src, a->src.bytes, 16);
 		memcpy(out->tun_dst, a->dst.bytes, 16);
-		out->tun_dst_port = a->dst_port;
-		out->tun_csum = !(a->given & CTL_AK_NOCSUM);
+		out->tun_dst_port = a->given & CTL_AK_DST_PORT ? a->dst_port : 0;
+		out->tun_csum = a->given & CTL_AK_NOCSUM ? PKT_TUN_TX_NOCSUM
+				: a->given & CTL_AK_CSUM ? PKT_TUN_TX_CSUM : 0;
 		return 0;
 	case CTL_ACT_VLAN_PUSH:
 	case CTL_ACT_VLAN_MODIFY:

@@ -73,13 +73,14 @@ enum flower_act_type {
 
 struct flower_action {
 	uint8_t type;            /* enum flower_act_type */
-	bool tun_csum;           /* tunnel_key set: outer UDP checksum (not nocsum) */
+	uint8_t tun_csum;        /* tunnel_key set: PKT_TUN_TX_CSUM (csum),
+	                          * PKT_TUN_TX_NOCSUM (nocsum), 0: the port's */
 	bool set_prio;           /* vlan push/modify: priority given (modify keeps it otherwise) */
 	uint8_t tun_family;      /* tunnel_key set: 4 or 6 */
 	uint16_t port;           /* mirred: the target port's id */
 	uint16_t vlan_tci;       /* vlan push/modify: VID | PCP << 13 */
 	uint16_t vlan_tpid;      /* vlan push */
-	uint16_t tun_dst_port;   /* tunnel_key set */
+	uint16_t tun_dst_port;   /* tunnel_key set; 0 (no dst_port): the port's */
 	uint32_t chain;          /* goto */
 	uint32_t tun_vni;        /* tunnel_key set */
 	uint8_t tun_src[16], tun_dst[16]; /* IPv4 in the first 4 bytes */

@@ -235,18 +235,6 @@ static int op_del(struct work *w, const struct ctl_flower *f, flower_port_resolv
 
 /* ---- building the table ---------------------------------------------------- */
 
-static int by_place(const void *a, const void *b)
-{
-	const struct flower_rule *x = *(struct flower_rule *const *)a;
-	const struct flower_rule *y = *(struct flower_rule *const *)b;
-	if (x->port != y->port)
-		return x->port < y->port ? -1 : 1;
-	if (x->chain != y->chain)
-		return x->chain < y->chain ? -1 : 1;
-	if (x->pref != y->pref)
-		return x->pref < y->pref ? -1 : 1;
-	return x->handle < y->handle ? -1 : x->handle > y->handle;
-}
 
 /* New rules get the lowest slots no surviving rule uses. */
 static int assign_slots(struct flower_rule **rules, size_t n, const struct work *w)
@@ -279,7 +267,34 @@ static void destroy_chains(struct flower_table *t)
 	free(t->chains);
 }
 
-static int build_chains(struct flower_table *t)
+/* The first chain of `port` at or after `chain`, by binary search. */
+static const struct flower_chain *chain_at_or_after(const struct flower_table *t, uint16_t port,
+						    uint32_t chain)
+{
+	uint32_t lo = 0, hi = t->n_chains;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct flower_chain *c = &t->chains[mid];
+		if (c->port < port || (c->port == port && c->chain < chain))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n_chains && t->chains[lo].port == port ? &t->chains[lo] : NULL;
+}
+
+/* old's classifier of (port, chain), or NULL. */
+static const struct cls *old_chain_cls(const struct flower_table *old, uint16_t port, uint32_t chain)
+{
+	const struct flower_chain *c = old ? chain_at_or_after(old, port, chain) : NULL;
+	return c && c->chain == chain ? c->cls : NULL;
+}
+
+/* One classifier per (port, chain), each built next to old's: subtables
+ * whose rules did not change are shared (classifier.h), so a change of a
+ * few rules hashes only their masks' subtables again.  Ranks are (pref,
+ * handle), which an insertion does not move. */
+static int build_chains(struct flower_table *t, const struct flower_table *old)
 {
 	struct cls_rule *cr = malloc((t->n_rules ? t->n_rules : 1) * sizeof(*cr));
 	t->chains = calloc(t->n_rules ? t->n_rules : 1, sizeof(*t->chains));
@@ -295,11 +310,11 @@ static int build_chains(struct flower_table *t)
 		c->first = i;
 		for (; i < t->n_rules && same_chain(t->rules[i], r->port, r->chain); i++) {
 			cr[c->n].match = &t->rules[i]->match;
-			cr[c->n].rank = i;
+			cr[c->n].rank = (uint64_t)t->rules[i]->pref << 32 | t->rules[i]->handle;
 			cr[c->n].data = t->rules[i];
 			c->n++;
 		}
-		int ret = cls_build(cr, c->n, &c->cls);
+		int ret = cls_build_from(old_chain_cls(old, c->port, c->chain), cr, c->n, &c->cls);
 		if (ret) {
 			free(cr);
 			return ret;
@@ -319,8 +334,8 @@ static int make_table(const struct flower_table *old, struct work *w, struct flo
 	t->n_rules = (uint32_t)w->n;
 	t->rules = w->rules;
 	w->rules = NULL;
-	qsort(t->rules, t->n_rules, sizeof(*t->rules), by_place);
-	if (assign_slots(t->rules, t->n_rules, w) || build_chains(t)) {
+	/* Already in place order: push_rule, insert_rule and op_del keep it. */
+	if (assign_slots(t->rules, t->n_rules, w) || build_chains(t, old)) {
 		/* Nothing holds a reference yet: the caller frees this batch's
 		 * rules, the old table keeps its own. */
 		destroy_chains(t);
@@ -402,23 +417,18 @@ void flower_table_stats(const struct flower_table *t, uint32_t *n_subtables, uin
 	}
 }
 
-/* ---- classify ---------------------------------------------------------------- */
-
-/* The first chain of `port` at or after `chain`, by binary search. */
-static const struct flower_chain *chain_at_or_after(const struct flower_table *t, uint16_t port,
-						    uint32_t chain)
+uint32_t flower_table_shared_subtables(const struct flower_table *t)
 {
-	uint32_t lo = 0, hi = t->n_chains;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		const struct flower_chain *c = &t->chains[mid];
-		if (c->port < port || (c->port == port && c->chain < chain))
-			lo = mid + 1;
-		else
-			hi = mid;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < t->n_chains; i++) {
+		struct cls_stats s;
+		cls_get_stats(t->chains[i].cls, &s);
+		n += s.n_shared;
 	}
-	return lo < t->n_chains && t->chains[lo].port == port ? &t->chains[lo] : NULL;
+	return n;
 }
+
+/* ---- classify ---------------------------------------------------------------- */
 
 bool flower_table_port_has_rules(const struct flower_table *t, uint16_t port)
 {

@@ -159,6 +159,32 @@ static void test_load_file(void **state)
 	assert_string_equal(err, "/tmp: not a regular file");
 }
 
+/* -batch files: filter add|del lines only, named by line and word. */
+static void test_parse_batch(void **state)
+{
+	(void)state;
+	struct ctl_config cfg;
+	char err[CTL_CONFIG_ERR_SIZE];
+	const char *ok = "# x\n\nfilter add dev v0 ingress pref 1 protocol ip flower action drop\n"
+			 "  filter del dev v0 ingress pref 1\n";
+	assert_int_equal(ctl_config_parse_batch("b", ok, strlen(ok), &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.n_cmds, 2);
+	assert_int_equal(cfg.lines[0], 3);
+	assert_int_equal(cfg.lines[1], 4);
+	assert_int_equal(cfg.cmds[1].filter.verb, CTL_FILTER_DEL);
+	ctl_config_release(&cfg);
+	const char *show = "filter del dev v0 ingress\nfilter show dev v0 ingress\n";
+	assert_int_equal(ctl_config_parse_batch("b", show, strlen(show), &cfg, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "b:2: word 2 \"show\": -batch takes filter add and filter del lines only");
+	assert_int_equal(cfg.n_cmds, 0);
+	const char *fdb = "filter del dev v0 ingress\n\nfdb flush\n";
+	assert_int_equal(ctl_config_parse_batch("b", fdb, strlen(fdb), &cfg, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "b:3: word 1 \"fdb\": -batch takes filter add and filter del lines only");
+	const char *bad = "filter del dev v0 ingress pref x\n";
+	assert_int_equal(ctl_config_parse_batch("b", bad, strlen(bad), &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "b:1: word 7 \"x\""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +193,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_many_commands_grow),
 		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_parse_batch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,49 @@ static void test_request_round_trip(void **state)
 	assert_string_equal(req.argv[0], "version");
 }
 
+/* A batch: the name, then the text as is (NULs and all); over the
+ * ordinary body cap; prefixes need more; the limits of its header. */
+static void test_batch_round_trip(void **state)
+{
+	(void)state;
+	static uint8_t big[sizeof(struct ctl_req_hdr) + 3 * CTL_REQ_MAX_BODY];
+	static char text[2 * CTL_REQ_MAX_BODY];
+	memset(text, 'x', sizeof(text));
+	text[10] = '\0';
+	int len = ctl_proto_encode_batch("f.batch", text, sizeof(text), true, big, sizeof(big));
+	assert_int_equal(len, (int)(sizeof(struct ctl_req_hdr) + 8 + sizeof(text)));
+	assert_int_equal(ctl_proto_request_size(big, sizeof(struct ctl_req_hdr)), len);
+	struct ctl_request req;
+	assert_int_equal(ctl_proto_decode_request(big, (size_t)len - 1, &req), 0);
+	assert_int_equal(ctl_proto_decode_request(big, (size_t)len, &req), len);
+	assert_true(req.batch && req.json);
+	assert_int_equal(req.argc, 1);
+	assert_string_equal(req.argv[0], "f.batch");
+	assert_int_equal(req.text_len, sizeof(text));
+	assert_memory_equal(req.text, text, sizeof(text));
+	/* an ordinary request is not a batch */
+	const char *v[] = { "version" };
+	int one = ctl_proto_encode_request(1, v, false, big, sizeof(big));
+	assert_int_equal(ctl_proto_decode_request(big, (size_t)one, &req), one);
+	assert_false(req.batch);
+	assert_null(req.text);
+	/* header limits: a batch body over CTL_REQ_MAX_BATCH, argc other than 1 */
+	assert_int_equal(ctl_proto_encode_batch("f", text, CTL_REQ_MAX_BATCH, false, big, sizeof(big)), -E2BIG);
+	assert_int_equal(ctl_proto_encode_batch("f", text, sizeof(text), false, big, 100), -ENOSPC);
+	struct ctl_req_hdr hdr = { .magic = CTL_PROTO_MAGIC, .flags = CTL_REQ_BATCH, .argc = 1,
+				   .size = CTL_REQ_MAX_BATCH + 1 };
+	memcpy(big, &hdr, sizeof(hdr));
+	assert_int_equal(ctl_proto_decode_request(big, sizeof(hdr), &req), -EMSGSIZE);
+	hdr.size = 10;
+	hdr.argc = 2;
+	memcpy(big, &hdr, sizeof(hdr));
+	assert_int_equal(ctl_proto_decode_request(big, sizeof(hdr) + 10, &req), -EPROTO);
+	hdr.argc = 1;
+	memcpy(big, &hdr, sizeof(hdr));
+	memset(big + sizeof(hdr), 'a', 10); /* no NUL after the name */
+	assert_int_equal(ctl_proto_decode_request(big, sizeof(hdr) + 10, &req), -EPROTO);
+}
+
 static void test_encode_limits(void **state)
 {
 	(void)state;
@@ -268,6 +311,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request_round_trip),
 		cmocka_unit_test(test_encode_limits),
+		cmocka_unit_test(test_batch_round_trip),
 		cmocka_unit_test(test_malformed_requests),
 		cmocka_unit_test(test_reply_header),
 		cmocka_unit_test(test_chunk_header),

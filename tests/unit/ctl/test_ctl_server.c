@@ -52,6 +52,9 @@ struct fixture {
 	struct ctl_cmd last;
 	struct ctl_stream *stream;   /* `capture`: the stream begun */
 	int stops, gones;
+	size_t batch_n;              /* -batch: its commands, last line, a pref */
+	unsigned int batch_last_line;
+	uint32_t batch_last_pref;
 };
 
 /* The owner of a test stream: ends it on STOP, forgets it on GONE. */
@@ -89,6 +92,11 @@ static int dispatch(void *ctx, const struct ctl_cmd *cmd, struct ctl_print *out,
 		ctl_print_string(out, CTL_PRINT_ANY, NULL, "%s", "discarded");
 		f->stream = ctl_server_stream_begin(f->server, on_stream, f);
 		assert_non_null(f->stream);
+		return 0;
+	case CTL_BATCH: /* its pointers live only during dispatch */
+		f->batch_n = cmd->batch.n_cmds;
+		f->batch_last_line = cmd->batch.lines[cmd->batch.n_cmds - 1];
+		f->batch_last_pref = cmd->batch.cmds[cmd->batch.n_cmds - 1].filter.pref;
 		return 0;
 	case CTL_FDB_SHOW: /* a long reply, to exercise partial sends */
 		for (int i = 0; i < 200000; i++)
@@ -255,6 +263,74 @@ static void test_request_reply(void **state)
 	assert_int_equal(st.disconnected, 1);
 	assert_int_equal(st.hangups, 0);
 	assert_int_equal(st.errors, 0);
+}
+
+/* Writes all of buf, pumping the server while the socket is full. */
+static void send_all(struct fixture *f, int fd, const uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_DONTWAIT);
+		if (n < 0) {
+			assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+			pump(f, 1);
+			continue;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static int send_batch(struct fixture *f, int fd, const char *name, const char *text, char *reply, size_t size)
+{
+	size_t cap = strlen(text) + 256;
+	uint8_t *buf = malloc(cap);
+	int len = ctl_proto_encode_batch(name, text, strlen(text), false, buf, cap);
+	assert_true(len > CTL_REQ_MAX_BODY);
+	send_all(f, fd, buf, (size_t)len);
+	free(buf);
+	return read_reply(f, fd, reply, size);
+}
+
+/* A batch request far over the ordinary request buffer: one dispatch of
+ * every line; a bad line refused by the server naming NAME:LINE with no
+ * dispatch; the connection serves ordinary requests after either. */
+static void test_batch_request(void **state)
+{
+	struct fixture *f = *state;
+	char text[512];
+	size_t cap = 1000 * 128;
+	char *batch = malloc(cap), *p = batch;
+	p += sprintf(p, "# rules\n\n");
+	for (int i = 0; i < 1000; i++)
+		p += sprintf(p, "filter add dev vnet0 ingress pref %d protocol ip flower dst_port %d ip_proto tcp action drop\n",
+			     i + 1, i + 1);
+	int fd = connect_raw(f);
+	int before = f->n_dispatched;
+	assert_int_equal(send_batch(f, fd, "r.batch", batch, text, sizeof(text)), CTL_STATUS_OK);
+	assert_int_equal(f->n_dispatched, before + 1);
+	assert_int_equal(f->batch_n, 1000);
+	assert_int_equal(f->batch_last_line, 1002);
+	assert_int_equal(f->batch_last_pref, 1000);
+
+	/* line 503 bad: refused by the server, nothing dispatched */
+	char *l503 = strstr(batch, "pref 501 ");
+	memcpy(l503, "pref 5x1 ", 9);
+	assert_int_equal(send_batch(f, fd, "r.batch", batch, text, sizeof(text)), CTL_STATUS_REFUSED);
+	assert_non_null(strstr(text, "r.batch:503: word 7 \"5x1\""));
+	memcpy(l503, "pref 501 ", 9);
+	char *l4 = strstr(batch, "filter add dev vnet0 ingress pref 2 ");
+	memset(l4, ' ', (size_t)(strchr(l4, '\n') - l4));
+	memcpy(l4, "port del vnet0", 14);
+	assert_int_equal(send_batch(f, fd, "r.batch", batch, text, sizeof(text)), CTL_STATUS_REFUSED);
+	assert_string_equal(text, "r.batch:4: word 1 \"port\": -batch takes filter add and filter del lines only\n");
+	assert_int_equal(f->n_dispatched, before + 1);
+
+	const char *version[] = { "version" };
+	send_request(fd, false, 1, version);
+	assert_int_equal(read_reply(f, fd, text, sizeof(text)), CTL_STATUS_OK);
+	assert_string_equal(text, "vxswitch 0.1\n");
+	close(fd);
+	free(batch);
 }
 
 static void test_pipelined_and_split_requests(void **state)
@@ -826,6 +902,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_socket_is_root_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_request_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_and_split_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_reply_is_sent_whole, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversize_request_drops_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_drops_client, setup, teardown),

@@ -25,7 +25,9 @@
 #include "ctl/ctl_print.h"
 #include "ctl/ctl_server.h"
 #include "daemon/vxd.h"
+#include "ctl/ctl_config.h"
 #include "daemon/vxd_internal.h"
+#include "switch/flower_table.h"
 #include "util/failpoint.h"
 #include "frame_builder.h"
 #include "packet/hdr.h"
@@ -478,9 +480,46 @@ static int run_status(struct vxd *vxd, struct ctl_err *err, const char *line)
 	return ret;
 }
 
+/* A -batch (CTL_BATCH) as the control server hands it over: a bad line
+ * refused naming FILE:LINE, nothing applied; a good one is one change. */
+static void test_batch(struct vxd *vxd)
+{
+	struct ctl_config cfg;
+	char msg[CTL_CONFIG_ERR_SIZE];
+	const char *bad = "filter add dev vx7 ingress pref 5 protocol ip flower action drop\n"
+			  "# x\n"
+			  "filter add dev vx7 ingress pref 6 protocol ip flower action mirred egress redirect dev nosuch\n";
+	assert_int_equal(ctl_config_parse_batch("b", bad, strlen(bad), &cfg, msg, sizeof(msg)), 0);
+	struct ctl_cmd cmd = { .verb = CTL_BATCH, .batch = { "b", cfg.cmds, cfg.lines, cfg.n_cmds } };
+	struct ctl_print out;
+	struct ctl_err err = { 0 };
+	size_t n0 = vxd_filters_n(vxd);
+	ctl_print_init(&out, false, 0);
+	assert_int_equal(vxd_execute(vxd, &cmd, &out, &err), -ENOENT);
+	ctl_print_release(&out);
+	assert_string_equal(err.msg, "b:3: mirred dev \"nosuch\": no such port");
+	assert_int_equal(vxd_filters_n(vxd), n0);
+	ctl_config_release(&cfg);
+	const char *good = "filter add dev vx7 ingress pref 5 protocol ip flower action drop\n"
+			   "filter add dev vx7 ingress pref 6 protocol ip flower action drop\n"
+			   "filter del dev vx7 ingress pref 5\n";
+	assert_int_equal(ctl_config_parse_batch("b", good, strlen(good), &cfg, msg, sizeof(msg)), 0);
+	cmd.batch = (struct ctl_batch){ "b", cfg.cmds, cfg.lines, cfg.n_cmds };
+	uint64_t v0 = flower_table_version(vxd->flower);
+	ctl_print_init(&out, false, 0);
+	assert_int_equal(vxd_execute(vxd, &cmd, &out, &err), 0);
+	ctl_print_release(&out);
+	assert_int_equal(flower_table_version(vxd->flower), v0 + 1);
+	assert_int_equal(vxd_filters_n(vxd), n0 + 1);
+	assert_int_equal(vxd_filter_spec(vxd, n0)->pref, 6);
+	ctl_config_release(&cfg);
+	assert_int_equal(run_status(vxd, &err, "filter del dev vx7 ingress pref 6"), 0);
+}
+
 /* filter add|del|show on the control thread: a rule naming a missing port
- * is refused, a port named by rules cannot be deleted, a tunnel_key VNI
- * other than the target port's is refused at add, rules are in show config, and show -s reads
+ * is refused, a port named by rules cannot be deleted, a tunnel_key src_ip
+ * other than the target port's is refused at add (its VNI, port and
+ * checksum are the frame's), a -batch applies whole or not at all, rules are in show config, and show -s reads
  * the worker's counters through a SNAPSHOT request (TSan watches it). */
 static void test_filters(void **state)
 {
@@ -497,8 +536,15 @@ static void test_filters(void **state)
 			     "action mirred egress redirect dev vx9"), -ENOENT);
 	assert_non_null(strstr(err.msg, "vx9"));
 	assert_int_equal(run_status(vxd, &err, "filter add dev vx7 ingress pref 2 protocol ip flower action tunnel_key "
-			     "set id 9 src_ip 127.0.0.1 dst_ip 127.0.0.3 action mirred egress redirect dev vx8"), -EOPNOTSUPP);
-	assert_non_null(strstr(err.msg, "\"id 9\""));
+			     "set id 9 src_ip 127.0.0.9 dst_ip 127.0.0.3 action mirred egress redirect dev vx8"), -EOPNOTSUPP);
+	assert_non_null(strstr(err.msg, "\"src_ip\": refused"));
+	/* another VNI, UDP port, checksum: the frame's own key (on the wire:
+	 * tests/netns/test_flower_tunnel_key.sh) */
+	assert_int_equal(run_status(vxd, &err, "filter add dev vx7 ingress pref 3 protocol ip flower action tunnel_key "
+			     "set id 9 src_ip 127.0.0.1 dst_ip 127.0.0.3 dst_port 4790 nocsum "
+			     "action mirred egress redirect dev vx8"), 0);
+	assert_int_equal(run_status(vxd, &err, "filter del dev vx7 ingress pref 3"), 0);
+	test_batch(vxd);
 	assert_int_equal(run_status(vxd, &err, "filter add dev vx7 pref 2 ingress protocol ip flower "
 			     "action mirred egress redirect dev vx8"), 0);
 	assert_int_equal(run(vxd, false, &out, &err, "filter show -s dev vx7 ingress"), 0);

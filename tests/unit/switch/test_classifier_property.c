@@ -8,7 +8,11 @@
  * entry, a hash or mask slip, a range rule out of order) shows as a
  * mismatch, printed with the seed and the rule line.  Every other round a
  * batch of random dels goes first, checked against a filter of the old
- * table, and every table is checked to be in place order. */
+ * table, and every third a batch of random adds (prefs above the first
+ * batch's), whose table must share with the old one every subtable the
+ * adds did not touch; the old table is destroyed before the lookups, so
+ * a shared subtable it freed would show (ASan).  Every table is checked to
+ * be in place order. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -132,23 +136,24 @@ static const struct flower_rule *linear_lookup(const struct flower_table *t,
 	return NULL;
 }
 
-/* A batch of n random rules; shapes[] and prefs[] remember each pref's
- * shape so a reused pref keeps one protocol (tc's rule). */
-static struct flower_table *random_table(size_t n)
+/* A batch of n random rules on top of base (NULL: none), at prefs
+ * pref0 + 1..4000; shapes[] and prefs[] remember each pref's shape so a
+ * reused pref keeps one protocol (tc's rule). */
+static struct flower_table *random_batch(const struct flower_table *base, size_t n, uint32_t pref0)
 {
 	static struct ctl_flower ops[MAX_OPS];
-	static unsigned shape_of_pref[4096];
+	static unsigned shape_of_pref[8192];
 	memset(shape_of_pref, 0xff, sizeof(shape_of_pref));
 	for (size_t i = 0; i < n; i++) {
 		unsigned shape = rnd(16);
 		const char *dev = rnd(3) ? "vnet0" : "vnet1";
-		uint32_t pref = 1 + rnd(4000);
+		uint32_t pref = pref0 + 1 + rnd(4000);
 		if (i && rnd(4) == 0) { /* share an earlier rule's pref and shape */
 			pref = ops[rnd((uint32_t)i)].pref;
 			shape = shape_of_pref[pref];
 		} else {
 			while (shape_of_pref[pref] != 0xffffffffu)
-				pref = 1 + rnd(4000);
+				pref = pref0 + 1 + rnd(4000);
 		}
 		shape_of_pref[pref] = shape;
 		char line[512];
@@ -157,9 +162,35 @@ static struct flower_table *random_table(size_t n)
 	}
 	struct flower_table *t = NULL;
 	struct flower_error err;
-	if (flower_table_apply(NULL, ops, n, test_resolve, NULL, 0, &t, &err))
+	if (flower_table_apply(base, ops, n, test_resolve, NULL, 0, &t, &err))
 		fail_msg("random batch refused at %zu: %s", err.op, err.msg);
 	return t;
+}
+
+static struct flower_table *random_table(size_t n)
+{
+	return random_batch(NULL, n, 0);
+}
+
+/* 1..4 adds on t: each can change one subtable (or make a new one), the
+ * rest are t's own. */
+static unsigned n_add_batches;
+
+static struct flower_table *random_adds(struct flower_table *t)
+{
+	size_t n = 1 + rnd(4);
+	struct flower_table *next = random_batch(t, n, 4000);
+	uint32_t sub_old, sub_new, lin;
+	flower_table_stats(t, &sub_old, &lin);
+	flower_table_stats(next, &sub_new, &lin);
+	uint32_t shared = flower_table_shared_subtables(next);
+	/* up to n subtables rebuilt, and at most 4 chains' (2 ports x
+	 * chain 0) new subtables of shapes t had not */
+	if (shared + n < sub_old || shared > sub_old)
+		fail_msg("%zu adds: %u of %u subtables shared, %u before", n, shared, sub_new, sub_old);
+	n_add_batches++;
+	flower_table_destroy(t);
+	return next;
 }
 
 /* Places strictly increase: no two rules share (port, chain, pref, handle). */
@@ -231,6 +262,8 @@ static void test_against_linear_scan(void **state)
 		check_order(t);
 		if (round % 2)
 			t = random_dels(t);
+		if (round % 3 == 2)
+			t = random_adds(t);
 		check_order(t);
 		for (int i = 0; i < KEYS_PER_ROUND; i++) {
 			struct flow_key k;
@@ -254,8 +287,9 @@ static void test_against_linear_scan(void **state)
 		flower_table_destroy(t);
 	}
 	/* the test is only worth something if keys do match rules */
-	print_message("%llu lookups, %llu matched a rule; %u batches of dels\n",
-		      (unsigned long long)lookups, (unsigned long long)matched, n_del_batches);
+	print_message("%llu lookups, %llu matched a rule; %u batches of dels, %u of adds\n",
+		      (unsigned long long)lookups, (unsigned long long)matched, n_del_batches, n_add_batches);
+	assert_true(n_add_batches >= ROUNDS / 4);
 	assert_true(matched > lookups / 4);
 	assert_true(n_del_batches >= ROUNDS / 8);
 	assert_true(matched < lookups);
