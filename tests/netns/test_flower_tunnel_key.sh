@@ -38,6 +38,7 @@ wire() {
 		-d udp.port==4790,vxlan -d udp.port==4791,vxlan \
 		-T fields -e vxlan.vni -e udp.dstport -e udp.checksum -e arp.opcode -e ipv6.src >"$RIG_DIR/wire" 2>"$RIG_DIR/tshark.err" &
 	local t=$! i
+	RIG_PIDS="$RIG_PIDS $t" # a tshark outliving its interface spins: cleanup stops it
 	for i in $(seq 200); do grep -q "Capturing on" "$RIG_DIR/tshark.err" && break; sleep 0.05; done
 	sleep 0.3
 	"$@" >/dev/null 2>&1 || true
