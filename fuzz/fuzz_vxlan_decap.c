@@ -170,10 +170,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gro_stats before;
 	gro_get_stats(gro, &before);
 	unsigned delivered = 0;
-	for (uint32_t ofs = 0; ofs < len; ofs += seg) {
+	uint32_t ofs = 0;
+	do { /* at least once: an empty datagram is one too */
 		uint32_t dlen = len - ofs < seg ? len - ofs : seg;
 		delivered += datagram(buf, ofs, dlen, seg < len);
-	}
+	} while ((ofs += seg) < len);
 	pkt_free(buf); /* views keep it until their frames are out */
 	gro_flush(gro, GRO_FLUSH_ALL, 0);
 

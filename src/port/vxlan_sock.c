@@ -353,7 +353,10 @@ static unsigned vxlan_rx_cut(struct vxlan_sock *sock, struct pkt_pool *pool, str
 			     uint64_t now, struct pkt **out, unsigned max)
 {
 	unsigned n = 0;
-	for (uint32_t ofs = 0; ofs < len; ofs += seg) {
+	/* At least once: an empty datagram is handed on too, so that the
+	 * datapath counts it (truncated_vxlan) like any other short one. */
+	uint32_t ofs = 0;
+	do {
 		uint32_t dlen = len - ofs < seg ? len - ofs : seg;
 		sock->stats.rx_datagrams++;
 		sock->stats.rx_bytes += dlen;
@@ -368,7 +371,7 @@ static unsigned vxlan_rx_cut(struct vxlan_sock *sock, struct pkt_pool *pool, str
 		vxlan_fill_tunnel(sock, from, &pkt->tunnel);
 		pkt->timestamp_ns = now;
 		out[n++] = pkt;
-	}
+	} while ((ofs += seg) < len);
 	return n;
 }
 
