@@ -66,14 +66,24 @@ static int dispatch(void *ctx, const struct ctl_cmd *cmd, struct ctl_print *out,
 	return 0;
 }
 
+static char sock_dir[64];
+
+static void cleanup(void)
+{
+	ctl_server_destroy(server);
+	unlink(sock_path);
+	rmdir(sock_dir);
+}
+
 static void setup(void)
 {
 	if (server)
 		return;
 	vlog_set_level(VLOG_ERR);
-	char dir[] = "/tmp/fuzz_ctl_server_XXXXXX";
-	CHECK(mkdtemp(dir) != NULL);
-	snprintf(sock_path, sizeof(sock_path), "%s/sock", dir);
+	snprintf(sock_dir, sizeof(sock_dir), "/tmp/fuzz_ctl_server_XXXXXX");
+	CHECK(mkdtemp(sock_dir) != NULL);
+	snprintf(sock_path, sizeof(sock_path), "%s/sock", sock_dir);
+	atexit(cleanup);
 	struct ctl_server_opts opts = { .path = sock_path, .max_clients = 4 };
 	CHECK(ctl_server_create(&opts, &server) == 0);
 }

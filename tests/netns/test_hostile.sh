@@ -45,18 +45,6 @@ VXSWITCHD=$ASAN_VXD RIG_VXD_ENV="ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UB
 rig_vxswitchd 2
 nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping"
 
-# drops SIDE: "reason count" of every drop counter, ports and switch summed.
-drops() {
-	vx "$1" -j stats | /usr/bin/python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-t = {}
-for src in [d["drops"]] + [p["drops"] for p in d["ports"]]:
-	for k, v in src.items():
-		t[k] = t.get(k, 0) + v
-for k in sorted(t):
-	print(k, t[k])'
-}
 # Lying offload metadata through the tap (tests/netns/inject_vnet_hdr.py):
 # frames sent from an AF_PACKET socket with PACKET_VNET_HDR on vnet1, each
 # case on its own with the counters read around it, so every frame is
@@ -97,8 +85,8 @@ for r in rows:
 PY
 pass "lying virtio_net_hdr through the tap: every frame refused or dropped by the kernel, or counted by vxswitchd under its reason"
 
-drops 1 >"$RIG_DIR/drops0"
-sent_jumbo_before=$(vx_stat 1 'port("vnet1")["rx_frames"]')
+vx_drops 1 >"$RIG_DIR/drops0"
+queued0=$(vx_queue_drops 1 vnet1 vx$VNI)
 
 rig_iperf 8 1 >"$RIG_DIR/rate" &
 ipid=$!
@@ -117,7 +105,8 @@ nh2 ip addr add 198.51.100.3/24 dev u2
 nh2 /usr/bin/python3 tests/netns/inject_malformed.py spoof "$(u_addr 1)" $ROUNDS 198.51.100.3 99 >>"$RIG_DIR/sent_udp"
 wait "$ipid" || fail "iperf3 did not complete under the bad frames"
 gbit=$(cat "$RIG_DIR/rate")
-drops 1 >"$RIG_DIR/drops1"
+vx_drops 1 >"$RIG_DIR/drops1"
+queued=$(( $(vx_queue_drops 1 vnet1 vx$VNI) - queued0 ))
 
 # Expected: what was sent, by reason.  The jumbo is a valid frame the
 # switch cannot send over the underlay without TSO: mtu_exceeded.
@@ -130,13 +119,24 @@ vnet_sent=$(awk '{ s += $2 } END { print s }' "$RIG_DIR/sent_vnet")
 echo "  sent $total bad frames ($(wc -l <"$RIG_DIR/expected") reasons) for vxswitchd to count, of them" \
 	"$(grep -vE '^(forwarded|kernel_dropped|kernel_fragments|refused) ' "$RIG_DIR/sent_vnet" | awk '{ s += $2 } END { print s }')" \
 	"of $vnet_sent with lying virtio_net_hdr (the rest refused or dropped by the kernel, or made honest), iperf3 $gbit Gbit/s meanwhile"
+# Exact, unless the kernel dropped frames before the daemon read them (a
+# loaded machine: the tap's queue or the socket's buffer overflowed, which
+# the kernel counts without knowing what the frames were).  Then no reason
+# may be counted more often than sent, and what falls short must be within
+# what those queues dropped.
+lost=0
 if ! diff "$RIG_DIR/expected" "$RIG_DIR/counted" >"$RIG_DIR/diff"; then
-	echo "  expected (<) and counted (>) drops differ:" >&2
-	cat "$RIG_DIR/diff" >&2
-	fail "bad frames not counted under their reasons"
+	join -a1 -a2 -e 0 -o 0,1.2,2.2 "$RIG_DIR/expected" "$RIG_DIR/counted" >"$RIG_DIR/both"
+	lost=$(awk '{ s += $2 - $3 } END { print s }' "$RIG_DIR/both")
+	if [ "$queued" = 0 ] || awk '$3 > $2 { bad = 1 } END { exit !bad }' "$RIG_DIR/both" || [ "$lost" -gt "$queued" ]; then
+		echo "  expected (<) and counted (>) drops differ (the kernel's queues dropped $queued frames):" >&2
+		cat "$RIG_DIR/diff" >&2
+		fail "bad frames not counted under their reasons"
+	fi
+	echo "  $lost of them lost in the tap queue or the socket buffer before vxswitchd read them (those dropped $queued, iperf3's included): a loaded machine"
 fi
 ! vx 1 fdb show vni 99 | grep -q "02:00:00:00:66:66" || fail "a MAC spoofed from a host that is no remote was learnt"
-pass "$total bad frames at the tap and the underlay socket (spoofed VXLAN from a non-remote included), each counted under its reason, nothing learnt from them; iperf3 completed ($gbit Gbit/s)"
+pass "$total bad frames at the tap and the underlay socket (spoofed VXLAN from a non-remote included), $((total - lost)) counted under their reasons and $lost lost in a kernel queue that counted them, nothing learnt from them; iperf3 completed ($gbit Gbit/s)"
 
 kill -0 "$VXD_PID_1" || fail "vxswitchd (ASan) died"
 nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "no forwarding after the bad frames"
