@@ -13,7 +13,9 @@
 #     time, every 2 s;
 #   - MAC flood bursts from vm1: 100,000 fresh source MACs every 30 s;
 #   - port churn on host 1: a tap in VNI 99 (into vm1's namespace) and a
-#     vxlan port in VNI 100 added and deleted, every 3 s;
+#     vxlan port in VNI 100 added and deleted, every 3 s (a reload in
+#     between removes them, the config file not having them: the `port
+#     del` that follows is refused, and the refusals are printed);
 #   - `vxctl reload` on both hosts every 10 s (same file: nothing changes);
 #   - captures on host 1 (vnet1 and vx99, 200 frames each, to pcap files
 #     tshark must read), every 5 s;
@@ -67,8 +69,7 @@ before=$(iperf_rate 5) || fail "iperf3 before the soak"
 sleep 1
 pool_idle0=$(vx_stat 1 'd["pool"]["in_use"]'); pool2_idle0=$(vx_stat 2 'd["pool"]["in_use"]')
 vx_drops 1 >"$RIG_DIR/drops0"
-queued() { vx_stat 1 'port("vnet1")["tap"]["kernel_tx_dropped"] + port("vx99")["vxlan"]["socket"]["rx_queue_drops"]'; }
-queued0=$(queued)
+queued0=$(vx_queue_drops 1 vnet1 vx99)
 echo "  before the soak: iperf3 $before Gbit/s; pool in use when idle: $pool_idle0 / $pool2_idle0"
 
 DEADLINE=$(( $(date +%s) + SOAK_SECONDS ))
@@ -227,6 +228,9 @@ caps=$(grep -c '^ok' "$L/capture.log" || true); caps_bad=$(grep -c '^failed' "$L
 echo "  iperf3 --bidir: $iperf_ok runs of 20 s (Gbit/s each way: $rates), $iperf_bad failed"
 echo "  malformed: $rounds rounds; $(awk '{ s += $2 } END { print s + 0 }' "$L/sent") bad frames at the tap and the underlay, $(awk '{ s += $2 } END { print s + 0 }' "$L/sent_vnet") with lying virtio_net_hdr"
 echo "  MACs flooded: $macs; ports added/deleted: $added/$deleted ($(grep -c refused "$L/ports.log" || true) refused); reloads: $reloads; captures: $caps ($caps_bad failed)"
+# A reload removes the churned ports (they are not in the config file), so
+# the next `port del` is refused; the messages say so.
+grep -v '^\(added\|deleted\|add refused\|del refused\)$' "$L/ports.log" | sort | uniq -c | sed 's/^/    port churn: /' | head -5
 awk '/^rss/ { print $2, $3, $4 }' "$L/sample.log" >"$RIG_DIR/rss"
 read -r rss1_first rss1_second rss2_first rss2_second <<<"$(/usr/bin/python3 - "$RIG_DIR/rss" <<'PY'
 import sys
@@ -266,7 +270,7 @@ fi
 # mtu_exceeded and gso_unsupported are shared with nothing in the soak
 # either, but held to the same rule.
 vx_drops 1 >"$RIG_DIR/drops1"
-queued1=$(queued)
+queued1=$(vx_queue_drops 1 vnet1 vx99)
 cat "$L/sent" <(grep -vE '^(forwarded|kernel_dropped|kernel_fragments|refused) ' "$L/sent_vnet") |
 	awk '{ n[$1] += $2 } END { for (k in n) print k, n[k] }' | sort >"$RIG_DIR/expected"
 join -a1 -a2 -e 0 -o 0,1.2,2.2 "$RIG_DIR/drops0" "$RIG_DIR/drops1" | awk '{ print $1, $3 - $2 }' | sort >"$RIG_DIR/counted"
