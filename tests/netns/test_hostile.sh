@@ -24,9 +24,48 @@
 #   - well-formed VXLAN in VNI 99 from an underlay address that is not a
 #     remote of the port (a spoofing host): refused, nothing learnt.
 # The stream completes; every bad frame is counted under the reason
-# golden_malformed.expect gives it (the counts add up to the frames sent);
+# golden_malformed.expect gives it (the counts add up to the frames sent;
+# on a loaded machine, frames the kernel's tap queue or socket buffer
+# dropped, and counted, before the daemon read them make up the rest);
 # the daemon stays up, forwards afterwards, and exits with no ASan or UBSan
 # report and no leak.
+#
+# The list, item by item (T: through the tap, U: the underlay;
+# numbers are frames of golden_malformed.pcap, names cases of
+# inject_vnet_hdr.py):
+#   truncated at every layer  T: VLAN 2, ARP 5, IPv4 6, IPv6 12, IPv6
+#                             extension 14, TCP 20, UDP 25, ICMP 28-29;
+#                             U: the same as inner frames, inner Ethernet
+#                             1 and 34, VXLAN header 30, 7 and 0 bytes
+#   lying length fields       T+U: IPv4 total length 9-11, IPv6 payload
+#                             length 16, extension header lengths 15 and
+#                             17, UDP length 26-27, TCP data offset 21
+#                             (U: 36), TCP option lengths 22-24; T:
+#                             virtio_net_hdr hdr_len (the kernel refuses
+#                             it).  An outer IPv4 length (37) cannot be
+#                             sent: the kernel checks it before our socket
+#   bad VXLAN flags           U: no I flag 31, reserved bits 32-33
+#   a VNI with no port        U: vxlan_unknown_vni
+#   too long IPv6 ext chains  T+U: 18 (nine headers), and the jumbo
+#                             option 19
+#   TSO metadata that does    T: tcpv4_on_udp, tcpv4_on_ipv6, tcpv6_on_ipv4,
+#   not match the frame       udp_l4_on_tcp(_udp_csum), ufo_legacy,
+#                             gso_type_unknown, ecn_on_udp_l4,
+#                             ecn_without_gso, gso_without_needs_csum,
+#                             tso_csum_offset_udp, tso_csum_start_in_payload
+#   gso_size 0 or huge        T: gso_size_0, gso_size_65535,
+#                             gso_size_past_payload, gso_size_1_tcp,
+#                             udp_l4_300_segments
+#   hdr_len or csum_start     T: hdr_len_past_end(_no_gso),
+#   past the end              csum_start_past_end, csum_start_at_end, and
+#                             csum_start / csum_offset elsewhere than the
+#                             L4 checksum (5 cases)
+#   runt and jumbo frames     T: a 9000-byte frame (mtu_exceeded at the
+#                             underlay); a runt under 14 bytes cannot leave
+#                             an Ethernet device (AF_PACKET refuses it), so
+#                             it comes from the underlay (U: 1, and the 0-
+#                             and 7-byte datagrams); U: a 9 KB inner frame
+#                             (mtu_exceeded at the tap)
 #
 #   vxt19-PID-vm1       vxt19-PID-h1                          vxt19-PID-h2       vxt19-PID-vm2
 #   vnet1 192.0.2.1 <-- vxswitchd -- u1 ============== u2 -- vxswitchd --> vnet2 192.0.2.2
