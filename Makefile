@@ -8,6 +8,9 @@ SHELL := /bin/bash
 #   make fuzz       run each fuzz target for FUZZ_SECONDS (default 60)
 #   make fuzz-long  the long campaign: FUZZ_LONG_SECONDS (1800) per target,
 #                   stats and a summary under build-fuzz/fuzz-long/
+#                   (docs/FUZZING.md keeps the record)
+#   make soak       everything hostile at once for SOAK_SECONDS (1800)
+#                   against an ASan daemon (needs root; not in make test)
 #   make bench      build and run the micro-benchmarks
 #   make demo       the two-host overlay demo (needs root)
 #   make install    vxswitchd, vxctl, man pages, systemd unit, example config
@@ -27,7 +30,7 @@ SAN       ?=
 CFLAGS    := $(CFLAGS_BASE) $(OPT) $(SAN) $(EXTRA_CFLAGS)
 LDLIBS    := -lpcap -lmicrohttpd -ljansson -lpthread -lm
 FUZZ_SECONDS ?= 60
-TEST_FUZZ_SECONDS ?= 20
+TEST_FUZZ_SECONDS ?= 10
 
 # LIB_DIRS narrows the library (and programs) to some layers, so work on one
 # layer can build while another is half-written: make LIB_DIRS="src/packet src/parse"
@@ -52,7 +55,7 @@ TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 PRELOADS   := $(BUILD)/tests/tools/refuse_offloads.so
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all install deps test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden fuzz fuzz-long fuzz-build netns bench bench-smoke micro demo clean
+.PHONY: all install deps test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden fuzz fuzz-long fuzz-build netns soak bench bench-smoke micro demo clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -130,6 +133,15 @@ netns: all
 	@set -e; for t in $(sort $(wildcard tests/netns/test_*.sh)); do \
 	  echo "== $$t"; BUILD=$(BUILD) $$t; done
 
+# The soak (tests/netns/soak.sh): iperf3 both ways, the malformed
+# catalogues, MAC flood bursts, port churn, reloads and captures at once
+# against an ASan+UBSan daemon for SOAK_SECONDS (default 1800; 120 for the
+# short mode), then no crash, no leak, RSS flat, counters consistent and
+# forwarding back.  Not part of `make test`.
+SOAK_SECONDS ?= 1800
+soak: all
+	SOAK_SECONDS=$(SOAK_SECONDS) BUILD=$(BUILD) tests/netns/soak.sh
+
 # The two commands of the README install their Debian packages first, so a
 # fresh machine needs nothing else.
 deps:
@@ -181,25 +193,24 @@ fuzz: fuzz-build
 	  test $${PIPESTATUS[0]} -eq 0; \
 	done
 
-# The long campaign: FUZZ_LONG_SECONDS (default 1800) per target, every
-# line of libFuzzer's final stats kept in $(FUZZ_BUILD)/fuzz-long/NAME.log
-# and the executions, coverage and findings summed up in
-# $(FUZZ_BUILD)/fuzz-long/summary.txt.  A crash stops the target; its
-# input is in $(FUZZ_BUILD)/crash-*: minimise it and commit it under
-# fuzz/regressions/NAME/.
+# The long campaign: FUZZ_LONG_SECONDS (default 1800) per target, at
+# FUZZ_NICE (nice -n 19: the machine is shared), FUZZ_LONG_JOBS targets at
+# once (default 1), FUZZ_LONG_TARGETS (default: all) -- e.g.
+#   make fuzz-long FUZZ_LONG_TARGETS="fuzz_gro fuzz_gso" FUZZ_LONG_JOBS=2
+# Every line of libFuzzer's final stats (-print_final_stats) is kept in
+# $(FUZZ_BUILD)/fuzz-long/NAME.log and a record line per target (run time,
+# executions, exec/s, cov, ft, corpus entries/bytes, findings) appended to
+# $(FUZZ_BUILD)/fuzz-long/summary.txt, the figures docs/FUZZING.md keeps.
+# A crash stops the target; its input is in $(FUZZ_BUILD)/crash-*:
+# minimise it and commit it under fuzz/regressions/NAME/ with its fix.
 FUZZ_LONG_SECONDS ?= 1800
+FUZZ_LONG_JOBS ?= 1
+FUZZ_LONG_TARGETS ?= $(notdir $(FUZZERS))
+FUZZ_NICE ?= nice -n 19
 fuzz-long: fuzz-build
-	@mkdir -p $(FUZZ_BUILD)/fuzz-long; : >$(FUZZ_BUILD)/fuzz-long/summary.txt; rc=0; \
-	for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
-	  echo "== fuzz-long $$n for $(FUZZ_LONG_SECONDS)s"; \
-	  $$f -max_total_time=$(FUZZ_LONG_SECONDS) -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
-	    $(FUZZ_BUILD)/corpus/$$n $$( [ -d fuzz/corpus/$$n ] && echo fuzz/corpus/$$n ) \
-	    >$(FUZZ_BUILD)/fuzz-long/$$n.log 2>&1 || rc=1; \
-	  execs=$$(awk '/stat::number_of_executed_units/ { print $$2 }' $(FUZZ_BUILD)/fuzz-long/$$n.log); \
-	  cov=$$(grep -o 'cov: [0-9]*' $(FUZZ_BUILD)/fuzz-long/$$n.log | tail -1); \
-	  crash=$$(grep -c 'ERROR: \|SUMMARY: ' $(FUZZ_BUILD)/fuzz-long/$$n.log || true); \
-	  echo "$$n: $$execs executions, $$cov, $$crash findings" | tee -a $(FUZZ_BUILD)/fuzz-long/summary.txt; \
-	done; exit $$rc
+	@mkdir -p $(FUZZ_BUILD)/fuzz-long; \
+	printf '%s\n' $(FUZZ_LONG_TARGETS) | xargs -P $(FUZZ_LONG_JOBS) -I{} \
+	  env FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_NICE="$(FUZZ_NICE)" scripts/fuzz-long-one.sh {} $(FUZZ_LONG_SECONDS)
 
 # ---- benchmarks and demo ---------------------------------------------------
 

@@ -150,8 +150,17 @@ void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_result *r
 			out->tunnel.family = dst->family;
 			memcpy(out->tunnel.dst, dst->addr, 16);
 		} else if (out->ol.gso_type == PKT_GSO_NONE && pkt_len(out) > port->mtu + ETH_HDR_LEN &&
-			   port_is_frame(port) && gro_mark_big_tcp(out, port->mtu)) {
-			w->whole_big_tcp_marked++;
+			   port_is_frame(port)) {
+			if (gro_mark_big_tcp(out, port->mtu)) {
+				w->whole_big_tcp_marked++;
+			} else if (pkt_len(out) > port->mtu + ETH_HDR_LEN + VLAN_HDR_LEN) {
+				/* A jumbo no GSO can cut (one from the underlay,
+				 * reassembled): dropped, as the kernel's bridge
+				 * drops a frame over the egress MTU. */
+				port_count_drop(&w->ports[dst->port].io, DROP_MTU_EXCEEDED);
+				pkt_free(out);
+				continue;
+			}
 		}
 		txq_enqueue(&w->txqs, port->id, out);
 	}

@@ -304,6 +304,13 @@ void vxlan_port_get_info(const struct port *port, const struct port_io *io, stru
  * so the kernel segments before we read). */
 void vxlan_port_set_gso(struct port *port, bool on);
 
+/* The receive path's cut of one datagram, `dlen` bytes at `ofs` in the
+ * receive buffer `buf` (headers of a TCP datagram copied, its payload left
+ * in `buf` as a frag holding a reference; anything else copied), into the
+ * fresh `pkt`; `coalesced`: it came in a UDP_GRO buffer, whose checksum
+ * the kernel verified (ol DATA_VALID).  Pure: vxlan_sock_rx_batch() calls
+ * it for every datagram, and fuzz/fuzz_vxlan_decap.c with outside bytes. */
+void vxlan_rx_datagram(struct pkt *pkt, struct pkt *buf, uint32_t ofs, uint32_t dlen, bool coalesced);
 /* The VNI in the VXLAN header at the start of `pkt` (no validation beyond
  * length); -1 if the pkt is shorter than a VXLAN header. */
 int64_t vxlan_pkt_vni(const struct pkt *pkt);

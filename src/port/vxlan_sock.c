@@ -331,6 +331,31 @@ static uint32_t vxlan_rx_tcp_hdr_len(const uint8_t *d, uint32_t len)
 	return ofs <= len ? ofs : 0;
 }
 
+void vxlan_rx_datagram(struct pkt *pkt, struct pkt *buf, uint32_t ofs, uint32_t dlen, bool coalesced)
+{
+	/* A TCP datagram with a real payload becomes a view: its headers are
+	 * copied (the parser and GRO edit them), its payload stays in the
+	 * receive buffer as a frag that holds a reference on it, so GRO
+	 * chains payloads without one copy.  Anything else is small and
+	 * simply copied. */
+	const uint8_t *dgram = buf->data + ofs;
+	uint32_t hdr = vxlan_rx_tcp_hdr_len(dgram, dlen);
+	if (hdr && dlen - hdr >= VXLAN_RX_MIN_VIEW_PAYLOAD) {
+		memcpy(pkt->data, dgram, hdr);
+		pkt->size = hdr;
+		pkt_add_frag(pkt, dgram + hdr, dlen - hdr, buf);
+	} else {
+		memcpy(pkt->data, dgram, dlen);
+		pkt->size = dlen;
+	}
+	/* The kernel coalesces only datagrams whose non-zero outer UDP
+	 * checksum it verified, and that checksum covers the inner frame:
+	 * trust the inner checksum as the kernel's own vxlan does
+	 * (csum_level), and spare GRO a pass over every payload. */
+	if (coalesced)
+		pkt->ol.flags |= PKT_OL_DATA_VALID;
+}
+
 void vxlan_sock_rx_release(struct vxlan_sock *sock)
 {
 	for (unsigned i = 0; i < sock->n_rx_bufs; i++)
@@ -363,7 +388,10 @@ static unsigned vxlan_rx_cut(struct vxlan_sock *sock, struct pkt_pool *pool, str
 			     uint64_t now, struct pkt **out, unsigned max)
 {
 	unsigned n = 0;
-	for (uint32_t ofs = 0; ofs < len; ofs += seg) {
+	/* At least once: an empty datagram is handed on too, so that the
+	 * datapath counts it (truncated_vxlan) like any other short one. */
+	uint32_t ofs = 0;
+	do {
 		uint32_t dlen = len - ofs < seg ? len - ofs : seg;
 		sock->stats.rx_datagrams++;
 		sock->stats.rx_bytes += dlen;
@@ -374,31 +402,11 @@ static unsigned vxlan_rx_cut(struct vxlan_sock *sock, struct pkt_pool *pool, str
 			sock->stats.rx_no_buffer++;
 			continue;
 		}
-		/* A TCP datagram with a real payload becomes a view: its
-		 * headers are copied (the parser and GRO edit them), its
-		 * payload stays in the receive buffer as a frag that holds a
-		 * reference on it, so GRO chains payloads without one copy.
-		 * Anything else is small and simply copied. */
-		const uint8_t *dgram = buf->data + ofs;
-		uint32_t hdr = vxlan_rx_tcp_hdr_len(dgram, dlen);
-		if (hdr && dlen - hdr >= VXLAN_RX_MIN_VIEW_PAYLOAD) {
-			memcpy(pkt->data, dgram, hdr);
-			pkt->size = hdr;
-			pkt_add_frag(pkt, dgram + hdr, dlen - hdr, buf);
-		} else {
-			memcpy(pkt->data, dgram, dlen);
-			pkt->size = dlen;
-		}
-		/* The kernel coalesces only datagrams whose non-zero outer UDP
-		 * checksum it verified, and that checksum covers the inner
-		 * frame: trust the inner checksum as the kernel's own vxlan
-		 * does (csum_level), and spare GRO a pass over every payload. */
-		if (seg < len)
-			pkt->ol.flags |= PKT_OL_DATA_VALID;
+		vxlan_rx_datagram(pkt, buf, ofs, dlen, seg < len);
 		vxlan_fill_tunnel(sock, from, &pkt->tunnel);
 		pkt->timestamp_ns = now;
 		out[n++] = pkt;
-	}
+	} while ((ofs += seg) < len);
 	return n;
 }
 

@@ -6,9 +6,12 @@ a valid stream, and prints what it sent as "reason count" lines.
   inject_malformed.py tap DEV ROUNDS        frames 1-29 of 14 bytes or more
                                             (and a jumbo) on DEV, in the VM's
                                             namespace: the tap port reads them
-  inject_malformed.py underlay DST ROUNDS   the VXLAN payloads of frames
-                                            30-36 (and one for a VNI with no
-                                            port) in UDP datagrams to DST:4789
+  inject_malformed.py underlay DST ROUNDS VNI
+                                            the VXLAN payloads of frames
+                                            30-36, one for a VNI with no port,
+                                            frames 1-29 as inner frames of VNI
+                                            and runt datagrams, in UDP to
+                                            DST:4789
 
   inject_malformed.py spoof DST ROUNDS SRC VNI
                                             well-formed VXLAN from SRC, which is
@@ -54,7 +57,9 @@ def send_tap(dev, rounds):
     from scapy.all import Ether, IP, UDP, Raw
     jumbo = bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:09") /
                   IP(src="192.0.2.1", dst="192.0.2.9") / UDP(sport=9, dport=9) / Raw(bytes(8972)))
-    extra = [(jumbo, "jumbo")]
+    # Only when DEV takes it (the soak leaves the MTU alone, for iperf3).
+    with open("/sys/class/net/%s/mtu" % dev) as f:
+        extra = [(jumbo, "jumbo")] if int(f.read()) >= len(jumbo) - 14 else []
     for _ in range(rounds):
         for frame, reason in cat + extra:
             s.send(frame)
@@ -80,6 +85,21 @@ def send_underlay(dst, rounds, vni):
         payloads.append((bytes(vx), reason))
     # A well-formed VXLAN header for a VNI with no port.
     payloads.append((struct.pack("!II", 0x08000000, 4242 << 8) + bytes(60), "vxlan_unknown_vni"))
+    # The tap's catalogue (frames 1-29: every layer cut, lying lengths, long
+    # IPv6 extension chains...) as inner frames of VNI `vni`: the same parser
+    # behind the other port, runts under 14 bytes included (a VM cannot send
+    # those, a host on the underlay can).
+    hdr = struct.pack("!II", 0x08000000, vni << 8)
+    payloads += [(hdr + f, r) for f, r in catalogue()[:29]]
+    # Runt datagrams: empty, and one byte short of a VXLAN header.
+    payloads += [(b"", "truncated_vxlan"), (hdr[:7], "truncated_vxlan")]
+    # A jumbo inner frame (9000 bytes of UDP, IP-fragmented on the underlay
+    # and reassembled before our socket) for an unknown MAC: flooded to the
+    # VM, whose tap's MTU it exceeds.
+    from scapy.all import Ether, IP, UDP, Raw
+    jumbo = bytes(Ether(src="02:00:00:00:00:77", dst="02:00:00:00:00:09") /
+                  IP(src="192.0.2.77", dst="192.0.2.9") / UDP(sport=9, dport=9) / Raw(bytes(8972)))
+    payloads.append((hdr + jumbo, "mtu_exceeded"))
     for _ in range(rounds):
         for p, reason in payloads:
             s.sendto(p, (dst, 4789))

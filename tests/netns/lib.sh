@@ -108,6 +108,29 @@ def big_share(name):
 print(eval(sys.argv[1]))' "$@"
 }
 
+# vx_drops SIDE: "reason count" lines of every drop counter of host SIDE,
+# the switch's and every port's summed, sorted (for join against what a
+# test sent).
+vx_drops() {
+	vx "$1" -j stats | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+t = {}
+for src in [d["drops"]] + [p["drops"] for p in d["ports"]]:
+	for k, v in src.items():
+		t[k] = t.get(k, 0) + v
+for k in sorted(t):
+	print(k, t[k])'
+}
+
+# vx_queue_drops SIDE TAP VXPORT: frames the kernel dropped before host
+# SIDE's vxswitchd read them, in TAP's queue (kernel_tx_dropped) and in
+# VXPORT's socket receive buffer (rx_queue_drops): counted, but not by
+# what the frames were.
+vx_queue_drops() {
+	vx_stat "$1" "port('$2')['tap']['kernel_tx_dropped'] + port('$3')['vxlan']['socket']['rx_queue_drops']"
+}
+
 # vx_port SIDE PORT FIELD: one field of PORT in `vxctl -j port show`.
 vx_port() {
 	vx "$1" -j port show | /usr/bin/python3 -c '

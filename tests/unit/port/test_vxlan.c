@@ -676,6 +676,34 @@ static void test_vni_of_short_pkt(void **state)
 	pkt_free(pkt);
 }
 
+/* An empty datagram and a 3-byte one are handed on as pkts of their length
+ * (the datapath counts them as truncated_vxlan), not lost uncounted; the
+ * socket counts both as datagrams and as too short. */
+static void test_empty_and_short_datagrams_are_handed_on(void **state)
+{
+	struct fixture *fx = *state;
+	int tx = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(tx >= 0);
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(fx->udp_port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	const uint8_t three[3] = { 0x08, 0, 0 };
+	assert_int_equal(sendto(tx, three, 0, 0, (struct sockaddr *)&to, sizeof(to)), 0);
+	assert_int_equal(sendto(tx, three, 3, 0, (struct sockaddr *)&to, sizeof(to)), 3);
+	close(tx);
+	struct vxlan_sock_stats before, after;
+	vxlan_sock_get_stats(fx->sock, &before);
+	struct pkt *rx[4];
+	receive_exactly(fx, rx, 2);
+	assert_int_equal(pkt_len(rx[0]), 0);
+	assert_int_equal(pkt_len(rx[1]), 3);
+	assert_int_equal(vxlan_pkt_vni(rx[0]), -1);
+	pkt_free(rx[0]);
+	pkt_free(rx[1]);
+	vxlan_sock_get_stats(fx->sock, &after);
+	assert_int_equal(after.rx_datagrams - before.rx_datagrams, 2);
+	assert_int_equal(after.rx_too_short - before.rx_too_short, 2);
+}
+
 /* Datagrams the kernel drops because nobody read the receive buffer in
  * time are counted from SO_RXQ_OVFL (rx_queue_drops), as the kernel counts
  * them for the socket: a flood sent while we do not read overflows the
@@ -738,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_each_remote_gets_its_path_mtu),
 		cmocka_unit_test(test_ios_count_apart),
 		cmocka_unit_test(test_vni_of_short_pkt),
+		cmocka_unit_test(test_empty_and_short_datagrams_are_handed_on),
 		cmocka_unit_test(test_receive_buffer_drops_are_counted),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
