@@ -55,7 +55,14 @@ static int dispatch(void *ctx, const struct ctl_cmd *cmd, struct ctl_print *out,
 	(void)ctx;
 	n_dispatched++;
 	char text[4096];
-	CHECK(ctl_cmd_format(cmd, text, sizeof(text)) >= 0);
+	if (cmd->verb == CTL_BATCH) {
+		/* A -batch file: every line of it is a command that prints. */
+		for (size_t i = 0; i < cmd->batch.n_cmds; i++)
+			CHECK(ctl_cmd_format(&cmd->batch.cmds[i], text, sizeof(text)) >= 0);
+		snprintf(text, sizeof(text), "-batch %zu", cmd->batch.n_cmds);
+	} else {
+		CHECK(ctl_cmd_format(cmd, text, sizeof(text)) >= 0);
+	}
 	if (cmd->verb == CTL_PORT_DEL) { /* a refusal, answered with its line */
 		snprintf(err->msg, sizeof(err->msg), "port %s: no such port", cmd->port.name);
 		return -ENOENT;
