@@ -53,6 +53,41 @@ int vxlan_sock_open(const struct vxlan_addr *local, uint16_t port, struct vxlan_
 	return vxlan_sock_open_opts(&opts, port, out);
 }
 
+/* The options a bound socket asks the kernel for, each one probed: a
+ * refusal is logged and leaves that feature off, never fails the open. */
+static void vxlan_sock_probe(struct vxlan_sock *sock)
+{
+	const struct vxlan_addr *local = &sock->local;
+	int one = 1, err;
+	/* Drops in the receive buffer, counted by the kernel, reported with
+	 * each datagram (rx_queue_drops): what we did not read in time. */
+	setsockopt(sock->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+	sock->udp_gro_probed =
+		setsockopt(sock->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
+	atomic_init(&sock->udp_gro_on, sock->udp_gro_probed);
+	/* ICMP errors for what we send, port unreachable above all
+	 * (vxlan_icmp.c). */
+	sock->recverr = local->family == 6 ?
+		setsockopt(sock->fd, IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof(one)) == 0 :
+		setsockopt(sock->fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) == 0;
+	sock->rx_zero_csum = (struct udp_zero_csum){ .map_fd = -1 };
+	if (local->family == 4 && (err = udp_zero_csum_attach(sock->fd, &sock->rx_zero_csum)) < 0)
+		VLOG_INFO("vxlan", "zero UDP checksums not counted (eBPF socket filter: %s)", strerror(-err));
+	if (!sock->udp_gro_probed)
+		VLOG_WARN("vxlan", "UDP_GRO refused by the kernel (%s): datagrams arrive one by one",
+			  strerror(errno));
+	/* UDP_SEGMENT is really probed on the first send (EIO needs a route
+	 * and a device); getsockopt tells whether the kernel knows it. */
+	int seg = 0;
+	socklen_t seglen = sizeof(seg);
+	sock->udp_segment_probed =
+		getsockopt(sock->fd, IPPROTO_UDP, UDP_SEGMENT, &seg, &seglen) == 0;
+	atomic_init(&sock->udp_segment_on, sock->udp_segment_probed);
+	if (!sock->udp_segment_probed)
+		VLOG_WARN("vxlan", "UDP_SEGMENT refused by the kernel (%s): sending datagrams one by one",
+			  strerror(errno));
+}
+
 int vxlan_sock_open_lane(const struct vxlan_options *opts, uint16_t port, bool reuseport, struct vxlan_sock **out)
 {
 	const struct vxlan_addr *local = &opts->local;
@@ -98,33 +133,7 @@ int vxlan_sock_open_lane(const struct vxlan_options *opts, uint16_t port, bool r
 	if (err < 0)
 		goto err_close;
 
-	/* Drops in the receive buffer, counted by the kernel, reported with
-	 * each datagram (rx_queue_drops): what we did not read in time. */
-	setsockopt(sock->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
-	sock->udp_gro_probed =
-		setsockopt(sock->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
-	atomic_init(&sock->udp_gro_on, sock->udp_gro_probed);
-	/* ICMP errors for what we send, port unreachable above all
-	 * (vxlan_icmp.c). */
-	sock->recverr = local->family == 6 ?
-		setsockopt(sock->fd, IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof(one)) == 0 :
-		setsockopt(sock->fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) == 0;
-	sock->rx_zero_csum = (struct udp_zero_csum){ .map_fd = -1 };
-	if (local->family == 4 && (err = udp_zero_csum_attach(sock->fd, &sock->rx_zero_csum)) < 0)
-		VLOG_INFO("vxlan", "zero UDP checksums not counted (eBPF socket filter: %s)", strerror(-err));
-	if (!sock->udp_gro_probed)
-		VLOG_WARN("vxlan", "UDP_GRO refused by the kernel (%s): datagrams arrive one by one",
-			  strerror(errno));
-	/* UDP_SEGMENT is really probed on the first send (EIO needs a route
-	 * and a device); getsockopt tells whether the kernel knows it. */
-	int seg = 0;
-	socklen_t seglen = sizeof(seg);
-	sock->udp_segment_probed =
-		getsockopt(sock->fd, IPPROTO_UDP, UDP_SEGMENT, &seg, &seglen) == 0;
-	atomic_init(&sock->udp_segment_on, sock->udp_segment_probed);
-	if (!sock->udp_segment_probed)
-		VLOG_WARN("vxlan", "UDP_SEGMENT refused by the kernel (%s): sending datagrams one by one",
-			  strerror(errno));
+	vxlan_sock_probe(sock);
 	*out = sock;
 	return 0;
 
