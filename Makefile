@@ -131,7 +131,8 @@ golden: all
 
 netns: all
 	@set -e; for t in $(sort $(wildcard tests/netns/test_*.sh)); do \
-	  echo "== $$t"; BUILD=$(BUILD) $$t; done
+	  echo "== $$t"; s=$$(date +%s); BUILD=$(BUILD) $$t; \
+	  echo "== $$t: $$(( $$(date +%s) - s )) s"; done
 
 # The soak (tests/netns/soak.sh): iperf3 both ways, the malformed
 # catalogues, MAC flood bursts, port churn, reloads and captures at once
