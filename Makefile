@@ -198,7 +198,7 @@ fuzz: fuzz-build
 	done
 
 # The long campaign: FUZZ_LONG_SECONDS (default 1800) per target, at
-# FUZZ_NICE (nice -n 19: the machine is shared), FUZZ_LONG_JOBS targets at
+# FUZZ_NICE (chrt -i 0, SCHED_IDLE: only CPU nothing else wants), FUZZ_LONG_JOBS targets at
 # once (default 1), FUZZ_LONG_TARGETS (default: all) -- e.g.
 #   make fuzz-long FUZZ_LONG_TARGETS="fuzz_gro fuzz_gso" FUZZ_LONG_JOBS=2
 # Every line of libFuzzer's final stats (-print_final_stats) is kept in
@@ -210,7 +210,7 @@ fuzz: fuzz-build
 FUZZ_LONG_SECONDS ?= 1800
 FUZZ_LONG_JOBS ?= 1
 FUZZ_LONG_TARGETS ?= $(notdir $(FUZZERS))
-FUZZ_NICE ?= nice -n 19
+FUZZ_NICE ?= chrt -i 0
 fuzz-long: fuzz-build
 	@mkdir -p $(FUZZ_BUILD)/fuzz-long; \
 	printf '%s\n' $(FUZZ_LONG_TARGETS) | xargs -P $(FUZZ_LONG_JOBS) -I{} \

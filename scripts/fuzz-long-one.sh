@@ -16,7 +16,7 @@ set -u
 main() {
 	n=$1 secs=$2
 	b=${FUZZ_BUILD:-build-fuzz}
-	nice_cmd=${FUZZ_NICE:-nice -n 19}
+	nice_cmd=${FUZZ_NICE:-chrt -i 0}
 	out=$b/fuzz-long
 	mkdir -p "$out" "$b/corpus/$n"
 	log=$out/$n.log
