@@ -77,6 +77,10 @@ static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, cons
 		ctl_print_uint(p, CTL_PRINT_ANY, "max_macs", cfg->max_macs ? " max-macs %" PRIu64 : "", cfg->max_macs);
 		ctl_print_bool(p, CTL_PRINT_JSON, "created", "%s", ti.created);
 		ctl_print_uint(p, CTL_PRINT_ANY, "queues", " queues %" PRIu64, ti.queues);
+		/* Who picks a frame's queue: our flow-lane program, the kernel
+		 * (the program was refused), or nobody (one queue). */
+		const char *steer = ti.queues < 2 ? "none" : ti.steered ? "flow" : "kernel";
+		ctl_print_string(p, ti.queues < 2 ? CTL_PRINT_JSON : CTL_PRINT_ANY, "steering", " steering %s", steer);
 	} else if (port_is_afpacket(port)) {
 		struct afpacket_port_info ai;
 		afpacket_port_get_info(port, NULL, &ai);

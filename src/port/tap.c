@@ -1,5 +1,7 @@
 #include "port/tap.h"
 
+#include "port/flow_lane.h"
+
 #define TAP_IFF_LOWER_UP 0x10000 /* linux/if.h IFF_LOWER_UP: carrier on */
 
 #include <errno.h>
@@ -37,6 +39,7 @@ struct tap_port {
 	bool owned;     /* a vxswitchd made it (now or before a restart) */
 	bool delete_on_destroy; /* tap_port_set_delete(): destroy deletes an owned device */
 	bool multi_queue; /* IFF_MULTI_QUEUE: up.queue_fd holds one fd per worker */
+	bool steered;     /* flow_lane.h's program picks the queue of each frame */
 	unsigned tun_offload_mask; /* TUN_F_* accepted by the kernel */
 	unsigned offloads_probed;  /* TAP_OL_*: set at open, read-only after */
 	/* TAP_OL_* in force: written by the control thread (knob), read by
@@ -118,6 +121,7 @@ void tap_port_get_info(const struct port *port, const struct port_io *io, struct
 	memcpy(out->mac, tap->mac, 6);
 	out->queues = port->n_queues;
 	out->multi_queue = tap->multi_queue;
+	out->steered = tap->steered;
 	const struct tap_io *t = io ? io->priv : NULL;
 	if (t) {
 		out->rx_gso_frames = t->fs.rx_gso_frames;
@@ -166,6 +170,18 @@ static int tap_open_first(const char *name, bool want_mq, bool existed, bool *mq
 	return fd;
 }
 
+/* Queue i is read by worker i: the frames of one flow, both ways, go to
+ * the worker its datagrams from the underlay go to (flow_lane.h).  Without
+ * the program the kernel's own choice stays (per flow too, but it may move
+ * a flow once, and not where the underlay side sends it). */
+static void tap_steer(struct tap_port *tap, const char *name)
+{
+	int err = flow_lane_tap_attach(tap->up.queue_fd[0], tap->up.n_queues);
+	tap->steered = err == 0;
+	if (err < 0)
+		VLOG_WARN("tap", "%s: TUNSETSTEERINGEBPF: %s: the kernel picks each frame's queue", name, strerror(-err));
+}
+
 /* TUNSETIFF looks the name up (and creates the device) in the namespace of
  * the thread that opened /dev/net/tun: open it inside the tap's namespace.
  * *existed says whether NAME was there before.  With `no_create`, a NAME
@@ -193,6 +209,8 @@ static int tap_open_in(struct tap_port *tap, const char *name, unsigned queues, 
 			}
 			tap->up.queue_fd[tap->up.n_queues++] = q;
 		}
+		if (tap->up.n_queues > 1)
+			tap_steer(tap, name);
 	}
 	rtnl_netns_leave(home);
 	return fd < 0 ? fd : 0;

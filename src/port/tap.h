@@ -77,6 +77,7 @@ struct tap_port_info {
 	uint8_t mac[6];            /* the device's MAC at open */
 	unsigned queues;           /* queues opened (fds): 1, or one per worker */
 	bool multi_queue;          /* the device is IFF_MULTI_QUEUE */
+	bool steered;              /* our flow-lane program picks each frame's queue */
 	/* From the io passed to tap_port_get_info (0 without one): */
 	uint64_t rx_gso_frames;    /* frames read with GSO metadata */
 	uint64_t rx_partial_csum;  /* frames read with NEEDS_CSUM */

@@ -1,7 +1,9 @@
 /* The zero-checksum counter of udp_zero_csum.h: a six-instruction eBPF
  * socket filter over a mmap()ed one-slot array map, by raw bpf(2) calls
- * (the program is too small to want libbpf). */
+ * (bpf_sys.h). */
 #include "port/udp_zero_csum.h"
+
+#include "port/bpf_sys.h"
 
 #include <errno.h>
 #include <linux/bpf.h>
@@ -9,19 +11,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef SO_ATTACH_BPF
 #define SO_ATTACH_BPF 50
 #endif
 
-static long sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
-}
-
-#define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+#define INSN BPF_INSN
 
 static int udp_zero_csum_prog(int map_fd)
 {
@@ -40,14 +36,7 @@ static int udp_zero_csum_prog(int map_fd)
 		INSN(BPF_ALU | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, -1),
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
-	static const char license[] = "GPL";
-	union bpf_attr a;
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insns = (uintptr_t)prog;
-	a.insn_cnt = sizeof(prog) / sizeof(prog[0]);
-	a.license = (uintptr_t)license;
-	return (int)sys_bpf(BPF_PROG_LOAD, &a);
+	return bpf_socket_filter_load(prog, sizeof(prog) / sizeof(prog[0]));
 }
 
 int udp_zero_csum_attach(int fd, struct udp_zero_csum *zc)
@@ -61,7 +50,7 @@ int udp_zero_csum_attach(int fd, struct udp_zero_csum *zc)
 	a.value_size = 8;
 	a.max_entries = 1;
 	a.map_flags = BPF_F_MMAPABLE;
-	int map_fd = (int)sys_bpf(BPF_MAP_CREATE, &a);
+	int map_fd = (int)bpf_sys(BPF_MAP_CREATE, &a);
 	if (map_fd < 0)
 		return -errno;
 	int err;
@@ -72,7 +61,7 @@ int udp_zero_csum_attach(int fd, struct udp_zero_csum *zc)
 	}
 	int prog_fd = udp_zero_csum_prog(map_fd);
 	if (prog_fd < 0) {
-		err = -errno;
+		err = prog_fd;
 		goto err_unmap;
 	}
 	/* The socket holds the program (and the program the map) from here. */

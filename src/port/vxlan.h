@@ -243,12 +243,14 @@ int vxlan_sock_open_opts(const struct vxlan_options *opts, uint16_t port, struct
  * With opts->lanes N > 1, vxlan_sock_open_opts() opens N sockets bound to
  * the same (local, port) with SO_REUSEPORT, and attaches to the group a
  * classic BPF program (SO_ATTACH_REUSEPORT_CBPF) that picks the socket of
- * each datagram from a hash of its flow: the inner IPv4 or IPv6 addresses
- * and, for TCP and UDP, ports, read behind the VXLAN header; for any other
- * inner frame (ARP, ...), the outer UDP source port (which a peer sets
- * from the inner flow's hash).  So every datagram of one inner flow lands
- * on one socket, read by one worker, in order, whatever the peer's source
- * port policy (vxswitch's default sends every flow from its dstport).
+ * each datagram from a hash of its flow (flow_lane.h): the inner IPv4 or
+ * IPv6 addresses and, for TCP and UDP, ports, read behind the VXLAN
+ * header; for any other inner frame (ARP, ...), the outer UDP source port
+ * (which a peer sets from the inner flow's hash).  So every datagram of
+ * one inner flow lands on one socket, read by one worker, in order,
+ * whatever the peer's source port policy (vxswitch's default sends every
+ * flow from its dstport).  The hash is symmetric and the same as the
+ * tap's steering: both directions of a flow are one worker's.
  * The kernel falls back to its own 4-tuple hash if the program cannot
  * run.  Lane i is read and sent on only by worker i; the returned socket
  * is lane 0 and stands for the group (refcount, options, knobs). */
@@ -258,11 +260,6 @@ unsigned vxlan_sock_n_lanes(const struct vxlan_sock *sock);
  * (VXLAN header on) is `vx` and whose outer UDP source port is `sport`:
  * the same computation in C, for tests and for stats. */
 unsigned vxlan_lane_pick(const uint8_t *vx, size_t len, uint16_t sport, unsigned n_lanes);
-/* The steering program itself (struct sock_filter, linux/filter.h) for an
- * outer IPv4 or IPv6 socket; returns its length (<= VXLAN_LANE_PROG_MAX). */
-enum { VXLAN_LANE_PROG_MAX = 48 };
-struct sock_filter;
-unsigned vxlan_lane_program(struct sock_filter *f, bool outer_v6, unsigned n_lanes);
 /* 0 if a port with `opts` can share `sock` (same udpcsum, df, srcport);
  * else -EINVAL and one line in why naming the setting that differs. */
 int vxlan_sock_check_options(const struct vxlan_sock *sock, const struct vxlan_options *opts,

@@ -9,6 +9,9 @@
 #   - flows spread: with 2+ workers, more than one worker reads traffic on
 #     each host (tap queues on the sending side, reuseport steering on the
 #     receiving side);
+#   - one stream stays on one worker per host, both ways (its data and its
+#     ACKs: the tap's steering program and the reuseport program share one
+#     symmetric hash), and port show says the tap is steered;
 #   - counters add up: the frames each worker read sum to the frames the
 #     ports received;
 #   - learning works from every worker: both VMs' MACs are in each FDB and
@@ -74,6 +77,25 @@ print([p for p in json.load(sys.stdin) if p["name"] == "vnet1"][0]["queues"])')
 			[ "$busy" -ge 2 ] || fail "$w workers: on h$side only $busy worker(s) read traffic: flows were not spread"
 		fi
 	done
+
+	[ "$(vx_port 1 vnet1 steering)" = "$([ "$w" -ge 2 ] && echo flow || echo none)" ] ||
+		fail "$w workers: vnet1 steering is $(vx_port 1 vnet1 steering)"
+	if [ "$w" -ge 2 ]; then
+		# One stream: its data and its ACKs are one worker's on each
+		# host (the tap's steering and the reuseport program use one
+		# symmetric hash); iperf3's control connection is a few frames.
+		local before1 before2 one share
+		before1=$(vx_stat 1 "[w['rx_frames'] for w in d['workers']['list']]")
+		before2=$(vx_stat 2 "[w['rx_frames'] for w in d['workers']['list']]")
+		one=$(rig_iperf 2 1) || fail "$w workers: one iperf3 stream"
+		for side in 1 2; do
+			local before=$before1; [ "$side" = 2 ] && before=$before2
+			share=$(vx_stat "$side" "(lambda a, b: '%.3f' % (max(x - y for x, y in zip(a, b)) / max(1, sum(a) - sum(b))))([w['rx_frames'] for w in d['workers']['list']], $before)")
+			echo "  $w workers, one stream ($one Gbit/s): h$side's busiest worker read $share of the frames"
+			/usr/bin/python3 -c "import sys; sys.exit(float('$share') < 0.95)" ||
+				fail "$w workers: one stream's frames on h$side split over workers (busiest $share)"
+		done
+	fi
 
 	local mac1 mac2
 	mac1=$(nvm1 cat /sys/class/net/vnet1/address); mac2=$(nvm2 cat /sys/class/net/vnet2/address)

@@ -1,11 +1,5 @@
-/* Unit tests for src/port/vxlan_lanes.c: the reuseport steering program.
- *   - The classic BPF program, run by libpcap's interpreter (bpf_filter)
- *     over VXLAN payloads with inner IPv4 and IPv6 TCP, UDP and ICMP,
- *     picks the lane vxlan_lane_pick() says (the C mirror that stats and
- *     tests use).
- *   - Flows spread: 256 TCP flows with source ports of one parity (as
- *     Linux's connect() picks them) land on every lane, none with more
- *     than twice its share.
+/* Unit tests for src/port/vxlan_lanes.c: the reuseport group and its
+ * steering (the program itself: test_flow_lane.c).
  *   - On the real kernel: a group of 2 and of 3 sockets on 127.0.0.1, fed
  *     datagrams of many inner flows and an ARP frame (steered by the
  *     outer source port, which libpcap's interpreter cannot read), each
@@ -15,8 +9,6 @@
 #include <setjmp.h>
 #include <arpa/inet.h>
 #include <errno.h>
-#include <linux/filter.h>
-#include <pcap/bpf.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -58,49 +50,6 @@ static size_t make_payload(uint8_t *b, int family, uint8_t proto, uint32_t seed,
 	store_be16(l4, sport);
 	store_be16(l4 + 2, dport);
 	return (size_t)(l4 + 20 - b);
-}
-
-static unsigned run_prog(const uint8_t *b, size_t len, unsigned n_lanes)
-{
-	struct sock_filter f[VXLAN_LANE_PROG_MAX];
-	unsigned n = vxlan_lane_program(f, false, n_lanes);
-	assert_true(n <= VXLAN_LANE_PROG_MAX);
-	_Static_assert(sizeof(struct sock_filter) == sizeof(struct bpf_insn), "same layout");
-	return bpf_filter((const struct bpf_insn *)f, b, (u_int)len, (u_int)len);
-}
-
-static void test_program_matches_c(void **state)
-{
-	(void)state;
-	static const uint8_t protos[] = { 6, 17, 1 };
-	uint8_t b[PAYLOAD];
-	for (unsigned n_lanes = 2; n_lanes <= 5; n_lanes++) {
-		for (uint32_t i = 0; i < 600; i++) {
-			int family = i % 2 ? 6 : 4;
-			uint8_t proto = protos[i % 3];
-			size_t len = make_payload(b, family, proto, i * 7, (uint16_t)(32768 + 2 * i), 5201);
-			unsigned want = vxlan_lane_pick(b, len, 4789, n_lanes);
-			assert_true(want < n_lanes);
-			assert_int_equal(run_prog(b, len, n_lanes), want);
-		}
-	}
-}
-
-static void test_flows_spread(void **state)
-{
-	(void)state;
-	uint8_t b[PAYLOAD];
-	for (unsigned n_lanes = 2; n_lanes <= 4; n_lanes++) {
-		unsigned count[4] = { 0 };
-		for (uint32_t i = 0; i < 256; i++) {
-			size_t len = make_payload(b, 4, 6, 0, (uint16_t)(40000 + 2 * i), 5201);
-			count[vxlan_lane_pick(b, len, 4789, n_lanes)]++;
-		}
-		for (unsigned l = 0; l < n_lanes; l++) {
-			assert_true(count[l] > 0);
-			assert_true(count[l] <= 2 * 256 / n_lanes);
-		}
-	}
 }
 
 /* Which lane's fd has a datagram now (-1: none within 1 s). */
@@ -173,8 +122,6 @@ static void test_kernel_steers_three(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_program_matches_c),
-		cmocka_unit_test(test_flows_spread),
 		cmocka_unit_test(test_kernel_steers_two),
 		cmocka_unit_test(test_kernel_steers_three),
 	};
