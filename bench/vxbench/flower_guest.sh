@@ -1,7 +1,7 @@
 #!/bin/bash
 # vxbench flower in a KVM guest whose kernel has tc flower.
 #
-#   sudo bench/vxbench/flower_guest.sh [-n REPS] [-t SECONDS]
+#   bench/vxbench/flower_guest.sh [-n REPS] [-t SECONDS]
 #
 # The rig machine's kernel is built without CONFIG_NET_CLS_FLOWER, so
 # `vxbench flower` there can only compare vxswitch with tc u32.  This runs
