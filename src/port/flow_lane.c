@@ -99,6 +99,13 @@ static void cb_jt(struct cbpf *p, unsigned at, unsigned target)
 	p->f[at].jt = (uint8_t)(target - at - 1);
 }
 
+/* Both "is TCP" and "is UDP" jump to the next instruction emitted. */
+static void cb_jt_here(struct cbpf *p, unsigned tcp, unsigned udp)
+{
+	cb_jt(p, tcp, p->n);
+	cb_jt(p, udp, p->n);
+}
+
 static void cb_jf(struct cbpf *p, unsigned at, unsigned target)
 {
 	p->f[at].jf = (uint8_t)(target - at - 1);
@@ -143,9 +150,7 @@ unsigned flow_lane_cbpf(struct sock_filter *f, unsigned base, bool outer_v6, uns
 	cb(&p, BPF_LD | BPF_H | BPF_ABS, base + FL_ETHERTYPE);
 	unsigned is_v4 = cb_jeq(&p, 0x0800);
 	cb_addrs(&p, base, FL_V4_SRC, FL_V4_DST, FL_V4_PROTO, &tcp4, &udp4);
-	unsigned ports4 = p.n;
-	cb_jt(&p, tcp4, ports4);
-	cb_jt(&p, udp4, ports4);
+	cb_jt_here(&p, tcp4, udp4);
 	cb(&p, BPF_LDX | BPF_B | BPF_MSH, base + FL_L3);
 	cb(&p, BPF_LD | BPF_W | BPF_IND, base + FL_L3);
 	cb_fold_ports(&p);
@@ -155,9 +160,7 @@ unsigned flow_lane_cbpf(struct sock_filter *f, unsigned base, bool outer_v6, uns
 	cb_jf(&p, is_v4, v6);
 	unsigned is_v6 = cb_jeq(&p, 0x86dd);
 	cb_addrs(&p, base, FL_V6_SRC_LAST, FL_V6_DST_LAST, FL_V6_NH, &tcp6, &udp6);
-	unsigned ports6 = p.n;
-	cb_jt(&p, tcp6, ports6);
-	cb_jt(&p, udp6, ports6);
+	cb_jt_here(&p, tcp6, udp6);
 	cb(&p, BPF_LD | BPF_W | BPF_ABS, base + FL_V6_PORTS);
 	cb_fold_ports(&p);
 	unsigned ja6 = cb(&p, BPF_JMP | BPF_JA, 0);
