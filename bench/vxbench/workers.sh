@@ -112,17 +112,18 @@ cmd_workers() {
 # rr FLOWS: netperf TCP_RR vm1 -> vm2 for SECONDS_PER_RUN; prints
 # "transactions_per_s cpu_us_per_transaction daemon_cpu_share".
 rr() {
-	local flows=$1 i hz j0 j1 d0 d1
+	local flows=$1 i hz j0 j1 d0 d1 st0
 	hz=$(getconf CLK_TCK)
 	n "$VM2" netserver -L "$(vm_addr4 2)" -p 12865 >/dev/null 2>&1 || true
 	sleep 0.3
-	j0=$(cpu_busy_jiffies); d0=$(daemons_cpu_us)
+	j0=$(cpu_busy_jiffies); d0=$(daemons_cpu_us); st0=$(cpu_steal_jiffies)
 	for i in $(seq "$flows"); do
 		n "$VM1" netperf -H "$(vm_addr4 2)" -p 12865 -t TCP_RR -l "$SECONDS_PER_RUN" -P 0 -- -o THROUGHPUT \
 			>"$RIG_DIR/rr.$i" 2>/dev/null &
 	done
 	wait
 	j1=$(cpu_busy_jiffies); d1=$(daemons_cpu_us)
+	steal_note "$st0" "$(cpu_steal_jiffies)" "$SECONDS_PER_RUN"
 	n "$VM2" pkill -x netserver 2>/dev/null || true
 	cat "$RIG_DIR"/rr.* | /usr/bin/python3 -c '
 import sys
