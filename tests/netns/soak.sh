@@ -75,6 +75,8 @@ echo "  before the soak: iperf3 $before Gbit/s; pool in use when idle: $pool_idl
 DEADLINE=$(( $(date +%s) + SOAK_SECONDS ))
 running() { [ "$(date +%s)" -lt "$DEADLINE" ] && [ ! -e "$L/stop" ]; }
 LOOP_PIDS=""
+# ev WHAT: a timed line in $L/events.log, to set beside an iperf3 stall.
+ev() { echo "$(date +%s) $*" >>"$L/events.log"; }
 loop() { # NAME: runs loop_NAME in the background, its output in $L/NAME.log
 	( set +e; "loop_$1" ) >"$L/$1.log" 2>&1 &
 	LOOP_PIDS="$LOOP_PIDS $!"
@@ -92,11 +94,26 @@ loop_iperf() {
 		n "$VM2" iperf3 -s -1 -B "$(vm_addr4 2)" -p $port >/dev/null 2>&1 &
 		local srv=$!
 		sleep 0.3
+		local t0; t0=$(date +%s)
 		if n "$VM1" iperf3 -c "$(vm_addr4 2)" -p $port -t 20 --bidir --connect-timeout 3000 -J >"$L/iperf.json" 2>&1; then
+			# The rates, and the longest stall: consecutive 1 s
+			# intervals in which one direction moved under 1 Mbit/s.
 			/usr/bin/python3 -c '
 import json, sys
-d = json.load(open(sys.argv[1]))["end"]
-print("ok %.2f %.2f" % (d["sum_sent"]["bits_per_second"] / 1e9, d["sum_sent_bidir_reverse"]["bits_per_second"] / 1e9))' "$L/iperf.json"
+j = json.load(open(sys.argv[1]))
+d = j["end"]
+best = (0, 0)
+for sender in (False, True):
+    run = 0
+    for k, iv in enumerate(j["intervals"]):
+        ss = [s for s in iv["streams"] if s.get("sender") == sender] or iv["streams"]
+        slow = sum(s["bits_per_second"] for s in ss) < 1e6
+        run = run + 1 if slow else 0
+        if run > best[0]:
+            best = (run, k + 1 - run)
+print("ok %.2f %.2f stall=%d at=%d" % (d["sum_sent"]["bits_per_second"] / 1e9,
+      d["sum_sent_bidir_reverse"]["bits_per_second"] / 1e9, best[0], int(sys.argv[2]) + best[1]))' "$L/iperf.json" "$t0"
+			grep -q "stall=[0-9]*[1-9]" <(tail -1 "$L/iperf.log" 2>/dev/null) && cp "$L/iperf.json" "$L/iperf-stall-$t0.json"
 		else
 			echo "failed $(tail -c 300 "$L/iperf.json" | tr '\n' ' ')"
 		fi
@@ -120,7 +137,9 @@ loop_malformed() {
 
 loop_macs() {
 	while running; do
+		ev "mac flood starts"
 		nvm1 /usr/bin/python3 tests/netns/blast.py vnet1 100000 macs
+		ev "mac flood ends"
 		for i in $(seq 30); do running || break; sleep 1; done
 	done
 }
@@ -129,13 +148,13 @@ loop_ports() {
 	while running; do
 		if vx 1 port add soak-t type tap vni 99 netns "$VM1" >/dev/null &&
 		   vx 1 port add vx100 type vxlan vni 100 local "$(u_addr 1)" remote "$(u_addr 2)" >/dev/null; then
-			echo added
+			echo added; ev "ports added"
 		else
 			echo "add refused"
 		fi
 		sleep 1.5
 		if vx 1 port del soak-t >/dev/null && vx 1 port del vx100 >/dev/null; then
-			echo deleted
+			echo deleted; ev "ports deleted"
 		else
 			echo "del refused"
 		fi
@@ -146,6 +165,7 @@ loop_ports() {
 loop_reload() {
 	while running; do
 		if vx 1 reload >/dev/null && vx 2 reload >/dev/null; then echo ok; else echo failed; fi
+		ev "reloads"
 		sleep 10
 	done
 }
@@ -221,11 +241,12 @@ sleep 3
 rounds=$(grep -c '^round' "$L/malformed.log" || true)
 iperf_ok=$(grep -c '^ok' "$L/iperf.log" || true); iperf_bad=$(grep -c '^failed' "$L/iperf.log" || true)
 rates=$(awk '/^ok/ { printf "%s/%s ", $2, $3 }' "$L/iperf.log")
+max_stall=$(sed -n 's/^ok .* stall=\([0-9]*\) .*/\1/p' "$L/iperf.log" | sort -n | tail -1)
 macs=$(awk '/^[0-9]+$/ { s += $1 } END { print s + 0 }' "$L/macs.log")
 added=$(grep -c '^added' "$L/ports.log" || true); deleted=$(grep -c '^deleted' "$L/ports.log" || true)
 reloads=$(grep -c '^ok' "$L/reload.log" || true)
 caps=$(grep -c '^ok' "$L/capture.log" || true); caps_bad=$(grep -c '^failed' "$L/capture.log" || true)
-echo "  iperf3 --bidir: $iperf_ok runs of 20 s (Gbit/s each way: $rates), $iperf_bad failed"
+echo "  iperf3 --bidir: $iperf_ok runs of 20 s (Gbit/s each way: $rates), $iperf_bad failed, longest stall ${max_stall:-0} s"
 echo "  malformed: $rounds rounds; $(awk '{ s += $2 } END { print s + 0 }' "$L/sent") bad frames at the tap and the underlay, $(awk '{ s += $2 } END { print s + 0 }' "$L/sent_vnet") with lying virtio_net_hdr"
 echo "  MACs flooded: $macs; ports added/deleted: $added/$deleted ($(grep -c refused "$L/ports.log" || true) refused); reloads: $reloads; captures: $caps ($caps_bad failed)"
 # A reload removes the churned ports (they are not in the config file), so
@@ -246,6 +267,15 @@ echo "  RSS peak, first half -> second half: host 1 (ASan) $rss1_first -> $rss1_
 # ---- checks ------------------------------------------------------------------
 ! grep -q "^dead" "$L/sample.log" || fail "a daemon died: $(grep ^dead "$L/sample.log")"
 [ "$iperf_ok" -gt 0 ] || fail "no iperf3 run completed during the soak"
+# A run that "completes" with a direction stalled for seconds is VM
+# networking down: name it with what the other loops did around then.
+while read -r stall at; do
+	[ "$stall" -ge 3 ] || continue
+	echo "  iperf3 stalled ${stall} s from $(date -u -d "@$at" +%T):"
+	awk -v a="$at" -v b="$((at + stall))" '$1 >= a - 5 && $1 <= b + 2 { $1 = $1 - a "s"; print "    " $0 }' "$L/events.log" | head -20
+	stalls=$(( ${stalls:-0} + 1 ))
+done < <(sed -n 's/^ok .* stall=\([0-9]*\) at=\([0-9]*\)$/\1 \2/p' "$L/iperf.log")
+[ "${stalls:-0}" = 0 ] || fail "$stalls iperf3 run(s) stalled for 3 s or more (JSON kept in $L/iperf-stall-*.json)"
 [ "$iperf_bad" -le $(( (iperf_ok + iperf_bad) / 10 )) ] ||
 	fail "$iperf_bad of $((iperf_ok + iperf_bad)) iperf3 runs failed: $(grep ^failed "$L/iperf.log" | head -3)"
 [ "$rounds" -gt 0 ] || fail "no malformed round ran"
