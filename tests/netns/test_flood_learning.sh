@@ -43,10 +43,17 @@ nvm2 ping -6 -c 2 -i 0.2 -W 2 "$(vm_addr6 1)" >/dev/null || fail "IPv6 ping (ND 
 [ "$(vx_stat 2 'd["switch"]["flooded"]')" -gt "$fl" ] || fail "the neighbour solicitation was not flooded"
 pass "IPv6 neighbour discovery resolved through flooding"
 
-vx 1 fdb flush >/dev/null
-uu1=$(vx_stat 1 'd["switch"]["unknown_unicast"]')
-nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after fdb flush"
-[ "$(vx_stat 1 'd["switch"]["unknown_unicast"]')" -gt "$uu1" ] || fail "no unknown-unicast flooding after fdb flush"
+# Any frame of vm2's that reaches h1 between the flush and the ping (a
+# neighbour probe of its kernel) teaches h1 its MAC again, and the ping
+# then crosses as known unicast: up to 3 tries, the counter read first.
+flooded=0
+for try in 1 2 3; do
+	uu1=$(vx_stat 1 'd["switch"]["unknown_unicast"]')
+	vx 1 fdb flush >/dev/null
+	nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after fdb flush"
+	[ "$(vx_stat 1 'd["switch"]["unknown_unicast"]')" -gt "$uu1" ] && { flooded=1; break; }
+done
+[ "$flooded" = 1 ] || fail "no unknown-unicast flooding after fdb flush (3 tries)"
 pass "after fdb flush, unknown unicast is flooded and still delivered, then learned again"
 
 # A MAC flood from a VM against a cap lowered while the switch runs: the
