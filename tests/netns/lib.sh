@@ -245,6 +245,23 @@ rig_iperf() {
 	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.2f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$RIG_DIR/iperf.json"
 }
 
+# rig_underlay_iperf SECONDS: one TCP stream h1 -> h2 over the underlay veth,
+# the kernel alone; prints Gbit/s.  A reference taken in the same minute as
+# an overlay figure: when the host slows (its steal reached 19 % of a case
+# here), both fall, and a ratio of the two still says what the switch did.
+rig_underlay_iperf() {
+	local secs=$1
+	nh2 iperf3 -s -1 -D -B "$(u_addr 2)" -p 5209 --logfile "$RIG_DIR/iperf-u.log" >/dev/null 2>&1
+	local i
+	for i in $(seq 50); do
+		nh2 ss -ltn 2>/dev/null | grep -q ":5209 " && break
+		sleep 0.05
+	done
+	nh1 iperf3 -c "$(u_addr 2)" -p 5209 -t "$secs" --connect-timeout 5000 -J > "$RIG_DIR/iperf-u.json" 2>&1 || {
+		cat "$RIG_DIR/iperf-u.json" >&2; return 1; }
+	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.2f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$RIG_DIR/iperf-u.json"
+}
+
 # Bytes the last rig_iperf moved (receiver side).
 rig_iperf_bytes() {
 	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(int(d["end"]["sum_received"]["bytes"]))' "$RIG_DIR/iperf.json"
