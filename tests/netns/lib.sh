@@ -229,20 +229,27 @@ rig_vxswitchd_stop() { # SIDE
 	eval "VXD_PID_$1="
 }
 
+# iperf_run SERVER_NS CLIENT_NS ADDR PORT SECONDS JSON [iperf3 client args]:
+# a one-shot server, one TCP stream to it; prints Gbit/s (receiver side).
+iperf_run() {
+	local sns=$1 cns=$2 addr=$3 port=$4 secs=$5 json=$6; shift 6
+	n "$sns" iperf3 -s -1 -D -B "$addr" -p "$port" --logfile "$json.server.log" >/dev/null 2>&1
+	local i
+	for i in $(seq 50); do
+		n "$sns" ss -ltn 2>/dev/null | grep -q ":$port " && break
+		sleep 0.05
+	done
+	n "$cns" iperf3 -c "$addr" -p "$port" -t "$secs" --connect-timeout 5000 -J "$@" > "$json" 2>&1 || {
+		cat "$json" >&2; return 1; }
+	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.2f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$json"
+}
+
 # rig_iperf SECONDS FROM_SIDE [extra iperf3 client args]: one TCP stream from
 # vmFROM to the other VM; prints Gbit/s (receiver side).
 rig_iperf() {
 	local secs=$1 from=$2 to=$(( 3 - $2 )) fromns tons; shift 2
 	if [ "$from" = 1 ]; then fromns=$VM1; tons=$VM2; else fromns=$VM2; tons=$VM1; fi
-	n "$tons" iperf3 -s -1 -D -B "$(vm_addr4 "$to")" -p 5201 --logfile "$RIG_DIR/iperf-s.log" >/dev/null 2>&1
-	local i
-	for i in $(seq 50); do
-		n "$tons" ss -ltn 2>/dev/null | grep -q ":5201 " && break
-		sleep 0.05
-	done
-	n "$fromns" iperf3 -c "$(vm_addr4 "$to")" -p 5201 -t "$secs" --connect-timeout 5000 -J "$@" > "$RIG_DIR/iperf.json" 2>&1 || {
-		cat "$RIG_DIR/iperf.json" >&2; return 1; }
-	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.2f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$RIG_DIR/iperf.json"
+	iperf_run "$tons" "$fromns" "$(vm_addr4 "$to")" 5201 "$secs" "$RIG_DIR/iperf.json" "$@"
 }
 
 # rig_underlay_iperf SECONDS: one TCP stream h1 -> h2 over the underlay veth,
@@ -250,16 +257,7 @@ rig_iperf() {
 # an overlay figure: when the host slows (its steal reached 19 % of a case
 # here), both fall, and a ratio of the two still says what the switch did.
 rig_underlay_iperf() {
-	local secs=$1
-	nh2 iperf3 -s -1 -D -B "$(u_addr 2)" -p 5209 --logfile "$RIG_DIR/iperf-u.log" >/dev/null 2>&1
-	local i
-	for i in $(seq 50); do
-		nh2 ss -ltn 2>/dev/null | grep -q ":5209 " && break
-		sleep 0.05
-	done
-	nh1 iperf3 -c "$(u_addr 2)" -p 5209 -t "$secs" --connect-timeout 5000 -J > "$RIG_DIR/iperf-u.json" 2>&1 || {
-		cat "$RIG_DIR/iperf-u.json" >&2; return 1; }
-	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.2f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$RIG_DIR/iperf-u.json"
+	iperf_run "$H2" "$H1" "$(u_addr 2)" 5209 "$1" "$RIG_DIR/iperf-u.json"
 }
 
 # Bytes the last rig_iperf moved (receiver side).
