@@ -1,7 +1,5 @@
 #include "port/tap.h"
 
-#include "port/flow_lane.h"
-
 #define TAP_IFF_LOWER_UP 0x10000 /* linux/if.h IFF_LOWER_UP: carrier on */
 
 #include <errno.h>
@@ -17,9 +15,10 @@
 #include <unistd.h>
 
 #include "packet/vnet_hdr.h"
+#include "port/flow_lane.h"
 #include "port/frame.h"
-#include "util/vlog.h"
 #include "port/rtnl.h"
+#include "util/vlog.h"
 
 #ifndef TUN_F_USO4
 #define TUN_F_USO4 0x20
