@@ -66,11 +66,12 @@ rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # iperf_rate SECS: one TCP stream vm1 -> vm2, Gbit/s.
 iperf_rate() { rig_iperf "$1" 1 2>/dev/null; }
 before=$(iperf_rate 5) || fail "iperf3 before the soak"
+u_before=$(rig_underlay_iperf 5) || fail "iperf3 over the underlay before the soak"
 sleep 1
 pool_idle0=$(vx_stat 1 'd["pool"]["in_use"]'); pool2_idle0=$(vx_stat 2 'd["pool"]["in_use"]')
 vx_drops 1 >"$RIG_DIR/drops0"
 queued0=$(vx_queue_drops 1 vnet1 vx99)
-echo "  before the soak: iperf3 $before Gbit/s; pool in use when idle: $pool_idle0 / $pool2_idle0"
+echo "  before the soak: iperf3 $before Gbit/s (the underlay alone: $u_before); pool in use when idle: $pool_idle0 / $pool2_idle0"
 
 DEADLINE=$(( $(date +%s) + SOAK_SECONDS ))
 running() { [ "$(date +%s)" -lt "$DEADLINE" ] && [ ! -e "$L/stop" ]; }
@@ -333,17 +334,24 @@ pass "no crash; of $sent_bad bad frames ($(wc -l <"$RIG_DIR/expected") reasons) 
 # Forwarding recovers, and nothing is held: the pool back to idle.
 nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "vm1 -> vm2 after the soak"
 nvm2 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 1)" >/dev/null || fail "vm2 -> vm1 after the soak"
-for try in 1 2; do
-	after=$(iperf_rate 5) || fail "iperf3 after the soak"
-	/usr/bin/python3 -c "import sys; sys.exit(0 if $after >= 0.5 * $before else 1)" && break
-done
-/usr/bin/python3 -c "import sys; sys.exit(0 if $after >= 0.5 * $before else 1)" ||
-	fail "iperf3 at $after Gbit/s after the soak, under half of $before before it"
+# Judged by the overlay's share of the kernel's own underlay, measured in
+# the same minute before and after: the host here slows by half and more
+# at times (its steal reached 21 % of a loaded minute), and then both fall.
+after=$(iperf_rate 5) || fail "iperf3 after the soak"
+after_note="iperf3 $after Gbit/s (of $before before)"
+if ! /usr/bin/python3 -c "import sys; sys.exit(0 if $after >= 0.5 * $before else 1)"; then
+	after=$(iperf_rate 5) || fail "iperf3 after the soak (again)"
+	u_after=$(rig_underlay_iperf 5) || fail "iperf3 over the underlay after the soak"
+	rel=$(/usr/bin/python3 -c "print('%.2f' % (($after / $u_after) / ($before / $u_before)))")
+	after_note="iperf3 $after Gbit/s with the underlay at $u_after (before: $before with $u_before; overlay share kept $rel)"
+	/usr/bin/python3 -c "import sys; sys.exit(0 if $rel > 0.5 else 1)" ||
+		fail "iperf3 at $after Gbit/s after the soak, before $before: the underlay alone went $u_before -> $u_after, so the switch lost more than half its share"
+fi
 sleep 1
 pool_idle1=$(vx_stat 1 'd["pool"]["in_use"]'); pool2_idle1=$(vx_stat 2 'd["pool"]["in_use"]')
 [ "$pool_idle1" -le $((pool_idle0 + 8)) ] && [ "$pool2_idle1" -le $((pool2_idle0 + 8)) ] ||
 	fail "packet buffers held after the soak: in use $pool_idle0 -> $pool_idle1 (host 1), $pool2_idle0 -> $pool2_idle1 (host 2)"
-pass "forwarding recovered: ping both ways, iperf3 $after Gbit/s (of $before before); pool in use $pool_idle0 -> $pool_idle1 / $pool2_idle0 -> $pool2_idle1"
+pass "forwarding recovered: ping both ways, $after_note; pool in use $pool_idle0 -> $pool_idle1 / $pool2_idle0 -> $pool2_idle1"
 
 pid=$VXD_PID_1
 rig_vxswitchd_stop 1
