@@ -55,7 +55,7 @@ TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 PRELOADS   := $(BUILD)/tests/tools/refuse_offloads.so
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all install deps test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden fuzz fuzz-long fuzz-build netns soak bench bench-smoke micro demo clean
+.PHONY: all install deps layout test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden fuzz fuzz-long fuzz-build netns soak bench bench-smoke micro demo clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -125,6 +125,10 @@ unit-tsan:
 tsan-daemon:
 	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) OPT=-O1 SAN="$(TSAN_SAN)" \
 	  $(TSAN_BUILD)/vxswitchd $(TSAN_BUILD)/vxctl
+
+# The rules between the rooms of src/ (docs/DESIGN.md, "Rooms").
+layout:
+	scripts/check-layout.py src
 
 golden: all
 	tests/golden/check.sh $(BUILD)
