@@ -34,7 +34,7 @@
 #include <sched.h>
 #include <stddef.h>
 
-enum { VXD_PLACEMENT_MAX = 16 }; /* = VXD_MAX_WORKERS */
+enum { VXD_PLACEMENT_MAX = 16 }; /* vxd_internal.h asserts = VXD_MAX_WORKERS */
 
 struct vxd_placement_request {
 	unsigned workers;          /* 0: by the rules */

@@ -24,6 +24,8 @@
 #include "port/vxlan.h"
 #include "util/vlog.h"
 
+_Static_assert((int)CTL_SRCPORT_MAX_PORTS == (int)VXLAN_SRCPORT_MAX_PORTS, "the grammar takes what the port can hold");
+
 struct port *vxd_port_by_name(const struct vxd *vxd, const char *name)
 {
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)

@@ -1,13 +1,13 @@
 /* vxswitchd: the daemon as a library (vxswitchd_main.c and the tests use
  * it).
  *
- * Two threads: the control thread (the caller of vxd_run) serves the
- * control socket and executes commands; one datapath worker (worker.h),
- * started by vxd_create(), moves packets.  Commands change the switch by
- * publishing new immutable versions of what the worker reads and by
- * requests the worker executes between two batches; docs/DESIGN.md draws
- * it.  Multi-queue taps and one worker per core come later behind the same
- * structure.
+ * Threads: the control thread (the caller of vxd_run) serves the control
+ * socket and executes commands; N datapath workers (dp/user/worker.h, one
+ * per queue of every tap and lane of every socket, placed by placement.h),
+ * started by vxd_create(), move packets.  Commands change the switch by
+ * publishing new immutable versions of what the workers read and by
+ * requests the workers execute between two batches; docs/DESIGN.md draws
+ * it.
  *
  * Life cycle: vxd_create() (the worker forwards from now on) -> vxd_run()
  * (returns on vxd_stop() or a signal) -> vxd_destroy().  vxd_execute() may

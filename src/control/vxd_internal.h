@@ -19,6 +19,8 @@
 #include "dp/user/worker.h"
 #include "util/qsbr.h"
 
+_Static_assert((int)VXD_PLACEMENT_MAX == (int)VXD_MAX_WORKERS, "a placement per worker");
+
 struct ctl_server;
 struct flower_rule;
 struct flower_table;

@@ -17,7 +17,7 @@ enum ctl_limits {
 	CTL_MTU_MIN = 68,
 	CTL_MTU_MAX = 65535,
 	CTL_VXLAN_DEFAULT_DSTPORT = 4789,
-	CTL_SRCPORT_MAX_PORTS = 64,    /* = VXLAN_SRCPORT_MAX_PORTS (port/vxlan.h) */
+	CTL_SRCPORT_MAX_PORTS = 64,    /* control/ports.c asserts = VXLAN_SRCPORT_MAX_PORTS */
 };
 
 /* An IPv4 or IPv6 address.  Unused bytes are zero, so two ctl_ip compare

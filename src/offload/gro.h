@@ -1,5 +1,5 @@
 /* GRO: merge consecutive TCP segments of one flow into one big frame, with
- * the merge and flush rules of Linux (shared/reference/gro-gso-rules.md), so
+ * the merge and flush rules of Linux (docs/reference/gro-gso-rules.md), so
  * a TAP receives ~64 KB frames instead of 1398-byte ones (seeds/000_*).
  *
  * What?

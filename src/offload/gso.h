@@ -3,7 +3,7 @@
  * segments, the inverse of GRO (offload/gro.h).
  *
  * Per segment, as the kernel's tcp_gso_segment / inet_gso_segment do
- * (shared/reference/gro-gso-rules.md section 2):
+ * (docs/reference/gro-gso-rules.md section 2):
  *  - IPv4: total length, ID = first ID + i (16-bit wrap), header checksum;
  *    IPv6: payload length; everything else in the headers is copied;
  *  - TCP: seq = first seq + i * mss; CWR only on the first segment, FIN and

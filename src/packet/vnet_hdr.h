@@ -6,7 +6,7 @@
  * Reading only copies fields into struct pkt_offload; nothing may trust them
  * until vnet_hdr_validate() (parse/vnet_hdr_check.h) has cross-checked them
  * against the parsed frame (the class of kernel and DPDK bugs in
- * shared/reference/reliability-anchors.md: gso_type not matching L4,
+ * docs/reference/reliability-anchors.md: gso_type not matching L4,
  * gso_size beyond payload, csum_start outside the frame).  That check needs
  * a struct flow_key, and packet/ is below parse/ in the layering (packet/
  * includes nothing from parse/, offload/, switch/ or port/), so it lives in

@@ -2,7 +2,7 @@
  * See vnet_hdr_check.h.
  *
  * The rules follow the kernel's __virtio_net_hdr_to_skb() and the fixes
- * that hardened it (shared/reference/reliability-anchors.md section 2):
+ * that hardened it (docs/reference/reliability-anchors.md section 2):
  * every field is cross-checked against a real parse of the frame, one
  * commented check at a time, each failure with its own drop reason.  The
  * valid corners the over-strict kernel fixes broke are kept legal: a GSO

@@ -16,7 +16,7 @@
 struct pkt;
 
 enum txq_limits {
-	TXQ_PORTS = 256, /* = VXD_MAX_PORTS */
+	TXQ_PORTS = 256, /* one queue per port id (worker_internal.h asserts = VXD_MAX_PORTS) */
 	TXQ_LEN = 512,
 };
 

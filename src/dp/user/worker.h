@@ -73,8 +73,10 @@ enum vxd_limits {
 				    touched only as far as frames are written */
 	VXD_FDB_SIZE_DEFAULT = 65536, /* learned MACs over all VNIs (each VNI: fdb-max) */
 	VXD_MAX_VTEPS = 128,     /* remote VTEPs whose traffic is counted (vxd_vtep_stats) */
-	VXD_MAX_WORKERS = 16,    /* = PORT_MAX_QUEUES = VXLAN_MAX_LANES */
+	VXD_MAX_WORKERS = 16,    /* a worker per tap queue and per socket lane */
 };
+_Static_assert((int)VXD_MAX_WORKERS == (int)PORT_MAX_QUEUES && (int)VXD_MAX_WORKERS == (int)VXLAN_MAX_LANES,
+	       "worker i drives queue i of every tap and lane i of every socket");
 
 /* One shared underlay socket in a view: the socket and its VNI -> vxlan
  * port map. */

@@ -12,6 +12,8 @@
 #include "parse/flow.h"
 #include "switch/flow_cache.h"
 
+_Static_assert((int)TXQ_PORTS == (int)VXD_MAX_PORTS, "an output queue per port id");
+
 enum vxd_worker_limits {
 	VXD_RX_BATCH = 64,       /* tap reads per batch */
 	VXD_SOCK_RX_MAX = 512,   /* datagrams per socket batch (8 x 64) */
