@@ -66,26 +66,13 @@ static void cap_free(struct vxd_cap_session *s)
 	free(s);
 }
 
-static int cap_worker(struct vxd_cap_session *s, enum vxd_req_kind kind)
+static int cap_worker(struct vxd_cap_session *s, bool start)
 {
-	struct vxd_req req = { .kind = kind, .capture = &s->cap };
-	if (kind == VXD_REQ_CAPTURE_STOP) {
-		/* Every worker lets it go, whatever one says. */
-		int ret = 0;
-		for (unsigned i = 0; i < s->vxd->n_workers; i++) {
-			struct vxd_req r = req;
-			int one = (int)vxd_worker_call(s->vxd->workers[i], &r);
-			ret = ret < 0 ? ret : one;
-		}
-		return ret;
-	}
-	unsigned attached;
-	int ret = (int)vxd_workers_call(s->vxd->workers, s->vxd->n_workers, &req, &attached);
-	if (ret < 0) {
-		req.kind = VXD_REQ_CAPTURE_STOP;
-		vxd_workers_call(s->vxd->workers, attached, &req, NULL);
-	}
-	return ret;
+	struct dpif *dp = s->vxd->dp;
+	if (start)
+		return dp->class->capture_start(dp, &s->cap);
+	dp->class->capture_stop(dp, &s->cap);
+	return 0;
 }
 
 /* The outer headers of what a vxlan port sends, as its socket makes them. */
@@ -121,7 +108,7 @@ static void cap_drain(struct vxd_cap_session *s);
 static void cap_end(struct vxd_cap_session *s, enum ctl_status status, const char *why)
 {
 	if (s->attached) {
-		cap_worker(s, VXD_REQ_CAPTURE_STOP);
+		cap_worker(s, false);
 		s->attached = false;
 	}
 	cap_drain(s);
@@ -201,7 +188,7 @@ int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_e
 	int ret = cap_setup(vxd, s, port, c, err);
 	if (ret < 0)
 		goto err_free;
-	ret = cap_worker(s, VXD_REQ_CAPTURE_START);
+	ret = cap_worker(s, true);
 	if (ret < 0) {
 		vxd_refuse(err, ret, "capture: port %s: %s", c->port, strerror(-ret));
 		goto err_free;
@@ -210,7 +197,7 @@ int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_e
 	s->st = ctl_server_stream_begin(vxd->ctl, cap_on_stream, s);
 	if (!s->st) {
 		ret = vxd_refuse(err, -errno, "capture: %s", strerror(errno));
-		cap_worker(s, VXD_REQ_CAPTURE_STOP);
+		cap_worker(s, false);
 		goto err_free;
 	}
 	vxd->captures[slot] = s;

@@ -30,10 +30,6 @@ int vxd_refuse(struct ctl_err *err, int ret, const char *fmt, ...)
 	return ret;
 }
 
-int64_t vxd_call_all(struct vxd *vxd, const struct vxd_req *req)
-{
-	return vxd_workers_call(vxd->workers, vxd->n_workers, req, NULL);
-}
 
 void vxd_diag_snapshot(struct vxd *vxd, bool restart)
 {
@@ -149,7 +145,6 @@ static int vxd_apply_udp_gro(struct vxd *vxd, bool on)
 /* What a knob does beyond being published: 0, or a refusal's errno. */
 static int vxd_apply_knob(struct vxd *vxd, enum ctl_knob knob, uint32_t value)
 {
-	struct vxd_req req = { 0 };
 	switch (knob) {
 	case CTL_KNOB_GSO:
 		for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
@@ -167,10 +162,10 @@ static int vxd_apply_knob(struct vxd *vxd, enum ctl_knob knob, uint32_t value)
 		return 0;
 	case CTL_KNOB_GRO_HOLD_US:
 	case CTL_KNOB_GRO_MAX_SIZE:
-		req.kind = VXD_REQ_GRO_CONFIG;
-		req.gro.max_size = knob == CTL_KNOB_GRO_MAX_SIZE ? value : vxd->knobs[CTL_KNOB_GRO_MAX_SIZE];
-		req.gro.hold_ns = (uint64_t)(knob == CTL_KNOB_GRO_HOLD_US ? value : vxd->knobs[CTL_KNOB_GRO_HOLD_US]) * 1000ull;
-		return (int)vxd_call_all(vxd, &req);
+		return vxd->dp->class->gro_config(vxd->dp,
+						  knob == CTL_KNOB_GRO_MAX_SIZE ? value : vxd->knobs[CTL_KNOB_GRO_MAX_SIZE],
+						  (uint64_t)(knob == CTL_KNOB_GRO_HOLD_US ? value : vxd->knobs[CTL_KNOB_GRO_HOLD_US]) *
+							  1000ull);
 	case CTL_KNOB_FDB_AGEING:
 		fdb_set_ageing(vxd->fdb, value ? (uint64_t)value * 1000000000ull : UINT64_MAX / 2);
 		return 0;

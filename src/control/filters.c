@@ -235,8 +235,6 @@ static const struct flower_counters *vxd_filter_counters(struct vxd *vxd)
 {
 	if (!vxd->fcounters && !(vxd->fcounters = malloc(sizeof(*vxd->fcounters))))
 		return NULL;
-	if (!vxd->wfcounters && !(vxd->wfcounters = malloc(sizeof(*vxd->wfcounters))))
-		return NULL;
 	if (vxd_snapshot_all(vxd, vxd->snap, vxd->fcounters) < 0)
 		return NULL;
 	return vxd->fcounters;

@@ -227,12 +227,8 @@ void vxd_links_input(struct vxd *vxd, unsigned w)
 	}
 	/* An afpacket socket whose link goes does not always say so (see
 	 * port/afpacket.h): the worker checks it and marks the port lost. */
-	for (unsigned k = 0; k < c.n_lost; k++) {
-		for (unsigned i = 0; i < vxd->n_workers; i++) {
-			struct vxd_req req = { .kind = VXD_REQ_PORT_LOST, .port_id = c.lost[k] };
-			vxd_worker_call(vxd->workers[i], &req);
-		}
-	}
+	for (unsigned k = 0; k < c.n_lost; k++)
+		vxd->dp->class->port_lost(vxd->dp, c.lost[k]);
 	for (unsigned k = 0; k < c.n_reattach; k++)
 		if (vxd_reattach_port(vxd, c.reattach[k], "link event") < 0)
 			vxd->reattach_retry_until_ns = vxd_now_ns() + VXD_REATTACH_RETRY_FOR_MS * 1000000ull;

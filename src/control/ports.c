@@ -180,8 +180,7 @@ int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 		vxd_unwatch_port(vxd, port);
 	if (slot >= 0)
 		vxd_unwatch_sock(vxd, sock);
-	struct vxd_req req = { .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = slot >= 0 };
-	vxd_call_all(vxd, &req);
+	vxd->dp->class->port_detach(vxd->dp, id, slot >= 0);
 	vxd_fdb_forget_port(vxd, port);
 	vxd_forget_statics_of(vxd, port);
 	vxd_links_port_removed(vxd, id);
@@ -247,15 +246,10 @@ static void vxd_check_wire_csum(const struct vxd *vxd, uint16_t id, struct ctl_p
 static int vxd_port_commit(struct vxd *vxd, struct port *port, int new_sock_slot, struct ctl_err *err)
 {
 	uint16_t id = port->id;
-	struct vxd_req req = { .kind = VXD_REQ_PORT_ATTACH, .port_id = id, .port = port };
 	struct vni_table *vnis = NULL;
-	unsigned attached;
-	int ret = (int)vxd_workers_call(vxd->workers, vxd->n_workers, &req, &attached);
-	if (ret < 0) {
-		req = (struct vxd_req){ .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = new_sock_slot >= 0 };
-		vxd_workers_call(vxd->workers, attached, &req, NULL);
+	int ret = vxd->dp->class->port_attach(vxd->dp, id, port, new_sock_slot >= 0);
+	if (ret < 0)
 		goto err_destroy;
-	}
 	ret = vxd_vnis_with(vxd, port, true, &vnis);
 	if (ret < 0)
 		goto err_detach;
@@ -283,8 +277,7 @@ err_unpublished:
 		vxd->socks[new_sock_slot] = NULL;
 	vni_table_destroy(vnis);
 err_detach:
-	req = (struct vxd_req){ .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = new_sock_slot >= 0 };
-	vxd_call_all(vxd, &req);
+	vxd->dp->class->port_detach(vxd->dp, id, new_sock_slot >= 0);
 err_destroy:
 	vxd_refuse(err, ret, "port %s: %s", port->name, strerror(-ret));
 	if (new_sock_slot >= 0)

@@ -15,6 +15,7 @@
 #include "ctl/ctl_cmd.h"
 #include "dp/capture.h"
 #include "control/placement.h"
+#include "dp/dpif.h"
 #include "control/vxd.h"
 #include "dp/user/worker.h"
 #include "util/qsbr.h"
@@ -82,15 +83,12 @@ struct vxd {
 	struct qsbr qsbr;
 	struct vxd_view *_Atomic view;  /* published; the worker's reading */
 	uint64_t view_version;
-	/* workers.c: the workers, where they run, the FDB they share, and
-	 * scratch for one worker's snapshot and rule counters. */
-	struct vxd_worker *workers[VXD_MAX_WORKERS];
-	unsigned n_workers;
+	/* workers.c: the datapath, where its workers run, the FDB they share. */
+	struct dpif *dp;                 /* the datapath (dp/dpif.h) */
+	unsigned n_workers;              /* its threads (placement.n_workers once started) */
 	struct vxd_placement placement;
 	struct ctl_workers workers_asked; /* --workers/--cpus or the config's line; n 0: neither */
 	struct fdb *fdb;
-	struct vxd_snapshot *wsnap;      /* one per worker */
-	struct flower_counters *wfcounters;
 
 	struct vxd_snapshot *snap;   /* scratch for stats and diagnose */
 	struct vxd_snapshot *diag_prev, *diag_cur;
@@ -137,7 +135,8 @@ enum { VXD_REATTACH_RETRY_MS = 20, VXD_REATTACH_RETRY_FOR_MS = 3000 };
 struct port *vxd_vxlan_of_vni(const struct vxd *vxd, uint32_t vni);
 
 /* workers.c */
-/* Creates the FDB and the workers of vxd->placement. */
+/* Creates the FDB and opens the datapath with the workers of
+ * vxd->placement. */
 int vxd_workers_start(struct vxd *vxd);
 void vxd_workers_stop(struct vxd *vxd);
 /* A frame port's fds / a socket's lanes into (out of) the workers' poll
@@ -159,8 +158,6 @@ const struct vxd_snapshot *vxd_snapshot(struct vxd *vxd);
 
 /* control.c */
 int vxd_refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Runs req on every worker (worker.h: vxd_workers_call). */
-int64_t vxd_call_all(struct vxd *vxd, const struct vxd_req *req);
 /* The clock the workers read (tests warp it). */
 static inline uint64_t vxd_clock(const struct vxd *vxd)
 {

@@ -1,6 +1,6 @@
-/* The control side of the workers (worker.h): starting them where the
- * placement says (placement.h), stopping them, and adding and removing a
- * port's or a socket's fds in each worker's poll set. */
+/* The control side of the datapath (dp/dpif.h): the FDB it shares, opening
+ * it with its workers where the placement says (placement.h), closing it,
+ * and the ports' and sockets' place in its poll sets. */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "control/vxd_internal.h"
+#include "dp/user/dpif_user.h"
 #include "util/vlog.h"
 
 int vxd_workers_start(struct vxd *vxd)
@@ -24,44 +25,34 @@ int vxd_workers_start(struct vxd *vxd)
 	int err = fdb_create(&fcfg, &vxd->fdb);
 	if (err < 0)
 		return err;
-	vxd->wsnap = calloc(vxd->placement.n_workers ? vxd->placement.n_workers : 1, sizeof(*vxd->wsnap));
-	if (!vxd->wsnap)
-		return -ENOMEM;
 	const struct vxd_placement *pl = &vxd->placement;
-	for (unsigned i = 0; i < pl->n_workers; i++) {
-		struct vxd_worker_config wcfg = {
-			.qsbr = &vxd->qsbr,
-			.view = &vxd->view,
-			.pool_size = vxd->opts.pool_size ? vxd->opts.pool_size : VXD_POOL_DEFAULT,
-			.fdb = vxd->fdb,
-			.index = i,
-			.cpu = pl->cpu[i],
-			.node = pl->node[i],
-			.clock = vxd->opts.clock,
-		};
-		err = vxd_worker_create(&wcfg, &vxd->workers[i]);
-		if (err < 0)
-			return err;
-		vxd->n_workers = i + 1;
-	}
+	struct dpif_config dcfg = {
+		.qsbr = &vxd->qsbr,
+		.view = &vxd->view,
+		.fdb = vxd->fdb,
+		.pool_size = vxd->opts.pool_size ? vxd->opts.pool_size : VXD_POOL_DEFAULT,
+		.n_workers = pl->n_workers,
+		.cpu = pl->cpu,
+		.node = pl->node,
+		.clock = vxd->opts.clock,
+	};
+	err = dpif_user_class.open(&dcfg, &vxd->dp);
+	if (err < 0)
+		return err;
+	vxd->n_workers = vxd->dp->class->n_lanes(vxd->dp);
 	return 0;
 }
 
 void vxd_workers_stop(struct vxd *vxd)
 {
-	for (unsigned i = 0; i < VXD_MAX_SOCKS; i++) {
-		if (!vxd->socks[i])
-			continue;
-		struct vxd_req req = { .kind = VXD_REQ_SOCK_RELEASE, .sock = vxd->socks[i] };
-		vxd_call_all(vxd, &req);
+	if (vxd->dp) {
+		for (unsigned i = 0; i < VXD_MAX_SOCKS; i++)
+			if (vxd->socks[i])
+				vxd->dp->class->sock_release(vxd->dp, vxd->socks[i]);
+		vxd->dp->class->close(vxd->dp);
+		vxd->dp = NULL;
 	}
-	for (unsigned i = 0; i < vxd->n_workers; i++)
-		vxd_worker_destroy(vxd->workers[i]);
 	vxd->n_workers = 0;
-	free(vxd->wsnap);
-	free(vxd->wfcounters);
-	vxd->wsnap = NULL;
-	vxd->wfcounters = NULL;
 	fdb_destroy(vxd->fdb);
 	vxd->fdb = NULL;
 }
@@ -70,44 +61,22 @@ void vxd_workers_stop(struct vxd *vxd)
 
 int vxd_watch_port(struct vxd *vxd, struct port *port)
 {
-	for (unsigned i = 0; i < vxd->n_workers; i++) {
-		if (!port_lane_reads(port, i, vxd->n_workers))
-			continue;
-		struct port_io lane = { .lane = i };
-		int err = vxd_worker_watch(vxd->workers[i], VXD_SRC_FRAME, port->id, port_io_fd(port, &lane));
-		if (err < 0) {
-			vxd_unwatch_port(vxd, port);
-			return err;
-		}
-	}
-	return 0;
+	return vxd->dp->class->port_watch(vxd->dp, port);
 }
 
 void vxd_unwatch_port(struct vxd *vxd, struct port *port)
 {
-	for (unsigned i = 0; i < vxd->n_workers; i++) {
-		struct port_io lane = { .lane = i };
-		if (port_lane_reads(port, i, vxd->n_workers))
-			vxd_worker_unwatch(vxd->workers[i], port_io_fd(port, &lane));
-	}
+	vxd->dp->class->port_unwatch(vxd->dp, port);
 }
 
 int vxd_watch_sock(struct vxd *vxd, unsigned slot, struct vxlan_sock *sock)
 {
-	for (unsigned i = 0; i < vxd->n_workers; i++) {
-		int err = vxd_worker_watch(vxd->workers[i], VXD_SRC_SOCK, slot, vxlan_sock_fd(vxlan_sock_lane(sock, i)));
-		if (err < 0) {
-			vxd_unwatch_sock(vxd, sock);
-			return err;
-		}
-	}
-	return 0;
+	return vxd->dp->class->sock_watch(vxd->dp, slot, sock);
 }
 
 void vxd_unwatch_sock(struct vxd *vxd, struct vxlan_sock *sock)
 {
-	for (unsigned i = 0; i < vxd->n_workers; i++)
-		vxd_worker_unwatch(vxd->workers[i], vxlan_sock_fd(vxlan_sock_lane(sock, i)));
+	vxd->dp->class->sock_unwatch(vxd->dp, sock);
 }
 
 /* ---- the workers line ---------------------------------------------------- */

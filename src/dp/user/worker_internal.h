@@ -144,4 +144,8 @@ void vxd_worker_cpu(uint64_t *user_us, uint64_t *sys_us);
 /* The CPU the calling thread runs on now. */
 int vxd_worker_cpu_now(void);
 
+/* snapshot_sum.c: adds one worker's snapshot s into the sum d (counters
+ * added, maxima kept, s's own figures appended to d->workers[]). */
+void vxd_snapshot_add(struct vxd_snapshot *d, const struct vxd_snapshot *s);
+
 #endif

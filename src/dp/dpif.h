@@ -1,0 +1,123 @@
+/* dpif: the one interface through which the control thread drives a
+ * datapath, whichever it is.
+ *
+ * The idea is Open vSwitch's lib/dpif-provider.h: a table of operations,
+ * one implementation per datapath, so the control side (ports, config and
+ * reload, filters, capture sessions, stats) is written once.  The
+ * implementations:
+ *   - "user" (dp/user/dpif_user.c): N worker threads that read tap fds and
+ *     underlay sockets themselves; what they read is published as a view
+ *     (dp/user/worker.h), what they write is changed by requests they
+ *     execute between two batches.
+ *   - a kernel datapath (eBPF programs on the ports' devices) is the
+ *     second; see docs/DESIGN.md, "Two datapaths".
+ *
+ * What goes through here and what does not
+ * ========================================
+ * Through here: the datapath's life cycle, a port's attach and detach
+ * (and a socket's, for the userspace datapath's shared underlay sockets),
+ * the knobs that need the datapath to rebuild something (GRO limits),
+ * counter snapshots, capture start and stop.
+ * Not yet through here (the control thread reaches them directly, as both
+ * datapaths must share them): the FDB (switch/fdb.h, shared by the workers
+ * and the control thread with lock-free lookups), and the published view
+ * (struct vxd_view), which the control thread builds and swaps in with one
+ * atomic store (control/view.c) and which a datapath reads at its own pace.
+ *
+ * Contract
+ * ========
+ * - Every operation is called from the control thread only, one at a time.
+ * - Operations may block until the datapath has done what they ask (the
+ *   userspace datapath: until every worker has executed the request,
+ *   between two of its batches, so at most one batch's time); none waits
+ *   for traffic.  None is called from a signal handler.
+ * - Errors: 0 or a negative errno.  An operation that fails has changed
+ *   nothing: port_attach detaches from every part of the datapath that it
+ *   had reached before it returns an error.
+ * - Order of a port's life (control/ports.c):
+ *     port_attach (the datapath sets up its per-port state; the port is
+ *     not yet published, no frame of it is read) -> the view with the port
+ *     is published -> port_watch (frames of it are read from now on) ...
+ *     port_unwatch -> the view without it is published -> port_detach
+ *     (its queued frames are flushed, its state freed).
+ * - What is copied and what is shared: the datapath holds the struct port
+ *   pointers it is given until port_detach returns, and a capture until
+ *   capture_stop returns; snapshots are copied into the caller's struct. */
+#ifndef VX_DP_DPIF_H
+#define VX_DP_DPIF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct dpif;
+struct flower_counters;
+struct port;
+struct qsbr;
+struct fdb;
+struct vxd_capture;
+struct vxd_snapshot;
+struct vxd_view;
+struct vxlan_sock;
+
+/* What a datapath is opened with.  Pointers are the caller's and outlive
+ * the datapath. */
+struct dpif_config {
+	struct qsbr *qsbr;                 /* grace periods for the published view */
+	struct vxd_view *_Atomic *view;    /* the control thread's publication slot */
+	struct fdb *fdb;                   /* the shared FDB */
+	uint32_t pool_size;                /* packet buffers per worker */
+	unsigned n_workers;                /* threads (userspace datapath) */
+	const int *cpu;                    /* n_workers CPUs to pin to (-1: not pinned) */
+	const int *node;                   /* their NUMA nodes, for stats (-1: unknown) */
+	uint64_t (*clock)(void);           /* NULL: CLOCK_MONOTONIC (tests warp it) */
+};
+
+struct dpif_class {
+	const char *name;                  /* "user", "kernel" */
+
+	int (*open)(const struct dpif_config *cfg, struct dpif **out);
+	/* Stops the datapath and frees it; ports must have been detached. */
+	void (*close)(struct dpif *dp);
+
+	/* A port's life (see "Order" above).  new_sock: a vxlan port that
+	 * brought a new underlay socket; sock_goes: one whose socket leaves
+	 * with it (the buffers kept for that socket go back). */
+	int (*port_attach)(struct dpif *dp, uint16_t id, struct port *port, bool new_sock);
+	void (*port_detach)(struct dpif *dp, uint16_t id, bool sock_goes);
+	int (*port_watch)(struct dpif *dp, struct port *port);
+	void (*port_unwatch)(struct dpif *dp, struct port *port);
+	/* netlink says the port's device is gone: stop using it at once. */
+	void (*port_lost)(struct dpif *dp, uint16_t id);
+
+	/* A shared underlay socket in publication slot `slot`. */
+	int (*sock_watch)(struct dpif *dp, unsigned slot, struct vxlan_sock *sock);
+	void (*sock_unwatch)(struct dpif *dp, struct vxlan_sock *sock);
+	/* Before the socket is closed: buffers the datapath keeps go back. */
+	void (*sock_release)(struct dpif *dp, struct vxlan_sock *sock);
+
+	/* `set gro-max-size` / `gro-hold-us`: the GRO tables are rebuilt. */
+	int (*gro_config)(struct dpif *dp, uint32_t max_size, uint64_t hold_ns);
+
+	/* Every counter, summed over the datapath's threads into *out (which
+	 * is zeroed first; each thread's own figures in out->workers[]), and
+	 * the rule counters into *fc when fc is not NULL.  The FDB's own counts
+	 * are the caller's (the FDB is not the datapath's). */
+	int (*snapshot)(struct dpif *dp, struct vxd_snapshot *out, struct flower_counters *fc);
+
+	/* Capture (dp/capture.h): the datapath starts copying the frames of
+	 * cap->port_id into cap's ring; after capture_stop it no longer
+	 * touches cap. */
+	int (*capture_start)(struct dpif *dp, struct vxd_capture *cap);
+	void (*capture_stop)(struct dpif *dp, struct vxd_capture *cap);
+
+	/* Threads that read a port's queues: a multi-queue tap or a socket's
+	 * reuseport group gets this many (1: single-queue). */
+	unsigned (*n_lanes)(const struct dpif *dp);
+};
+
+/* Every open datapath starts with this. */
+struct dpif {
+	const struct dpif_class *class;
+};
+
+#endif /* VX_DP_DPIF_H */

@@ -1,0 +1,243 @@
+/* The userspace datapath behind the dpif interface (dp/dpif.h): N worker
+ * threads (worker.h), each reading its lane of every port and socket.
+ * Every operation is a request each worker executes between two batches
+ * (the caller waits for all of them), or an fd added to or removed from a
+ * worker's epoll set, which epoll allows from the control thread. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp/dpif.h"
+#include "dp/user/dpif_user.h"
+#include "dp/user/worker_internal.h"
+
+struct dpif_user {
+	struct dpif up;
+	struct vxd_worker *workers[VXD_MAX_WORKERS];
+	unsigned n_workers;
+	struct vxd_snapshot *wsnap;          /* one per worker */
+	struct flower_counters *wfcounters;  /* one worker's rule counters (768 KiB, on first use) */
+};
+
+static struct dpif_user *dpif_user(const struct dpif *dp)
+{
+	return (struct dpif_user *)dp;
+}
+
+static int64_t call_all(struct dpif_user *u, const struct vxd_req *req)
+{
+	return vxd_workers_call(u->workers, u->n_workers, req, NULL);
+}
+
+/* req on every worker; if one fails, `undo` on those that had done it. */
+static int call_all_or_undo(struct dpif_user *u, struct vxd_req *req, const struct vxd_req *undo)
+{
+	unsigned done;
+	int ret = (int)vxd_workers_call(u->workers, u->n_workers, req, &done);
+	if (ret < 0)
+		vxd_workers_call(u->workers, done, undo, NULL);
+	return ret;
+}
+
+static void user_close(struct dpif *dp)
+{
+	struct dpif_user *u = dpif_user(dp);
+	if (!u)
+		return;
+	for (unsigned i = 0; i < u->n_workers; i++)
+		vxd_worker_destroy(u->workers[i]);
+	free(u->wsnap);
+	free(u->wfcounters);
+	free(u);
+}
+
+static int user_open(const struct dpif_config *cfg, struct dpif **out)
+{
+	struct dpif_user *u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->up.class = &dpif_user_class;
+	u->wsnap = calloc(cfg->n_workers ? cfg->n_workers : 1, sizeof(*u->wsnap));
+	if (!u->wsnap || cfg->n_workers > VXD_MAX_WORKERS) {
+		user_close(&u->up);
+		return u->wsnap ? -EINVAL : -ENOMEM;
+	}
+	for (unsigned i = 0; i < cfg->n_workers; i++) {
+		struct vxd_worker_config wcfg = {
+			.qsbr = cfg->qsbr,
+			.view = cfg->view,
+			.pool_size = cfg->pool_size,
+			.fdb = cfg->fdb,
+			.index = i,
+			.cpu = cfg->cpu ? cfg->cpu[i] : -1,
+			.node = cfg->node ? cfg->node[i] : -1,
+			.clock = cfg->clock,
+		};
+		int err = vxd_worker_create(&wcfg, &u->workers[i]);
+		if (err < 0) {
+			user_close(&u->up);
+			return err;
+		}
+		u->n_workers = i + 1;
+	}
+	*out = &u->up;
+	return 0;
+}
+
+/* ---- ports and sockets ------------------------------------------------------ */
+
+static int user_port_attach(struct dpif *dp, uint16_t id, struct port *port, bool new_sock)
+{
+	struct vxd_req req = { .kind = VXD_REQ_PORT_ATTACH, .port_id = id, .port = port };
+	struct vxd_req undo = { .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = new_sock };
+	return call_all_or_undo(dpif_user(dp), &req, &undo);
+}
+
+static void user_port_detach(struct dpif *dp, uint16_t id, bool sock_goes)
+{
+	struct vxd_req req = { .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = sock_goes };
+	call_all(dpif_user(dp), &req);
+}
+
+static void user_port_unwatch(struct dpif *dp, struct port *port)
+{
+	struct dpif_user *u = dpif_user(dp);
+	for (unsigned i = 0; i < u->n_workers; i++) {
+		struct port_io lane = { .lane = i };
+		if (port_lane_reads(port, i, u->n_workers))
+			vxd_worker_unwatch(u->workers[i], port_io_fd(port, &lane));
+	}
+}
+
+static int user_port_watch(struct dpif *dp, struct port *port)
+{
+	struct dpif_user *u = dpif_user(dp);
+	for (unsigned i = 0; i < u->n_workers; i++) {
+		if (!port_lane_reads(port, i, u->n_workers))
+			continue;
+		struct port_io lane = { .lane = i };
+		int err = vxd_worker_watch(u->workers[i], VXD_SRC_FRAME, port->id, port_io_fd(port, &lane));
+		if (err < 0) {
+			user_port_unwatch(dp, port);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Every worker marks it, whatever one says (an afpacket socket does not
+ * always say its link went: port/afpacket.h). */
+static void user_port_lost(struct dpif *dp, uint16_t id)
+{
+	struct dpif_user *u = dpif_user(dp);
+	for (unsigned i = 0; i < u->n_workers; i++) {
+		struct vxd_req req = { .kind = VXD_REQ_PORT_LOST, .port_id = id };
+		vxd_worker_call(u->workers[i], &req);
+	}
+}
+
+static void user_sock_unwatch(struct dpif *dp, struct vxlan_sock *sock)
+{
+	struct dpif_user *u = dpif_user(dp);
+	for (unsigned i = 0; i < u->n_workers; i++)
+		vxd_worker_unwatch(u->workers[i], vxlan_sock_fd(vxlan_sock_lane(sock, i)));
+}
+
+static int user_sock_watch(struct dpif *dp, unsigned slot, struct vxlan_sock *sock)
+{
+	struct dpif_user *u = dpif_user(dp);
+	for (unsigned i = 0; i < u->n_workers; i++) {
+		int err = vxd_worker_watch(u->workers[i], VXD_SRC_SOCK, slot, vxlan_sock_fd(vxlan_sock_lane(sock, i)));
+		if (err < 0) {
+			user_sock_unwatch(dp, sock);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void user_sock_release(struct dpif *dp, struct vxlan_sock *sock)
+{
+	struct vxd_req req = { .kind = VXD_REQ_SOCK_RELEASE, .sock = sock };
+	call_all(dpif_user(dp), &req);
+}
+
+/* ---- knobs, counters, capture ---------------------------------------------- */
+
+static int user_gro_config(struct dpif *dp, uint32_t max_size, uint64_t hold_ns)
+{
+	struct vxd_req req = { .kind = VXD_REQ_GRO_CONFIG, .gro = { .max_size = max_size, .hold_ns = hold_ns } };
+	return (int)call_all(dpif_user(dp), &req);
+}
+
+static int user_snapshot(struct dpif *dp, struct vxd_snapshot *out, struct flower_counters *fc)
+{
+	struct dpif_user *u = dpif_user(dp);
+	memset(out, 0, sizeof(*out));
+	if (fc) {
+		memset(fc, 0, sizeof(*fc));
+		if (!u->wfcounters && !(u->wfcounters = malloc(sizeof(*u->wfcounters))))
+			return -ENOMEM;
+	}
+	struct vxd_req reqs[VXD_MAX_WORKERS];
+	for (unsigned i = 0; i < u->n_workers; i++)
+		reqs[i] = (struct vxd_req){ .kind = VXD_REQ_SNAPSHOT, .snap = &u->wsnap[i] };
+	if (!fc) {
+		vxd_workers_call_each(u->workers, u->n_workers, reqs);
+	} else {
+		/* One rule-counter scratch: the workers one by one. */
+		for (unsigned i = 0; i < u->n_workers; i++) {
+			reqs[i].fcounters = u->wfcounters;
+			vxd_worker_call(u->workers[i], &reqs[i]);
+			if (reqs[i].result == 0)
+				flower_counters_merge(fc, u->wfcounters);
+		}
+	}
+	for (unsigned i = 0; i < u->n_workers; i++) {
+		if (reqs[i].result < 0)
+			return (int)reqs[i].result;
+		vxd_snapshot_add(out, &u->wsnap[i]);
+	}
+	return 0;
+}
+
+static int user_capture_start(struct dpif *dp, struct vxd_capture *cap)
+{
+	struct vxd_req req = { .kind = VXD_REQ_CAPTURE_START, .capture = cap };
+	struct vxd_req undo = { .kind = VXD_REQ_CAPTURE_STOP, .capture = cap };
+	return call_all_or_undo(dpif_user(dp), &req, &undo);
+}
+
+/* Every worker lets it go, whatever one says. */
+static void user_capture_stop(struct dpif *dp, struct vxd_capture *cap)
+{
+	struct dpif_user *u = dpif_user(dp);
+	for (unsigned i = 0; i < u->n_workers; i++) {
+		struct vxd_req req = { .kind = VXD_REQ_CAPTURE_STOP, .capture = cap };
+		vxd_worker_call(u->workers[i], &req);
+	}
+}
+
+static unsigned user_n_lanes(const struct dpif *dp)
+{
+	return dpif_user(dp)->n_workers;
+}
+
+const struct dpif_class dpif_user_class = {
+	.name = "user",
+	.open = user_open,
+	.close = user_close,
+	.port_attach = user_port_attach,
+	.port_detach = user_port_detach,
+	.port_watch = user_port_watch,
+	.port_unwatch = user_port_unwatch,
+	.port_lost = user_port_lost,
+	.sock_watch = user_sock_watch,
+	.sock_unwatch = user_sock_unwatch,
+	.sock_release = user_sock_release,
+	.gro_config = user_gro_config,
+	.snapshot = user_snapshot,
+	.capture_start = user_capture_start,
+	.capture_stop = user_capture_stop,
+	.n_lanes = user_n_lanes,
+};
