@@ -4,8 +4,10 @@
 # per host namespace), runs one iperf3 TCP stream VM1->VM2 and back and a
 # ping, and prints a short report: throughput each way, the size histogram
 # of frames delivered to each VM's tap, GRO segments per frame, drops by
-# reason.  Then the same rig with the kernel's vxlan + bridge, side by side,
-# in both wire modes (gso-wire, mtu-wire).
+# reason.  Then the same rig with vxswitch's kernel datapath (vxswitchd
+# --datapath kernel: eBPF programs on the VMs' veths and a collect_md vxlan
+# device, the daemon as control plane) and with the kernel's own vxlan +
+# bridge, side by side, in both wire modes (gso-wire, mtu-wire).
 #
 #   usage: scripts/demo.sh [BUILD_DIR]      (root; DEMO_SECONDS=5 per run)
 #
@@ -59,7 +61,7 @@ import sys
 name, mode, d, gbps, nbytes, busy, dmn = sys.argv[1:]
 kb = max(int(nbytes), 1) / 1024
 print("%s %s %s %s %.3f %s" % (name, mode, "VM1->VM2" if d == "1" else "VM2->VM1", gbps,
-      int(busy) / kb, ("%.3f" % (int(dmn) / kb)) if name == "vxswitch" else "-"))
+      int(busy) / kb, ("%.3f" % (int(dmn) / kb)) if name.startswith("vxswitch") else "-"))
 PY
 	echo "    $name $mode $( [ "$dir" = 1 ] && echo VM1-\>VM2 || echo VM2-\>VM1 ): $gbps Gbit/s"
 }
@@ -79,17 +81,34 @@ report_ours() { # MODE
 }
 
 for mode in gso mtu; do
-	echo "== vxswitch, $mode-wire"
+	echo "== vxswitch userspace datapath (taps), $mode-wire"
 	rig_create 4
 	rig_wire_mode "$mode"
 	rig_vxswitchd 1
 	rig_vxswitchd 2
 	nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || { echo "demo: no ping through vxswitchd" >&2; exit 1; }
 	echo "    ping RTT p50/p99 ms: $(ping_rtt 1)"
-	echo "vxswitch $mode rtt $(ping_rtt 1)" >> "$RESULTS.rtt"
-	measure vxswitch "$mode" 1
-	measure vxswitch "$mode" 2
+	echo "vxswitch-user $mode rtt $(ping_rtt 1)" >> "$RESULTS.rtt"
+	measure vxswitch-user "$mode" 1
+	measure vxswitch-user "$mode" 2
 	report_ours "$mode"
+	rig_vxswitchd_stop 1
+	rig_vxswitchd_stop 2
+	VXD_PID_1=""; VXD_PID_2=""
+	rig_cleanup
+	rig_init "vxdemo-$$"
+
+	echo "== vxswitch kernel datapath (eBPF), $mode-wire"
+	rig_create 4
+	rig_wire_mode "$mode"
+	rig_vxswitchd_bpf 1
+	rig_vxswitchd_bpf 2
+	nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || { echo "demo: no ping through the kernel datapath" >&2; exit 1; }
+	echo "    ping RTT p50/p99 ms: $(ping_rtt 1)"
+	echo "vxswitch-ebpf $mode rtt $(ping_rtt 1)" >> "$RESULTS.rtt"
+	measure vxswitch-ebpf "$mode" 1
+	measure vxswitch-ebpf "$mode" 2
+	vx 2 port show | sed 's/^/h2 port show: /'
 	rig_vxswitchd_stop 1
 	rig_vxswitchd_stop 2
 	VXD_PID_1=""; VXD_PID_2=""
@@ -103,9 +122,9 @@ for mode in gso mtu; do
 	rig_kernel 2
 	nvm1 ping -c 3 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || { echo "demo: no ping through the kernel vxlan" >&2; exit 1; }
 	echo "    ping RTT p50/p99 ms: $(ping_rtt 1)"
-	echo "kernel $mode rtt $(ping_rtt 1)" >> "$RESULTS.rtt"
-	measure kernel "$mode" 1
-	measure kernel "$mode" 2
+	echo "linux-bridge $mode rtt $(ping_rtt 1)" >> "$RESULTS.rtt"
+	measure linux-bridge "$mode" 1
+	measure linux-bridge "$mode" 2
 	rig_cleanup
 	rig_init "vxdemo-$$"
 done
@@ -116,12 +135,15 @@ echo "== single TCP stream, VM MTU 1450, VNI 99, veth underlay ($SECS s per run;
 import sys
 rows = [l.split() for l in open(sys.argv[1])]
 rtt = {tuple(l.split()[:2]): l.split()[3] for l in open(sys.argv[2])}
-print("%-9s %-8s %-9s %9s %13s %15s %14s" % ("wire", "dir", "datapath", "Gbit/s", "CPU us/KB", "switch us/KB", "RTT p50/p99"))
+print("datapaths: vxswitch-user = vxswitchd's userspace datapath (VMs on taps it holds);")
+print("           vxswitch-ebpf = vxswitchd --datapath kernel (eBPF on the VMs' veths, collect_md vxlan);")
+print("           linux-bridge  = the kernel's own vxlan + bridge, no vxswitch (the reference)")
+print("%-9s %-8s %-13s %9s %13s %15s %14s" % ("wire", "dir", "datapath", "Gbit/s", "CPU us/KB", "switch us/KB", "RTT p50/p99"))
 for mode in ("gso", "mtu"):
     for d in ("VM1->VM2", "VM2->VM1"):
-        for name in ("vxswitch", "kernel"):
+        for name in ("vxswitch-user", "vxswitch-ebpf", "linux-bridge"):
             for r in rows:
                 if r[0] == name and r[1] == mode and r[2] == d:
-                    print("%-9s %-8s %-9s %9s %13s %15s %14s" % (mode + "-wire", d, name, r[3], r[4], r[5], rtt.get((name, mode), "-")))
+                    print("%-9s %-8s %-13s %9s %13s %15s %14s" % (mode + "-wire", d, name, r[3], r[4], r[5], rtt.get((name, mode), "-")))
 PY
 rm -f "$RESULTS.rtt"

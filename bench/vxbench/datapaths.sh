@@ -94,34 +94,9 @@ dp_vxswitch_afpacket_up() { vxswitchd_afpacket 1 && vxswitchd_afpacket 2; }
 # daemon, vnetN moved into the VM's namespace): established flows never
 # leave the kernel (docs/DESIGN.md, "Two datapaths").
 
-vxswitchd_bpf() { # SIDE
-	local side=$1 other=$(( 3 - $1 )) host vm cfg sock i p
-	host=$(host_ns "$side"); vm=$(vm_ns "$side")
-	cfg=$RIG_DIR/h$side.conf
-	sock=$RIG_DIR/h$side.sock
-	{
-		echo "port add vx$VNI type vxlan vni $VNI local $(u_addr "$side") remote $(u_addr "$other")"
-		echo "port add vnet$side type veth vni $VNI netns $vm mtu $(vm_mtu)"
-	} > "$cfg"
-	n "$host" "$VXSWITCHD" --datapath kernel -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$side.log" 2>&1 &
-	RIG_PIDS="$RIG_PIDS $!"
-	for i in $(seq 100); do
-		[ -S "$sock" ] && n "$vm" ip link show "vnet$side" >/dev/null 2>&1 && break
-		sleep 0.05
-	done
-	if ! [ -S "$sock" ] || ! n "$vm" ip link show "vnet$side" >/dev/null 2>&1; then
-		cat "$RIG_DIR/h$side.log" >&2
-		return 1
-	fi
-	for p in $(ip netns pids "$host"); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = vxswitchd ] && eval "VXD_PID_$side=$p"
-	done
-	rig_vm_addrs "$side" "vnet$side"
-}
-
-dp_vxswitch_bpf_up() { vxswitchd_bpf 1 && vxswitchd_bpf 2; }
+dp_vxswitch_bpf_up() { rig_vxswitchd_bpf 1 && rig_vxswitchd_bpf 2; }
 dp_vxswitch_bpf_notes() { dp_vxswitch_notes; }
-dp_vxswitch_bpf_down() { :; } # rig_cleanup stops the daemons with the namespaces; they remove their programs
+dp_vxswitch_bpf_down() { rig_vxswitchd_stop 1; rig_vxswitchd_stop 2; }
 dp_vxswitch_afpacket_notes() { dp_vxswitch_notes; }
 dp_vxswitch_afpacket_down() { :; } # rig_cleanup stops the daemons with the namespaces
 

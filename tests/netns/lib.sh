@@ -176,6 +176,40 @@ rig_vxswitchd() {
 	rig_vm_addrs "$side" "vnet$side"
 }
 
+# rig_vxswitchd_bpf SIDE: vxswitchd --datapath kernel in host SIDE (the eBPF
+# datapath): the vxlan port of the rig and the VM's port as a veth pair the
+# daemon makes, vnetSIDE moved into the VM's namespace.  Sets VXD_PID_SIDE.
+rig_vxswitchd_bpf() {
+	local side=$1 other=$(( 3 - $1 )) host vm cfg sock i p
+	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; else host=$H2; vm=$VM2; fi
+	cfg=$RIG_DIR/h$side.conf
+	sock=$RIG_DIR/h$side.sock
+	{
+		echo "port add vx$VNI type vxlan vni $VNI local $(u_addr "$side") remote $(u_addr "$other")"
+		echo "port add vnet$side type veth vni $VNI netns $vm mtu $(vm_mtu)"
+		[ -z "${RIG_EXTRA_CONF:-}" ] || printf '%s\n' "$RIG_EXTRA_CONF"
+	} > "$cfg"
+	n "$host" env ${RIG_VXD_ENV:-} "$VXSWITCHD" --datapath kernel -c "$cfg" -s "$sock" -q ${RIG_VXD_ARGS:-} \
+		> "$RIG_DIR/h$side.log" 2>&1 &
+	RIG_PIDS="$RIG_PIDS $!"
+	for i in $(seq 100); do
+		[ -S "$sock" ] && n "$vm" ip link show "vnet$side" >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	if ! [ -S "$sock" ] || ! n "$vm" ip link show "vnet$side" >/dev/null 2>&1; then
+		echo "vxswitchd --datapath kernel $side did not start (or made no vnet$side in $vm):" >&2
+		cat "$RIG_DIR/h$side.log" >&2
+		return 1
+	fi
+	for p in $(ip netns pids "$host"); do
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = vxswitchd ]; then
+			eval "VXD_PID_$side=$p"
+			RIG_PIDS="$RIG_PIDS $p"
+		fi
+	done
+	rig_vm_addrs "$side" "vnet$side"
+}
+
 rig_vm_addrs() { # SIDE DEV
 	local vm
 	if [ "$1" = 1 ]; then vm=$VM1; else vm=$VM2; fi
