@@ -126,9 +126,12 @@ tsan-daemon:
 	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) OPT=-O1 SAN="$(TSAN_SAN)" \
 	  $(TSAN_BUILD)/vxswitchd $(TSAN_BUILD)/vxctl
 
-# The rules between the rooms of src/ (docs/DESIGN.md, "Rooms").
+# The rules between the rooms of src/ (docs/DESIGN.md, "Rooms"), over
+# #include lines; violations not yet mended are listed in
+# scripts/layout-known.txt, which may only shrink.
 layout:
-	scripts/check-layout.py src
+	tests/scripts/test_check_layout.sh
+	scripts/check-layout.py src scripts/layout-known.txt
 
 golden: all
 	tests/golden/check.sh $(BUILD)
@@ -153,6 +156,7 @@ deps:
 	@scripts/install-deps.sh
 
 test: deps
+	@$(MAKE) --no-print-directory layout
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory unit-asan
 	@$(MAKE) --no-print-directory unit-tsan

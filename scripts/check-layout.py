@@ -14,8 +14,12 @@ Rules (docs/DESIGN.md, "Rooms"):
      module is x.c with x.h and x_internal.h; a header without a .c is a
      module of its own).
 
-Prints every violation as FILE:LINE: rule: what, and exits 1 if any.
-Usage: scripts/check-layout.py [SRC_DIR]   (default: src)
+Prints every violation as FILE: rule: what.  Violations not yet mended are
+listed, one per line, in scripts/layout-known.txt (a ratchet): the check
+fails on any violation that is not listed, and on a listed one that is gone
+(so the list only shrinks: delete its line in the change that mends it).
+Usage: scripts/check-layout.py [SRC_DIR] [KNOWN_FILE]
+       (defaults: src, scripts/layout-known.txt; KNOWN_FILE - : none)
 """
 import os
 import re
@@ -73,8 +77,16 @@ def find_cycles(graph):
     return out
 
 
+def read_known(path):
+    if path == "-" or not os.path.exists(path):
+        return set()
+    with open(path, encoding="utf-8") as f:
+        return {l.strip() for l in f if l.strip() and not l.startswith("#")}
+
+
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else "src"
+    known_path = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "layout-known.txt")
     bad = []
     graph = {}   # module -> modules of the same folder it includes
     for root, _, files in os.walk(src):
@@ -86,8 +98,8 @@ def main():
             folder = os.path.dirname(rel)
             mod = module_of(rel)
             graph.setdefault(mod, set())
-            for line, inc in includes(path):
-                where = f"{path}:{line}"
+            for _line, inc in includes(path):
+                where = path
                 if rel.startswith("dp/") and inc.startswith(("ctl/", "control/", "report/")):
                     bad.append(f"{where}: rule 1: the datapath includes {inc}")
                 if rel.startswith("switch/") and inc.startswith("ctl/"):
@@ -101,10 +113,16 @@ def main():
     for comp in find_cycles(graph):
         bad.append(f"{src}/{os.path.dirname(comp[0])}: rule 5: modules include each other in a circle: "
                    + " -> ".join(os.path.basename(c) for c in comp))
-    for b in bad:
-        print(b)
-    print(f"layout: {len(bad)} violation(s) in {len(graph)} modules", file=sys.stderr)
-    return 1 if bad else 0
+    known = read_known(known_path)
+    new = [b for b in bad if b not in known]
+    mended = sorted(known - set(bad))
+    for b in new:
+        print(f"new violation: {b}")
+    for b in mended:
+        print(f"mended, delete its line from {known_path}: {b}")
+    print(f"layout: {len(bad)} violation(s) in {len(graph)} modules, {len(bad) - len(new)} of them known; "
+          f"{len(new)} new, {len(mended)} mended", file=sys.stderr)
+    return 1 if new or mended else 0
 
 
 if __name__ == "__main__":
