@@ -418,8 +418,8 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 		f->verb = CTL_FILTER_SHOW;
 	else
 		return ctl_fail(&ps, 1, "unknown filter verb, expected add, del or show");
-	/* tc's -s is a global option; vxctl's -s names the socket, so the
-	 * counters are asked for after the verb: filter show -s dev ... */
+	/* The counters: `filter show -s dev ...`; vxctl's global -s (tc's
+	 * `tc -s filter show`) puts this word here (cli/vxctl_opts.h). */
 	if (f->verb == CTL_FILTER_SHOW && ps.pos < argc &&
 	    (!strcmp(argv[ps.pos], "-s") || !strcmp(argv[ps.pos], "-stats"))) {
 		f->given |= CTL_FF_STATS;
