@@ -106,8 +106,8 @@ static uint32_t auto_pref(const struct work *w, uint16_t port, uint32_t chain)
 	return CTL_FLOWER_AUTO_PREF;
 }
 
-/* Refuses a taken handle or another protocol at the pref; picks the lowest
- * free handle from 1 when none is given. */
+/* Refuses a taken handle, a key the pref already has, or another protocol
+ * at the pref; picks the lowest free handle from 1 when none is given. */
 static int check_place(struct work *w, const struct ctl_flower *f, uint16_t port, uint32_t pref,
 		       uint32_t *handle)
 {
@@ -119,8 +119,19 @@ static int check_place(struct work *w, const struct ctl_flower *f, uint16_t port
 	if (f->given & CTL_FF_HANDLE) {
 		size_t i = bound(w, &p, 4, false);
 		if (i < hi && w->rules[i]->handle == f->handle)
-			return fail(w, -EEXIST, "dev %s chain %u pref %u handle %u: duplicate handle, "
-				    "a rule is already there", f->dev, f->chain, pref, f->handle);
+			return fail(w, -EEXIST, "dev %s chain %u pref %u handle %u: Filter already "
+				    "exists (duplicate handle)", f->dev, f->chain, pref, f->handle);
+	}
+	/* Then, as the kernel does after the handle: flower keeps one filter
+	 * per (mask, masked key) in a pref (cls_flower's
+	 * fl_ht_insert_unique(): EEXIST).  The parser stores a match
+	 * canonically (masked, unused fields zero): equal keys are equal bytes. */
+	for (size_t i = lo; i < hi; i++)
+		if (!memcmp(&w->rules[i]->spec.match, &f->match, sizeof(f->match)))
+			return fail(w, -EEXIST, "dev %s chain %u pref %u: Filter already exists: "
+				    "handle %u has the same key (tc: RTNETLINK answers: File exists)",
+				    f->dev, f->chain, pref, w->rules[i]->handle);
+	if (f->given & CTL_FF_HANDLE) {
 		*handle = f->handle;
 		return 0;
 	}

@@ -75,7 +75,9 @@ struct flower_error {
  * add without handle the lowest free one from 1 within its pref.  Refused,
  * with *err filled and *out NULL, on the first op that fails:
  *   -ENOENT  a port that does not exist; a del that matches no rule
- *   -EEXIST  (port, chain, pref, handle) already taken
+ *   -EEXIST  (port, chain, pref, handle) already taken, or a rule of the
+ *            same (port, chain, pref) with the same match (tc: one filter
+ *            per key), both "Filter already exists"
  *   -EINVAL  a pref already holding rules of another protocol (tc's rule:
  *            one protocol per pref); no automatic pref left; a show
  *   -ENOSPC  more than FLOWER_MAX_RULES rules

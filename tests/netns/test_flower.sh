@@ -63,12 +63,15 @@ refused "missing action target port" 'mirred dev "nosuch": no such port' \
 	filter add dev vnet1 ingress pref 5 protocol ip flower action mirred egress redirect dev nosuch
 refused "missing rule port" 'dev "nosuch": no such port' filter add dev nosuch ingress pref 5 protocol ip flower action drop
 refused "duplicate handle" 'duplicate handle' filter add dev vnet1 ingress pref 2 handle 1 protocol ip flower action drop
+# flower.json 4cbd: the same key at the same pref again (ipv4 is tc's alias of ip)
+refused "duplicate key" 'Filter already exists: handle 1 has the same key' \
+	filter add dev vnet1 ingress pref 2 protocol ipv4 flower action drop
 refused "ip_proto without protocol" '"ip_proto"' filter add dev vnet1 ingress pref 5 flower ip_proto tcp action drop
 refused "skip_sw" '"skip_sw"' filter add dev vnet1 ingress pref 5 protocol ip flower skip_sw action drop
 refused "del of no rule" 'no such filter' filter del dev vnet1 ingress pref 7 handle 1
 refused "port del of a port rules name" 'named by 4 flower rules' port del "$VX"
 nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after the refusals"
-pass "bad rule lines refused naming the word (unknown field, bad prefix, missing port, duplicate handle, ip_proto without protocol, skip_sw); port del of a port in use refused; nothing changed"
+pass "bad rule lines refused naming the word (unknown field, bad prefix, missing port, duplicate handle, duplicate key, ip_proto without protocol, skip_sw); port del of a port in use refused; nothing changed"
 
 # --- show config and a reload round-trip --------------------------------------------
 CONF=$RIG_DIR/h1.conf

@@ -205,7 +205,7 @@ static void test_ip_fields(void **state)
 	(void)state;
 	struct flower_table *t = TABLE(A "pref 1 protocol ip flower ip_tos 0xb8/0xfc" DROP,
 				       A "pref 2 protocol ip flower ip_ttl 1" DROP,
-				       A "pref 3 protocol ip flower ip_proto 47" DROP,
+				       A "pref 3 protocol ip flower ip_proto 0x2f" DROP,
 				       A "pref 4 protocol ipv6 flower ip_ttl 0/0xc0" DROP);
 	struct fb_frame f;
 	fb_frame_init(&f, 4, IP_PROTO_TCP);
@@ -402,7 +402,8 @@ static void test_batches(void **state)
 	(void)state;
 	struct flower_table *t = TABLE(A "pref 2 protocol ip flower" DROP,
 				       A "pref 2 protocol ip flower dst_ip 192.0.2.1" DROP,
-				       A "protocol arp flower" DROP, A "pref 1 protocol arp flower" DROP);
+				       A "protocol arp flower" DROP,
+				       A "pref 1 protocol arp flower dst_mac 02:00:00:00:00:01" DROP);
 	assert_int_equal(flower_table_version(t), 1);
 	assert_int_equal(flower_table_n_rules(t), 4);
 	/* automatic pref: 1 below the lowest (2); automatic handles from 1 */
@@ -426,6 +427,27 @@ static void test_batches(void **state)
 	assert_int_equal(err.op, 1);
 	assert_non_null(strstr(err.msg, "duplicate handle"));
 	assert_int_equal(flower_table_n_rules(t), 4);
+	/* the same key at the same pref: tc's "Filter already exists"
+	 * (flower.json 4cbd), with or without a handle; another pref, another
+	 * chain or another key is a new rule */
+	static const char *const dupkey[] = { A "pref 2 protocol ip flower dst_ip 192.0.2.1/32" DROP };
+	assert_int_equal(test_apply(t, dupkey, 1, &t2, &err), -EEXIST);
+	assert_non_null(strstr(err.msg, "Filter already exists: handle 2 has the same key"));
+	static const char *const dupkey_h[] = { A "pref 2 handle 9 protocol ip flower dst_ip 192.0.2.1" DROP };
+	assert_int_equal(test_apply(t, dupkey_h, 1, &t2, &err), -EEXIST);
+	static const char *const dup_in_batch[] = { A "pref 7 protocol ip flower ip_proto udp" DROP,
+						    A "pref 7 protocol ip flower ip_proto udp action pass" };
+	assert_int_equal(test_apply(t, dup_in_batch, 2, &t2, &err), -EEXIST);
+	assert_int_equal(err.op, 1);
+	static const char *const not_dup[] = { A "pref 3 protocol ip flower dst_ip 192.0.2.1" DROP,
+					       A "pref 2 chain 1 protocol ip flower dst_ip 192.0.2.1" DROP,
+					       A "pref 2 protocol ip flower dst_ip 192.0.2.2" DROP,
+					       "filter del dev vnet0 ingress pref 2 handle 1",
+					       A "pref 2 protocol ip flower" DROP };
+	t2 = test_table(t, not_dup, 5);
+	assert_int_equal(flower_table_n_rules(t2), 7);
+	flower_table_destroy(t2);
+	t2 = NULL;
 	/* another protocol at a pref: tc's one protocol per pref */
 	static const char *const proto[] = { A "pref 2 protocol ipv6 flower" DROP };
 	assert_int_equal(test_apply(t, proto, 1, &t2, &err), -EINVAL);

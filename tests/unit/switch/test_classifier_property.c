@@ -136,6 +136,23 @@ static const struct flower_rule *linear_lookup(const struct flower_table *t,
 	return NULL;
 }
 
+/* Whether ops[i] has the key of an earlier op, or of a rule of base, at
+ * its dev and pref. */
+static bool same_key_before(const struct flower_table *base, const struct ctl_flower *ops, size_t i)
+{
+	for (size_t j = 0; base && j < flower_table_n_rules(base); j++) {
+		const struct ctl_flower *r = &flower_table_rule(base, j)->spec;
+		if (r->pref == ops[i].pref && !strcmp(r->dev, ops[i].dev) &&
+		    !memcmp(&r->match, &ops[i].match, sizeof(ops[i].match)))
+			return true;
+	}
+	for (size_t j = 0; j < i; j++)
+		if (ops[j].pref == ops[i].pref && !strcmp(ops[j].dev, ops[i].dev) &&
+		    !memcmp(&ops[j].match, &ops[i].match, sizeof(ops[i].match)))
+			return true;
+	return false;
+}
+
 /* A batch of n random rules on top of base (NULL: none), at prefs
  * pref0 + 1..4000; shapes[] and prefs[] remember each pref's shape so a
  * reused pref keeps one protocol (tc's rule). */
@@ -159,6 +176,10 @@ static struct flower_table *random_batch(const struct flower_table *base, size_t
 		char line[512];
 		rule_line(line, sizeof(line), shape, pref, dev);
 		test_parse_rule(line, &ops[i]);
+		if (same_key_before(base, ops, i)) { /* tc refuses it (EEXIST): draw again */
+			i--;
+			continue;
+		}
 	}
 	struct flower_table *t = NULL;
 	struct flower_error err;
