@@ -10,16 +10,19 @@
 
 /* ---- numbers ------------------------------------------------------------- */
 
-bool fl_num(const char *s, uint64_t max, uint64_t *out)
+/* iproute2's get_u8/get_u16/get_u32(.., base): strtoul() of the whole
+ * word.  Base 0: 0x hex, a leading 0 octal, else decimal; base 16: hex
+ * with or without 0x; base 10: decimal only.  Unlike strtoul, no blank or
+ * sign before the digits (tc would take "+6" as 6 and " 6" too; no
+ * operator's line has them). */
+bool fl_num_base(const char *s, unsigned int base, uint64_t max, uint64_t *out)
 {
-	unsigned int base = 10;
-	uint64_t v = 0;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
+	bool hex_prefix = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	if (base == 0)
+		base = hex_prefix ? 16 : s[0] == '0' && s[1] ? 8 : 10;
+	if (base == 16 && hex_prefix)
 		s += 2;
-	} else if (s[0] == '0' && s[1]) {
-		return false; /* tc would read it as octal */
-	}
+	uint64_t v = 0;
 	if (!*s)
 		return false;
 	for (; *s; s++) {
@@ -34,22 +37,48 @@ bool fl_num(const char *s, uint64_t max, uint64_t *out)
 	return true;
 }
 
-int fl_take_num(struct ctl_parser *ps, const char *key, uint64_t min, uint64_t max,
-		uint64_t *out)
+bool fl_num(const char *s, uint64_t max, uint64_t *out)
+{
+	return fl_num_base(s, 0, max, out);
+}
+
+static const char *base_words(unsigned int base)
+{
+	return base == 10 ? "decimal" : base == 16 ? "hex, 0x optional" :
+	       base == FL_BASE_10_16 ? "decimal, else hex" : "decimal, 0x hex or 0 octal";
+}
+
+/* base FL_BASE_10_16: decimal, and if the word is not one, hex (tc's
+ * ip_tos/ip_ttl value: get_u8(.., 10), then get_u8(.., 16)). */
+static bool num_in(const char *s, unsigned int base, uint64_t max, uint64_t *out)
+{
+	if (base == FL_BASE_10_16)
+		return fl_num_base(s, 10, max, out) || fl_num_base(s, 16, max, out);
+	return fl_num_base(s, base, max, out);
+}
+
+int fl_take_num_base(struct ctl_parser *ps, const char *key, unsigned int base, uint64_t min,
+		     uint64_t max, uint64_t *out)
 {
 	const char *v = NULL;
 	int ret = ctl_take_value(ps, key, "a number", &v);
 	if (ret)
 		return ret;
-	if (!fl_num(v, max, out) || *out < min)
+	if (!num_in(v, base, max, out) || *out < min)
 		return ctl_fail(ps, ps->pos - 1,
-				"bad number for \"%s\", expected %llu..%llu (decimal or 0x hex)",
-				key, (unsigned long long)min, (unsigned long long)max);
+				"bad number for \"%s\", expected %llu..%llu (%s, as tc reads it)",
+				key, (unsigned long long)min, (unsigned long long)max, base_words(base));
 	return 0;
 }
 
-int fl_take_masked(struct ctl_parser *ps, const char *key, uint32_t max, uint32_t *value,
-		   uint32_t *mask)
+int fl_take_num(struct ctl_parser *ps, const char *key, uint64_t min, uint64_t max,
+		uint64_t *out)
+{
+	return fl_take_num_base(ps, key, 0, min, max, out);
+}
+
+int fl_take_masked(struct ctl_parser *ps, const char *key, uint32_t max, unsigned int vbase,
+		   unsigned int mbase, uint32_t *value, uint32_t *mask)
 {
 	const char *v = NULL;
 	int ret = ctl_take_value(ps, key, "VALUE[/MASK]", &v);
@@ -61,11 +90,12 @@ int fl_take_masked(struct ctl_parser *ps, const char *key, uint32_t max, uint32_
 	char *slash = strchr(text, '/');
 	if (slash)
 		*slash = '\0';
-	if (strlen(v) >= sizeof(text) || !fl_num(text, max, &val) ||
-	    (slash && !fl_num(slash + 1, max, &msk)))
+	if (strlen(v) >= sizeof(text) || !num_in(text, vbase, max, &val) ||
+	    (slash && !num_in(slash + 1, mbase, max, &msk)))
 		return ctl_fail(ps, ps->pos - 1,
-				"bad value for \"%s\", expected VALUE[/MASK] within 0..0x%x", key,
-				max);
+				"bad value for \"%s\", expected VALUE[/MASK] within 0..0x%x (VALUE %s, "
+				"MASK %s, as tc reads them)", key, max, base_words(vbase),
+				base_words(mbase));
 	*value = (uint32_t)(val & msk);
 	*mask = (uint32_t)msk;
 	return 0;
@@ -78,6 +108,7 @@ static const struct {
 	uint16_t eth;
 } protocols[] = {
 	{ "ip", CTL_ETH_IP },         { "ipv6", CTL_ETH_IPV6 },
+	{ "ipv4", CTL_ETH_IP }, /* iproute2's ll_proto.c alias; "ip" is printed (found first) */
 	{ "arp", CTL_ETH_ARP },       { "802.1Q", CTL_ETH_8021Q },
 	{ "802.1ad", CTL_ETH_8021AD }, { "all", CTL_ETH_ALL },
 };
@@ -85,7 +116,7 @@ static const struct {
 int fl_take_protocol(struct ctl_parser *ps, const char *key, uint16_t *eth)
 {
 	const char *v = NULL;
-	int ret = ctl_take_value(ps, key, "ip, ipv6, arp, 802.1Q, 802.1ad, all or 0xHHHH", &v);
+	int ret = ctl_take_value(ps, key, "ip, ipv4, ipv6, arp, 802.1Q, 802.1ad, all or a number", &v);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < sizeof(protocols) / sizeof(protocols[0]); i++) {
@@ -95,15 +126,16 @@ int fl_take_protocol(struct ctl_parser *ps, const char *key, uint16_t *eth)
 		}
 	}
 	uint64_t n;
-	/* A number must be hex, as tc prints ethertypes, and above the
-	 * 802.3 length range (< 0x0600 is a length, not a type). */
-	if (!strncmp(v, "0x", 2) && fl_num(v, 0xffff, &n) && n >= 0x0600) {
+	/* A number as tc's ll_proto_a2n() reads it (get_be16(.., 0): decimal
+	 * or 0x hex; 2048 is ip), above the 802.3 length range (< 0x0600 is a
+	 * length, not a type). */
+	if (fl_num(v, 0xffff, &n) && n >= 0x0600) {
 		*eth = (uint16_t)n;
 		return 0;
 	}
 	return ctl_fail(ps, ps->pos - 1,
-			"unknown protocol for \"%s\", expected ip, ipv6, arp, 802.1Q, 802.1ad, "
-			"all or an ethertype 0x0600..0xffff", key);
+			"unknown protocol for \"%s\", expected ip, ipv4, ipv6, arp, 802.1Q, 802.1ad, "
+			"all or an ethertype 0x0600..0xffff (decimal or 0x hex)", key);
 }
 
 void fl_sb_protocol(struct ctl_sbuf *sb, const char *key, uint16_t eth)
@@ -149,12 +181,14 @@ static int mask_len(const uint8_t *mask, size_t size)
 	return len;
 }
 
-/* "/LEN" or "/MASK" after the value; `parse_mask` reads the mask form. */
-static bool read_mask(const char *s, uint8_t *mask, size_t size,
+/* "/LEN" or "/MASK" after the value; `parse_mask` reads the mask form.
+ * LEN is read in `base`, as tc does: an address's get_netmask() base 0
+ * (0x20 is /32), a MAC's get_unsigned(.., 10). */
+static bool read_mask(const char *s, uint8_t *mask, size_t size, unsigned int base,
 		      bool (*parse_mask)(const char *s, uint8_t *out))
 {
 	uint64_t len;
-	if (fl_num(s, 8 * size, &len) && !strchr(s, 'x')) {
+	if (fl_num_base(s, base, 8 * size, &len)) {
 		mask_from_len(mask, size, (unsigned int)len);
 		return true;
 	}
@@ -208,7 +242,7 @@ int fl_take_prefix(struct ctl_parser *ps, const char *key, struct ctl_prefix *p)
 		return ctl_fail(ps, ps->pos - 1,
 				"bad address for \"%s\", expected an IPv4 or IPv6 address", key);
 	mask_from_len(p->mask.bytes, size, 8 * (unsigned int)size);
-	if (slash && !read_mask(slash, p->mask.bytes, size, v6 ? parse_v6 : parse_v4))
+	if (slash && !read_mask(slash, p->mask.bytes, size, 0, v6 ? parse_v6 : parse_v4))
 		return ctl_fail(ps, ps->pos - 1,
 				"bad prefix for \"%s\", expected /LEN (0..%zu) or /MASK of the "
 				"address's family", key, 8 * size);
@@ -263,7 +297,7 @@ int fl_take_mac(struct ctl_parser *ps, const char *key, uint8_t mac[6], uint8_t 
 		return ctl_fail(ps, ps->pos - 1, "bad MAC for \"%s\", expected aa:bb:cc:dd:ee:ff",
 				key);
 	memset(mask, 0xff, 6);
-	if (slash && !read_mask(slash, mask, 6, ctl_mac_from_text))
+	if (slash && !read_mask(slash, mask, 6, 10, ctl_mac_from_text))
 		return ctl_fail(ps, ps->pos - 1,
 				"bad mask for \"%s\", expected /LEN (0..48) or /aa:bb:cc:dd:ee:ff",
 				key);
@@ -495,7 +529,7 @@ const char *ctl_flower_grammar(void)
 	       "        | filter show [ -s ] dev PORT ingress [ chain N ]\n"
 	       "              (-s: installed/used times, packets and bytes, fast path =\n"
 	       "              flow-cache hits, slow path = classifier lookups)\n"
-	       "PROTO  := ip | ipv6 | arp | 802.1Q | 802.1ad | all | 0xHHHH\n"
+	       "PROTO  := ip | ipv4 | ipv6 | arp | 802.1Q | 802.1ad | all | ETHERTYPE\n"
 	       "MATCH  := src_mac MAC[/MASK] | dst_mac MAC[/MASK] | vlan_id ID | vlan_prio P\n"
 	       "        | vlan_ethtype PROTO | ip_proto { tcp | udp | sctp | icmp | icmpv6 | N }\n"
 	       "        | src_ip PREFIX | dst_ip PREFIX | src_port P[-P] | dst_port P[-P]\n"

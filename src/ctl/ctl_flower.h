@@ -17,7 +17,9 @@
  *                 { action | actions } ACTION [ { action | actions } ACTION ... ]
  *           | filter del dev PORT ingress [ pref N [ handle N ] ] [ chain N ]
  *           | filter show [ -s ] dev PORT ingress [ chain N ]
- *   PROTO  := ip | ipv6 | arp | 802.1Q | 802.1ad | all | 0xHHHH
+ *   PROTO  := ip | ipv4 | ipv6 | arp | 802.1Q | 802.1ad | all | ETHERTYPE
+ *             (ipv4 is iproute2's alias of ip; ETHERTYPE 0x0600..0xffff,
+ *             decimal or 0x hex as tc's get_be16(.., 0))
  *   MATCH  := src_mac MAC[/MASK|/LEN] | dst_mac MAC[/MASK|/LEN]
  *           | vlan_id 0..4095 | vlan_prio 0..7 | vlan_ethtype PROTO
  *           | ip_proto { tcp | udp | sctp | icmp | icmpv6 | 0..255 }
@@ -38,8 +40,10 @@
  *           | vlan pop | vlan modify id N [ priority 0..7 ]
  *
  * tc's rules kept here:
- * - Numbers are decimal or 0x hex, as tc's get_u32(..., 0).  A leading 0
- *   (tc: octal) is refused rather than read two ways.
+ * - Numbers are read by tc's own reader for each key (get_u8/u16/u32 with
+ *   base 0, 10 or 16, as f_flower.c, tc_filter.c and the actions do):
+ *   the table is docs/FLOWER.md (ip_proto 11 is 0x11, dst_port decimal
+ *   only, pref 010 octal 8).
  * - Keywords are whole words (strcmp); protocol names are case-insensitive
  *   as tc's ll_proto_a2n (802.1q == 802.1Q).  `prio`/`priority` are tc's
  *   spellings of `pref` and are accepted; `pref` is printed.

@@ -53,7 +53,7 @@ static void print_src_mac(struct ctl_sbuf *sb, const char *k, const struct ctl_f
 static int parse_vlan_id(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint64_t n;
-	int ret = fl_take_num(ps, k, 0, 4095, &n);
+	int ret = fl_take_num_base(ps, k, 10, 0, 4095, &n);
 	m->vlan_id = (uint16_t)n;
 	return ret;
 }
@@ -66,7 +66,7 @@ static void print_vlan_id(struct ctl_sbuf *sb, const char *k, const struct ctl_f
 static int parse_vlan_prio(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint64_t n;
-	int ret = fl_take_num(ps, k, 0, 7, &n);
+	int ret = fl_take_num_base(ps, k, 10, 0, 7, &n);
 	m->vlan_prio = (uint8_t)n;
 	return ret;
 }
@@ -101,16 +101,17 @@ static int parse_ip_proto(struct ctl_parser *ps, const char *k, struct ctl_flowe
 	int ret = ctl_take_value(ps, k, "tcp, udp, sctp, icmp, icmpv6 or 0..255", &v);
 	if (ret)
 		return ret;
+	/* tc's names by its matches(): any prefix, tried in this order */
 	for (size_t i = 0; i < sizeof(ip_protos) / sizeof(ip_protos[0]); i++) {
-		if (!strcmp(v, ip_protos[i].name)) {
+		if (*v && !strncmp(v, ip_protos[i].name, strlen(v))) {
 			m->ip_proto = ip_protos[i].proto;
 			return 0;
 		}
 	}
 	uint64_t n;
-	if (!fl_num(v, 255, &n))
+	if (!fl_num_base(v, 16, 255, &n))
 		return ctl_fail(ps, ps->pos - 1, "unknown \"%s\", expected tcp, udp, sctp, icmp, "
-				"icmpv6 or 0..255", k);
+				"icmpv6 or 0..ff (hex, 0x optional, as tc reads it)", k);
 	m->ip_proto = (uint8_t)n;
 	return 0;
 }
@@ -123,7 +124,7 @@ static void print_ip_proto(struct ctl_sbuf *sb, const char *k, const struct ctl_
 			return;
 		}
 	}
-	ctl_sb_printf(sb, " %s %u", k, m->ip_proto);
+	ctl_sb_printf(sb, " %s 0x%02x", k, m->ip_proto); /* tc reads it in hex */
 }
 
 static int parse_src_ip(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
@@ -159,8 +160,8 @@ static int take_port_range(struct ctl_parser *ps, const char *k, uint16_t *min, 
 	char *dash = strchr(text, '-');
 	if (dash)
 		*dash = '\0';
-	if (strlen(v) >= sizeof(text) || !fl_num(text, 65535, &lo) ||
-	    (dash && !fl_num(dash + 1, 65535, &hi)))
+	if (strlen(v) >= sizeof(text) || !fl_num_base(text, 10, 65535, &lo) ||
+	    (dash && !fl_num_base(dash + 1, 10, 65535, &hi)))
 		return ctl_fail(ps, ps->pos - 1, "bad port for \"%s\", expected PORT or MIN-MAX "
 				"within 0..65535", k);
 	if (!dash)
@@ -203,7 +204,7 @@ static void print_dst_port(struct ctl_sbuf *sb, const char *k, const struct ctl_
 static int parse_tcp_flags(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint32_t v, mask;
-	int ret = fl_take_masked(ps, k, CTL_FLOWER_TCP_FLAGS_MASK, &v, &mask);
+	int ret = fl_take_masked(ps, k, CTL_FLOWER_TCP_FLAGS_MASK, 16, 16, &v, &mask);
 	m->tcp_flags = (uint16_t)v;
 	m->tcp_flags_mask = (uint16_t)mask;
 	return ret;
@@ -217,7 +218,7 @@ static void print_tcp_flags(struct ctl_sbuf *sb, const char *k, const struct ctl
 static int parse_ip_tos(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint32_t v, mask;
-	int ret = fl_take_masked(ps, k, 0xff, &v, &mask);
+	int ret = fl_take_masked(ps, k, 0xff, FL_BASE_10_16, 16, &v, &mask);
 	m->ip_tos = (uint8_t)v;
 	m->ip_tos_mask = (uint8_t)mask;
 	return ret;
@@ -233,7 +234,7 @@ static void print_ip_tos(struct ctl_sbuf *sb, const char *k, const struct ctl_fl
 static int parse_ip_ttl(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint32_t v, mask;
-	int ret = fl_take_masked(ps, k, 0xff, &v, &mask);
+	int ret = fl_take_masked(ps, k, 0xff, FL_BASE_10_16, 16, &v, &mask);
 	m->ip_ttl = (uint8_t)v;
 	m->ip_ttl_mask = (uint8_t)mask;
 	return ret;
@@ -302,7 +303,7 @@ static void print_ip_flags(struct ctl_sbuf *sb, const char *k, const struct ctl_
 static int parse_u8(struct ctl_parser *ps, const char *k, uint8_t *out)
 {
 	uint64_t n;
-	int ret = fl_take_num(ps, k, 0, 255, &n);
+	int ret = fl_take_num_base(ps, k, 10, 0, 255, &n);
 	*out = (uint8_t)n;
 	return ret;
 }
@@ -330,7 +331,7 @@ static void print_icmp_code(struct ctl_sbuf *sb, const char *k, const struct ctl
 static int parse_enc_key_id(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint64_t n;
-	int ret = fl_take_num(ps, k, 0, CTL_VNI_MAX, &n);
+	int ret = fl_take_num_base(ps, k, 10, 0, CTL_VNI_MAX, &n);
 	m->enc_key_id = (uint32_t)n;
 	return ret;
 }
@@ -366,7 +367,7 @@ static void print_enc_dst_ip(struct ctl_sbuf *sb, const char *k,
 static int parse_enc_dst_port(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint64_t n;
-	int ret = fl_take_num(ps, k, 0, 65535, &n);
+	int ret = fl_take_num_base(ps, k, 10, 0, 65535, &n);
 	m->enc_dst_port = (uint16_t)n;
 	return ret;
 }

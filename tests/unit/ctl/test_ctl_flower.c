@@ -114,7 +114,9 @@ static void test_l3_keys(void **state)
 	check_round_trip(ADD "protocol ipv6 flower src_ip 2001:db8::/32 dst_ip 2001:db8::1" RD);
 	check_canonical(ADD "protocol ipv6 flower dst_ip 2001:db8::1:2/ffff:ffff::" RD,
 			ADD "protocol ipv6 flower dst_ip 2001:db8::/32" RD);
-	check_round_trip(ADD "protocol ip flower ip_proto 47" RD);
+	/* tc reads a numeric ip_proto in hex (get_u8(.., 16)): 47 is 0x47 */
+	check_canonical(ADD "protocol ip flower ip_proto 47" RD, ADD "protocol ip flower ip_proto 0x47" RD);
+	check_round_trip(ADD "protocol ip flower ip_proto 0x2f" RD);
 	check_round_trip(ADD "protocol ip flower ip_proto udp ip_tos 0x10/0xfc ip_ttl 64" RD);
 	check_canonical(ADD "protocol ip flower ip_tos 16 ip_ttl 0x40/0xff" RD,
 			ADD "protocol ip flower ip_tos 0x10 ip_ttl 64" RD);
@@ -163,7 +165,7 @@ static void test_tunnel_keys(void **state)
 			 "198.51.100.0/24 enc_dst_port 4789" RD);
 	check_round_trip(ADD "flower enc_src_ip 2001:db8::1 enc_dst_ip 2001:db8::2" RD);
 	check_round_trip(ADD "flower enc_key_id 16777215" RD);
-	check_canonical(ADD "flower enc_dst_port 0x12b5 enc_key_id 0x2a" RD,
+	check_canonical(ADD "flower enc_dst_port 4789 enc_key_id 42" RD,
 			ADD "flower enc_key_id 42 enc_dst_port 4789" RD);
 }
 
@@ -339,7 +341,7 @@ static void test_refusals(void **state)
 	/* numbers, ranges, values */
 	refused(ADD "pref 0 flower" RD, 7, "bad number");
 	refused(ADD "pref 65536 flower" RD, 7, "bad number");
-	refused(ADD "pref 010 flower" RD, 7, "bad number");
+	refused(ADD "pref 09 flower" RD, 7, "bad number"); /* tc: octal, 9 is no digit */
 	refused(ADD "handle 0 flower" RD, 7, "bad number");
 	refused(ADD "protocol ip flower ip_proto tcp dst_port 90-80" RD, 12, "MIN > MAX");
 	refused(ADD "protocol ip flower ip_proto tcp dst_port 65536" RD, 12, "bad port");
