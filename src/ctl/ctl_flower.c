@@ -315,8 +315,17 @@ void fl_sb_mac(struct ctl_sbuf *sb, const char *key, const uint8_t mac[6], const
 
 /* ---- filter add / del / show -------------------------------------------- */
 
-/* One of pref/handle/chain (and protocol for add) at ps->pos.  *stop set
- * at `flower` (add: left for the caller) or the word ending del/show. */
+/* In `allowed` beside the CTL_FF_* keys: the verb takes `protocol`. */
+#define KEY_PROTOCOL (1u << 31)
+
+static const char *const verb_names[] = {
+	[CTL_FILTER_ADD] = "add", [CTL_FILTER_DEL] = "del", [CTL_FILTER_SHOW] = "show",
+	[CTL_FILTER_REPLACE] = "replace", [CTL_FILTER_CHANGE] = "change", [CTL_FILTER_GET] = "get",
+};
+
+/* One of pref/handle/chain (and protocol where allowed) at ps->pos.
+ * *stop set at `flower` (add: left for the caller) or the word ending
+ * the other verbs. */
 static int parse_filter_key(struct ctl_parser *ps, struct ctl_flower *f, uint32_t allowed, bool add,
 			    bool *stop)
 {
@@ -337,7 +346,7 @@ static int parse_filter_key(struct ctl_parser *ps, struct ctl_flower *f, uint32_
 		flag = CTL_FF_CHAIN;
 		ret = fl_take_num(ps, w, 0, UINT32_MAX, &n);
 		f->chain = (uint32_t)n;
-	} else if (add && !strcmp(w, "protocol")) {
+	} else if ((allowed & KEY_PROTOCOL) && !strcmp(w, "protocol")) {
 		if (f->match.given & CTL_FM_PROTOCOL)
 			return ctl_fail(ps, word, "duplicate \"protocol\"");
 		f->match.given |= CTL_FM_PROTOCOL;
@@ -352,22 +361,24 @@ static int parse_filter_key(struct ctl_parser *ps, struct ctl_flower *f, uint32_
 	} else {
 		return ctl_fail(ps, word, add ? "unknown keyword, expected pref, handle, "
 				"chain, protocol or flower" : "unknown keyword, expected %s",
-				allowed & CTL_FF_PREF ? "pref, handle or chain" : "chain");
+				allowed & KEY_PROTOCOL ? "pref, handle, chain or protocol"
+				: allowed & CTL_FF_PREF ? "pref, handle or chain" : "chain");
 	}
 	if (ret)
 		return ret;
 	if (!(flag & allowed) && flag)
-		return ctl_fail(ps, word, "not valid for filter %s", add ? "add" : "show");
+		return ctl_fail(ps, word, "not valid for filter %s", verb_names[f->verb]);
 	if (f->given & flag)
 		return ctl_fail(ps, word, "duplicate \"%s\"", w);
 	f->given |= flag;
 	return 0;
 }
 
-static bool is_filter_key(const char *w, bool add)
+static bool is_filter_key(const char *w, uint32_t allowed)
 {
 	return !strcmp(w, "pref") || !strcmp(w, "prio") || !strcmp(w, "priority") ||
-	       !strcmp(w, "handle") || !strcmp(w, "chain") || (add && !strcmp(w, "protocol"));
+	       !strcmp(w, "handle") || !strcmp(w, "chain") ||
+	       ((allowed & KEY_PROTOCOL) && !strcmp(w, "protocol"));
 }
 
 /* dev PORT, then `ingress`; tc takes the keys in any order, and operators'
@@ -382,7 +393,7 @@ static int parse_dev_ingress(struct ctl_parser *ps, struct ctl_flower *f, uint32
 	if (ret)
 		return ret;
 	bool stop = false;
-	while (!ctl_at_end(ps) && is_filter_key(ps->argv[ps->pos], add)) {
+	while (!ctl_at_end(ps) && is_filter_key(ps->argv[ps->pos], allowed)) {
 		ret = parse_filter_key(ps, f, allowed, add, &stop);
 		if (ret)
 			return ret;
@@ -410,7 +421,8 @@ static int parse_filter_keys(struct ctl_parser *ps, struct ctl_flower *f, uint32
 
 static int parse_add(struct ctl_parser *ps, struct ctl_flower *f)
 {
-	int ret = parse_filter_keys(ps, f, CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN, true);
+	int ret = parse_filter_keys(ps, f, CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN | KEY_PROTOCOL,
+				    true);
 	if (ret)
 		return ret;
 	if (ctl_at_end(ps))
@@ -433,6 +445,62 @@ static int parse_add(struct ctl_parser *ps, struct ctl_flower *f)
 	return ret ? ret : fl_parse_actions(ps, f);
 }
 
+/* tc's do_filter(): the verb by any prefix (matches()), in tc's order. */
+static enum ctl_flower_verb parse_verb(const char *w)
+{
+	static const struct {
+		const char *name;
+		enum ctl_flower_verb verb;
+	} verbs[] = {
+		{ "add", CTL_FILTER_ADD },    { "change", CTL_FILTER_CHANGE },
+		{ "replace", CTL_FILTER_REPLACE }, { "delete", CTL_FILTER_DEL },
+		{ "get", CTL_FILTER_GET },    { "list", CTL_FILTER_SHOW },
+		{ "show", CTL_FILTER_SHOW },  { "lst", CTL_FILTER_SHOW },
+		{ "ls", CTL_FILTER_SHOW }, /* vxctl's own spelling, kept */
+	};
+	for (size_t i = 0; *w && i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (!strncmp(w, verbs[i].name, strlen(w)))
+			return verbs[i].verb;
+	return 0;
+}
+
+/* The word index of key `w` in the line (it was parsed, so it is there). */
+static int word_of(const struct ctl_parser *ps, const char *w)
+{
+	int i = 2;
+	while (i < ps->argc - 1 && strcmp(ps->argv[i], w))
+		i++;
+	return i;
+}
+
+/* What each verb needs of pref/handle/protocol, with tc's reasons. */
+static int check_selectors(struct ctl_parser *ps, const struct ctl_flower *f)
+{
+	bool pref = f->given & CTL_FF_PREF, handle = f->given & CTL_FF_HANDLE;
+	if (handle && !pref && f->verb != CTL_FILTER_ADD && f->verb != CTL_FILTER_REPLACE)
+		return ctl_fail(ps, word_of(ps, "handle"), "\"handle\" needs \"pref\": a handle "
+				"is unique within one pref only");
+	if ((f->verb == CTL_FILTER_CHANGE || f->verb == CTL_FILTER_GET) && !(pref && handle))
+		return ctl_fail(ps, 1, "filter %s needs \"pref\" and \"handle\": it names one "
+				"existing rule", verb_names[f->verb]);
+	if (f->verb == CTL_FILTER_DEL && !pref && (f->match.given & CTL_FM_PROTOCOL))
+		return ctl_fail(ps, word_of(ps, "protocol"), "cannot flush filters with protocol "
+				"set (tc's rule): give \"pref\" too, or no protocol to delete the "
+				"whole chain");
+	return 0;
+}
+
+const char *ctl_flower_verb_name(enum ctl_flower_verb verb)
+{
+	return verb >= CTL_FILTER_ADD && verb <= CTL_FILTER_GET ? verb_names[verb] : "?";
+}
+
+bool ctl_flower_has_rule(const struct ctl_flower *f)
+{
+	return f->verb == CTL_FILTER_ADD || f->verb == CTL_FILTER_REPLACE ||
+	       f->verb == CTL_FILTER_CHANGE;
+}
+
 int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 		     struct ctl_err *err)
 {
@@ -441,17 +509,12 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 	if (argc < 1 || strcmp(argv[0], "filter"))
 		return ctl_fail(&ps, 0, "expected \"filter\"");
 	if (argc < 2)
-		return ctl_fail(&ps, 1, "expected add, del or show");
-	const char *verb = argv[1];
+		return ctl_fail(&ps, 1, "expected add, change, replace, del, get or show");
 	ps.pos = 2;
-	if (!strcmp(verb, "add"))
-		f->verb = CTL_FILTER_ADD;
-	else if (!strcmp(verb, "del") || !strcmp(verb, "delete"))
-		f->verb = CTL_FILTER_DEL;
-	else if (!strcmp(verb, "show") || !strcmp(verb, "list") || !strcmp(verb, "ls"))
-		f->verb = CTL_FILTER_SHOW;
-	else
-		return ctl_fail(&ps, 1, "unknown filter verb, expected add, del or show");
+	f->verb = parse_verb(argv[1]);
+	if (!f->verb)
+		return ctl_fail(&ps, 1, "unknown filter verb, expected add, change, replace, "
+				"del, get or show");
 	/* The counters: `filter show -s dev ...`; vxctl's global -s (tc's
 	 * `tc -s filter show`) puts this word here (cli/vxctl_opts.h). */
 	if (f->verb == CTL_FILTER_SHOW && ps.pos < argc &&
@@ -459,41 +522,31 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 		f->given |= CTL_FF_STATS;
 		ps.pos++;
 	}
-	bool add = f->verb == CTL_FILTER_ADD;
+	bool add = ctl_flower_has_rule(f);
 	uint32_t allowed = f->verb == CTL_FILTER_SHOW ? CTL_FF_CHAIN
-						      : CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN;
+			   : CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN | KEY_PROTOCOL;
 	int ret = parse_dev_ingress(&ps, f, allowed, add);
 	if (ret)
 		return ret;
 	if (add)
-		return parse_add(&ps, f);
-	ret = parse_filter_keys(&ps, f, allowed, false);
-	if (ret)
-		return ret;
-	if ((f->given & CTL_FF_HANDLE) && !(f->given & CTL_FF_PREF)) {
-		int word = 2;
-		while (strcmp(argv[word], "handle"))
-			word++;
-		return ctl_fail(&ps, word, "\"handle\" needs \"pref\": a handle is unique "
-				"within one pref only");
-	}
-	return 0;
+		ret = parse_add(&ps, f);
+	else
+		ret = parse_filter_keys(&ps, f, allowed, false);
+	return ret ? ret : check_selectors(&ps, f);
 }
 
 int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size)
 {
-	static const char *const verbs[] = {
-		[CTL_FILTER_ADD] = "add", [CTL_FILTER_DEL] = "del", [CTL_FILTER_SHOW] = "show"
-	};
-	if (f->verb < CTL_FILTER_ADD || f->verb > CTL_FILTER_SHOW)
+	if (f->verb < CTL_FILTER_ADD || f->verb > CTL_FILTER_GET)
 		return -EINVAL;
-	if (f->verb == CTL_FILTER_ADD &&
+	bool rule = ctl_flower_has_rule(f);
+	if (rule &&
 	    (f->n_actions < 1 || f->n_actions > CTL_FLOWER_MAX_ACTIONS))
 		return -EINVAL;
 	struct ctl_sbuf sb = { .buf = buf, .size = size };
 	if (size)
 		buf[0] = '\0';
-	ctl_sb_printf(&sb, "filter %s%s dev %s ingress", verbs[f->verb],
+	ctl_sb_printf(&sb, "filter %s%s dev %s ingress", verb_names[f->verb],
 		      f->given & CTL_FF_STATS ? " -s" : "", f->dev);
 	if (f->given & CTL_FF_PREF)
 		ctl_sb_printf(&sb, " pref %u", f->pref);
@@ -501,9 +554,9 @@ int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size)
 		ctl_sb_printf(&sb, " handle %u", f->handle);
 	if (f->given & CTL_FF_CHAIN)
 		ctl_sb_printf(&sb, " chain %u", f->chain);
-	if (f->verb == CTL_FILTER_ADD) {
-		if (f->match.given & CTL_FM_PROTOCOL)
-			fl_sb_protocol(&sb, "protocol", f->match.protocol);
+	if (f->match.given & CTL_FM_PROTOCOL)
+		fl_sb_protocol(&sb, "protocol", f->match.protocol);
+	if (rule) {
 		ctl_sb_printf(&sb, " flower");
 		if (f->given & CTL_FF_SKIP_HW)
 			ctl_sb_printf(&sb, " skip_hw");
@@ -525,7 +578,12 @@ const char *ctl_flower_grammar(void)
 	return "FILTER := filter add dev PORT ingress [ pref N ] [ handle N ] [ chain N ]\n"
 	       "              [ protocol PROTO ] flower [ skip_hw ] [ MATCH ... ]\n"
 	       "              action ACTION [ action ACTION ... ]\n"
-	       "        | filter del dev PORT ingress [ pref N [ handle N ] ] [ chain N ]\n"
+	       "        | filter { replace | change } ... (as add; replace adds when the handle\n"
+	       "              is free, change needs pref and handle of an existing rule)\n"
+	       "        | filter del dev PORT ingress [ pref N [ handle N ] [ protocol PROTO ] ]\n"
+	       "              [ chain N ] [ flower ]     (no pref: the whole chain)\n"
+	       "        | filter get dev PORT ingress pref N handle N [ protocol PROTO ]\n"
+	       "              [ chain N ] [ flower ]\n"
 	       "        | filter show [ -s ] dev PORT ingress [ chain N ]\n"
 	       "              (-s: installed/used times, packets and bytes, fast path =\n"
 	       "              flow-cache hits, slow path = classifier lookups)\n"

@@ -15,8 +15,19 @@
  *   FILTER := filter add dev PORT ingress [ pref N ] [ handle N ] [ chain N ]
  *                 [ protocol PROTO ] flower [ skip_hw ] [ MATCH ... ]
  *                 { action | actions } ACTION [ { action | actions } ACTION ... ]
- *           | filter del dev PORT ingress [ pref N [ handle N ] ] [ chain N ]
+ *           | filter { replace | change } dev PORT ingress ... (as add)
+ *           | filter del dev PORT ingress [ pref N [ handle N ] [ protocol PROTO ] ]
+ *                 [ chain N ] [ flower ]
+ *           | filter get dev PORT ingress pref N handle N [ protocol PROTO ]
+ *                 [ chain N ] [ flower ]
  *           | filter show [ -s ] dev PORT ingress [ chain N ]
+ *   Verbs by any prefix in tc's order (a, c, r, d, g, l/s): tc's
+ *   do_filter().  replace is tc's NLM_F_CREATE: the rule at (chain, pref,
+ *   handle) is replaced in the same table change (the datapath sees the
+ *   old rule or the new one, never neither), or added when there is none;
+ *   change needs the rule to exist; del with a protocol checks the pref's
+ *   protocol; del without pref deletes the chain (chain 0 unless given),
+ *   as tc does.
  *   PROTO  := ip | ipv4 | ipv6 | arp | 802.1Q | 802.1ad | all | ETHERTYPE
  *             (ipv4 is iproute2's alias of ip; ETHERTYPE 0x0600..0xffff,
  *             decimal or 0x hex as tc's get_be16(.., 0))
@@ -89,6 +100,9 @@ enum ctl_flower_verb {
 	CTL_FILTER_ADD = 1,
 	CTL_FILTER_DEL,
 	CTL_FILTER_SHOW,
+	CTL_FILTER_REPLACE, /* tc's NLM_F_CREATE: the handle's rule replaced, else added */
+	CTL_FILTER_CHANGE,  /* tc's change: the handle's rule replaced, which must exist */
+	CTL_FILTER_GET,     /* one rule, by pref and handle */
 };
 
 /* ctl_flower.given: the filter-level keys. */
@@ -228,6 +242,14 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size);
 
 bool ctl_flower_equal(const struct ctl_flower *a, const struct ctl_flower *b);
+
+/* The verb's canonical word ("add", "del", "show", "replace", "change",
+ * "get"); "?" for another value. */
+const char *ctl_flower_verb_name(enum ctl_flower_verb verb);
+
+/* Whether the verb carries a rule (match and actions): add, replace,
+ * change. */
+bool ctl_flower_has_rule(const struct ctl_flower *f);
 
 /* What `filter show -s` adds to a rule, split as tc splits hardware from
  * software: fast path = flow-cache hits, slow path = classifier lookups. */

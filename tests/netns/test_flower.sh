@@ -69,7 +69,20 @@ refused "duplicate key" 'Filter already exists: handle 1 has the same key' \
 refused "ip_proto without protocol" '"ip_proto"' filter add dev vnet1 ingress pref 5 flower ip_proto tcp action drop
 refused "skip_sw" '"skip_sw"' filter add dev vnet1 ingress pref 5 protocol ip flower skip_sw action drop
 refused "del of no rule" 'no such filter' filter del dev vnet1 ingress pref 7 handle 1
+refused "change of no rule" 'no such filter to change' \
+	filter change dev vnet1 ingress pref 2 handle 9 protocol ip flower action drop
+refused "get of no rule" 'no such filter' filter get dev vnet1 ingress protocol ip pref 2 handle 9 flower
+refused "del by another protocol" 'priority/protocol not found' \
+	filter del dev vnet1 ingress protocol arp pref 2 handle 1 flower
 refused "port del of a port rules name" 'named by 4 flower rules' port del "$VX"
+# tc's replace of the seed rule by its handle: the same rule again, in place
+vx 1 filter replace dev vnet1 ingress protocol ip pref 2 handle 1 flower skip_hw \
+	action mirred egress redirect dev "$VX" || fail "filter replace of the seed rule"
+vx 1 filter get dev vnet1 ingress protocol ip pref 2 handle 1 flower >"$RIG_DIR/get" || fail "filter get"
+[ "$(cat "$RIG_DIR/get")" = "filter add dev vnet1 ingress pref 2 handle 1 protocol ip flower skip_hw action mirred egress redirect dev $VX" ] ||
+	fail "filter get printed: $(cat "$RIG_DIR/get")"
+vx 1 show config >"$RIG_DIR/cfg-now"
+diff "$RIG_DIR/cfg-before" "$RIG_DIR/cfg-now" >/dev/null || fail "replace by the same rule changed the state"
 nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after the refusals"
 pass "bad rule lines refused naming the word (unknown field, bad prefix, missing port, duplicate handle, duplicate key, ip_proto without protocol, skip_sw); port del of a port in use refused; nothing changed"
 

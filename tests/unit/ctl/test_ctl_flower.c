@@ -380,13 +380,17 @@ static void test_action_and_filter_refusals(void **state)
 	refused("filter add dev vnet0 egress flower action drop", 5, "ingress");
 	refused("filter add dev vnet0 parent ffff: flower action drop", 5, "ingress");
 	refused("filter add vnet0 ingress flower action drop", 3, "dev PORT");
-	refused("filter change dev vnet0 ingress", 2, "unknown filter verb");
+	refused("filter change dev vnet0 ingress", 6, "expected \"flower\"");
+	refused("filter frob dev vnet0 ingress", 2, "unknown filter verb");
+	refused("filter change dev vnet0 ingress pref 1 protocol ip flower action drop", 2,
+		"needs \"pref\" and \"handle\"");
+	refused("filter get dev vnet0 ingress pref 1", 2, "needs \"pref\" and \"handle\"");
 	refused("filter add dev vnet0 ingress u32 match", 6, "unknown keyword");
 	refused("filter add dev vnet0 ingress pref 1", 8, "expected \"flower\"");
 	refused("filter del dev vnet0 ingress handle 1", 6, "needs \"pref\"");
-	refused("filter del dev vnet0 ingress protocol ip", 6, "unknown keyword");
+	refused("filter del dev vnet0 ingress protocol ip", 6, "cannot flush filters with protocol");
 	refused("filter show dev vnet0 ingress pref 1", 6, "not valid for filter show");
-	refused("filter", 2, "expected add, del or show");
+	refused("filter", 2, "expected add, change, replace, del, get or show");
 	refused("port add x", 1, "expected \"filter\"");
 	assert_int_equal(n_bad, 0);
 }

@@ -138,6 +138,29 @@ static void test_action_numbers(void **state)
 		ADD "protocol 802.1Q flower action vlan modify id 16 priority 7");
 }
 
+/* tc's verbs (do_filter(), by any prefix) and del/get selectors. */
+static void test_verbs(void **state)
+{
+	(void)state;
+	same_as("filter r dev vnet0 ingress pref 1 handle 2 protocol ip flower ip_proto tcp" RD,
+		"filter replace dev vnet0 ingress pref 1 handle 2 protocol ip flower ip_proto tcp" RD);
+	same_as("filter replace dev vnet0 ingress protocol ip flower" RD,
+		"filter replace dev vnet0 ingress protocol ip flower" RD);
+	same_as("filter c dev vnet0 ingress pref 1 handle 2 protocol ip flower" RD,
+		"filter change dev vnet0 ingress pref 1 handle 2 protocol ip flower" RD);
+	same_as("filter d dev vnet0 ingress protocol ip pref 1 handle 101 flower",
+		"filter del dev vnet0 ingress pref 1 handle 101 protocol ip");
+	same_as("filter delete dev vnet0 ingress pref 1 protocol 802.1Q chain 3",
+		"filter del dev vnet0 ingress pref 1 chain 3 protocol 802.1Q");
+	same_as("filter g dev vnet0 ingress protocol ip pref 1 handle 0x1 flower",
+		"filter get dev vnet0 ingress pref 1 handle 1 protocol ip");
+	same_as("filter lst dev vnet0 ingress", "filter show dev vnet0 ingress");
+	same_as("filter s dev vnet0 ingress chain 2", "filter show dev vnet0 ingress chain 2");
+	refused("filter get dev vnet0 ingress pref 1 flower", "needs \"pref\" and \"handle\"");
+	refused("filter del dev vnet0 ingress handle 1", "needs \"pref\"");
+	refused("filter show dev vnet0 ingress protocol ip", "unknown keyword");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +168,7 @@ int main(void)
 		cmocka_unit_test(test_match_numbers),
 		cmocka_unit_test(test_filter_numbers),
 		cmocka_unit_test(test_action_numbers),
+		cmocka_unit_test(test_verbs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

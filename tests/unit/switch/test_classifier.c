@@ -448,6 +448,45 @@ static void test_batches(void **state)
 	assert_int_equal(flower_table_n_rules(t2), 7);
 	flower_table_destroy(t2);
 	t2 = NULL;
+	/* replace: the rule at pref 2 handle 2 gives way to the new one in the
+	 * same table (its own key again is no duplicate); its counters start
+	 * again (a new uid), as a replaced tc filter's do */
+	static const char *const repl[] = { "filter replace dev vnet0 ingress pref 2 handle 2 "
+					    "protocol ip flower dst_ip 192.0.2.1 action pass" };
+	t2 = test_table(t, repl, 1);
+	assert_int_equal(flower_table_n_rules(t2), 4);
+	assert_int_equal(flower_table_version(t2), 2);
+	const struct flower_rule *nr = flower_table_rule(t2, 3);
+	assert_int_equal(nr->pref, 2);
+	assert_int_equal(nr->handle, 2);
+	assert_true(nr->uid > flower_table_rule(t, 3)->uid);
+	assert_true(ctl_flower_format(&nr->spec, text, sizeof(text)) > 0);
+	assert_string_equal(text, A "pref 2 handle 2 protocol ip flower dst_ip 192.0.2.1 action pass");
+	flower_table_destroy(t2);
+	/* replace of a free handle adds; change of one refuses */
+	static const char *const repl_new[] = { "filter replace dev vnet0 ingress pref 2 handle 7 "
+						"protocol ip flower dst_ip 192.0.2.7" DROP };
+	t2 = test_table(t, repl_new, 1);
+	assert_int_equal(flower_table_n_rules(t2), 5);
+	flower_table_destroy(t2);
+	t2 = NULL;
+	static const char *const chg_missing[] = { "filter change dev vnet0 ingress pref 2 handle 7 "
+						   "protocol ip flower" DROP };
+	assert_int_equal(test_apply(t, chg_missing, 1, &t2, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "no such filter to change"));
+	/* replace onto the key of another rule of the pref: tc's EEXIST */
+	static const char *const repl_dup[] = { "filter replace dev vnet0 ingress pref 2 handle 1 "
+						"protocol ip flower dst_ip 192.0.2.1" DROP };
+	assert_int_equal(test_apply(t, repl_dup, 1, &t2, &err), -EEXIST);
+	/* del with tc's protocol selector: the pref's own protocol only */
+	static const char *const del_proto[] = { "filter del dev vnet0 ingress pref 2 protocol arp" };
+	assert_int_equal(test_apply(t, del_proto, 1, &t2, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "priority/protocol not found"));
+	static const char *const del_ok[] = { "filter del dev vnet0 ingress pref 2 handle 1 protocol ip" };
+	t2 = test_table(t, del_ok, 1);
+	assert_int_equal(flower_table_n_rules(t2), 3);
+	flower_table_destroy(t2);
+	t2 = NULL;
 	/* another protocol at a pref: tc's one protocol per pref */
 	static const char *const proto[] = { A "pref 2 protocol ipv6 flower" DROP };
 	assert_int_equal(test_apply(t, proto, 1, &t2, &err), -EINVAL);
