@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/vxctl_opts.h"
+#include "ctl/ctl_flower.h"
 #include "ctl/ctl_proto.h"
 
 /* tc's matches(): arg is a non-empty prefix of name. */
@@ -117,9 +118,11 @@ int vxctl_opts_parse(int argc, const char *const *argv, const char *env_socket,
 	return 0;
 }
 
+/* The verbs whose answer has counters: show (list, ls, ...) and get. */
 static bool is_show(const char *w)
 {
-	return !strcmp(w, "show") || !strcmp(w, "list") || !strcmp(w, "ls");
+	enum ctl_flower_verb v = ctl_flower_parse_verb(w);
+	return v == CTL_FILTER_SHOW || v == CTL_FILTER_GET;
 }
 
 int vxctl_opts_apply(const struct vxctl_opts *o, bool in_batch, int n, const char *const *in,
@@ -132,7 +135,7 @@ int vxctl_opts_apply(const struct vxctl_opts *o, bool in_batch, int n, const cha
 	if (!show && in_batch)
 		return n;
 	if (!show)
-		return opt_fail(err, err_size, "-s (statistics) adds counters to filter show only; "
+		return opt_fail(err, err_size, "-s (statistics) adds counters to filter show and get only; "
 				"the switch's counters are `vxctl stats`");
 	if (n > 2 && (!strcmp(in[2], "-s") || !strcmp(in[2], "-stats")))
 		return n;

@@ -8,7 +8,8 @@
  *   the socket), `-b` is -batch and `-br` is -brief.  A second dash is
  *   accepted too (`--json`, `--help`), as vxctl always did.
  *
- *   -s | -stats | -statistics    counters (repeatable, as tc's -s -s)
+ *   -s | -stats | -statistics    counters of filter show/get (repeatable,
+ *                                as tc's -s -s)
  *   -d | -details                refused: tc's flower output has no more
  *                                detail to give than vxctl prints
  *   -j | -json     -p | -pretty  JSON; -p indents it as iproute2 does
@@ -50,8 +51,8 @@ struct vxctl_opts {
 int vxctl_opts_parse(int argc, const char *const *argv, const char *env_socket,
 		     struct vxctl_opts *o, char *err, size_t err_size);
 
-/* The command's words with the global -s applied: `filter show|list|ls`
- * gets the grammar's "-s" after its verb (unless it is there already).
+/* The command's words with the global -s applied: `filter show` and
+ * `filter get` (any of tc's spellings) get the grammar's "-s" after the verb (unless it is there already).
  * Copies the n word pointers of in to out (room for n + 1) and returns the
  * new count, or -EINVAL with the reason in err when -s is given to a
  * command that has no counters to add.  In a -batch file (in_batch) -s is

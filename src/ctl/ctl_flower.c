@@ -446,7 +446,7 @@ static int parse_add(struct ctl_parser *ps, struct ctl_flower *f)
 }
 
 /* tc's do_filter(): the verb by any prefix (matches()), in tc's order. */
-static enum ctl_flower_verb parse_verb(const char *w)
+enum ctl_flower_verb ctl_flower_parse_verb(const char *w)
 {
 	static const struct {
 		const char *name;
@@ -511,13 +511,13 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 	if (argc < 2)
 		return ctl_fail(&ps, 1, "expected add, change, replace, del, get or show");
 	ps.pos = 2;
-	f->verb = parse_verb(argv[1]);
+	f->verb = ctl_flower_parse_verb(argv[1]);
 	if (!f->verb)
 		return ctl_fail(&ps, 1, "unknown filter verb, expected add, change, replace, "
 				"del, get or show");
 	/* The counters: `filter show -s dev ...`; vxctl's global -s (tc's
 	 * `tc -s filter show`) puts this word here (cli/vxctl_opts.h). */
-	if (f->verb == CTL_FILTER_SHOW && ps.pos < argc &&
+	if ((f->verb == CTL_FILTER_SHOW || f->verb == CTL_FILTER_GET) && ps.pos < argc &&
 	    (!strcmp(argv[ps.pos], "-s") || !strcmp(argv[ps.pos], "-stats"))) {
 		f->given |= CTL_FF_STATS;
 		ps.pos++;
@@ -582,7 +582,7 @@ const char *ctl_flower_grammar(void)
 	       "              is free, change needs pref and handle of an existing rule)\n"
 	       "        | filter del dev PORT ingress [ pref N [ handle N ] [ protocol PROTO ] ]\n"
 	       "              [ chain N ] [ flower ]     (no pref: the whole chain)\n"
-	       "        | filter get dev PORT ingress pref N handle N [ protocol PROTO ]\n"
+	       "        | filter get [ -s ] dev PORT ingress pref N handle N [ protocol PROTO ]\n"
 	       "              [ chain N ] [ flower ]\n"
 	       "        | filter show [ -s ] dev PORT ingress [ chain N ]\n"
 	       "              (-s: installed/used times, packets and bytes, fast path =\n"
@@ -590,9 +590,10 @@ const char *ctl_flower_grammar(void)
 	       "PROTO  := ip | ipv4 | ipv6 | arp | 802.1Q | 802.1ad | all | ETHERTYPE\n"
 	       "MATCH  := src_mac MAC[/MASK] | dst_mac MAC[/MASK] | vlan_id ID | vlan_prio P\n"
 	       "        | vlan_ethtype PROTO | ip_proto { tcp | udp | sctp | icmp | icmpv6 | N }\n"
-	       "        | src_ip PREFIX | dst_ip PREFIX | src_port P[-P] | dst_port P[-P]\n"
+	       "        | src_ip PREFIX | dst_ip PREFIX | src_port { P | P-P | V/M }\n"
+	       "        | dst_port { P | P-P | V/M }\n"
 	       "        | tcp_flags V[/M] | ip_tos V[/M] | ip_ttl V[/M]\n"
-	       "        | ip_flags [no]frag[/[no]firstfrag] | type N | code N\n"
+	       "        | ip_flags [no]frag[/[no]firstfrag] | type N[/M] | code N[/M]\n"
 	       "        | enc_key_id VNI | enc_src_ip PREFIX | enc_dst_ip PREFIX\n"
 	       "        | enc_dst_port PORT\n"
 	       "ACTION := mirred egress { redirect | mirror } dev PORT | drop | pass\n"

@@ -18,7 +18,7 @@
  *           | filter { replace | change } dev PORT ingress ... (as add)
  *           | filter del dev PORT ingress [ pref N [ handle N ] [ protocol PROTO ] ]
  *                 [ chain N ] [ flower ]
- *           | filter get dev PORT ingress pref N handle N [ protocol PROTO ]
+ *           | filter get [ -s ] dev PORT ingress pref N handle N [ protocol PROTO ]
  *                 [ chain N ] [ flower ]
  *           | filter show [ -s ] dev PORT ingress [ chain N ]
  *   Verbs by any prefix in tc's order (a, c, r, d, g, l/s): tc's
@@ -35,10 +35,10 @@
  *           | vlan_id 0..4095 | vlan_prio 0..7 | vlan_ethtype PROTO
  *           | ip_proto { tcp | udp | sctp | icmp | icmpv6 | 0..255 }
  *           | src_ip PREFIX | dst_ip PREFIX        (IPv4 or IPv6, /LEN or /MASK)
- *           | src_port P[-P] | dst_port P[-P]
+ *           | src_port P[-P] | dst_port P[-P]   (or VALUE/MASK: 512/0xff00)
  *           | tcp_flags V[/M] | ip_tos V[/M] | ip_ttl V[/M]
  *           | ip_flags { [no]frag | [no]firstfrag }[/{ [no]frag | [no]firstfrag }]
- *           | type 0..255 | code 0..255          (ICMP / ICMPv6)
+ *           | type V[/M] | code V[/M]          (ICMP / ICMPv6, decimal)
  *           | enc_key_id 0..16777215 | enc_src_ip PREFIX | enc_dst_ip PREFIX
  *           | enc_dst_port 0..65535
  *   ACTION := mirred egress { redirect | mirror } dev PORT
@@ -173,11 +173,14 @@ struct ctl_flower_match {
 	uint16_t vlan_ethtype;
 	uint16_t src_port_min, src_port_max; /* min == max for one port */
 	uint16_t dst_port_min, dst_port_max;
+	uint16_t src_port_mask, dst_port_mask; /* 0xffff but for VALUE/MASK (min == max
+	                                        * == VALUE & MASK then) */
 	uint16_t tcp_flags, tcp_flags_mask;
 	uint8_t ip_tos, ip_tos_mask;
 	uint8_t ip_ttl, ip_ttl_mask;
 	uint8_t ip_flags, ip_flags_mask; /* CTL_IPF_* */
 	uint8_t icmp_type, icmp_code;
+	uint8_t icmp_type_mask, icmp_code_mask; /* 0xff unless a mask is given */
 	uint16_t enc_dst_port;
 	uint32_t enc_key_id;
 	struct ctl_prefix src_ip, dst_ip, enc_src_ip, enc_dst_ip;
@@ -242,6 +245,9 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size);
 
 bool ctl_flower_equal(const struct ctl_flower *a, const struct ctl_flower *b);
+
+/* The verb of the word after "filter", by tc's prefixes; 0 for none. */
+enum ctl_flower_verb ctl_flower_parse_verb(const char *w);
 
 /* The verb's canonical word ("add", "del", "show", "replace", "change",
  * "get"); "?" for another value. */

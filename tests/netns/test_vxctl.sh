@@ -105,9 +105,9 @@ grep -q "cannot reach vxswitchd at $D/none.sock" "$D/err" || fail "VXCTL_SOCKET 
 expect 0 env VXCTL_SOCKET="$D/none.sock" "$VXCTL" -socket "$SOCK" version
 expect 1 "$VXCTL" -s "$SOCK" version
 grep -qF -- "type --socket $SOCK" "$D/err" || fail "old -s PATH: $(cat "$D/err")"
-# -s is -statistics: counters of filter show only.
+# -s is -statistics: counters of filter show and get only.
 expect 1 vx -s port show
-grep -q 'filter show only' "$D/err" || fail "-s port show: $(cat "$D/err")"
+grep -q 'filter show and get only' "$D/err" || fail "-s port show: $(cat "$D/err")"
 for o in -d -details -br -brief "-n vm1" "-netns vm1" -p; do
 	expect 1 vx $o show knobs
 	grep -q 'refused\|give -json' "$D/err" || fail "vxctl $o: $(cat "$D/err")"

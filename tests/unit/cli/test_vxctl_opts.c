@@ -117,12 +117,18 @@ static void test_apply(void **state)
 	(void)state;
 	struct vxctl_opts o = { .stats = 1 };
 	const char *in[] = { "filter", "show", "dev", "vnet0", "ingress" };
-	const char *out[8];
+	const char *out[16];
 	assert_int_equal(vxctl_opts_apply(&o, false, 5, in, out, err, sizeof(err)), 6);
 	assert_string_equal(out[1], "show");
 	assert_string_equal(out[2], "-s");
 	assert_string_equal(out[3], "dev");
 	assert_string_equal(out[5], "ingress");
+	/* get too, in tc's short spellings */
+	const char *get[] = { "filter", "g", "dev", "v", "ingress", "pref", "1", "handle", "1" };
+	assert_int_equal(vxctl_opts_apply(&o, false, 9, get, out, err, sizeof(err)), 10);
+	assert_string_equal(out[2], "-s");
+	const char *lst[] = { "filter", "lst", "dev", "v", "ingress" };
+	assert_int_equal(vxctl_opts_apply(&o, false, 5, lst, out, err, sizeof(err)), 6);
 	/* The word the grammar already has is not doubled. */
 	const char *in2[] = { "filter", "ls", "-s", "dev", "v", "ingress" };
 	assert_int_equal(vxctl_opts_apply(&o, false, 6, in2, out, err, sizeof(err)), 6);

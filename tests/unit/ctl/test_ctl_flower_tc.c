@@ -97,6 +97,15 @@ static void test_match_numbers(void **state)
 	/* ports: get_be16(.., 10), decimal only */
 	same_as(TCP "dst_port 80 src_port 1024-2047" RD, TCP "src_port 1024-2047 dst_port 80" RD);
 	refused(TCP "dst_port 0x50" RD, "bad port");
+	/* VALUE/MASK: get_u16(.., 0) both, any value (f_flower.c's
+	 * flower_parse_u16()); the value is masked */
+	same_as(TCP "dst_port 512/0xff00" RD, TCP "dst_port 512/0xff00" RD);
+	same_as(TCP "dst_port 0x2ff/65280" RD, TCP "dst_port 512/0xff00" RD);
+	same_as(TCP "src_port 0/0" RD, TCP "src_port 0/0x0000" RD);
+	refused(TCP "dst_port 512/0x10000" RD, "VALUE/MASK");
+	/* type / code VALUE[/MASK]: get_u8(.., 10) both (flower_parse_u8()) */
+	same_as(IP "ip_proto icmp type 9/254 code 3/255" RD, IP "ip_proto icmp type 8/254 code 3" RD);
+	refused(IP "ip_proto icmp type 8/0xfe" RD, "bad value");
 	/* type / code: get_u8(.., 10) */
 	same_as(IP "ip_proto icmp type 8 code 0" RD, IP "ip_proto icmp type 8 code 0" RD);
 	refused(IP "ip_proto icmp type 0x8" RD, "decimal");
@@ -155,6 +164,8 @@ static void test_verbs(void **state)
 	same_as("filter g dev vnet0 ingress protocol ip pref 1 handle 0x1 flower",
 		"filter get dev vnet0 ingress pref 1 handle 1 protocol ip");
 	same_as("filter lst dev vnet0 ingress", "filter show dev vnet0 ingress");
+	same_as("filter get -s dev vnet0 ingress pref 1 handle 1",
+		"filter get -s dev vnet0 ingress pref 1 handle 1");
 	same_as("filter s dev vnet0 ingress chain 2", "filter show dev vnet0 ingress chain 2");
 	refused("filter get dev vnet0 ingress pref 1 flower", "needs \"pref\" and \"handle\"");
 	refused("filter del dev vnet0 ingress handle 1", "needs \"pref\"");

@@ -297,6 +297,36 @@ static void test_ports_and_ranges(void **state)
 	flower_table_destroy(t);
 }
 
+/* tc's masked forms: dst_port 512/0xff00 is 512..767; ICMP type 8/254 is
+ * types 8 and 9; code 0/0 is any code. */
+static void test_port_and_icmp_masks(void **state)
+{
+	(void)state;
+	struct flower_table *t = TABLE(A "pref 1 protocol ip flower ip_proto udp dst_port 512/0xff00" DROP,
+				       A "pref 2 protocol ip flower ip_proto udp src_port 0x1000/0xf000" DROP,
+				       A "pref 3 protocol ip flower ip_proto icmp type 8/254 code 0/0" DROP);
+	static const struct {
+		uint8_t proto;
+		uint16_t src, dst;
+		uint32_t expect;
+	} cases[] = {
+		{ IP_PROTO_UDP, 1, 512, 1001 },  { IP_PROTO_UDP, 1, 767, 1001 },
+		{ IP_PROTO_UDP, 1, 511, 0 },     { IP_PROTO_UDP, 1, 768, 0 },
+		{ IP_PROTO_UDP, 0x1abc, 1, 2001 }, { IP_PROTO_UDP, 0x2abc, 1, 0 },
+		{ IP_PROTO_ICMP, 8, 0, 3001 },   { IP_PROTO_ICMP, 9, 5, 3001 },
+		{ IP_PROTO_ICMP, 0, 0, 0 },      { IP_PROTO_ICMP, 10, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fb_frame f;
+		fb_frame_init(&f, 4, cases[i].proto);
+		f.src_port = cases[i].src, f.dst_port = cases[i].dst;
+		struct flow_key k = key_of(&f, VNET0);
+		if (hit(t, &k) != cases[i].expect)
+			fail_msg("case %zu: %u, expected %u", i, hit(t, &k), cases[i].expect);
+	}
+	flower_table_destroy(t);
+}
+
 static void test_tcp_flags_icmp(void **state)
 {
 	(void)state;
@@ -585,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_ip_flags),
 		cmocka_unit_test(test_ports_and_ranges),
 		cmocka_unit_test(test_tcp_flags_icmp),
+		cmocka_unit_test(test_port_and_icmp_masks),
 		cmocka_unit_test(test_tunnel_keys),
 		cmocka_unit_test(test_chains_goto),
 		cmocka_unit_test(test_batches),

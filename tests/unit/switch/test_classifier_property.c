@@ -43,6 +43,13 @@ static uint16_t any_port(void)
 	return rnd(8) ? ports[rnd(sizeof(ports) / sizeof(ports[0]))] : (uint16_t)rnd(65536);
 }
 
+/* A port a rule may name (tc refuses port 0). */
+static uint16_t nz_port(void)
+{
+	uint16_t p = any_port();
+	return p ? p : 1;
+}
+
 /* One rule line of shape `shape` (0..15) at pref on dev. */
 static void rule_line(char *buf, size_t size, unsigned shape, uint32_t pref, const char *dev)
 {
@@ -53,15 +60,21 @@ static void rule_line(char *buf, size_t size, unsigned shape, uint32_t pref, con
 		uint16_t t = lo;
 		lo = hi, hi = t;
 	}
+	/* tc's rules: a port above 0, a range with MIN < MAX */
+	lo = lo ? lo : 1;
+	if (hi <= lo) {
+		lo = lo == 65535 ? 65534 : lo;
+		hi = (uint16_t)(lo + 1);
+	}
 	switch (shape) {
 	case 0: snprintf(m, sizeof(m), "protocol ip flower dst_ip 10.%u.%u.0/24", a, b); break;
 	case 1: snprintf(m, sizeof(m), "protocol ip flower ip_proto tcp dst_ip 10.%u.0.0/16", a); break;
-	case 2: snprintf(m, sizeof(m), "protocol ip flower ip_proto tcp dst_port %u", any_port()); break;
+	case 2: snprintf(m, sizeof(m), "protocol ip flower ip_proto tcp dst_port %u", nz_port()); break;
 	case 3: snprintf(m, sizeof(m), "protocol ip flower ip_proto udp dst_port %u-%u", lo, hi); break;
 	case 4: snprintf(m, sizeof(m), "protocol ip flower src_ip 10.%u.%u.%u dst_ip 10.0.0.0/8", a, b,
 			 c); break;
 	case 5: snprintf(m, sizeof(m), "protocol ipv6 flower dst_ip 2001:db8:%u::/64", a); break;
-	case 6: snprintf(m, sizeof(m), "protocol ipv6 flower ip_proto udp src_port %u", any_port()); break;
+	case 6: snprintf(m, sizeof(m), "protocol ipv6 flower ip_proto udp src_port %u", nz_port()); break;
 	case 7: snprintf(m, sizeof(m), "protocol arp flower"); break;
 	case 8: snprintf(m, sizeof(m), "flower dst_mac 02:00:00:00:00:0%u", c); break;
 	case 9: snprintf(m, sizeof(m), "flower src_mac 02:00:0%u:00:00:00/24", a); break;
