@@ -67,3 +67,55 @@ int vxctl_batch_read(const char *file, char **text, size_t *len)
 	}
 	return 0;
 }
+
+/* One line of a -force batch; its CTL_STATUS (OK for a blank or comment line). */
+static int force_line(char *line, const char *name, unsigned int line_no,
+		      int (*run)(void *ctx, int n, const char *const *words), void *ctx)
+{
+	char *words[CTL_MAX_WORDS];
+	int n = ctl_split_words(line, words, CTL_MAX_WORDS);
+	if (n == 0 || (n > 0 && words[0][0] == '#'))
+		return CTL_STATUS_OK;
+	int status;
+	if (n < 0) {
+		fprintf(stderr, "vxctl: %s:%u: too many words, at most %d\n", name, line_no,
+			CTL_MAX_WORDS);
+		status = CTL_STATUS_REFUSED;
+	} else {
+		status = run(ctx, n, (const char *const *)words);
+	}
+	if (status != CTL_STATUS_OK)
+		fprintf(stderr, "Command failed %s:%u\n", name, line_no);
+	return status;
+}
+
+int vxctl_batch_force(const char *file,
+		      int (*run)(void *ctx, int n, const char *const *words), void *ctx)
+{
+	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	if (!f) {
+		fprintf(stderr, "vxctl: -batch %s: %s\n", file, strerror(errno));
+		return CTL_STATUS_REFUSED;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned int line_no = 0;
+	int result = CTL_STATUS_OK;
+	while (getline(&line, &cap, f) >= 0) {
+		int status = force_line(line, file, ++line_no, run, ctx);
+		if (status == CTL_STATUS_UNREACHABLE) {
+			result = status;
+			break;
+		}
+		if (status != CTL_STATUS_OK)
+			result = CTL_STATUS_REFUSED;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "vxctl: -batch %s: %s\n", file, strerror(errno));
+		result = CTL_STATUS_REFUSED;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	return result;
+}

@@ -19,4 +19,17 @@
  * on stderr. */
 int vxctl_batch_read(const char *file, char **text, size_t *len);
 
+/* -force -batch FILE: tc's way, line by line.  Each command line (blank
+ * lines and `#` comments skipped) is split into words and handed to
+ * run(ctx, n, words), which prints its own answer or error and returns a
+ * CTL_STATUS; a line that fails is followed by tc's own
+ * "Command failed FILE:LINE" on stderr and the next line is run.  Any
+ * command may be in the file, as in tc's batch; the lines are separate
+ * changes (what the batch request makes atomic is the file without
+ * -force).  Stops early only when the daemon cannot be reached.  Returns
+ * CTL_STATUS_OK when every line succeeded, CTL_STATUS_UNREACHABLE when it
+ * stopped so, else CTL_STATUS_REFUSED (tc exits 1 the same way). */
+int vxctl_batch_force(const char *file,
+		      int (*run)(void *ctx, int n, const char *const *words), void *ctx);
+
 #endif

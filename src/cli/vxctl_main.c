@@ -1,14 +1,15 @@
 /* vxctl: the command-line client of vxswitchd.
  *
- *   vxctl [ -s SOCKET ] [ -j ] COMMAND
- *   vxctl [ -s SOCKET ] [ -j ] stats [ port NAME ] --watch [ SECONDS ] [ -c N ]
- *   vxctl [ -s SOCKET ] -batch FILE     (cli/vxctl_batch.h)
+ *   vxctl [ OPTIONS ] COMMAND
+ *   vxctl [ OPTIONS ] stats [ port NAME ] --watch [ SECONDS ] [ -c N ]
+ *   vxctl [ --socket PATH ] [ -force ] -batch FILE     (cli/vxctl_batch.h)
+ *
+ * OPTIONS are tc's global options, read by tc's rules (cli/vxctl_opts.h):
+ * `vxctl -s filter show dev vnet0 ingress` is `tc -s filter show ...`.
+ * The control socket is --socket PATH or $VXCTL_SOCKET.
  *
  * --watch is vxctl's own: it asks for `-j stats` every SECONDS and prints
  * the rates between two answers (ctl/ctl_watch.h).
- *
- * Options are also read with one dash (getopt_long_only), as iproute2
- * does: `-batch FILE` is tc's spelling; -s, -j, -h stay what they were.
  *
  * The command is checked here with the daemon's own parser first, so a typo
  * gets the same one-line error without a round trip (and without a daemon).
@@ -17,7 +18,6 @@
  * daemon cannot be reached, or turned us away ("vxswitchd: too many
  * control clients (64), try again", printed as the daemon words it). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +26,8 @@
 
 #include "cli/vxctl_batch.h"
 #include "cli/vxctl_capture.h"
+#include "cli/vxctl_opts.h"
+#include "cli/vxctl_pretty.h"
 #include "ctl/ctl_cmd.h"
 #include "ctl/ctl_print.h"
 #include "ctl/ctl_proto.h"
@@ -36,17 +38,24 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: vxctl [ OPTIONS ] COMMAND\n"
 		"\n"
-		"OPTIONS := { -s | --socket } PATH   control socket (default %s)\n"
-		"         | { -j | --json }          JSON output, like iproute2's -j\n"
-		"         | { -h | --help }          this text\n"
-		"         | -batch FILE              apply FILE's `filter add|del` lines (# comments,\n"
-		"                                    blank lines; - = stdin) as ONE change: all or none\n"
+		"OPTIONS := tc's, with tc's spellings (one dash, any prefix: -s, -stats, ...)\n"
+		"           -s[tatistics]          counters in filter show (repeatable: -s -s)\n"
+		"         | -j[son] [ -p[retty] ]  JSON output, like tc's; -p indents it as tc does\n"
+		"         | -b[atch] FILE          apply FILE's `filter add|del` lines (# comments,\n"
+		"                                  blank lines; - = stdin) as ONE change: all or none\n"
+		"         | -f[orce] -b[atch] FILE tc's batch: each line (any command) on its own,\n"
+		"                                  go on after a failure (\"Command failed FILE:LINE\"),\n"
+		"                                  exit 1 if any line failed\n"
+		"         | --socket PATH          control socket (else $%s, else %s)\n"
+		"         | -h[elp]                this text\n"
+		"    Refused with the reason: -d[etails] (nothing more to show), -br[ief] (no terse\n"
+		"    layout yet), -n[etns] (the socket is a file: use --socket). The old -s PATH\n"
+		"    is refused with the line to type instead.\n"
 		"\n"
 		"%s"
 		"\n"
 		"%s"
-		"    A line of tc's notes works with the leading `tc` replaced by `vxctl`,\n"
-		"    except tc's global -s (here the socket): say `filter show -s`.\n"
+		"    A line of tc's notes works with the leading `tc` replaced by `vxctl`.\n"
 		"\n"
 		"vxctl's own: stats [ port NAME ] --watch [ SECONDS ] [ { -c | --count } N ]\n"
 		"    rates over each SECONDS (default 1, 0.1..3600) from two snapshots: per port\n"
@@ -55,7 +64,7 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 done, 1 command refused (parse error or by the daemon)\n"
 		"or diagnose found a problem, 2 cannot reach the daemon.\n",
-		CTL_DEFAULT_SOCKET, ctl_cmd_grammar(), ctl_flower_grammar());
+		VXCTL_SOCKET_ENV, CTL_DEFAULT_SOCKET, ctl_cmd_grammar(), ctl_flower_grammar());
 }
 
 /* One `-j stats` snapshot into *s; a CTL_STATUS. */
@@ -149,16 +158,28 @@ static int watch(const char *socket_path, const struct ctl_watch_opts *o, const 
 	return status;
 }
 
+/* The daemon's answer on stdout, indented first under -j -p. */
+static void put_answer(const struct vxctl_opts *o, const char *text)
+{
+	char *pretty;
+	if (o->json && o->pretty && vxctl_json_pretty(text, strlen(text), &pretty) == 0) {
+		fputs(pretty, stdout);
+		free(pretty);
+		return;
+	}
+	fputs(text, stdout);
+}
+
 /* Prints the answer of a call that returned ret; a CTL_STATUS. */
-static int print_reply(const char *socket_path, int ret, int status, char *text)
+static int print_reply(const struct vxctl_opts *o, int ret, int status, char *text)
 {
 	if (ret) {
-		fprintf(stderr, "vxctl: cannot reach vxswitchd at %s: %s\n", socket_path,
+		fprintf(stderr, "vxctl: cannot reach vxswitchd at %s: %s\n", o->socket,
 			strerror(-ret));
 		return CTL_STATUS_UNREACHABLE;
 	}
 	if (status == CTL_STATUS_OK || status == CTL_STATUS_FINDINGS) {
-		fputs(text, stdout);
+		put_answer(o, text);
 	} else if (status == CTL_STATUS_UNREACHABLE) {
 		fputs(text, stderr); /* the daemon's own "vxswitchd: ..." line */
 	} else {
@@ -174,106 +195,127 @@ static int print_reply(const char *socket_path, int ret, int status, char *text)
 }
 
 /* Sends one command and prints the answer; a CTL_STATUS. */
-static int run_command(const char *socket_path, int n_words, const char *const *words, bool json)
+static int run_command(const struct vxctl_opts *o, int n_words, const char *const *words)
 {
 	int status;
 	char *text;
-	int ret = ctl_proto_call(socket_path, n_words, words, json, &status, &text);
+	int ret = ctl_proto_call(o->socket, n_words, words, o->json, &status, &text);
 	if (ret == -E2BIG) {
 		fprintf(stderr, "vxctl: command longer than %d bytes\n", CTL_REQ_MAX_BODY);
 		return CTL_STATUS_REFUSED;
 	}
-	return print_reply(socket_path, ret, status, text);
+	return print_reply(o, ret, status, text);
 }
 
 /* -batch FILE: checked here, then one batch request. */
-static int run_batch(const char *socket_path, const char *file, bool json)
+static int run_batch(const struct vxctl_opts *o)
 {
 	char *batch;
 	size_t len;
-	int status = vxctl_batch_read(file, &batch, &len);
+	if (o->stats) {
+		fprintf(stderr, "vxctl: -s: a -batch without -force holds filter add and del lines "
+			"only, nothing to count\n");
+		return CTL_STATUS_REFUSED;
+	}
+	int status = vxctl_batch_read(o->batch, &batch, &len);
 	if (status != CTL_STATUS_OK)
 		return status;
 	char *text;
-	int ret = ctl_proto_call_batch(socket_path, file, batch, len, json, &status, &text);
+	int ret = ctl_proto_call_batch(o->socket, o->batch, batch, len, o->json, &status, &text);
 	free(batch);
 	if (ret == -E2BIG) {
-		fprintf(stderr, "vxctl: -batch %s: larger than %d bytes\n", file, CTL_REQ_MAX_BATCH);
+		fprintf(stderr, "vxctl: -batch %s: larger than %d bytes\n", o->batch,
+			CTL_REQ_MAX_BATCH);
 		return CTL_STATUS_REFUSED;
 	}
-	return print_reply(socket_path, ret, status, text);
+	return print_reply(o, ret, status, text);
+}
+
+/* One command (from argv, or a line of a -force batch): checked with the
+ * daemon's own parser, then sent; a CTL_STATUS. */
+static int run_words(const struct vxctl_opts *o, bool in_batch, int n_words,
+		     const char *const *argv_words)
+{
+	struct ctl_cmd cmd;
+	struct ctl_err err;
+	struct ctl_watch_opts wo = { 0 };
+	const char *words[CTL_MAX_WORDS + 1], *rest[CTL_MAX_WORDS];
+	char why[VXCTL_OPTS_ERR_SIZE];
+	if (n_words > CTL_MAX_WORDS) {
+		fprintf(stderr, "vxctl: too many words, at most %d\n", CTL_MAX_WORDS);
+		return CTL_STATUS_REFUSED;
+	}
+	n_words = vxctl_opts_apply(o, in_batch, n_words, argv_words, words, why, sizeof(why));
+	if (n_words < 0) {
+		fprintf(stderr, "vxctl: %s\n", why);
+		return CTL_STATUS_REFUSED;
+	}
+	const char *const *w = words;
+	if (!strcmp(w[0], "stats") && n_words <= CTL_MAX_WORDS) {
+		if (ctl_watch_args(n_words, w, &wo, rest, &n_words, &err) < 0) {
+			fprintf(stderr, "vxctl: %s\n", err.msg);
+			return CTL_STATUS_REFUSED;
+		}
+		w = rest;
+	}
+	if (ctl_cmd_parse(n_words, w, &cmd, &err)) {
+		fprintf(stderr, "vxctl: %s\n", err.msg);
+		return CTL_STATUS_REFUSED;
+	}
+	if ((wo.watch || cmd.verb == CTL_CAPTURE) && in_batch) {
+		fprintf(stderr, "vxctl: %s: not in a -batch file (it runs until stopped)\n",
+			wo.watch ? "stats --watch" : "capture");
+		return CTL_STATUS_REFUSED;
+	}
+	if (wo.watch && o->pretty) {
+		fprintf(stderr, "vxctl: stats --watch -j prints one JSON object per line: "
+			"no -pretty\n");
+		return CTL_STATUS_REFUSED;
+	}
+	if (wo.watch)
+		return watch(o->socket, &wo, &cmd.port, o->json);
+	if (cmd.verb == CTL_CAPTURE) {
+		if (o->json) {
+			fprintf(stderr, "vxctl: capture has no JSON output (-w FILE writes pcap)\n");
+			return CTL_STATUS_REFUSED;
+		}
+		return vxctl_capture(o->socket, n_words, w, &cmd.capture);
+	}
+	return run_command(o, n_words, w);
+}
+
+static int batch_line(void *ctx, int n, const char *const *words)
+{
+	return run_words(ctx, true, n, words);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *socket_path = CTL_DEFAULT_SOCKET, *batch = NULL;
-	bool json = false;
-	int opt;
-
-	/* '+': options end at the first word of the command. */
-	while ((opt = getopt_long_only(argc, argv, "+s:jh", options, NULL)) != -1) {
-		switch (opt) {
-		case 'b':
-			batch = optarg;
-			break;
-		case 's':
-			socket_path = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return CTL_STATUS_OK;
-		default:
-			fprintf(stderr, "vxctl: try 'vxctl --help'\n");
-			return CTL_STATUS_REFUSED;
-		}
-	}
-	int n_words = argc - optind;
-	const char *const *words = (const char *const *)argv + optind;
-	if (batch && n_words) {
-		fprintf(stderr, "vxctl: -batch %s: the commands come from the file, not \"%s\"\n", batch, words[0]);
+	struct vxctl_opts o;
+	char why[VXCTL_OPTS_ERR_SIZE];
+	if (vxctl_opts_parse(argc, (const char *const *)argv, getenv(VXCTL_SOCKET_ENV), &o, why,
+			     sizeof(why)) < 0) {
+		fprintf(stderr, "vxctl: %s\n", why);
 		return CTL_STATUS_REFUSED;
 	}
-	if (batch)
-		return run_batch(socket_path, batch, json);
+	if (o.help) {
+		usage(stdout);
+		return CTL_STATUS_OK;
+	}
+	int n_words = argc - o.first;
+	const char *const *words = (const char *const *)argv + o.first;
+	if (o.batch && n_words) {
+		fprintf(stderr, "vxctl: -batch %s: the commands come from the file, not \"%s\"\n",
+			o.batch, words[0]);
+		return CTL_STATUS_REFUSED;
+	}
+	if (o.batch && o.force)
+		return vxctl_batch_force(o.batch, batch_line, &o);
+	if (o.batch)
+		return run_batch(&o);
 	if (n_words == 0) {
 		usage(stderr);
 		return CTL_STATUS_REFUSED;
 	}
-
-	struct ctl_cmd cmd;
-	struct ctl_err err;
-	struct ctl_watch_opts wo = { 0 };
-	const char *rest[CTL_MAX_WORDS];
-	if (!strcmp(words[0], "stats") && n_words <= CTL_MAX_WORDS) {
-		if (ctl_watch_args(n_words, words, &wo, rest, &n_words, &err) < 0) {
-			fprintf(stderr, "vxctl: %s\n", err.msg);
-			return CTL_STATUS_REFUSED;
-		}
-		words = rest;
-	}
-	if (ctl_cmd_parse(n_words, words, &cmd, &err)) {
-		fprintf(stderr, "vxctl: %s\n", err.msg);
-		return CTL_STATUS_REFUSED;
-	}
-	if (wo.watch)
-		return watch(socket_path, &wo, &cmd.port, json);
-
-	if (cmd.verb == CTL_CAPTURE) {
-		if (json) {
-			fprintf(stderr, "vxctl: capture has no JSON output (-w FILE writes pcap)\n");
-			return CTL_STATUS_REFUSED;
-		}
-		return vxctl_capture(socket_path, n_words, words, &cmd.capture);
-	}
-	return run_command(socket_path, n_words, words, json);
+	return run_words(&o, false, n_words, words);
 }

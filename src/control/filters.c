@@ -81,7 +81,7 @@ static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flowe
  * accepted and ignored. */
 static int vxd_filter_supported(const struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
 {
-	for (unsigned i = 0; f->verb == CTL_FILTER_ADD && i < f->n_actions; i++) {
+	for (unsigned i = 0; ctl_flower_has_rule(f) && i < f->n_actions; i++) {
 		switch (f->actions[i].type) {
 		case CTL_ACT_TUNNEL_SET: {
 			int ret = vxd_filter_tunnel_check(vxd, f, i, err);
@@ -266,28 +266,37 @@ static int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct c
 	if ((f->given & CTL_FF_STATS) && !(c = vxd_filter_counters(vxd)))
 		return vxd_refuse(err, -ENOMEM, "filter show -s: out of memory");
 	uint64_t now = vxd_now_ns();
-	size_t n = vxd->flower ? flower_table_n_rules(vxd->flower) : 0;
+	size_t n = vxd->flower ? flower_table_n_rules(vxd->flower) : 0, shown = 0;
+	bool get = f->verb == CTL_FILTER_GET; /* one rule: chain (0 unless given), pref, handle */
 	ctl_print_open_array(out, NULL);
 	for (size_t i = 0; i < n; i++) {
 		const struct flower_rule *r = flower_table_rule(vxd->flower, i);
-		if (r->port != port->id || ((f->given & CTL_FF_CHAIN) && r->chain != f->chain))
+		if (r->port != port->id || ((f->given & CTL_FF_CHAIN || get) && r->chain != f->chain))
 			continue;
+		if (get && (r->pref != f->pref || r->handle != f->handle ||
+			    ((f->match.given & CTL_FM_PROTOCOL) &&
+			     r->spec.match.protocol != f->match.protocol)))
+			continue;
+		shown++;
 		struct ctl_flower_stats st;
 		if (c)
 			vxd_filter_stats(vxd, c, r, now, &st);
 		ctl_flower_print_rule(out, &r->spec, c ? &st : NULL);
 	}
 	ctl_print_close_array(out);
+	if (get && !shown)
+		return vxd_refuse(err, -ENOENT, "dev %s chain %u pref %u handle %u: no such filter",
+				  f->dev, f->chain, f->pref, f->handle);
 	return 0;
 }
 
 int vxd_filter(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out, struct ctl_err *err)
 {
-	if (f->verb == CTL_FILTER_SHOW)
+	if (f->verb == CTL_FILTER_SHOW || f->verb == CTL_FILTER_GET)
 		return vxd_filter_show(vxd, f, out, err);
 	int ret = vxd_filters_apply(vxd, false, f, 1, err);
 	if (ret == 0)
-		VLOG_INFO("filter", "%s dev %s: done (%zu rules)", f->verb == CTL_FILTER_ADD ? "add" : "del",
+		VLOG_INFO("filter", "%s dev %s: done (%zu rules)", ctl_flower_verb_name(f->verb),
 			  f->dev, flower_table_n_rules(vxd->flower));
 	return ret;
 }

@@ -115,11 +115,14 @@ int ctl_config_parse_batch(const char *name, const char *text, size_t len, struc
 	int ret = ctl_config_parse(name, text, len, cfg, err, err_size);
 	for (size_t i = 0; ret == 0 && i < cfg->n_cmds; i++) {
 		const struct ctl_cmd *c = &cfg->cmds[i];
-		if (c->verb == CTL_FILTER && c->filter.verb != CTL_FILTER_SHOW)
+		if (c->verb == CTL_FILTER && ctl_flower_has_rule(&c->filter))
+			continue;
+		if (c->verb == CTL_FILTER && c->filter.verb == CTL_FILTER_DEL)
 			continue;
 		bool show = c->verb == CTL_FILTER;
 		char word[32];
-		snprintf(word, sizeof(word), "%s", show ? "show" : ctl_verb_name(c->verb));
+		snprintf(word, sizeof(word), "%s",
+			 show ? ctl_flower_verb_name(c->filter.verb) : ctl_verb_name(c->verb));
 		word[strcspn(word, " ")] = '\0'; /* "port add": its first word */
 		ret = config_error(err, err_size, -EINVAL,
 				   "%s:%u: word %d \"%s\": -batch takes filter add and filter del lines only",

@@ -10,16 +10,19 @@
 
 /* ---- numbers ------------------------------------------------------------- */
 
-bool fl_num(const char *s, uint64_t max, uint64_t *out)
+/* iproute2's get_u8/get_u16/get_u32(.., base): strtoul() of the whole
+ * word.  Base 0: 0x hex, a leading 0 octal, else decimal; base 16: hex
+ * with or without 0x; base 10: decimal only.  Unlike strtoul, no blank or
+ * sign before the digits (tc would take "+6" as 6 and " 6" too; no
+ * operator's line has them). */
+bool fl_num_base(const char *s, unsigned int base, uint64_t max, uint64_t *out)
 {
-	unsigned int base = 10;
-	uint64_t v = 0;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
+	bool hex_prefix = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	if (base == 0)
+		base = hex_prefix ? 16 : s[0] == '0' && s[1] ? 8 : 10;
+	if (base == 16 && hex_prefix)
 		s += 2;
-	} else if (s[0] == '0' && s[1]) {
-		return false; /* tc would read it as octal */
-	}
+	uint64_t v = 0;
 	if (!*s)
 		return false;
 	for (; *s; s++) {
@@ -34,22 +37,48 @@ bool fl_num(const char *s, uint64_t max, uint64_t *out)
 	return true;
 }
 
-int fl_take_num(struct ctl_parser *ps, const char *key, uint64_t min, uint64_t max,
-		uint64_t *out)
+bool fl_num(const char *s, uint64_t max, uint64_t *out)
+{
+	return fl_num_base(s, 0, max, out);
+}
+
+static const char *base_words(unsigned int base)
+{
+	return base == 10 ? "decimal" : base == 16 ? "hex, 0x optional" :
+	       base == FL_BASE_10_16 ? "decimal, else hex" : "decimal, 0x hex or 0 octal";
+}
+
+/* base FL_BASE_10_16: decimal, and if the word is not one, hex (tc's
+ * ip_tos/ip_ttl value: get_u8(.., 10), then get_u8(.., 16)). */
+static bool num_in(const char *s, unsigned int base, uint64_t max, uint64_t *out)
+{
+	if (base == FL_BASE_10_16)
+		return fl_num_base(s, 10, max, out) || fl_num_base(s, 16, max, out);
+	return fl_num_base(s, base, max, out);
+}
+
+int fl_take_num_base(struct ctl_parser *ps, const char *key, unsigned int base, uint64_t min,
+		     uint64_t max, uint64_t *out)
 {
 	const char *v = NULL;
 	int ret = ctl_take_value(ps, key, "a number", &v);
 	if (ret)
 		return ret;
-	if (!fl_num(v, max, out) || *out < min)
+	if (!num_in(v, base, max, out) || *out < min)
 		return ctl_fail(ps, ps->pos - 1,
-				"bad number for \"%s\", expected %llu..%llu (decimal or 0x hex)",
-				key, (unsigned long long)min, (unsigned long long)max);
+				"bad number for \"%s\", expected %llu..%llu (%s, as tc reads it)",
+				key, (unsigned long long)min, (unsigned long long)max, base_words(base));
 	return 0;
 }
 
-int fl_take_masked(struct ctl_parser *ps, const char *key, uint32_t max, uint32_t *value,
-		   uint32_t *mask)
+int fl_take_num(struct ctl_parser *ps, const char *key, uint64_t min, uint64_t max,
+		uint64_t *out)
+{
+	return fl_take_num_base(ps, key, 0, min, max, out);
+}
+
+int fl_take_masked(struct ctl_parser *ps, const char *key, uint32_t max, unsigned int vbase,
+		   unsigned int mbase, uint32_t *value, uint32_t *mask)
 {
 	const char *v = NULL;
 	int ret = ctl_take_value(ps, key, "VALUE[/MASK]", &v);
@@ -61,11 +90,12 @@ int fl_take_masked(struct ctl_parser *ps, const char *key, uint32_t max, uint32_
 	char *slash = strchr(text, '/');
 	if (slash)
 		*slash = '\0';
-	if (strlen(v) >= sizeof(text) || !fl_num(text, max, &val) ||
-	    (slash && !fl_num(slash + 1, max, &msk)))
+	if (strlen(v) >= sizeof(text) || !num_in(text, vbase, max, &val) ||
+	    (slash && !num_in(slash + 1, mbase, max, &msk)))
 		return ctl_fail(ps, ps->pos - 1,
-				"bad value for \"%s\", expected VALUE[/MASK] within 0..0x%x", key,
-				max);
+				"bad value for \"%s\", expected VALUE[/MASK] within 0..0x%x (VALUE %s, "
+				"MASK %s, as tc reads them)", key, max, base_words(vbase),
+				base_words(mbase));
 	*value = (uint32_t)(val & msk);
 	*mask = (uint32_t)msk;
 	return 0;
@@ -78,6 +108,7 @@ static const struct {
 	uint16_t eth;
 } protocols[] = {
 	{ "ip", CTL_ETH_IP },         { "ipv6", CTL_ETH_IPV6 },
+	{ "ipv4", CTL_ETH_IP }, /* iproute2's ll_proto.c alias; "ip" is printed (found first) */
 	{ "arp", CTL_ETH_ARP },       { "802.1Q", CTL_ETH_8021Q },
 	{ "802.1ad", CTL_ETH_8021AD }, { "all", CTL_ETH_ALL },
 };
@@ -85,7 +116,7 @@ static const struct {
 int fl_take_protocol(struct ctl_parser *ps, const char *key, uint16_t *eth)
 {
 	const char *v = NULL;
-	int ret = ctl_take_value(ps, key, "ip, ipv6, arp, 802.1Q, 802.1ad, all or 0xHHHH", &v);
+	int ret = ctl_take_value(ps, key, "ip, ipv4, ipv6, arp, 802.1Q, 802.1ad, all or a number", &v);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < sizeof(protocols) / sizeof(protocols[0]); i++) {
@@ -95,15 +126,16 @@ int fl_take_protocol(struct ctl_parser *ps, const char *key, uint16_t *eth)
 		}
 	}
 	uint64_t n;
-	/* A number must be hex, as tc prints ethertypes, and above the
-	 * 802.3 length range (< 0x0600 is a length, not a type). */
-	if (!strncmp(v, "0x", 2) && fl_num(v, 0xffff, &n) && n >= 0x0600) {
+	/* A number as tc's ll_proto_a2n() reads it (get_be16(.., 0): decimal
+	 * or 0x hex; 2048 is ip), above the 802.3 length range (< 0x0600 is a
+	 * length, not a type). */
+	if (fl_num(v, 0xffff, &n) && n >= 0x0600) {
 		*eth = (uint16_t)n;
 		return 0;
 	}
 	return ctl_fail(ps, ps->pos - 1,
-			"unknown protocol for \"%s\", expected ip, ipv6, arp, 802.1Q, 802.1ad, "
-			"all or an ethertype 0x0600..0xffff", key);
+			"unknown protocol for \"%s\", expected ip, ipv4, ipv6, arp, 802.1Q, 802.1ad, "
+			"all or an ethertype 0x0600..0xffff (decimal or 0x hex)", key);
 }
 
 void fl_sb_protocol(struct ctl_sbuf *sb, const char *key, uint16_t eth)
@@ -149,12 +181,14 @@ static int mask_len(const uint8_t *mask, size_t size)
 	return len;
 }
 
-/* "/LEN" or "/MASK" after the value; `parse_mask` reads the mask form. */
-static bool read_mask(const char *s, uint8_t *mask, size_t size,
+/* "/LEN" or "/MASK" after the value; `parse_mask` reads the mask form.
+ * LEN is read in `base`, as tc does: an address's get_netmask() base 0
+ * (0x20 is /32), a MAC's get_unsigned(.., 10). */
+static bool read_mask(const char *s, uint8_t *mask, size_t size, unsigned int base,
 		      bool (*parse_mask)(const char *s, uint8_t *out))
 {
 	uint64_t len;
-	if (fl_num(s, 8 * size, &len) && !strchr(s, 'x')) {
+	if (fl_num_base(s, base, 8 * size, &len)) {
 		mask_from_len(mask, size, (unsigned int)len);
 		return true;
 	}
@@ -208,7 +242,7 @@ int fl_take_prefix(struct ctl_parser *ps, const char *key, struct ctl_prefix *p)
 		return ctl_fail(ps, ps->pos - 1,
 				"bad address for \"%s\", expected an IPv4 or IPv6 address", key);
 	mask_from_len(p->mask.bytes, size, 8 * (unsigned int)size);
-	if (slash && !read_mask(slash, p->mask.bytes, size, v6 ? parse_v6 : parse_v4))
+	if (slash && !read_mask(slash, p->mask.bytes, size, 0, v6 ? parse_v6 : parse_v4))
 		return ctl_fail(ps, ps->pos - 1,
 				"bad prefix for \"%s\", expected /LEN (0..%zu) or /MASK of the "
 				"address's family", key, 8 * size);
@@ -263,7 +297,7 @@ int fl_take_mac(struct ctl_parser *ps, const char *key, uint8_t mac[6], uint8_t 
 		return ctl_fail(ps, ps->pos - 1, "bad MAC for \"%s\", expected aa:bb:cc:dd:ee:ff",
 				key);
 	memset(mask, 0xff, 6);
-	if (slash && !read_mask(slash, mask, 6, ctl_mac_from_text))
+	if (slash && !read_mask(slash, mask, 6, 10, ctl_mac_from_text))
 		return ctl_fail(ps, ps->pos - 1,
 				"bad mask for \"%s\", expected /LEN (0..48) or /aa:bb:cc:dd:ee:ff",
 				key);
@@ -281,8 +315,17 @@ void fl_sb_mac(struct ctl_sbuf *sb, const char *key, const uint8_t mac[6], const
 
 /* ---- filter add / del / show -------------------------------------------- */
 
-/* One of pref/handle/chain (and protocol for add) at ps->pos.  *stop set
- * at `flower` (add: left for the caller) or the word ending del/show. */
+/* In `allowed` beside the CTL_FF_* keys: the verb takes `protocol`. */
+#define KEY_PROTOCOL (1u << 31)
+
+static const char *const verb_names[] = {
+	[CTL_FILTER_ADD] = "add", [CTL_FILTER_DEL] = "del", [CTL_FILTER_SHOW] = "show",
+	[CTL_FILTER_REPLACE] = "replace", [CTL_FILTER_CHANGE] = "change", [CTL_FILTER_GET] = "get",
+};
+
+/* One of pref/handle/chain (and protocol where allowed) at ps->pos.
+ * *stop set at `flower` (add: left for the caller) or the word ending
+ * the other verbs. */
 static int parse_filter_key(struct ctl_parser *ps, struct ctl_flower *f, uint32_t allowed, bool add,
 			    bool *stop)
 {
@@ -303,7 +346,7 @@ static int parse_filter_key(struct ctl_parser *ps, struct ctl_flower *f, uint32_
 		flag = CTL_FF_CHAIN;
 		ret = fl_take_num(ps, w, 0, UINT32_MAX, &n);
 		f->chain = (uint32_t)n;
-	} else if (add && !strcmp(w, "protocol")) {
+	} else if ((allowed & KEY_PROTOCOL) && !strcmp(w, "protocol")) {
 		if (f->match.given & CTL_FM_PROTOCOL)
 			return ctl_fail(ps, word, "duplicate \"protocol\"");
 		f->match.given |= CTL_FM_PROTOCOL;
@@ -318,22 +361,24 @@ static int parse_filter_key(struct ctl_parser *ps, struct ctl_flower *f, uint32_
 	} else {
 		return ctl_fail(ps, word, add ? "unknown keyword, expected pref, handle, "
 				"chain, protocol or flower" : "unknown keyword, expected %s",
-				allowed & CTL_FF_PREF ? "pref, handle or chain" : "chain");
+				allowed & KEY_PROTOCOL ? "pref, handle, chain or protocol"
+				: allowed & CTL_FF_PREF ? "pref, handle or chain" : "chain");
 	}
 	if (ret)
 		return ret;
 	if (!(flag & allowed) && flag)
-		return ctl_fail(ps, word, "not valid for filter %s", add ? "add" : "show");
+		return ctl_fail(ps, word, "not valid for filter %s", verb_names[f->verb]);
 	if (f->given & flag)
 		return ctl_fail(ps, word, "duplicate \"%s\"", w);
 	f->given |= flag;
 	return 0;
 }
 
-static bool is_filter_key(const char *w, bool add)
+static bool is_filter_key(const char *w, uint32_t allowed)
 {
 	return !strcmp(w, "pref") || !strcmp(w, "prio") || !strcmp(w, "priority") ||
-	       !strcmp(w, "handle") || !strcmp(w, "chain") || (add && !strcmp(w, "protocol"));
+	       !strcmp(w, "handle") || !strcmp(w, "chain") ||
+	       ((allowed & KEY_PROTOCOL) && !strcmp(w, "protocol"));
 }
 
 /* dev PORT, then `ingress`; tc takes the keys in any order, and operators'
@@ -348,7 +393,7 @@ static int parse_dev_ingress(struct ctl_parser *ps, struct ctl_flower *f, uint32
 	if (ret)
 		return ret;
 	bool stop = false;
-	while (!ctl_at_end(ps) && is_filter_key(ps->argv[ps->pos], add)) {
+	while (!ctl_at_end(ps) && is_filter_key(ps->argv[ps->pos], allowed)) {
 		ret = parse_filter_key(ps, f, allowed, add, &stop);
 		if (ret)
 			return ret;
@@ -376,7 +421,8 @@ static int parse_filter_keys(struct ctl_parser *ps, struct ctl_flower *f, uint32
 
 static int parse_add(struct ctl_parser *ps, struct ctl_flower *f)
 {
-	int ret = parse_filter_keys(ps, f, CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN, true);
+	int ret = parse_filter_keys(ps, f, CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN | KEY_PROTOCOL,
+				    true);
 	if (ret)
 		return ret;
 	if (ctl_at_end(ps))
@@ -399,6 +445,62 @@ static int parse_add(struct ctl_parser *ps, struct ctl_flower *f)
 	return ret ? ret : fl_parse_actions(ps, f);
 }
 
+/* tc's do_filter(): the verb by any prefix (matches()), in tc's order. */
+enum ctl_flower_verb ctl_flower_parse_verb(const char *w)
+{
+	static const struct {
+		const char *name;
+		enum ctl_flower_verb verb;
+	} verbs[] = {
+		{ "add", CTL_FILTER_ADD },    { "change", CTL_FILTER_CHANGE },
+		{ "replace", CTL_FILTER_REPLACE }, { "delete", CTL_FILTER_DEL },
+		{ "get", CTL_FILTER_GET },    { "list", CTL_FILTER_SHOW },
+		{ "show", CTL_FILTER_SHOW },  { "lst", CTL_FILTER_SHOW },
+		{ "ls", CTL_FILTER_SHOW }, /* vxctl's own spelling, kept */
+	};
+	for (size_t i = 0; *w && i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (!strncmp(w, verbs[i].name, strlen(w)))
+			return verbs[i].verb;
+	return 0;
+}
+
+/* The word index of key `w` in the line (it was parsed, so it is there). */
+static int word_of(const struct ctl_parser *ps, const char *w)
+{
+	int i = 2;
+	while (i < ps->argc - 1 && strcmp(ps->argv[i], w))
+		i++;
+	return i;
+}
+
+/* What each verb needs of pref/handle/protocol, with tc's reasons. */
+static int check_selectors(struct ctl_parser *ps, const struct ctl_flower *f)
+{
+	bool pref = f->given & CTL_FF_PREF, handle = f->given & CTL_FF_HANDLE;
+	if (handle && !pref && f->verb != CTL_FILTER_ADD && f->verb != CTL_FILTER_REPLACE)
+		return ctl_fail(ps, word_of(ps, "handle"), "\"handle\" needs \"pref\": a handle "
+				"is unique within one pref only");
+	if ((f->verb == CTL_FILTER_CHANGE || f->verb == CTL_FILTER_GET) && !(pref && handle))
+		return ctl_fail(ps, 1, "filter %s needs \"pref\" and \"handle\": it names one "
+				"existing rule", verb_names[f->verb]);
+	if (f->verb == CTL_FILTER_DEL && !pref && (f->match.given & CTL_FM_PROTOCOL))
+		return ctl_fail(ps, word_of(ps, "protocol"), "cannot flush filters with protocol "
+				"set (tc's rule): give \"pref\" too, or no protocol to delete the "
+				"whole chain");
+	return 0;
+}
+
+const char *ctl_flower_verb_name(enum ctl_flower_verb verb)
+{
+	return verb >= CTL_FILTER_ADD && verb <= CTL_FILTER_GET ? verb_names[verb] : "?";
+}
+
+bool ctl_flower_has_rule(const struct ctl_flower *f)
+{
+	return f->verb == CTL_FILTER_ADD || f->verb == CTL_FILTER_REPLACE ||
+	       f->verb == CTL_FILTER_CHANGE;
+}
+
 int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 		     struct ctl_err *err)
 {
@@ -407,59 +509,44 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 	if (argc < 1 || strcmp(argv[0], "filter"))
 		return ctl_fail(&ps, 0, "expected \"filter\"");
 	if (argc < 2)
-		return ctl_fail(&ps, 1, "expected add, del or show");
-	const char *verb = argv[1];
+		return ctl_fail(&ps, 1, "expected add, change, replace, del, get or show");
 	ps.pos = 2;
-	if (!strcmp(verb, "add"))
-		f->verb = CTL_FILTER_ADD;
-	else if (!strcmp(verb, "del") || !strcmp(verb, "delete"))
-		f->verb = CTL_FILTER_DEL;
-	else if (!strcmp(verb, "show") || !strcmp(verb, "list") || !strcmp(verb, "ls"))
-		f->verb = CTL_FILTER_SHOW;
-	else
-		return ctl_fail(&ps, 1, "unknown filter verb, expected add, del or show");
-	/* tc's -s is a global option; vxctl's -s names the socket, so the
-	 * counters are asked for after the verb: filter show -s dev ... */
-	if (f->verb == CTL_FILTER_SHOW && ps.pos < argc &&
+	f->verb = ctl_flower_parse_verb(argv[1]);
+	if (!f->verb)
+		return ctl_fail(&ps, 1, "unknown filter verb, expected add, change, replace, "
+				"del, get or show");
+	/* The counters: `filter show -s dev ...`; vxctl's global -s (tc's
+	 * `tc -s filter show`) puts this word here (cli/vxctl_opts.h). */
+	if ((f->verb == CTL_FILTER_SHOW || f->verb == CTL_FILTER_GET) && ps.pos < argc &&
 	    (!strcmp(argv[ps.pos], "-s") || !strcmp(argv[ps.pos], "-stats"))) {
 		f->given |= CTL_FF_STATS;
 		ps.pos++;
 	}
-	bool add = f->verb == CTL_FILTER_ADD;
+	bool add = ctl_flower_has_rule(f);
 	uint32_t allowed = f->verb == CTL_FILTER_SHOW ? CTL_FF_CHAIN
-						      : CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN;
+			   : CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN | KEY_PROTOCOL;
 	int ret = parse_dev_ingress(&ps, f, allowed, add);
 	if (ret)
 		return ret;
 	if (add)
-		return parse_add(&ps, f);
-	ret = parse_filter_keys(&ps, f, allowed, false);
-	if (ret)
-		return ret;
-	if ((f->given & CTL_FF_HANDLE) && !(f->given & CTL_FF_PREF)) {
-		int word = 2;
-		while (strcmp(argv[word], "handle"))
-			word++;
-		return ctl_fail(&ps, word, "\"handle\" needs \"pref\": a handle is unique "
-				"within one pref only");
-	}
-	return 0;
+		ret = parse_add(&ps, f);
+	else
+		ret = parse_filter_keys(&ps, f, allowed, false);
+	return ret ? ret : check_selectors(&ps, f);
 }
 
 int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size)
 {
-	static const char *const verbs[] = {
-		[CTL_FILTER_ADD] = "add", [CTL_FILTER_DEL] = "del", [CTL_FILTER_SHOW] = "show"
-	};
-	if (f->verb < CTL_FILTER_ADD || f->verb > CTL_FILTER_SHOW)
+	if (f->verb < CTL_FILTER_ADD || f->verb > CTL_FILTER_GET)
 		return -EINVAL;
-	if (f->verb == CTL_FILTER_ADD &&
+	bool rule = ctl_flower_has_rule(f);
+	if (rule &&
 	    (f->n_actions < 1 || f->n_actions > CTL_FLOWER_MAX_ACTIONS))
 		return -EINVAL;
 	struct ctl_sbuf sb = { .buf = buf, .size = size };
 	if (size)
 		buf[0] = '\0';
-	ctl_sb_printf(&sb, "filter %s%s dev %s ingress", verbs[f->verb],
+	ctl_sb_printf(&sb, "filter %s%s dev %s ingress", verb_names[f->verb],
 		      f->given & CTL_FF_STATS ? " -s" : "", f->dev);
 	if (f->given & CTL_FF_PREF)
 		ctl_sb_printf(&sb, " pref %u", f->pref);
@@ -467,9 +554,9 @@ int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size)
 		ctl_sb_printf(&sb, " handle %u", f->handle);
 	if (f->given & CTL_FF_CHAIN)
 		ctl_sb_printf(&sb, " chain %u", f->chain);
-	if (f->verb == CTL_FILTER_ADD) {
-		if (f->match.given & CTL_FM_PROTOCOL)
-			fl_sb_protocol(&sb, "protocol", f->match.protocol);
+	if (f->match.given & CTL_FM_PROTOCOL)
+		fl_sb_protocol(&sb, "protocol", f->match.protocol);
+	if (rule) {
 		ctl_sb_printf(&sb, " flower");
 		if (f->given & CTL_FF_SKIP_HW)
 			ctl_sb_printf(&sb, " skip_hw");
@@ -491,16 +578,22 @@ const char *ctl_flower_grammar(void)
 	return "FILTER := filter add dev PORT ingress [ pref N ] [ handle N ] [ chain N ]\n"
 	       "              [ protocol PROTO ] flower [ skip_hw ] [ MATCH ... ]\n"
 	       "              action ACTION [ action ACTION ... ]\n"
-	       "        | filter del dev PORT ingress [ pref N [ handle N ] ] [ chain N ]\n"
+	       "        | filter { replace | change } ... (as add; replace adds when the handle\n"
+	       "              is free, change needs pref and handle of an existing rule)\n"
+	       "        | filter del dev PORT ingress [ pref N [ handle N ] [ protocol PROTO ] ]\n"
+	       "              [ chain N ] [ flower ]     (no pref: the whole chain)\n"
+	       "        | filter get [ -s ] dev PORT ingress pref N handle N [ protocol PROTO ]\n"
+	       "              [ chain N ] [ flower ]\n"
 	       "        | filter show [ -s ] dev PORT ingress [ chain N ]\n"
 	       "              (-s: installed/used times, packets and bytes, fast path =\n"
 	       "              flow-cache hits, slow path = classifier lookups)\n"
-	       "PROTO  := ip | ipv6 | arp | 802.1Q | 802.1ad | all | 0xHHHH\n"
+	       "PROTO  := ip | ipv4 | ipv6 | arp | 802.1Q | 802.1ad | all | ETHERTYPE\n"
 	       "MATCH  := src_mac MAC[/MASK] | dst_mac MAC[/MASK] | vlan_id ID | vlan_prio P\n"
 	       "        | vlan_ethtype PROTO | ip_proto { tcp | udp | sctp | icmp | icmpv6 | N }\n"
-	       "        | src_ip PREFIX | dst_ip PREFIX | src_port P[-P] | dst_port P[-P]\n"
+	       "        | src_ip PREFIX | dst_ip PREFIX | src_port { P | P-P | V/M }\n"
+	       "        | dst_port { P | P-P | V/M }\n"
 	       "        | tcp_flags V[/M] | ip_tos V[/M] | ip_ttl V[/M]\n"
-	       "        | ip_flags [no]frag[/[no]firstfrag] | type N | code N\n"
+	       "        | ip_flags [no]frag[/[no]firstfrag] | type N[/M] | code N[/M]\n"
 	       "        | enc_key_id VNI | enc_src_ip PREFIX | enc_dst_ip PREFIX\n"
 	       "        | enc_dst_port PORT\n"
 	       "ACTION := mirred egress { redirect | mirror } dev PORT | drop | pass\n"

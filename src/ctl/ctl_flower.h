@@ -15,17 +15,30 @@
  *   FILTER := filter add dev PORT ingress [ pref N ] [ handle N ] [ chain N ]
  *                 [ protocol PROTO ] flower [ skip_hw ] [ MATCH ... ]
  *                 { action | actions } ACTION [ { action | actions } ACTION ... ]
- *           | filter del dev PORT ingress [ pref N [ handle N ] ] [ chain N ]
+ *           | filter { replace | change } dev PORT ingress ... (as add)
+ *           | filter del dev PORT ingress [ pref N [ handle N ] [ protocol PROTO ] ]
+ *                 [ chain N ] [ flower ]
+ *           | filter get [ -s ] dev PORT ingress pref N handle N [ protocol PROTO ]
+ *                 [ chain N ] [ flower ]
  *           | filter show [ -s ] dev PORT ingress [ chain N ]
- *   PROTO  := ip | ipv6 | arp | 802.1Q | 802.1ad | all | 0xHHHH
+ *   Verbs by any prefix in tc's order (a, c, r, d, g, l/s): tc's
+ *   do_filter().  replace is tc's NLM_F_CREATE: the rule at (chain, pref,
+ *   handle) is replaced in the same table change (the datapath sees the
+ *   old rule or the new one, never neither), or added when there is none;
+ *   change needs the rule to exist; del with a protocol checks the pref's
+ *   protocol; del without pref deletes the chain (chain 0 unless given),
+ *   as tc does.
+ *   PROTO  := ip | ipv4 | ipv6 | arp | 802.1Q | 802.1ad | all | ETHERTYPE
+ *             (ipv4 is iproute2's alias of ip; ETHERTYPE 0x0600..0xffff,
+ *             decimal or 0x hex as tc's get_be16(.., 0))
  *   MATCH  := src_mac MAC[/MASK|/LEN] | dst_mac MAC[/MASK|/LEN]
  *           | vlan_id 0..4095 | vlan_prio 0..7 | vlan_ethtype PROTO
  *           | ip_proto { tcp | udp | sctp | icmp | icmpv6 | 0..255 }
  *           | src_ip PREFIX | dst_ip PREFIX        (IPv4 or IPv6, /LEN or /MASK)
- *           | src_port P[-P] | dst_port P[-P]
+ *           | src_port P[-P] | dst_port P[-P]   (or VALUE/MASK: 512/0xff00)
  *           | tcp_flags V[/M] | ip_tos V[/M] | ip_ttl V[/M]
  *           | ip_flags { [no]frag | [no]firstfrag }[/{ [no]frag | [no]firstfrag }]
- *           | type 0..255 | code 0..255          (ICMP / ICMPv6)
+ *           | type V[/M] | code V[/M]          (ICMP / ICMPv6, decimal)
  *           | enc_key_id 0..16777215 | enc_src_ip PREFIX | enc_dst_ip PREFIX
  *           | enc_dst_port 0..65535
  *   ACTION := mirred egress { redirect | mirror } dev PORT
@@ -38,8 +51,10 @@
  *           | vlan pop | vlan modify id N [ priority 0..7 ]
  *
  * tc's rules kept here:
- * - Numbers are decimal or 0x hex, as tc's get_u32(..., 0).  A leading 0
- *   (tc: octal) is refused rather than read two ways.
+ * - Numbers are read by tc's own reader for each key (get_u8/u16/u32 with
+ *   base 0, 10 or 16, as f_flower.c, tc_filter.c and the actions do):
+ *   the table is docs/FLOWER.md (ip_proto 11 is 0x11, dst_port decimal
+ *   only, pref 010 octal 8).
  * - Keywords are whole words (strcmp); protocol names are case-insensitive
  *   as tc's ll_proto_a2n (802.1q == 802.1Q).  `prio`/`priority` are tc's
  *   spellings of `pref` and are accepted; `pref` is printed.
@@ -85,6 +100,9 @@ enum ctl_flower_verb {
 	CTL_FILTER_ADD = 1,
 	CTL_FILTER_DEL,
 	CTL_FILTER_SHOW,
+	CTL_FILTER_REPLACE, /* tc's NLM_F_CREATE: the handle's rule replaced, else added */
+	CTL_FILTER_CHANGE,  /* tc's change: the handle's rule replaced, which must exist */
+	CTL_FILTER_GET,     /* one rule, by pref and handle */
 };
 
 /* ctl_flower.given: the filter-level keys. */
@@ -155,11 +173,14 @@ struct ctl_flower_match {
 	uint16_t vlan_ethtype;
 	uint16_t src_port_min, src_port_max; /* min == max for one port */
 	uint16_t dst_port_min, dst_port_max;
+	uint16_t src_port_mask, dst_port_mask; /* 0xffff but for VALUE/MASK (min == max
+	                                        * == VALUE & MASK then) */
 	uint16_t tcp_flags, tcp_flags_mask;
 	uint8_t ip_tos, ip_tos_mask;
 	uint8_t ip_ttl, ip_ttl_mask;
 	uint8_t ip_flags, ip_flags_mask; /* CTL_IPF_* */
 	uint8_t icmp_type, icmp_code;
+	uint8_t icmp_type_mask, icmp_code_mask; /* 0xff unless a mask is given */
 	uint16_t enc_dst_port;
 	uint32_t enc_key_id;
 	struct ctl_prefix src_ip, dst_ip, enc_src_ip, enc_dst_ip;
@@ -224,6 +245,17 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size);
 
 bool ctl_flower_equal(const struct ctl_flower *a, const struct ctl_flower *b);
+
+/* The verb of the word after "filter", by tc's prefixes; 0 for none. */
+enum ctl_flower_verb ctl_flower_parse_verb(const char *w);
+
+/* The verb's canonical word ("add", "del", "show", "replace", "change",
+ * "get"); "?" for another value. */
+const char *ctl_flower_verb_name(enum ctl_flower_verb verb);
+
+/* Whether the verb carries a rule (match and actions): add, replace,
+ * change. */
+bool ctl_flower_has_rule(const struct ctl_flower *f);
 
 /* What `filter show -s` adds to a rule, split as tc splits hardware from
  * software: fast path = flow-cache hits, slow path = classifier lookups. */

@@ -53,7 +53,7 @@ static int parse_goto(struct ctl_parser *ps, struct ctl_flower_action *a)
 	if (ret)
 		return ret;
 	uint64_t n;
-	ret = fl_take_num(ps, "chain", 0, UINT32_MAX, &n);
+	ret = fl_take_num_base(ps, "chain", 10, 0, UINT32_MAX, &n);
 	a->type = CTL_ACT_GOTO;
 	a->chain = (uint32_t)n;
 	return ret;
@@ -122,12 +122,12 @@ static int tunnel_set_key(struct ctl_parser *ps, const char *w, struct ctl_flowe
 	uint64_t n = 0;
 	int ret = 0;
 	if (bit == TK_ID) {
-		ret = fl_take_num(ps, w, 0, CTL_VNI_MAX, &n);
+		ret = fl_take_num_base(ps, w, 10, 0, CTL_VNI_MAX, &n);
 		a->vni = (uint32_t)n;
 	} else if (bit == TK_SRC || bit == TK_DST) {
 		ret = ctl_parse_ip(ps, w, bit == TK_SRC ? &a->src : &a->dst);
 	} else if (bit == CTL_AK_DST_PORT) {
-		ret = fl_take_num(ps, w, 1, 65535, &n);
+		ret = fl_take_num_base(ps, w, 10, 1, 65535, &n);
 		a->dst_port = (uint16_t)n;
 	}
 	if (bit < TK_ID)

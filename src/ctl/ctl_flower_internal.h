@@ -18,15 +18,23 @@
 
 /* ---- values (ctl_flower.c) ------------------------------------------ */
 
-/* tc's numbers: decimal or 0x hex, no sign, no leading 0; true if s is one
- * within [0, max]. */
+/* tc's numbers (iproute2's get_u*(.., base), strtoul of the whole word):
+ * base 0 is 0x hex, 0 octal or decimal; 16 is hex with or without 0x; 10
+ * is decimal; FL_BASE_10_16 decimal, else hex.  True if s is one within
+ * [0, max]. */
+enum { FL_BASE_10_16 = 1 };
+bool fl_num_base(const char *s, unsigned int base, uint64_t max, uint64_t *out);
+/* fl_num_base(s, 0, ...): tc's base 0 (pref, handle, chain, ...). */
 bool fl_num(const char *s, uint64_t max, uint64_t *out);
 /* Takes the value word after `key` and reads a number in [min, max]. */
+int fl_take_num_base(struct ctl_parser *ps, const char *key, unsigned int base, uint64_t min,
+		     uint64_t max, uint64_t *out);
 int fl_take_num(struct ctl_parser *ps, const char *key, uint64_t min, uint64_t max,
 		uint64_t *out);
-/* VALUE or VALUE/MASK, both in [0, max]; without a mask, *mask = max. */
-int fl_take_masked(struct ctl_parser *ps, const char *key, uint32_t max, uint32_t *value,
-		   uint32_t *mask);
+/* VALUE or VALUE/MASK, both in [0, max], the value read in vbase, the
+ * mask in mbase; without a mask, *mask = max. */
+int fl_take_masked(struct ctl_parser *ps, const char *key, uint32_t max, unsigned int vbase,
+		   unsigned int mbase, uint32_t *value, uint32_t *mask);
 /* PROTO word (ip, ipv6, arp, 802.1Q, 802.1ad, all, 0xHHHH) after `key`. */
 int fl_take_protocol(struct ctl_parser *ps, const char *key, uint16_t *eth);
 void fl_sb_protocol(struct ctl_sbuf *sb, const char *key, uint16_t eth);

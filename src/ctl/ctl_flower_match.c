@@ -53,7 +53,7 @@ static void print_src_mac(struct ctl_sbuf *sb, const char *k, const struct ctl_f
 static int parse_vlan_id(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint64_t n;
-	int ret = fl_take_num(ps, k, 0, 4095, &n);
+	int ret = fl_take_num_base(ps, k, 10, 0, 4095, &n);
 	m->vlan_id = (uint16_t)n;
 	return ret;
 }
@@ -66,7 +66,7 @@ static void print_vlan_id(struct ctl_sbuf *sb, const char *k, const struct ctl_f
 static int parse_vlan_prio(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint64_t n;
-	int ret = fl_take_num(ps, k, 0, 7, &n);
+	int ret = fl_take_num_base(ps, k, 10, 0, 7, &n);
 	m->vlan_prio = (uint8_t)n;
 	return ret;
 }
@@ -101,16 +101,17 @@ static int parse_ip_proto(struct ctl_parser *ps, const char *k, struct ctl_flowe
 	int ret = ctl_take_value(ps, k, "tcp, udp, sctp, icmp, icmpv6 or 0..255", &v);
 	if (ret)
 		return ret;
+	/* tc's names by its matches(): any prefix, tried in this order */
 	for (size_t i = 0; i < sizeof(ip_protos) / sizeof(ip_protos[0]); i++) {
-		if (!strcmp(v, ip_protos[i].name)) {
+		if (*v && !strncmp(v, ip_protos[i].name, strlen(v))) {
 			m->ip_proto = ip_protos[i].proto;
 			return 0;
 		}
 	}
 	uint64_t n;
-	if (!fl_num(v, 255, &n))
+	if (!fl_num_base(v, 16, 255, &n))
 		return ctl_fail(ps, ps->pos - 1, "unknown \"%s\", expected tcp, udp, sctp, icmp, "
-				"icmpv6 or 0..255", k);
+				"icmpv6 or 0..ff (hex, 0x optional, as tc reads it)", k);
 	m->ip_proto = (uint8_t)n;
 	return 0;
 }
@@ -123,7 +124,7 @@ static void print_ip_proto(struct ctl_sbuf *sb, const char *k, const struct ctl_
 			return;
 		}
 	}
-	ctl_sb_printf(sb, " %s %u", k, m->ip_proto);
+	ctl_sb_printf(sb, " %s 0x%02x", k, m->ip_proto); /* tc reads it in hex */
 }
 
 static int parse_src_ip(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
@@ -146,35 +147,55 @@ static void print_dst_ip(struct ctl_sbuf *sb, const char *k, const struct ctl_fl
 	fl_sb_prefix(sb, k, &m->dst_ip);
 }
 
-/* P or MIN-MAX within 0..65535; MIN == MAX is one port. */
-static int take_port_range(struct ctl_parser *ps, const char *k, uint16_t *min, uint16_t *max)
+/* P, MIN-MAX or VALUE/MASK, as f_flower.c's flower_parse_port() takes
+ * them: P and MIN-MAX decimal (get_be16(.., 10)), a port above 0, a range
+ * with 0 < MIN < MAX (tc refuses 80-80: "max value should be greater than
+ * min value"); VALUE/MASK both get_u16(.., 0), any value (512/0xff00).
+ * *mask is 0xffff but for VALUE/MASK; then *min = *max = VALUE & MASK. */
+static int take_port_range(struct ctl_parser *ps, const char *k, uint16_t *min, uint16_t *max,
+			   uint16_t *mask)
 {
 	const char *v = NULL;
-	int ret = ctl_take_value(ps, k, "PORT or MIN-MAX", &v);
+	int ret = ctl_take_value(ps, k, "PORT, MIN-MAX or VALUE/MASK", &v);
 	if (ret)
 		return ret;
-	char text[16];
-	uint64_t lo, hi;
+	char text[24];
+	uint64_t lo, hi, msk = 0xffff;
 	snprintf(text, sizeof(text), "%s", v);
-	char *dash = strchr(text, '-');
+	char *dash = strchr(text, '-'), *slash = strchr(text, '/');
+	if (slash && !dash) {
+		*slash = '\0';
+		if (strlen(v) >= sizeof(text) || !fl_num(text, 65535, &lo) ||
+		    !fl_num(slash + 1, 65535, &msk))
+			return ctl_fail(ps, ps->pos - 1, "bad port for \"%s\", expected VALUE/MASK "
+					"within 0..65535 (decimal, 0x hex or 0 octal, as tc reads them)", k);
+		*min = *max = (uint16_t)(lo & msk);
+		*mask = (uint16_t)msk;
+		return 0;
+	}
 	if (dash)
 		*dash = '\0';
-	if (strlen(v) >= sizeof(text) || !fl_num(text, 65535, &lo) ||
-	    (dash && !fl_num(dash + 1, 65535, &hi)))
+	if (strlen(v) >= sizeof(text) || !fl_num_base(text, 10, 65535, &lo) ||
+	    (dash && !fl_num_base(dash + 1, 10, 65535, &hi)) || lo == 0 || (dash && hi == 0))
 		return ctl_fail(ps, ps->pos - 1, "bad port for \"%s\", expected PORT or MIN-MAX "
-				"within 0..65535", k);
+				"within 1..65535, decimal, or VALUE/MASK (as tc reads them)", k);
 	if (!dash)
 		hi = lo;
-	if (lo > hi)
-		return ctl_fail(ps, ps->pos - 1, "port range for \"%s\" has MIN > MAX", k);
+	else if (lo >= hi)
+		return ctl_fail(ps, ps->pos - 1, "port range for \"%s\": max value should be "
+				"greater than min value (tc's rule)", k);
 	*min = (uint16_t)lo;
 	*max = (uint16_t)hi;
+	*mask = 0xffff;
 	return 0;
 }
 
-static void sb_port_range(struct ctl_sbuf *sb, const char *k, uint16_t min, uint16_t max)
+static void sb_port_range(struct ctl_sbuf *sb, const char *k, uint16_t min, uint16_t max,
+			  uint16_t mask)
 {
-	if (min == max)
+	if (mask != 0xffff)
+		ctl_sb_printf(sb, " %s %u/0x%04x", k, min, mask);
+	else if (min == max)
 		ctl_sb_printf(sb, " %s %u", k, min);
 	else
 		ctl_sb_printf(sb, " %s %u-%u", k, min, max);
@@ -182,28 +203,28 @@ static void sb_port_range(struct ctl_sbuf *sb, const char *k, uint16_t min, uint
 
 static int parse_src_port(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
-	return take_port_range(ps, k, &m->src_port_min, &m->src_port_max);
+	return take_port_range(ps, k, &m->src_port_min, &m->src_port_max, &m->src_port_mask);
 }
 
 static void print_src_port(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
 {
-	sb_port_range(sb, k, m->src_port_min, m->src_port_max);
+	sb_port_range(sb, k, m->src_port_min, m->src_port_max, m->src_port_mask);
 }
 
 static int parse_dst_port(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
-	return take_port_range(ps, k, &m->dst_port_min, &m->dst_port_max);
+	return take_port_range(ps, k, &m->dst_port_min, &m->dst_port_max, &m->dst_port_mask);
 }
 
 static void print_dst_port(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
 {
-	sb_port_range(sb, k, m->dst_port_min, m->dst_port_max);
+	sb_port_range(sb, k, m->dst_port_min, m->dst_port_max, m->dst_port_mask);
 }
 
 static int parse_tcp_flags(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint32_t v, mask;
-	int ret = fl_take_masked(ps, k, CTL_FLOWER_TCP_FLAGS_MASK, &v, &mask);
+	int ret = fl_take_masked(ps, k, CTL_FLOWER_TCP_FLAGS_MASK, 16, 16, &v, &mask);
 	m->tcp_flags = (uint16_t)v;
 	m->tcp_flags_mask = (uint16_t)mask;
 	return ret;
@@ -217,7 +238,7 @@ static void print_tcp_flags(struct ctl_sbuf *sb, const char *k, const struct ctl
 static int parse_ip_tos(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint32_t v, mask;
-	int ret = fl_take_masked(ps, k, 0xff, &v, &mask);
+	int ret = fl_take_masked(ps, k, 0xff, FL_BASE_10_16, 16, &v, &mask);
 	m->ip_tos = (uint8_t)v;
 	m->ip_tos_mask = (uint8_t)mask;
 	return ret;
@@ -233,7 +254,7 @@ static void print_ip_tos(struct ctl_sbuf *sb, const char *k, const struct ctl_fl
 static int parse_ip_ttl(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint32_t v, mask;
-	int ret = fl_take_masked(ps, k, 0xff, &v, &mask);
+	int ret = fl_take_masked(ps, k, 0xff, FL_BASE_10_16, 16, &v, &mask);
 	m->ip_ttl = (uint8_t)v;
 	m->ip_ttl_mask = (uint8_t)mask;
 	return ret;
@@ -299,38 +320,48 @@ static void print_ip_flags(struct ctl_sbuf *sb, const char *k, const struct ctl_
 	}
 }
 
-static int parse_u8(struct ctl_parser *ps, const char *k, uint8_t *out)
+/* type / code: f_flower.c's flower_parse_u8(): VALUE[/MASK], both
+ * get_u8(.., 10); without a mask, 255. */
+static int parse_u8_masked(struct ctl_parser *ps, const char *k, uint8_t *out, uint8_t *mask)
 {
-	uint64_t n;
-	int ret = fl_take_num(ps, k, 0, 255, &n);
-	*out = (uint8_t)n;
+	uint32_t v, msk;
+	int ret = fl_take_masked(ps, k, 0xff, 10, 10, &v, &msk);
+	*out = (uint8_t)v;
+	*mask = (uint8_t)msk;
 	return ret;
+}
+
+static void sb_u8_masked(struct ctl_sbuf *sb, const char *k, uint8_t v, uint8_t mask)
+{
+	ctl_sb_printf(sb, " %s %u", k, v);
+	if (mask != 0xff)
+		ctl_sb_printf(sb, "/%u", mask);
 }
 
 static int parse_icmp_type(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
-	return parse_u8(ps, k, &m->icmp_type);
+	return parse_u8_masked(ps, k, &m->icmp_type, &m->icmp_type_mask);
 }
 
 static void print_icmp_type(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
 {
-	ctl_sb_printf(sb, " %s %u", k, m->icmp_type);
+	sb_u8_masked(sb, k, m->icmp_type, m->icmp_type_mask);
 }
 
 static int parse_icmp_code(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
-	return parse_u8(ps, k, &m->icmp_code);
+	return parse_u8_masked(ps, k, &m->icmp_code, &m->icmp_code_mask);
 }
 
 static void print_icmp_code(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
 {
-	ctl_sb_printf(sb, " %s %u", k, m->icmp_code);
+	sb_u8_masked(sb, k, m->icmp_code, m->icmp_code_mask);
 }
 
 static int parse_enc_key_id(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint64_t n;
-	int ret = fl_take_num(ps, k, 0, CTL_VNI_MAX, &n);
+	int ret = fl_take_num_base(ps, k, 10, 0, CTL_VNI_MAX, &n);
 	m->enc_key_id = (uint32_t)n;
 	return ret;
 }
@@ -366,7 +397,7 @@ static void print_enc_dst_ip(struct ctl_sbuf *sb, const char *k,
 static int parse_enc_dst_port(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
 {
 	uint64_t n;
-	int ret = fl_take_num(ps, k, 0, 65535, &n);
+	int ret = fl_take_num_base(ps, k, 10, 0, 65535, &n);
 	m->enc_dst_port = (uint16_t)n;
 	return ret;
 }

@@ -105,12 +105,13 @@ static void compile_ip(const struct ctl_flower_match *cm, struct cls_match *out)
 		compile_ip_flags(cm, out);
 }
 
-static void compile_port(uint16_t min, uint16_t max, uint16_t *key, uint16_t *mask,
-			 uint16_t *rmin, uint16_t *rmax, uint8_t *extra, uint8_t range_bit)
+static void compile_port(uint16_t min, uint16_t max, uint16_t pmask, uint16_t *key,
+			 uint16_t *mask, uint16_t *rmin, uint16_t *rmax, uint8_t *extra,
+			 uint8_t range_bit)
 {
-	if (min == max) {
-		*key = min;
-		*mask = 0xffff;
+	if (min == max) { /* one port, or VALUE/MASK (min is VALUE & MASK) */
+		*key = min & pmask;
+		*mask = pmask;
 		return;
 	}
 	*rmin = min;
@@ -122,19 +123,25 @@ static void compile_l4(const struct ctl_flower_match *cm, struct cls_match *out)
 {
 	uint32_t g = cm->given;
 	if (g & CTL_FM_SRC_PORT)
-		compile_port(cm->src_port_min, cm->src_port_max, &out->key.tp_src, &out->mask.tp_src,
-			     &out->src_min, &out->src_max, &out->extra, CLS_SRC_RANGE);
+		compile_port(cm->src_port_min, cm->src_port_max, cm->src_port_mask, &out->key.tp_src,
+			     &out->mask.tp_src, &out->src_min, &out->src_max, &out->extra, CLS_SRC_RANGE);
 	if (g & CTL_FM_DST_PORT)
-		compile_port(cm->dst_port_min, cm->dst_port_max, &out->key.tp_dst, &out->mask.tp_dst,
-			     &out->dst_min, &out->dst_max, &out->extra, CLS_DST_RANGE);
+		compile_port(cm->dst_port_min, cm->dst_port_max, cm->dst_port_mask, &out->key.tp_dst,
+			     &out->mask.tp_dst, &out->dst_min, &out->dst_max, &out->extra, CLS_DST_RANGE);
 	if (g & CTL_FM_TCP_FLAGS) {
 		out->key.tcp_flags = cm->tcp_flags & cm->tcp_flags_mask;
 		out->mask.tcp_flags = cm->tcp_flags_mask;
 	}
-	if (g & CTL_FM_ICMP_TYPE)
-		SET_EXACT(out, tp_src, cm->icmp_type);
-	if (g & CTL_FM_ICMP_CODE)
-		SET_EXACT(out, tp_dst, cm->icmp_code);
+	/* ICMP type and code sit in tp_src / tp_dst (high byte 0); a full
+	 * mask stays the whole field, so unmasked rules share one subtable */
+	if (g & CTL_FM_ICMP_TYPE) {
+		out->key.tp_src = cm->icmp_type & cm->icmp_type_mask;
+		out->mask.tp_src = cm->icmp_type_mask == 0xff ? 0xffff : cm->icmp_type_mask;
+	}
+	if (g & CTL_FM_ICMP_CODE) {
+		out->key.tp_dst = cm->icmp_code & cm->icmp_code_mask;
+		out->mask.tp_dst = cm->icmp_code_mask == 0xff ? 0xffff : cm->icmp_code_mask;
+	}
 }
 
 /* tun_family is 4 or 6: bit 2 is set in both, so "tunnelled" is one mask. */

@@ -106,8 +106,8 @@ static uint32_t auto_pref(const struct work *w, uint16_t port, uint32_t chain)
 	return CTL_FLOWER_AUTO_PREF;
 }
 
-/* Refuses a taken handle or another protocol at the pref; picks the lowest
- * free handle from 1 when none is given. */
+/* Refuses a taken handle, a key the pref already has, or another protocol
+ * at the pref; picks the lowest free handle from 1 when none is given. */
 static int check_place(struct work *w, const struct ctl_flower *f, uint16_t port, uint32_t pref,
 		       uint32_t *handle)
 {
@@ -119,8 +119,19 @@ static int check_place(struct work *w, const struct ctl_flower *f, uint16_t port
 	if (f->given & CTL_FF_HANDLE) {
 		size_t i = bound(w, &p, 4, false);
 		if (i < hi && w->rules[i]->handle == f->handle)
-			return fail(w, -EEXIST, "dev %s chain %u pref %u handle %u: duplicate handle, "
-				    "a rule is already there", f->dev, f->chain, pref, f->handle);
+			return fail(w, -EEXIST, "dev %s chain %u pref %u handle %u: Filter already "
+				    "exists (duplicate handle)", f->dev, f->chain, pref, f->handle);
+	}
+	/* Then, as the kernel does after the handle: flower keeps one filter
+	 * per (mask, masked key) in a pref (cls_flower's
+	 * fl_ht_insert_unique(): EEXIST).  The parser stores a match
+	 * canonically (masked, unused fields zero): equal keys are equal bytes. */
+	for (size_t i = lo; i < hi; i++)
+		if (!memcmp(&w->rules[i]->spec.match, &f->match, sizeof(f->match)))
+			return fail(w, -EEXIST, "dev %s chain %u pref %u: Filter already exists: "
+				    "handle %u has the same key (tc: RTNETLINK answers: File exists)",
+				    f->dev, f->chain, pref, w->rules[i]->handle);
+	if (f->given & CTL_FF_HANDLE) {
 		*handle = f->handle;
 		return 0;
 	}
@@ -212,6 +223,7 @@ static int op_add(struct work *w, const struct ctl_flower *f, flower_port_resolv
 	r->uid = w->next_uid++;
 	r->installed_ns = now_ns;
 	r->spec = *f;
+	r->spec.verb = CTL_FILTER_ADD; /* printed back as the line that adds it */
 	r->spec.pref = pref;
 	r->spec.handle = handle;
 	r->spec.given |= CTL_FF_PREF | CTL_FF_HANDLE;
@@ -228,9 +240,39 @@ static int op_del(struct work *w, const struct ctl_flower *f, flower_port_resolv
 	size_t lo = bound(w, &p, depth, false), hi = bound(w, &p, depth, true);
 	if (lo == hi)
 		return fail(w, -ENOENT, "dev %s chain %u: no such filter", f->dev, f->chain);
+	/* tc's selector: the pref's protocol must be the one given */
+	if ((f->match.given & CTL_FM_PROTOCOL) &&
+	    w->rules[lo]->spec.match.protocol != f->match.protocol)
+		return fail(w, -EINVAL, "dev %s chain %u pref %u: Filter with specified "
+			    "priority/protocol not found (the pref holds another protocol)",
+			    f->dev, f->chain, f->pref);
 	memmove(&w->rules[lo], &w->rules[hi], (w->n - hi) * sizeof(*w->rules));
 	w->n -= hi - lo;
 	return 0;
+}
+
+/* tc's replace (create if missing) and change (must exist): the rule at
+ * (port, chain, pref, handle) leaves the working set and the new one is
+ * added in its place, in the same batch, so the published table has one or
+ * the other.  Without pref and handle, replace is an add. */
+static int op_replace(struct work *w, const struct ctl_flower *f, flower_port_resolver *resolve,
+		      void *aux, uint64_t now_ns)
+{
+	bool named = (f->given & CTL_FF_PREF) && (f->given & CTL_FF_HANDLE);
+	struct place p = { .chain = f->chain, .pref = f->pref, .handle = f->handle };
+	if (resolve(aux, f->dev, &p.port))
+		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
+	size_t i = named ? bound(w, &p, 4, false) : w->n;
+	bool found = i < w->n && !place_cmp(w->rules[i], &p, 4);
+	if (!found && f->verb == CTL_FILTER_CHANGE)
+		return fail(w, -ENOENT, "dev %s chain %u pref %u handle %u: no such filter to "
+			    "change (tc: use replace, or add, to create one)", f->dev, f->chain,
+			    f->pref, f->handle);
+	if (found) {
+		memmove(&w->rules[i], &w->rules[i + 1], (w->n - i - 1) * sizeof(*w->rules));
+		w->n--;
+	}
+	return op_add(w, f, resolve, aux, now_ns);
 }
 
 /* ---- building the table ---------------------------------------------------- */
@@ -364,8 +406,10 @@ int flower_table_apply(const struct flower_table *old, const struct ctl_flower *
 			ret = op_add(&w, &ops[i], resolve, aux, now_ns);
 		else if (ops[i].verb == CTL_FILTER_DEL)
 			ret = op_del(&w, &ops[i], resolve, aux);
+		else if (ops[i].verb == CTL_FILTER_REPLACE || ops[i].verb == CTL_FILTER_CHANGE)
+			ret = op_replace(&w, &ops[i], resolve, aux, now_ns);
 		else
-			ret = fail(&w, -EINVAL, "only filter add and del change the table");
+			ret = fail(&w, -EINVAL, "only filter add, replace, change and del change the table");
 	}
 	if (!ret)
 		ret = make_table(old, &w, out);

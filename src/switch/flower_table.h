@@ -69,13 +69,18 @@ struct flower_error {
 };
 
 /* A new table: old (NULL = empty) with ops[0..n-1] applied in order, each
- * a CTL_FILTER_ADD or CTL_FILTER_DEL from ctl_flower_parse().  Port names
+ * a CTL_FILTER_ADD, _REPLACE, _CHANGE or _DEL from ctl_flower_parse()
+ * (replace/change: the rule at the op's pref and handle leaves and the new
+ * one takes its place in the same new table; change refuses with -ENOENT
+ * when there is none, replace adds).  Port names
  * (dev, mirred dev) go through `resolve`.  An add without pref gets tc's
  * automatic one (49152 in an empty chain, else one below the lowest), an
  * add without handle the lowest free one from 1 within its pref.  Refused,
  * with *err filled and *out NULL, on the first op that fails:
  *   -ENOENT  a port that does not exist; a del that matches no rule
- *   -EEXIST  (port, chain, pref, handle) already taken
+ *   -EEXIST  (port, chain, pref, handle) already taken, or a rule of the
+ *            same (port, chain, pref) with the same match (tc: one filter
+ *            per key), both "Filter already exists"
  *   -EINVAL  a pref already holding rules of another protocol (tc's rule:
  *            one protocol per pref); no automatic pref left; a show
  *   -ENOSPC  more than FLOWER_MAX_RULES rules

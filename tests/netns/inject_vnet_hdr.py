@@ -157,7 +157,7 @@ class Counters:
         self.dev, self.vxctl, self.sock, self.port = dev, vxctl, sock, port
 
     def read(self):
-        d = json.loads(subprocess.check_output([self.vxctl, "-s", self.sock, "-j", "stats"]))
+        d = json.loads(subprocess.check_output([self.vxctl, "--socket", self.sock, "-j", "stats"]))
         drops = {}
         for src in [d["drops"]] + [p["drops"] for p in d["ports"]]:
             for k, v in src.items():

@@ -89,7 +89,7 @@ rig_wire_mode() {
 }
 
 # vx SIDE ARGS...: vxctl against the vxswitchd of host SIDE (1 or 2).
-vx() { local side=$1; shift; "$VXCTL" -s "$RIG_DIR/h$side.sock" "$@"; }
+vx() { local side=$1; shift; "$VXCTL" --socket "$RIG_DIR/h$side.sock" "$@"; }
 
 # vx_stat SIDE EXPR: a Python expression over `vxctl -j stats` of host SIDE:
 # d is the JSON, port("vnet2") one port, big_share("vnet2") the share of

@@ -192,8 +192,8 @@ loop_capture() {
 	local i=0
 	while running; do
 		i=$((i + 1))
-		timeout 10 "$VXCTL" -s "$RIG_DIR/h1.sock" capture vnet1 -c 200 -w "$L/cap-tap.pcap" >/dev/null 2>&1 &
-		timeout 10 "$VXCTL" -s "$RIG_DIR/h1.sock" capture vx99 outer -c 200 -w "$L/cap-vx.pcap" >/dev/null 2>&1 &
+		timeout 10 "$VXCTL" --socket "$RIG_DIR/h1.sock" capture vnet1 -c 200 -w "$L/cap-tap.pcap" >/dev/null 2>&1 &
+		timeout 10 "$VXCTL" --socket "$RIG_DIR/h1.sock" capture vx99 outer -c 200 -w "$L/cap-vx.pcap" >/dev/null 2>&1 &
 		local ok=0
 		wait %1 && wait %2 && ok=1
 		if [ $ok = 1 ] && tshark -r "$L/cap-tap.pcap" -c 1 >/dev/null 2>&1 && tshark -r "$L/cap-vx.pcap" -c 1 >/dev/null 2>&1; then

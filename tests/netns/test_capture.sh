@@ -32,7 +32,7 @@ D=$RIG_DIR
 # stderr in $D/NAME.err; cap_wait NAME waits for it (it ends by -c).
 cap_start() {
 	local name=$1; shift
-	"$VXCTL" -s "$SOCK1" capture "$@" 2>"$D/$name.err" &
+	"$VXCTL" --socket "$SOCK1" capture "$@" 2>"$D/$name.err" &
 	eval "CAP_$name=$!"
 }
 cap_wait() {
@@ -115,9 +115,9 @@ grep -q "capture vnet1: 3 frames captured" "$D/ficmp.err" || fail "Ctrl-C summar
 pass "filters at once on one port: icmp 3 of 3, udp port 9 7 of 7, nothing else; SIGINT ended both with their summary"
 
 # ---- -w - | tcpdump -r -, and the summary lines ----------------------------
-( "$VXCTL" -s "$SOCK1" capture vnet1 in -c 3 -w - icmp 2>/dev/null | tcpdump -nn -r - 2>/dev/null > "$D/td.txt" ) &
+( "$VXCTL" --socket "$SOCK1" capture vnet1 in -c 3 -w - icmp 2>/dev/null | tcpdump -nn -r - 2>/dev/null > "$D/td.txt" ) &
 TD=$!
-"$VXCTL" -s "$SOCK1" capture vnet1 out -c 2 icmp > "$D/lines.txt" 2>/dev/null &
+"$VXCTL" --socket "$SOCK1" capture vnet1 out -c 2 icmp > "$D/lines.txt" 2>/dev/null &
 LN=$!
 settle
 nvm1 ping -c 3 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null
@@ -263,7 +263,7 @@ fi
 pass "no lasting cost: the datapath holds no capture once stopped; medians after/before: CPU per KB $cmed (<= $cbound, the rounds' spread $ciqr), $judged"
 
 # ---- a slow reader ------------------------------------------------------------
-timeout -s INT 9 "$VXCTL" -s "$SOCK1" capture vnet1 -w - 2>"$D/slow.err" | (sleep 5; cat >/dev/null) &
+timeout -s INT 9 "$VXCTL" --socket "$SOCK1" capture vnet1 -w - 2>"$D/slow.err" | (sleep 5; cat >/dev/null) &
 SLOW=$!
 settle
 n "$VM2" iperf3 -s -1 -D -B "$(vm_addr4 2)" -p 5202 >/dev/null 2>&1
@@ -283,7 +283,7 @@ cap_state_idle "after the slow reader"
 mkfifo "$D/stall"
 sleep 60 < "$D/stall" &
 STALL=$!
-"$VXCTL" -s "$SOCK1" capture vnet1 -w - > "$D/stall" 2>"$D/stall.err" &
+"$VXCTL" --socket "$SOCK1" capture vnet1 -w - > "$D/stall" 2>"$D/stall.err" &
 KCAP=$!
 settle
 n "$VM2" iperf3 -s -1 -D -B "$(vm_addr4 2)" -p 5203 >/dev/null 2>&1

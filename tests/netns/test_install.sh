@@ -50,7 +50,7 @@ done
 n_lines=0
 while read -r line; do
 	case "$line" in ""|"#"*) continue ;; esac
-	st=0; "$VXCTL" -s "$RIG_DIR/none.sock" $line >/dev/null 2>&1 || st=$?
+	st=0; "$VXCTL" --socket "$RIG_DIR/none.sock" $line >/dev/null 2>&1 || st=$?
 	[ "$st" = 2 ] || fail "example config line '$line' does not parse"
 	n_lines=$((n_lines + 1))
 done <"$DEST/usr/share/doc/vxswitch/vxswitchd.conf.example"
@@ -194,18 +194,18 @@ S1=$RIG_DIR/h1.sock; S2=$RIG_DIR/h2.sock
 [ "$(stat -c '%a %U %G' "$S1")" = "660 root users" ] || fail "h1 socket: $(stat -c '%a %U %G' "$S1")"
 [ "$(stat -c '%a %U' "$S2")" = "600 root" ] || fail "h2 socket (no --group): $(stat -c '%a %U' "$S2")"
 as() { setpriv --reuid=1 "$@"; }          # uid 1 (daemon): neither root nor nobody
-as --regid=1 --groups=100 "$VXCTL" -s "$S1" version >/dev/null || fail "supplementary member of users refused"
-as --regid=100 --clear-groups "$VXCTL" -s "$S1" version >/dev/null || fail "primary member of users refused"
-st=0; as --regid=1 --clear-groups "$VXCTL" -s "$S1" version >/dev/null 2>&1 || st=$?
+as --regid=1 --groups=100 "$VXCTL" --socket "$S1" version >/dev/null || fail "supplementary member of users refused"
+as --regid=100 --clear-groups "$VXCTL" --socket "$S1" version >/dev/null || fail "primary member of users refused"
+st=0; as --regid=1 --clear-groups "$VXCTL" --socket "$S1" version >/dev/null 2>&1 || st=$?
 [ "$st" = 2 ] || fail "a non-member reached the 0660 socket (status $st)"
 # Defence in depth: with the mode opened up, the daemon still refuses him.
 before=$(vx_stat 1 'd["control"]["refused_cred"]')
 chmod 0666 "$S1"
-st=0; as --regid=1 --clear-groups "$VXCTL" -s "$S1" version >/dev/null 2>&1 || st=$?
+st=0; as --regid=1 --clear-groups "$VXCTL" --socket "$S1" version >/dev/null 2>&1 || st=$?
 chmod 0660 "$S1"
 [ "$st" = 2 ] || fail "a non-member was served through a 0666 socket (status $st)"
 [ "$(vx_stat 1 'd["control"]["refused_cred"]')" = $((before + 1)) ] || fail "refused_cred not counted"
-"$VXCTL" -s "$S2" version >/dev/null || fail "root refused on h2"
+"$VXCTL" --socket "$S2" version >/dev/null || fail "root refused on h2"
 pass "--group users: socket 0660 root:users, members served (primary or supplementary), others refused (mode, then SO_PEERCRED)"
 
 # --- the unit's way: never root ---------------------------------------------
@@ -227,5 +227,5 @@ nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "unit-style: ping"
 vx 1 port add vnet9 type tap vni "$VNI" netns "$VM3" mtu 1450 || fail "unit-style: port add tap"
 n "$VM3" ip link show vnet9 >/dev/null 2>&1 || fail "unit-style: vnet9 not in $VM3"
 vx 1 port del vnet9 || fail "unit-style: port del"
-as --regid=1 --groups=100 "$VXCTL" -s "$S1" version >/dev/null || fail "unit-style: group member refused"
+as --regid=1 --groups=100 "$VXCTL" --socket "$S1" version >/dev/null || fail "unit-style: group member refused"
 pass "as the unit runs it (uid 1, ambient $KEPT_NAMES, --group users): starts, forwards, adds and removes a tap"

@@ -80,7 +80,7 @@ vx 1 stats --watch 0.2 -c 3 > "$RIG_DIR/watch.txt" || fail "stats --watch (text)
 ! grep -q $'\033' "$RIG_DIR/watch.txt" || fail "escape codes on a pipe"
 pass "text: 3 blocks on a pipe, no escape codes"
 if command -v script >/dev/null; then
-	script -qc "$VXCTL -s $RIG_DIR/h1.sock stats --watch 0.2 -c 2" /dev/null > "$RIG_DIR/tty.txt"
+	script -qc "$VXCTL --socket $RIG_DIR/h1.sock stats --watch 0.2 -c 2" /dev/null > "$RIG_DIR/tty.txt"
 	[ "$(grep -c $'\033\\[H\033\\[2J' "$RIG_DIR/tty.txt")" = 2 ] || fail "no clear screen on a terminal"
 	pass "text on a terminal: the screen cleared before each of 2 intervals"
 fi

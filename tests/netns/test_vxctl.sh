@@ -23,7 +23,7 @@ cleanup() {
 trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
-vx() { "$VXCTL" -s "$SOCK" "$@"; }
+vx() { "$VXCTL" --socket "$SOCK" "$@"; }
 
 # expect STATUS CMD...: run, check the exit status, keep stdout/stderr.
 expect() {
@@ -97,9 +97,48 @@ assert s.recv(100) == b"", "server answered garbage instead of closing"
 PYEOF
 expect 0 vx version
 
+# --- tc's global options (cli/vxctl_opts.h) --------------------------------------
+# The socket: --socket or $VXCTL_SOCKET; the old -s PATH says what to type.
+expect 0 env VXCTL_SOCKET="$SOCK" "$VXCTL" version
+expect 2 env VXCTL_SOCKET="$D/none.sock" "$VXCTL" version
+grep -q "cannot reach vxswitchd at $D/none.sock" "$D/err" || fail "VXCTL_SOCKET not used: $(cat "$D/err")"
+expect 0 env VXCTL_SOCKET="$D/none.sock" "$VXCTL" -socket "$SOCK" version
+expect 1 "$VXCTL" -s "$SOCK" version
+grep -qF -- "type --socket $SOCK" "$D/err" || fail "old -s PATH: $(cat "$D/err")"
+# -s is -statistics: counters of filter show and get only.
+expect 1 vx -s port show
+grep -q 'filter show and get only' "$D/err" || fail "-s port show: $(cat "$D/err")"
+for o in -d -details -br -brief "-n vm1" "-netns vm1" -p; do
+	expect 1 vx $o show knobs
+	grep -q 'refused\|give -json' "$D/err" || fail "vxctl $o: $(cat "$D/err")"
+done
+# -j -p: iproute2's pretty layout, the same JSON.
+expect 0 vx -j show knobs
+$PY -c 'import json,sys; json.load(sys.stdin)' <"$D/out"
+cp "$D/out" "$D/compact"
+expect 0 vx -j -p show knobs
+json_ok "-j -p show knobs"
+[ "$(sed -n 2p "$D/out")" = '    "gro": true,' ] || fail "-j -p layout: $(head -3 "$D/out")"
+$PY -c 'import json,sys; assert json.load(open(sys.argv[1])) == json.load(open(sys.argv[2]))' \
+	"$D/compact" "$D/out" || fail "-j -p changed the JSON"
+# -f -b: tc's batch, each line on its own, every failure named, exit 1.
+printf 'set gro off\nport del nosuch\n# c\n\nset gro maybe\nset gro-hold-us 7\n' >"$D/force.txt"
+expect 1 vx -f -b "$D/force.txt"
+[ "$(grep -c '^Command failed ' "$D/err")" = 2 ] || fail "-f -b failures: $(cat "$D/err")"
+grep -qx "Command failed $D/force.txt:2" "$D/err" || fail "-f -b line 2: $(cat "$D/err")"
+grep -qx "Command failed $D/force.txt:5" "$D/err" || fail "-f -b line 5: $(cat "$D/err")"
+grep -q 'word 3 "maybe"' "$D/err" || fail "-f -b reason: $(cat "$D/err")"
+expect 0 vx -j show knobs
+$PY -c 'import json,sys; k=json.load(sys.stdin); assert k["gro"] is False and k["gro-hold-us"] == 7, k' \
+	<"$D/out" || fail "-f -b did not go on after its failures: $(cat "$D/out")"
+printf 'set gro on\nset gro-hold-us 0\n' | vx -force -batch - >"$D/out" 2>"$D/err" ||
+	fail "-force -batch - failed: $(cat "$D/err")"
+expect 0 vx show knobs
+grep -qx 'gro on' "$D/out" || fail "-force -batch - not applied: $(cat "$D/out")"
+
 # --- --help lists the options and every verb ------------------------------------
 expect 0 "$VXCTL" --help
-for w in -s -j "port add" "port del" "port show" "fdb show" "fdb add" "fdb del" "fdb flush" \
+for w in -s -j -p -b -f --socket VXCTL_SOCKET "port add" "port del" "port show" "fdb show" "fdb add" "fdb del" "fdb flush" \
 	 stats set "show knobs" diagnose version; do
 	grep -q -- "$w" "$D/out" || fail "--help does not mention '$w'"
 done

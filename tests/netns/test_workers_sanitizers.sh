@@ -21,7 +21,7 @@ exercise() { # LABEL
 	sleep 0.3
 	nvm1 iperf3 -c "$(vm_addr4 2)" -p 5203 -t 5 -P 4 -J > "$RIG_DIR/san.json" 2>&1 &
 	local ip=$!
-	timeout 10 "$VXCTL" -s "$RIG_DIR/h2.sock" capture vnet2 -c 200 -w /dev/null >/dev/null 2>&1 &
+	timeout 10 "$VXCTL" --socket "$RIG_DIR/h2.sock" capture vnet2 -c 200 -w /dev/null >/dev/null 2>&1 &
 	local cap=$!
 	for i in $(seq 5); do
 		vx 1 port add extra$i type tap vni 99 >/dev/null || fail "$label: port add"

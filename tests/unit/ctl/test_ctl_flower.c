@@ -114,7 +114,9 @@ static void test_l3_keys(void **state)
 	check_round_trip(ADD "protocol ipv6 flower src_ip 2001:db8::/32 dst_ip 2001:db8::1" RD);
 	check_canonical(ADD "protocol ipv6 flower dst_ip 2001:db8::1:2/ffff:ffff::" RD,
 			ADD "protocol ipv6 flower dst_ip 2001:db8::/32" RD);
-	check_round_trip(ADD "protocol ip flower ip_proto 47" RD);
+	/* tc reads a numeric ip_proto in hex (get_u8(.., 16)): 47 is 0x47 */
+	check_canonical(ADD "protocol ip flower ip_proto 47" RD, ADD "protocol ip flower ip_proto 0x47" RD);
+	check_round_trip(ADD "protocol ip flower ip_proto 0x2f" RD);
 	check_round_trip(ADD "protocol ip flower ip_proto udp ip_tos 0x10/0xfc ip_ttl 64" RD);
 	check_canonical(ADD "protocol ip flower ip_tos 16 ip_ttl 0x40/0xff" RD,
 			ADD "protocol ip flower ip_tos 0x10 ip_ttl 64" RD);
@@ -138,10 +140,8 @@ static void test_l4_keys(void **state)
 {
 	(void)state;
 	check_round_trip(ADD "protocol ip flower ip_proto tcp src_port 1024-65535 dst_port 22" RD);
-	check_round_trip(ADD "protocol ipv6 flower ip_proto udp dst_port 0" RD);
+	check_round_trip(ADD "protocol ipv6 flower ip_proto udp dst_port 1" RD);
 	check_round_trip(ADD "protocol ip flower ip_proto sctp src_port 5000" RD);
-	check_canonical(ADD "protocol ip flower ip_proto tcp dst_port 80-80" RD,
-			ADD "protocol ip flower ip_proto tcp dst_port 80" RD);
 	check_round_trip(ADD "protocol ip flower ip_proto tcp tcp_flags 0x2/0x12" RD);
 	check_canonical(ADD "protocol ip flower ip_proto tcp tcp_flags 0x10" RD,
 			ADD "protocol ip flower ip_proto tcp tcp_flags 0x10/0xfff" RD);
@@ -163,7 +163,7 @@ static void test_tunnel_keys(void **state)
 			 "198.51.100.0/24 enc_dst_port 4789" RD);
 	check_round_trip(ADD "flower enc_src_ip 2001:db8::1 enc_dst_ip 2001:db8::2" RD);
 	check_round_trip(ADD "flower enc_key_id 16777215" RD);
-	check_canonical(ADD "flower enc_dst_port 0x12b5 enc_key_id 0x2a" RD,
+	check_canonical(ADD "flower enc_dst_port 4789 enc_key_id 42" RD,
 			ADD "flower enc_key_id 42 enc_dst_port 4789" RD);
 }
 
@@ -339,9 +339,12 @@ static void test_refusals(void **state)
 	/* numbers, ranges, values */
 	refused(ADD "pref 0 flower" RD, 7, "bad number");
 	refused(ADD "pref 65536 flower" RD, 7, "bad number");
-	refused(ADD "pref 010 flower" RD, 7, "bad number");
+	refused(ADD "pref 09 flower" RD, 7, "bad number"); /* tc: octal, 9 is no digit */
 	refused(ADD "handle 0 flower" RD, 7, "bad number");
-	refused(ADD "protocol ip flower ip_proto tcp dst_port 90-80" RD, 12, "MIN > MAX");
+	refused(ADD "protocol ip flower ip_proto tcp dst_port 90-80" RD, 12, "greater than min");
+	refused(ADD "protocol ip flower ip_proto tcp dst_port 80-80" RD, 12, "greater than min");
+	refused(ADD "protocol ip flower ip_proto tcp dst_port 0" RD, 12, "bad port");
+	refused(ADD "protocol ip flower ip_proto tcp dst_port 0-80" RD, 12, "bad port");
 	refused(ADD "protocol ip flower ip_proto tcp dst_port 65536" RD, 12, "bad port");
 	refused(ADD "protocol ip flower ip_proto tcp tcp_flags 0x1000" RD, 12, "bad value");
 	refused(ADD "protocol ip flower ip_flags frag/frag" RD, 10, "at most once");
@@ -378,13 +381,17 @@ static void test_action_and_filter_refusals(void **state)
 	refused("filter add dev vnet0 egress flower action drop", 5, "ingress");
 	refused("filter add dev vnet0 parent ffff: flower action drop", 5, "ingress");
 	refused("filter add vnet0 ingress flower action drop", 3, "dev PORT");
-	refused("filter change dev vnet0 ingress", 2, "unknown filter verb");
+	refused("filter change dev vnet0 ingress", 6, "expected \"flower\"");
+	refused("filter frob dev vnet0 ingress", 2, "unknown filter verb");
+	refused("filter change dev vnet0 ingress pref 1 protocol ip flower action drop", 2,
+		"needs \"pref\" and \"handle\"");
+	refused("filter get dev vnet0 ingress pref 1", 2, "needs \"pref\" and \"handle\"");
 	refused("filter add dev vnet0 ingress u32 match", 6, "unknown keyword");
 	refused("filter add dev vnet0 ingress pref 1", 8, "expected \"flower\"");
 	refused("filter del dev vnet0 ingress handle 1", 6, "needs \"pref\"");
-	refused("filter del dev vnet0 ingress protocol ip", 6, "unknown keyword");
+	refused("filter del dev vnet0 ingress protocol ip", 6, "cannot flush filters with protocol");
 	refused("filter show dev vnet0 ingress pref 1", 6, "not valid for filter show");
-	refused("filter", 2, "expected add, del or show");
+	refused("filter", 2, "expected add, change, replace, del, get or show");
 	refused("port add x", 1, "expected \"filter\"");
 	assert_int_equal(n_bad, 0);
 }

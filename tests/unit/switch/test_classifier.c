@@ -205,7 +205,7 @@ static void test_ip_fields(void **state)
 	(void)state;
 	struct flower_table *t = TABLE(A "pref 1 protocol ip flower ip_tos 0xb8/0xfc" DROP,
 				       A "pref 2 protocol ip flower ip_ttl 1" DROP,
-				       A "pref 3 protocol ip flower ip_proto 47" DROP,
+				       A "pref 3 protocol ip flower ip_proto 0x2f" DROP,
 				       A "pref 4 protocol ipv6 flower ip_ttl 0/0xc0" DROP);
 	struct fb_frame f;
 	fb_frame_init(&f, 4, IP_PROTO_TCP);
@@ -289,6 +289,36 @@ static void test_ports_and_ranges(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct fb_frame f;
 		fb_frame_init(&f, cases[i].family, cases[i].proto);
+		f.src_port = cases[i].src, f.dst_port = cases[i].dst;
+		struct flow_key k = key_of(&f, VNET0);
+		if (hit(t, &k) != cases[i].expect)
+			fail_msg("case %zu: %u, expected %u", i, hit(t, &k), cases[i].expect);
+	}
+	flower_table_destroy(t);
+}
+
+/* tc's masked forms: dst_port 512/0xff00 is 512..767; ICMP type 8/254 is
+ * types 8 and 9; code 0/0 is any code. */
+static void test_port_and_icmp_masks(void **state)
+{
+	(void)state;
+	struct flower_table *t = TABLE(A "pref 1 protocol ip flower ip_proto udp dst_port 512/0xff00" DROP,
+				       A "pref 2 protocol ip flower ip_proto udp src_port 0x1000/0xf000" DROP,
+				       A "pref 3 protocol ip flower ip_proto icmp type 8/254 code 0/0" DROP);
+	static const struct {
+		uint8_t proto;
+		uint16_t src, dst;
+		uint32_t expect;
+	} cases[] = {
+		{ IP_PROTO_UDP, 1, 512, 1001 },  { IP_PROTO_UDP, 1, 767, 1001 },
+		{ IP_PROTO_UDP, 1, 511, 0 },     { IP_PROTO_UDP, 1, 768, 0 },
+		{ IP_PROTO_UDP, 0x1abc, 1, 2001 }, { IP_PROTO_UDP, 0x2abc, 1, 0 },
+		{ IP_PROTO_ICMP, 8, 0, 3001 },   { IP_PROTO_ICMP, 9, 5, 3001 },
+		{ IP_PROTO_ICMP, 0, 0, 0 },      { IP_PROTO_ICMP, 10, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fb_frame f;
+		fb_frame_init(&f, 4, cases[i].proto);
 		f.src_port = cases[i].src, f.dst_port = cases[i].dst;
 		struct flow_key k = key_of(&f, VNET0);
 		if (hit(t, &k) != cases[i].expect)
@@ -402,7 +432,8 @@ static void test_batches(void **state)
 	(void)state;
 	struct flower_table *t = TABLE(A "pref 2 protocol ip flower" DROP,
 				       A "pref 2 protocol ip flower dst_ip 192.0.2.1" DROP,
-				       A "protocol arp flower" DROP, A "pref 1 protocol arp flower" DROP);
+				       A "protocol arp flower" DROP,
+				       A "pref 1 protocol arp flower dst_mac 02:00:00:00:00:01" DROP);
 	assert_int_equal(flower_table_version(t), 1);
 	assert_int_equal(flower_table_n_rules(t), 4);
 	/* automatic pref: 1 below the lowest (2); automatic handles from 1 */
@@ -426,6 +457,66 @@ static void test_batches(void **state)
 	assert_int_equal(err.op, 1);
 	assert_non_null(strstr(err.msg, "duplicate handle"));
 	assert_int_equal(flower_table_n_rules(t), 4);
+	/* the same key at the same pref: tc's "Filter already exists"
+	 * (flower.json 4cbd), with or without a handle; another pref, another
+	 * chain or another key is a new rule */
+	static const char *const dupkey[] = { A "pref 2 protocol ip flower dst_ip 192.0.2.1/32" DROP };
+	assert_int_equal(test_apply(t, dupkey, 1, &t2, &err), -EEXIST);
+	assert_non_null(strstr(err.msg, "Filter already exists: handle 2 has the same key"));
+	static const char *const dupkey_h[] = { A "pref 2 handle 9 protocol ip flower dst_ip 192.0.2.1" DROP };
+	assert_int_equal(test_apply(t, dupkey_h, 1, &t2, &err), -EEXIST);
+	static const char *const dup_in_batch[] = { A "pref 7 protocol ip flower ip_proto udp" DROP,
+						    A "pref 7 protocol ip flower ip_proto udp action pass" };
+	assert_int_equal(test_apply(t, dup_in_batch, 2, &t2, &err), -EEXIST);
+	assert_int_equal(err.op, 1);
+	static const char *const not_dup[] = { A "pref 3 protocol ip flower dst_ip 192.0.2.1" DROP,
+					       A "pref 2 chain 1 protocol ip flower dst_ip 192.0.2.1" DROP,
+					       A "pref 2 protocol ip flower dst_ip 192.0.2.2" DROP,
+					       "filter del dev vnet0 ingress pref 2 handle 1",
+					       A "pref 2 protocol ip flower" DROP };
+	t2 = test_table(t, not_dup, 5);
+	assert_int_equal(flower_table_n_rules(t2), 7);
+	flower_table_destroy(t2);
+	t2 = NULL;
+	/* replace: the rule at pref 2 handle 2 gives way to the new one in the
+	 * same table (its own key again is no duplicate); its counters start
+	 * again (a new uid), as a replaced tc filter's do */
+	static const char *const repl[] = { "filter replace dev vnet0 ingress pref 2 handle 2 "
+					    "protocol ip flower dst_ip 192.0.2.1 action pass" };
+	t2 = test_table(t, repl, 1);
+	assert_int_equal(flower_table_n_rules(t2), 4);
+	assert_int_equal(flower_table_version(t2), 2);
+	const struct flower_rule *nr = flower_table_rule(t2, 3);
+	assert_int_equal(nr->pref, 2);
+	assert_int_equal(nr->handle, 2);
+	assert_true(nr->uid > flower_table_rule(t, 3)->uid);
+	assert_true(ctl_flower_format(&nr->spec, text, sizeof(text)) > 0);
+	assert_string_equal(text, A "pref 2 handle 2 protocol ip flower dst_ip 192.0.2.1 action pass");
+	flower_table_destroy(t2);
+	/* replace of a free handle adds; change of one refuses */
+	static const char *const repl_new[] = { "filter replace dev vnet0 ingress pref 2 handle 7 "
+						"protocol ip flower dst_ip 192.0.2.7" DROP };
+	t2 = test_table(t, repl_new, 1);
+	assert_int_equal(flower_table_n_rules(t2), 5);
+	flower_table_destroy(t2);
+	t2 = NULL;
+	static const char *const chg_missing[] = { "filter change dev vnet0 ingress pref 2 handle 7 "
+						   "protocol ip flower" DROP };
+	assert_int_equal(test_apply(t, chg_missing, 1, &t2, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "no such filter to change"));
+	/* replace onto the key of another rule of the pref: tc's EEXIST */
+	static const char *const repl_dup[] = { "filter replace dev vnet0 ingress pref 2 handle 1 "
+						"protocol ip flower dst_ip 192.0.2.1" DROP };
+	assert_int_equal(test_apply(t, repl_dup, 1, &t2, &err), -EEXIST);
+	/* del with tc's protocol selector: the pref's own protocol only */
+	static const char *const del_proto[] = { "filter del dev vnet0 ingress pref 2 protocol arp" };
+	assert_int_equal(test_apply(t, del_proto, 1, &t2, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "priority/protocol not found"));
+	static const char *const del_ok[] = { "filter del dev vnet0 ingress pref 2 handle 1 protocol ip" };
+	t2 = test_table(t, del_ok, 1);
+	assert_int_equal(flower_table_n_rules(t2), 3);
+	flower_table_destroy(t2);
+	t2 = NULL;
 	/* another protocol at a pref: tc's one protocol per pref */
 	static const char *const proto[] = { A "pref 2 protocol ipv6 flower" DROP };
 	assert_int_equal(test_apply(t, proto, 1, &t2, &err), -EINVAL);
@@ -524,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_ip_flags),
 		cmocka_unit_test(test_ports_and_ranges),
 		cmocka_unit_test(test_tcp_flags_icmp),
+		cmocka_unit_test(test_port_and_icmp_masks),
 		cmocka_unit_test(test_tunnel_keys),
 		cmocka_unit_test(test_chains_goto),
 		cmocka_unit_test(test_batches),

@@ -43,6 +43,13 @@ static uint16_t any_port(void)
 	return rnd(8) ? ports[rnd(sizeof(ports) / sizeof(ports[0]))] : (uint16_t)rnd(65536);
 }
 
+/* A port a rule may name (tc refuses port 0). */
+static uint16_t nz_port(void)
+{
+	uint16_t p = any_port();
+	return p ? p : 1;
+}
+
 /* One rule line of shape `shape` (0..15) at pref on dev. */
 static void rule_line(char *buf, size_t size, unsigned shape, uint32_t pref, const char *dev)
 {
@@ -53,15 +60,21 @@ static void rule_line(char *buf, size_t size, unsigned shape, uint32_t pref, con
 		uint16_t t = lo;
 		lo = hi, hi = t;
 	}
+	/* tc's rules: a port above 0, a range with MIN < MAX */
+	lo = lo ? lo : 1;
+	if (hi <= lo) {
+		lo = lo == 65535 ? 65534 : lo;
+		hi = (uint16_t)(lo + 1);
+	}
 	switch (shape) {
 	case 0: snprintf(m, sizeof(m), "protocol ip flower dst_ip 10.%u.%u.0/24", a, b); break;
 	case 1: snprintf(m, sizeof(m), "protocol ip flower ip_proto tcp dst_ip 10.%u.0.0/16", a); break;
-	case 2: snprintf(m, sizeof(m), "protocol ip flower ip_proto tcp dst_port %u", any_port()); break;
+	case 2: snprintf(m, sizeof(m), "protocol ip flower ip_proto tcp dst_port %u", nz_port()); break;
 	case 3: snprintf(m, sizeof(m), "protocol ip flower ip_proto udp dst_port %u-%u", lo, hi); break;
 	case 4: snprintf(m, sizeof(m), "protocol ip flower src_ip 10.%u.%u.%u dst_ip 10.0.0.0/8", a, b,
 			 c); break;
 	case 5: snprintf(m, sizeof(m), "protocol ipv6 flower dst_ip 2001:db8:%u::/64", a); break;
-	case 6: snprintf(m, sizeof(m), "protocol ipv6 flower ip_proto udp src_port %u", any_port()); break;
+	case 6: snprintf(m, sizeof(m), "protocol ipv6 flower ip_proto udp src_port %u", nz_port()); break;
 	case 7: snprintf(m, sizeof(m), "protocol arp flower"); break;
 	case 8: snprintf(m, sizeof(m), "flower dst_mac 02:00:00:00:00:0%u", c); break;
 	case 9: snprintf(m, sizeof(m), "flower src_mac 02:00:0%u:00:00:00/24", a); break;
@@ -136,6 +149,23 @@ static const struct flower_rule *linear_lookup(const struct flower_table *t,
 	return NULL;
 }
 
+/* Whether ops[i] has the key of an earlier op, or of a rule of base, at
+ * its dev and pref. */
+static bool same_key_before(const struct flower_table *base, const struct ctl_flower *ops, size_t i)
+{
+	for (size_t j = 0; base && j < flower_table_n_rules(base); j++) {
+		const struct ctl_flower *r = &flower_table_rule(base, j)->spec;
+		if (r->pref == ops[i].pref && !strcmp(r->dev, ops[i].dev) &&
+		    !memcmp(&r->match, &ops[i].match, sizeof(ops[i].match)))
+			return true;
+	}
+	for (size_t j = 0; j < i; j++)
+		if (ops[j].pref == ops[i].pref && !strcmp(ops[j].dev, ops[i].dev) &&
+		    !memcmp(&ops[j].match, &ops[i].match, sizeof(ops[i].match)))
+			return true;
+	return false;
+}
+
 /* A batch of n random rules on top of base (NULL: none), at prefs
  * pref0 + 1..4000; shapes[] and prefs[] remember each pref's shape so a
  * reused pref keeps one protocol (tc's rule). */
@@ -159,6 +189,10 @@ static struct flower_table *random_batch(const struct flower_table *base, size_t
 		char line[512];
 		rule_line(line, sizeof(line), shape, pref, dev);
 		test_parse_rule(line, &ops[i]);
+		if (same_key_before(base, ops, i)) { /* tc refuses it (EEXIST): draw again */
+			i--;
+			continue;
+		}
 	}
 	struct flower_table *t = NULL;
 	struct flower_error err;
