@@ -135,7 +135,7 @@ asan-daemon:
 TSAN_BUILD ?= build-tsan
 TSAN_SAN := -fsanitize=thread -fno-omit-frame-pointer
 unit-tsan:
-	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) OPT=-O1 TEST_DIRS="tests/unit/daemon tests/unit/util tests/unit/switch" \
+	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) OPT=-O1 TEST_DIRS="tests/unit/control tests/unit/dp tests/unit/report tests/unit/util tests/unit/switch" \
 	  SAN="$(TSAN_SAN)" unit-run
 
 # The daemon under ThreadSanitizer, for the netns test of many workers.

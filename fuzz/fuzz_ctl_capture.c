@@ -10,7 +10,7 @@
 #include "ctl/ctl_capture.h"
 #include "ctl/ctl_cmd.h"
 
-static void check_line(const struct ctl_capture_rec *rec, const uint8_t *frame)
+static void check_line(const struct dp_capture_rec *rec, const uint8_t *frame)
 {
 	char line[512];
 	int n = ctl_capture_summary(rec, frame, line, sizeof(line));
@@ -21,7 +21,7 @@ static void check_line(const struct ctl_capture_rec *rec, const uint8_t *frame)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t off = 0, prev = 0;
-	struct ctl_capture_rec rec;
+	struct dp_capture_rec rec;
 	const uint8_t *frame;
 	int ret;
 	while ((ret = ctl_capture_next(data, size, &off, &rec, &frame)) > 0) {
@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, data, size);
-	rec = (struct ctl_capture_rec){ .caplen = (uint32_t)size, .len = (uint32_t)size, .dir = CTL_CAPTURE_IN };
+	rec = (struct dp_capture_rec){ .caplen = (uint32_t)size, .len = (uint32_t)size, .dir = CTL_CAPTURE_IN };
 	check_line(&rec, copy);
 	free(copy);
 	return 0;

@@ -1,5 +1,5 @@
 /* fuzz_metrics_http: the scrape endpoint of `vxswitchd --metrics`, through
- * the real server (daemon/metrics_http.c: libmicrohttpd in the daemon's
+ * the real server (report/metrics_http.c: libmicrohttpd in the daemon's
  * epoll mode) on a loopback TCP socket, as any host that can reach the
  * port would write to it.
  *
@@ -35,7 +35,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "daemon/metrics_http.h"
+#include "report/metrics_http.h"
 
 #define CHECK(cond)                          \
 	do {                                 \

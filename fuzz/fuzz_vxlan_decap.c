@@ -9,7 +9,7 @@
  *   byte 1: 0x01 GRO on, 0x02 rx checksum check on, 0x04 IPv6 underlay,
  *           0x08 mark big TCP (MTU 1500) on what GRO did not merge
  *
- * Each datagram goes the datapath's way (daemon/datapath.c dp_datagram):
+ * Each datagram goes the datapath's way (dp/user/datapath.c dp_datagram):
  * vxlan_rx_datagram() (headers copied, TCP payload left in the receive
  * buffer as a frag view), the VNI, flow_extract_vxlan(), the rx checksum,
  * then GRO (or its passthrough), whose output is checked as the tap would

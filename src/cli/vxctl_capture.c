@@ -29,7 +29,7 @@ static int sink_chunk(void *ctx, const uint8_t *body, size_t size)
 {
 	struct sink *k = ctx;
 	size_t off = 0;
-	struct ctl_capture_rec rec;
+	struct dp_capture_rec rec;
 	const uint8_t *frame;
 	int ret;
 	while ((ret = ctl_capture_next(body, size, &off, &rec, &frame)) > 0) {

@@ -14,7 +14,7 @@
 #include "ctl/ctl_cmd.h"
 #include "packet/hdr.h"
 
-int ctl_capture_next(const uint8_t *body, size_t size, size_t *off, struct ctl_capture_rec *rec,
+int ctl_capture_next(const uint8_t *body, size_t size, size_t *off, struct dp_capture_rec *rec,
 		     const uint8_t **frame)
 {
 	if (*off >= size)
@@ -25,7 +25,7 @@ int ctl_capture_next(const uint8_t *body, size_t size, size_t *off, struct ctl_c
 	if (rec->caplen > CTL_CAPTURE_SNAPLEN || rec->caplen > rec->len ||
 	    (rec->dir != CTL_CAPTURE_IN && rec->dir != CTL_CAPTURE_OUT) || rec->outer > 1)
 		return -EPROTO;
-	size_t need = ctl_capture_rec_size(rec->caplen);
+	size_t need = dp_capture_rec_size(rec->caplen);
 	if (size - *off < need && size - *off < sizeof(*rec) + rec->caplen)
 		return -EPROTO;
 	*frame = body + *off + sizeof(*rec);
@@ -133,7 +133,7 @@ static void summarize_eth(struct line *l, const uint8_t *f, size_t len, int dept
 	summarize_ip(l, type, f + ofs, len - ofs, depth);
 }
 
-int ctl_capture_summary(const struct ctl_capture_rec *rec, const uint8_t *frame, char *buf, size_t size)
+int ctl_capture_summary(const struct dp_capture_rec *rec, const uint8_t *frame, char *buf, size_t size)
 {
 	struct line l = { .buf = buf, .size = size };
 	if (size == 0)

@@ -58,6 +58,7 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
+#include "dp/capture_rec.h"
 #include "ctl/ctl_types.h"
 #include "ctl/ctl_flower.h"
 
@@ -236,8 +237,8 @@ struct ctl_workers {
  * with pcap_compile and refuses it with pcap's message).  -w is the
  * client's: the file vxctl writes ("-": stdout); the daemon ignores it. */
 enum ctl_capture_dir {
-	CTL_CAPTURE_IN = 1,
-	CTL_CAPTURE_OUT = 2,
+	CTL_CAPTURE_IN = DP_CAPTURE_IN,   /* the record's dir (dp/capture_rec.h) */
+	CTL_CAPTURE_OUT = DP_CAPTURE_OUT,
 	CTL_CAPTURE_BOTH = CTL_CAPTURE_IN | CTL_CAPTURE_OUT,
 };
 enum ctl_capture_key {

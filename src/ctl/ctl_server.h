@@ -46,7 +46,7 @@
  *     SO_PEERGROUPS), is closed (refused_cred), in case the socket mode was
  *     changed.  The group counts only when it is not root's (gid 0): it is
  *     the socket group of `vxswitchd --group`, which runs the daemon as
- *     that group and chmods the socket 0660 (daemon/privs.h).
+ *     that group and chmods the socket 0660 (control/privs.h).
  * A client closed by a timeout or evicted before it had a request served
  * (or in the middle of one) is told why in one reply line, status
  * CTL_STATUS_UNREACHABLE; one idle between requests just sees EOF, as if

@@ -1,5 +1,5 @@
 /* pkt_vlan: the outer 802.1Q/802.1ad tag of a frame, pushed, popped or
- * rewritten in place (flower's vlan action, daemon/dp_rules.c).
+ * rewritten in place (flower's vlan action, dp/user/dp_rules.c).
  *
  * The Ethernet header is in the linear part (every parsed frame's is), so
  * editing it is allowed even while clones share the frame's payload

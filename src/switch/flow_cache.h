@@ -41,7 +41,7 @@
  *   alive.  One cache serves one lineage of tables (the daemon's); a cache
  *   moved to another lineage must be flushed first (flow_cache_flush).
  *
- * Use from the worker (dp_switch(), src/daemon/datapath.c), one call per frame:
+ * Use from the worker (dp_switch(), src/dp/user/datapath.c), one call per frame:
  *
  *     const struct flower_table *ft = w->view->flower;   // published by qsbr
  *     if (ft && flower_table_port_has_rules(ft, key->in_port)) {

@@ -10,7 +10,7 @@
 # whose VM sends no TSO (tap-tso off there, mtu-wire) gives no rig for the
 # small-frame causes: our GRO still merges ~13 segments a frame from its
 # MTU-sized datagrams, so the frames are not small and nothing is said
-# (tests/unit/daemon/test_diag.c feeds those causes crafted counters).
+# (tests/unit/report/test_diag.c feeds those causes crafted counters).
 #
 #   vxt63-PID-vm1       vxt63-PID-h1                          vxt63-PID-h2       vxt63-PID-vm2
 #   vnet1 192.0.2.1 <-- vxswitchd -- u1 ============== u2 -- vxswitchd --> vnet2 192.0.2.2

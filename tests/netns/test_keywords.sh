@@ -17,7 +17,7 @@
 #                     inner packets of at most M bytes.
 # (udpcsum/srcport/df: test_vxlan_options.sh; offload knobs on/off:
 # test_knobs.sh; max-macs: test_max_macs.sh; fdb-max: test_flood_learning.sh;
-# gro-hold-us: tests/unit/daemon/test_control.c on a warped clock.)
+# gro-hold-us: tests/unit/control/test_control.c on a warped clock.)
 #
 #   vxt18-PID-vm1       vxt18-PID-h1                          vxt18-PID-h2       vxt18-PID-vm2
 #   vnet1 192.0.2.1 <-- vxswitchd -- u1 ============== u2 -- vxswitchd --> vnet2 192.0.2.2

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Worker placement (daemon/placement.h) on a fake sysfs tree
+# Worker placement (control/placement.h) on a fake sysfs tree
 # ($VXSWITCH_SYSFS) that makes this machine two NUMA nodes, CPU 0 on node
 # 0 and CPU 1 on node 1, with the underlay u1 on node 1:
 #   - by default h1 runs one worker, pinned to CPU 1 (the thread's real

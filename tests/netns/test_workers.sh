@@ -1,5 +1,5 @@
 #!/bin/bash
-# Many workers (daemon/worker.h, placement.h), with 1, 2 and 4 workers per
+# Many workers (dp/user/worker.h, placement.h), with 1, 2 and 4 workers per
 # host (4: more workers than this machine's cores):
 #   - the daemon runs that many workers; each tap has that many queues
 #     (IFF_MULTI_QUEUE) and each vxlan socket that many reuseport sockets;

@@ -40,10 +40,10 @@ static size_t icmp_frame(uint8_t *f)
 
 static size_t put_rec(uint8_t *body, const uint8_t *frame, uint32_t len, uint8_t dir)
 {
-	struct ctl_capture_rec rec = { .ts_ns = 1, .caplen = len, .len = len, .dir = dir };
+	struct dp_capture_rec rec = { .ts_ns = 1, .caplen = len, .len = len, .dir = dir };
 	memcpy(body, &rec, sizeof(rec));
 	memcpy(body + sizeof(rec), frame, len);
-	return ctl_capture_rec_size(len);
+	return dp_capture_rec_size(len);
 }
 
 static void test_records(void **state)
@@ -54,7 +54,7 @@ static void test_records(void **state)
 	size_t size = put_rec(body, frame, (uint32_t)len, CTL_CAPTURE_IN);
 	size += put_rec(body + size, frame, 20, CTL_CAPTURE_OUT);
 	size_t off = 0;
-	struct ctl_capture_rec rec;
+	struct dp_capture_rec rec;
 	const uint8_t *f;
 	assert_int_equal(ctl_capture_next(body, size, &off, &rec, &f), 1);
 	assert_int_equal(rec.caplen, len);
@@ -71,15 +71,15 @@ static void test_records(void **state)
 	assert_int_equal(ctl_capture_next(body, 10, &off, &rec, &f), -EPROTO);
 	off = 0;
 	assert_int_equal(ctl_capture_next(body, sizeof(rec) + len - 1, &off, &rec, &f), -EPROTO);
-	struct ctl_capture_rec bad = { .caplen = 4, .len = 4, .dir = 3 };
+	struct dp_capture_rec bad = { .caplen = 4, .len = 4, .dir = 3 };
 	memcpy(body, &bad, sizeof(bad));
 	off = 0;
 	assert_int_equal(ctl_capture_next(body, 64, &off, &rec, &f), -EPROTO);
-	bad = (struct ctl_capture_rec){ .caplen = 5, .len = 4, .dir = 1 };
+	bad = (struct dp_capture_rec){ .caplen = 5, .len = 4, .dir = 1 };
 	memcpy(body, &bad, sizeof(bad));
 	off = 0;
 	assert_int_equal(ctl_capture_next(body, 64, &off, &rec, &f), -EPROTO);
-	bad = (struct ctl_capture_rec){ .caplen = CTL_CAPTURE_SNAPLEN + 1, .len = CTL_CAPTURE_SNAPLEN + 1, .dir = 1 };
+	bad = (struct dp_capture_rec){ .caplen = CTL_CAPTURE_SNAPLEN + 1, .len = CTL_CAPTURE_SNAPLEN + 1, .dir = 1 };
 	memcpy(body, &bad, sizeof(bad));
 	off = 0;
 	assert_int_equal(ctl_capture_next(body, 64, &off, &rec, &f), -EPROTO);
@@ -91,7 +91,7 @@ static void test_summaries(void **state)
 	uint8_t f[256];
 	char line[512];
 	size_t len = icmp_frame(f);
-	struct ctl_capture_rec rec = { .ts_ns = 0, .caplen = (uint32_t)len, .len = (uint32_t)len,
+	struct dp_capture_rec rec = { .ts_ns = 0, .caplen = (uint32_t)len, .len = (uint32_t)len,
 				       .dir = CTL_CAPTURE_IN };
 	ctl_capture_summary(&rec, f, line, sizeof(line));
 	assert_non_null(strstr(line, " in  02:00:00:00:00:01 > 02:00:00:00:00:02, IPv4 192.0.2.1 > 192.0.2.2: ICMP echo request, length 46"));

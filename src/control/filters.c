@@ -1,0 +1,305 @@
+/* `filter add|del|show`: the control thread's side of flower rules.
+ *
+ * The control thread holds the current struct flower_table (vxd->flower,
+ * switch/flower_table.h).  A change is a batch applied with
+ * flower_table_apply(): a new table, put in a new view by vxd_publish(), and
+ * the old table destroyed once the old view is gone (after the grace
+ * period), so the worker sees the batch whole or not at all.  A command from
+ * vxctl is a batch of one; a config file's rules are one batch (config.c);
+ * so is a `vxctl -batch FILE` (CTL_BATCH: one request, ctl_proto.h), whose
+ * refusal names the file's line.
+ *
+ * Port names are resolved against the running ports when a rule is added: a
+ * rule naming a missing port (dev or mirred dev) is refused.  A port named by
+ * rules cannot be deleted with `port del` (refused, naming the rules: delete
+ * them first); reload, which rebuilds the rules from the file after the
+ * ports, empties the table first when it removes a port some rule names. */
+#include <errno.h>
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl/ctl_print.h"
+#include "port/vxlan.h"
+#include "control/vxd_internal.h"
+#include "switch/flower_table.h"
+#include "util/vlog.h"
+
+static int vxd_filter_resolve(void *aux, const char *name, uint16_t *id)
+{
+	const struct port *p = vxd_port_by_name(aux, name);
+	if (!p)
+		return -ENOENT;
+	*id = p->id;
+	return 0;
+}
+
+/* Makes t the current table: published, the old one freed after the grace
+ * period (vxd_publish waits for it).  On failure t is freed, nothing
+ * changed. */
+static int vxd_filters_install(struct vxd *vxd, struct flower_table *t, struct ctl_err *err)
+{
+	struct flower_table *old = vxd->flower;
+	vxd->flower = t;
+	int ret = vxd_publish(vxd, NULL);
+	if (ret < 0) {
+		vxd->flower = old;
+		flower_table_destroy(t);
+		return vxd_refuse(err, ret, "filter: cannot publish the new rules: %s", strerror(-ret));
+	}
+	flower_table_destroy(old);
+	return 0;
+}
+
+/* tunnel_key set (action i) gives the frames of the mirred that follows it
+ * to a vxlan port their remote, VNI, UDP port and checksum (dp_rules.c);
+ * the port sends from its own socket, bound to its local address, so a
+ * src_ip other than that is refused here rather than sent otherwise than
+ * asked. */
+static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flower *f, unsigned i,
+				   struct ctl_err *err)
+{
+	const struct ctl_flower_action *t = &f->actions[i];
+	unsigned j = i + 1;
+	while (j < f->n_actions && f->actions[j].type != CTL_ACT_REDIRECT && f->actions[j].type != CTL_ACT_MIRROR)
+		j++;
+	const struct port *p = j < f->n_actions ? vxd_port_by_name(vxd, f->actions[j].dev) : NULL;
+	if (!p || !port_is_vxlan(p))
+		return vxd_refuse(err, -EINVAL, "action %u \"tunnel_key set\": needs a later mirred to a vxlan port "
+				  "(it sets that port's tunnel key)", i + 1);
+	const struct vxlan_options *o = vxlan_port_options(p);
+	uint8_t family = t->src.family == AF_INET6 ? 6 : 4;
+	if (family != o->local.family || memcmp(t->src.bytes, o->local.bytes, 16))
+		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"src_ip\": refused, port %s sends from its local "
+				  "address only", i + 1, p->name);
+	return 0;
+}
+
+/* What the datapath cannot do yet is refused here, at add, rather than
+ * accepted and ignored. */
+static int vxd_filter_supported(const struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
+{
+	for (unsigned i = 0; f->verb == CTL_FILTER_ADD && i < f->n_actions; i++) {
+		switch (f->actions[i].type) {
+		case CTL_ACT_TUNNEL_SET: {
+			int ret = vxd_filter_tunnel_check(vxd, f, i, err);
+			if (ret < 0)
+				return ret;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* A batch from nothing, as a change of the current table (its version
+ * grows, which the workers' flow caches rely on, flow_cache.h): a del of
+ * every port's rules first, then ops. */
+static struct ctl_flower *vxd_filters_from_empty(const struct vxd *vxd, const struct ctl_flower *ops, size_t n,
+						 size_t *n_out)
+{
+	size_t have = vxd_filters_n(vxd), k = 0;
+	struct ctl_flower *all = calloc(have + n + 1, sizeof(*all));
+	if (!all)
+		return NULL;
+	for (size_t i = 0; i < have; i++) {
+		const struct ctl_flower *s = vxd_filter_spec(vxd, i);
+		if (k && !strcmp(all[k - 1].dev, s->dev))
+			continue; /* sorted by port: one del each */
+		all[k].verb = CTL_FILTER_DEL;
+		memcpy(all[k++].dev, s->dev, sizeof(s->dev));
+	}
+	if (n)
+		memcpy(all + k, ops, n * sizeof(*ops));
+	*n_out = k + n;
+	return all;
+}
+
+/* Where the ops of a batch came from, to name the one refused: a -batch
+ * file's lines ("FILE:LINE: msg"), else "rule i of n: msg", or the bare
+ * message of a single command. */
+struct vxd_batch_src {
+	const char *name;
+	const unsigned int *lines;
+};
+
+static int vxd_refuse_op(struct ctl_err *err, int ret, const struct vxd_batch_src *src, size_t i, size_t n,
+			 const char *msg)
+{
+	char m[sizeof(err->msg)];
+	snprintf(m, sizeof(m), "%s", msg);
+	if (src && src->name)
+		return vxd_refuse(err, ret, "%s:%u: %s", src->name, src->lines[i], m);
+	if (n > 1)
+		return vxd_refuse(err, ret, "rule %zu of %zu: %s", i + 1, n, m);
+	return vxd_refuse(err, ret, "%s", m);
+}
+
+static int vxd_filters_apply_src(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
+				 const struct vxd_batch_src *src, struct ctl_err *err)
+{
+	int ret;
+	for (size_t i = 0; i < n; i++)
+		if ((ret = vxd_filter_supported(vxd, &ops[i], err)) < 0)
+			return vxd_refuse_op(err, ret, src, i, n, err->msg);
+	size_t n_all = n, skip = 0;
+	struct ctl_flower *all = NULL;
+	if (from_empty) {
+		all = vxd_filters_from_empty(vxd, ops, n, &n_all);
+		if (!all)
+			return vxd_refuse(err, -ENOMEM, "filter: out of memory");
+		skip = n_all - n;
+		ops = all;
+	}
+	struct flower_table *t = NULL;
+	struct flower_error fe = { 0 };
+	ret = flower_table_apply(vxd->flower, ops, n_all, vxd_filter_resolve, vxd, vxd_now_ns(), &t, &fe);
+	free(all);
+	if (ret < 0)
+		return vxd_refuse_op(err, ret, src, fe.op - skip, n, fe.msg);
+	return vxd_filters_install(vxd, t, err);
+}
+
+int vxd_filters_apply(struct vxd *vxd, bool from_empty, const struct ctl_flower *ops, size_t n,
+		      struct ctl_err *err)
+{
+	return vxd_filters_apply_src(vxd, from_empty, ops, n, NULL, err);
+}
+
+int vxd_filter_batch(struct vxd *vxd, const struct ctl_batch *b, struct ctl_print *out, struct ctl_err *err)
+{
+	(void)out;
+	if (b->n_cmds == 0)
+		return 0; /* nothing but comments: nothing to change */
+	struct ctl_flower *ops = malloc(b->n_cmds * sizeof(*ops));
+	if (!ops)
+		return vxd_refuse(err, -ENOMEM, "%s: out of memory", b->name);
+	for (size_t i = 0; i < b->n_cmds; i++)
+		ops[i] = b->cmds[i].filter;
+	const struct vxd_batch_src src = { .name = b->name, .lines = b->lines };
+	int ret = vxd_filters_apply_src(vxd, false, ops, b->n_cmds, &src, err);
+	free(ops);
+	if (ret == 0)
+		VLOG_INFO("filter", "-batch %s: %zu commands applied as one change (%zu rules)", b->name, b->n_cmds,
+			  flower_table_n_rules(vxd->flower));
+	return ret;
+}
+
+int vxd_filters_clear(struct vxd *vxd, struct ctl_err *err)
+{
+	if (!vxd->flower || flower_table_n_rules(vxd->flower) == 0)
+		return 0;
+	return vxd_filters_apply(vxd, true, NULL, 0, err);
+}
+
+bool vxd_filter_names_port(const struct flower_rule *r, uint16_t id)
+{
+	if (r->port == id)
+		return true;
+	for (uint32_t a = 0; a < r->n_actions; a++) {
+		uint8_t type = r->actions[a].type;
+		if ((type == FLOWER_ACT_REDIRECT || type == FLOWER_ACT_MIRROR) && r->actions[a].port == id)
+			return true;
+	}
+	return false;
+}
+
+int vxd_filters_port_in_use(const struct vxd *vxd, uint16_t id, const char *name, struct ctl_err *err)
+{
+	size_t n = vxd->flower ? flower_table_n_rules(vxd->flower) : 0, count = 0;
+	const struct flower_rule *first = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct flower_rule *r = flower_table_rule(vxd->flower, i);
+		if (vxd_filter_names_port(r, id)) {
+			first = first ? first : r;
+			count++;
+		}
+	}
+	if (!count)
+		return 0;
+	char line[512];
+	if (ctl_flower_format(&first->spec, line, sizeof(line)) < 0)
+		snprintf(line, sizeof(line), "dev %s pref %u handle %u", first->spec.dev, first->pref,
+			 first->handle);
+	return vxd_refuse(err, -EBUSY, "port %s: named by %zu flower rule%s (first: %s): delete %s first",
+			  name, count, count == 1 ? "" : "s", line, count == 1 ? "it" : "them");
+}
+
+/* The workers' rule counters at one instant, summed, copied by SNAPSHOT
+ * requests (never read while a worker writes them). */
+static const struct flower_counters *vxd_filter_counters(struct vxd *vxd)
+{
+	if (!vxd->fcounters && !(vxd->fcounters = malloc(sizeof(*vxd->fcounters))))
+		return NULL;
+	if (!vxd->wfcounters && !(vxd->wfcounters = malloc(sizeof(*vxd->wfcounters))))
+		return NULL;
+	if (vxd_snapshot_all(vxd, vxd->snap, vxd->fcounters) < 0)
+		return NULL;
+	return vxd->fcounters;
+}
+
+/* The counters of rule r, summed over the worker's snapshot (NULL: none). */
+static void vxd_filter_stats(const struct vxd *vxd, const struct flower_counters *c,
+			     const struct flower_rule *r, uint64_t now_ns, struct ctl_flower_stats *st)
+{
+	struct flower_rule_counters rc = { 0 };
+	if (c)
+		flower_counters_get(c, r, &rc);
+	(void)vxd;
+	*st = (struct ctl_flower_stats){
+		.installed_sec = (now_ns - r->installed_ns) / 1000000000ull,
+		.used_sec = rc.last_used_ns ? (int64_t)((now_ns - rc.last_used_ns) / 1000000000ull) : -1,
+		.fast_packets = rc.fast_packets, .fast_bytes = rc.fast_bytes,
+		.slow_packets = rc.slow_packets, .slow_bytes = rc.slow_bytes,
+	};
+}
+
+static int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out,
+			   struct ctl_err *err)
+{
+	const struct port *port = vxd_port_by_name(vxd, f->dev);
+	if (!port)
+		return vxd_refuse(err, -ENOENT, "dev \"%s\": no such port", f->dev);
+	const struct flower_counters *c = NULL;
+	if ((f->given & CTL_FF_STATS) && !(c = vxd_filter_counters(vxd)))
+		return vxd_refuse(err, -ENOMEM, "filter show -s: out of memory");
+	uint64_t now = vxd_now_ns();
+	size_t n = vxd->flower ? flower_table_n_rules(vxd->flower) : 0;
+	ctl_print_open_array(out, NULL);
+	for (size_t i = 0; i < n; i++) {
+		const struct flower_rule *r = flower_table_rule(vxd->flower, i);
+		if (r->port != port->id || ((f->given & CTL_FF_CHAIN) && r->chain != f->chain))
+			continue;
+		struct ctl_flower_stats st;
+		if (c)
+			vxd_filter_stats(vxd, c, r, now, &st);
+		ctl_flower_print_rule(out, &r->spec, c ? &st : NULL);
+	}
+	ctl_print_close_array(out);
+	return 0;
+}
+
+int vxd_filter(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out, struct ctl_err *err)
+{
+	if (f->verb == CTL_FILTER_SHOW)
+		return vxd_filter_show(vxd, f, out, err);
+	int ret = vxd_filters_apply(vxd, false, f, 1, err);
+	if (ret == 0)
+		VLOG_INFO("filter", "%s dev %s: done (%zu rules)", f->verb == CTL_FILTER_ADD ? "add" : "del",
+			  f->dev, flower_table_n_rules(vxd->flower));
+	return ret;
+}
+
+size_t vxd_filters_n(const struct vxd *vxd)
+{
+	return vxd->flower ? flower_table_n_rules(vxd->flower) : 0;
+}
+
+const struct ctl_flower *vxd_filter_spec(const struct vxd *vxd, size_t i)
+{
+	return &flower_table_rule(vxd->flower, i)->spec;
+}

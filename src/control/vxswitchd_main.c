@@ -1,0 +1,259 @@
+/* vxswitchd: the vxswitch daemon.  Parses options, builds the switch from a
+ * config file (vxctl commands, one per line), gives up root if told to
+ * (--user, --group: control/privs.h), then serves in the foreground until
+ * SIGINT/SIGTERM; SIGHUP re-reads the config file. */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ctl/ctl_config.h"
+#include "ctl/ctl_print.h"
+#include "control/placement.h"
+#include "ctl/ctl_proto.h"
+#include "control/privs.h"
+#include "control/vxd.h"
+#include "switch/fdb.h"
+
+static struct vxd *the_vxd;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (the_vxd)
+		vxd_stop(the_vxd);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vxswitchd [-c CONFIG] [-s SOCKET] [-u USER] [-g GROUP] [-f] [-q] [-p POOL] [-F ENTRIES]\n"
+		"                 [-m ADDR:PORT] [-w N] [--cpus LIST] [--underlay DEV]\n"
+		"  -c, --config FILE    run the vxctl commands in FILE (one per line, # comments)\n"
+		"                       before serving; a bad line stops the start\n"
+		"  -s, --socket PATH    control socket (default " CTL_DEFAULT_SOCKET ")\n"
+		"  -f, --foreground     stay in the foreground (the default; there is no daemon mode)\n"
+		"  -q, --quiet          no informational lines on stderr\n"
+		"  -p, --pool N         packet buffers, 64..1048576 (default 4096, 64 KB each, touched on use)\n"
+		"  -F, --fdb-size N     learned MACs the FDB holds over all VNIs, 1..16776192 (default 65536);\n"
+		"                       `set fdb-max` caps each VNI at run time, up to this\n"
+		"  -u, --user USER      after start-up (config applied, control socket created) run as\n"
+		"                       USER, keeping only CAP_NET_ADMIN and CAP_SYS_ADMIN (run-time\n"
+		"                       port add/del, reload); needs root\n"
+		"  -g, --group GROUP    run as group GROUP (default: USER's) and make the control\n"
+		"                       socket mode 0660 group GROUP, so GROUP's members can use vxctl\n"
+		"  -m, --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+		"                       (IPv6: [ADDR]:PORT; numeric address, port 1..65535)\n"
+		"  -w, --workers N      datapath workers, 1..16 (default: one per allowed CPU of the\n"
+		"                       underlay device's NUMA node, or of the machine without one)\n"
+		"      --cpus LIST      pin worker i to the i-th CPU of LIST (e.g. 0-3,6)\n"
+		"      --underlay DEV   the device whose NUMA node the workers go on (default: the\n"
+		"                       link of the first vxlan port's local address in CONFIG)\n"
+		"  -h, --help           this text\n"
+		"SIGHUP (or vxctl reload) re-reads CONFIG and applies the difference; SIGINT/SIGTERM stop.\n"
+		"Threads: a control thread (socket, commands, config) and the datapath workers.\n"
+		"$VXSWITCH_SYSFS names another root than /sys for the NUMA information (tests).\n"
+		"Exit status: 0 stopped by a signal, 1 start-up or run failure, 2 bad option.\n");
+}
+
+/* mkdir -p of the socket's directory, 0700. */
+static void make_socket_dir(const char *path)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", path);
+	char *dir = dirname(buf);
+	for (char *s = dir + 1; *s; s++) {
+		if (*s == '/') {
+			*s = 0;
+			mkdir(dir, 0700);
+			*s = '/';
+		}
+	}
+	mkdir(dir, 0700);
+}
+
+/* A decimal option value within [min, max], or exit 2 saying what is wrong. */
+static uint32_t option_uint(const char *opt, const char *arg, uint32_t min, uint32_t max)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "vxswitchd: %s \"%s\": expected a number %u..%u\n", opt, arg, min, max);
+		exit(2);
+	}
+	return (uint32_t)v;
+}
+
+/* The config file, applied to the empty switch: a refused line stops the
+ * start (FILE:LINE: why). */
+static int run_config(struct vxd *vxd)
+{
+	struct ctl_print out;
+	struct ctl_err err = { 0 };
+	ctl_print_init(&out, false, 0);
+	int ret = vxd_apply_config(vxd, &out, &err);
+	ctl_print_finish(&out);
+	if (ret < 0)
+		fprintf(stderr, "vxswitchd: %s\n", err.msg[0] ? err.msg : strerror(-ret));
+	else
+		fputs(ctl_print_data(&out), stderr);
+	ctl_print_release(&out);
+	return ret;
+}
+
+static void on_hangup(int sig)
+{
+	(void)sig;
+	if (the_vxd)
+		vxd_request_reload(the_vxd);
+}
+
+struct cmdline {
+	struct vxd_options opts;
+	const char *user, *group;
+	const char *metrics;
+};
+
+/* Options into *cl; exits 0 after --help, 2 on a bad option. */
+static void parse_options(int argc, char **argv, struct cmdline *cl)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "pool", required_argument, NULL, 'p' },
+		{ "fdb-size", required_argument, NULL, 'F' },
+		{ "metrics", required_argument, NULL, 'm' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "underlay", required_argument, NULL, 'U' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	cl->opts.ctl_path = CTL_DEFAULT_SOCKET;
+	while ((c = getopt_long(argc, argv, "c:s:u:g:fqp:F:m:w:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			cl->opts.config_path = optarg;
+			break;
+		case 's':
+			cl->opts.ctl_path = optarg;
+			break;
+		case 'u':
+			cl->user = optarg;
+			break;
+		case 'g':
+			cl->group = optarg;
+			break;
+		case 'f':
+			break;
+		case 'q':
+			cl->opts.quiet = true;
+			break;
+		case 'p':
+			cl->opts.pool_size = option_uint("--pool", optarg, 64, 1u << 20);
+			break;
+		case 'F':
+			cl->opts.fdb_size = option_uint("--fdb-size", optarg, 1,
+							FDB_MAX_ENTRIES - FDB_DEFAULT_MAX_STATIC);
+			break;
+		case 'm':
+			cl->metrics = optarg;
+			break;
+		case 'w':
+			cl->opts.workers = option_uint("--workers", optarg, 1, VXD_PLACEMENT_MAX);
+			break;
+		case 'C':
+			cl->opts.cpus = optarg;
+			break;
+		case 'U':
+			cl->opts.underlay = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		exit(2);
+	}
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	/* SIGHUP re-reads the config file (vxctl reload does the same). */
+	struct sigaction hup = { .sa_handler = on_hangup };
+	sigaction(SIGHUP, &hup, NULL);
+}
+
+/* The control socket goes to --group, then root goes (control/privs.h). */
+static int give_up_root(const struct privs *pv, const char *ctl_path)
+{
+	char err[PRIVS_ERR_LEN];
+	int ret = privs_share_socket(pv, ctl_path, err);
+	if (!ret)
+		ret = privs_drop(pv, err);
+	if (ret < 0)
+		fprintf(stderr, "vxswitchd: %s\n", err);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct cmdline cl = { 0 };
+	struct privs pv;
+	char err[PRIVS_ERR_LEN];
+	parse_options(argc, argv, &cl);
+	if (privs_lookup(&pv, cl.user, cl.group, err) < 0) {
+		fprintf(stderr, "vxswitchd: %s\n", err);
+		return 2;
+	}
+	/* Before the worker thread exists, so that it inherits these. */
+	if (privs_prepare(&pv, err) < 0) {
+		fprintf(stderr, "vxswitchd: cannot start: %s\n", err);
+		return 1;
+	}
+	make_socket_dir(cl.opts.ctl_path);
+
+	struct vxd *vxd;
+	int ret = vxd_create(&cl.opts, &vxd);
+	if (ret < 0) {
+		fprintf(stderr, "vxswitchd: cannot start: %s\n", strerror(-ret));
+		return 1;
+	}
+	the_vxd = vxd;
+	install_signals();
+	/* Bound before root goes, so a port under 1024 works too. */
+	char merr[300];
+	if (cl.metrics && vxd_metrics_start(vxd, cl.metrics, merr, sizeof(merr)) < 0) {
+		fprintf(stderr, "vxswitchd: %s\n", merr);
+		vxd_destroy(vxd);
+		return 1;
+	}
+	if ((cl.opts.config_path && run_config(vxd) < 0) || give_up_root(&pv, cl.opts.ctl_path) < 0) {
+		vxd_destroy(vxd);
+		return 1;
+	}
+	if (!cl.opts.quiet)
+		fprintf(stderr, "vxswitchd: ready, control socket %s\n", cl.opts.ctl_path);
+	ret = vxd_run(vxd);
+	vxd_destroy(vxd);
+	return ret < 0 ? 1 : 0;
+}

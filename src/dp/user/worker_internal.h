@@ -1,0 +1,145 @@
+/* The worker's own state: shared by worker.c (thread, loop, requests),
+ * datapath.c (the packet path) and worker_req.c (what requests do).  Only
+ * the worker thread touches any of it while the thread runs; see worker.h. */
+#ifndef VX_DP_USER_WORKER_INTERNAL_H
+#define VX_DP_USER_WORKER_INTERNAL_H
+
+#include <pthread.h>
+
+#include "dp/capture.h"
+#include "dp/user/worker.h"
+#include "dp/user/txq.h"
+#include "parse/flow.h"
+#include "switch/flow_cache.h"
+
+enum vxd_worker_limits {
+	VXD_RX_BATCH = 64,       /* tap reads per batch */
+	VXD_SOCK_RX_MAX = 512,   /* datagrams per socket batch (8 x 64) */
+	VXD_RX_ROUNDS = 8,       /* tap batches per loop turn: fairness */
+	VXD_SOCK_POLL_BUDGET = 4096, /* datagrams per socket poll: fairness... */
+	VXD_SOCK_POLL_ROUNDS = 64,   /* ...and recvmmsg calls, for datagrams that
+					arrive one per message (not coalesced) */
+	VXD_MAX_EVENTS = 64,
+	VXD_IDLE_TIMEOUT_MS = 1000,  /* epoll timeout with nothing held: FDB ageing */
+};
+
+/* The worker's side of one port. */
+struct vxd_wport {
+	struct port *port;           /* NULL: slot not attached */
+	struct port_io io;
+	uint64_t lost_ns;            /* frame port: when its device went away (0: it is there) */
+	uint64_t lost_events;        /* times it went away */
+	/* Captures of this port (capture.h): checked once per batch. */
+	uint8_t n_caps;
+	struct vxd_capture *caps[VXD_CAPTURE_MAX];
+};
+
+struct vxd_worker {
+	struct qsbr *qsbr;
+	struct qsbr_reader *reader;
+	struct vxd_view *_Atomic *view_slot;
+	const struct vxd_view *view; /* valid from online to the next quiescent point */
+	vxd_clock_fn *clock;
+
+	pthread_t thread;
+	bool running;
+	atomic_bool stop;
+	int epfd;
+	int wake_fd;                 /* eventfd: a request or stop is pending */
+
+	unsigned index;              /* its lane (worker.h) */
+	int cpu_pinned, node;        /* placement (-1: none / unknown) */
+	struct pkt_pool *pool;
+	uint32_t pool_size;
+	struct fdb *fdb;             /* shared (worker.h) */
+	struct fwd_switch fwd;
+	struct fwd_result fwd_res;   /* scratch, too big for the stack per frame */
+	struct gro_table *gro;
+	struct gro_stats gro_base;   /* of GRO tables replaced by knob changes */
+	bool gro_carried;
+
+	struct vxd_wport ports[VXD_MAX_PORTS];
+	struct txq_set txqs;         /* output queues, by port id */
+	/* EPOLLOUT asked for: on out_fd[i] (-1: none) of out_sock[i]. */
+	struct vxlan_sock *out_sock[VXD_MAX_SOCKS];
+	int out_fd[VXD_MAX_SOCKS];
+
+	/* Remote VTEPs' traffic (worker.h: struct vxd_vtep_stats); last_vtep
+	 * is where the previous lookup hit (frames come in trains). */
+	struct vxd_vtep_stats vteps[VXD_MAX_VTEPS];
+	unsigned n_vteps, last_vtep;
+	uint64_t vteps_untracked;
+
+	uint64_t drops[DROP_REASON_COUNT];
+	struct vxd_rx_csum_stats rx_csum;
+	uint64_t whole_big_tcp_marked;
+	uint64_t gro_pool_low_flushes;
+	uint64_t loops, requests;
+	uint64_t polls, poll_hits;   /* poll-us (worker.c) */
+	uint64_t poll_ns;            /* the knob, from the last view */
+	uint64_t last_traffic_ns;
+	uint64_t now_ns;
+	uint64_t last_age_ns;
+
+	struct pkt *sock_rx[VXD_SOCK_RX_MAX];
+
+	/* Flower rules (dp_rules.c): the verdict cache, the per-rule counters
+	 * (read by the control side through VXD_REQ_SNAPSHOT), mirred scratch. */
+	struct flow_cache *fcache;
+	struct flower_counters *fcounters;
+	struct fwd_result rule_res;
+
+	/* Captures (capture.h): on vxlan ports (checked once per socket
+	 * batch), and of decapsulated frames (GRO's emit is switched). */
+	unsigned n_sock_caps, n_gro_caps;
+
+	pthread_mutex_t req_lock;
+	pthread_cond_t req_cond;
+	struct vxd_req *req_head, **req_tail;
+	atomic_bool req_pending;
+};
+
+/* dp_rules.c: a frame whose ingress port has rules (ft is the view's
+ * table); true when the rules consumed it, false: on to L2 switching. */
+bool dp_rules(struct vxd_worker *w, const struct flower_table *ft, struct pkt *pkt,
+	      const struct flow_key *key);
+
+/* datapath.c */
+/* Sends pkt (consumed) to every output of res (a drop when it has none). */
+void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_result *res);
+void dp_count_drop(struct vxd_worker *w, uint16_t port_id, enum drop_reason reason);
+void dp_frame_input(struct vxd_worker *w, struct port *port);
+/* EPOLLERR/EPOLLHUP on a frame port's fd.  The device is gone (a tap:
+ * always; an afpacket port: when its poll_error says so -- a link only
+ * down is not lost): out of the poll set, so nothing spins, and marked
+ * lost until the control side replaces the port. */
+void dp_frame_lost(struct vxd_worker *w, struct port *port);
+void dp_sock_input(struct vxd_worker *w, unsigned sock_idx);
+void dp_sock_writable(struct vxd_worker *w, unsigned sock_idx);
+void dp_flush_all(struct vxd_worker *w);
+txq_flush_fn dp_txq_flush;
+void dp_gro_emit(void *aux, struct pkt *pkt, const struct flow_key *key);
+/* dp_gro_emit while a capture of decapsulated frames runs (capture_dp.c). */
+void dp_gro_emit_captured(void *aux, struct pkt *pkt, const struct flow_key *key);
+/* Completes held GRO runs whose hold time is over (all of them with
+ * gro-hold-us 0, as the kernel does at the end of a NAPI poll). */
+void dp_gro_complete(struct vxd_worker *w, bool all);
+
+/* The counters of remote VTEP `addr` of vxlan port `port`, made on first
+ * use; NULL (counted in vteps_untracked) when the table is full. */
+struct vxd_vtep_stats *dp_vtep(struct vxd_worker *w, uint16_t port, uint8_t family, const uint8_t addr[16]);
+/* Port `port` is gone: its VTEPs' counters go too. */
+void dp_vtep_forget(struct vxd_worker *w, uint16_t port);
+
+/* worker_req.c */
+void vxd_worker_execute(struct vxd_worker *w, struct vxd_req *req);
+int vxd_worker_gro_rebuild(struct vxd_worker *w, uint32_t max_size, uint64_t hold_ns);
+
+/* worker.c: the calling thread's CPU time if it is the worker thread
+ * (getrusage(RUSAGE_THREAD)); zeros on any other thread (requests served
+ * by the caller once the worker stopped). */
+void vxd_worker_cpu(uint64_t *user_us, uint64_t *sys_us);
+/* The CPU the calling thread runs on now. */
+int vxd_worker_cpu_now(void);
+
+#endif

@@ -1,0 +1,136 @@
+/* vxswitchd's `diagnose`: the switch and its counters put into a struct
+ * diag_input, judged by diag.h's pure functions, and printed: in text one
+ * finding a line ("no problem found" when there is none), in JSON
+ * {"findings": [{"cause", "port", fields..., "text"}], "problems": N}.
+ * Returns CTL_DONE_FINDINGS when there is a problem, so vxctl exits 1. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl/ctl_print.h"
+#include "ctl/ctl_server.h"
+#include "report/diag.h"
+#include "control/vxd_internal.h"
+#include "port/frame.h"
+#include "port/tap.h"
+#include "port/vxlan.h"
+
+static void vxd_diag_port(const struct vxd *vxd, unsigned i, struct diag_port *dp)
+{
+	const struct port *port = vxd->ports[i];
+	const struct vxd_link_state *ls = &vxd->links[i];
+	if (ls->down_ns) {
+		uint64_t now = vxd_now_ns();
+		dp->link_down = true;
+		dp->link_down_s = now > ls->down_ns ? (now - ls->down_ns) / 1000000000ull : 0;
+		dp->link_down_events = ls->down_events;
+		snprintf(dp->link_dev, sizeof(dp->link_dev), "%s", ls->dev);
+	}
+	snprintf(dp->netns, sizeof(dp->netns), "%s", vxd->port_cfg[i].netns);
+	snprintf(dp->name, sizeof(dp->name), "%s", port->name);
+	dp->vni = port->vni;
+	dp->mtu = port->mtu;
+	if (port_is_frame(port)) { /* a tap or an afpacket port: judged alike */
+		dp->kind = DIAG_PORT_TAP;
+		struct tap_kernel_stats ks;
+		dp->kernel_ok = port_is_tap(port) && tap_port_kernel_stats(port, &ks) == 0;
+		dp->kernel_tx_dropped = dp->kernel_ok ? ks.tx_dropped : 0;
+	} else if (port_is_vxlan(port)) {
+		dp->kind = DIAG_PORT_VXLAN;
+		const struct vxlan_options *o = vxlan_port_options(port);
+		struct vxlan_port_info vi;
+		vxlan_port_get_info(port, NULL, &vi);
+		dp->dst_port = o->dst_port;
+		dp->family = o->local.family;
+		dp->inner_mtu_fit = vi.inner_mtu_fit;
+		dp->underlay_mtu = vi.underlay_mtu;
+		dp->csum_unfinished = ls->csum_unfinished && vxd->port_cfg[i].udpcsum;
+		if (dp->csum_unfinished)
+			snprintf(dp->link_dev, sizeof(dp->link_dev), "%s", ls->dev);
+	}
+}
+
+/* Where the workers run, and each one's share of a core over the window:
+ * what an operator checks first when a path is slow (not a finding). */
+static void vxd_diag_workers(struct ctl_print *p, const struct vxd *vxd, const struct diag_input *in)
+{
+	const struct vxd_snapshot *a = in->then, *b = in->now;
+	ctl_print_open_object(p, "workers");
+	ctl_print_uint(p, CTL_PRINT_ANY, "n", "workers: %" PRIu64, b->n_workers);
+	ctl_print_string(p, CTL_PRINT_ANY, "placement", " (%s)", vxd->placement.how);
+	uint64_t wall_us = a && b->taken_ns > a->taken_ns ? (b->taken_ns - a->taken_ns) / 1000 : 0;
+	ctl_print_open_array(p, "busy_permille");
+	for (unsigned i = 0; i < b->n_workers; i++) {
+		uint64_t cpu = b->workers[i].cpu_user_us + b->workers[i].cpu_sys_us;
+		if (a && i < a->n_workers)
+			cpu -= a->workers[i].cpu_user_us + a->workers[i].cpu_sys_us;
+		ctl_print_uint(p, CTL_PRINT_ANY, NULL, i ? ", %" PRIu64 : "; busy over the window (permille): %" PRIu64,
+			       wall_us ? cpu * 1000 / wall_us : 0);
+	}
+	ctl_print_close_array(p);
+	ctl_print_nl(p);
+	ctl_print_close_object(p);
+}
+
+static void vxd_diag_print(struct ctl_print *p, const struct vxd *vxd, const struct diag_input *in,
+			   const struct diag_report *r)
+{
+	ctl_print_open_object(p, NULL);
+	ctl_print_open_array(p, "findings");
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct diag_finding *f = &r->f[i];
+		ctl_print_open_object(p, NULL);
+		ctl_print_string(p, CTL_PRINT_JSON, "cause", NULL, diag_cause_name(f->cause));
+		if (f->port[0])
+			ctl_print_string(p, CTL_PRINT_JSON, "port", NULL, f->port);
+		for (unsigned k = 0; k < f->n_fields; k++) {
+			const struct diag_field *fl = &f->fields[k];
+			if (fl->is_str)
+				ctl_print_string(p, CTL_PRINT_JSON, fl->key, NULL, fl->str);
+			else
+				ctl_print_uint(p, CTL_PRINT_JSON, fl->key, NULL, fl->num);
+		}
+		ctl_print_bool(p, CTL_PRINT_JSON, "problem", NULL, !diag_cause_is_note(f->cause));
+		ctl_print_string(p, CTL_PRINT_ANY, "text", "%s\n", f->text);
+		ctl_print_close_object(p);
+	}
+	ctl_print_close_array(p);
+	if (r->left_out)
+		ctl_print_uint(p, CTL_PRINT_ANY, "left_out", "(%" PRIu64 " more findings left out)\n", r->left_out);
+	ctl_print_uint(p, CTL_PRINT_JSON, "problems", NULL, diag_problems(r));
+	if (diag_problems(r) == 0)
+		ctl_print_text(p, "no problem found\n");
+	vxd_diag_workers(p, vxd, in);
+	ctl_print_close_object(p);
+}
+
+int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p,
+		 struct ctl_err *err)
+{
+	if (ref->has_port && !vxd_port_by_name(vxd, ref->name))
+		return vxd_refuse(err, -ENOENT, "port %s: no such port", ref->name);
+	struct diag_input *in = calloc(1, sizeof(*in));
+	struct diag_report *r = calloc(1, sizeof(*r));
+	if (!in || !r) {
+		free(in);
+		free(r);
+		return vxd_refuse(err, -ENOMEM, "diagnose: out of memory");
+	}
+	in->now = vxd_snapshot(vxd);
+	in->then = vxd->diag_prev;
+	memcpy(in->knobs, vxd->knobs, sizeof(in->knobs));
+	in->only = ref->has_port ? ref->name : NULL;
+	in->underlay_node = vxd->placement.dev_node;
+	in->underlay = vxd->placement.dev;
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+		if (vxd->ports[i])
+			vxd_diag_port(vxd, i, &in->ports[i]);
+	diag_judge(in, r);
+	vxd_diag_print(p, vxd, in, r);
+	int ret = diag_problems(r) ? CTL_DONE_FINDINGS : 0;
+	free(in);
+	free(r);
+	return ret;
+}
