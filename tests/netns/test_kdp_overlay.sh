@@ -119,6 +119,38 @@ tx2=$(vx 2 -j stats port vnet2 | /usr/bin/python3 -c 'import json,sys; print(jso
 [ "$tx2" -gt 1000 ] || fail "vnet2's counters: tx $tx2"
 pass "iperf3 kernel datapath: vm1->vm2 $g12 Gbit/s, vm2->vm1 $g21 Gbit/s; vnet2 got $tx2 frames, $big of bytes in frames >= 32 KB"
 
+# An afpacket port: an existing veth of a "container" in VNI 99, the
+# program attached to its host end.
+CT=$P-ct1
+rig_ns_add "$CT"
+nh1 ip link add ct1h type veth peer name eth0 netns "$CT"
+nh1 ip link set ct1h mtu 1450 up
+n "$CT" ip link set eth0 mtu 1450 up
+n "$CT" ip addr add 192.0.2.11/24 dev eth0
+vx 1 port add ct1 type afpacket dev ct1h vni 99 || fail "afpacket port on the kernel datapath"
+[ "$(vx_port 1 ct1 datapath)" = kernel ] && [ "$(vx_port 1 ct1 deliver)" = redirect_peer ] \
+	|| fail "port show: $(vx 1 port show | grep '^ct1 ')"
+ping_ok "$CT" 192.0.2.2 || fail "ping ct1 -> vm2 through the afpacket port"
+ping_ok "$CT" 192.0.2.1 || fail "ping ct1 -> vm1 (local switching)"
+vx 1 port del ct1 || fail "port del ct1"
+nh1 tc filter show dev ct1h ingress | grep -q vxdp && fail "a filter left on ct1h"
+n "$CT" ping -c 2 -W 1 192.0.2.2 >/dev/null 2>&1 && fail "ct1 still forwarded after port del"
+nh1 ip link show ct1h >/dev/null 2>&1 || fail "port del deleted the afpacket link (not ours)"
+pass "afpacket port: ping to the remote and the local VM, port del detaches and leaves the link"
+
+# Ageing: with fdb-ageing 2, idle entries go (the VMs' MACs come back
+# with the next frame).
+vx 1 set fdb-ageing 2
+for i in $(seq 50); do
+	vx 1 fdb show vni 99 | grep -q "^$mac2 " || break
+	sleep 0.2
+done
+vx 1 fdb show vni 99 | grep -q "^$mac2 " && fail "vm2's MAC did not age out: $(vx 1 fdb show vni 99)"
+ping_ok "$VM1" 192.0.2.2 || fail "ping after ageing"
+vx 1 fdb show vni 99 | grep -q "^$mac2 " || fail "vm2's MAC not learned again"
+vx 1 set fdb-ageing 300
+pass "ageing: vm2's MAC gone within $(( i / 5 )) s at fdb-ageing 2, learned again by the next ping"
+
 # The daemons stop: nothing of theirs is left.
 rig_vxswitchd_stop 1
 rig_vxswitchd_stop 2

@@ -16,7 +16,11 @@
 #include "port/rtnl.h"
 #include "util/vlog.h"
 
-enum { KC_MAX_PORTS = 256, KC_MAX_VNIS = 256 };
+enum {
+	KC_MAX_PORTS = 256,
+	KC_MAX_VNIS = 256,
+	KC_FDB_MAX_DEFAULT = 8192, /* = FDB_DEFAULT_MAX_LEARNED, the userspace datapath's */
+};
 
 struct kc_port {
 	bool used;
@@ -294,10 +298,10 @@ static unsigned kc_sweep(struct kdp_ctl *kc, struct kc_sweep *s)
 
 void kdp_ctl_tick(struct kdp_ctl *kc, uint32_t fdb_max, uint32_t ageing_s)
 {
-	kc->fdb_max = fdb_max;
+	kc->fdb_max = fdb_max ? fdb_max : KC_FDB_MAX_DEFAULT;
 	kdp_upcall_poll(kc->k, 0, kc_learn, kc);
 	uint64_t now = kdp_now_ns();
-	if (now - kc->last_age_ns < 1000000000ull)
+	if (!ageing_s || now - kc->last_age_ns < 1000000000ull)
 		return;
 	kc->last_age_ns = now;
 	struct kc_sweep *s = calloc(1, sizeof(*s));

@@ -46,7 +46,8 @@ void kdp_ctl_close(struct kdp_ctl *kc);
 int kdp_ctl_fd(struct kdp_ctl *kc);
 
 /* Handles waiting upcalls and, once a second, ages the FDB.  fdb_max: the
- * per-VNI cap (0: none), ageing_s: the ageing time. */
+ * per-VNI cap (0: 8192, the userspace datapath's default), ageing_s: the
+ * ageing time (0: never). */
 void kdp_ctl_tick(struct kdp_ctl *kc, uint32_t fdb_max, uint32_t ageing_s);
 
 /* Offers a command: true when the kernel datapath handled it (the result
