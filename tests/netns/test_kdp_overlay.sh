@@ -27,6 +27,18 @@ progs_before=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
 rig_create 4
 rig_ns_add "$VM3"
 rig_ns_add "$VM4"
+# A third host h3 (vm5 in VNI 99) on a second underlay link to h1 only:
+# h1 floods to h2 and h3.
+H3=$P-h3; VM5=$P-vm5
+rig_ns_add "$H3"
+rig_ns_add "$VM5"
+ip link add u13 netns "$H1" type veth peer name u31 netns "$H3"
+nh1 ip addr add 198.51.100.1/32 dev u13
+nh1 ip link set u13 up
+nh1 ip route add 198.51.100.3/32 dev u13
+n "$H3" ip addr add 198.51.100.3/32 dev u31
+n "$H3" ip link set u31 up
+n "$H3" ip route add 198.51.100.1/32 dev u31
 
 # kdp_vxswitchd SIDE: vxswitchd --datapath kernel in host SIDE with VNI 99
 # (vnetSIDE into vmSIDE) and VNI 100 (vnet{SIDE+2} into vm{SIDE+2}).
@@ -34,8 +46,10 @@ kdp_vxswitchd() {
 	local side=$1 other=$(( 3 - $1 )) host vm vmb cfg sock p i
 	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; vmb=$VM3; else host=$H2; vm=$VM2; vmb=$VM4; fi
 	cfg=$RIG_DIR/h$side.conf; sock=$RIG_DIR/h$side.sock
+	local r3=""
+	[ "$side" = 1 ] && r3="remote 198.51.100.3"
 	cat > "$cfg" <<CONF
-port add vx99 type vxlan vni 99 local $(u_addr "$side") remote $(u_addr "$other")
+port add vx99 type vxlan vni 99 local $(u_addr "$side") remote $(u_addr "$other") $r3
 port add vx100 type vxlan vni 100 local $(u_addr "$side") remote $(u_addr "$other")
 port add vnet$side type veth vni 99 netns $vm mtu 1450
 port add vnet$(( side + 2 )) type veth vni 100 netns $vmb mtu 1450
@@ -54,6 +68,15 @@ CONF
 }
 kdp_vxswitchd 1
 kdp_vxswitchd 2
+cat > "$RIG_DIR/h3.conf" <<CONF
+port add vx99 type vxlan vni 99 local 198.51.100.3 remote 198.51.100.1
+port add vnet5 type veth vni 99 netns $VM5 mtu 1450
+CONF
+n "$H3" "$VXSWITCHD" --datapath kernel -c "$RIG_DIR/h3.conf" -s "$RIG_DIR/h3.sock" > "$RIG_DIR/h3.log" 2>&1 &
+RIG_PIDS="$RIG_PIDS $!"
+for i in $(seq 100); do n "$VM5" ip link show vnet5 >/dev/null 2>&1 && break; sleep 0.05; done
+n "$VM5" ip link set vnet5 up
+n "$VM5" ip addr add 192.0.2.5/24 dev vnet5
 # VNI 100: the same MACs and addresses as VNI 99's VMs.
 for pair in "$VM1 vnet1 $VM3 vnet3" "$VM2 vnet2 $VM4 vnet4"; do
 	set -- $pair
@@ -85,6 +108,20 @@ ping_ok "$VM1" 192.0.2.2 || fail "ping vm1 -> vm2"
 ping_ok "$VM2" 192.0.2.1 || fail "ping vm2 -> vm1"
 p50=$(nvm1 ping -c 20 -i 0.05 -q 192.0.2.2 | awk -F/ '/^rtt/ {print $5}')
 pass "ping both ways (avg rtt $p50 ms)"
+
+# Flooding to three VTEPs: vm1's ARP for vm5 goes to h2 (vm2 sees it)
+# and h3 (vm5 answers); vm5's reply is unicast back to h1 only.
+# tcpdump in vm2 until it has the flooded ARP request (it says
+# "listening" once its socket is bound: no frame is missed after that).
+n "$VM2" timeout 10 tcpdump -i vnet2 -nn -l -c 1 "arp and arp[24:4] = 0xc0000205" \
+	> "$RIG_DIR/arp2.txt" 2> "$RIG_DIR/arp2.err" &
+capture=$!
+for i in $(seq 100); do grep -q listening "$RIG_DIR/arp2.err" && break; sleep 0.05; done
+ping_ok "$VM1" 192.0.2.5 || fail "ping vm1 -> vm5 on the third host: $(cat "$RIG_DIR/h3.log")"
+wait "$capture" || true
+grep -q "who-has 192.0.2.5" "$RIG_DIR/arp2.txt" || fail "vm2 did not get vm1's flooded ARP for vm5: $(cat "$RIG_DIR/arp2.txt" "$RIG_DIR/arp2.err")"
+n "$H3" "$VXCTL" -s "$RIG_DIR/h3.sock" fdb show | grep -q "remote 198.51.100.1 " || fail "h3 learned nothing"
+pass "flooding: vm1's ARP for vm5 reached vm2 on h2 and vm5 on h3 (it answered)"
 
 # Learning: h1 knows vm2's MAC behind 198.51.100.2 and vm1's behind vnet1.
 mac1=$(nvm1 cat /sys/class/net/vnet1/address); mac2=$(nvm2 cat /sys/class/net/vnet2/address)
@@ -154,7 +191,9 @@ pass "ageing: vm2's MAC gone within $(( i / 5 )) s at fdb-ageing 2, learned agai
 # The daemons stop: nothing of theirs is left.
 rig_vxswitchd_stop 1
 rig_vxswitchd_stop 2
-for h in "$H1" "$H2"; do
+for p in $(ip netns pids "$H3"); do kill "$p"; done
+for i in $(seq 50); do [ -z "$(ip netns pids "$H3")" ] && break; sleep 0.1; done
+for h in "$H1" "$H2" "$H3"; do
 	n "$h" ip link show vxdp0 >/dev/null 2>&1 && fail "vxdp0 left in $h"
 	n "$h" ip link show type veth | grep -q vnet && fail "a veth left in $h: $(n "$h" ip link show type veth)"
 done
