@@ -154,7 +154,12 @@ t = sum(h.values())
 print("%.3f" % ((h["32K-64K"] + h[">=64K"]) / t if t else 0))')
 tx2=$(vx 2 -j stats port vnet2 | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["ports"][0]["tx_frames"])')
 [ "$tx2" -gt 1000 ] || fail "vnet2's counters: tx $tx2"
-pass "iperf3 kernel datapath: vm1->vm2 $g12 Gbit/s, vm2->vm1 $g21 Gbit/s; vnet2 got $tx2 frames, $big of bytes in frames >= 32 KB"
+pass "iperf3 kernel datapath (gso-wire): vm1->vm2 $g12 Gbit/s, vm2->vm1 $g21 Gbit/s; vnet2 got $tx2 frames, $big of bytes in frames >= 32 KB"
+rig_wire_mode mtu
+m12=$(rig_iperf "$SECS" 1) || fail "iperf3 mtu-wire vm1 -> vm2"
+m21=$(rig_iperf "$SECS" 2) || fail "iperf3 mtu-wire vm2 -> vm1"
+rig_wire_mode gso
+pass "iperf3 kernel datapath (mtu-wire): vm1->vm2 $m12 Gbit/s, vm2->vm1 $m21 Gbit/s"
 
 # An afpacket port: an existing veth of a "container" in VNI 99, the
 # program attached to its host end.
@@ -207,4 +212,7 @@ rig_kernel 2
 ping_ok "$VM1" 192.0.2.2 || fail "kernel bridge: ping"
 k12=$(rig_iperf "$SECS" 1) || fail "iperf3 kernel vm1 -> vm2"
 k21=$(rig_iperf "$SECS" 2) || fail "iperf3 kernel vm2 -> vm1"
-pass "iperf3 kernel vxlan+bridge: vm1->vm2 $k12 Gbit/s, vm2->vm1 $k21 Gbit/s (kernel datapath: $g12 / $g21)"
+rig_wire_mode mtu
+km12=$(rig_iperf "$SECS" 1) || fail "iperf3 kernel mtu-wire vm1 -> vm2"
+km21=$(rig_iperf "$SECS" 2) || fail "iperf3 kernel mtu-wire vm2 -> vm1"
+pass "iperf3 kernel vxlan+bridge: gso-wire $k12 / $k21 Gbit/s, mtu-wire $km12 / $km21 (kernel datapath: gso-wire $g12 / $g21, mtu-wire $m12 / $m21; vm1->vm2 / vm2->vm1)"
