@@ -205,6 +205,11 @@ done
 progs_after=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
 [ "$progs_after" = "$progs_before" ] || fail "BPF programs left: $progs_before before, $progs_after after"
 pass "cleanup: no vxdp0, no veth, no program left"
+# A sanitizer build (BUILD=build-asan) reports into the daemons' logs.
+if grep -l "Sanitizer\|runtime error" "$RIG_DIR"/h*.log >/dev/null 2>&1; then
+	cat "$RIG_DIR"/h*.log >&2
+	fail "sanitizer report in a daemon's log"
+fi
 
 # The kernel's vxlan + bridge on the same rig, same minute.
 rig_kernel 1
