@@ -270,21 +270,49 @@ int kdp_port_del(struct kdp *k, uint32_t ifindex)
 	return err < 0 ? -errno : 0;
 }
 
+/* The `vteps` entries of the remotes in a VNI's flood list: added, or
+ * removed (add false). */
+static int vteps_update(struct kdp *k, uint32_t vni, const struct vxdp_flood_ent *fl, unsigned n, bool add)
+{
+	int fd = bpf_map__fd(k->skel->maps.vteps);
+	uint8_t one = 1;
+	for (unsigned i = 0; i < n && i < VXDP_FLOOD_MAX; i++) {
+		if (!(fl[i].flags & VXDP_FDB_REMOTE))
+			continue;
+		struct vxdp_vtep_key key = { .vni = vni, .flags = fl[i].flags & VXDP_FDB_V6 };
+		memcpy(key.addr, fl[i].remote, 16);
+		if (add && bpf_map_update_elem(fd, &key, &one, BPF_ANY) < 0)
+			return -errno;
+		if (!add)
+			bpf_map_delete_elem(fd, &key);
+	}
+	return 0;
+}
+
 int kdp_vni_set(struct kdp *k, uint32_t vni, uint8_t ttl, uint8_t tos,
 		const struct vxdp_flood_ent *flood, unsigned n_flood)
 {
 	if (n_flood > VXDP_FLOOD_MAX)
 		return -E2BIG;
-	struct vxdp_vni v = { .ttl = ttl, .tos = tos, .n_flood = n_flood };
+	struct vxdp_vni old, v = { .ttl = ttl, .tos = tos, .n_flood = n_flood };
 	if (n_flood)
 		memcpy(v.flood, flood, n_flood * sizeof(*flood));
-	int err = bpf_map_update_elem(bpf_map__fd(k->skel->maps.vnis), &vni, &v, BPF_ANY);
-	return err < 0 ? -errno : 0;
+	int fd = bpf_map__fd(k->skel->maps.vnis);
+	if (bpf_map_lookup_elem(fd, &vni, &old) == 0)
+		vteps_update(k, vni, old.flood, old.n_flood, false);
+	int err = vteps_update(k, vni, v.flood, n_flood, true);
+	if (err == 0 && bpf_map_update_elem(fd, &vni, &v, BPF_ANY) < 0)
+		err = -errno;
+	return err;
 }
 
 int kdp_vni_del(struct kdp *k, uint32_t vni)
 {
-	return bpf_map_delete_elem(bpf_map__fd(k->skel->maps.vnis), &vni) < 0 ? -errno : 0;
+	struct vxdp_vni old;
+	int fd = bpf_map__fd(k->skel->maps.vnis);
+	if (bpf_map_lookup_elem(fd, &vni, &old) == 0)
+		vteps_update(k, vni, old.flood, old.n_flood, false);
+	return bpf_map_delete_elem(fd, &vni) < 0 ? -errno : 0;
 }
 
 static struct vxdp_fdb_key fdb_key(uint32_t vni, const uint8_t mac[6])

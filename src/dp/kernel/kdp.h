@@ -82,7 +82,8 @@ struct kdp_port_opts {
 int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o);
 int kdp_port_del(struct kdp *k, uint32_t ifindex);
 
-/* A VNI and its flood list (replaces the whole entry). */
+/* A VNI and its flood list (replaces the whole entry); its remotes are
+ * also the only VTEPs vxdp_tun_ingress takes frames of that VNI from. */
 int kdp_vni_set(struct kdp *k, uint32_t vni, uint8_t ttl, uint8_t tos,
 		const struct vxdp_flood_ent *flood, unsigned n_flood);
 int kdp_vni_del(struct kdp *k, uint32_t vni);

@@ -8,7 +8,8 @@
  * device with the tunnel key set, or floods it over the VNI's list.
  * vxdp_tun_ingress runs on ingress of the collect_md vxlan devices: the
  * VNI must be configured (VNI isolation is enforced here, not only by
- * what the maps hold), the remote source MAC is learned, the frame goes
+ * what the maps hold) and the sender one of its VTEPs, the remote source
+ * MAC is learned, the frame goes
  * to a local port of that VNI or is flooded to its local ports only
  * (split horizon: never from a remote back to remotes).
  *
@@ -51,6 +52,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct vxdp_vni);
 } vnis SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VXDP_MAX_VNIS * 4);
+	__type(key, struct vxdp_vtep_key);
+	__type(value, __u8);
+} vteps SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -468,6 +476,10 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
 	struct vxdp_vni *v = bpf_map_lookup_elem(&vnis, &vni);
 	if (!v)
 		return drop(c, VXDP_DROP_VXLAN_UNKNOWN_VNI);
+	struct vxdp_vtep_key vk = { .vni = vni, .flags = flags };
+	__builtin_memcpy(vk.addr, remote, 16);
+	if (!bpf_map_lookup_elem(&vteps, &vk))
+		return drop(c, VXDP_DROP_VXLAN_UNKNOWN_REMOTE);
 	struct frame f;
 	int bad = parse(skb, &f);
 	if (bad)

@@ -82,6 +82,16 @@ struct vxdp_vni {
 	struct vxdp_flood_ent flood[VXDP_FLOOD_MAX];
 };
 
+/* Map `vteps`: the remote VTEPs of each VNI (what its flood list names;
+ * kdp_vni_set keeps both).  A frame from the vxlan device whose (VNI,
+ * source) is not in it is dropped: anyone on the underlay could send
+ * one. */
+struct vxdp_vtep_key {
+	__u32 vni;
+	__u32 flags;                 /* VXDP_FDB_V6 or 0 */
+	__u8 addr[16];
+};
+
 /* Map `cfg`, one entry (key 0): the collect_md vxlan devices. */
 struct vxdp_cfg {
 	__u32 tun4_ifindex;
@@ -100,7 +110,8 @@ struct vxdp_cfg {
 	X(NO_TUNNEL_DEV, "no_tunnel_dev")                      \
 	X(NO_TUNNEL_KEY, "no_tunnel_key")                      \
 	X(TX_ERROR, "tx_error")                                \
-	X(FLOOD_DONE, "flood_original")
+	X(FLOOD_DONE, "flood_original")                        \
+	X(VXLAN_UNKNOWN_REMOTE, "vxlan_unknown_remote")
 
 enum vxdp_drop {
 #define VXDP_DROP_ENUM(n, s) VXDP_DROP_##n,

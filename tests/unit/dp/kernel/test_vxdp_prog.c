@@ -375,6 +375,25 @@ static void test_tun_delivers_learns_isolates(void **state)
 	uint8_t f[100], want[16] = { 0 };
 	struct vxdp_decision d;
 	const uint8_t newr[6] = { 0x02, 0, 0, 0, 0, 0x0c };
+	/* A VTEP that is not one of the VNI's: its frames are dropped. */
+	struct vxdp_test_tunkey tk3 = { .vni = VNI };
+	inet_pton(AF_INET, "198.51.100.3", tk3.remote);
+	uint32_t key0 = 0;
+	assert_int_equal(bpf_map_update_elem(kdp_map_fd(fx->k, "test_tunkey"), &key0, &tk3, BPF_ANY), 0);
+	expect_drop(fx, kdp_tun_prog_fd(fx->k), fx->tun, f, frame(f, 100, MAC2, newr), VXDP_DROP_VXLAN_UNKNOWN_REMOTE,
+		    fx->tun);
+	/* VNI's remotes: .2 as set up, .3 and .9 added (the flood list's
+	 * remotes are the VTEPs it takes frames from). */
+	struct vxdp_flood_ent fl[6] = {
+		{ .ifindex = fx->p1, .flags = VXDP_FDB_VETH }, { .ifindex = fx->p2, .flags = VXDP_FDB_VETH },
+		{ .ifindex = fx->d3 }, { .flags = VXDP_FDB_REMOTE }, { .flags = VXDP_FDB_REMOTE }, { .flags = VXDP_FDB_REMOTE },
+	};
+	inet_pton(AF_INET, "198.51.100.2", fl[3].remote);
+	inet_pton(AF_INET, "198.51.100.3", fl[4].remote);
+	inet_pton(AF_INET, "198.51.100.9", fl[5].remote);
+	assert_int_equal(kdp_vni_set(fx->k, VNI, 0, 0, fl, 6), 0);
+	struct vxdp_flood_ent fl2[2] = { { .ifindex = fx->p4, .flags = VXDP_FDB_VETH }, fl[3] };
+	assert_int_equal(kdp_vni_set(fx->k, VNI2, 0, 0, fl2, 2), 0);
 	assert_int_equal(run_tun(fx, VNI, "198.51.100.3", f, frame(f, 100, MAC2, newr), &d), TC_ACT_REDIRECT);
 	assert_int_equal(d.kind, VXDP_V_LOCAL);
 	assert_int_equal(d.ifindex, fx->p2);
@@ -403,6 +422,7 @@ static void test_tun_delivers_learns_isolates(void **state)
 	assert_int_equal(d.clone_ifindex[0], fx->p4);
 	/* Remote to remote: split horizon. */
 	tk.vni = VNI;
+	inet_pton(AF_INET, "198.51.100.2", tk.remote);
 	assert_int_equal(bpf_map_update_elem(kdp_map_fd(fx->k, "test_tunkey"), &zero, &tk, BPF_ANY), 0);
 	expect_drop(fx, prog, fx->tun, f, frame(f, 100, MACR6, MACR), VXDP_DROP_SPLIT_HORIZON, fx->tun);
 	/* Broadcast from a remote: the three local ports, not the remote. */
