@@ -28,14 +28,14 @@ CFLAGS_BASE := -std=gnu11 -g -Wall -Wextra -Werror -Wshadow -Wno-missing-field-i
 OPT       ?= -O2
 SAN       ?=
 CFLAGS    := $(CFLAGS_BASE) $(OPT) $(SAN) $(EXTRA_CFLAGS)
-LDLIBS    := -lpcap -lmicrohttpd -ljansson -lpthread -lm
+LDLIBS    := -lpcap -lmicrohttpd -ljansson -lbpf -lelf -lz -lpthread -lm
 FUZZ_SECONDS ?= 60
 TEST_FUZZ_SECONDS ?= 4
 
 # LIB_DIRS narrows the library (and programs) to some layers, so work on one
 # layer can build while another is half-written: make LIB_DIRS="src/packet src/parse"
 LIB_DIRS   ?= src
-LIB_SRCS   := $(filter-out %_main.c,$(shell find $(LIB_DIRS) -name '*.c' | sort))
+LIB_SRCS   := $(filter-out %_main.c %.bpf.c,$(shell find $(LIB_DIRS) -name '*.c' | sort))
 PROG_SRCS  := $(shell find $(LIB_DIRS) -name '*_main.c' | sort)
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 # TESTS_DIRS narrows the unit tests the same way.
@@ -64,6 +64,23 @@ all: $(LIB) $(PROGS) $(BENCHES) $(TOOLS) $(PRELOADS)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# eBPF programs (src/**/*.bpf.c): clang's BPF target, then a libbpf
+# skeleton header next to the object, which the loader includes.  Each
+# build dir (plain, ASan, TSan, fuzz) makes its own.
+BPF_CLANG  ?= clang
+BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -I/usr/include/$(shell $(CC) -print-multiarch)
+define bpf_rules
+$(1)/%.bpf.o: %.bpf.c $(wildcard src/dp/kernel/bpf/*_abi.h)
+	@mkdir -p $$(dir $$@)
+	$$(BPF_CLANG) $$(BPF_CFLAGS) -I$$(dir $$<) -c $$< -o $$@
+$(1)/%.skel.h: $(1)/%.bpf.o
+	bpftool gen skeleton $$< name $$(notdir $$*) > $$@.tmp && mv $$@.tmp $$@
+# The loader includes the skeleton of the datapath programs.
+$(1)/src/dp/kernel/kdp.o $(1)/tests/unit/dp/kernel/test_vxdp_prog.o: $(1)/src/dp/kernel/bpf/vxdp.skel.h
+endef
+$(eval $(call bpf_rules,$(BUILD)))
+CFLAGS += -I$(BUILD)/src/dp/kernel/bpf
 
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -177,7 +194,9 @@ bench-smoke: all
 
 FUZZ_BUILD ?= build-fuzz
 FUZZ_CFLAGS := $(CFLAGS_BASE) -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS += -I$(FUZZ_BUILD)/src/dp/kernel/bpf
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o)
+$(eval $(call bpf_rules,$(FUZZ_BUILD)))
 FUZZERS := $(FUZZ_SRCS:fuzz/%.c=$(FUZZ_BUILD)/%)
 
 $(FUZZ_BUILD)/%.o: %.c

@@ -12,6 +12,7 @@
 
 #include "ctl/ctl_print.h"
 #include "control/vxd_internal.h"
+#include "dp/kernel/kdp_ctl.h"
 #include "port/afpacket.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
@@ -242,8 +243,14 @@ static void vxd_show_knobs(const struct vxd *vxd, struct ctl_print *p)
 
 int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
 {
+	int kret;
+	if (vxd->kdp && kdp_ctl_execute(vxd->kdp, cmd, out, err, &kret))
+		return kret;
 	switch (cmd->verb) {
 	case CTL_PORT_ADD:
+		if (cmd->port_add.type == CTL_PORT_VETH)
+			return vxd_refuse(err, -EOPNOTSUPP, "port %s: type veth needs the kernel datapath (%s)",
+					  cmd->port_add.name, vxd->kdp_why[0] ? vxd->kdp_why : "vxswitchd --datapath kernel");
 		return vxd_port_add(vxd, &cmd->port_add, out, err);
 	case CTL_PORT_DEL: {
 		struct port *port = vxd_port_by_name(vxd, cmd->port.name);

@@ -17,6 +17,7 @@
 #include "control/vxd_internal.h"
 #include "port/rtnl.h"
 #include "switch/flower_table.h"
+#include "dp/kernel/kdp_ctl.h"
 #include "util/vlog.h"
 
 
@@ -114,6 +115,26 @@ static int vxd_open_control(struct vxd *vxd)
 	return epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, ctl_server_fd(vxd->ctl), &ev) < 0 ? -errno : 0;
 }
 
+/* --datapath kernel: the programs, the vxlan device, the upcall ring in
+ * the control loop; any failure leaves the userspace datapath, said why. */
+static void vxd_kdp_open(struct vxd *vxd)
+{
+	if (!vxd->opts.datapath || strcmp(vxd->opts.datapath, "kernel"))
+		return;
+	int err = kdp_ctl_open(0, &vxd->kdp, vxd->kdp_why, sizeof(vxd->kdp_why));
+	if (err == 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = VXD_KDP_SRC };
+		if (epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, kdp_ctl_fd(vxd->kdp), &ev) == 0) {
+			VLOG_INFO("vxd", "datapath kernel: eBPF programs loaded and attached");
+			return;
+		}
+		snprintf(vxd->kdp_why, sizeof(vxd->kdp_why), "cannot poll the upcall ring: %s", strerror(errno));
+		kdp_ctl_close(vxd->kdp);
+		vxd->kdp = NULL;
+	}
+	VLOG_WARN("vxd", "datapath kernel unavailable (%s): using the userspace datapath", vxd->kdp_why);
+}
+
 int vxd_create(const struct vxd_options *opts, struct vxd **out)
 {
 	struct vxd *vxd = calloc(1, sizeof(*vxd));
@@ -147,6 +168,7 @@ int vxd_create(const struct vxd_options *opts, struct vxd **out)
 		err = vxd_open_control(vxd);
 	if (err < 0)
 		goto err_destroy;
+	vxd_kdp_open(vxd);
 	memcpy(vxd->knob_defaults, vxd->knobs, sizeof(vxd->knobs));
 	vxd->start_ns = vxd_now_ns();
 	vxd_diag_snapshot(vxd, true);
@@ -163,6 +185,7 @@ void vxd_destroy(struct vxd *vxd)
 	if (!vxd)
 		return;
 	vxd_capture_end_all(vxd, "vxswitchd stopping");
+	kdp_ctl_close(vxd->kdp);
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i] && vxd_port_remove(vxd, (uint16_t)i, NULL) < 0)
 			VLOG_ERR("vxd", "port %s: cannot be removed cleanly", vxd->ports[i]->name);
@@ -271,6 +294,8 @@ int vxd_run(struct vxd *vxd)
 		 * ready, and the connection timeouts. */
 		vxd_metrics_run(vxd);
 		vxd_capture_drain(vxd);
+		if (vxd->kdp)
+			kdp_ctl_tick(vxd->kdp, vxd->knobs[CTL_KNOB_FDB_MAX], vxd->knobs[CTL_KNOB_FDB_AGEING]);
 		if (vxd->reload_pending)
 			vxd_reload_now(vxd);
 		uint64_t now = vxd_now_ns();

@@ -23,12 +23,14 @@
 _Static_assert((int)VXD_PLACEMENT_MAX == (int)VXD_MAX_WORKERS, "a placement per worker");
 
 struct ctl_server;
+struct kdp_ctl;
 struct flower_rule;
 struct flower_table;
 struct metrics_http;
 
 /* What woke the control loop (epoll data). */
-enum vxd_ctl_src { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2, VXD_METRICS_SRC = 3, VXD_LINK_SRC = 16 /* + watch index */ };
+enum vxd_ctl_src { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2, VXD_METRICS_SRC = 3, VXD_KDP_SRC = 4,
+		   VXD_LINK_SRC = 16 /* + watch index */ };
 
 /* `diagnose` judges recent traffic: every counter at the start of the
  * window (diag_prev; diag_cur becomes it at the next rotation, every
@@ -105,6 +107,11 @@ struct vxd {
 	/* capture.c: running captures, and the worker's doorbell flag */
 	struct vxd_cap_session *captures[VXD_CAPTURE_MAX];
 	atomic_bool capture_want_wake;
+
+	/* --datapath kernel: the eBPF datapath and its ports (NULL: none);
+	 * why it is not in use when it was asked for. */
+	struct kdp_ctl *kdp;
+	char kdp_why[256];
 };
 
 /* view.c: the current view (control thread: always valid, it owns it). */

@@ -32,7 +32,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vxswitchd [-c CONFIG] [-s SOCKET] [-u USER] [-g GROUP] [-f] [-q] [-p POOL] [-F ENTRIES]\n"
-		"                 [-m ADDR:PORT] [-w N] [--cpus LIST] [--underlay DEV]\n"
+		"                 [-m ADDR:PORT] [-w N] [--cpus LIST] [--underlay DEV] [--datapath kernel|user]\n"
 		"  -c, --config FILE    run the vxctl commands in FILE (one per line, # comments)\n"
 		"                       before serving; a bad line stops the start\n"
 		"  -s, --socket PATH    control socket (default " CTL_DEFAULT_SOCKET ")\n"
@@ -51,6 +51,10 @@ static void usage(FILE *f)
 		"  -w, --workers N      datapath workers, 1..16 (default: one per allowed CPU of the\n"
 		"                       underlay device's NUMA node, or of the machine without one)\n"
 		"      --cpus LIST      pin worker i to the i-th CPU of LIST (e.g. 0-3,6)\n"
+		"      --datapath kernel|user  kernel: afpacket, veth and vxlan ports on eBPF programs\n"
+		"                       (tc ingress, a collect_md vxlan device), taps refused; when the\n"
+		"                       programs do not load, the userspace datapath, reason logged\n"
+		"                       (default user: taps need it)\n"
 		"      --underlay DEV   the device whose NUMA node the workers go on (default: the\n"
 		"                       link of the first vxlan port's local address in CONFIG)\n"
 		"  -h, --help           this text\n"
@@ -135,6 +139,7 @@ static void parse_options(int argc, char **argv, struct cmdline *cl)
 		{ "workers", required_argument, NULL, 'w' },
 		{ "cpus", required_argument, NULL, 'C' },
 		{ "underlay", required_argument, NULL, 'U' },
+		{ "datapath", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -177,6 +182,13 @@ static void parse_options(int argc, char **argv, struct cmdline *cl)
 			break;
 		case 'U':
 			cl->opts.underlay = optarg;
+			break;
+		case 'D':
+			if (strcmp(optarg, "kernel") && strcmp(optarg, "user")) {
+				fprintf(stderr, "vxswitchd: --datapath \"%s\": expected kernel or user\n", optarg);
+				exit(2);
+			}
+			cl->opts.datapath = optarg;
 			break;
 		case 'h':
 			usage(stdout);

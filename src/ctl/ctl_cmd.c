@@ -270,6 +270,8 @@ const char *ctl_cmd_grammar(void)
 	return "COMMAND := port add NAME type tap vni VNI [ netns NS ] [ mtu MTU ] [ mac MAC ] [ max-macs N ]\n"
 	       "         | port add NAME type afpacket dev DEV vni VNI [ netns NS ] [ max-macs N ]\n"
 	       "               (an existing link: a container's veth, the tap QEMU holds for its VM)\n"
+	       "         | port add NAME type veth vni VNI netns NS [ mtu MTU ]\n"
+	       "               (vxswitchd --datapath kernel: a veth pair, NAME here and NAME in NS)\n"
 	       "         | port add NAME type vxlan vni VNI local IP remote IP [ remote IP ... ]\n"
 	       "               [ dstport PORT ] [ srcport PORT-PORT (at most 64 ports) ] [ udpcsum { on | off } ]\n"
 	       "               [ df { set | unset | inherit } (IPv4; default set) ]\n"

@@ -91,9 +91,12 @@ enum ctl_port_type {
 	CTL_PORT_TAP = 1,
 	CTL_PORT_VXLAN,
 	CTL_PORT_AFPACKET,
+	/* A veth pair the switch makes: NAME in its namespace, NAME in
+	 * `netns` (the VM's end); kernel datapath only. */
+	CTL_PORT_VETH,
 };
 
-/* "type tap", "type vxlan", "type afpacket": as the grammar spells it. */
+/* "type tap", "type vxlan", "type afpacket", "type veth": as the grammar spells it. */
 const char *ctl_port_type_name(enum ctl_port_type type);
 
 /* Which optional keys `port add` was given (ctl_port_add.given).  The value

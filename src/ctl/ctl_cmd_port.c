@@ -1,7 +1,7 @@
 /* ctl_cmd_port: the port grammar (see ctl_parser.h for how the language
  * is split, ctl_cmd.h for the grammar itself).
  *
- *   port add NAME type { tap | vxlan | afpacket } KEY VALUE ...
+ *   port add NAME type { tap | vxlan | afpacket | veth } KEY VALUE ...
  *   port del NAME
  *   stats [ port NAME ], diagnose [ port NAME ]
  *
@@ -21,6 +21,7 @@
 #define TAP (1u << CTL_PORT_TAP)
 #define VXLAN (1u << CTL_PORT_VXLAN)
 #define AFP (1u << CTL_PORT_AFPACKET)
+#define VETH (1u << CTL_PORT_VETH)
 
 static int key_port_vni(struct ctl_parser *ps, struct ctl_cmd *cmd)
 {
@@ -150,16 +151,16 @@ static int key_udpcsum(struct ctl_parser *ps, struct ctl_cmd *cmd)
 }
 
 static const struct ctl_key_def port_add_keys[] = {
-	{ "vni", CTL_PK_VNI, key_port_vni, TAP | VXLAN | AFP },
+	{ "vni", CTL_PK_VNI, key_port_vni, TAP | VXLAN | AFP | VETH },
 	{ "dev", CTL_PK_DEV, key_dev, AFP },
-	{ "netns", CTL_PK_NETNS, key_netns, TAP | AFP },
+	{ "netns", CTL_PK_NETNS, key_netns, TAP | AFP | VETH },
 	{ "local", CTL_PK_LOCAL, key_local, VXLAN },
 	{ "remote", 0, key_remote, VXLAN },
 	{ "dstport", CTL_PK_DSTPORT, key_dstport, VXLAN },
 	{ "srcport", CTL_PK_SRCPORT, key_srcport, VXLAN },
 	{ "udpcsum", CTL_PK_UDPCSUM, key_udpcsum, VXLAN },
 	{ "df", CTL_PK_DF, key_df, VXLAN },
-	{ "mtu", CTL_PK_MTU, key_mtu, TAP | VXLAN },
+	{ "mtu", CTL_PK_MTU, key_mtu, TAP | VXLAN | VETH },
 	{ "mac", CTL_PK_TAP_MAC, key_tap_mac, TAP },
 	{ "max-macs", CTL_PK_MAX_MACS, key_max_macs, TAP | AFP },
 	{ NULL, 0, NULL, 0 },
@@ -188,6 +189,8 @@ const char *ctl_port_type_name(enum ctl_port_type type)
 		return "type vxlan";
 	case CTL_PORT_AFPACKET:
 		return "type afpacket";
+	case CTL_PORT_VETH:
+		return "type veth";
 	}
 	return "type ?";
 }
@@ -200,11 +203,11 @@ int ctl_parse_port_add(struct ctl_parser *ps, struct ctl_cmd *cmd)
 	if (ret)
 		return ret;
 	if (ctl_at_end(ps))
-		return ctl_fail(ps, ps->pos, "missing \"type\", expected type tap, type vxlan or type afpacket");
+		return ctl_fail(ps, ps->pos, "missing \"type\", expected type tap, type vxlan, type afpacket or type veth");
 	if (strcmp(ps->argv[ps->pos], "type"))
 		return ctl_fail(ps, ps->pos, "unknown keyword, expected \"type\"");
 	ps->pos++;
-	ret = ctl_take_value(ps, "type", "tap, vxlan or afpacket", &v);
+	ret = ctl_take_value(ps, "type", "tap, vxlan, afpacket or veth", &v);
 	if (ret)
 		return ret;
 	if (!strcmp(v, "tap"))
@@ -213,8 +216,10 @@ int ctl_parse_port_add(struct ctl_parser *ps, struct ctl_cmd *cmd)
 		pa->type = CTL_PORT_VXLAN;
 	else if (!strcmp(v, "afpacket"))
 		pa->type = CTL_PORT_AFPACKET;
+	else if (!strcmp(v, "veth"))
+		pa->type = CTL_PORT_VETH;
 	else
-		return ctl_fail(ps, ps->pos - 1, "unknown port type, expected tap, vxlan or afpacket");
+		return ctl_fail(ps, ps->pos - 1, "unknown port type, expected tap, vxlan, afpacket or veth");
 
 	pa->dstport = CTL_VXLAN_DEFAULT_DSTPORT;
 	pa->udpcsum = true;
@@ -232,6 +237,8 @@ int ctl_parse_port_add(struct ctl_parser *ps, struct ctl_cmd *cmd)
 		return 0;
 	if (pa->type == CTL_PORT_AFPACKET)
 		return (given & CTL_PK_DEV) ? 0 : ctl_fail(ps, ps->pos, "missing \"dev DEV\", required for type afpacket");
+	if (pa->type == CTL_PORT_VETH)
+		return (given & CTL_PK_NETNS) ? 0 : ctl_fail(ps, ps->pos, "missing \"netns NS\", required for type veth");
 
 	if (!(given & CTL_PK_LOCAL))
 		return ctl_fail(ps, ps->pos, "missing \"local IP\", required for type vxlan");
@@ -267,7 +274,8 @@ int ctl_parse_port_ref(struct ctl_parser *ps, struct ctl_cmd *cmd)
 /* Keywords in grammar order, only the keys that were given. */
 int ctl_format_port_add(struct ctl_sbuf *sb, const struct ctl_port_add *pa)
 {
-	if (pa->type != CTL_PORT_TAP && pa->type != CTL_PORT_VXLAN && pa->type != CTL_PORT_AFPACKET)
+	if (pa->type != CTL_PORT_TAP && pa->type != CTL_PORT_VXLAN && pa->type != CTL_PORT_AFPACKET &&
+	    pa->type != CTL_PORT_VETH)
 		return -EINVAL;
 	ctl_sb_printf(sb, " %s %s", pa->name, ctl_port_type_name(pa->type));
 	if (pa->given & CTL_PK_DEV)

@@ -11,6 +11,7 @@
 
 #include "ctl/ctl_print.h"
 #include "control/vxd_internal.h"
+#include "dp/kernel/kdp_ctl.h"
 #include "port/afpacket.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
@@ -114,6 +115,7 @@ static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, cons
 			vxd_print_ip(p, NULL, " remote %s", vo->remotes[i].family, vo->remotes[i].bytes);
 		ctl_print_close_array(p);
 	}
+	ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s", "user");
 	vxd_print_port_state(p, vxd, port->id, ps, now_ns);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
@@ -544,6 +546,8 @@ void vxd_port_show(struct vxd *vxd, struct ctl_print *out)
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i])
 			vxd_print_port_line(out, vxd, vxd->ports[i], &snap->ports[i], snap->taken_ns);
+	if (vxd->kdp)
+		kdp_ctl_port_show(vxd->kdp, out);
 	ctl_print_close_array(out);
 }
 
@@ -579,6 +583,8 @@ int vxd_fdb_show(struct vxd *vxd, uint32_t vni, struct ctl_print *out, struct ct
 	ctl_print_open_array(out, NULL);
 	for (size_t i = 0; i < dump.n; i++)
 		vxd_fdb_print_one(out, vxd, &dump.entries[i]);
+	if (vxd->kdp)
+		kdp_ctl_fdb_show(vxd->kdp, vni, out);
 	ctl_print_close_array(out);
 	free(dump.entries);
 	return 0;

@@ -165,6 +165,22 @@ static void test_port_add_afpacket(void **state)
 	assert_int_equal(parse_line("port add c0 type afpacket dev veth0 dev veth1 vni 1", &c, &e), -EINVAL);
 }
 
+static void test_port_add_veth(void **state)
+{
+	(void)state;
+	struct ctl_cmd c;
+	struct ctl_err e;
+	parse_ok("port add vm1 type veth vni 99 netns vm1 mtu 1450", &c);
+	assert_int_equal(c.port_add.type, CTL_PORT_VETH);
+	assert_string_equal(c.port_add.netns, "vm1");
+	assert_int_equal(c.port_add.mtu, 1450);
+	assert_int_equal(c.port_add.given, CTL_PK_VNI | CTL_PK_NETNS | CTL_PK_MTU);
+	assert_int_equal(parse_line("port add vm1 type veth vni 99", &c, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "missing \"netns NS\", required for type veth"));
+	assert_int_equal(parse_line("port add vm1 type veth vni 99 netns vm1 dev x", &c, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "\"dev\": not valid for type veth"));
+}
+
 static void test_max_macs(void **state)
 {
 	(void)state;
@@ -297,7 +313,7 @@ static const struct {
 	/* 5 */ { "port add", 3, "end of command): missing value after \"port add\", expected NAME" },
 	/* 6 */ { "port add tap0", 4, "missing \"type\"" },
 	/* 7 */ { "port add tap0 typ tap", 4, "\"typ\": unknown keyword, expected \"type\"" },
-	/* 8 */ { "port add tap0 type tun", 5, "\"tun\": unknown port type, expected tap, vxlan or afpacket" },
+	/* 8 */ { "port add tap0 type tun", 5, "\"tun\": unknown port type, expected tap, vxlan, afpacket or veth" },
 	/* 9 */ { "port add tap0 type tap vnii 3", 6, "\"vnii\": unknown keyword, expected one of: vni, netns, mtu, mac" },
 	/* 10 */ { "port add tap0 type tap vni", 7, "(end of command): missing value after \"vni\", expected VNI (0..16777215)" },
 	/* 11 */ { "port add tap0 type tap vni 16777216", 7, "\"16777216\": \"vni\" out of range, expected 0..16777215" },
@@ -538,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_other_verbs),
 		cmocka_unit_test(test_max_macs),
 		cmocka_unit_test(test_port_add_afpacket),
+		cmocka_unit_test(test_port_add_veth),
 		cmocka_unit_test(test_set_knobs),
 		cmocka_unit_test(test_errors_name_word_and_expectation),
 		cmocka_unit_test(test_error_quotes_unprintable_words_safely),

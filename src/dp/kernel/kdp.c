@@ -1,0 +1,399 @@
+#include "dp/kernel/kdp.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dp/kernel/kdp_link.h"
+#include "port/rtnl.h"
+#include "vxdp.skel.h"
+
+/* Not in Debian 12's uapi headers (6.1); the kernel (6.8+) has it. */
+enum { KDP_BPF_TCX_INGRESS = 46 };
+/* cls_bpf handle and priority of our filters, to find and remove only them. */
+enum { KDP_TC_HANDLE = 0x7678, KDP_TC_PRIO = 1 };
+
+struct kdp_att {
+	uint32_t ifindex;
+	int link_fd;            /* tcx link, or -1 for cls_bpf */
+};
+
+struct kdp {
+	struct vxdp *skel;
+	char tun_name[IF_NAMESIZE];
+	uint32_t tun_ifindex;
+	bool tun_created;
+	enum kdp_attach attach;
+	bool force_cls_bpf;
+	struct kdp_att atts[VXDP_MAX_PORTS + 1];
+	unsigned n_atts;
+	struct ring_buffer *rb;
+	kdp_upcall_fn *up_fn;
+	void *up_aux;
+};
+
+static void why_set(char *why, unsigned len, const char *fmt, ...)
+{
+	if (!why || !len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+uint64_t kdp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* tcx through a raw BPF_LINK_CREATE: the link's fd owns the attachment. */
+static int attach_tcx(int prog_fd, uint32_t ifindex)
+{
+	union bpf_attr a;
+	memset(&a, 0, sizeof(a));
+	a.link_create.prog_fd = (uint32_t)prog_fd;
+	a.link_create.target_ifindex = ifindex;
+	a.link_create.attach_type = KDP_BPF_TCX_INGRESS;
+	long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int attach_cls(int prog_fd, uint32_t ifindex)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex, .attach_point = BPF_TC_INGRESS);
+	int err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST)
+		return err;
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, o, .handle = KDP_TC_HANDLE, .priority = KDP_TC_PRIO,
+			    .prog_fd = prog_fd, .flags = BPF_TC_F_REPLACE);
+	return bpf_tc_attach(&hook, &o);
+}
+
+static void detach_cls(uint32_t ifindex)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex, .attach_point = BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, o, .handle = KDP_TC_HANDLE, .priority = KDP_TC_PRIO);
+	bpf_tc_detach(&hook, &o);
+}
+
+static int attach(struct kdp *k, int prog_fd, uint32_t ifindex)
+{
+	if (k->n_atts >= sizeof(k->atts) / sizeof(k->atts[0]))
+		return -ENOSPC;
+	int fd = -1, err;
+	if (!k->force_cls_bpf && k->attach != KDP_ATTACH_CLS_BPF) {
+		fd = attach_tcx(prog_fd, ifindex);
+		if (fd >= 0)
+			k->attach = KDP_ATTACH_TCX;
+		else if (k->attach == KDP_ATTACH_TCX)
+			return fd;  /* tcx works here: this device refuses */
+	}
+	if (fd < 0) {
+		err = attach_cls(prog_fd, ifindex);
+		if (err < 0)
+			return err;
+		k->attach = KDP_ATTACH_CLS_BPF;
+	}
+	k->atts[k->n_atts++] = (struct kdp_att){ .ifindex = ifindex, .link_fd = fd };
+	return 0;
+}
+
+static void detach(struct kdp *k, uint32_t ifindex)
+{
+	for (unsigned i = 0; i < k->n_atts; i++) {
+		if (k->atts[i].ifindex != ifindex)
+			continue;
+		if (k->atts[i].link_fd >= 0)
+			close(k->atts[i].link_fd);
+		else
+			detach_cls(ifindex);
+		k->atts[i] = k->atts[--k->n_atts];
+		return;
+	}
+}
+
+static int ring_cb(void *ctx, void *data, size_t len)
+{
+	struct kdp *k = ctx;
+	if (len >= sizeof(struct vxdp_upcall) && k->up_fn)
+		k->up_fn(k->up_aux, data);
+	return 0;
+}
+
+static int counters_zero(struct kdp *k, uint32_t key)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	struct vxdp_counters *z = calloc((size_t)ncpu, sizeof(*z));
+	if (!z)
+		return -ENOMEM;
+	int err = bpf_map_update_elem(bpf_map__fd(k->skel->maps.counters), &key, z, BPF_ANY);
+	free(z);
+	return err < 0 ? -errno : 0;
+}
+
+static int open_tun(struct kdp *k, const struct kdp_opts *o, char *why, unsigned why_len)
+{
+	snprintf(k->tun_name, sizeof(k->tun_name), "%s", o->tun_name ? o->tun_name : "vxdp0");
+	/* A device of ours a killed run left behind. */
+	rtnl_link_delete(-1, k->tun_name);
+	int idx = kdp_link_vxlan_create(k->tun_name, o->dstport ? o->dstport : 4789);
+	if (idx < 0) {
+		why_set(why, why_len, "cannot create the collect_md vxlan device %s: %s", k->tun_name,
+			strerror(-idx));
+		return idx;
+	}
+	k->tun_created = true;
+	k->tun_ifindex = (uint32_t)idx;
+	struct vxdp_cfg c = { .tun4_ifindex = (uint32_t)idx, .tun6_ifindex = (uint32_t)idx };
+	uint32_t zero = 0;
+	int err = bpf_map_update_elem(bpf_map__fd(k->skel->maps.cfg), &zero, &c, BPF_ANY);
+	if (err < 0)
+		return -errno;
+	struct vxdp_port tp = { .upcall_rate = 1000, .upcall_burst = 100, .tokens = 100 };
+	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.ports), &k->tun_ifindex, &tp, BPF_ANY) < 0)
+		return -errno;
+	if ((err = counters_zero(k, k->tun_ifindex)) < 0)
+		return err;
+	err = attach(k, bpf_program__fd(k->skel->progs.vxdp_tun_ingress), k->tun_ifindex);
+	if (err < 0)
+		why_set(why, why_len, "cannot attach to %s (tcx nor cls_bpf): %s", k->tun_name,
+			strerror(-err));
+	return err;
+}
+
+int kdp_open(const struct kdp_opts *o, struct kdp **out, char *why, unsigned why_len)
+{
+	struct kdp *k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	k->force_cls_bpf = o->force_cls_bpf;
+	int err;
+	k->skel = vxdp__open();
+	if (!k->skel) {
+		err = -errno;
+		why_set(why, why_len, "cannot open the BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	k->skel->rodata->vxdp_record = o->record ? 1 : 0;
+	err = vxdp__load(k->skel);
+	if (err) {
+		why_set(why, why_len, "the kernel refused the BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	if ((err = counters_zero(k, VXDP_COUNTERS_NOPORT)) < 0)
+		goto fail;
+	k->rb = ring_buffer__new(bpf_map__fd(k->skel->maps.upcalls), ring_cb, k, NULL);
+	if (!k->rb) {
+		err = -errno;
+		why_set(why, why_len, "cannot map the upcall ring: %s", strerror(-err));
+		goto fail;
+	}
+	if (!o->no_tun && (err = open_tun(k, o, why, why_len)) < 0)
+		goto fail;
+	*out = k;
+	return 0;
+fail:
+	kdp_close(k);
+	return err < 0 ? err : -EINVAL;
+}
+
+void kdp_close(struct kdp *k)
+{
+	if (!k)
+		return;
+	while (k->n_atts)
+		detach(k, k->atts[k->n_atts - 1].ifindex);
+	if (k->tun_created)
+		rtnl_link_delete(-1, k->tun_name);
+	ring_buffer__free(k->rb);
+	vxdp__destroy(k->skel);
+	free(k);
+}
+
+int kdp_port_prog_fd(const struct kdp *k) { return bpf_program__fd(k->skel->progs.vxdp_port_ingress); }
+int kdp_tun_prog_fd(const struct kdp *k) { return bpf_program__fd(k->skel->progs.vxdp_tun_ingress); }
+uint32_t kdp_tun_ifindex(const struct kdp *k) { return k->tun_ifindex; }
+enum kdp_attach kdp_attach_kind(const struct kdp *k) { return k->attach; }
+
+int kdp_map_fd(const struct kdp *k, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(k->skel->obj, name);
+	return m ? bpf_map__fd(m) : -ENOENT;
+}
+
+int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o)
+{
+	struct vxdp_port p = {
+		.vni = o->vni,
+		.flags = o->flags,
+		.upcall_rate = o->upcall_rate ? o->upcall_rate : 1000,
+		.upcall_burst = o->upcall_burst ? o->upcall_burst : 100,
+		.tokens_stamp_ns = kdp_now_ns(),
+	};
+	p.tokens = p.upcall_burst;
+	int err = counters_zero(k, ifindex);
+	if (err < 0)
+		return err;
+	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.ports), &ifindex, &p, BPF_ANY) < 0) {
+		err = -errno;
+		goto undo;
+	}
+	if (o->attach && (err = attach(k, kdp_port_prog_fd(k), ifindex)) < 0)
+		goto undo;
+	return 0;
+undo:
+	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.ports), &ifindex);
+	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.counters), &ifindex);
+	return err;
+}
+
+int kdp_port_del(struct kdp *k, uint32_t ifindex)
+{
+	detach(k, ifindex);
+	int err = bpf_map_delete_elem(bpf_map__fd(k->skel->maps.ports), &ifindex);
+	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.counters), &ifindex);
+	return err < 0 ? -errno : 0;
+}
+
+/* The `vteps` entries of the remotes in a VNI's flood list: added, or
+ * removed (add false). */
+static int vteps_update(struct kdp *k, uint32_t vni, const struct vxdp_flood_ent *fl, unsigned n, bool add)
+{
+	int fd = bpf_map__fd(k->skel->maps.vteps);
+	uint8_t one = 1;
+	for (unsigned i = 0; i < n && i < VXDP_FLOOD_MAX; i++) {
+		if (!(fl[i].flags & VXDP_FDB_REMOTE))
+			continue;
+		struct vxdp_vtep_key key = { .vni = vni, .flags = fl[i].flags & VXDP_FDB_V6 };
+		memcpy(key.addr, fl[i].remote, 16);
+		if (add && bpf_map_update_elem(fd, &key, &one, BPF_ANY) < 0)
+			return -errno;
+		if (!add)
+			bpf_map_delete_elem(fd, &key);
+	}
+	return 0;
+}
+
+int kdp_vni_set(struct kdp *k, uint32_t vni, uint8_t ttl, uint8_t tos,
+		const struct vxdp_flood_ent *flood, unsigned n_flood)
+{
+	if (n_flood > VXDP_FLOOD_MAX)
+		return -E2BIG;
+	struct vxdp_vni old, v = { .ttl = ttl, .tos = tos, .n_flood = n_flood };
+	if (n_flood)
+		memcpy(v.flood, flood, n_flood * sizeof(*flood));
+	int fd = bpf_map__fd(k->skel->maps.vnis);
+	if (bpf_map_lookup_elem(fd, &vni, &old) == 0)
+		vteps_update(k, vni, old.flood, old.n_flood, false);
+	int err = vteps_update(k, vni, v.flood, n_flood, true);
+	if (err == 0 && bpf_map_update_elem(fd, &vni, &v, BPF_ANY) < 0)
+		err = -errno;
+	return err;
+}
+
+int kdp_vni_del(struct kdp *k, uint32_t vni)
+{
+	struct vxdp_vni old;
+	int fd = bpf_map__fd(k->skel->maps.vnis);
+	if (bpf_map_lookup_elem(fd, &vni, &old) == 0)
+		vteps_update(k, vni, old.flood, old.n_flood, false);
+	return bpf_map_delete_elem(fd, &vni) < 0 ? -errno : 0;
+}
+
+static struct vxdp_fdb_key fdb_key(uint32_t vni, const uint8_t mac[6])
+{
+	struct vxdp_fdb_key key;
+	memset(&key, 0, sizeof(key));
+	key.vni = vni;
+	memcpy(key.mac, mac, 6);
+	return key;
+}
+
+int kdp_fdb_add(struct kdp *k, uint32_t vni, const uint8_t mac[6], const struct vxdp_fdb_val *v)
+{
+	struct vxdp_fdb_key key = fdb_key(vni, mac);
+	return bpf_map_update_elem(bpf_map__fd(k->skel->maps.fdb), &key, v, BPF_ANY) < 0 ? -errno : 0;
+}
+
+int kdp_fdb_del(struct kdp *k, uint32_t vni, const uint8_t mac[6])
+{
+	struct vxdp_fdb_key key = fdb_key(vni, mac);
+	return bpf_map_delete_elem(bpf_map__fd(k->skel->maps.fdb), &key) < 0 ? -errno : 0;
+}
+
+int kdp_fdb_get(struct kdp *k, uint32_t vni, const uint8_t mac[6], struct vxdp_fdb_val *v)
+{
+	struct vxdp_fdb_key key = fdb_key(vni, mac);
+	return bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.fdb), &key, v) < 0 ? -errno : 0;
+}
+
+int kdp_fdb_dump(struct kdp *k, kdp_fdb_fn *fn, void *aux)
+{
+	int fd = bpf_map__fd(k->skel->maps.fdb), n = 0;
+	struct vxdp_fdb_key key, next;
+	struct vxdp_fdb_val v;
+	void *prev = NULL;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (bpf_map_lookup_elem(fd, &next, &v) == 0) {
+			fn(aux, &next, &v);
+			n++;
+		}
+		key = next;
+		prev = &key;
+	}
+	return errno == ENOENT ? n : -errno;
+}
+
+int kdp_counters_read(struct kdp *k, uint32_t ifindex, struct vxdp_counters *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	struct vxdp_counters *per = calloc((size_t)ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	int err = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.counters), &ifindex, per) < 0) {
+		err = -errno;
+		goto out;
+	}
+	memset(sum, 0, sizeof(*sum));
+	uint64_t *s = (uint64_t *)sum;
+	for (int c = 0; c < ncpu; c++) {
+		const uint64_t *p = (const uint64_t *)&per[c];
+		for (size_t i = 0; i < sizeof(*sum) / sizeof(uint64_t); i++)
+			s[i] += p[i];
+	}
+out:
+	free(per);
+	return err;
+}
+
+int kdp_upcall_fd(struct kdp *k)
+{
+	return ring_buffer__epoll_fd(k->rb);
+}
+
+int kdp_upcall_poll(struct kdp *k, int timeout_ms, kdp_upcall_fn *fn, void *aux)
+{
+	k->up_fn = fn;
+	k->up_aux = aux;
+	int n = timeout_ms ? ring_buffer__poll(k->rb, timeout_ms) : ring_buffer__consume(k->rb);
+	k->up_fn = NULL;
+	return n;
+}

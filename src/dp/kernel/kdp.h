@@ -1,0 +1,113 @@
+/* The kernel datapath: vxswitch's eBPF programs (bpf/vxdp.bpf.c) on tc
+ * ingress of VM-facing netdevs and of one collect_md vxlan device, with
+ * vxswitchd as their control plane and slow path.
+ *
+ * What it builds:
+ *   - the programs and their maps, loaded from the skeleton compiled into
+ *     vxswitchd (no file is read at run time);
+ *   - one collect_md ("external") vxlan device, `tun_name` (default
+ *     "vxdp0"), UDP port `dstport`, learning off.  One device serves both
+ *     address families: a collect_md vxlan device opens an IPv4 and an
+ *     IPv6 socket (vxlan_sock_add), and the kernel allows one such device
+ *     per (netns, port); the tunnel key's family picks the socket;
+ *   - an attachment of vxdp_tun_ingress to it and of vxdp_port_ingress to
+ *     each port: tcx (a raw BPF_LINK_CREATE, attach type BPF_TCX_INGRESS:
+ *     libbpf 1.1.2 has no tcx API), else cls_bpf on a clsact qdisc
+ *     (libbpf's bpf_tc_*), which kdp_attach_kind() reports.
+ * Everything lives as long as the struct kdp: tcx links and maps are
+ * file descriptors, the cls_bpf filters and the vxlan device are removed
+ * by kdp_close() (and by kdp_open() when a previous run left them).
+ *
+ * Who calls it: the control thread of vxswitchd (and the unit tests);
+ * one thread, no locking inside.  Map updates are single bpf(2) calls,
+ * each atomic for its entry, so the programs see an entry either whole
+ * before or whole after.  Nothing here blocks except kdp_upcall_poll()
+ * for its timeout (0: never); the netlink calls of kdp_open/close wait
+ * for the kernel's ack.
+ *
+ * Learning: the programs send an upcall event (struct vxdp_upcall) when a
+ * source MAC is new or moved, bounded by each port's token bucket and the
+ * ring's size (both counted: upcall_drops).  kdp_upcall_poll() hands the
+ * events to a callback, which decides (caps, static entries) and calls
+ * kdp_fdb_add().  The programs write an entry's last_used_ns at most once
+ * a second; kdp_fdb_dump() returns it and the caller ages the entry by
+ * comparing with kdp_now_ns() (the same clock, CLOCK_MONOTONIC).
+ *
+ * Functions return 0 or a negative errno. */
+#ifndef VXSWITCH_DP_KERNEL_KDP_H
+#define VXSWITCH_DP_KERNEL_KDP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp/kernel/bpf/vxdp_abi.h"
+
+struct kdp;
+
+struct kdp_opts {
+	uint16_t dstport;           /* UDP port of the vxlan device (0: 4789) */
+	const char *tun_name;       /* NULL: "vxdp0" */
+	bool no_tun;                /* tests: no vxlan device */
+	bool record;                /* tests: set the programs' rodata vxdp_record */
+	bool force_cls_bpf;         /* tests: skip tcx */
+};
+
+enum kdp_attach { KDP_ATTACH_TCX = 1, KDP_ATTACH_CLS_BPF = 2 };
+
+/* Loads the programs and creates and attaches the vxlan device.  On
+ * failure nothing is left behind and `why` (if not NULL) says which step
+ * failed, for the log line of the fallback to the userspace datapath. */
+int kdp_open(const struct kdp_opts *opts, struct kdp **out, char *why, unsigned why_len);
+void kdp_close(struct kdp *k);
+
+int kdp_port_prog_fd(const struct kdp *k);
+int kdp_tun_prog_fd(const struct kdp *k);
+uint32_t kdp_tun_ifindex(const struct kdp *k);
+enum kdp_attach kdp_attach_kind(const struct kdp *k);
+/* Maps by name ("ports", "fdb", "vnis", "cfg", "counters", "decision",
+ * "test_tunkey"), for the tests. */
+int kdp_map_fd(const struct kdp *k, const char *name);
+
+/* A VM-facing netdev in VNI `vni`: its map entries (port, counters) and
+ * the program on its ingress (`attach` false: map entries only, for
+ * tests that feed frames by BPF_PROG_TEST_RUN).  `flags`: VXDP_PORT_VETH
+ * when its peer is the VM's end (then deliveries use redirect_peer). */
+struct kdp_port_opts {
+	uint32_t vni;
+	uint32_t flags;
+	uint32_t upcall_rate;       /* per second (0: 1000) */
+	uint32_t upcall_burst;      /* (0: 100) */
+	bool attach;
+};
+int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o);
+int kdp_port_del(struct kdp *k, uint32_t ifindex);
+
+/* A VNI and its flood list (replaces the whole entry); its remotes are
+ * also the only VTEPs vxdp_tun_ingress takes frames of that VNI from. */
+int kdp_vni_set(struct kdp *k, uint32_t vni, uint8_t ttl, uint8_t tos,
+		const struct vxdp_flood_ent *flood, unsigned n_flood);
+int kdp_vni_del(struct kdp *k, uint32_t vni);
+
+int kdp_fdb_add(struct kdp *k, uint32_t vni, const uint8_t mac[6], const struct vxdp_fdb_val *v);
+int kdp_fdb_del(struct kdp *k, uint32_t vni, const uint8_t mac[6]);
+int kdp_fdb_get(struct kdp *k, uint32_t vni, const uint8_t mac[6], struct vxdp_fdb_val *v);
+typedef void kdp_fdb_fn(void *aux, const struct vxdp_fdb_key *key, const struct vxdp_fdb_val *v);
+/* Calls fn for every entry; returns how many or -errno. */
+int kdp_fdb_dump(struct kdp *k, kdp_fdb_fn *fn, void *aux);
+
+/* The port's counters summed over CPUs (key VXDP_COUNTERS_NOPORT:
+ * frames from devices without a port). */
+int kdp_counters_read(struct kdp *k, uint32_t ifindex, struct vxdp_counters *sum);
+
+typedef void kdp_upcall_fn(void *aux, const struct vxdp_upcall *u);
+/* An fd that turns readable when upcalls wait (for the control loop's
+ * epoll). */
+int kdp_upcall_fd(struct kdp *k);
+/* Hands waiting upcalls to fn, waiting up to timeout_ms for the first;
+ * returns how many. */
+int kdp_upcall_poll(struct kdp *k, int timeout_ms, kdp_upcall_fn *fn, void *aux);
+
+/* The programs' clock (bpf_ktime_get_ns: CLOCK_MONOTONIC). */
+uint64_t kdp_now_ns(void);
+
+#endif
