@@ -12,7 +12,7 @@
 
 #include "ctl/ctl_print.h"
 #include "control/vxd_internal.h"
-#include "dp/kernel/kdp_ctl.h"
+#include "control/kdp_ports.h"
 #include "port/afpacket.h"
 #include "port/tap.h"
 #include "port/vxlan.h"

@@ -17,7 +17,7 @@
 #include "control/vxd_internal.h"
 #include "port/rtnl.h"
 #include "switch/flower_table.h"
-#include "dp/kernel/kdp_ctl.h"
+#include "control/kdp_ports.h"
 #include "util/vlog.h"
 
 

@@ -37,7 +37,7 @@ struct vxd_options {
 	const char *cpus;        /* NULL: by the rules */
 	const char *underlay;    /* the device whose NUMA node counts; NULL: found from the config */
 	/* "kernel": afpacket, veth and vxlan ports on the eBPF datapath
-	 * (dp/kernel/kdp_ctl.h), if its programs load and attach, else the
+	 * (control/kdp_ports.h), if its programs load and attach, else the
 	 * userspace one with the reason logged; "user" or NULL: userspace. */
 	const char *datapath;
 };

@@ -1,4 +1,4 @@
-/* The kernel datapath as vxswitchd's control thread drives it: its ports
+/* The kernel datapath (dp/kernel/kdp.h) as vxswitchd's control thread drives it: its ports
  * (netdevs with our program on their ingress: `afpacket` links, `veth`
  * pairs it makes, and `vxlan` ports, which become a VNI's flood list of
  * remote VTEPs on the shared collect_md device), learning from upcalls,
@@ -23,8 +23,8 @@
  * caps: a port's max-macs, the VNI's `fdb-max`; a remote is learned only
  * from a VTEP that a vxlan port of that VNI names (as the userspace
  * datapath does).  Entries unused for `fdb-ageing` seconds are removed. */
-#ifndef VXSWITCH_DP_KERNEL_KDP_CTL_H
-#define VXSWITCH_DP_KERNEL_KDP_CTL_H
+#ifndef VX_CONTROL_KDP_PORTS_H
+#define VX_CONTROL_KDP_PORTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-#include "dp/kernel/kdp_ctl.h"
+#include "control/kdp_ports.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
