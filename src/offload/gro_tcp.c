@@ -289,7 +289,7 @@ void gro_merge(struct gro_flow *flow, const struct gro_seg *seg)
 	for (uint16_t i = 0; i < pkt->nr_frags; i++)
 		pkt_add_frag(head, pkt->frags[i].data, pkt->frags[i].size, pkt->frags[i].owner);
 	flow->head.th->flags |= seg->th->flags & (TCP_FIN | TCP_PSH);
-	flow->key.tcp_flags |= seg->th->flags & (TCP_FIN | TCP_PSH);
+	flow->merged_flags |= seg->th->flags & (TCP_FIN | TCP_PSH);
 	flow->next_seq += seg->payload_len;
 	flow->l3_len += seg->payload_len;
 	flow->count++;
