@@ -98,8 +98,10 @@ $(BUILD)/tests/tools/refuse_offloads.so: tests/tools/refuse_offloads.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(OPT) -shared -fPIC -o $@ $< -ldl
 
-# gro_diff builds its segment sequences with the unit tests' frame builder.
-$(BUILD)/tests/tools/gro_diff: $(BUILD)/tests/tools/gro_diff.o $(BUILD)/tests/unit/support/frame_builder.o $(LIB)
+# gro_diff builds its segment sequences with the unit tests' frame builder;
+# its parts other than the driver are in tests/tools/grodiff/.
+GRO_DIFF_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/tools/grodiff/*.c))
+$(BUILD)/tests/tools/gro_diff: $(BUILD)/tests/tools/gro_diff.o $(GRO_DIFF_OBJS) $(BUILD)/tests/unit/support/frame_builder.o $(LIB)
 	$(CC) $(CFLAGS) $(LTO_LINK) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJS) $(LIB)
