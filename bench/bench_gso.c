@@ -131,12 +131,12 @@ int main(int argc, char **argv)
 				for (int k = 0; k < 16; k++) {
 					if (bc->mode == MODE_TRAIN) {
 						struct gso_train t = { .buf = train_buf, .cap = sizeof(train_buf) };
-						if (gso_train_build(in, bc->shape, &encap, &ip_id, 0, &t)) {
+						if (gso_ref_train_build(in, bc->shape, &encap, &ip_id, 0, &t)) {
 							fprintf(stderr, "bench_gso: train failed\n");
 							return 1;
 						}
 					} else {
-						int n = gso_segment(in, 0, pool, segs, GSO_MAX_SEGS);
+						int n = gso_ref_segment(in, 0, pool, segs, GSO_MAX_SEGS);
 						if (n < 0) {
 							fprintf(stderr, "bench_gso: segment failed\n");
 							return 1;

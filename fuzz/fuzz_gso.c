@@ -4,20 +4,20 @@
  * Input: one control byte, a 10-byte virtio_net_hdr, the Ethernet frame.
  * Control bits:
  *   0x01  move the payload into frags (size from bits 0xf8)
- *   0x02  gso_segment() with GSO_CSUM_PARTIAL
+ *   0x02  gso_ref_segment() with GSO_CSUM_PARTIAL
  *   0x04  outer IPv6 for the full-frame VXLAN train
  *   0xf8  frag size - 1, in units of 8 bytes
  *
  * GSO runs on every frame flow_extract() accepts, validated or not (the
  * engine must defend itself).  Whenever gso_plan() accepts it:
- *   - gso_segment() gives plan.nr_segs segments whose payloads add up to the
+ *   - gso_ref_segment() gives plan.nr_segs segments whose payloads add up to the
  *     input payload, each <= mss, all but the last exactly mss;
  *   - every segment parses cleanly again, its IP length matches, and its L4
  *     checksum is complete (or the pseudo-header sum when partial);
  *   - the plain train holds the same bytes at one stride; the VXLAN UDP
  *     train the same behind a VXLAN header; the full-frame train parses as
  *     VXLAN with our VNI and a correct outer UDP checksum;
- *   - gso_train_sends() covers the train exactly within its limits. */
+ *   - gso_ref_train_sends() covers the train exactly within its limits. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -155,21 +155,21 @@ static void check_trains(const struct pkt *in, const struct gso_plan *plan, int 
 				   .src_ip = { 198, 51, 100, 1 }, .dst_ip = { 198, 51, 100, 2 } };
 	struct gso_train t = { .buf = train_buf, .cap = sizeof(train_buf) };
 
-	CHECK(gso_train_build(in, GSO_TRAIN_PLAIN, NULL, NULL, 0, &t) == 0);
-	CHECK(t.nr_segs == plan->nr_segs && t.len == gso_train_size(in, GSO_TRAIN_PLAIN, NULL));
+	CHECK(gso_ref_train_build(in, GSO_TRAIN_PLAIN, NULL, NULL, 0, &t) == 0);
+	CHECK(t.nr_segs == plan->nr_segs && t.len == gso_ref_train_size(in, GSO_TRAIN_PLAIN, NULL));
 	if (!(ctl & CTL_PARTIAL)) {
 		for (int i = 0; i < n; i++)
 			CHECK(memcmp(train_buf + (size_t)i * t.stride, segs[i]->data, segs[i]->size) == 0);
 	}
 
-	int err = gso_train_build(in, GSO_TRAIN_VXLAN_UDP, &enc, NULL, 0, &t);
+	int err = gso_ref_train_build(in, GSO_TRAIN_VXLAN_UDP, &enc, NULL, 0, &t);
 	if (err == 0 && plan->ip_version != 0)
 		check_iov_train(in, &enc, &t);
 	if (err == 0) {
 		for (uint32_t i = 0; i < t.nr_segs; i++)
 			CHECK(load_be16(train_buf + (size_t)i * t.stride) == VXLAN_FLAG_VNI >> 16);
 		struct gso_send sends[GSO_MAX_SEGS];
-		int ns = gso_train_sends(&t, GSO_UDP_SEND_MAX_BYTES_IPV4, GSO_UDP_MAX_SEGMENTS_OLD,
+		int ns = gso_ref_train_sends(&t, GSO_UDP_SEND_MAX_BYTES_IPV4, GSO_UDP_MAX_SEGMENTS_OLD,
 					 sends, GSO_MAX_SEGS);
 		if (ns > 0) {
 			uint32_t covered = 0, count = 0;
@@ -189,7 +189,7 @@ static void check_trains(const struct pkt *in, const struct gso_plan *plan, int 
 	}
 
 	uint16_t ip_id = 100;
-	err = gso_train_build(in, GSO_TRAIN_VXLAN_FRAME, &enc, &ip_id, 0, &t);
+	err = gso_ref_train_build(in, GSO_TRAIN_VXLAN_FRAME, &enc, &ip_id, 0, &t);
 	if (err) {
 		CHECK(err == -EMSGSIZE);
 		return;
@@ -256,12 +256,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (err) {
 		/* What validation accepts, the engine segments (UFO aside). */
 		CHECK(!valid || err == -EOPNOTSUPP || err == -E2BIG);
-		CHECK(gso_segment(in, 0, pool, segs, GSO_MAX_SEGS) == err);
+		CHECK(gso_ref_segment(in, 0, pool, segs, GSO_MAX_SEGS) == err);
 		goto out;
 	}
 	bool partial = ctl & CTL_PARTIAL;
 	memset(segs, 0, sizeof(segs));
-	int n = gso_segment(in, partial ? GSO_CSUM_PARTIAL : 0, pool, segs, GSO_MAX_SEGS);
+	int n = gso_ref_segment(in, partial ? GSO_CSUM_PARTIAL : 0, pool, segs, GSO_MAX_SEGS);
 	if (n == -EINVAL && plan.ip_version == 0) {
 		/* Only a bad partial-checksum field on a non-GSO frame. */
 		CHECK(!valid && (in->ol.flags & PKT_OL_NEEDS_CSUM));

@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential clang libclang-rt-14-dev libcmocka-dev libpcap-dev pkg-config
       tshark python3-scapy iperf3 iproute2 iputils-ping ethtool tcpdump procps
-      libdpdk-dev systemd man-db libcap2-bin libmicrohttpd-dev libjansson-dev curl
+      libdpdk-dev systemd man-db libcap2-bin libmicrohttpd-dev libjansson-dev curl valgrind
       libbpf-dev bpftool libelf-dev zlib1g-dev"
 # promtool (`promtool check metrics` in tests/netns/test_metrics.sh) comes only
 # with the prometheus server package (about 100 MB).  It is installed without

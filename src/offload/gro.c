@@ -116,10 +116,9 @@ static void gro_start_run(struct gro_table *table, const struct gro_seg *seg, co
 	struct gro_flow *flow = gro_slot_for(table, seg);
 
 	flow->head = *seg;
-	flow->has_key = key != NULL;
-	if (key)
-		flow->key = *key;
-	flow->first_ns = now_ns;
+	flow->key = key;
+	flow->merged_flags = 0;
+	flow->deadline_ns = gro_run_deadline(table, now_ns);
 	flow->age = table->next_age++;
 	flow->next_seq = load_be32(&seg->th->seq_be) + seg->payload_len;
 	flow->l3_len = seg->l3_len;
@@ -193,7 +192,7 @@ static inline __attribute__((always_inline)) bool gro_fast_merge(struct gro_tabl
 	uint32_t hdr_len = flow->hdr_len;
 
 	if (pkt_len(pkt) != flow->seg_len || pkt->size < hdr_len || pkt->in_port != hp->in_port ||
-	    ((pkt->ol.flags & PKT_OL_NEEDS_CSUM) | pkt->ol.gso_type) || gro_run_late(table, flow, now_ns))
+	    ((pkt->ol.flags & PKT_OL_NEEDS_CSUM) | pkt->ol.gso_type) || gro_run_late(flow, now_ns))
 		return false;
 	/* Same layout: the nine offsets l2_ofs .. inner_payload_ofs. */
 	if (!bytes_equal(&pkt->l2_ofs, &hp->l2_ofs, 9 * sizeof(uint16_t)))
@@ -271,7 +270,7 @@ static __attribute__((noinline)) void gro_receive_slow(struct gro_table *table, 
 		return;
 	}
 	flow = gro_lookup(table, &seg);
-	if (flow && gro_run_late(table, flow, now_ns)) {
+	if (flow && gro_run_late(flow, now_ns)) {
 		gro_complete(table, flow, GRO_FLUSH_TIMEOUT);
 		flow = NULL;
 	}
@@ -320,7 +319,10 @@ static inline __attribute__((always_inline)) void gro_receive_one(struct gro_tab
 
 void gro_receive(struct gro_table *table, struct pkt *pkt, const struct flow_key *key, uint64_t now_ns)
 {
+	uint64_t age0 = table->next_age;
+
 	gro_receive_one(table, pkt, key, now_ns);
+	gro_keys_settle(table, age0);
 }
 
 /* Prefetch distances: the pkt struct a few frames ahead, its headers (whose
@@ -380,8 +382,10 @@ static void gro_burst_generic(struct gro_table *table, struct pkt **pkts, const 
 	gro_burst(table, pkts, keys, n, now_ns);
 }
 
-void gro_receive_burst(struct gro_table *table, struct pkt **pkts, const struct flow_key *keys, uint32_t n,
-		       uint64_t now_ns)
+/* The burst without settling the keys: gro_receive_batch() completes every
+ * run before it returns, so none needs its key copied. */
+static void gro_burst_pick(struct gro_table *table, struct pkt **pkts, const struct flow_key *keys, uint32_t n,
+			   uint64_t now_ns)
 {
 #if defined(__x86_64__)
 	if (table->avx2) {
@@ -392,9 +396,18 @@ void gro_receive_burst(struct gro_table *table, struct pkt **pkts, const struct 
 	gro_burst_generic(table, pkts, keys, n, now_ns);
 }
 
+void gro_receive_burst(struct gro_table *table, struct pkt **pkts, const struct flow_key *keys, uint32_t n,
+		       uint64_t now_ns)
+{
+	uint64_t age0 = table->next_age;
+
+	gro_burst_pick(table, pkts, keys, n, now_ns);
+	gro_keys_settle(table, age0);
+}
+
 void gro_receive_batch(struct gro_table *table, struct pkt **pkts, const struct flow_key *keys, uint32_t n,
 		       uint64_t now_ns)
 {
-	gro_receive_burst(table, pkts, keys, n, now_ns);
+	gro_burst_pick(table, pkts, keys, n, now_ns);
 	gro_flush(table, GRO_FLUSH_ALL, now_ns);
 }

@@ -250,8 +250,9 @@ gro_emit_fn *gro_get_emit(const struct gro_table *table);
 
 /* Takes one frame (and the caller's reference) with the key the caller
  * parsed for it, or NULL for a frame never parsed (it passes through).  GRO
- * copies the key of a segment that starts a run (each slot holds one,
- * allocated by gro_create()), so `key` need only live during the call.
+ * copies the key of a run still held when the call returns (each slot
+ * holds one, allocated by gro_create()), so `key` need only live during the
+ * call.
  * Emits whatever completes because of it: the held run of its flow and/or
  * the frame itself. */
 void gro_receive(struct gro_table *table, struct pkt *pkt, const struct flow_key *key, uint64_t now_ns);
@@ -265,7 +266,8 @@ void gro_flush(struct gro_table *table, enum gro_flush_scope scope, uint64_t now
 
 /* gro_receive(pkts[i], &keys[i]) on each frame, prefetching the next ones:
  * the fast way to feed a receive batch.  `keys` is an array parallel to
- * `pkts`, or NULL when no frame was parsed.  Runs stay held. */
+ * `pkts`, or NULL when no frame was parsed; like gro_receive()'s key it
+ * need only live during the call.  Runs stay held. */
 void gro_receive_burst(struct gro_table *table, struct pkt **pkts, const struct flow_key *keys, uint32_t n,
 		       uint64_t now_ns);
 

@@ -93,7 +93,7 @@ struct gro_layout {
 
 struct gro_flow {
 	struct gro_seg head; /* head.pkt == NULL: slot free */
-	uint64_t first_ns;   /* arrival of the first segment: the deadline base */
+	uint64_t deadline_ns; /* first segment's arrival + hold_ns (gro_run_deadline) */
 	uint64_t age;        /* start order, for evicting the oldest */
 	uint32_t next_seq;   /* host order */
 	uint32_t l3_len;     /* merged L3 length so far */
@@ -129,14 +129,17 @@ struct gro_flow {
 	/* What cmp_mask was built for: a slot's next run of the same shape
 	 * finds it ready. */
 	struct gro_layout mask_layout;
-	/* The head's flow key as the caller parsed it, kept so the frame
-	 * leaves with it (gro_emit_fn) and nobody parses it again; tcp_flags
-	 * follows the FIN/PSH merged into the head's header.  A copy, not a
-	 * pointer: the caller's key lives only as long as its receive batch,
-	 * a run may outlive it.  has_key 0: the head came without one.
-	 * Last: the per-segment fast path never reads it. */
-	struct flow_key key;
-	uint8_t has_key;
+	/* The head's flow key as the caller parsed it, so the frame leaves with
+	 * it (gro_emit_fn) and nobody parses it again; NULL: the head came
+	 * without one.  While the receive call that started the run lasts it
+	 * points into the caller's keys (borrowed: copying its 160 bytes at
+	 * every run start, as 1a25980 did, cost bench_gro burst32 ~5 % on
+	 * short trains); a run still held when that call returns gets its
+	 * slot's own copy (table->keys) then, gro_keys_settle().  The
+	 * FIN/PSH merged into the head's header are added to the emitted key's
+	 * tcp_flags at completion (merged_flags). */
+	const struct flow_key *key;
+	uint8_t merged_flags;
 };
 
 /* The index of one hash bucket: compact, so a lookup touches one cache line
@@ -163,6 +166,10 @@ struct gro_table {
 	struct gro_layout mask_layout;
 	uint8_t mask[GRO_CMP_MAX];
 	struct gro_bucket *buckets;
+	/* One key per slot, for a run that outlives the receive call that
+	 * started it (struct gro_flow, key): apart from the flows, so the
+	 * per-segment path never touches these lines. */
+	struct flow_key *keys;
 	struct gro_flow flows[]; /* bucket b, slot i at b * bucket_slots + i */
 };
 
@@ -274,23 +281,24 @@ static inline void gro_expect_next(struct gro_flow *flow)
  * hold_ns 0 that is every segment of the poll it started in, whose frames
  * all carry the same now_ns -- and GRO_FLUSH_EXPIRED completes it from the
  * deadline on, so hold 0 means "until this poll ends". */
-static inline uint64_t gro_run_deadline(const struct gro_table *table, const struct gro_flow *flow)
+static inline uint64_t gro_run_deadline(const struct gro_table *table, uint64_t first_ns)
 {
-	uint64_t deadline = flow->first_ns + table->hold_ns;
-	return deadline < flow->first_ns ? UINT64_MAX : deadline;
+	uint64_t deadline = first_ns + table->hold_ns;
+	return deadline < first_ns ? UINT64_MAX : deadline;
 }
 
 /* GRO_FLUSH_EXPIRED at now_ns completes the run. */
-static inline bool gro_run_expired(const struct gro_table *table, const struct gro_flow *flow, uint64_t now_ns)
+static inline bool gro_run_expired(const struct gro_flow *flow, uint64_t now_ns)
 {
-	return now_ns >= gro_run_deadline(table, flow);
+	return now_ns >= flow->deadline_ns;
 }
 
 /* A segment arriving at now_ns comes after the deadline: the run completes
- * (as a timeout) before the segment is looked at. */
-static inline bool gro_run_late(const struct gro_table *table, const struct gro_flow *flow, uint64_t now_ns)
+ * (as a timeout) before the segment is looked at.  One compare with the
+ * deadline kept in the flow: the fast path asks it of every segment. */
+static inline bool gro_run_late(const struct gro_flow *flow, uint64_t now_ns)
 {
-	return now_ns > gro_run_deadline(table, flow);
+	return now_ns > flow->deadline_ns;
 }
 
 /* ---- gro_tcp.c: the inner IP and TCP layer ---------------------------- */
@@ -340,6 +348,11 @@ struct gro_flow *gro_lookup(struct gro_table *table, const struct gro_seg *seg);
 /* A free slot in the segment's bucket, completing the oldest run there if
  * the bucket is full; the slot is indexed under the segment's hash. */
 struct gro_flow *gro_slot_for(struct gro_table *table, const struct gro_seg *seg);
+/* Ends a receive call that found next_age at age0: every run it started
+ * (age >= age0) that is still held takes a copy of its key, which lived
+ * only as long as the call.  Found by age, not listed at each start: a
+ * list cost bench_gro burst32 ~14 instructions a frame on short trains. */
+void gro_keys_settle(struct gro_table *table, uint64_t age0);
 /* Completes a held run: emits it, merged or alone, and frees its slot. */
 void gro_complete(struct gro_table *table, struct gro_flow *flow, enum gro_flush_reason why);
 /* Emits a frame that was never held, decapsulated, counted under `why`,

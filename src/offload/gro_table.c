@@ -51,8 +51,9 @@ int gro_create(const struct gro_config *config, struct gro_table **out)
 	if (!table)
 		return -ENOMEM;
 	table->buckets = calloc(buckets, sizeof(*table->buckets));
-	if (!table->buckets) {
-		free(table);
+	table->keys = malloc((size_t)buckets * slots * sizeof(*table->keys));
+	if (!table->buckets || !table->keys) {
+		gro_destroy(table);
 		return -ENOMEM;
 	}
 	table->emit = config->emit;
@@ -87,6 +88,7 @@ void gro_destroy(struct gro_table *table)
 	for (uint32_t i = 0; i < table->n_flows; i++)
 		pkt_free(table->flows[i].head.pkt);
 	free(table->buckets);
+	free(table->keys);
 	free(table);
 }
 
@@ -181,6 +183,38 @@ void gro_pass(struct gro_table *table, struct pkt *pkt, const struct flow_key *k
 	gro_emit(table, pkt, key, 1);
 }
 
+/* The key a completing run leaves with: the head's, with the FIN/PSH merged
+ * into its header; that one is written in the slot's own copy, which stays
+ * valid during the emit call as gro.h promises. */
+static const struct flow_key *gro_emit_key(struct gro_table *table, struct gro_flow *flow)
+{
+	const struct flow_key *key = flow->key;
+
+	if (!key || !(flow->merged_flags & ~key->tcp_flags))
+		return key;
+	struct flow_key *own = &table->keys[flow - table->flows];
+	if (own != key)
+		*own = *key;
+	own->tcp_flags |= flow->merged_flags;
+	return own;
+}
+
+void gro_keys_settle(struct gro_table *table, uint64_t age0)
+{
+	if (table->next_age == age0)
+		return; /* no run started */
+	for (uint32_t b = 0; b < table->n_buckets && table->stats.flows_held; b++) {
+		for (unsigned used = table->buckets[b].used; used; used &= used - 1) {
+			uint32_t i = b * table->bucket_slots + (unsigned)__builtin_ctz(used);
+			struct gro_flow *flow = &table->flows[i];
+			if (flow->age >= age0 && flow->key && flow->key != &table->keys[i]) {
+				table->keys[i] = *flow->key;
+				flow->key = &table->keys[i];
+			}
+		}
+	}
+}
+
 /* A run of one leaves as it came, its checksum now known good; a merged run
  * gets the merged frame's headers and offload metadata. */
 void gro_complete(struct gro_table *table, struct gro_flow *flow, enum gro_flush_reason why)
@@ -188,8 +222,7 @@ void gro_complete(struct gro_table *table, struct gro_flow *flow, enum gro_flush
 	struct gro_seg *head = &flow->head;
 	struct pkt *pkt = head->pkt;
 	uint16_t count = flow->count;
-	/* Lives in the slot: valid during the emit call, as gro.h promises. */
-	const struct flow_key *key = flow->has_key ? &flow->key : NULL;
+	const struct flow_key *key = gro_emit_key(table, flow);
 
 	table->stats.flushes[why]++;
 	table->stats.flows_held--;
@@ -216,7 +249,7 @@ void gro_flush(struct gro_table *table, enum gro_flush_scope scope, uint64_t now
 			struct gro_flow *flow = &table->flows[b * table->bucket_slots + (unsigned)__builtin_ctz(used)];
 			if (scope == GRO_FLUSH_ALL)
 				gro_complete(table, flow, GRO_FLUSH_BATCH_END);
-			else if (gro_run_expired(table, flow, now_ns))
+			else if (gro_run_expired(flow, now_ns))
 				gro_complete(table, flow, GRO_FLUSH_TIMEOUT);
 		}
 	}
@@ -228,8 +261,8 @@ uint64_t gro_next_expiry_ns(const struct gro_table *table)
 
 	for (uint32_t i = 0; i < table->n_flows && table->stats.flows_held; i++) {
 		const struct gro_flow *flow = &table->flows[i];
-		if (flow->head.pkt && gro_run_deadline(table, flow) < deadline)
-			deadline = gro_run_deadline(table, flow);
+		if (flow->head.pkt && flow->deadline_ns < deadline)
+			deadline = flow->deadline_ns;
 	}
 	return deadline;
 }

@@ -276,7 +276,7 @@ static uint32_t gso_seg_len(const struct gso_plan *plan, uint32_t i)
 
 /* ---- output into pkts ---------------------------------------------------- */
 
-int gso_segment(const struct pkt *pkt, unsigned flags, struct pkt_pool *pool,
+int gso_ref_segment(const struct pkt *pkt, unsigned flags, struct pkt_pool *pool,
 		struct pkt **segs, unsigned max_segs)
 {
 	struct gso_plan plan;
@@ -368,7 +368,7 @@ static int train_prepare(const struct pkt *pkt, enum gso_train_shape shape,
 	return err ? err : gso_plan(pkt, plan);
 }
 
-uint32_t gso_train_size(const struct pkt *pkt, enum gso_train_shape shape,
+uint32_t gso_ref_train_size(const struct pkt *pkt, enum gso_train_shape shape,
 			const struct vxlan_encap *encap)
 {
 	struct gso_plan plan;
@@ -378,7 +378,7 @@ uint32_t gso_train_size(const struct pkt *pkt, enum gso_train_shape shape,
 	return plan.nr_segs * prefix + plan.payload_len + plan.nr_segs * plan.hdr_len;
 }
 
-int gso_train_build(const struct pkt *pkt, enum gso_train_shape shape,
+int gso_ref_train_build(const struct pkt *pkt, enum gso_train_shape shape,
 		    const struct vxlan_encap *encap, uint16_t *outer_ip_id,
 		    unsigned flags, struct gso_train *train)
 {
@@ -480,7 +480,7 @@ static struct gso_cut_send gso_cut_at(const struct gso_cut *cut, uint32_t k, uin
 	return send;
 }
 
-int gso_train_sends(const struct gso_train *train, uint32_t max_bytes, uint32_t max_segs,
+int gso_ref_train_sends(const struct gso_train *train, uint32_t max_bytes, uint32_t max_segs,
 		    struct gso_send *sends, unsigned max_sends)
 {
 	struct gso_cut cut;

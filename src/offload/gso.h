@@ -20,13 +20,20 @@
  * may continue in frags).  ol.hdr_len is never used: the header length is
  * recomputed from the TCP data offset / UDP header.
  *
- * Two ways out, neither allocates per packet:
- *  - gso_segment(): one struct pkt per segment, from a caller's pkt_pool;
- *  - gso_train_build(): all segments back to back at ONE stride in a
- *    caller's buffer, each optionally wrapped in VXLAN, so one sendmsg with
- *    UDP_SEGMENT (gso_size = stride) carries many of them.  A 64 KB frame
- *    cut for a 1500-byte underlay is more than one UDP_SEGMENT send may
- *    carry: gso_train_sends() cuts the train into sends.
+ * Three ways out, none allocates per packet.  The daemon uses one:
+ *  - gso_train_build_iov(): the segments' headers written into a caller's
+ *    buffer and the payload left where it is, as iovecs; all segments at
+ *    ONE stride, each optionally wrapped in VXLAN, so one sendmsg with
+ *    UDP_SEGMENT (gso_size = stride) carries many of them
+ *    (port/vxlan_tx.c).  A 64 KB frame cut for a 1500-byte underlay is more
+ *    than one UDP_SEGMENT send may carry: gso_iov_train_sends() cuts it.
+ * The other two are references, kept for what tests, benchmarks and fuzzers
+ * compare against (gso_ref_*: test_gso, test_gso_gro_property,
+ * test_vxlan_encap, bench_gso, fuzz_gso); nothing in the daemon calls them:
+ *  - gso_ref_segment(): one struct pkt per segment, from a caller's pkt_pool
+ *    (the kernel's shape);
+ *  - gso_ref_train_build(): the same train as the iovec one, copied whole
+ *    into a caller's buffer (gso_ref_train_sends() cuts it).
  *
  * Error convention: 0 / a count, or a negative errno; gso_drop_reason()
  * names the drop for the counters.  Pure functions: no I/O, no globals. */
@@ -44,7 +51,7 @@
 
 enum gso_flags {
 	/* Leave inner L4 checksums partial (pseudo-header sum, NEEDS_CSUM)
-	 * for a next hop that completes them.  Only for gso_segment(): what
+	 * for a next hop that completes them.  Only for gso_ref_segment(): what
 	 * goes into a train goes on the wire, where nobody would. */
 	GSO_CSUM_PARTIAL = 1 << 0,
 };
@@ -91,7 +98,7 @@ int gso_plan(const struct pkt *pkt, struct gso_plan *plan);
  * zero or (GSO_CSUM_PARTIAL) NEEDS_CSUM with csum_start/csum_offset.
  * Errors as gso_plan(), plus -ENOSPC if max_segs is too small, -ENOBUFS if
  * the pool runs dry (nothing is left allocated on any error). */
-int gso_segment(const struct pkt *pkt, unsigned flags, struct pkt_pool *pool,
+int gso_ref_segment(const struct pkt *pkt, unsigned flags, struct pkt_pool *pool,
 		struct pkt **segs, unsigned max_segs);
 
 /* What each segment in a train looks like. */
@@ -112,8 +119,8 @@ struct gso_train {
 	uint32_t last_size;
 };
 
-/* Bytes gso_train_build() needs for `pkt` in `shape` (0 if gso_plan fails). */
-uint32_t gso_train_size(const struct pkt *pkt, enum gso_train_shape shape,
+/* Bytes gso_ref_train_build() needs for `pkt` in `shape` (0 if gso_plan fails). */
+uint32_t gso_ref_train_size(const struct pkt *pkt, enum gso_train_shape shape,
 			const struct vxlan_encap *encap);
 
 /* Builds the train for `pkt` into train->buf.  `encap` is needed for the
@@ -124,7 +131,7 @@ uint32_t gso_train_size(const struct pkt *pkt, enum gso_train_shape shape,
  * UDP checksums per the encap config.  Returns 0, the gso_plan() errors,
  * -EINVAL for GSO_CSUM_PARTIAL or a bad encap, -ENOSPC if cap is too small,
  * -EMSGSIZE if an encapsulated segment exceeds an IP datagram. */
-int gso_train_build(const struct pkt *pkt, enum gso_train_shape shape,
+int gso_ref_train_build(const struct pkt *pkt, enum gso_train_shape shape,
 		    const struct vxlan_encap *encap, uint16_t *outer_ip_id,
 		    unsigned flags, struct gso_train *train);
 
@@ -144,11 +151,11 @@ uint32_t gso_segs_per_send(uint32_t stride, uint32_t max_bytes, uint32_t max_seg
  * GSO_UDP_SEND_MAX_BYTES_IPV4 and GSO_UDP_MAX_SEGMENTS_OLD); returns the
  * number of sends written, or -ENOSPC if max_sends is too small, -EMSGSIZE
  * if one segment alone is over max_bytes. */
-int gso_train_sends(const struct gso_train *train, uint32_t max_bytes, uint32_t max_segs,
+int gso_ref_train_sends(const struct gso_train *train, uint32_t max_bytes, uint32_t max_segs,
 		    struct gso_send *sends, unsigned max_sends);
 
 /* The zero-copy form of a GSO_TRAIN_PLAIN or GSO_TRAIN_VXLAN_UDP train:
- * what gso_train_build() would write, as iovecs instead of one buffer.  Per
+ * what gso_ref_train_build() would write, as iovecs instead of one buffer.  Per
  * segment a header block (prefix + inner headers, written into hdr_buf)
  * then the segment's payload where it already is, in the frame's linear
  * part or frags (one iovec, more where the payload crosses a frag
@@ -177,7 +184,7 @@ bool gso_iov_train_needs(const struct pkt *pkt, enum gso_train_shape shape,
 /* Builds the iovec train for a frame with gso.  Returns 0, the gso_plan()
  * errors, -EINVAL for a frame without gso, GSO_TRAIN_VXLAN_FRAME or a bad
  * encap, -ENOSPC if hdr_cap or iov_cap is too small, -EMSGSIZE as
- * gso_train_build(). */
+ * gso_ref_train_build(). */
 int gso_train_build_iov(const struct pkt *pkt, enum gso_train_shape shape,
 			const struct vxlan_encap *encap, struct gso_iov_train *train);
 
@@ -191,7 +198,7 @@ struct gso_iov_send {
 	uint16_t nr_segs;
 };
 
-/* gso_train_sends() for an iovec train: the same cuts, as iovec ranges. */
+/* gso_ref_train_sends() for an iovec train: the same cuts, as iovec ranges. */
 int gso_iov_train_sends(const struct gso_iov_train *train, uint32_t max_bytes, uint32_t max_segs,
 			struct gso_iov_send *sends, unsigned max_sends);
 

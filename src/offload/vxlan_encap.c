@@ -8,6 +8,7 @@
 
 #include "packet/bytes.h"
 #include "packet/csum.h"
+#include "util/hash.h"
 
 int vxlan_encap_check(const struct vxlan_encap *cfg)
 {
@@ -27,46 +28,8 @@ int vxlan_encap_check(const struct vxlan_encap *cfg)
 }
 
 /* ---- flow hash ------------------------------------------------------------
- * Murmur3's 32-bit block mix and finaliser: cheap, and good enough that
- * neighbouring ports spread over the whole source-port range. */
-
-static inline uint32_t rotl32(uint32_t x, int r)
-{
-	return (x << r) | (x >> (32 - r));
-}
-
-static uint32_t hash_add(uint32_t h, uint32_t word)
-{
-	word *= 0xcc9e2d51;
-	word = rotl32(word, 15);
-	word *= 0x1b873593;
-	h ^= word;
-	h = rotl32(h, 13);
-	return h * 5 + 0xe6546b64;
-}
-
-static uint32_t hash_bytes(uint32_t h, const uint8_t *bytes, size_t len)
-{
-	size_t i = 0;
-	for (; i + 4 <= len; i += 4)
-		h = hash_add(h, load32(bytes + i));
-	if (i < len) {
-		uint32_t w = 0;
-		memcpy(&w, bytes + i, len - i);
-		h = hash_add(h, w);
-	}
-	return h;
-}
-
-static uint32_t hash_finish(uint32_t h)
-{
-	h ^= h >> 16;
-	h *= 0x85ebca6b;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35;
-	h ^= h >> 16;
-	return h;
-}
+ * Murmur3's 32-bit block mix and finaliser (util/hash.h): cheap, and good
+ * enough that neighbouring ports spread over the whole source-port range. */
 
 static bool l4_has_ports(uint8_t proto)
 {
@@ -82,7 +45,7 @@ static bool hash_ipv6(const uint8_t *ip, size_t len, uint32_t *h)
 	uint8_t next = ip[6];
 	size_t ofs = IPV6_HDR_LEN;
 	bool fragment = false;
-	*h = hash_bytes(*h, ip + 8, 32);
+	*h = hash_murmur3_bytes(*h, ip + 8, 32);
 	/* Walk a few extension headers to find the ports. */
 	for (int n = 0; n < 8; n++) {
 		if (next == IP_PROTO_FRAGMENT) {
@@ -104,9 +67,9 @@ static bool hash_ipv6(const uint8_t *ip, size_t len, uint32_t *h)
 			break;
 		}
 	}
-	*h = hash_add(*h, next);
+	*h = hash_murmur3_add(*h, next);
 	if (!fragment && l4_has_ports(next) && len - ofs >= 4)
-		*h = hash_bytes(*h, ip + ofs, 4);
+		*h = hash_murmur3_bytes(*h, ip + ofs, 4);
 	return true;
 }
 
@@ -117,10 +80,10 @@ static bool hash_ipv4(const uint8_t *ip, size_t len, uint32_t *h)
 	size_t ihl = (size_t)(ip[0] & 0xf) * 4;
 	uint8_t proto = ip[9];
 	bool fragment = (load_be16(ip + 6) & (IPV4_MF | IPV4_FRAG_OFFSET_MASK)) != 0;
-	*h = hash_bytes(*h, ip + 12, 8);
-	*h = hash_add(*h, proto);
+	*h = hash_murmur3_bytes(*h, ip + 12, 8);
+	*h = hash_murmur3_add(*h, proto);
 	if (!fragment && ihl >= IPV4_HDR_LEN && l4_has_ports(proto) && len >= ihl + 4)
-		*h = hash_bytes(*h, ip + ihl, 4);
+		*h = hash_murmur3_bytes(*h, ip + ihl, 4);
 	return true;
 }
 
@@ -128,7 +91,7 @@ uint32_t vxlan_flow_hash(const uint8_t *frame, size_t len)
 {
 	uint32_t h = 0x7678736c; /* "vxsl": any fixed seed */
 	if (len < ETH_HDR_LEN)
-		return hash_finish(hash_bytes(h, frame, len));
+		return hash_murmur3_finish(hash_murmur3_bytes(h, frame, len));
 
 	size_t ofs = ETH_HDR_LEN;
 	uint16_t type = load_be16(frame + 12);
@@ -143,12 +106,12 @@ uint32_t vxlan_flow_hash(const uint8_t *frame, size_t len)
 
 	uint32_t ip_h = h;
 	if (type == ETH_TYPE_IPV4 && hash_ipv4(frame + ofs, len - ofs, &ip_h))
-		return hash_finish(ip_h);
+		return hash_murmur3_finish(ip_h);
 	if (type == ETH_TYPE_IPV6 && hash_ipv6(frame + ofs, len - ofs, &ip_h))
-		return hash_finish(ip_h);
+		return hash_murmur3_finish(ip_h);
 	/* Not IP (or truncated): the kernel's fallback, the MAC addresses. */
-	h = hash_bytes(h, frame, 2 * ETH_ADDR_LEN);
-	return hash_finish(hash_add(h, type));
+	h = hash_murmur3_bytes(h, frame, 2 * ETH_ADDR_LEN);
+	return hash_murmur3_finish(hash_murmur3_add(h, type));
 }
 
 uint16_t vxlan_src_port(const struct vxlan_encap *cfg, uint32_t flow_hash)

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
+
 enum { CLS_WORDS = FLOW_KEY_MATCH_SIZE / 4, CLS_MAX_RULES = 1 << 24 };
 
 typedef uint32_t cls_word __attribute__((may_alias));
@@ -69,31 +71,7 @@ bool cls_match_matches(const struct cls_match *m, const struct flow_key *key)
 	return true;
 }
 
-/* ---- hashing ------------------------------------------------------------- */
-
-static inline uint32_t rotl32(uint32_t x, int r)
-{
-	return (x << r) | (x >> (32 - r));
-}
-
-/* murmur3's word step and finaliser. */
-static inline uint32_t hash_add(uint32_t h, uint32_t w)
-{
-	w *= 0xcc9e2d51u;
-	w = rotl32(w, 15);
-	w *= 0x1b873593u;
-	h ^= w;
-	return rotl32(h, 13) * 5 + 0xe6546b64u;
-}
-
-static inline uint32_t hash_finish(uint32_t h)
-{
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	return h ^ (h >> 16);
-}
+/* ---- hashing: murmur3 (util/hash.h), seed 0 ------------------------------ */
 
 /* The key's words under st's mask into out[], and their hash. */
 static inline uint32_t mask_key(const struct subtable *st, const cls_word *k, uint32_t *out)
@@ -101,9 +79,9 @@ static inline uint32_t mask_key(const struct subtable *st, const cls_word *k, ui
 	uint32_t h = 0;
 	for (uint32_t i = 0; i < st->n_words; i++) {
 		out[i] = k[st->idx[i]] & st->mask[i];
-		h = hash_add(h, out[i]);
+		h = hash_murmur3_add(h, out[i]);
 	}
-	return hash_finish(h);
+	return hash_murmur3_finish(h);
 }
 
 /* ---- build --------------------------------------------------------------- */
@@ -217,8 +195,8 @@ static uint32_t mask_hash(const struct cls_match *m)
 	const cls_word *mk = words_of(&m->mask);
 	uint32_t h = 0;
 	for (int i = 0; i < CLS_WORDS; i++)
-		h = hash_add(h, mk[i]);
-	return hash_finish(h);
+		h = hash_murmur3_add(h, mk[i]);
+	return hash_murmur3_finish(h);
 }
 
 /* old's subtable of g's mask if it holds exactly g's rules, with one more

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "util/failpoint.h"
+#include "util/hash.h"
 
 /* ---- destinations and MACs ------------------------------------------------ */
 
@@ -69,17 +70,11 @@ bool fdb_mac_is_learnable(const uint8_t mac[6])
 
 /* ---- hashing -------------------------------------------------------------- */
 
-/* splitmix64's finalizer: every input bit flips about half the output bits.
- * Not cryptographic; the secret seed only keeps an attacker from computing
- * colliding MACs offline. */
-static uint64_t fdb_mix64(uint64_t x)
+/* util/hash.h's splitmix64 finaliser.  Not cryptographic; the secret seed
+ * only keeps an attacker from computing colliding MACs offline. */
+static inline uint64_t fdb_mix64(uint64_t x)
 {
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
+	return hash_mix64(x);
 }
 
 uint32_t fdb_hash(const struct fdb *fdb, uint32_t vni, const uint8_t mac[6])

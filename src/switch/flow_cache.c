@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
+
 struct fc_entry {
 	uint64_t version;           /* 0 = empty */
 	struct flow_key key;        /* match part compared */
@@ -39,16 +41,9 @@ _Static_assert(FLOW_KEY_MATCH_SIZE % 8 == 4, "key hash: 64-bit words and one 32-
  * never a wrong verdict). */
 static inline uint32_t key_hash(const struct flow_key *key)
 {
-	const fc_word *w = (const fc_word *)key;
-	uint64_t h = 0x9e3779b97f4a7c15ull;
-	for (size_t i = 0; i < FLOW_KEY_MATCH_SIZE / 8; i++) {
-		h ^= w[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	h ^= ((const fc_word32 *)key)[FLOW_KEY_MATCH_SIZE / 4 - 1];
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return (uint32_t)(h ^ (h >> 29));
+	uint32_t tail;
+	memcpy(&tail, (const uint8_t *)key + FLOW_KEY_MATCH_SIZE - 4, 4);
+	return hash_words64(0x9e3779b97f4a7c15ull, key, FLOW_KEY_MATCH_SIZE / 8, tail);
 }
 
 int flow_cache_create(uint32_t n_entries, struct flow_cache **out)

@@ -269,7 +269,9 @@ iperf_run() {
 	local sns=$1 cns=$2 addr=$3 port=$4 secs=$5 json=$6; shift 6
 	n "$sns" iperf3 -s -1 -D -B "$addr" -p "$port" --logfile "$json.server.log" >/dev/null 2>&1
 	local i
-	for i in $(seq 50); do
+	# Until the server listens; 30 s only bounds a broken one (2.5 s was
+	# too short for a daemonising iperf3 with the other core busy).
+	for i in $(seq 600); do
 		n "$sns" ss -ltn 2>/dev/null | grep -q ":$port " && break
 		sleep 0.05
 	done

@@ -16,6 +16,17 @@ cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
 rig_init "vxt64-$$"
 trap rig_cleanup EXIT
+# cap_start NSFUNC OUT TCPDUMP-ARGS...: tcpdump in the background (CAP_PID),
+# returning once it listens: a fixed "sleep 1" lost frames when the other
+# core was busy.  It ends at its -c count or when killed; the 60-s timeout
+# only bounds a broken case (a busy machine needs seconds for scapy alone).
+cap_start() {
+	local ns=$1 out=$2 i; shift 2
+	$ns timeout 60 tcpdump -l "$@" >"$out" 2>"$out.err" &
+	CAP_PID=$!
+	for i in $(seq 600); do grep -q "listening on" "$out.err" 2>/dev/null && return 0; sleep 0.05; done
+	fail "tcpdump $* did not start in 30 s: $(cat "$out.err")"
+}
 
 rig_create 4
 rig_vxswitchd 1
@@ -165,18 +176,17 @@ pass "seed 002 redirect both ways: ping -c $N counted $N on each side's ip rule 
 # --- everything else is dropped, and counted -----------------------------------------------
 nvm1 ip addr replace 2001:db8:1::1/64 dev vnet1 nodad
 nvm2 ip addr replace 2001:db8:1::2/64 dev vnet2 nodad
-# the MLD reports of the new addresses (sent twice, 1 s apart) are dropped too:
-# let them pass before the two counters are read one after the other (a report
-# between the two reads counted 3 on the rule and 2 in rule_drop once)
-sleep 2
+# A known neighbour, so the 3 echo requests themselves leave vnet1: without
+# it only neighbour solicitations and MLD reports did, how many and when
+# depending on timers, and with the other core busy the window between the
+# counter reads held 2 of them.
+nvm1 ip -6 neigh replace 2001:db8:1::2 lladdr "$(nvm2 cat /sys/class/net/vnet2/address)" dev vnet1
 d0=$(rule_count vnet1 3 1 packets)
 rd0=$(vx_stat 1 'port("vnet1")["drops"]["rule_drop"]' 2>/dev/null || echo 0)
-# no echo request leaves: neighbour discovery fails first, one NS a second
-# (4 s: 3 or more NS), and those are what the rule drops
-nvm1 ping -6 -c 4 -i 1 -W 1 2001:db8:1::2 >/dev/null 2>&1 && fail "IPv6 went through the drop-everything-else rule"
+nvm1 ping -6 -c 3 -i 0.1 -W 1 2001:db8:1::2 >/dev/null 2>&1 && fail "IPv6 went through the drop-everything-else rule"
 d1=$(rule_count vnet1 3 1 packets)
 rd1=$(vx_stat 1 'port("vnet1")["drops"]["rule_drop"]')
-[ $((d1 - d0)) -ge 3 ] || fail "the drop rule counted $((d1 - d0)) frames for 3+ neighbour solicitations"
+[ $((d1 - d0)) -ge 3 ] || fail "the drop rule counted $((d1 - d0)) frames for 3+ IPv6 frames"
 [ $((rd1 - rd0)) -ge 3 ] || fail "rule_drop on vnet1 counted $((rd1 - rd0))"
 pass "pref 3 drops what the redirects do not take: IPv6 ping fails, rule counted $((d1 - d0)), vnet1 rule_drop $((rd1 - rd0))"
 
@@ -199,9 +209,8 @@ vx 1 filter del dev "$VX" ingress pref 2
 vx 1 filter add dev "$VX" ingress pref 2 protocol ip flower ip_proto icmp action mirred egress mirror dev mir1 \
 	action mirred egress redirect dev vnet1 || fail "mirror + redirect rule"
 vx 1 filter add dev "$VX" ingress pref 2 protocol ip flower action mirred egress redirect dev vnet1 || fail "pref 2 handle 2"
-nh1 timeout 8 tcpdump -l -n -i mir1 -c 5 icmp >"$RIG_DIR/mirror" 2>/dev/null &
-tpid=$!
-sleep 1
+cap_start nh1 "$RIG_DIR/mirror" -n -i mir1 -c 5 icmp
+tpid=$CAP_PID
 nvm1 ping -c 5 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping with the mirror rule"
 wait $tpid || true
 [ "$(grep -c "echo reply" "$RIG_DIR/mirror")" = 5 ] || fail "mirror tap saw: $(cat "$RIG_DIR/mirror")"
@@ -278,11 +287,17 @@ refused "tunnel_key src_ip other than the port's" '"src_ip"' filter add dev vnet
 refused "tunnel_key without a mirred to a vxlan port" 'needs a later mirred' filter add dev vnet1 ingress pref 2 \
 	protocol ip flower action tunnel_key set id "$VNI" src_ip "$U1" dst_ip "$U2" action pass
 far_datagrams() { # the datagrams to FAR while ping -c 5 runs
-	nh1 timeout 6 tcpdump -l -n -i u1 "udp and dst host $FAR" >"$RIG_DIR/far" 2>/dev/null &
-	local t=$!
-	sleep 1
+	cap_start nh1 "$RIG_DIR/far" -n -i u1 "udp and dst host $FAR"
+	local t=$CAP_PID
 	nvm1 ping -c 5 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping: $1"
-	sleep 0.3
+	# Until tcpdump has printed the 5 a redirect sends there, or 5 s (the
+	# case where none may go there waits it all: a fixed 0.3 s could miss
+	# late lines on a busy machine).
+	local i
+	for i in $(seq 100); do
+		[ "$(grep -c "UDP\|VXLAN\|vxlan\|udp" "$RIG_DIR/far")" -ge 5 ] && break
+		sleep 0.05
+	done
 	kill "$t" 2>/dev/null; wait "$t" 2>/dev/null || true
 	grep -c "UDP\|VXLAN\|vxlan\|udp" "$RIG_DIR/far" || true
 }
@@ -323,16 +338,14 @@ vx 1 filter add dev vnet1 ingress pref 2 protocol ip flower ip_proto icmp action
 	action vlan modify id 5 priority 3 action mirred egress redirect dev "$VX" || fail "vlan push + modify rule"
 vx 1 filter add dev "$VX" ingress pref 2 protocol 802.1Q flower vlan_id 5 vlan_ethtype ip \
 	action vlan pop action mirred egress redirect dev vnet1 || fail "vlan pop rule"
-nvm2 timeout 6 tcpdump -l -n -e -i vnet2 -c 3 icmp >"$RIG_DIR/vlan" 2>/dev/null &
-tpid=$!
-sleep 1
+cap_start nvm2 "$RIG_DIR/vlan" -n -e -i vnet2 -c 3 icmp
+tpid=$CAP_PID
 nvm1 ping -c 3 -i 0.2 -W 1 "$(vm_addr4 2)" >/dev/null 2>&1 || true # vm2 has no VLAN 5 to answer on
 wait $tpid || true
 [ "$(grep -c "vlan 5, p 3, ethertype IPv4" "$RIG_DIR/vlan")" = 3 ] || fail "vnet2 did not see 3 frames of VLAN 5 priority 3: $(cat "$RIG_DIR/vlan")"
 mac1=$(nvm1 cat /sys/class/net/vnet1/address)
-nvm1 timeout 6 tcpdump -l -n -e -i vnet1 -c 3 "icmp and src host $(vm_addr4 2)" >"$RIG_DIR/popped" 2>/dev/null &
-tpid=$!
-sleep 1
+cap_start nvm1 "$RIG_DIR/popped" -n -e -i vnet1 -c 3 "icmp and src host $(vm_addr4 2)"
+tpid=$CAP_PID
 nvm2 /usr/bin/python3 - "$mac1" "$(vm_addr4 2)" "$(vm_addr4 1)" <<'PY'
 import sys
 from scapy.all import Ether, Dot1Q, IP, ICMP, sendp, get_if_hwaddr

@@ -109,24 +109,38 @@ nh1 ip link set mir1 up
 r_before=$(rig_iperf 4 1) || fail "iperf3 before the churn"
 # marked: UDP to vm2 port 7777, a payload tag per phase; vm2 counts what it gets
 MARK=7777
+# The receiver has no idle timeout: the churn between two phases takes as
+# long as the machine makes it (over 60 s one by one with the other core
+# busy, when a 60-s idle limit ended it and "0 of 500" followed).  It ends
+# at the "end" datagram, or when the test stops it (SIGTERM) after the end
+# was sent, and writes its counts either way.
 nvm2 /usr/bin/python3 - "$(vm_addr4 2)" $MARK "$RIG_DIR/got" <<'PY' &
-import socket, sys, collections
+import socket, sys, collections, signal, os
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], int(sys.argv[2])))
-s.settimeout(300)  # a safety net only: the 1000 single adds and dels between two phases send nothing, and took over 60 s on a loaded 2-core host
+open(sys.argv[3] + ".pid", "w").write("%d\n" % os.getpid())
 got = collections.Counter()
+def stop(*_):
+	raise KeyboardInterrupt
+signal.signal(signal.SIGTERM, stop)
 try:
 	while True:
 		tag = s.recv(100).decode().split(":")[0]
 		got[tag] += 1
 		if tag == "end":
 			break
-except socket.timeout:
+except KeyboardInterrupt:
 	pass
 open(sys.argv[3], "w").write("".join("%s %d\n" % kv for kv in got.items()))
 PY
 rxpid=$!
-for i in $(seq 100); do nvm2 ss -uln 2>/dev/null | grep -q ":$MARK " && break; sleep 0.05; done
+# Ready waits end when the thing is ready; 30 s only bounds a broken one.
+wait_for() { # SECONDS COMMAND...
+	local end=$(( $(date +%s) + $1 )); shift
+	until "$@"; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep 0.05; done
+}
+marked_bound() { [ -s "$RIG_DIR/got.pid" ] && nvm2 ss -uln 2>/dev/null | grep -q ":$MARK "; }
+wait_for 30 marked_bound || fail "the marked receiver did not bind in 30 s"
 send_marked() { # TAG COUNT [RATE_PPS]
 	nvm1 /usr/bin/python3 - "$(vm_addr4 2)" $MARK "$1" "$2" "${3:-1000}" <<'PY'
 import socket, sys, time
@@ -138,9 +152,12 @@ for i in range(n):
 PY
 }
 got() { awk -v t="$1" '$1 == t { print $2 }' "$RIG_DIR/got"; }
-nh1 timeout 120 tcpdump -U -n -i mir1 -w "$RIG_DIR/mir1.pcap" "udp port $MARK" 2>"$RIG_DIR/tcpdump.err" &
+# Stopped below once the last phase is sent; the 900-s timeout only ends it
+# if the test dies first (not a bound on the churn: 120 s once was).
+nh1 timeout 900 tcpdump -U -n -i mir1 -w "$RIG_DIR/mir1.pcap" "udp port $MARK" 2>"$RIG_DIR/tcpdump.err" &
 tpid=$!
-for i in $(seq 100); do grep -q "listening on" "$RIG_DIR/tcpdump.err" && break; sleep 0.05; done
+tcpdump_ready() { grep -q "listening on" "$RIG_DIR/tcpdump.err"; }
+wait_for 30 tcpdump_ready || fail "tcpdump on mir1 did not start in 30 s"
 nvm1 ip neigh replace "$(vm_addr4 2)" lladdr "$(nvm2 cat /sys/class/net/vnet2/address)" dev vnet1
 send_marked warm 20 # before the rule: ARP settled, the path works
 
@@ -198,7 +215,11 @@ rdrop1=$(vx_stat 1 'port("vnet1")["drops"]["rule_drop"]')
 vx 1 filter get dev vnet1 ingress protocol ip pref 50 handle 1 flower | grep -q "dst_port $MARK action drop" ||
 	fail "filter get of the replaced rule"
 vx 1 filter del dev vnet1 ingress protocol ip pref 50 handle 1 flower || fail "del by tc's selectors"
-send_marked end 1
+send_marked end 3 10
+# Everything was sent: the receiver ends at the first "end"; if all three
+# were lost, 10 s after the last one it is stopped and counts what it got.
+rx_done() { ! kill -0 "$rxpid" 2>/dev/null; }
+wait_for 10 rx_done || kill -TERM "$(cat "$RIG_DIR/got.pid")" 2>/dev/null || true
 wait $rxpid || true
 wait "$ipid" || fail "iperf3 across the churn"
 sleep 0.5; kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null || true

@@ -2,7 +2,8 @@
  * gro_emit_fn): a merged frame leaves with its head segment's key plus the
  * merged PSH (plain, VXLAN frame, socket payload); a passed-through frame,
  * a run of one and two flows held at once keep their own keys; a frame
- * that came without a key leaves without one.  Fixture: gro_test_util.h. */
+ * that came without a key leaves without one; held runs keep their keys
+ * after the caller's are gone.  Fixture: gro_test_util.h. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -102,11 +103,57 @@ static void test_unmerged_frames_keep_their_keys(void **state)
 	gro_test_free(t);
 }
 
+/* The caller's keys need only live during the receive call: runs still
+ * held when gro_receive_burst() returns leave with the key their head came
+ * with although the caller's array was overwritten in between, and a run
+ * that merges a PSH inside one burst leaves with it while the caller's key
+ * stays as it was (GRO writes only its own copy). */
+static void test_held_runs_outlive_the_callers_keys(void **state)
+{
+	(void)state;
+	struct gro_test *t = test_new(0, 0, 0);
+	struct stream a, b;
+	stream_init(&a, 4, MODE_VXLAN_UDP, 0);
+	stream_init(&b, 6, MODE_VXLAN_FRAME, 4);
+	b.f.src_port = 4001;
+	a.f.payload_len = b.f.payload_len = MSS;
+	struct flow_key a_key = parsed_key_of(t, &a), b_key = parsed_key_of(t, &b);
+	struct pkt *pkts[4];
+	struct flow_key keys[4];
+	for (unsigned i = 0; i < 4; i++) {
+		pkts[i] = stream_next(t, i % 2 ? &b : &a, MSS);
+		assert_non_null(key_take(t, pkts[i], &keys[i]));
+	}
+	gro_receive_burst(t->gro, pkts, keys, 4, 0);
+	memset(keys, 0xa5, sizeof(keys));
+	gro_flush(t->gro, GRO_FLUSH_ALL, 0);
+	assert_int_equal(t->sink.n, 2);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_true(t->sink.has_key[i]);
+		const struct flow_key *want = t->sink.keys[i].tp_src == 4001 ? &b_key : &a_key;
+		assert_memory_equal(&t->sink.keys[i], want, sizeof(*want));
+	}
+
+	sink_clear(t);
+	pkts[0] = stream_next(t, &a, MSS);
+	assert_non_null(key_take(t, pkts[0], &keys[0]));
+	struct flow_key head_key = keys[0];
+	a.f.tcp_flags = TCP_ACK | TCP_PSH;
+	pkts[1] = stream_next(t, &a, MSS);
+	assert_non_null(key_take(t, pkts[1], &keys[1]));
+	gro_receive_burst(t->gro, pkts, keys, 2, 0);
+	assert_int_equal(t->sink.n, 1);
+	assert_int_equal(t->sink.keys[0].tcp_flags, head_key.tcp_flags | TCP_PSH);
+	assert_memory_equal(&keys[0], &head_key, sizeof(head_key));
+	gro_test_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merged_frame_leaves_with_head_key),
 		cmocka_unit_test(test_unmerged_frames_keep_their_keys),
+		cmocka_unit_test(test_held_runs_outlive_the_callers_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

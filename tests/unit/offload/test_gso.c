@@ -102,7 +102,7 @@ static void check_segment(const struct tso_spec *s, const uint8_t *orig, const u
 	}
 }
 
-/* Runs gso_segment() over the spec and checks every segment. */
+/* Runs gso_ref_segment() over the spec and checks every segment. */
 static void segment_and_check(const struct tso_spec *s, unsigned flags)
 {
 	struct pkt *in = pkt_alloc(pool);
@@ -111,7 +111,7 @@ static void segment_and_check(const struct tso_spec *s, unsigned flags)
 	memcpy(orig, in->data, in->size);
 
 	struct pkt *segs[GSO_MAX_SEGS];
-	int n = gso_segment(in, flags, pool, segs, GSO_MAX_SEGS);
+	int n = gso_ref_segment(in, flags, pool, segs, GSO_MAX_SEGS);
 	assert_int_equal(n, expected_segs(s));
 	assert_memory_equal(in->data, orig, in->size); /* input untouched */
 	bool partial = flags & GSO_CSUM_PARTIAL;
@@ -267,8 +267,8 @@ static void test_frags_give_same_segments(void **state)
 	assert_int_equal(pkt_len(fr), pkt_len(lin));
 
 	struct pkt *a[16], *b[16];
-	int na = gso_segment(lin, 0, pool, a, 16);
-	int nb = gso_segment(fr, 0, pool, b, 16);
+	int na = gso_ref_segment(lin, 0, pool, a, 16);
+	int nb = gso_ref_segment(fr, 0, pool, b, 16);
 	assert_int_equal(na, 6);
 	assert_int_equal(nb, na);
 	for (int i = 0; i < na; i++) {
@@ -290,11 +290,11 @@ static void test_errors_leave_nothing_allocated(void **state)
 	struct pkt *segs[GSO_MAX_SEGS];
 	struct pkt_pool_stats before, after;
 	pkt_pool_get_stats(pool, &before);
-	assert_int_equal(gso_segment(in, 0, pool, segs, 9), -ENOSPC);
+	assert_int_equal(gso_ref_segment(in, 0, pool, segs, 9), -ENOSPC);
 
 	struct pkt_pool *small;
 	assert_int_equal(pkt_pool_create(4, &small), 0);
-	assert_int_equal(gso_segment(in, 0, small, segs, GSO_MAX_SEGS), -ENOBUFS);
+	assert_int_equal(gso_ref_segment(in, 0, small, segs, GSO_MAX_SEGS), -ENOBUFS);
 	struct pkt_pool_stats small_st;
 	pkt_pool_get_stats(small, &small_st);
 	assert_int_equal(small_st.in_use, 0);
@@ -359,7 +359,7 @@ static void test_non_gso_frame_checksum_completed(void **state)
 			struct pkt *in = pkt_alloc(pool);
 			tso_build(in, &s);
 			struct pkt *segs[1];
-			assert_int_equal(gso_segment(in, 0, pool, segs, 1), 1);
+			assert_int_equal(gso_ref_segment(in, 0, pool, segs, 1), 1);
 			uint32_t l4 = in->l4_ofs, l4_len = in->size - l4;
 			assert_int_equal(segs[0]->ol.flags & PKT_OL_NEEDS_CSUM, 0);
 			assert_true(csum_ref_l4_ok(v, segs[0]->data + in->l3_ofs, segs[0]->data + l4, l4_len,
@@ -378,7 +378,7 @@ static void test_non_gso_frame_checksum_completed(void **state)
 	}
 }
 
-/* A plain train holds the same bytes as gso_segment() output, at one stride. */
+/* A plain train holds the same bytes as gso_ref_segment() output, at one stride. */
 static void test_plain_train_matches_segments(void **state)
 {
 	(void)state;
@@ -387,15 +387,15 @@ static void test_plain_train_matches_segments(void **state)
 	struct pkt *in = pkt_alloc(pool);
 	tso_build(in, &s);
 	struct gso_train t = { .buf = train_buf, .cap = sizeof(train_buf) };
-	assert_int_equal(gso_train_build(in, GSO_TRAIN_PLAIN, NULL, NULL, 0, &t), 0);
+	assert_int_equal(gso_ref_train_build(in, GSO_TRAIN_PLAIN, NULL, NULL, 0, &t), 0);
 	assert_int_equal(t.nr_segs, 11);
 	assert_int_equal(t.stride, 14 + 20 + 32 + 1448);
 	assert_int_equal(t.last_size, 14 + 20 + 32 + 17);
 	assert_int_equal(t.len, 10 * t.stride + t.last_size);
-	assert_int_equal(gso_train_size(in, GSO_TRAIN_PLAIN, NULL), t.len);
+	assert_int_equal(gso_ref_train_size(in, GSO_TRAIN_PLAIN, NULL), t.len);
 
 	struct pkt *segs[16];
-	assert_int_equal(gso_segment(in, 0, pool, segs, 16), 11);
+	assert_int_equal(gso_ref_segment(in, 0, pool, segs, 16), 11);
 	for (uint32_t i = 0; i < 11; i++) {
 		assert_int_equal(segs[i]->size, i < 10 ? t.stride : t.last_size);
 		assert_memory_equal(train_buf + i * t.stride, segs[i]->data, segs[i]->size);
@@ -403,10 +403,10 @@ static void test_plain_train_matches_segments(void **state)
 	}
 
 	t.cap = t.len - 1;
-	assert_int_equal(gso_train_build(in, GSO_TRAIN_PLAIN, NULL, NULL, 0, &t), -ENOSPC);
+	assert_int_equal(gso_ref_train_build(in, GSO_TRAIN_PLAIN, NULL, NULL, 0, &t), -ENOSPC);
 	t.cap = sizeof(train_buf);
-	assert_int_equal(gso_train_build(in, GSO_TRAIN_PLAIN, NULL, NULL, GSO_CSUM_PARTIAL, &t), -EINVAL);
-	assert_int_equal(gso_train_build(in, GSO_TRAIN_VXLAN_UDP, NULL, NULL, 0, &t), -EINVAL);
+	assert_int_equal(gso_ref_train_build(in, GSO_TRAIN_PLAIN, NULL, NULL, GSO_CSUM_PARTIAL, &t), -EINVAL);
+	assert_int_equal(gso_ref_train_build(in, GSO_TRAIN_VXLAN_UDP, NULL, NULL, 0, &t), -EINVAL);
 	pkt_free(in);
 }
 
@@ -421,7 +421,7 @@ static void test_vxlan_udp_train_and_sends(void **state)
 	tso_build(in, &s);
 	struct vxlan_encap enc = { .family = 4, .vni = 99 };
 	struct gso_train t = { .buf = train_buf, .cap = sizeof(train_buf) };
-	assert_int_equal(gso_train_build(in, GSO_TRAIN_VXLAN_UDP, &enc, NULL, 0, &t), 0);
+	assert_int_equal(gso_ref_train_build(in, GSO_TRAIN_VXLAN_UDP, &enc, NULL, 0, &t), 0);
 	/* 8 + 14 + 20 + 20 + 1398 = 1460 <= 1472 bytes of UDP payload at MTU 1500 */
 	assert_int_equal(t.stride, 1460);
 	assert_int_equal(t.nr_segs, (65495 + 1397) / 1398);
@@ -438,7 +438,7 @@ static void test_vxlan_udp_train_and_sends(void **state)
 	assert_int_equal(gso_segs_per_send(100, 65507, GSO_UDP_MAX_SEGMENTS_OLD), 64);
 	assert_int_equal(gso_segs_per_send(70000, 65507, 64), 0);
 	struct gso_send sends[8];
-	int ns = gso_train_sends(&t, GSO_UDP_SEND_MAX_BYTES_IPV4, GSO_UDP_MAX_SEGMENTS_OLD, sends, 8);
+	int ns = gso_ref_train_sends(&t, GSO_UDP_SEND_MAX_BYTES_IPV4, GSO_UDP_MAX_SEGMENTS_OLD, sends, 8);
 	assert_int_equal(ns, 2);
 	uint32_t covered = 0, segs = 0;
 	for (int k = 0; k < ns; k++) {
@@ -451,10 +451,10 @@ static void test_vxlan_udp_train_and_sends(void **state)
 	}
 	assert_int_equal(covered, t.len);
 	assert_int_equal(segs, t.nr_segs);
-	assert_int_equal(gso_train_sends(&t, GSO_UDP_SEND_MAX_BYTES_IPV4, 64, sends, 1), -ENOSPC);
-	assert_int_equal(gso_train_sends(&t, 1000, 64, sends, 8), -EMSGSIZE);
+	assert_int_equal(gso_ref_train_sends(&t, GSO_UDP_SEND_MAX_BYTES_IPV4, 64, sends, 1), -ENOSPC);
+	assert_int_equal(gso_ref_train_sends(&t, 1000, 64, sends, 8), -EMSGSIZE);
 	/* Small segment cap: 10 per send. */
-	assert_int_equal(gso_train_sends(&t, GSO_UDP_SEND_MAX_BYTES_IPV4, 10, sends, 8), 5);
+	assert_int_equal(gso_ref_train_sends(&t, GSO_UDP_SEND_MAX_BYTES_IPV4, 10, sends, 8), 5);
 	assert_int_equal(sends[4].nr_segs, t.nr_segs - 40);
 	assert_int_equal(sends[4].len, (t.nr_segs - 41) * t.stride + t.last_size);
 	pkt_free(in);
@@ -548,7 +548,7 @@ static void test_udp_zero_checksum_becomes_ffff(void **state)
 		store_be16(l4 + UDP_CSUM_OFFSET, pseudo_field);
 
 		struct pkt *segs[1];
-		assert_int_equal(gso_segment(in, 0, pool, segs, 1), 1);
+		assert_int_equal(gso_ref_segment(in, 0, pool, segs, 1), 1);
 		assert_int_equal(load_be16(segs[0]->data + in->l4_ofs + UDP_CSUM_OFFSET), 0xffff);
 		assert_true(csum_ref_l4_ok(4, segs[0]->data + in->l3_ofs, segs[0]->data + in->l4_ofs,
 					     l4_len, IP_PROTO_UDP));
@@ -578,7 +578,7 @@ static uint8_t iov_flat[2 * 65536 + 16384];
 static void iov_train_matches(const struct pkt *in, enum gso_train_shape shape, const struct vxlan_encap *enc)
 {
 	struct gso_train t = { .buf = train_buf, .cap = sizeof(train_buf) };
-	assert_int_equal(gso_train_build(in, shape, enc, NULL, 0, &t), 0);
+	assert_int_equal(gso_ref_train_build(in, shape, enc, NULL, 0, &t), 0);
 
 	struct gso_iov_train *it = &iov_train;
 	memset(it, 0, sizeof(*it));
@@ -610,7 +610,7 @@ static void iov_train_matches(const struct pkt *in, enum gso_train_shape shape, 
 	for (size_t l = 0; l < 3; l++) {
 		struct gso_send a[GSO_MAX_SEGS];
 		struct gso_iov_send b[GSO_MAX_SEGS];
-		int na = gso_train_sends(&t, GSO_UDP_SEND_MAX_BYTES_IPV4, limits[l], a, GSO_MAX_SEGS);
+		int na = gso_ref_train_sends(&t, GSO_UDP_SEND_MAX_BYTES_IPV4, limits[l], a, GSO_MAX_SEGS);
 		int nb = gso_iov_train_sends(it, GSO_UDP_SEND_MAX_BYTES_IPV4, limits[l], b, GSO_MAX_SEGS);
 		assert_true(na > 0);
 		assert_int_equal(nb, na);

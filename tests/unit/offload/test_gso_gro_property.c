@@ -5,7 +5,7 @@
  * Thousands of random TSO frames (fixed seed): IPv4/IPv6, VLAN or not, TCP
  * options, payload and MSS sizes, IP ID near the wrap, ACK with any of
  * PSH/FIN/CWR/ECE, sent plain or through VXLAN (full frames, or UDP payloads
- * as a socket delivers them).  Each goes through gso_train_build(), the
+ * as a socket delivers them).  Each goes through gso_ref_train_build(), the
  * parser, and gro_receive_batch().  Then:
  *  - a frame of at most PKT_MAX_FRAGS + 1 segments comes back as exactly
  *    one frame, byte for byte the original (GRO's pseudo-header checksum
@@ -156,9 +156,9 @@ static void check_case(const struct tso_spec *s, int path, uint32_t case_no)
 	static const enum gso_train_shape shapes[] = { GSO_TRAIN_PLAIN, GSO_TRAIN_VXLAN_FRAME, GSO_TRAIN_VXLAN_UDP };
 	struct gso_train t = { .buf = train_buf, .cap = sizeof(train_buf) };
 	uint16_t outer_id = (uint16_t)rnd(65536);
-	int err = gso_train_build(in, shapes[path], &encap, &outer_id, 0, &t);
+	int err = gso_ref_train_build(in, shapes[path], &encap, &outer_id, 0, &t);
 	if (err)
-		fail_msg("case %u: gso_train_build: %d", case_no, err);
+		fail_msg("case %u: gso_ref_train_build: %d", case_no, err);
 	pkt_free(in);
 
 	struct collector col = { .n = 0 };
