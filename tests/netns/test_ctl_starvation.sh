@@ -88,18 +88,26 @@ fi
 [ $(( t1 - t0 )) -lt 100000 ] || fail "first vxctl took $(( (t1 - t0) / 1000 )) ms"
 
 # Past the 200 ms a stalled client may hold a slot against a newcomer:
-# every call is answered, each within 100 ms.
+# every call is answered.  A call that had to wait for a stalled client's
+# slot takes 200 ms or more (the stall limit), so that is the bound for
+# each call; the median of the 8 must stay under 100 ms.  (Each call within
+# 100 ms failed once at 168 ms with the other core busy: the scheduler, not
+# a starved client, which the 200-ms bound would still have caught.)
 sleep 0.25
 LAT=""
+ALL_US=""
 for i in $(seq 8); do
 	t0=$(now_us)
 	vx 1 stats > "$RIG_DIR/stats.txt" 2> "$RIG_DIR/err" || fail "vxctl stats $i: $(cat "$RIG_DIR/err")"
 	t1=$(now_us)
 	us=$(( t1 - t0 ))
-	[ "$us" -lt 100000 ] || fail "vxctl stats $i took $(( us / 1000 )) ms"
+	[ "$us" -lt 200000 ] || fail "vxctl stats $i took $(( us / 1000 )) ms: as long as a stalled client may hold a slot"
 	LAT="$LAT $(( us / 1000 )).$(( us % 1000 / 100 ))"
+	ALL_US="$ALL_US $us"
 	sleep 0.1
 done
+median_us=$(echo $ALL_US | tr ' ' '\n' | sort -n | sed -n 4p)
+[ "$median_us" -lt 100000 ] || fail "vxctl stats: median $(( median_us / 1000 )) ms over 8 calls (ms:$LAT)"
 pass "vxctl stats answered 8 times with 100 stuck clients held, ms:$LAT"
 grep -q "^control: clients [0-9]*/64 accepted" "$RIG_DIR/stats.txt" || fail "no control line: $(grep control "$RIG_DIR/stats.txt")"
 grep -q "turned away: too many clients [1-9]" "$RIG_DIR/stats.txt" || fail "no refusals in: $(grep -A2 '^control' "$RIG_DIR/stats.txt")"
