@@ -26,9 +26,11 @@ struct ctl_server;
 struct flower_rule;
 struct flower_table;
 struct metrics_http;
+struct vxd_evpn;
 
 /* What woke the control loop (epoll data). */
-enum vxd_ctl_src { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2, VXD_METRICS_SRC = 3, VXD_LINK_SRC = 16 /* + watch index */ };
+enum vxd_ctl_src { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2, VXD_METRICS_SRC = 3, VXD_EVPN_SRC = 4, VXD_EVPN_TIMER_SRC = 5,
+		   VXD_LINK_SRC = 16 /* + watch index */ };
 
 /* `diagnose` judges recent traffic: every counter at the start of the
  * window (diag_prev; diag_cur becomes it at the next rotation, every
@@ -105,6 +107,8 @@ struct vxd {
 	/* capture.c: running captures, and the worker's doorbell flag */
 	struct vxd_cap_session *captures[VXD_CAPTURE_MAX];
 	atomic_bool capture_want_wake;
+
+	struct vxd_evpn *evpn; /* evpn.c: NULL until the first `evpn` port */
 };
 
 /* view.c: the current view (control thread: always valid, it owns it). */
@@ -221,6 +225,14 @@ void vxd_capture_drain(struct vxd *vxd);
 /* Before a port is detached: its captures end ("port removed"). */
 void vxd_capture_port_removed(struct vxd *vxd, uint16_t port_id);
 void vxd_capture_end_all(struct vxd *vxd, const char *why);
+
+/* evpn.c (the rest: control/evpn.h) */
+/* Deletes shadow devices left by a vxswitchd that died (at start-up). */
+void vxd_evpn_reap(void);
+/* The control loop's events: VXD_EVPN_SRC (netlink) or VXD_EVPN_TIMER_SRC. */
+void vxd_evpn_input(struct vxd *vxd, uint32_t src);
+/* Closes everything (at exit, before the workers stop). */
+void vxd_evpn_close(struct vxd *vxd);
 
 /* diagnose.c */
 /* diagnose.c: 0 no finding, 1 findings (CTL_DONE_FINDINGS), or a refusal. */

@@ -1,0 +1,102 @@
+#!/bin/bash
+# vxswitchd as a VTEP of a BGP EVPN fabric run by unmodified FRR 8.4
+# (one zebra + bgpd per host, iBGP full mesh, advertise-all-vni), with no
+# static remote anywhere:
+#   h1, h2: vxswitchd (`port add vx99 ... evpn`), VMs on taps;
+#   h3: the kernel's vxlan + bridge driven by FRR (the standard set-up).
+# Checked: every host's flood list comes from type-3 routes; vm1's first
+# frame reaches h2's FDB as an EVPN entry (the time is printed); the VMs
+# ping each other across vxswitch-vxswitch and vxswitch-kernel; h3's
+# kernel FDB has vm1's MAC behind 198.51.100.1; a host killed (FRR and
+# vxswitchd) has its MACs and flood entry withdrawn from the others when
+# its sessions time out; vxswitchd's exit removes its shadow devices.
+#
+#   vm1 - h1 (vxswitchd) -u1-.                  .-u3- h3 (kernel br99+vx99) - vm3
+#                           fab0 (198.51.100.0/24)
+#   vm2 - h2 (vxswitchd) -u2-'
+set -e
+cd "$(dirname "$0")/../.."
+. tests/netns/lib.sh
+. tests/netns/evpn_lib.sh
+rig_init "vxt90-$$"
+trap evpn_cleanup EXIT
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# until TIMEOUT_S CMD...: polls CMD every 20 ms; 1 when it never held.
+until_true() {
+	local end=$(( $(now_ms) + $1 * 1000 )); shift
+	while [ "$(now_ms)" -lt "$end" ]; do "$@" && return 0; sleep 0.02; done
+	return 1
+}
+
+evpn_fabric 3
+evpn_vxswitchd 1
+evpn_vxswitchd 2
+evpn_kernel 3
+for i in 1 2 3; do evpn_frr "$i" 3; done
+mac1=$(n "$P-vm1" cat /sys/class/net/vnet1/address)
+mac2=$(n "$P-vm2" cat /sys/class/net/vnet2/address)
+mac3=$(n "$P-vm3" cat /sys/class/net/vnet3/address)
+
+est_all() { for i in 1 2 3; do [ "$(evpn_established "$i")" = 2 ] || return 1; done; }
+t0=$(now_ms)
+until_true 30 est_all || fail "BGP sessions not established: $(evpn_vtysh 1 'show bgp l2vpn evpn summary')"
+pass "3 hosts, 6 iBGP l2vpn evpn sessions established ($(( $(now_ms) - t0 )) ms after the daemons started)"
+
+# zebra saw the shadow VNI on the vxswitch hosts, with our VTEP address.
+evpn_vtysh 1 "show evpn vni 99" | grep -q "Local VTEP IP: 198.51.100.1" ||
+	fail "zebra on h1 does not see VNI 99: $(evpn_vtysh 1 'show evpn vni')"
+vteps_are() { [ "$(evpn_vteps "$1")" = "$2" ]; }
+until_true 10 vteps_are 1 "198.51.100.2 198.51.100.3" || fail "h1's flood list from EVPN: '$(evpn_vteps 1)'"
+until_true 10 vteps_are 2 "198.51.100.1 198.51.100.3" || fail "h2's flood list from EVPN: '$(evpn_vteps 2)'"
+n "$P-h1" ip link show vxev99 >/dev/null || fail "no shadow vxlan on h1"
+vx 1 port show | grep -q "remote 198.51.100.3 (evpn)" || fail "port show does not name the EVPN remote: $(vx 1 port show)"
+pass "flood lists from type-3 routes: h1 -> $(evpn_vteps 1), h2 -> $(evpn_vteps 2)"
+
+# The first frame of vm1 (an ARP request to vm2) and the time until h2's
+# FDB has vm1's MAC from EVPN.
+t0=$(now_ms)
+n "$P-vm1" ping -c 1 -W 1 192.0.2.2 >/dev/null 2>&1 &
+ping_pid=$!
+until_true 10 evpn_fdb_has 2 "$mac1" evpn || fail "h2 never got vm1's MAC from EVPN: $(vx 2 fdb show)"
+t1=$(now_ms)
+wait "$ping_pid" || true
+echo "figure: vm1's first frame to h2's FDB (source evpn): $((t1 - t0)) ms"
+until_true 10 evpn_fdb_has 1 "$mac2" evpn || fail "h1 never got vm2's MAC from EVPN: $(vx 1 fdb show)"
+vx 2 fdb show | grep -q "^$mac1 vni 99 port vx99 remote 198.51.100.1 evpn" || fail "fdb show: $(vx 2 fdb show)"
+pass "vm1's MAC on h2 and vm2's on h1 as EVPN entries: $(vx 2 fdb show | grep "$mac1")"
+
+n "$P-vm1" ping -c 5 -i 0.1 -W 2 192.0.2.2 >/dev/null || fail "vm1 -> vm2 (vxswitch to vxswitch)"
+n "$P-vm2" ping -c 5 -i 0.1 -W 2 192.0.2.1 >/dev/null || fail "vm2 -> vm1"
+pass "vm1 <-> vm2 through two vxswitchd with no static remote"
+
+# vxswitch <-> the kernel's own vxlan + bridge under the same FRR.
+n "$P-vm3" ping -c 5 -i 0.1 -W 2 192.0.2.1 >/dev/null || fail "vm3 (kernel) -> vm1 (vxswitch)"
+n "$P-vm1" ping -c 5 -i 0.1 -W 2 192.0.2.3 >/dev/null || fail "vm1 -> vm3"
+n "$P-vm2" ping -c 5 -i 0.1 -W 2 192.0.2.3 >/dev/null || fail "vm2 -> vm3"
+until_true 10 evpn_fdb_has 1 "$mac3" evpn || fail "h1 has no EVPN entry for vm3: $(vx 1 fdb show)"
+n "$P-h3" bridge fdb show dev vx99 | grep -q "^$mac1 dst 198.51.100.1 .*extern_learn" ||
+	fail "h3's kernel FDB lacks vm1's MAC from EVPN: $(n "$P-h3" bridge fdb show dev vx99)"
+n "$P-h3" bridge fdb show dev vx99 | grep -q "^00:00:00:00:00:00 dst 198.51.100.1 " ||
+	fail "h3 has no flood entry for h1: $(n "$P-h3" bridge fdb show dev vx99)"
+pass "kernel host h3 and the vxswitch hosts: MACs through BGP both ways, pings both ways"
+
+# A host dies: its link to the fabric goes dark first (nothing says
+# goodbye: no TCP FIN or RST), then its FRR and vxswitchd are killed.  Its
+# sessions time out (hold 3 s) and the others withdraw its MACs and its
+# flood entry.
+t0=$(now_ms)
+n "$P-fab" ip link set f2 down
+evpn_frr_stop 2
+kill -9 "$VXD_PID_2"
+gone2() { ! evpn_fdb_has 1 "$mac2" && vteps_are 1 "198.51.100.3"; }
+until_true 15 gone2 || fail "h1 still has h2's MAC or flood entry: $(vx 1 fdb show) / $(evpn_vteps 1)"
+echo "figure: h2 killed to its MAC and flood entry gone from h1: $(( $(now_ms) - t0 )) ms"
+n "$P-vm1" ping -c 3 -i 0.1 -W 2 192.0.2.3 >/dev/null || fail "vm1 -> vm3 after h2 died"
+pass "h2 killed: its MAC and flood entry withdrawn from h1, h1 <-> h3 still fine"
+
+# vxswitchd's exit removes the shadow devices (zebra withdraws the VNI).
+kill "$VXD_PID_1"
+until_true 5 bash -c "! ip netns exec $P-h1 ip link show vxev99 >/dev/null 2>&1" || fail "h1's shadow devices outlived vxswitchd"
+n "$P-h1" ip -o link show | grep -q vxe && fail "leftover: $(n "$P-h1" ip -o link show | grep vxe)"
+pass "vxswitchd's exit removed its shadow devices"
