@@ -78,7 +78,6 @@ static int link_create(const char *name, const char *kind, const char *master,
 {
 	char buf[NL_BUF];
 	struct nlmsghdr *nlh = link_msg(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, name);
-	mnl_attr_put_strz(nlh, IFLA_IFALIAS, EVPN_SHADOW_ALIAS);
 	if (master) {
 		unsigned idx = if_nametoindex(master);
 		if (!idx)
@@ -127,16 +126,17 @@ static void veth_data(struct nlmsghdr *nlh, const void *aux)
 	memcpy(at, &ifi, sizeof(ifi));
 	nlh->nlmsg_len += MNL_ALIGN(sizeof(ifi));
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, aux);
-	mnl_attr_put_strz(nlh, IFLA_IFALIAS, EVPN_SHADOW_ALIAS);
 	mnl_attr_nest_end(nlh, peer);
 }
 
-/* No IPv6 address ever (addrgenmode none), and for a bridge port no
- * learning and no flooding; then up. */
+/* Our alias (the kernel takes IFLA_IFALIAS only on an existing link), no
+ * IPv6 address ever (addrgenmode none), and for a bridge port no learning
+ * and no flooding; then up. */
 static int link_quiet_up(const char *name, bool bridge_port)
 {
 	char buf[NL_BUF];
 	struct nlmsghdr *nlh = link_msg(buf, RTM_NEWLINK, 0, name);
+	mnl_attr_put(nlh, IFLA_IFALIAS, strlen(EVPN_SHADOW_ALIAS), EVPN_SHADOW_ALIAS);
 	struct nlattr *af = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
 	struct nlattr *in6 = mnl_attr_nest_start(nlh, AF_INET6);
 	mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);

@@ -7,9 +7,11 @@
 # Checked: every host's flood list comes from type-3 routes; vm1's first
 # frame reaches h2's FDB as an EVPN entry (the time is printed); the VMs
 # ping each other across vxswitch-vxswitch and vxswitch-kernel; h3's
-# kernel FDB has vm1's MAC behind 198.51.100.1; a host killed (FRR and
-# vxswitchd) has its MACs and flood entry withdrawn from the others when
-# its sessions time out; vxswitchd's exit removes its shadow devices.
+# kernel FDB has vm1's MAC behind 198.51.100.1; a local MAC that ages out
+# is withdrawn; a host killed (FRR and vxswitchd) has its MACs and flood
+# entry withdrawn from the others when its sessions time out; a restarted
+# vxswitchd reaps the shadow devices of the one that died; vxswitchd's
+# exit removes its shadow devices.
 #
 #   vm1 - h1 (vxswitchd) -u1-.                  .-u3- h3 (kernel br99+vx99) - vm3
 #                           fab0 (198.51.100.0/24)
@@ -81,6 +83,21 @@ n "$P-h3" bridge fdb show dev vx99 | grep -q "^00:00:00:00:00:00 dst 198.51.100.
 	fail "h3 has no flood entry for h1: $(n "$P-h3" bridge fdb show dev vx99)"
 pass "kernel host h3 and the vxswitch hosts: MACs through BGP both ways, pings both ways"
 
+# A local MAC that ages out of vxswitchd's FDB is withdrawn: its
+# extern_learn entry leaves the shadow port, zebra withdraws the route,
+# the kernel host h3 forgets it.  vm1 speaks again: advertised again.
+vx 1 set fdb-ageing 2
+in_h3() { n "$P-h3" bridge fdb show dev vx99 | grep -q "^$1 dst 198.51.100.1 "; }
+t0=$(now_ms)
+until_true 10 bash -c "! ip netns exec $P-h3 bridge fdb show dev vx99 | grep -q '^$mac1 '" ||
+	fail "vm1's MAC never withdrawn from h3 after ageing out of h1: $(n "$P-h3" bridge fdb show dev vx99)"
+echo "figure: fdb-ageing 2 s on h1 to vm1's MAC gone from h3's kernel FDB: $(( $(now_ms) - t0 )) ms"
+n "$P-h1" bridge fdb show dev vxep99 | grep -q "^$mac1 " && fail "vm1's MAC still on h1's shadow port"
+vx 1 set fdb-ageing 300
+n "$P-vm1" ping -c 2 -i 0.1 -W 2 192.0.2.3 >/dev/null || fail "vm1 -> vm3 after ageing"
+until_true 5 in_h3 "$mac1" || fail "vm1's MAC not advertised again"
+pass "a local MAC aged out is withdrawn from the fabric, and advertised again when it speaks"
+
 # A host dies: its link to the fabric goes dark first (nothing says
 # goodbye: no TCP FIN or RST), then its FRR and vxswitchd are killed.  Its
 # sessions time out (hold 3 s) and the others withdraw its MACs and its
@@ -94,6 +111,29 @@ until_true 15 gone2 || fail "h1 still has h2's MAC or flood entry: $(vx 1 fdb sh
 echo "figure: h2 killed to its MAC and flood entry gone from h1: $(( $(now_ms) - t0 )) ms"
 n "$P-vm1" ping -c 3 -i 0.1 -W 2 192.0.2.3 >/dev/null || fail "vm1 -> vm3 after h2 died"
 pass "h2 killed: its MAC and flood entry withdrawn from h1, h1 <-> h3 still fine"
+
+# A vxswitchd that dies leaves its shadow devices; the next one deletes
+# them at start (their alias says whose they are) and makes its own.
+kill -9 "$VXD_PID_1"
+until_true 5 bash -c "! kill -0 $VXD_PID_1 2>/dev/null" || fail "vxswitchd of h1 outlived kill -9"
+# Its tap is persistent: out of the way, so the wait below sees the new one.
+n "$P-vm1" ip link del vnet1
+rm -f "$RIG_DIR/h1.sock"
+n "$P-h1" ip link show vxev99 >/dev/null 2>&1 || fail "expected leftover shadow devices after kill -9"
+old_idx=$(n "$P-h1" cat /sys/class/net/vxev99/ifindex)
+# A leftover of a VNI the new config does not have, and a bridge that is
+# not ours (no alias): the first goes, the second stays.
+n "$P-h1" ip link add vxeb7 type bridge
+n "$P-h1" ip link set vxeb7 alias "vxswitchd evpn shadow"
+n "$P-h1" ip link add vxeb8 type bridge
+evpn_vxswitchd 1
+[ "$(n "$P-h1" cat /sys/class/net/vxev99/ifindex)" != "$old_idx" ] || fail "the leftover vxev99 was kept"
+n "$P-h1" ip link show vxeb7 >/dev/null 2>&1 && fail "leftover vxeb7 (our alias) not reaped"
+n "$P-h1" ip link show vxeb8 >/dev/null 2>&1 || fail "vxeb8 (not ours) was deleted"
+n "$P-h1" ip link del vxeb8
+until_true 10 vteps_are 1 "198.51.100.3" || fail "h1 after restart: flood list '$(evpn_vteps 1)'"
+n "$P-vm1" ping -c 3 -i 0.1 -W 2 192.0.2.3 >/dev/null || fail "vm1 -> vm3 after vxswitchd restart"
+pass "a restarted vxswitchd reaps the dead one's shadow devices and is back in the fabric"
 
 # vxswitchd's exit removes the shadow devices (zebra withdraws the VNI).
 kill "$VXD_PID_1"
