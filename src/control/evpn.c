@@ -3,7 +3,10 @@
 #include "control/evpn.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -525,4 +528,68 @@ int vxd_evpn_n_vteps(const struct vxd *vxd, uint16_t id)
 {
 	const struct evpn_vni *v = evpn_of_port(vxd, id);
 	return v ? (int)v->n_vteps : -1;
+}
+
+/* ---- diagnose --------------------------------------------------------------------- */
+
+/* A zebra process whose network namespace is ours (/proc: comm, ns/net). */
+static bool evpn_zebra_here(void)
+{
+	struct stat mine;
+	if (stat("/proc/self/ns/net", &mine) < 0)
+		return false;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return false;
+	bool found = false;
+	struct dirent *de;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		char path[300], comm[32] = "";
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		if (strcmp(comm, "zebra\n"))
+			continue;
+		struct stat ns;
+		snprintf(path, sizeof(path), "/proc/%s/ns/net", de->d_name);
+		found = stat(path, &ns) == 0 && ns.st_ino == mine.st_ino && ns.st_dev == mine.st_dev;
+	}
+	closedir(d);
+	return found;
+}
+
+struct evpn_diag_walk {
+	const struct evpn_vni *v;
+	struct vxd_evpn_diag *out;
+};
+
+static int evpn_diag_entry(const struct fdb_entry_info *e, void *ctx)
+{
+	struct evpn_diag_walk *w = ctx;
+	if (!e->evpn || e->dst.type != FDB_DST_VTEP || e->dst.family != 4)
+		return 0;
+	if (vtep_find((uint8_t(*)[4])w->v->vteps, w->v->n_vteps, e->dst.addr) >= 0)
+		return 0;
+	if (!w->out->macs_no_flood++)
+		inet_ntop(AF_INET, e->dst.addr, w->out->no_flood_vtep, sizeof(w->out->no_flood_vtep));
+	return 0;
+}
+
+bool vxd_evpn_diag(const struct vxd *vxd, uint16_t id, struct vxd_evpn_diag *out)
+{
+	memset(out, 0, sizeof(*out));
+	const struct evpn_vni *v = evpn_of_port(vxd, id);
+	if (!v)
+		return false;
+	out->zebra = evpn_zebra_here();
+	out->vteps = v->n_vteps;
+	struct evpn_diag_walk w = { .v = v, .out = out };
+	fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_diag_entry, &w);
+	return true;
 }

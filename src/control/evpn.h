@@ -67,4 +67,14 @@ void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, uint16_t id
  * when it is not an EVPN port. */
 int vxd_evpn_n_vteps(const struct vxd *vxd, uint16_t id);
 
+/* What diagnose judges of an EVPN port (report/diag_evpn.c). */
+struct vxd_evpn_diag {
+	bool zebra;                /* a process named zebra in our network namespace */
+	uint32_t vteps;            /* flood VTEPs from EVPN */
+	uint32_t macs_no_flood;    /* EVPN MACs behind a VTEP without a flood entry */
+	char no_flood_vtep[48];    /* one such VTEP */
+};
+/* false when port `id` is not an EVPN port. */
+bool vxd_evpn_diag(const struct vxd *vxd, uint16_t id, struct vxd_evpn_diag *out);
+
 #endif
