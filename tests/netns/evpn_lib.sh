@@ -74,9 +74,23 @@ evpn_kernel() {
 	evpn_vm_addr "$i" "vnet$i"
 }
 
-# evpn_frr I N: zebra + bgpd in hI, iBGP to every other host of 1..N.
+# evpn_rr: a route reflector in $P-h254 (198.51.100.254 on the fabric),
+# docs/EVPN.md's configuration: dynamic neighbours from the fabric's /24.
+evpn_rr() {
+	local h=$P-h254
+	rig_ns_add "$h"
+	n "$P-fab" ip link add f254 type veth peer name u254 netns "$h"
+	n "$P-fab" ip link set f254 master fab0 up
+	n "$h" ip addr add 198.51.100.254/24 dev u254
+	n "$h" ip link set u254 up
+	EVPN_RR=1
+	evpn_frr 254 0
+}
+
+# evpn_frr I N: zebra + bgpd in hI, iBGP to every other host of 1..N, or
+# (after evpn_rr) to the route reflector only; I = 254: the reflector.
 evpn_frr() {
-	local i=$1 hosts=$2 d=$RIG_DIR/frr-h$1 j
+	local i=$1 hosts=$2 d=$RIG_DIR/frr-h$1 j peers=""
 	EVPN_FRR_HOSTS="${EVPN_FRR_HOSTS:-} $i"
 	mkdir -p "$d"
 	# FRR drops to user frr: it needs to reach its own directory.
@@ -84,6 +98,13 @@ evpn_frr() {
 	chmod 777 "$d"
 	: > "$d/vtysh.conf"
 	printf 'hostname h%s\nlog file %s/zebra.log\n' "$i" "$d" > "$d/zebra.conf"
+	if [ "$i" = 254 ]; then
+		peers=LEAVES
+	elif [ -n "${EVPN_RR:-}" ]; then
+		peers=198.51.100.254
+	else
+		for j in $(seq "$hosts"); do [ "$j" = "$i" ] || peers="$peers 198.51.100.$j"; done
+	fi
 	{
 		echo "frr defaults datacenter"
 		echo "hostname h$i"
@@ -91,18 +112,19 @@ evpn_frr() {
 		echo "router bgp 65000"
 		echo " bgp router-id 198.51.100.$i"
 		echo " no bgp default ipv4-unicast"
-		for j in $(seq "$hosts"); do
-			[ "$j" = "$i" ] && continue
-			echo " neighbor 198.51.100.$j remote-as internal"
-			echo " neighbor 198.51.100.$j timers 1 3"
-			echo " neighbor 198.51.100.$j timers connect 1"
+		[ "$i" = 254 ] && echo " neighbor LEAVES peer-group"
+		for j in $peers; do
+			echo " neighbor $j remote-as internal"
+			echo " neighbor $j timers 1 3"
+			echo " neighbor $j timers connect 1"
 		done
+		[ "$i" = 254 ] && echo " bgp listen range 198.51.100.0/24 peer-group LEAVES"
 		echo " address-family l2vpn evpn"
-		for j in $(seq "$hosts"); do
-			[ "$j" = "$i" ] && continue
-			echo "  neighbor 198.51.100.$j activate"
+		for j in $peers; do
+			echo "  neighbor $j activate"
+			[ "$i" = 254 ] && echo "  neighbor $j route-reflector-client"
 		done
-		echo "  advertise-all-vni"
+		[ "$i" = 254 ] || echo "  advertise-all-vni"
 		echo " exit-address-family"
 	} > "$d/bgpd.conf"
 	local common="-N $P-h$i --vty_socket $d -z $d/zserv.api -u frr -g frr -P 0"
