@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "port/evpn_neigh.h"
+#include "util/failpoint.h"
 
 enum { NL_BUF = 8192, WATCH_RCVBUF = 32 << 20 };
 
@@ -305,9 +306,15 @@ int evpn_nl_watch_open(void)
 	if (fd < 0)
 		return -errno;
 	int sz = WATCH_RCVBUF;
-	/* FORCE passes rmem_max as root; else the plain one, capped. */
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+	if (failpoint_hit("evpn_small_rcvbuf")) {
+		/* Tests: the kernel's smallest buffer, so a burst of routes
+		 * really overflows it and the ENOBUFS resync runs. */
+		sz = 1;
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	} else if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0) {
+		/* FORCE passes rmem_max as root; else the plain one, capped. */
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	}
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	unsigned grp = RTNLGRP_NEIGH;
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||

@@ -60,7 +60,9 @@ int evpn_shadow_reap(void);
 
 /* A non-blocking NETLINK_ROUTE socket subscribed to RTNLGRP_NEIGH, with a
  * large receive buffer (the kernel still drops on overflow and says so
- * once: ENOBUFS, then dump again). */
+ * once: ENOBUFS, then dump again).  The failpoint "evpn_small_rcvbuf"
+ * (util/failpoint.h) gives it the kernel's smallest buffer instead, so a
+ * test overflows it for real. */
 int evpn_nl_watch_open(void);
 
 /* Reads one datagram into buf: its length, 0 when nothing is pending,

@@ -43,7 +43,7 @@ evpn_vxswitchd() {
 		echo "port add vx99 type vxlan vni 99 local 198.51.100.$i evpn"
 		echo "port add vnet$i type tap vni 99 netns $P-vm$i mtu 1450"
 	} > "$cfg"
-	n "$P-h$i" "$VXSWITCHD" -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$i.log" 2>&1 &
+	n "$P-h$i" env ${EVPN_VXD_ENV:-} "$VXSWITCHD" -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$i.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
 	for k in $(seq 100); do
 		[ -S "$sock" ] && n "$P-vm$i" ip link show "vnet$i" >/dev/null 2>&1 && break
