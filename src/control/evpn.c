@@ -322,7 +322,7 @@ static void evpn_sync_local(struct vxd *vxd, struct evpn_vni *v)
 		return;
 	fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_collect_local, &now);
 	qsort(now.macs, now.n, sizeof(*now.macs), mac_cmp);
-	unsigned i = 0, j = 0;
+	unsigned i = 0, j = 0, dels = 0;
 	while (i < now.n || j < v->n_local) {
 		int c = i == now.n ? 1 : j == v->n_local ? -1 : mac_cmp(now.macs[i].mac, v->local[j].mac);
 		if (c == 0) {
@@ -339,11 +339,18 @@ static void evpn_sync_local(struct vxd *vxd, struct evpn_vni *v)
 			v->local_adds++;
 		} else {
 			v->local_dels++;
+			dels++;
 		}
 	}
 	free(v->local);
 	v->local = now.macs;
 	v->n_local = now.n;
+	/* A MAC that was remote before it was local here still has zebra's
+	 * entry on the shadow vxlan (zebra does not take it away when the MAC
+	 * moves here, and installing it again changes nothing, so no event
+	 * comes): once the MAC is not local any more, read it back. */
+	if (dels)
+		evpn_resync(vxd);
 }
 
 /* ---- life cycle --------------------------------------------------------------- */

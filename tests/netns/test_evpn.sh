@@ -123,6 +123,33 @@ until_true 30 burst_out 1 || fail "h1 still has $(n_burst 1) of the 800 withdraw
 until_true 10 burst_out 2 || fail "h2 still has $(n_burst 2) of the 800 withdrawn MACs"
 pass "800 MACs at once: h1 overflowed $enobufs times, resynced, had all 800, then none after their withdrawal"
 
+# A VM moves: vm2 (h2) goes quiet and "reappears" on h1 as vm4, same MAC
+# and address.  Its first frames make h1 take the MAC over from its EVPN
+# entry and advertise it; zebra raises the sequence number (RFC 7432
+# mobility), so the kernel host h3 and h2 point it at h1.  Then it moves
+# back: vm2 speaks again on h2.
+in_h3_at() { n "$P-h3" bridge fdb show dev vx99 | grep -q "^$1 dst $2 "; }
+rig_ns_add "$P-vm4"
+n "$P-vm2" ip link set vnet2 down
+vx 1 port add vnet4 type tap vni 99 netns "$P-vm4" mac "$mac2" mtu 1450 >/dev/null
+n "$P-vm4" ip link set vnet4 up
+n "$P-vm4" ip addr add 192.0.2.2/24 dev vnet4
+t0=$(now_ms)
+until_true 5 n "$P-vm4" ping -c 1 -W 1 192.0.2.3 >/dev/null 2>&1 || fail "vm2 moved to h1 cannot reach vm3"
+until_true 5 in_h3_at "$mac2" 198.51.100.1 || fail "h3 does not see vm2's MAC at h1: $(n "$P-h3" bridge fdb show dev vx99 | grep "$mac2")"
+until_true 5 bash -c "'$VXCTL' -s $RIG_DIR/h2.sock fdb show | grep -q '^$mac2 vni 99 port vx99 remote 198.51.100.1 evpn'" ||
+	fail "h2 does not point vm2's MAC at h1: $(vx 2 fdb show | grep "$mac2")"
+echo "figure: vm2 moved to h1, first ping to h3 and h2 pointing its MAC at h1: $(( $(now_ms) - t0 )) ms"
+n "$P-vm3" ping -c 2 -i 0.1 -W 2 192.0.2.2 >/dev/null || fail "vm3 -> moved vm2"
+vx 1 port del vnet4 >/dev/null
+n "$P-vm2" ip link set vnet2 up
+t0=$(now_ms)
+until_true 5 n "$P-vm2" ping -c 1 -W 1 192.0.2.3 >/dev/null 2>&1 || fail "vm2 back on h2 cannot reach vm3"
+until_true 5 in_h3_at "$mac2" 198.51.100.2 || fail "h3 does not see vm2's MAC back at h2: $(n "$P-h3" bridge fdb show dev vx99 | grep "$mac2")"
+until_true 5 evpn_fdb_has 1 "$mac2" evpn || fail "h1 has no EVPN entry for vm2 after it moved back: $(vx 1 fdb show | grep "$mac2")"
+echo "figure: vm2 moved back to h2, to h3 and h1 pointing at h2: $(( $(now_ms) - t0 )) ms"
+pass "a VM moved to another host and back: reachable again, the fabric follows both moves"
+
 # A local MAC that ages out of vxswitchd's FDB is withdrawn: its
 # extern_learn entry leaves the shadow port, zebra withdraws the route,
 # the kernel host h3 forgets it.  vm1 speaks again: advertised again.
