@@ -194,6 +194,12 @@ static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct ev
 		if (v->n_seen_macs < v->cap_seen_macs)
 			memcpy(v->seen_macs[v->n_seen_macs++].mac, n->mac, 6);
 	}
+	/* A dump shows zebra's entry of a MAC that moved here (zebra leaves
+	 * it): the local entry stands.  A live event is zebra moving the MAC
+	 * away (a higher sequence elsewhere), and wins. */
+	struct fdb_dst cur;
+	if (vxd->evpn->resyncing && fdb_lookup(vxd->fdb, v->vni, n->mac, now, &cur) && cur.type == FDB_DST_PORT)
+		return;
 	int err = fdb_add_evpn(vxd->fdb, v->vni, n->mac, &d, now);
 	if (err == 0)
 		v->remote_adds++;
