@@ -94,6 +94,18 @@ static int mac_cmp(const void *a, const void *b)
 	return memcmp(a, b, 6);
 }
 
+/* qsort and bsearch want a base even for no elements. */
+static bool mac_in(const struct evpn_mac *set, unsigned n, const uint8_t mac[6])
+{
+	return n && bsearch(mac, set, n, sizeof(*set), mac_cmp);
+}
+
+static void mac_sort(struct evpn_mac *set, unsigned n)
+{
+	if (n)
+		qsort(set, n, sizeof(*set), mac_cmp);
+}
+
 /* ---- flood sets -------------------------------------------------------------- */
 
 static int vtep_find(uint8_t (*list)[4], unsigned n, const uint8_t vtep[4])
@@ -227,7 +239,7 @@ static void evpn_event(void *aux, const struct evpn_neigh *n)
 	else if (n->kind == EVPN_NEIGH_REMOTE_MAC)
 		evpn_remote_mac(vxd, v, n);
 	else if (n->kind == EVPN_NEIGH_LOCAL && ev->resyncing && !n->deleted &&
-		 !bsearch(n->mac, v->local, v->n_local, sizeof(*v->local), mac_cmp))
+		 !mac_in(v->local, v->n_local, n->mac))
 		evpn_nl_local(false, v->sh.port_ifindex, n->mac); /* not ours (any more) */
 }
 
@@ -290,11 +302,11 @@ static void evpn_resync(struct vxd *vxd)
 			v->flood_dels++;
 			ev->vnis_dirty = true;
 		}
-		qsort(v->seen_macs, v->n_seen_macs, sizeof(*v->seen_macs), mac_cmp);
+		mac_sort(v->seen_macs, v->n_seen_macs);
 		struct evpn_stale s = { 0 };
 		fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_collect_stale, &s);
 		for (unsigned i = 0; i < s.n; i++)
-			if (!bsearch(s.macs[i].mac, v->seen_macs, v->n_seen_macs, sizeof(*v->seen_macs), mac_cmp) &&
+			if (!mac_in(v->seen_macs, v->n_seen_macs, s.macs[i].mac) &&
 			    fdb_del_evpn(vxd->fdb, v->vni, s.macs[i].mac) == 0)
 				v->remote_dels++;
 		free(s.macs);
@@ -327,7 +339,7 @@ static void evpn_sync_local(struct vxd *vxd, struct evpn_vni *v)
 	if (!now.macs)
 		return;
 	fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_collect_local, &now);
-	qsort(now.macs, now.n, sizeof(*now.macs), mac_cmp);
+	mac_sort(now.macs, now.n);
 	unsigned i = 0, j = 0, dels = 0;
 	while (i < now.n || j < v->n_local) {
 		int c = i == now.n ? 1 : j == v->n_local ? -1 : mac_cmp(now.macs[i].mac, v->local[j].mac);

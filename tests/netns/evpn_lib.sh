@@ -45,11 +45,15 @@ evpn_vxswitchd() {
 	} > "$cfg"
 	n "$P-h$i" env ${EVPN_VXD_ENV:-} "$VXSWITCHD" -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$i.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
-	for k in $(seq 100); do
+	for k in $(seq 400); do
 		[ -S "$sock" ] && n "$P-vm$i" ip link show "vnet$i" >/dev/null 2>&1 && break
 		sleep 0.05
 	done
-	[ -S "$sock" ] || { cat "$RIG_DIR/h$i.log" >&2; return 1; }
+	if ! [ -S "$sock" ] || ! n "$P-vm$i" ip link show "vnet$i" >/dev/null 2>&1; then
+		echo "vxswitchd $i did not start (or made no vnet$i):" >&2
+		cat "$RIG_DIR/h$i.log" >&2
+		return 1
+	fi
 	for p in $(ip netns pids "$P-h$i"); do
 		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = vxswitchd ]; then
 			eval "VXD_PID_$i=$p"
