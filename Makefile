@@ -28,7 +28,7 @@ CFLAGS_BASE := -std=gnu11 -g -Wall -Wextra -Werror -Wshadow -Wno-missing-field-i
 OPT       ?= -O2
 SAN       ?=
 CFLAGS    := $(CFLAGS_BASE) $(OPT) $(SAN) $(EXTRA_CFLAGS)
-LDLIBS    := -lpcap -lmicrohttpd -ljansson -lbpf -lelf -lz -lpthread -lm
+LDLIBS    := -lpcap -lmicrohttpd -ljansson -lbpf -lelf -lz -lmnl -lpthread -lm
 FUZZ_SECONDS ?= 60
 TEST_FUZZ_SECONDS ?= 4
 

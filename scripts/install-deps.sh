@@ -5,7 +5,10 @@ set -e
 PKGS="build-essential clang libclang-rt-14-dev libcmocka-dev libpcap-dev pkg-config
       tshark python3-scapy iperf3 iproute2 iputils-ping ethtool tcpdump procps
       libdpdk-dev systemd man-db libcap2-bin libmicrohttpd-dev libjansson-dev curl valgrind
-      libbpf-dev bpftool libelf-dev zlib1g-dev"
+      libbpf-dev bpftool libelf-dev zlib1g-dev libmnl-dev frr"
+# frr: tests/netns/test_evpn.sh starts its own zebra + bgpd per host
+# namespace (-N pathspace, files under the test's directory); the machine's
+# own FRR service and /etc/frr are never used.
 # promtool (`promtool check metrics` in tests/netns/test_metrics.sh) comes only
 # with the prometheus server package (about 100 MB).  It is installed without
 # its recommends (node-exporter, another server), and the prometheus service

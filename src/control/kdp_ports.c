@@ -380,6 +380,10 @@ static int kc_check_vxlan(const struct kdp_ctl *kc, const struct ctl_port_add *p
 		return refuse(err, -EOPNOTSUPP,
 			      "port %s: srcport, df, mtu and udpcsum off are not honoured per port on the kernel "
 			      "datapath (one shared vxlan device); use --datapath user", pa->name);
+	if (pa->given & CTL_PK_EVPN)
+		return refuse(err, -EOPNOTSUPP,
+			      "port %s: evpn: remote MACs and VTEPs from EVPN reach only the userspace datapath's "
+			      "FDB so far; use --datapath user", pa->name);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ctl/ctl_print.h"
+#include "control/evpn.h"
 #include "control/vxd_internal.h"
 #include "port/afpacket.h"
 #include "port/frame.h"
@@ -153,6 +154,7 @@ int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 	struct port *port = vxd->ports[id];
 	if (!port)
 		return vxd_refuse(err, -ENOENT, "port id %u: no such port", id);
+	vxd_evpn_port_removed(vxd, id);
 	struct vni_table *vnis;
 	int ret = vxd_vnis_with(vxd, port, false, &vnis);
 	if (ret < 0)
@@ -558,6 +560,12 @@ int vxd_port_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_prin
 			VLOG_ERR("port", "%s: the lost port it replaces cannot be removed: %s", pa->name, e.msg);
 	}
 	vxd->port_cfg[id] = *pa;
+	if (pa->type == CTL_PORT_VXLAN && (pa->given & CTL_PK_EVPN) &&
+	    (ret = vxd_evpn_port_added(vxd, (uint16_t)id, err)) < 0) {
+		if (vxd_port_remove(vxd, (uint16_t)id, NULL) < 0)
+			VLOG_ERR("port", "%s: refused for evpn but cannot be removed", pa->name);
+		return ret;
+	}
 	vxd_links_port_added(vxd, (uint16_t)id);
 	vxd_check_wire_csum(vxd, (uint16_t)id, out);
 	return 0;

@@ -161,6 +161,7 @@ int vxd_create(const struct vxd_options *opts, struct vxd **out)
 		vni_table_destroy(vnis);
 		goto err_destroy;
 	}
+	vxd_evpn_reap();
 	err = vxd_plan_workers(vxd);
 	if (err == 0)
 		err = vxd_workers_start(vxd);
@@ -189,6 +190,7 @@ void vxd_destroy(struct vxd *vxd)
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i] && vxd_port_remove(vxd, (uint16_t)i, NULL) < 0)
 			VLOG_ERR("vxd", "port %s: cannot be removed cleanly", vxd->ports[i]->name);
+	vxd_evpn_close(vxd);
 	vxd_workers_stop(vxd);
 	/* Ports a failed removal left: the worker is gone, nothing reads them. */
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
@@ -281,6 +283,8 @@ int vxd_run(struct vxd *vxd)
 				vxd_serve_control(vxd);
 			} else if (events[i].data.u32 == VXD_METRICS_SRC) {
 				/* below, once per turn */
+			} else if (events[i].data.u32 == VXD_EVPN_SRC || events[i].data.u32 == VXD_EVPN_TIMER_SRC) {
+				vxd_evpn_input(vxd, events[i].data.u32);
 			} else if (events[i].data.u32 >= VXD_LINK_SRC) {
 				vxd_links_input(vxd, events[i].data.u32 - VXD_LINK_SRC);
 			} else {

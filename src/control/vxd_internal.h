@@ -27,9 +27,11 @@ struct kdp_ctl;
 struct flower_rule;
 struct flower_table;
 struct metrics_http;
+struct vxd_evpn;
 
 /* What woke the control loop (epoll data). */
-enum vxd_ctl_src { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2, VXD_METRICS_SRC = 3, VXD_KDP_SRC = 4,
+enum vxd_ctl_src { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2, VXD_METRICS_SRC = 3, VXD_KDP_SRC = 4, VXD_EVPN_SRC = 5,
+		   VXD_EVPN_TIMER_SRC = 6,
 		   VXD_LINK_SRC = 16 /* + watch index */ };
 
 /* `diagnose` judges recent traffic: every counter at the start of the
@@ -112,6 +114,8 @@ struct vxd {
 	 * why it is not in use when it was asked for. */
 	struct kdp_ctl *kdp;
 	char kdp_why[256];
+
+	struct vxd_evpn *evpn; /* evpn.c: NULL until the first `evpn` port */
 };
 
 /* view.c: the current view (control thread: always valid, it owns it). */
@@ -228,6 +232,14 @@ void vxd_capture_drain(struct vxd *vxd);
 /* Before a port is detached: its captures end ("port removed"). */
 void vxd_capture_port_removed(struct vxd *vxd, uint16_t port_id);
 void vxd_capture_end_all(struct vxd *vxd, const char *why);
+
+/* evpn.c (the rest: control/evpn.h) */
+/* Deletes shadow devices left by a vxswitchd that died (at start-up). */
+void vxd_evpn_reap(void);
+/* The control loop's events: VXD_EVPN_SRC (netlink) or VXD_EVPN_TIMER_SRC. */
+void vxd_evpn_input(struct vxd *vxd, uint32_t src);
+/* Closes everything (at exit, before the workers stop). */
+void vxd_evpn_close(struct vxd *vxd);
 
 /* diagnose.c */
 /* diagnose.c: 0 no finding, 1 findings (CTL_DONE_FINDINGS), or a refusal. */

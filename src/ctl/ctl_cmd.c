@@ -276,6 +276,8 @@ const char *ctl_cmd_grammar(void)
 	       "               [ dstport PORT ] [ srcport PORT-PORT (at most 64 ports) ] [ udpcsum { on | off } ]\n"
 	       "               [ df { set | unset | inherit } (IPv4; default set) ]\n"
 	       "               [ mtu MTU ]\n"
+	       "               [ evpn (remote VTEPs and MACs from BGP EVPN through FRR's zebra; IPv4;\n"
+	       "                 then remote IP is optional) ]\n"
 	       "         | port del NAME\n"
 	       "         | port show\n"
 	       "         | fdb show [ vni VNI ]\n"

@@ -12,10 +12,13 @@
  *                  [ mac MAC ]
  *            | port add NAME type afpacket dev DEV vni VNI [ netns NS ]
  *                  [ max-macs N ]
- *            | port add NAME type vxlan vni VNI local IP remote IP
- *                  [ remote IP ... ] [ dstport PORT ] [ srcport PORT-PORT ]
+ *            | port add NAME type vxlan vni VNI local IP { remote IP | evpn }
+ *                  [ remote IP ... ] [ evpn ] [ dstport PORT ] [ srcport PORT-PORT ]
  *                  [ udpcsum { on | off } ] [ df { set | unset | inherit } ]
  *                  [ mtu MTU ]
+ *              (evpn: remote VTEPs, remote MACs and the flood list also come
+ *              from BGP EVPN through FRR's zebra (control/evpn.h); IPv4 only,
+ *              and never with dstport 47890, the shadow devices')
  *            | port del NAME | port show
  *            | fdb show [ vni VNI ] | fdb flush [ vni VNI ]
  *            | fdb add MAC vni VNI { port NAME | remote IP }
@@ -115,6 +118,7 @@ enum ctl_port_key {
 	CTL_PK_TAP_MAC = 1 << 15, /* tap only (high bit: clear of the vxlan keys) */
 	/* vxlan outer-header keys from bit 16 on */
 	CTL_PK_DF = 1 << 16,
+	CTL_PK_EVPN = 1 << 17,     /* vxlan: remotes and MACs from BGP EVPN (zebra) */
 };
 
 /* df (ctl_port_add.df); zero is the default. */
@@ -138,7 +142,7 @@ struct ctl_port_add {
 	/* vxlan only; local and every remote share one family */
 	struct ctl_ip local;
 	struct ctl_ip remotes[CTL_MAX_REMOTES];
-	unsigned int n_remotes; /* >= 1 for vxlan */
+	unsigned int n_remotes; /* >= 1 for vxlan, unless evpn */
 	uint16_t dstport;       /* default CTL_VXLAN_DEFAULT_DSTPORT */
 	uint16_t srcport_min;   /* 0-0 = not given: the daemon picks */
 	uint16_t srcport_max;   /* min <= max when given */

@@ -150,6 +150,14 @@ static int key_udpcsum(struct ctl_parser *ps, struct ctl_cmd *cmd)
 	return ctl_parse_onoff(ps, "udpcsum", &cmd->port_add.udpcsum);
 }
 
+/* A flag without a value: the port's VTEPs come from EVPN too. */
+static int key_evpn(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	(void)ps;
+	(void)cmd;
+	return 0;
+}
+
 static const struct ctl_key_def port_add_keys[] = {
 	{ "vni", CTL_PK_VNI, key_port_vni, TAP | VXLAN | AFP | VETH },
 	{ "dev", CTL_PK_DEV, key_dev, AFP },
@@ -160,6 +168,7 @@ static const struct ctl_key_def port_add_keys[] = {
 	{ "srcport", CTL_PK_SRCPORT, key_srcport, VXLAN },
 	{ "udpcsum", CTL_PK_UDPCSUM, key_udpcsum, VXLAN },
 	{ "df", CTL_PK_DF, key_df, VXLAN },
+	{ "evpn", CTL_PK_EVPN, key_evpn, VXLAN },
 	{ "mtu", CTL_PK_MTU, key_mtu, TAP | VXLAN | VETH },
 	{ "mac", CTL_PK_TAP_MAC, key_tap_mac, TAP },
 	{ "max-macs", CTL_PK_MAX_MACS, key_max_macs, TAP | AFP },
@@ -242,9 +251,17 @@ int ctl_parse_port_add(struct ctl_parser *ps, struct ctl_cmd *cmd)
 
 	if (!(given & CTL_PK_LOCAL))
 		return ctl_fail(ps, ps->pos, "missing \"local IP\", required for type vxlan");
-	if (!(given & CTL_PK_REMOTE))
-		return ctl_fail(ps, ps->pos, "missing \"remote IP\", required for type vxlan");
-	if (pa->remotes[0].family != pa->local.family)
+	if (!(given & (CTL_PK_REMOTE | CTL_PK_EVPN)))
+		return ctl_fail(ps, ps->pos, "missing \"remote IP\", required for type vxlan (or \"evpn\")");
+	if (given & CTL_PK_EVPN) {
+		int w = key_word(ps, "evpn");
+		if (pa->local.family != AF_INET)
+			return ctl_fail(ps, w, "\"evpn\" needs an IPv4 \"local\": FRR 8.4's EVPN has an IPv4 underlay only");
+		if (pa->dstport == CTL_EVPN_SHADOW_PORT)
+			return ctl_fail(ps, key_word(ps, "dstport"),
+					"dstport %u is the EVPN shadow devices' own port, pick another", CTL_EVPN_SHADOW_PORT);
+	}
+	if ((given & CTL_PK_REMOTE) && pa->remotes[0].family != pa->local.family)
 		return ctl_fail(ps, ps->first_remote, "\"remote\" is IPv%c but \"local\" is IPv%c",
 			    pa->remotes[0].family == AF_INET ? '4' : '6',
 			    pa->local.family == AF_INET ? '4' : '6');
@@ -288,6 +305,8 @@ int ctl_format_port_add(struct ctl_sbuf *sb, const struct ctl_port_add *pa)
 		ctl_sb_ip(sb, "local", &pa->local);
 	for (unsigned int i = 0; i < pa->n_remotes && i < CTL_MAX_REMOTES; i++)
 		ctl_sb_ip(sb, "remote", &pa->remotes[i]);
+	if (pa->given & CTL_PK_EVPN)
+		ctl_sb_printf(sb, " evpn");
 	if (pa->given & CTL_PK_DSTPORT)
 		ctl_sb_printf(sb, " dstport %u", pa->dstport);
 	if (pa->given & CTL_PK_SRCPORT)

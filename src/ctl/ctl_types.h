@@ -17,6 +17,7 @@ enum ctl_limits {
 	CTL_MTU_MIN = 68,
 	CTL_MTU_MAX = 65535,
 	CTL_VXLAN_DEFAULT_DSTPORT = 4789,
+	CTL_EVPN_SHADOW_PORT = 47890, /* port/evpn_shadow.h: EVPN_SHADOW_UDP_PORT */
 	CTL_SRCPORT_MAX_PORTS = 64,    /* control/ports.c asserts = VXLAN_SRCPORT_MAX_PORTS */
 };
 

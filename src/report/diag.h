@@ -53,6 +53,9 @@
 	X(PORT_DROPS, "port_drops")                                       \
 	X(INNER_CSUM_BAD, "inner_csum_bad")                               \
 	X(UNKNOWN_VNI, "unknown_vni")                                     \
+	X(EVPN_NO_ZEBRA, "evpn_no_zebra")                                 \
+	X(EVPN_NO_REMOTES, "evpn_no_remotes")                             \
+	X(EVPN_VTEP_NO_FLOOD, "evpn_vtep_no_flood")                       \
 	/* notes: said, but no problem */                                 \
 	X(NOTE_CSUM_FINISHED, "csum_finished")
 
@@ -105,6 +108,13 @@ struct diag_port {
 	uint64_t link_down_s, link_down_events;
 	char link_dev[IF_NAMESIZE];
 	char netns[64];            /* a tap's namespace ("" = the daemon's) */
+	/* vxlan with `evpn` (control/evpn.h) */
+	bool evpn;
+	bool evpn_zebra;           /* a zebra process runs in the daemon's namespace */
+	uint32_t evpn_vteps;       /* flood VTEPs from EVPN */
+	uint32_t n_remotes;        /* the port's static remotes */
+	uint32_t evpn_macs_no_flood; /* EVPN MACs behind a VTEP with no flood entry */
+	char evpn_no_flood_vtep[48]; /* one such VTEP */
 };
 
 struct diag_input {
@@ -169,6 +179,8 @@ const struct vxd_snapshot *diag_base(const struct diag_input *in, bool enough);
 
 /* diag_switch.c: how the switch is built (VNIs, MTUs, offloads, FDB). */
 void diag_judge_config(const struct diag_input *in, struct diag_report *r);
+/* diag_evpn.c: EVPN ports (zebra there, flood lists). */
+void diag_judge_evpn(const struct diag_input *in, struct diag_report *r);
 /* diag_traffic.c: what its traffic shows (remotes, frame sizes, drops, CPU). */
 void diag_judge_traffic(const struct diag_input *in, struct diag_report *r);
 

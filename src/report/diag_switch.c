@@ -223,4 +223,5 @@ void diag_judge_config(const struct diag_input *in, struct diag_report *r)
 			     "gso is off: the VMs' TSO is off too, the kernel cuts every frame to MTU size before we "
 			     "read it; `set gso on`");
 	diag_fdb(in, r);
+	diag_judge_evpn(in, r);
 }

@@ -12,6 +12,7 @@
 #include "ctl/ctl_print.h"
 #include "ctl/ctl_server.h"
 #include "report/diag.h"
+#include "control/evpn.h"
 #include "control/vxd_internal.h"
 #include "port/frame.h"
 #include "port/tap.h"
@@ -49,6 +50,15 @@ static void vxd_diag_port(const struct vxd *vxd, unsigned i, struct diag_port *d
 		dp->csum_unfinished = ls->csum_unfinished && vxd->port_cfg[i].udpcsum;
 		if (dp->csum_unfinished)
 			snprintf(dp->link_dev, sizeof(dp->link_dev), "%s", ls->dev);
+		struct vxd_evpn_diag ed;
+		dp->n_remotes = o->n_remotes;
+		if (vxd_evpn_diag(vxd, (uint16_t)i, &ed)) {
+			dp->evpn = true;
+			dp->evpn_zebra = ed.zebra;
+			dp->evpn_vteps = ed.vteps;
+			dp->evpn_macs_no_flood = ed.macs_no_flood;
+			snprintf(dp->evpn_no_flood_vtep, sizeof(dp->evpn_no_flood_vtep), "%s", ed.no_flood_vtep);
+		}
 	}
 }
 

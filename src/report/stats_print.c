@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include "ctl/ctl_print.h"
+#include "control/evpn.h"
 #include "control/vxd_internal.h"
 #include "control/kdp_ports.h"
 #include "port/afpacket.h"
@@ -114,6 +115,7 @@ static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, cons
 		for (unsigned i = 0; i < vo->n_remotes; i++)
 			vxd_print_ip(p, NULL, " remote %s", vo->remotes[i].family, vo->remotes[i].bytes);
 		ctl_print_close_array(p);
+		vxd_evpn_print_port(p, vxd, port->id);
 	}
 	ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s", "user");
 	vxd_print_port_state(p, vxd, port->id, ps, now_ns);
@@ -532,8 +534,10 @@ static void vxd_fdb_print_one(struct ctl_print *p, const struct vxd *vxd, const 
 	if (e->dst.type == FDB_DST_VTEP)
 		vxd_print_ip(p, "remote", " remote %s", e->dst.family, e->dst.addr);
 	ctl_print_bool(p, CTL_PRINT_JSON, "static", "%s", e->is_static);
+	const char *source = e->evpn ? "evpn" : e->is_static ? "static" : "learned";
+	ctl_print_string(p, CTL_PRINT_JSON, "source", "%s", source);
 	if (e->is_static)
-		ctl_print_text(p, " static");
+		ctl_print_text(p, " %s", source);
 	ctl_print_uint(p, CTL_PRINT_ANY, "age_s", " age %" PRIu64 "s", e->age_ns / 1000000000ull);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);

@@ -11,6 +11,18 @@ static bool fdb_entry_is_static(const struct fdb_entry *e)
 	return e->flags & FDB_ENTRY_STATIC;
 }
 
+static bool fdb_entry_is_evpn(const struct fdb_entry *e)
+{
+	return e->flags & FDB_ENTRY_EVPN;
+}
+
+/* A static entry that learning from `dst` must not touch: any but an EVPN
+ * one seen from a local port (the MAC moved here). */
+static bool fdb_entry_pins(const struct fdb_entry *e, const struct fdb_dst *dst)
+{
+	return fdb_entry_is_static(e) && !(fdb_entry_is_evpn(e) && dst->type == FDB_DST_PORT);
+}
+
 static uint64_t fdb_entry_age(const struct fdb_entry *e, uint64_t now_ns)
 {
 	/* A caller's clock never runs backwards, but a test may warp it:
@@ -229,6 +241,26 @@ static int fdb_learn_existing(struct fdb *fdb, uint32_t i, struct fdb_entry *e, 
 	return 0;
 }
 
+/* An EVPN entry (e, index i) whose MAC a local port sent from: it becomes
+ * a learned entry behind that port, counted as a move. */
+static int fdb_learn_takeover(struct fdb *fdb, uint32_t i, struct fdb_entry *e, const struct fdb_dst *dst,
+			      uint64_t now_ns)
+{
+	if (!fdb_learned_reserve(fdb, e->vni))
+		return -ENOSPC;
+	if (!fdb_port_reserve(fdb, dst)) {
+		fdb_learned_release(fdb, e->vni, &(struct fdb_dst){ .type = FDB_DST_NONE });
+		return -ENOSPC;
+	}
+	atomic_fetch_sub_explicit(&fdb->n_static, 1, memory_order_relaxed);
+	e->flags = 0;
+	e->dst = *dst;
+	e->updated_ns = now_ns;
+	fdb_put(fdb, i, e);
+	fdb_count(&fdb->stats.moved, 1);
+	return 0;
+}
+
 static int fdb_learn_locked(struct fdb *fdb, uint32_t b, uint32_t vni, const uint8_t mac[6],
 			    const struct fdb_dst *dst, uint64_t now_ns)
 {
@@ -236,12 +268,14 @@ static int fdb_learn_locked(struct fdb *fdb, uint32_t b, uint32_t vni, const uin
 	uint32_t prev;
 	uint32_t i = fdb_find_locked(fdb, b, vni, mac, &prev, &e);
 	if (i != FDB_NIL) {
-		if (fdb_entry_is_static(&e)) {
+		if (fdb_entry_pins(&e, dst)) {
 			if (fdb_dst_equal(&e.dst, dst))
 				return 0;
 			fdb_count(&fdb->stats.static_conflicts, 1);
 			return -EEXIST;
 		}
+		if (fdb_entry_is_static(&e))
+			return fdb_learn_takeover(fdb, i, &e, dst, now_ns);
 		return fdb_learn_existing(fdb, i, &e, dst, now_ns);
 	}
 	if (!fdb_learned_reserve(fdb, vni))
@@ -276,7 +310,7 @@ int fdb_learn(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
 	struct fdb_entry e;
 	uint32_t i;
 	int found = fdb_find_lockless(fdb, b, vni, mac, &i, &e);
-	if (found == 1 && fdb_entry_is_static(&e)) {
+	if (found == 1 && fdb_entry_pins(&e, dst)) {
 		if (fdb_dst_equal(&e.dst, dst))
 			return 0;
 		fdb_count(&fdb->stats.static_conflicts, 1);
@@ -324,12 +358,15 @@ bool fdb_lookup(const struct fdb *fdb, uint32_t vni, const uint8_t mac[6], uint6
  * its bucket ------------------------------------------------------------------ */
 
 static int fdb_add_static_locked(struct fdb *fdb, uint32_t b, uint32_t vni, const uint8_t mac[6],
-				 const struct fdb_dst *dst, uint64_t now_ns)
+				 const struct fdb_dst *dst, uint64_t now_ns, uint8_t flags)
 {
 	struct fdb_entry e;
 	uint32_t prev;
 	uint32_t i = fdb_find_locked(fdb, b, vni, mac, &prev, &e);
 	if (i != FDB_NIL && fdb_entry_is_static(&e)) {
+		if ((flags & FDB_ENTRY_EVPN) && !fdb_entry_is_evpn(&e))
+			return -EEXIST; /* the operator's entry wins */
+		e.flags = flags;
 		e.dst = *dst;
 		e.updated_ns = now_ns;
 		fdb_put(fdb, i, &e);
@@ -341,28 +378,57 @@ static int fdb_add_static_locked(struct fdb *fdb, uint32_t b, uint32_t vni, cons
 	if (i != FDB_NIL) {
 		/* Convert in place: it leaves the learned accounting. */
 		fdb_learned_release(fdb, vni, &e.dst);
-		e.flags |= FDB_ENTRY_STATIC;
+		e.flags = flags;
 		e.dst = *dst;
 		e.updated_ns = now_ns;
 		fdb_put(fdb, i, &e);
 		return 0;
 	}
-	if (!fdb_insert(fdb, b, vni, mac, dst, FDB_ENTRY_STATIC, now_ns)) {
+	if (!fdb_insert(fdb, b, vni, mac, dst, flags, now_ns)) {
 		atomic_fetch_sub(&fdb->n_static, 1);
 		return -ENOSPC;
 	}
 	return 0;
 }
 
-int fdb_add_static(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
-		   const struct fdb_dst *dst, uint64_t now_ns)
+static int fdb_add_flags(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
+			 const struct fdb_dst *dst, uint64_t now_ns, uint8_t flags)
 {
 	if (!fdb_mac_is_learnable(mac) || vni > FDB_VNI_MAX || !fdb_dst_is_valid(dst))
 		return -EINVAL;
 	uint32_t b = fdb_bucket_of(fdb, vni, mac);
 	pthread_mutex_lock(&fdb->lock);
 	fdb_bucket_lock(fdb, b);
-	int ret = fdb_add_static_locked(fdb, b, vni, mac, dst, now_ns);
+	int ret = fdb_add_static_locked(fdb, b, vni, mac, dst, now_ns, flags);
+	fdb_bucket_unlock(fdb, b);
+	pthread_mutex_unlock(&fdb->lock);
+	return ret;
+}
+
+int fdb_add_static(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
+		   const struct fdb_dst *dst, uint64_t now_ns)
+{
+	return fdb_add_flags(fdb, vni, mac, dst, now_ns, FDB_ENTRY_STATIC);
+}
+
+int fdb_add_evpn(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
+		 const struct fdb_dst *dst, uint64_t now_ns)
+{
+	return fdb_add_flags(fdb, vni, mac, dst, now_ns, FDB_ENTRY_STATIC | FDB_ENTRY_EVPN);
+}
+
+int fdb_del_evpn(struct fdb *fdb, uint32_t vni, const uint8_t mac[6])
+{
+	struct fdb_entry e;
+	uint32_t prev, b = fdb_bucket_of(fdb, vni, mac);
+	pthread_mutex_lock(&fdb->lock);
+	fdb_bucket_lock(fdb, b);
+	uint32_t i = fdb_find_locked(fdb, b, vni, mac, &prev, &e);
+	int ret = -ENOENT;
+	if (i != FDB_NIL && fdb_entry_is_evpn(&e)) {
+		fdb_unlink(fdb, b, prev, i, &e);
+		ret = 0;
+	}
 	fdb_bucket_unlock(fdb, b);
 	pthread_mutex_unlock(&fdb->lock);
 	return ret;
@@ -497,6 +563,7 @@ static int fdb_dump_bucket(struct fdb *fdb, uint32_t b, uint32_t vni, uint64_t n
 		struct fdb_entry_info info = {
 			.vni = e.vni,
 			.is_static = fdb_entry_is_static(&e),
+			.evpn = fdb_entry_is_evpn(&e),
 			.dst = e.dst,
 			.age_ns = fdb_entry_age(&e, now_ns),
 		};

@@ -135,6 +135,7 @@ struct fdb_entry_info {
 	uint32_t vni;
 	uint8_t mac[6];
 	bool is_static;
+	bool evpn;       /* installed from BGP EVPN (fdb_add_evpn); is_static too */
 	struct fdb_dst dst;
 	uint64_t age_ns; /* since the last frame (learned) or since added (static) */
 };
@@ -172,6 +173,20 @@ bool fdb_lookup(const struct fdb *fdb, uint32_t vni, const uint8_t mac[6], uint6
  * -ENOSPC when max_static static entries exist. */
 int fdb_add_static(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
 		   const struct fdb_dst *dst, uint64_t now_ns);
+
+/* EVPN entries (control/evpn.h): a remote MAC BGP EVPN told us of, kept
+ * like a static entry (never aged, counted against max_static, shown as
+ * `evpn`), except that
+ *   - an operator's static entry of the same key wins: -EEXIST, unchanged;
+ *   - a frame from a local port (FDB_DST_PORT) with that source MAC takes
+ *     it over and it becomes a learned entry there: the MAC moved to this
+ *     host (RFC 7432 mobility; zebra then advertises it with a higher
+ *     sequence number once the local MAC is advertised).
+ * fdb_add_evpn replaces a learned or EVPN entry; fdb_del_evpn deletes
+ * only an EVPN entry (-ENOENT for any other, which stays). */
+int fdb_add_evpn(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
+		 const struct fdb_dst *dst, uint64_t now_ns);
+int fdb_del_evpn(struct fdb *fdb, uint32_t vni, const uint8_t mac[6]);
 
 /* Deletes the entry (static or learned).  -ENOENT if absent. */
 int fdb_del(struct fdb *fdb, uint32_t vni, const uint8_t mac[6]);

@@ -44,6 +44,9 @@
 
 enum fdb_entry_flags {
 	FDB_ENTRY_STATIC = 1 << 0,
+	/* With STATIC: installed from BGP EVPN (fdb_add_evpn), not by the
+	 * operator; a local port's frame may take it over (mobility). */
+	FDB_ENTRY_EVPN = 1 << 1,
 };
 
 struct fdb_entry {

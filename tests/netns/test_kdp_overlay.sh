@@ -98,6 +98,11 @@ pass "both hosts on the kernel datapath: $(vx 1 port show | grep '^vnet1 ')"
 out=$(vx 1 port add t9 type tap vni 99 netns "$VM1" 2>&1) && fail "a tap was accepted on the kernel datapath"
 echo "$out" | grep -q "needs the userspace datapath" || fail "tap refusal says: $out"
 pass "tap refused: $out"
+# So is an EVPN vxlan port (its FDB entries reach the userspace datapath only).
+out=$(vx 1 port add vx77 type vxlan vni 77 local "$(u_addr 1)" evpn 2>&1) && fail "an evpn port was accepted on the kernel datapath"
+echo "$out" | grep -q "evpn" || fail "evpn refusal says: $out"
+vx 1 port show | grep -q '^vx77 ' && fail "the refused evpn port is in port show"
+pass "evpn port refused: $out"
 
 ping_ok() { # NS ADDR
 	local i

@@ -301,6 +301,18 @@ static bool dp_pool_low(const struct vxd_worker *w)
 	return (uint64_t)st.in_use + VXD_SOCK_RX_MAX + VXD_RX_BATCH >= w->pool_size;
 }
 
+/* A VTEP of the VNI's flood set that is not among the port's own remotes:
+ * one BGP EVPN told us of (control/evpn.h), published in the VNI table. */
+static bool dp_is_vni_vtep(const struct vxd_worker *w, uint16_t port_id, uint32_t vni,
+			   const struct pkt_tunnel *t)
+{
+	const struct vni *v = vni_lookup(w->view->vnis, vni);
+	if (!v)
+		return false;
+	struct fdb_dst d = fdb_dst_vtep(port_id, t->family, t->src);
+	return vni_has_vtep(v, &d);
+}
+
 /* One datagram: demux by VNI, parse into *key, check.  False when it was
  * dropped; else it goes on to GRO (with the batch) or straight on. */
 static bool dp_datagram(struct vxd_worker *w, const struct vxd_view_sock *vs, struct pkt *pkt,
@@ -320,7 +332,8 @@ static bool dp_datagram(struct vxd_worker *w, const struct vxd_view_sock *vs, st
 		return false;
 	}
 	struct port_io *io = &w->ports[id].io;
-	if (!vxlan_port_is_remote(port, pkt->tunnel.family, pkt->tunnel.src)) {
+	if (!vxlan_port_is_remote(port, pkt->tunnel.family, pkt->tunnel.src) &&
+	    !dp_is_vni_vtep(w, port->id, (uint32_t)vni, &pkt->tunnel)) {
 		port_count_drop(io, DROP_VXLAN_UNKNOWN_REMOTE);
 		pkt_free(pkt);
 		return false;

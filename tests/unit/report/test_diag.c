@@ -616,6 +616,31 @@ static void test_only_one_port(void **state)
 	assert_int_equal(r->f[0].cause, DIAG_SOCKET_RX_DROPS);
 }
 
+/* EVPN: no zebra; zebra but nobody advertises the VNI; MACs behind a VTEP
+ * without flood entry; and a healthy EVPN port (zebra, two VTEPs). */
+static void test_evpn(void **state)
+{
+	struct fx *f = *state;
+	struct diag_port *p = &f->in.ports[VX];
+	p->evpn = true;
+	const struct diag_finding *fd = assert_cause(f, DIAG_EVPN_NO_ZEBRA);
+	assert_int_equal(diag_field_num(fd, "vni"), 99);
+	assert_null(diag_find(&f->r, DIAG_EVPN_NO_REMOTES)); /* one cause at a time */
+	p->evpn_zebra = true;
+	assert_cause(f, DIAG_EVPN_NO_REMOTES);
+	p->n_remotes = 1; /* a static remote: the VMs reach someone */
+	assert_no_finding(f);
+	p->n_remotes = 0;
+	p->evpn_vteps = 2;
+	assert_no_finding(f);
+	p->evpn_macs_no_flood = 3;
+	snprintf(p->evpn_no_flood_vtep, sizeof(p->evpn_no_flood_vtep), "198.51.100.9");
+	fd = assert_cause(f, DIAG_EVPN_VTEP_NO_FLOOD);
+	assert_int_equal(diag_field_num(fd, "macs"), 3);
+	assert_non_null(strstr(fd->text, "198.51.100.9"));
+	assert_string_equal(diag_cause_name(DIAG_EVPN_NO_ZEBRA), "evpn_no_zebra");
+}
+
 static void test_cause_names_are_stable(void **state)
 {
 	(void)state;
@@ -663,6 +688,7 @@ int main(void)
 		T(test_cpu_held_back),
 		T(test_link_down),
 		T(test_only_one_port),
+		T(test_evpn),
 		T(test_cause_names_are_stable),
 #undef T
 	};

@@ -474,6 +474,68 @@ static void test_static_entries(void **state)
 	fdb_destroy(fdb);
 }
 
+struct evpn_seen {
+	unsigned n, n_evpn;
+	bool a_is_evpn;
+};
+
+static int evpn_collect(const struct fdb_entry_info *e, void *ctx)
+{
+	struct evpn_seen *s = ctx;
+	s->n++;
+	s->n_evpn += e->evpn;
+	if (!memcmp(e->mac, mac_a, 6))
+		s->a_is_evpn = e->evpn && e->is_static;
+	return 0;
+}
+
+/* EVPN entries: static-like, but the operator's own static wins, only
+ * fdb_del_evpn removes them, and a frame from a local port takes the MAC
+ * over (it moved to this host). */
+static void test_evpn_entries(void **state)
+{
+	(void)state;
+	struct fdb *fdb = fdb_small(16, 4);
+	struct fdb_dst p1 = fdb_dst_port(1), v1 = fdb_dst_vtep4(9, vtep1_ip), v2 = fdb_dst_vtep4(9, vtep2_ip), dst;
+	struct fdb_stats st;
+
+	assert_int_equal(fdb_add_evpn(fdb, 10, mac_a, &v1, 0), 0);
+	assert_int_equal(fdb_age(fdb, 100000 * SEC), 0);
+	assert_true(fdb_lookup(fdb, 10, mac_a, 100000 * SEC, &dst));
+	assert_true(fdb_dst_equal(&dst, &v1));
+	/* A frame from another VTEP does not move it. */
+	assert_int_equal(fdb_learn(fdb, 10, mac_a, &v2, SEC), -EEXIST);
+	/* A remote move is a replace. */
+	assert_int_equal(fdb_add_evpn(fdb, 10, mac_a, &v2, 0), 0);
+	assert_true(fdb_lookup(fdb, 10, mac_a, SEC, &dst) && fdb_dst_equal(&dst, &v2));
+	/* fdb_del_evpn leaves other entries alone. */
+	assert_int_equal(fdb_add_static(fdb, 10, mac_b, &v1, 0), 0);
+	assert_int_equal(fdb_add_evpn(fdb, 10, mac_b, &v2, 0), -EEXIST);
+	assert_int_equal(fdb_del_evpn(fdb, 10, mac_b), -ENOENT);
+	assert_true(fdb_lookup(fdb, 10, mac_b, SEC, &dst) && fdb_dst_equal(&dst, &v1));
+	/* The dump says which is which. */
+	struct evpn_seen ctx = { 0 };
+	assert_int_equal(fdb_dump(fdb, 10, SEC, evpn_collect, &ctx), 0);
+	assert_int_equal(ctx.n, 2);
+	assert_int_equal(ctx.n_evpn, 1);
+	assert_true(ctx.a_is_evpn);
+	/* Mobility: vm a now sends from local port 1: a learned entry there. */
+	assert_int_equal(fdb_learn(fdb, 10, mac_a, &p1, 2 * SEC), 0);
+	assert_dst_is_port(fdb, 10, mac_a, 2 * SEC, 1);
+	assert_int_equal(fdb_del_evpn(fdb, 10, mac_a), -ENOENT);
+	fdb_get_stats(fdb, &st);
+	assert_int_equal(st.n_static, 1);
+	assert_int_equal(st.n_learned, 1);
+	assert_int_equal(st.moved, 1);
+	/* ... and ages like any learned entry. */
+	assert_int_equal(fdb_age(fdb, 1000 * SEC), 1);
+	/* An EVPN entry goes with fdb_del_evpn. */
+	assert_int_equal(fdb_add_evpn(fdb, 10, mac_c, &v1, 0), 0);
+	assert_int_equal(fdb_del_evpn(fdb, 10, mac_c), 0);
+	assert_false(fdb_lookup(fdb, 10, mac_c, SEC, &dst));
+	fdb_destroy(fdb);
+}
+
 static void test_flush_filters(void **state)
 {
 	(void)state;
@@ -728,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_vni_churn_recycles_counts),
 		cmocka_unit_test(test_same_mac_in_two_vnis_is_two_entries),
 		cmocka_unit_test(test_static_entries),
+		cmocka_unit_test(test_evpn_entries),
 		cmocka_unit_test(test_flush_filters),
 		cmocka_unit_test(test_dump),
 		cmocka_unit_test(test_create_rejects_oversized_config),

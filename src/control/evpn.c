@@ -1,0 +1,620 @@
+/* evpn: zebra's entries on the shadow devices mirrored into the FDB and
+ * the VNI table, and our local MACs written back (contract: evpn.h). */
+#include "control/evpn.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "control/vxd_internal.h"
+#include "ctl/ctl_print.h"
+#include "port/evpn_neigh.h"
+#include "port/evpn_shadow.h"
+#include "port/vxlan.h"
+#include "util/vlog.h"
+
+enum { EVPN_MAX_VTEPS = VNI_MAX_VTEPS, EVPN_RX_BUF = 64 << 10 };
+
+struct evpn_mac {
+	uint8_t mac[6];
+};
+
+struct evpn_vni {
+	bool used;
+	uint16_t port_id;
+	uint32_t vni;
+	struct evpn_shadow sh;
+	uint8_t vteps[EVPN_MAX_VTEPS][4]; /* flood list from zebra */
+	unsigned n_vteps;
+	struct evpn_mac *local;           /* advertised on the shadow port, sorted */
+	unsigned n_local;
+	/* A resync's marks: what the dump had. */
+	uint8_t seen_vteps[EVPN_MAX_VTEPS][4];
+	unsigned n_seen_vteps;
+	struct evpn_mac *seen_macs;
+	unsigned n_seen_macs, cap_seen_macs;
+	uint64_t remote_adds, remote_dels, flood_adds, flood_dels, conflicts, local_adds, local_dels, nl_errors;
+};
+
+struct vxd_evpn {
+	int fd;       /* RTNLGRP_NEIGH */
+	int timer_fd; /* local MAC sync */
+	bool resyncing;
+	bool vnis_dirty; /* flood sets changed: publish */
+	uint64_t enobufs, resyncs;
+	uint64_t ignored[EVPN_IGN_COUNT];
+	struct evpn_vni vnis[VXD_EVPN_MAX_VNIS];
+	uint8_t buf[EVPN_RX_BUF];
+};
+
+static struct evpn_vni *evpn_of_port(const struct vxd *vxd, uint16_t id)
+{
+	if (!vxd->evpn)
+		return NULL;
+	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++)
+		if (vxd->evpn->vnis[i].used && vxd->evpn->vnis[i].port_id == id)
+			return &vxd->evpn->vnis[i];
+	return NULL;
+}
+
+static enum evpn_dev_role evpn_lookup(void *aux, int ifindex, uint32_t *vni)
+{
+	struct vxd_evpn *ev = aux;
+	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++) {
+		struct evpn_vni *v = &ev->vnis[i];
+		if (!v->used)
+			continue;
+		*vni = v->vni;
+		if (ifindex == v->sh.vx_ifindex)
+			return EVPN_DEV_VXLAN;
+		if (ifindex == v->sh.port_ifindex)
+			return EVPN_DEV_PORT;
+	}
+	return EVPN_DEV_NONE;
+}
+
+static struct evpn_vni *evpn_of_vni(struct vxd_evpn *ev, uint32_t vni)
+{
+	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++)
+		if (ev->vnis[i].used && ev->vnis[i].vni == vni)
+			return &ev->vnis[i];
+	return NULL;
+}
+
+static int mac_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, 6);
+}
+
+/* qsort and bsearch want a base even for no elements. */
+static bool mac_in(const struct evpn_mac *set, unsigned n, const uint8_t mac[6])
+{
+	return n && bsearch(mac, set, n, sizeof(*set), mac_cmp);
+}
+
+static void mac_sort(struct evpn_mac *set, unsigned n)
+{
+	if (n)
+		qsort(set, n, sizeof(*set), mac_cmp);
+}
+
+/* ---- flood sets -------------------------------------------------------------- */
+
+static int vtep_find(uint8_t (*list)[4], unsigned n, const uint8_t vtep[4])
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!memcmp(list[i], vtep, 4))
+			return (int)i;
+	return -1;
+}
+
+/* Publishes the VNI table with every EVPN port's flood VTEPs as they are
+ * now (the port's static remotes stay whatever EVPN says). */
+static void evpn_publish(struct vxd *vxd)
+{
+	struct vxd_evpn *ev = vxd->evpn;
+	ev->vnis_dirty = false;
+	struct vni_table *t;
+	if (vni_table_clone(vxd_view(vxd)->vnis, &t) < 0) {
+		VLOG_ERR("evpn", "cannot copy the VNI table: flood sets not updated");
+		ev->vnis_dirty = true;
+		return;
+	}
+	for (unsigned k = 0; k < VXD_EVPN_MAX_VNIS; k++) {
+		struct evpn_vni *v = &ev->vnis[k];
+		if (!v->used)
+			continue;
+		struct port *port = vxd->ports[v->port_id];
+		const struct vni *cur = vni_lookup(t, v->vni);
+		if (!port || !cur)
+			continue;
+		/* Out: VTEPs of this port that are neither static nor EVPN's. */
+		struct fdb_dst gone[VNI_MAX_VTEPS];
+		unsigned n_gone = 0;
+		for (unsigned i = 0; i < cur->n_vteps; i++) {
+			const struct fdb_dst *d = &cur->vteps[i];
+			if (d->port != v->port_id || vxlan_port_is_remote(port, d->family, d->addr))
+				continue;
+			if (d->family != 4 || vtep_find(v->vteps, v->n_vteps, d->addr) < 0)
+				gone[n_gone++] = *d;
+		}
+		for (unsigned i = 0; i < n_gone; i++)
+			vni_del_vtep(t, v->vni, &gone[i]);
+		for (unsigned i = 0; i < v->n_vteps; i++) {
+			struct fdb_dst d = fdb_dst_vtep4(v->port_id, v->vteps[i]);
+			int err = vni_add_vtep(t, v->vni, &d);
+			if (err < 0 && err != -EEXIST)
+				VLOG_WARN("evpn", "VNI %u: flood VTEP not added (%s)", v->vni, strerror(-err));
+		}
+	}
+	if (vxd_publish(vxd, t) < 0) {
+		vni_table_destroy(t);
+		ev->vnis_dirty = true;
+	}
+}
+
+static void evpn_flood(struct vxd_evpn *ev, struct evpn_vni *v, const struct evpn_neigh *n)
+{
+	int at = vtep_find(v->vteps, v->n_vteps, n->vtep);
+	if (ev->resyncing && !n->deleted && vtep_find(v->seen_vteps, v->n_seen_vteps, n->vtep) < 0 &&
+	    v->n_seen_vteps < EVPN_MAX_VTEPS)
+		memcpy(v->seen_vteps[v->n_seen_vteps++], n->vtep, 4);
+	if (n->deleted && at >= 0) {
+		memmove(v->vteps[at], v->vteps[at + 1], (v->n_vteps - (unsigned)at - 1) * 4);
+		v->n_vteps--;
+		v->flood_dels++;
+		ev->vnis_dirty = true;
+	} else if (!n->deleted && at < 0 && v->n_vteps < EVPN_MAX_VTEPS) {
+		memcpy(v->vteps[v->n_vteps++], n->vtep, 4);
+		v->flood_adds++;
+		ev->vnis_dirty = true;
+	}
+}
+
+/* ---- remote MACs ------------------------------------------------------------- */
+
+static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct evpn_neigh *n)
+{
+	struct fdb_dst d = fdb_dst_vtep4(v->port_id, n->vtep);
+	uint64_t now = vxd_clock(vxd);
+	if (n->deleted) {
+		/* Only if it still points there: a move's add may have come
+		 * first. */
+		struct fdb_dst cur;
+		if (fdb_lookup(vxd->fdb, v->vni, n->mac, now, &cur) && fdb_dst_equal(&cur, &d) &&
+		    fdb_del_evpn(vxd->fdb, v->vni, n->mac) == 0)
+			v->remote_dels++;
+		return;
+	}
+	if (vxd->evpn->resyncing) {
+		if (v->n_seen_macs == v->cap_seen_macs) {
+			unsigned cap = v->cap_seen_macs ? 2 * v->cap_seen_macs : 256;
+			struct evpn_mac *m = realloc(v->seen_macs, cap * sizeof(*m));
+			if (m) {
+				v->seen_macs = m;
+				v->cap_seen_macs = cap;
+			}
+		}
+		if (v->n_seen_macs < v->cap_seen_macs)
+			memcpy(v->seen_macs[v->n_seen_macs++].mac, n->mac, 6);
+	}
+	/* A dump shows zebra's entry of a MAC that moved here (zebra leaves
+	 * it): the local entry stands.  A live event is zebra moving the MAC
+	 * away (a higher sequence elsewhere), and wins. */
+	struct fdb_dst cur;
+	if (vxd->evpn->resyncing && fdb_lookup(vxd->fdb, v->vni, n->mac, now, &cur) && cur.type == FDB_DST_PORT)
+		return;
+	int err = fdb_add_evpn(vxd->fdb, v->vni, n->mac, &d, now);
+	if (err == 0)
+		v->remote_adds++;
+	else if (err == -EEXIST)
+		v->conflicts++;
+	else
+		VLOG_WARN("evpn", "VNI %u: remote MAC not installed (%s)", v->vni, strerror(-err));
+}
+
+static void evpn_event(void *aux, const struct evpn_neigh *n)
+{
+	struct vxd *vxd = aux;
+	struct vxd_evpn *ev = vxd->evpn;
+	if (n->kind == EVPN_NEIGH_IGNORED) {
+		/* Others' devices and the bridge's copies are the normal case;
+		 * the rest is worth counting. */
+		ev->ignored[n->why]++;
+		return;
+	}
+	struct evpn_vni *v = evpn_of_vni(ev, n->vni);
+	if (!v || !vxd->ports[v->port_id])
+		return;
+	if (n->kind == EVPN_NEIGH_FLOOD)
+		evpn_flood(ev, v, n);
+	else if (n->kind == EVPN_NEIGH_REMOTE_MAC)
+		evpn_remote_mac(vxd, v, n);
+	else if (n->kind == EVPN_NEIGH_LOCAL && ev->resyncing && !n->deleted &&
+		 !mac_in(v->local, v->n_local, n->mac))
+		evpn_nl_local(false, v->sh.port_ifindex, n->mac); /* not ours (any more) */
+}
+
+/* ---- resync ------------------------------------------------------------------ */
+
+struct evpn_stale {
+	struct evpn_mac *macs;
+	unsigned n, cap;
+};
+
+static int evpn_collect_stale(const struct fdb_entry_info *e, void *ctx)
+{
+	struct evpn_stale *s = ctx;
+	if (!e->evpn)
+		return 0;
+	if (s->n == s->cap) {
+		unsigned cap = s->cap ? 2 * s->cap : 256;
+		struct evpn_mac *m = realloc(s->macs, cap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		s->macs = m;
+		s->cap = cap;
+	}
+	memcpy(s->macs[s->n++].mac, e->mac, 6);
+	return 0;
+}
+
+static void evpn_dump_chunk(void *aux, const void *buf, size_t len)
+{
+	struct vxd *vxd = aux;
+	evpn_neigh_parse_all(buf, len, evpn_lookup, vxd->evpn, evpn_event, vxd);
+}
+
+/* The whole FDB again: what it has is installed, the EVPN entries and
+ * flood VTEPs it lacks are removed. */
+static void evpn_resync(struct vxd *vxd)
+{
+	struct vxd_evpn *ev = vxd->evpn;
+	ev->resyncs++;
+	ev->resyncing = true;
+	for (unsigned k = 0; k < VXD_EVPN_MAX_VNIS; k++)
+		ev->vnis[k].n_seen_vteps = ev->vnis[k].n_seen_macs = 0;
+	int err = evpn_nl_dump(evpn_dump_chunk, vxd);
+	ev->resyncing = false;
+	if (err < 0) {
+		VLOG_ERR("evpn", "dump of the bridge FDB failed (%s): stale entries stay", strerror(-err));
+		return;
+	}
+	for (unsigned k = 0; k < VXD_EVPN_MAX_VNIS; k++) {
+		struct evpn_vni *v = &ev->vnis[k];
+		if (!v->used)
+			continue;
+		for (unsigned i = 0; i < v->n_vteps;) {
+			if (vtep_find(v->seen_vteps, v->n_seen_vteps, v->vteps[i]) >= 0) {
+				i++;
+				continue;
+			}
+			memmove(v->vteps[i], v->vteps[i + 1], (v->n_vteps - i - 1) * 4);
+			v->n_vteps--;
+			v->flood_dels++;
+			ev->vnis_dirty = true;
+		}
+		mac_sort(v->seen_macs, v->n_seen_macs);
+		struct evpn_stale s = { 0 };
+		fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_collect_stale, &s);
+		for (unsigned i = 0; i < s.n; i++)
+			if (!mac_in(v->seen_macs, v->n_seen_macs, s.macs[i].mac) &&
+			    fdb_del_evpn(vxd->fdb, v->vni, s.macs[i].mac) == 0)
+				v->remote_dels++;
+		free(s.macs);
+	}
+	if (ev->vnis_dirty)
+		evpn_publish(vxd);
+}
+
+/* ---- local MACs -------------------------------------------------------------- */
+
+struct evpn_locals {
+	struct evpn_mac *macs;
+	unsigned n;
+};
+
+static int evpn_collect_local(const struct fdb_entry_info *e, void *ctx)
+{
+	struct evpn_locals *l = ctx;
+	if (e->is_static || e->dst.type != FDB_DST_PORT || l->n == VXD_EVPN_MAX_LOCAL)
+		return 0;
+	memcpy(l->macs[l->n++].mac, e->mac, 6);
+	return 0;
+}
+
+/* Our FDB's local MACs of the VNI against what the shadow port has: a
+ * merge of two sorted lists, adding and deleting the difference. */
+static void evpn_sync_local(struct vxd *vxd, struct evpn_vni *v)
+{
+	struct evpn_locals now = { .macs = malloc(VXD_EVPN_MAX_LOCAL * sizeof(struct evpn_mac)) };
+	if (!now.macs)
+		return;
+	fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_collect_local, &now);
+	mac_sort(now.macs, now.n);
+	unsigned i = 0, j = 0, dels = 0;
+	while (i < now.n || j < v->n_local) {
+		int c = i == now.n ? 1 : j == v->n_local ? -1 : mac_cmp(now.macs[i].mac, v->local[j].mac);
+		if (c == 0) {
+			i++, j++;
+			continue;
+		}
+		const uint8_t *mac = c < 0 ? now.macs[i++].mac : v->local[j++].mac;
+		int err = evpn_nl_local(c < 0, v->sh.port_ifindex, mac);
+		if (err < 0) {
+			v->nl_errors++;
+			VLOG_WARN("evpn", "VNI %u: local MAC %s on %s failed (%s)", v->vni, c < 0 ? "add" : "delete",
+				  v->sh.port, strerror(-err));
+		} else if (c < 0) {
+			v->local_adds++;
+		} else {
+			v->local_dels++;
+			dels++;
+		}
+	}
+	free(v->local);
+	v->local = now.macs;
+	v->n_local = now.n;
+	/* A MAC that was remote before it was local here still has zebra's
+	 * entry on the shadow vxlan (zebra does not take it away when the MAC
+	 * moves here, and installing it again changes nothing, so no event
+	 * comes): once the MAC is not local any more, read it back. */
+	if (dels)
+		evpn_resync(vxd);
+}
+
+/* ---- life cycle --------------------------------------------------------------- */
+
+void vxd_evpn_reap(void)
+{
+	int n = evpn_shadow_reap();
+	if (n > 0)
+		VLOG_INFO("evpn", "deleted %d shadow devices a previous vxswitchd left", n);
+}
+
+static int evpn_open(struct vxd *vxd)
+{
+	struct vxd_evpn *ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	ev->fd = evpn_nl_watch_open();
+	ev->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	int err = ev->fd < 0 ? ev->fd : ev->timer_fd < 0 ? -errno : 0;
+	struct itimerspec its = { .it_interval = { 0, EVPN_LOCAL_SYNC_MS * 1000000L },
+				  .it_value = { 0, EVPN_LOCAL_SYNC_MS * 1000000L } };
+	struct epoll_event e1 = { .events = EPOLLIN, .data.u32 = VXD_EVPN_SRC };
+	struct epoll_event e2 = { .events = EPOLLIN, .data.u32 = VXD_EVPN_TIMER_SRC };
+	if (err == 0 && (timerfd_settime(ev->timer_fd, 0, &its, NULL) < 0 ||
+			 epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, ev->fd, &e1) < 0 ||
+			 epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, ev->timer_fd, &e2) < 0))
+		err = -errno;
+	if (err < 0) {
+		if (ev->fd >= 0)
+			close(ev->fd);
+		if (ev->timer_fd >= 0)
+			close(ev->timer_fd);
+		free(ev);
+		return err;
+	}
+	vxd->evpn = ev;
+	return 0;
+}
+
+int vxd_evpn_port_added(struct vxd *vxd, uint16_t id, struct ctl_err *err)
+{
+	const struct ctl_port_add *pa = &vxd->port_cfg[id];
+	if (!vxd->evpn) {
+		int ret = evpn_open(vxd);
+		if (ret < 0)
+			return vxd_refuse(err, ret, "port %s: evpn: cannot open the netlink socket (%s)", pa->name,
+					  strerror(-ret));
+	}
+	struct vxd_evpn *ev = vxd->evpn;
+	struct evpn_vni *v = NULL;
+	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS && !v; i++)
+		if (!ev->vnis[i].used)
+			v = &ev->vnis[i];
+	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++)
+		if (ev->vnis[i].used && ev->vnis[i].vni == pa->vni)
+			return vxd_refuse(err, -EEXIST, "port %s: evpn: VNI %u has an EVPN port already", pa->name,
+					  pa->vni);
+	if (!v)
+		return vxd_refuse(err, -ENOSPC, "port %s: evpn: at most %d EVPN ports", pa->name, VXD_EVPN_MAX_VNIS);
+	memset(v, 0, sizeof(*v));
+	int ret = evpn_shadow_create(pa->vni, pa->local.bytes, &v->sh);
+	if (ret < 0)
+		return vxd_refuse(err, ret, "port %s: evpn: cannot create the shadow devices of VNI %u (%s)", pa->name,
+				  pa->vni, strerror(-ret));
+	v->used = true;
+	v->vni = pa->vni;
+	v->port_id = id;
+	VLOG_INFO("evpn", "VNI %u: shadow %s + %s + %s for zebra", v->vni, v->sh.br, v->sh.vx, v->sh.port);
+	evpn_resync(vxd);
+	return 0;
+}
+
+void vxd_evpn_port_removed(struct vxd *vxd, uint16_t id)
+{
+	struct evpn_vni *v = evpn_of_port(vxd, id);
+	if (!v)
+		return;
+	v->n_vteps = 0;
+	evpn_publish(vxd);
+	/* The EVPN entries go with the port's FDB entries (ports.c). */
+	evpn_shadow_destroy(&v->sh);
+	free(v->local);
+	free(v->seen_macs);
+	memset(v, 0, sizeof(*v));
+}
+
+static void evpn_read(struct vxd *vxd)
+{
+	struct vxd_evpn *ev = vxd->evpn;
+	for (int rounds = 0; rounds < 64; rounds++) {
+		int n = evpn_nl_watch_read(ev->fd, ev->buf, sizeof(ev->buf));
+		if (n == -ENOBUFS) {
+			ev->enobufs++;
+			VLOG_WARN("evpn", "netlink overflow: dumping the FDB again");
+			/* Drain what is queued: the dump covers it. */
+			while (evpn_nl_watch_read(ev->fd, ev->buf, sizeof(ev->buf)) > 0)
+				;
+			evpn_resync(vxd);
+			return;
+		}
+		if (n <= 0)
+			break;
+		evpn_neigh_parse_all(ev->buf, (size_t)n, evpn_lookup, ev, evpn_event, vxd);
+	}
+	if (ev->vnis_dirty)
+		evpn_publish(vxd);
+}
+
+void vxd_evpn_input(struct vxd *vxd, uint32_t src)
+{
+	struct vxd_evpn *ev = vxd->evpn;
+	if (!ev)
+		return;
+	if (src == VXD_EVPN_SRC) {
+		evpn_read(vxd);
+		return;
+	}
+	uint64_t ticks;
+	if (read(ev->timer_fd, &ticks, sizeof(ticks)) < 0) {
+		/* EAGAIN */
+	}
+	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++)
+		if (ev->vnis[i].used && vxd->ports[ev->vnis[i].port_id])
+			evpn_sync_local(vxd, &ev->vnis[i]);
+	if (ev->vnis_dirty)
+		evpn_publish(vxd);
+}
+
+void vxd_evpn_close(struct vxd *vxd)
+{
+	struct vxd_evpn *ev = vxd->evpn;
+	if (!ev)
+		return;
+	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++)
+		if (ev->vnis[i].used) {
+			evpn_shadow_destroy(&ev->vnis[i].sh);
+			free(ev->vnis[i].local);
+			free(ev->vnis[i].seen_macs);
+		}
+	close(ev->fd);
+	close(ev->timer_fd);
+	free(ev);
+	vxd->evpn = NULL;
+}
+
+/* ---- show ------------------------------------------------------------------------ */
+
+void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, uint16_t id)
+{
+	const struct evpn_vni *v = evpn_of_port(vxd, id);
+	if (!v)
+		return;
+	ctl_print_open_object(p, "evpn");
+	ctl_print_string(p, CTL_PRINT_ANY, "shadow_vxlan", " evpn (zebra drives %s", v->sh.vx);
+	ctl_print_uint(p, CTL_PRINT_ANY, "shadow_dstport", " dstport %" PRIu64 ")", EVPN_SHADOW_UDP_PORT);
+	ctl_print_open_array(p, "vteps");
+	for (unsigned i = 0; i < v->n_vteps; i++) {
+		struct ctl_ip ip = { .family = AF_INET };
+		memcpy(ip.bytes, v->vteps[i], 4);
+		ctl_print_ip(p, CTL_PRINT_ANY, NULL, " remote %s (evpn)", &ip);
+	}
+	ctl_print_close_array(p);
+	ctl_print_uint(p, CTL_PRINT_ANY, "local_macs", " advertised %" PRIu64, v->n_local);
+	ctl_print_uint(p, CTL_PRINT_JSON, "remote_adds", "%" PRIu64, v->remote_adds);
+	ctl_print_uint(p, CTL_PRINT_JSON, "remote_dels", "%" PRIu64, v->remote_dels);
+	ctl_print_uint(p, CTL_PRINT_JSON, "flood_adds", "%" PRIu64, v->flood_adds);
+	ctl_print_uint(p, CTL_PRINT_JSON, "flood_dels", "%" PRIu64, v->flood_dels);
+	ctl_print_uint(p, CTL_PRINT_JSON, "static_conflicts", "%" PRIu64, v->conflicts);
+	ctl_print_uint(p, CTL_PRINT_JSON, "local_adds", "%" PRIu64, v->local_adds);
+	ctl_print_uint(p, CTL_PRINT_JSON, "local_dels", "%" PRIu64, v->local_dels);
+	ctl_print_uint(p, CTL_PRINT_JSON, "netlink_errors", "%" PRIu64, v->nl_errors);
+	ctl_print_uint(p, CTL_PRINT_JSON, "resyncs", "%" PRIu64, vxd->evpn->resyncs);
+	ctl_print_uint(p, CTL_PRINT_JSON, "enobufs", "%" PRIu64, vxd->evpn->enobufs);
+	ctl_print_open_object(p, "ignored");
+	for (unsigned i = 1; i < EVPN_IGN_COUNT; i++)
+		ctl_print_uint(p, CTL_PRINT_JSON, evpn_ignore_name(i), "%" PRIu64, vxd->evpn->ignored[i]);
+	ctl_print_close_object(p);
+	ctl_print_close_object(p);
+}
+
+int vxd_evpn_n_vteps(const struct vxd *vxd, uint16_t id)
+{
+	const struct evpn_vni *v = evpn_of_port(vxd, id);
+	return v ? (int)v->n_vteps : -1;
+}
+
+/* ---- diagnose --------------------------------------------------------------------- */
+
+/* A zebra process whose network namespace is ours (/proc: comm, ns/net). */
+static bool evpn_zebra_here(void)
+{
+	struct stat mine;
+	if (stat("/proc/self/ns/net", &mine) < 0)
+		return false;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return false;
+	bool found = false;
+	struct dirent *de;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		char path[300], comm[32] = "";
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		if (strcmp(comm, "zebra\n"))
+			continue;
+		struct stat ns;
+		snprintf(path, sizeof(path), "/proc/%s/ns/net", de->d_name);
+		found = stat(path, &ns) == 0 && ns.st_ino == mine.st_ino && ns.st_dev == mine.st_dev;
+	}
+	closedir(d);
+	return found;
+}
+
+struct evpn_diag_walk {
+	const struct evpn_vni *v;
+	struct vxd_evpn_diag *out;
+};
+
+static int evpn_diag_entry(const struct fdb_entry_info *e, void *ctx)
+{
+	struct evpn_diag_walk *w = ctx;
+	if (!e->evpn || e->dst.type != FDB_DST_VTEP || e->dst.family != 4)
+		return 0;
+	if (vtep_find((uint8_t(*)[4])w->v->vteps, w->v->n_vteps, e->dst.addr) >= 0)
+		return 0;
+	if (!w->out->macs_no_flood++)
+		inet_ntop(AF_INET, e->dst.addr, w->out->no_flood_vtep, sizeof(w->out->no_flood_vtep));
+	return 0;
+}
+
+bool vxd_evpn_diag(const struct vxd *vxd, uint16_t id, struct vxd_evpn_diag *out)
+{
+	memset(out, 0, sizeof(*out));
+	const struct evpn_vni *v = evpn_of_port(vxd, id);
+	if (!v)
+		return false;
+	out->zebra = evpn_zebra_here();
+	out->vteps = v->n_vteps;
+	struct evpn_diag_walk w = { .v = v, .out = out };
+	fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_diag_entry, &w);
+	return true;
+}
