@@ -317,7 +317,10 @@ static int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct c
 		struct ctl_flower_stats st;
 		if (c)
 			vxd_filter_stats(vxd, c, r, now, &st);
-		ctl_flower_print_rule(out, &spec, idx, c ? &st : NULL);
+		if (f->given & CTL_FF_BRIEF)
+			ctl_flower_print_brief(out, &spec, c ? &st : NULL);
+		else
+			ctl_flower_print_rule(out, &spec, idx, c ? &st : NULL);
 	}
 	ctl_print_close_array(out);
 	if (f->verb == CTL_FILTER_GET && !shown)

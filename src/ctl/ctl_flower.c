@@ -522,6 +522,13 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 		f->given |= CTL_FF_STATS;
 		ps.pos++;
 	}
+	/* tc's terse dump (`tc -br filter show`): show only, as tc asks the
+	 * kernel for it in a dump and not in a get. */
+	if (f->verb == CTL_FILTER_SHOW && ps.pos < argc &&
+	    (!strcmp(argv[ps.pos], "-br") || !strcmp(argv[ps.pos], "-brief"))) {
+		f->given |= CTL_FF_BRIEF;
+		ps.pos++;
+	}
 	bool add = ctl_flower_has_rule(f);
 	uint32_t allowed = f->verb == CTL_FILTER_SHOW ? CTL_FF_CHAIN
 			   : CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN | KEY_PROTOCOL;
@@ -546,8 +553,8 @@ int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size)
 	struct ctl_sbuf sb = { .buf = buf, .size = size };
 	if (size)
 		buf[0] = '\0';
-	ctl_sb_printf(&sb, "filter %s%s dev %s ingress", verb_names[f->verb],
-		      f->given & CTL_FF_STATS ? " -s" : "", f->dev);
+	ctl_sb_printf(&sb, "filter %s%s%s dev %s ingress", verb_names[f->verb],
+		      f->given & CTL_FF_STATS ? " -s" : "", f->given & CTL_FF_BRIEF ? " -br" : "", f->dev);
 	if (f->given & CTL_FF_PREF)
 		ctl_sb_printf(&sb, " pref %u", f->pref);
 	if (f->given & CTL_FF_HANDLE)

@@ -20,7 +20,7 @@
  *                 [ chain N ] [ flower ]
  *           | filter get [ -s ] dev PORT ingress pref N handle N [ protocol PROTO ]
  *                 [ chain N ] [ flower ]
- *           | filter show [ -s ] dev PORT ingress [ chain N ]
+ *           | filter show [ -s ] [ -br ] dev PORT ingress [ chain N ]
  *   Verbs by any prefix in tc's order (a, c, r, d, g, l/s): tc's
  *   do_filter().  replace is tc's NLM_F_CREATE: the rule at (chain, pref,
  *   handle) is replaced in the same table change (the datapath sees the
@@ -112,6 +112,7 @@ enum ctl_flower_key {
 	CTL_FF_CHAIN = 1 << 2,
 	CTL_FF_SKIP_HW = 1 << 3,
 	CTL_FF_STATS = 1 << 4,   /* show -s: with counters */
+	CTL_FF_BRIEF = 1 << 5,   /* show -br: tc's terse dump */
 };
 
 /* ctl_flower_match.given: one bit per match key, in printing order. */
@@ -303,6 +304,19 @@ struct ctl_print;
 void ctl_flower_print_pref(struct ctl_print *p, const struct ctl_flower *f);
 int ctl_flower_print_rule(struct ctl_print *p, const struct ctl_flower *f,
 			  const uint32_t *act_index, const struct ctl_flower_stats *st);
+/* `filter show -br`: the rule as tc prints the kernel's terse dump
+ * (TCA_DUMP_FLAGS_TERSE, cls_flower's fl_terse_dump): the handle line,
+ * no keys, the flags, each action's kind only, and with st the counters:
+ *
+ *   filter protocol ip pref 2 flower chain 0 handle 0x1 
+ *     not_in_hw
+ *   	action order 1: mirred 
+ *
+ * (with -s "mirred \tAction statistics:" and the lines above, as tc runs
+ * them together).  JSON: {..., "options": {"handle", "keys": {},
+ * "not_in_hw", "actions": [{"order", "kind", ["stats"]}]}}. */
+void ctl_flower_print_brief(struct ctl_print *p, const struct ctl_flower *f,
+			    const struct ctl_flower_stats *st);
 
 /* The grammar above, for --help (static, ends in '\n'). */
 const char *ctl_flower_grammar(void);

@@ -281,14 +281,8 @@ void ctl_flower_print_pref(struct ctl_print *p, const struct ctl_flower *f)
 	ctl_print_close_object(p);
 }
 
-int ctl_flower_print_rule(struct ctl_print *p, const struct ctl_flower *f,
-			  const uint32_t *act_index, const struct ctl_flower_stats *st)
+static void print_flags(struct ctl_print *p, const struct ctl_flower *f)
 {
-	ctl_print_open_object(p, NULL);
-	print_head(p, f);
-	ctl_print_open_object(p, "options");
-	ctl_print_uint(p, CTL_PRINT_ANY, "handle", "handle 0x%" PRIx64 " ", f->handle);
-	print_keys(p, &f->match);
 	if (f->given & CTL_FF_SKIP_HW) {
 		ctl_print_text(p, "\n  skip_hw");
 		ctl_print_bool(p, CTL_PRINT_JSON, "skip_hw", NULL, true);
@@ -296,9 +290,42 @@ int ctl_flower_print_rule(struct ctl_print *p, const struct ctl_flower *f,
 	/* No rule is in hardware: the kernel marks each such rule not_in_hw. */
 	ctl_print_text(p, "\n  not_in_hw");
 	ctl_print_bool(p, CTL_PRINT_JSON, "not_in_hw", NULL, true);
-	fl_tc_print_actions(p, f, act_index, st);
+}
+
+static void open_rule(struct ctl_print *p, const struct ctl_flower *f)
+{
+	ctl_print_open_object(p, NULL);
+	print_head(p, f);
+	ctl_print_open_object(p, "options");
+	ctl_print_uint(p, CTL_PRINT_ANY, "handle", "handle 0x%" PRIx64 " ", f->handle);
+}
+
+static void close_rule(struct ctl_print *p)
+{
 	ctl_print_close_object(p);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
+}
+
+int ctl_flower_print_rule(struct ctl_print *p, const struct ctl_flower *f,
+			  const uint32_t *act_index, const struct ctl_flower_stats *st)
+{
+	open_rule(p, f);
+	print_keys(p, &f->match);
+	print_flags(p, f);
+	fl_tc_print_actions(p, f, act_index, st, false);
+	close_rule(p);
 	return 0;
+}
+
+void ctl_flower_print_brief(struct ctl_print *p, const struct ctl_flower *f,
+			    const struct ctl_flower_stats *st)
+{
+	open_rule(p, f);
+	/* fl_terse_dump() sends no key: tc opens and closes "keys" all the same */
+	ctl_print_open_object(p, "keys");
+	ctl_print_close_object(p);
+	print_flags(p, f);
+	fl_tc_print_actions(p, f, NULL, st, true);
+	close_rule(p);
 }

@@ -9,6 +9,7 @@
 #ifndef VX_CTL_CTL_FLOWER_PRINT_H
 #define VX_CTL_CTL_FLOWER_PRINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,8 +21,9 @@ struct ctl_flower_stats;
 const char *fl_tc_proto_name(uint16_t eth, char *buf, size_t size);
 
 /* The "actions" array: each action as tc prints a filter's action (bound,
- * ref 1 bind 1), with st its counters (tc -s). */
+ * ref 1 bind 1), with st its counters (tc -s); terse: the kind alone, as
+ * the kernel's terse dump sends no options. */
 void fl_tc_print_actions(struct ctl_print *p, const struct ctl_flower *f,
-			 const uint32_t *act_index, const struct ctl_flower_stats *st);
+			 const uint32_t *act_index, const struct ctl_flower_stats *st, bool terse);
 
 #endif /* VX_CTL_CTL_FLOWER_PRINT_H */

@@ -192,15 +192,44 @@ static void print_one(struct ctl_print *p, const struct ctl_flower_action *a, ui
 		print_stats(p, a, st);
 }
 
+/* print_aopt() of an action with no options (the terse dump): its kind. */
+static void print_kind(struct ctl_print *p, const struct ctl_flower_action *a)
+{
+	const char *kind = "tunnel_key";
+	switch (a->type) {
+	case CTL_ACT_REDIRECT:
+	case CTL_ACT_MIRROR:
+		kind = "mirred";
+		break;
+	case CTL_ACT_DROP:
+	case CTL_ACT_PASS:
+	case CTL_ACT_GOTO:
+		kind = "gact";
+		break;
+	case CTL_ACT_VLAN_PUSH:
+	case CTL_ACT_VLAN_POP:
+	case CTL_ACT_VLAN_MODIFY:
+		kind = "vlan";
+		break;
+	}
+	ctl_print_string(p, CTL_PRINT_ANY, "kind", "%s ", kind);
+}
+
 void fl_tc_print_actions(struct ctl_print *p, const struct ctl_flower *f,
-			 const uint32_t *act_index, const struct ctl_flower_stats *st)
+			 const uint32_t *act_index, const struct ctl_flower_stats *st, bool terse)
 {
 	ctl_print_open_array(p, "actions");
 	for (unsigned int i = 0; i < f->n_actions; i++) {
 		ctl_print_open_object(p, NULL);
 		ctl_print_nl(p);
 		ctl_print_uint(p, CTL_PRINT_ANY, "order", "\taction order %" PRIu64 ": ", i + 1);
-		print_one(p, &f->actions[i], act_index ? act_index[i] : i + 1, st);
+		if (terse) {
+			print_kind(p, &f->actions[i]);
+			if (st)
+				print_stats(p, &f->actions[i], st);
+		} else {
+			print_one(p, &f->actions[i], act_index ? act_index[i] : i + 1, st);
+		}
 		ctl_print_close_object(p);
 	}
 	ctl_print_close_array(p);

@@ -56,7 +56,18 @@ a = o["actions"][0]
 assert (a["order"], a["kind"], a["mirred_action"], a["direction"], a["to_dev"], a["control_action"]) == \
 	(1, "mirred", "redirect", "egress", "vnet1", {"type": "stolen"}), a' ||
 	fail "filter show -j (tc's schema)"
-pass "seed 002 rules added in tc's words; filter show prints them in pref order in tc's layout (text and JSON)"
+# tc -br: the kernel's terse dump (handle, flags, action kinds)
+vx 1 -br filter show dev vnet1 ingress >"$RIG_DIR/show"
+printf 'filter protocol %s pref %s flower chain 0 %s\n' arp 1 '' arp 1 'handle 0x1 ' ip 2 '' ip 2 'handle 0x1 ' |
+	sed 's/\(handle 0x1 \)$/\1\n  skip_hw\n  not_in_hw\n\taction order 1: mirred /' >"$RIG_DIR/want"
+diff "$RIG_DIR/want" "$RIG_DIR/show" || fail "vxctl -br filter show is not tc's terse dump"
+vx 1 -j -br -s filter show dev vnet1 ingress | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+a = d[1]["options"]["actions"][0]
+assert d[1]["options"]["keys"] == {} and set(a) == {"order", "kind", "stats"} and a["kind"] == "mirred", d' ||
+	fail "vxctl -j -br -s filter show"
+pass "seed 002 rules added in tc's words; filter show prints them in pref order in tc's layout (text, JSON, -br)"
 
 # --- refusals name the word; the rules stay as they were ------------------------
 vx 1 show config >"$RIG_DIR/cfg-before"

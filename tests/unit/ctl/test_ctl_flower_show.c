@@ -242,6 +242,48 @@ static void test_actions_json(void **state)
 	       "\"to_dev\":\"vx0\",\"control_action\":{\"type\":\"stolen\"},\"index\":2,\"ref\":1,\"bind\":1}]}}]\n");
 }
 
+/* tc -br: fl_terse_dump() sends the handle, the flags and each action's
+ * kind and counters; tc runs "kind " and "\tAction statistics:" together. */
+static void test_brief(void **state)
+{
+	(void)state;
+	struct ctl_flower f;
+	parse(ADD "protocol ip flower skip_hw ip_proto tcp action vlan pop action drop", &f);
+	struct ctl_print p;
+	ctl_print_init(&p, false, 0);
+	ctl_flower_print_brief(&p, &f, NULL);
+	assert_int_equal(ctl_print_finish(&p), 0);
+	assert_string_equal(ctl_print_data(&p), HEAD "\n  skip_hw\n  not_in_hw"
+			    "\n\taction order 1: vlan \n\taction order 2: gact \n");
+	ctl_print_release(&p);
+	struct ctl_flower_stats st = { .installed_sec = 3, .used_sec = 1, .slow_packets = 2, .slow_bytes = 200 };
+	ctl_print_init(&p, false, 0);
+	ctl_flower_print_brief(&p, &f, &st);
+	assert_int_equal(ctl_print_finish(&p), 0);
+	assert_string_equal(ctl_print_data(&p), HEAD "\n  skip_hw\n  not_in_hw"
+			    "\n\taction order 1: vlan \tAction statistics:\n"
+			    "\tSent 200 bytes 2 pkt (dropped 0, overlimits 0 requeues 0) \n"
+			    "\tbacklog 0b 0p requeues 0\n"
+			    "\n\taction order 2: gact \tAction statistics:\n"
+			    "\tSent 200 bytes 2 pkt (dropped 2, overlimits 0 requeues 0) \n"
+			    "\tbacklog 0b 0p requeues 0\n\n");
+	ctl_print_release(&p);
+	ctl_print_init(&p, true, 0);
+	ctl_print_open_array(&p, NULL);
+	ctl_flower_print_brief(&p, &f, NULL);
+	ctl_print_close_array(&p);
+	assert_int_equal(ctl_print_finish(&p), 0);
+	assert_string_equal(ctl_print_data(&p), JHEAD "\"keys\":{},\"skip_hw\":true,\"not_in_hw\":true,"
+			    "\"actions\":[{\"order\":1,\"kind\":\"vlan\"},{\"order\":2,\"kind\":\"gact\"}]}}]\n");
+	ctl_print_release(&p);
+	/* the grammar's word: show only, after -s */
+	parse("filter show -s -br dev vnet0 ingress", &f);
+	assert_true((f.given & CTL_FF_BRIEF) && (f.given & CTL_FF_STATS));
+	char line[128];
+	assert_true(ctl_flower_format(&f, line, sizeof(line)) > 0);
+	assert_string_equal(line, "filter show -s -br dev vnet0 ingress");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_pref_line),
 		cmocka_unit_test(test_keys_json),
 		cmocka_unit_test(test_actions_json),
+		cmocka_unit_test(test_brief),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
