@@ -311,6 +311,9 @@ static int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct c
 		shown++;
 		struct ctl_flower spec = r->spec;
 		spec.chain = r->chain, spec.pref = r->pref, spec.handle = r->handle;
+		/* the request's verb and chain filter: what tc leaves out of its answer */
+		spec.verb = f->verb;
+		spec.given = (spec.given & ~CTL_FF_CHAIN) | (f->given & CTL_FF_CHAIN);
 		if (f->verb != CTL_FILTER_GET && (!prev || prev->chain != r->chain || prev->pref != r->pref))
 			ctl_flower_print_pref(out, &spec); /* the kernel's entry of a new (chain, pref) */
 		prev = r;

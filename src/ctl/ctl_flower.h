@@ -300,7 +300,12 @@ struct ctl_print;
  * "last_used", "stats": {"bytes", "packets", "drops", "overlimits",
  * "requeues", ["sw_bytes", "sw_packets", "hw_bytes", "hw_packets"],
  * "backlog", "qlen"}]}]}}.  f's pref, handle and chain are the rule's;
- * act_index[i] is action i's index (NULL: i + 1); st NULL without -s. */
+ * act_index[i] is action i's index (NULL: i + 1); st NULL without -s.
+ * With f->verb CTL_FILTER_GET the rule is printed as tc prints its get
+ * answer: "filter ingress protocol ..." ("ingress": true in JSON), tc's
+ * get having no parent filter to leave "ingress" out with; with f->verb
+ * CTL_FILTER_SHOW and CTL_FF_CHAIN in f->given the chain is left out, as
+ * tc leaves out the chain a `show ... chain N` asked for. */
 void ctl_flower_print_pref(struct ctl_print *p, const struct ctl_flower *f);
 int ctl_flower_print_rule(struct ctl_print *p, const struct ctl_flower *f,
 			  const uint32_t *act_index, const struct ctl_flower_stats *st);

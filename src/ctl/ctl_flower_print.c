@@ -260,17 +260,20 @@ static void print_keys(struct ctl_print *p, const struct ctl_flower_match *m)
 
 /* tc_filter.c's print_filter(): "filter protocol P pref N flower chain C ",
  * dev and ingress left out as tc leaves out what `show dev D ingress`
- * asked for. */
+ * asked for; tc's get sets no parent to leave out, so prints "ingress ". */
 static void print_head(struct ctl_print *p, const struct ctl_flower *f)
 {
 	char buf[16];
 	uint16_t proto = (f->match.given & CTL_FM_PROTOCOL) ? f->match.protocol : CTL_ETH_ALL;
 	ctl_print_text(p, "filter ");
+	if (f->verb == CTL_FILTER_GET)
+		ctl_print_bool(p, CTL_PRINT_ANY, "ingress", "ingress ", true);
 	ctl_print_string(p, CTL_PRINT_ANY, "protocol", "protocol %s ",
 			 fl_tc_proto_name(proto, buf, sizeof(buf)));
 	ctl_print_uint(p, CTL_PRINT_ANY, "pref", "pref %" PRIu64 " ", f->pref);
 	ctl_print_string(p, CTL_PRINT_ANY, "kind", "%s ", "flower");
-	ctl_print_uint(p, CTL_PRINT_ANY, "chain", "chain %" PRIu64 " ", f->chain);
+	if (!(f->verb == CTL_FILTER_SHOW && (f->given & CTL_FF_CHAIN)))
+		ctl_print_uint(p, CTL_PRINT_ANY, "chain", "chain %" PRIu64 " ", f->chain);
 }
 
 void ctl_flower_print_pref(struct ctl_print *p, const struct ctl_flower *f)

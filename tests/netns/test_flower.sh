@@ -102,7 +102,7 @@ vx 1 filter replace dev vnet1 ingress protocol ip pref 2 handle 1 flower skip_hw
 	action mirred egress redirect dev "$VX" || fail "filter replace of the seed rule"
 vx 1 filter get dev vnet1 ingress protocol ip pref 2 handle 1 flower | sed 's/index [0-9]* ref/index N ref/' \
 	>"$RIG_DIR/get" || fail "filter get"
-redirect_rule ip 2 ipv4 "$VX" >"$RIG_DIR/want" # tc's get: the rule alone, no pref line
+redirect_rule ip 2 ipv4 "$VX" | sed '1s/^filter /filter ingress /' >"$RIG_DIR/want" # tc's get: the rule alone, with its parent
 diff "$RIG_DIR/want" "$RIG_DIR/get" || fail "filter get printed: $(cat "$RIG_DIR/get")"
 vx 1 show config >"$RIG_DIR/cfg-now"
 diff "$RIG_DIR/cfg-before" "$RIG_DIR/cfg-now" >/dev/null || fail "replace by the same rule changed the state"

@@ -284,6 +284,43 @@ static void test_brief(void **state)
 	assert_string_equal(line, "filter show -s -br dev vnet0 ingress");
 }
 
+/* tc's get leaves the parent in: "filter ingress protocol ..." */
+static void test_get(void **state)
+{
+	(void)state;
+	struct ctl_flower f;
+	parse(ADD "protocol ip flower action mirred egress redirect dev vx0", &f);
+	f.verb = CTL_FILTER_GET;
+	struct ctl_print p;
+	ctl_print_init(&p, false, 0);
+	assert_int_equal(ctl_flower_print_rule(&p, &f, NULL, NULL), 0);
+	assert_int_equal(ctl_print_finish(&p), 0);
+	assert_string_equal(ctl_print_data(&p), "filter ingress protocol ip pref 1 flower chain 0 handle 0x1 "
+			    "\n  eth_type ipv4\n  not_in_hw" REDIR);
+	ctl_print_release(&p);
+	ctl_print_init(&p, true, 0);
+	assert_int_equal(ctl_flower_print_rule(&p, &f, NULL, NULL), 0);
+	assert_int_equal(ctl_print_finish(&p), 0);
+	assert_string_equal(ctl_print_data(&p), "{\"ingress\":true,\"protocol\":\"ip\",\"pref\":1,\"kind\":\"flower\","
+			    "\"chain\":0,\"options\":{\"handle\":1,\"keys\":{\"eth_type\":\"ipv4\"},"
+			    "\"not_in_hw\":true,\"actions\":[{\"order\":1,\"kind\":\"mirred\","
+			    "\"mirred_action\":\"redirect\",\"direction\":\"egress\",\"to_dev\":\"vx0\","
+			    "\"control_action\":{\"type\":\"stolen\"},\"index\":1,\"ref\":1,\"bind\":1}]}}\n");
+	ctl_print_release(&p);
+	/* tc's `show ... chain N` leaves the chain out of each line */
+	parse("filter show dev vnet0 ingress chain 3", &f);
+	struct ctl_flower rule;
+	parse(ADD "chain 3 protocol ip flower action mirred egress redirect dev vx0", &rule);
+	rule.verb = f.verb;
+	ctl_print_init(&p, false, 0);
+	ctl_flower_print_pref(&p, &rule);
+	assert_int_equal(ctl_flower_print_rule(&p, &rule, NULL, NULL), 0);
+	assert_int_equal(ctl_print_finish(&p), 0);
+	assert_string_equal(ctl_print_data(&p), "filter protocol ip pref 1 flower \n"
+			    "filter protocol ip pref 1 flower handle 0x1 \n  eth_type ipv4\n  not_in_hw" REDIR);
+	ctl_print_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_keys_json),
 		cmocka_unit_test(test_actions_json),
 		cmocka_unit_test(test_brief),
+		cmocka_unit_test(test_get),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
