@@ -117,7 +117,8 @@ flower_vxswitch_rep() { # REP
 	hits=$(vx 1 -j filter show -s dev vnet1 ingress | /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-print(sum(r["stats"]["packets"] for r in d if r["pref"] == int(sys.argv[1])))' "$FLOWER_N")
+print(sum(r["options"]["actions"][0]["stats"]["packets"] for r in d
+          if "options" in r and r["pref"] == int(sys.argv[1])))' "$FLOWER_N")
 	echo "vx_1 $rep ${one% *}" >>"$RAW"
 	echo "vx_10k $rep ${ten% *}" >>"$RAW"
 	echo "vx_1_cpu $rep ${one#* }" >>"$RAW"

@@ -47,10 +47,12 @@ static void usage(FILE *out)
 		"                                  go on after a failure (\"Command failed FILE:LINE\"),\n"
 		"                                  exit 1 if any line failed\n"
 		"         | --socket PATH          control socket (else $%s, else %s)\n"
+		"         | -br[ief]               tc's terse filter show (handle, flags, action kinds)\n"
 		"         | -h[elp]                this text\n"
-		"    Refused with the reason: -d[etails] (nothing more to show), -br[ief] (no terse\n"
-		"    layout yet), -n[etns] (the socket is a file: use --socket). The old -s PATH\n"
-		"    is refused with the line to type instead.\n"
+		"    filter show and get print tc's layout (-j: tc's JSON); show config the lines.\n"
+		"    Refused with the reason: -d[etails] (nothing more to show), -n[etns] (the\n"
+		"    socket is a file: use --socket). The old -s PATH is refused with the line\n"
+		"    to type instead.\n"
 		"\n"
 		"%s"
 		"\n"
@@ -239,7 +241,7 @@ static int run_words(const struct vxctl_opts *o, bool in_batch, int n_words,
 	struct ctl_cmd cmd;
 	struct ctl_err err;
 	struct ctl_watch_opts wo = { 0 };
-	const char *words[CTL_MAX_WORDS + 1], *rest[CTL_MAX_WORDS];
+	const char *words[CTL_MAX_WORDS + 2], *rest[CTL_MAX_WORDS];
 	char why[VXCTL_OPTS_ERR_SIZE];
 	if (n_words > CTL_MAX_WORDS) {
 		fprintf(stderr, "vxctl: too many words, at most %d\n", CTL_MAX_WORDS);

@@ -77,8 +77,7 @@ static int parse_one(int argc, const char *const *argv, int *i, const char *name
 	} else if (tc_matches(name, "json")) {
 		o->json = true;
 	} else if (tc_matches(name, "brief")) {
-		return opt_fail(err, size, "%s (tc's -brief) refused: filter show does not print "
-				"tc's layout yet, so there is no terse form of it", arg);
+		o->brief = true;
 	} else if (strlen(name) >= 2 && tc_matches(name, "socket")) {
 		return opt_value(argc, argv, i, eq, &o->socket, err, size);
 	} else {
@@ -129,17 +128,26 @@ int vxctl_opts_apply(const struct vxctl_opts *o, bool in_batch, int n, const cha
 		     const char **out, char *err, size_t err_size)
 {
 	memcpy(out, in, (size_t)n * sizeof(*out));
-	if (!o->stats)
-		return n;
 	bool show = n >= 2 && !strcmp(in[0], "filter") && is_show(in[1]);
-	if (!show && in_batch)
-		return n;
-	if (!show)
+	bool dump = show && ctl_flower_parse_verb(in[1]) == CTL_FILTER_SHOW;
+	if (o->brief && !dump && !in_batch)
+		return opt_fail(err, err_size, "-br (brief) refused: tc's terse dump is filter show's only; "
+				"filter get and the other commands have no terse form");
+	if (o->stats && !show && !in_batch)
 		return opt_fail(err, err_size, "-s (statistics) adds counters to filter show and get only; "
 				"the switch's counters are `vxctl stats`");
-	if (n > 2 && (!strcmp(in[2], "-s") || !strcmp(in[2], "-stats")))
-		return n;
-	memmove(out + 3, out + 2, (size_t)(n - 2) * sizeof(*out));
-	out[2] = "-s";
-	return n + 1;
+	int pos = 2;
+	if (o->stats && show && !(n > 2 && (!strcmp(in[2], "-s") || !strcmp(in[2], "-stats")))) {
+		memmove(out + pos + 1, out + pos, (size_t)(n - pos) * sizeof(*out));
+		out[pos] = "-s";
+		n++;
+	}
+	if (show && n > pos && (!strcmp(out[pos], "-s") || !strcmp(out[pos], "-stats")))
+		pos++;
+	if (o->brief && dump && !(n > pos && (!strcmp(out[pos], "-br") || !strcmp(out[pos], "-brief")))) {
+		memmove(out + pos + 1, out + pos, (size_t)(n - pos) * sizeof(*out));
+		out[pos] = "-br";
+		n++;
+	}
+	return n;
 }

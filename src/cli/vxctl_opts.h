@@ -13,7 +13,8 @@
  *   -d | -details                refused: tc's flower output has no more
  *                                detail to give than vxctl prints
  *   -j | -json     -p | -pretty  JSON; -p indents it as iproute2 does
- *   -br | -brief                 refused until filter show has tc's layout
+ *   -br | -brief                 tc's terse dump of filter show (refused
+ *                                elsewhere: tc has no terse get)
  *   -b | -batch FILE  -f | -force
  *   -n | -netns NS               refused with the reason (no netns scopes
  *                                a filesystem socket)
@@ -40,7 +41,7 @@ enum { VXCTL_OPTS_ERR_SIZE = 512 };
 struct vxctl_opts {
 	const char *socket;   /* never NULL after a successful parse */
 	unsigned int stats;   /* -s count */
-	bool json, pretty, force, help;
+	bool json, pretty, force, help, brief;
 	const char *batch;    /* -b FILE, or NULL */
 	int first;            /* argv index of the command's first word */
 };
@@ -53,7 +54,8 @@ int vxctl_opts_parse(int argc, const char *const *argv, const char *env_socket,
 
 /* The command's words with the global -s applied: `filter show` and
  * `filter get` (any of tc's spellings) get the grammar's "-s" after the verb (unless it is there already).
- * Copies the n word pointers of in to out (room for n + 1) and returns the
+ * -br puts "-br" after it (and after "-s") for filter show.
+ * Copies the n word pointers of in to out (room for n + 2) and returns the
  * new count, or -EINVAL with the reason in err when -s is given to a
  * command that has no counters to add.  In a -batch file (in_batch) -s is
  * tc's: it applies to the show lines and leaves the others as they are. */

@@ -256,6 +256,37 @@ static void vxd_filter_stats(const struct vxd *vxd, const struct flower_counters
 	};
 }
 
+/* tc's action index, per kind (mirred, gact, vlan, tunnel_key), counted
+ * over the whole table in its order: unique per kind and the same in a
+ * show and a get while the table is unchanged. */
+static unsigned vxd_filter_act_kind(uint8_t type)
+{
+	switch (type) {
+	case CTL_ACT_REDIRECT:
+	case CTL_ACT_MIRROR:
+		return 0;
+	case CTL_ACT_DROP:
+	case CTL_ACT_PASS:
+	case CTL_ACT_GOTO:
+		return 1;
+	case CTL_ACT_VLAN_PUSH:
+	case CTL_ACT_VLAN_POP:
+	case CTL_ACT_VLAN_MODIFY:
+		return 2;
+	default:
+		return 3;
+	}
+}
+
+static bool vxd_filter_wanted(const struct flower_rule *r, const struct ctl_flower *f, uint16_t port)
+{
+	bool get = f->verb == CTL_FILTER_GET; /* one rule: chain (0 unless given), pref, handle */
+	if (r->port != port || ((f->given & CTL_FF_CHAIN || get) && r->chain != f->chain))
+		return false;
+	return !get || (r->pref == f->pref && r->handle == f->handle &&
+			(!(f->match.given & CTL_FM_PROTOCOL) || r->spec.match.protocol == f->match.protocol));
+}
+
 static int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out,
 			   struct ctl_err *err)
 {
@@ -267,24 +298,35 @@ static int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct c
 		return vxd_refuse(err, -ENOMEM, "filter show -s: out of memory");
 	uint64_t now = vxd_now_ns();
 	size_t n = vxd->flower ? flower_table_n_rules(vxd->flower) : 0, shown = 0;
-	bool get = f->verb == CTL_FILTER_GET; /* one rule: chain (0 unless given), pref, handle */
+	uint32_t kind_n[4] = { 0 };
+	const struct flower_rule *prev = NULL;
 	ctl_print_open_array(out, NULL);
 	for (size_t i = 0; i < n; i++) {
 		const struct flower_rule *r = flower_table_rule(vxd->flower, i);
-		if (r->port != port->id || ((f->given & CTL_FF_CHAIN || get) && r->chain != f->chain))
-			continue;
-		if (get && (r->pref != f->pref || r->handle != f->handle ||
-			    ((f->match.given & CTL_FM_PROTOCOL) &&
-			     r->spec.match.protocol != f->match.protocol)))
+		uint32_t idx[CTL_FLOWER_MAX_ACTIONS];
+		for (uint32_t a = 0; a < r->spec.n_actions && a < CTL_FLOWER_MAX_ACTIONS; a++)
+			idx[a] = ++kind_n[vxd_filter_act_kind(r->spec.actions[a].type)];
+		if (!vxd_filter_wanted(r, f, port->id))
 			continue;
 		shown++;
+		struct ctl_flower spec = r->spec;
+		spec.chain = r->chain, spec.pref = r->pref, spec.handle = r->handle;
+		/* the request's verb and chain filter: what tc leaves out of its answer */
+		spec.verb = f->verb;
+		spec.given = (spec.given & ~CTL_FF_CHAIN) | (f->given & CTL_FF_CHAIN);
+		if (f->verb != CTL_FILTER_GET && (!prev || prev->chain != r->chain || prev->pref != r->pref))
+			ctl_flower_print_pref(out, &spec); /* the kernel's entry of a new (chain, pref) */
+		prev = r;
 		struct ctl_flower_stats st;
 		if (c)
 			vxd_filter_stats(vxd, c, r, now, &st);
-		ctl_flower_print_rule(out, &r->spec, c ? &st : NULL);
+		if (f->given & CTL_FF_BRIEF)
+			ctl_flower_print_brief(out, &spec, c ? &st : NULL);
+		else
+			ctl_flower_print_rule(out, &spec, idx, c ? &st : NULL);
 	}
 	ctl_print_close_array(out);
-	if (get && !shown)
+	if (f->verb == CTL_FILTER_GET && !shown)
 		return vxd_refuse(err, -ENOENT, "dev %s chain %u pref %u handle %u: no such filter",
 				  f->dev, f->chain, f->pref, f->handle);
 	return 0;

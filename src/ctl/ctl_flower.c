@@ -522,6 +522,13 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 		f->given |= CTL_FF_STATS;
 		ps.pos++;
 	}
+	/* tc's terse dump (`tc -br filter show`): show only, as tc asks the
+	 * kernel for it in a dump and not in a get. */
+	if (f->verb == CTL_FILTER_SHOW && ps.pos < argc &&
+	    (!strcmp(argv[ps.pos], "-br") || !strcmp(argv[ps.pos], "-brief"))) {
+		f->given |= CTL_FF_BRIEF;
+		ps.pos++;
+	}
 	bool add = ctl_flower_has_rule(f);
 	uint32_t allowed = f->verb == CTL_FILTER_SHOW ? CTL_FF_CHAIN
 			   : CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN | KEY_PROTOCOL;
@@ -546,8 +553,8 @@ int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size)
 	struct ctl_sbuf sb = { .buf = buf, .size = size };
 	if (size)
 		buf[0] = '\0';
-	ctl_sb_printf(&sb, "filter %s%s dev %s ingress", verb_names[f->verb],
-		      f->given & CTL_FF_STATS ? " -s" : "", f->dev);
+	ctl_sb_printf(&sb, "filter %s%s%s dev %s ingress", verb_names[f->verb],
+		      f->given & CTL_FF_STATS ? " -s" : "", f->given & CTL_FF_BRIEF ? " -br" : "", f->dev);
 	if (f->given & CTL_FF_PREF)
 		ctl_sb_printf(&sb, " pref %u", f->pref);
 	if (f->given & CTL_FF_HANDLE)
@@ -584,9 +591,10 @@ const char *ctl_flower_grammar(void)
 	       "              [ chain N ] [ flower ]     (no pref: the whole chain)\n"
 	       "        | filter get [ -s ] dev PORT ingress pref N handle N [ protocol PROTO ]\n"
 	       "              [ chain N ] [ flower ]\n"
-	       "        | filter show [ -s ] dev PORT ingress [ chain N ]\n"
-	       "              (-s: installed/used times, packets and bytes, fast path =\n"
-	       "              flow-cache hits, slow path = classifier lookups)\n"
+	       "        | filter show [ -s ] [ -br ] dev PORT ingress [ chain N ]\n"
+	       "              (tc's layout, -j tc's JSON; -s: Sent software = slow path,\n"
+	       "              classifier lookups, Sent hardware = fast path, flow-cache hits;\n"
+	       "              -br: tc's terse dump; show config prints the filter add lines)\n"
 	       "PROTO  := ip | ipv4 | ipv6 | arp | 802.1Q | 802.1ad | all | ETHERTYPE\n"
 	       "MATCH  := src_mac MAC[/MASK] | dst_mac MAC[/MASK] | vlan_id ID | vlan_prio P\n"
 	       "        | vlan_ethtype PROTO | ip_proto { tcp | udp | sctp | icmp | icmpv6 | N }\n"

@@ -3,7 +3,7 @@
  * What?
  *   An operator's `tc filter ...` line with the leading `tc` replaced
  *   parses into a struct ctl_flower, and ctl_flower_format() prints the
- *   canonical form back, so `filter show` output can be pasted back in:
+ *   canonical form back, so `show config` output can be pasted back in:
  *   parse(split(format(f))) == f, held for every key by the unit tests and
  *   by fuzz/fuzz_flower.c.  The struct is in tc's terms (a protocol, a MAC
  *   and its mask, a port range, a device *name* to redirect to); the switch
@@ -20,7 +20,7 @@
  *                 [ chain N ] [ flower ]
  *           | filter get [ -s ] dev PORT ingress pref N handle N [ protocol PROTO ]
  *                 [ chain N ] [ flower ]
- *           | filter show [ -s ] dev PORT ingress [ chain N ]
+ *           | filter show [ -s ] [ -br ] dev PORT ingress [ chain N ]
  *   Verbs by any prefix in tc's order (a, c, r, d, g, l/s): tc's
  *   do_filter().  replace is tc's NLM_F_CREATE: the rule at (chain, pref,
  *   handle) is replaced in the same table change (the datapath sees the
@@ -112,6 +112,7 @@ enum ctl_flower_key {
 	CTL_FF_CHAIN = 1 << 2,
 	CTL_FF_SKIP_HW = 1 << 3,
 	CTL_FF_STATS = 1 << 4,   /* show -s: with counters */
+	CTL_FF_BRIEF = 1 << 5,   /* show -br: tc's terse dump */
 };
 
 /* ctl_flower_match.given: one bit per match key, in printing order. */
@@ -268,21 +269,59 @@ struct ctl_flower_stats {
 
 struct ctl_print;
 
-/* One rule of `filter show` (ctl_flower_print.c): its canonical line (so
- * it pastes back as a command), then with st the counters:
+/* `filter show|get [-s] [-j]` in iproute2 6.1's layout, as `tc filter
+ * show dev D ingress` prints the same rules from the kernel
+ * (ctl_flower_print.c, ctl_flower_print_act.c; docs/FLOWER.md has an
+ * example, tests/unit/ctl/test_ctl_flower_show.c the golden output):
  *
- *   filter add dev vnet0 ingress pref 2 handle 1 protocol ip flower ...
- *     installed 971 sec used 67 sec
- *       Sent 79272204362 bytes 91511261 pkt
- *       Sent fast path 79272204362 bytes 91511261 pkt
- *       Sent slow path 0 bytes 0 pkt
+ *   filter protocol ip pref 2 flower chain 0 
+ *   filter protocol ip pref 2 flower chain 0 handle 0x1 
+ *     eth_type ipv4
+ *     ip_proto tcp
+ *     dst_port 80
+ *     not_in_hw
+ *   	action order 1: mirred (Egress Redirect to device vx0) stolen
+ *   	index 1 ref 1 bind 1 installed 971 sec used 67 sec      (-s: times)
+ *   	Action statistics:                                      (-s)
+ *   	Sent 560 bytes 6 pkt (dropped 0, overlimits 0 requeues 0) 
+ *   	Sent software 60 bytes 1 pkt
+ *   	Sent hardware 500 bytes 5 pkt
+ *   	backlog 0b 0p requeues 0
  *
- * In JSON: {"rule": LINE, "dev", "chain", "pref", "handle", "stats":
- * {"installed_sec", "used_sec" (null: never), "bytes", "packets",
- * "fast_path": {"bytes", "packets"}, "slow_path": {...}}}.  Returns 0, or
- * what ctl_flower_format() refused with. */
+ * (each line as tc ends it, trailing blanks included, and a blank line
+ * after each action).  The first line is the kernel's entry for a (chain,
+ * pref) before its rules: ctl_flower_print_pref(), which the caller prints
+ * before the first rule of each pref of a dump (not for get).  Software is
+ * the slow path (classifier lookups), hardware the fast path (flow-cache
+ * hits).  In JSON (an element each of the caller's array) tc's schema:
+ * {"protocol", "pref", "kind": "flower", "chain", "options": {"handle",
+ * "keys": {...}, "not_in_hw": true, "actions": [{"order", "kind", ...,
+ * "control_action": {"type"}, "index", "ref", "bind", ["installed",
+ * "last_used", "stats": {"bytes", "packets", "drops", "overlimits",
+ * "requeues", ["sw_bytes", "sw_packets", "hw_bytes", "hw_packets"],
+ * "backlog", "qlen"}]}]}}.  f's pref, handle and chain are the rule's;
+ * act_index[i] is action i's index (NULL: i + 1); st NULL without -s.
+ * With f->verb CTL_FILTER_GET the rule is printed as tc prints its get
+ * answer: "filter ingress protocol ..." ("ingress": true in JSON), tc's
+ * get having no parent filter to leave "ingress" out with; with f->verb
+ * CTL_FILTER_SHOW and CTL_FF_CHAIN in f->given the chain is left out, as
+ * tc leaves out the chain a `show ... chain N` asked for. */
+void ctl_flower_print_pref(struct ctl_print *p, const struct ctl_flower *f);
 int ctl_flower_print_rule(struct ctl_print *p, const struct ctl_flower *f,
-			  const struct ctl_flower_stats *st);
+			  const uint32_t *act_index, const struct ctl_flower_stats *st);
+/* `filter show -br`: the rule as tc prints the kernel's terse dump
+ * (TCA_DUMP_FLAGS_TERSE, cls_flower's fl_terse_dump): the handle line,
+ * no keys, the flags, each action's kind only, and with st the counters:
+ *
+ *   filter protocol ip pref 2 flower chain 0 handle 0x1 
+ *     not_in_hw
+ *   	action order 1: mirred 
+ *
+ * (with -s "mirred \tAction statistics:" and the lines above, as tc runs
+ * them together).  JSON: {..., "options": {"handle", "keys": {},
+ * "not_in_hw", "actions": [{"order", "kind", ["stats"]}]}}. */
+void ctl_flower_print_brief(struct ctl_print *p, const struct ctl_flower *f,
+			    const struct ctl_flower_stats *st);
 
 /* The grammar above, for --help (static, ends in '\n'). */
 const char *ctl_flower_grammar(void);

@@ -1,60 +1,334 @@
-/* ctl_flower_print: one rule of `filter show [-s] [-j]`, text and JSON from
- * one printer (see ctl_flower.h). */
+/* ctl_flower_print: `filter show|get [-s] [-j]` in tc's layout, the filter
+ * line and the flower keys (ctl_flower.h says what is printed; the actions
+ * are ctl_flower_print_act.c).  The order of the keys, their names and
+ * number forms are those of iproute2 6.1's flower_print_opt(), as the
+ * kernel's dump of the same rule would make tc print them: eth_type from
+ * the protocol, ports single, masked or ranged, masks in hex. */
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "ctl/ctl_flower.h"
+#include "ctl/ctl_flower_print.h"
 #include "ctl/ctl_print.h"
 
-static void print_path(struct ctl_print *p, const char *key, const char *name, uint64_t packets,
-		       uint64_t bytes)
+/* ll_proto_n2a() of the ethertypes a vxswitch rule can name. */
+const char *fl_tc_proto_name(uint16_t eth, char *buf, size_t size)
 {
-	ctl_print_open_object(p, key);
-	ctl_print_text(p, "    Sent %s", name);
-	ctl_print_uint(p, CTL_PRINT_ANY, "bytes", " %" PRIu64 " bytes", bytes);
-	ctl_print_uint(p, CTL_PRINT_ANY, "packets", " %" PRIu64 " pkt", packets);
+	static const struct { uint16_t eth; const char *name; } names[] = {
+		{ 0x0003, "all" }, { CTL_ETH_IP, "ip" }, { CTL_ETH_ARP, "arp" },
+		{ 0x8035, "rarp" }, { CTL_ETH_IPV6, "ipv6" }, { 0x8863, "ppp_disc" },
+		{ 0x8864, "ppp_ses" }, { CTL_ETH_8021Q, "802.1Q" }, { CTL_ETH_8021AD, "802.1ad" },
+		{ 0x8847, "mpls_uc" }, { 0x8848, "mpls_mc" }, { 0x6558, "teb" }, { 0x88cc, "LLDP" },
+	};
+	if (eth == CTL_ETH_ALL)
+		eth = 0x0003; /* vxswitch keeps `all` as 0, the kernel as ETH_P_ALL */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].eth == eth)
+			return names[i].name;
+	snprintf(buf, size, "[%u]", eth);
+	return buf;
+}
+
+/* "\n  name value" in text, "name": "value" in JSON (tc's
+ * print_indent_name_value()). */
+static void key_str(struct ctl_print *p, const char *name, const char *value)
+{
+	char fmt[64];
+	snprintf(fmt, sizeof(fmt), "\n  %s %%s", name);
+	ctl_print_string(p, CTL_PRINT_ANY, name, fmt, value);
+}
+
+static void key_uint(struct ctl_print *p, const char *name, uint64_t value)
+{
+	char fmt[64];
+	snprintf(fmt, sizeof(fmt), "\n  %s %%" PRIu64, name);
+	ctl_print_uint(p, CTL_PRINT_ANY, name, fmt, value);
+}
+
+/* tc's print_masked_u8/be16(): the value in decimal, a mask other than all
+ * ones as /0xHEX ("NAME_mask": "hex" in JSON). */
+static void key_masked(struct ctl_print *p, const char *name, uint32_t value, uint32_t mask,
+		       uint32_t all)
+{
+	key_uint(p, name, value);
+	if (mask == all)
+		return;
+	char key[64], hex[16];
+	snprintf(key, sizeof(key), "%s_mask", name);
+	snprintf(hex, sizeof(hex), "%x", mask);
+	ctl_print_text(p, "/0x%x", mask);
+	ctl_print_string(p, CTL_PRINT_JSON, key, NULL, hex);
+}
+
+/* Bits of a prefix mask, -1 if not contiguous (iproute2's __mask_bits()). */
+static int mask_bits(const uint8_t *m, size_t len)
+{
+	int bits = 0;
+	bool hole = false;
+	for (size_t i = 0; i < len * 8; i++) {
+		bool set = m[i / 8] & (0x80 >> (i % 8));
+		if (set && hole)
+			return -1;
+		if (set)
+			bits++;
+		else
+			hole = true;
+	}
+	return bits;
+}
+
+static void key_mac(struct ctl_print *p, const char *name, const uint8_t *mac, const uint8_t *mask)
+{
+	char out[48];
+	int n = snprintf(out, sizeof(out), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2],
+			 mac[3], mac[4], mac[5]);
+	int bits = mask_bits(mask, 6);
+	if (bits < 0)
+		snprintf(out + n, sizeof(out) - n, "/%02x:%02x:%02x:%02x:%02x:%02x", mask[0], mask[1],
+			 mask[2], mask[3], mask[4], mask[5]);
+	else if (bits < 48)
+		snprintf(out + n, sizeof(out) - n, "/%d", bits);
+	key_str(p, name, out);
+}
+
+static void key_prefix(struct ctl_print *p, const char *name, const struct ctl_prefix *px)
+{
+	char out[2 * INET6_ADDRSTRLEN + 2], m[INET6_ADDRSTRLEN];
+	int fam = px->addr.family;
+	size_t len = fam == AF_INET6 ? 16 : 4;
+	if (!inet_ntop(fam, px->addr.bytes, out, INET6_ADDRSTRLEN))
+		return;
+	int bits = mask_bits(px->mask.bytes, len);
+	size_t n = strlen(out);
+	if (bits < 0 && inet_ntop(fam, px->mask.bytes, m, sizeof(m)))
+		snprintf(out + n, sizeof(out) - n, "/%s", m);
+	else if (bits >= 0 && (size_t)bits < len * 8)
+		snprintf(out + n, sizeof(out) - n, "/%d", bits);
+	key_str(p, name, out);
+}
+
+/* One port key as the kernel dumps it: a range, or a value (and mask). */
+static void key_port(struct ctl_print *p, const char *name, uint16_t min, uint16_t max,
+		     uint16_t mask, bool range)
+{
+	if ((min != max) != range)
+		return;
+	if (!range) {
+		key_masked(p, name, min, mask, 0xffff);
+		return;
+	}
+	ctl_print_text(p, "\n  %s %u-%u", name, min, max);
+	ctl_print_open_object(p, name);
+	ctl_print_uint(p, CTL_PRINT_JSON, "start", NULL, min);
+	ctl_print_uint(p, CTL_PRINT_JSON, "end", NULL, max);
+	ctl_print_close_object(p);
+}
+
+/* flower_print_masked_u8() of icmp_type/icmp_code: a string in JSON too. */
+static void key_u8_str(struct ctl_print *p, const char *name, uint8_t v, uint8_t mask)
+{
+	char out[16];
+	if (mask == 0xff)
+		snprintf(out, sizeof(out), "%u", v);
+	else
+		snprintf(out, sizeof(out), "%u/%u", v, mask);
+	key_str(p, name, out);
+}
+
+static void key_ip_flags(struct ctl_print *p, uint8_t flags, uint8_t mask)
+{
+	static const struct { uint8_t bit; const char *name; } fl[] = {
+		{ CTL_IPF_FRAG, "frag" }, { CTL_IPF_FIRSTFRAG, "firstfrag" },
+	};
+	int count = 0;
+	for (size_t i = 0; i < 2; i++) {
+		if (!(mask & fl[i].bit))
+			continue;
+		if (++count == 1) {
+			ctl_print_text(p, "\n  ip_flags ");
+			ctl_print_open_object(p, "ip_flags");
+		} else {
+			ctl_print_text(p, "/");
+		}
+		ctl_print_bool(p, CTL_PRINT_JSON, fl[i].name, NULL, flags & fl[i].bit);
+		ctl_print_text(p, "%s%s", flags & fl[i].bit ? "" : "no", fl[i].name);
+	}
+	if (count)
+		ctl_print_close_object(p);
+}
+
+/* The ethertype the kernel keeps as n_proto (and dumps as eth_type): the
+ * protocol, or under a VLAN protocol the vlan_ethtype; 0 for none. */
+static uint16_t tc_eth_type(const struct ctl_flower_match *m)
+{
+	uint16_t proto = (m->given & CTL_FM_PROTOCOL) ? m->protocol : CTL_ETH_ALL;
+	if (proto == CTL_ETH_8021Q || proto == CTL_ETH_8021AD)
+		return (m->given & CTL_FM_VLAN_ETHTYPE) ? m->vlan_ethtype : 0;
+	return proto;
+}
+
+static void print_eth_type(struct ctl_print *p, uint16_t eth)
+{
+	char buf[8];
+	const char *s = eth == CTL_ETH_IP ? "ipv4" : eth == CTL_ETH_IPV6 ? "ipv6"
+		      : eth == CTL_ETH_ARP ? "arp" : eth == 0x8035 ? "rarp" : NULL;
+	if (!s) {
+		snprintf(buf, sizeof(buf), "%04x", eth);
+		s = buf;
+	}
+	key_str(p, "eth_type", s);
+}
+
+static void print_ip_proto(struct ctl_print *p, uint8_t proto)
+{
+	char buf[4];
+	const char *s = proto == 6 ? "tcp" : proto == 17 ? "udp" : proto == 132 ? "sctp"
+		      : proto == 1 ? "icmp" : proto == 58 ? "icmpv6" : NULL;
+	if (!s) {
+		snprintf(buf, sizeof(buf), "%02x", proto);
+		s = buf;
+	}
+	key_str(p, "ip_proto", s);
+}
+
+static void print_vlan(struct ctl_print *p, const struct ctl_flower_match *m)
+{
+	char buf[16];
+	if (m->given & CTL_FM_VLAN_ID)
+		key_uint(p, "vlan_id", m->vlan_id);
+	if (m->given & CTL_FM_VLAN_PRIO)
+		key_uint(p, "vlan_prio", m->vlan_prio);
+	if (m->given & CTL_FM_VLAN_ETHTYPE)
+		key_str(p, "vlan_ethtype", fl_tc_proto_name(m->vlan_ethtype, buf, sizeof(buf)));
+}
+
+static void print_l4(struct ctl_print *p, const struct ctl_flower_match *m)
+{
+	for (int range = 0; range < 2; range++) {
+		if (m->given & CTL_FM_DST_PORT)
+			key_port(p, "dst_port", m->dst_port_min, m->dst_port_max, m->dst_port_mask, range);
+		if (m->given & CTL_FM_SRC_PORT)
+			key_port(p, "src_port", m->src_port_min, m->src_port_max, m->src_port_mask, range);
+	}
+	if (m->given & CTL_FM_TCP_FLAGS) {
+		char out[24];
+		snprintf(out, sizeof(out), "0x%x/%x", m->tcp_flags, m->tcp_flags_mask);
+		key_str(p, "tcp_flags", out);
+	}
+	if (m->given & CTL_FM_ICMP_TYPE)
+		key_u8_str(p, "icmp_type", m->icmp_type, m->icmp_type_mask);
+	if (m->given & CTL_FM_ICMP_CODE)
+		key_u8_str(p, "icmp_code", m->icmp_code, m->icmp_code_mask);
+}
+
+static void print_keys(struct ctl_print *p, const struct ctl_flower_match *m)
+{
+	ctl_print_open_object(p, "keys");
+	print_vlan(p, m);
+	if (m->given & CTL_FM_DST_MAC)
+		key_mac(p, "dst_mac", m->dst_mac, m->dst_mac_mask);
+	if (m->given & CTL_FM_SRC_MAC)
+		key_mac(p, "src_mac", m->src_mac, m->src_mac_mask);
+	uint16_t eth = tc_eth_type(m);
+	if (eth)
+		print_eth_type(p, eth);
+	if (m->given & CTL_FM_IP_PROTO)
+		print_ip_proto(p, m->ip_proto);
+	if (m->given & CTL_FM_IP_TOS)
+		key_masked(p, "ip_tos", m->ip_tos, m->ip_tos_mask, 0xff);
+	if (m->given & CTL_FM_IP_TTL)
+		key_masked(p, "ip_ttl", m->ip_ttl, m->ip_ttl_mask, 0xff);
+	if (m->given & CTL_FM_DST_IP)
+		key_prefix(p, "dst_ip", &m->dst_ip);
+	if (m->given & CTL_FM_SRC_IP)
+		key_prefix(p, "src_ip", &m->src_ip);
+	print_l4(p, m);
+	if (m->given & CTL_FM_ENC_DST_IP)
+		key_prefix(p, "enc_dst_ip", &m->enc_dst_ip);
+	if (m->given & CTL_FM_ENC_SRC_IP)
+		key_prefix(p, "enc_src_ip", &m->enc_src_ip);
+	if (m->given & CTL_FM_ENC_KEY_ID)
+		key_uint(p, "enc_key_id", m->enc_key_id);
+	if (m->given & CTL_FM_ENC_DST_PORT)
+		key_masked(p, "enc_dst_port", m->enc_dst_port, 0xffff, 0xffff);
+	if (m->given & CTL_FM_IP_FLAGS)
+		key_ip_flags(p, m->ip_flags, m->ip_flags_mask);
+	ctl_print_close_object(p);
+}
+
+/* tc_filter.c's print_filter(): "filter protocol P pref N flower chain C ",
+ * dev and ingress left out as tc leaves out what `show dev D ingress`
+ * asked for; tc's get sets no parent to leave out, so prints "ingress ". */
+static void print_head(struct ctl_print *p, const struct ctl_flower *f)
+{
+	char buf[16];
+	uint16_t proto = (f->match.given & CTL_FM_PROTOCOL) ? f->match.protocol : CTL_ETH_ALL;
+	ctl_print_text(p, "filter ");
+	if (f->verb == CTL_FILTER_GET)
+		ctl_print_bool(p, CTL_PRINT_ANY, "ingress", "ingress ", true);
+	ctl_print_string(p, CTL_PRINT_ANY, "protocol", "protocol %s ",
+			 fl_tc_proto_name(proto, buf, sizeof(buf)));
+	ctl_print_uint(p, CTL_PRINT_ANY, "pref", "pref %" PRIu64 " ", f->pref);
+	ctl_print_string(p, CTL_PRINT_ANY, "kind", "%s ", "flower");
+	if (!(f->verb == CTL_FILTER_SHOW && (f->given & CTL_FF_CHAIN)))
+		ctl_print_uint(p, CTL_PRINT_ANY, "chain", "chain %" PRIu64 " ", f->chain);
+}
+
+void ctl_flower_print_pref(struct ctl_print *p, const struct ctl_flower *f)
+{
+	ctl_print_open_object(p, NULL);
+	print_head(p, f);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }
 
-static void print_stats(struct ctl_print *p, const struct ctl_flower_stats *st)
+static void print_flags(struct ctl_print *p, const struct ctl_flower *f)
 {
-	ctl_print_open_object(p, "stats");
-	ctl_print_uint(p, CTL_PRINT_ANY, "installed_sec", "  installed %" PRIu64 " sec",
-		       st->installed_sec);
-	if (st->used_sec < 0) {
-		ctl_print_text(p, " never used");
-		ctl_print_string(p, CTL_PRINT_JSON, "used_sec", NULL, NULL);
-	} else {
-		ctl_print_int(p, CTL_PRINT_ANY, "used_sec", " used %" PRId64 " sec", st->used_sec);
+	if (f->given & CTL_FF_SKIP_HW) {
+		ctl_print_text(p, "\n  skip_hw");
+		ctl_print_bool(p, CTL_PRINT_JSON, "skip_hw", NULL, true);
 	}
+	/* No rule is in hardware: the kernel marks each such rule not_in_hw. */
+	ctl_print_text(p, "\n  not_in_hw");
+	ctl_print_bool(p, CTL_PRINT_JSON, "not_in_hw", NULL, true);
+}
+
+static void open_rule(struct ctl_print *p, const struct ctl_flower *f)
+{
+	ctl_print_open_object(p, NULL);
+	print_head(p, f);
+	ctl_print_open_object(p, "options");
+	ctl_print_uint(p, CTL_PRINT_ANY, "handle", "handle 0x%" PRIx64 " ", f->handle);
+}
+
+static void close_rule(struct ctl_print *p)
+{
+	ctl_print_close_object(p);
 	ctl_print_nl(p);
-	ctl_print_text(p, "    Sent");
-	ctl_print_uint(p, CTL_PRINT_ANY, "bytes", " %" PRIu64 " bytes",
-		       st->fast_bytes + st->slow_bytes);
-	ctl_print_uint(p, CTL_PRINT_ANY, "packets", " %" PRIu64 " pkt",
-		       st->fast_packets + st->slow_packets);
-	ctl_print_nl(p);
-	print_path(p, "fast_path", "fast path", st->fast_packets, st->fast_bytes);
-	print_path(p, "slow_path", "slow path", st->slow_packets, st->slow_bytes);
 	ctl_print_close_object(p);
 }
 
 int ctl_flower_print_rule(struct ctl_print *p, const struct ctl_flower *f,
-			  const struct ctl_flower_stats *st)
+			  const uint32_t *act_index, const struct ctl_flower_stats *st)
 {
-	char line[1024];
-	int len = ctl_flower_format(f, line, sizeof(line));
-	if (len < 0)
-		return len;
-	ctl_print_open_object(p, NULL);
-	ctl_print_string(p, CTL_PRINT_ANY, "rule", "%s", line);
-	ctl_print_nl(p);
-	ctl_print_string(p, CTL_PRINT_JSON, "dev", NULL, f->dev);
-	ctl_print_uint(p, CTL_PRINT_JSON, "chain", NULL, f->chain);
-	ctl_print_uint(p, CTL_PRINT_JSON, "pref", NULL, f->pref);
-	ctl_print_uint(p, CTL_PRINT_JSON, "handle", NULL, f->handle);
-	if (st)
-		print_stats(p, st);
-	ctl_print_close_object(p);
+	open_rule(p, f);
+	print_keys(p, &f->match);
+	print_flags(p, f);
+	fl_tc_print_actions(p, f, act_index, st, false);
+	close_rule(p);
 	return 0;
+}
+
+void ctl_flower_print_brief(struct ctl_print *p, const struct ctl_flower *f,
+			    const struct ctl_flower_stats *st)
+{
+	open_rule(p, f);
+	/* fl_terse_dump() sends no key: tc opens and closes "keys" all the same */
+	ctl_print_open_object(p, "keys");
+	ctl_print_close_object(p);
+	print_flags(p, f);
+	fl_tc_print_actions(p, f, NULL, st, true);
+	close_rule(p);
 }

@@ -102,7 +102,6 @@ static void test_refused(void **state)
 	refused("vxctl -s h1.sock port show", "VXCTL_SOCKET=h1.sock");
 	refused("vxctl -d filter show dev v ingress", "-details");
 	refused("vxctl -details filter show dev v ingress", "no more detail");
-	refused("vxctl -br filter show dev v ingress", "-brief");
 	refused("vxctl -n vm1 port show", "no network namespace");
 	refused("vxctl -netns vm1 port show", "--socket PATH");
 	refused("vxctl -p version", "give -json too");
@@ -142,6 +141,24 @@ static void test_apply(void **state)
 	o.stats = 0;
 	assert_int_equal(vxctl_opts_apply(&o, false, 5, in, out, err, sizeof(err)), 5);
 	assert_string_equal(out[2], "dev");
+	/* -br: tc's terse dump, after -s, for filter show only */
+	o.brief = true;
+	assert_int_equal(vxctl_opts_apply(&o, false, 5, in, out, err, sizeof(err)), 6);
+	assert_string_equal(out[2], "-br");
+	assert_string_equal(out[3], "dev");
+	o.stats = 2;
+	assert_int_equal(vxctl_opts_apply(&o, false, 5, in, out, err, sizeof(err)), 7);
+	assert_string_equal(out[2], "-s");
+	assert_string_equal(out[3], "-br");
+	assert_string_equal(out[4], "dev");
+	assert_int_equal(vxctl_opts_apply(&o, false, 6, in2, out, err, sizeof(err)), 7);
+	assert_string_equal(out[3], "-br");
+	assert_int_equal(vxctl_opts_apply(&o, false, 9, get, out, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "terse"));
+	o.stats = 0;
+	const char *ver[] = { "version" };
+	assert_int_equal(vxctl_opts_apply(&o, false, 1, ver, out, err, sizeof(err)), -EINVAL);
+	assert_int_equal(vxctl_opts_apply(&o, true, 1, ver, out, err, sizeof(err)), 1);
 }
 
 int main(void)

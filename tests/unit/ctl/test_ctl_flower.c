@@ -238,53 +238,6 @@ static void test_del_show(void **state)
 	assert_int_equal(f.handle, 3);
 }
 
-/* ---- filter show's printer --------------------------------------------------- */
-
-static void test_print_rule(void **state)
-{
-	(void)state;
-	struct ctl_flower f;
-	parse_ok(ADD "pref 2 handle 1 protocol ip flower" RD, &f);
-	struct ctl_flower_stats st = { .installed_sec = 971, .used_sec = 67, .fast_packets = 5,
-				       .fast_bytes = 500, .slow_packets = 1, .slow_bytes = 60 };
-	struct ctl_print p;
-	ctl_print_init(&p, false, 0);
-	assert_int_equal(ctl_flower_print_rule(&p, &f, NULL), 0);
-	st.used_sec = 67;
-	assert_int_equal(ctl_flower_print_rule(&p, &f, &st), 0);
-	st.used_sec = -1;
-	assert_int_equal(ctl_flower_print_rule(&p, &f, &st), 0);
-	assert_int_equal(ctl_print_finish(&p), 0);
-	assert_string_equal(ctl_print_data(&p),
-			    ADD "pref 2 handle 1 protocol ip flower" RD "\n"
-			    ADD "pref 2 handle 1 protocol ip flower" RD "\n"
-			    "  installed 971 sec used 67 sec\n"
-			    "    Sent 560 bytes 6 pkt\n"
-			    "    Sent fast path 500 bytes 5 pkt\n"
-			    "    Sent slow path 60 bytes 1 pkt\n"
-			    ADD "pref 2 handle 1 protocol ip flower" RD "\n"
-			    "  installed 971 sec never used\n"
-			    "    Sent 560 bytes 6 pkt\n"
-			    "    Sent fast path 500 bytes 5 pkt\n"
-			    "    Sent slow path 60 bytes 1 pkt\n");
-	ctl_print_release(&p);
-
-	ctl_print_init(&p, true, 0);
-	ctl_print_open_array(&p, NULL);
-	assert_int_equal(ctl_flower_print_rule(&p, &f, &st), 0);
-	ctl_print_close_array(&p);
-	assert_int_equal(ctl_print_finish(&p), 0);
-	assert_string_equal(ctl_print_data(&p),
-			    "[{\"rule\":\"" ADD "pref 2 handle 1 protocol ip flower" RD "\","
-			    "\"dev\":\"vnet0\",\"chain\":0,\"pref\":2,\"handle\":1,"
-			    "\"stats\":{\"installed_sec\":971,\"used_sec\":null,\"bytes\":560,"
-			    "\"packets\":6,\"fast_path\":{\"bytes\":500,\"packets\":5},"
-			    "\"slow_path\":{\"bytes\":60,\"packets\":1}}}]\n");
-	ctl_print_release(&p);
-}
-
-/* ---- refusals -------------------------------------------------------------- */
-
 static int n_bad;
 static void refused(const char *line, int word, const char *text)
 {
@@ -404,7 +357,6 @@ int main(void)
 		cmocka_unit_test(test_tunnel_keys), cmocka_unit_test(test_actions),
 		cmocka_unit_test(test_del_show),    cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_action_and_filter_refusals),
-		cmocka_unit_test(test_print_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
