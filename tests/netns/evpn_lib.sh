@@ -174,7 +174,7 @@ print(sum(1 for p in peers.values() if p.get("state") == "Established"))' 2>/dev
 
 # evpn_fdb_has I MAC [SOURCE]: vxswitchd of hI has MAC in VNI 99 (of that source).
 evpn_fdb_has() {
-	"$VXCTL" -s "$RIG_DIR/h$1.sock" -j fdb show vni 99 | /usr/bin/python3 -c '
+	"$VXCTL" --socket "$RIG_DIR/h$1.sock" -j fdb show vni 99 | /usr/bin/python3 -c '
 import json, sys
 mac, src = sys.argv[1], sys.argv[2]
 sys.exit(0 if any(e["mac"] == mac and (not src or e.get("source") == src) for e in json.load(sys.stdin)) else 1)' "$2" "${3:-}"
@@ -182,7 +182,7 @@ sys.exit(0 if any(e["mac"] == mac and (not src or e.get("source") == src) for e 
 
 # evpn_vteps I: the EVPN flood VTEPs of hI's vx99, sorted, space separated.
 evpn_vteps() {
-	"$VXCTL" -s "$RIG_DIR/h$1.sock" -j port show | /usr/bin/python3 -c '
+	"$VXCTL" --socket "$RIG_DIR/h$1.sock" -j port show | /usr/bin/python3 -c '
 import json, sys
 p = [p for p in json.load(sys.stdin) if p["name"] == "vx99"][0]
 print(" ".join(sorted(p.get("evpn", {}).get("vteps", []))))'

@@ -105,7 +105,7 @@ for k in $(seq 0 799); do printf 'fdb add 02:00:5e:10:%02x:%02x dev kv3 master s
 t0=$(now_ms)
 n "$P-h3" bridge -batch "$RIG_DIR/burst.batch"
 n_burst() {
-	"$VXCTL" -s "$RIG_DIR/h$1.sock" -j fdb show vni 99 | /usr/bin/python3 -c '
+	"$VXCTL" --socket "$RIG_DIR/h$1.sock" -j fdb show vni 99 | /usr/bin/python3 -c '
 import json, sys
 print(sum(1 for e in json.load(sys.stdin) if e["mac"].startswith("02:00:5e:10:") and e.get("source") == "evpn"
           and e.get("remote") == "198.51.100.3"))'
@@ -137,7 +137,7 @@ n "$P-vm4" ip addr add 192.0.2.2/24 dev vnet4
 t0=$(now_ms)
 until_true 5 n "$P-vm4" ping -c 1 -W 1 192.0.2.3 >/dev/null 2>&1 || fail "vm2 moved to h1 cannot reach vm3"
 until_true 5 in_h3_at "$mac2" 198.51.100.1 || fail "h3 does not see vm2's MAC at h1: $(n "$P-h3" bridge fdb show dev vx99 | grep "$mac2")"
-until_true 5 bash -c "'$VXCTL' -s $RIG_DIR/h2.sock fdb show | grep -q '^$mac2 vni 99 port vx99 remote 198.51.100.1 evpn'" ||
+until_true 5 bash -c "'$VXCTL' --socket $RIG_DIR/h2.sock fdb show | grep -q '^$mac2 vni 99 port vx99 remote 198.51.100.1 evpn'" ||
 	fail "h2 does not point vm2's MAC at h1: $(vx 2 fdb show | grep "$mac2")"
 echo "figure: vm2 moved to h1, first ping to h3 and h2 pointing its MAC at h1: $(( $(now_ms) - t0 )) ms"
 n "$P-vm3" ping -c 2 -i 0.1 -W 2 192.0.2.2 >/dev/null || fail "vm3 -> moved vm2"

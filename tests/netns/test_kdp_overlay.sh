@@ -125,7 +125,7 @@ for i in $(seq 100); do grep -q listening "$RIG_DIR/arp2.err" && break; sleep 0.
 ping_ok "$VM1" 192.0.2.5 || fail "ping vm1 -> vm5 on the third host: $(cat "$RIG_DIR/h3.log")"
 wait "$capture" || true
 grep -q "who-has 192.0.2.5" "$RIG_DIR/arp2.txt" || fail "vm2 did not get vm1's flooded ARP for vm5: $(cat "$RIG_DIR/arp2.txt" "$RIG_DIR/arp2.err")"
-n "$H3" "$VXCTL" -s "$RIG_DIR/h3.sock" fdb show | grep -q "remote 198.51.100.1 " || fail "h3 learned nothing"
+n "$H3" "$VXCTL" --socket "$RIG_DIR/h3.sock" fdb show | grep -q "remote 198.51.100.1 " || fail "h3 learned nothing"
 pass "flooding: vm1's ARP for vm5 reached vm2 on h2 and vm5 on h3 (it answered)"
 
 # Learning: h1 knows vm2's MAC behind 198.51.100.2 and vm1's behind vnet1.
