@@ -3,8 +3,9 @@
 # half a request header) do not lock the operator out: over the cap of 64
 # the newcomers are answered "vxswitchd: too many control clients (64), try
 # again" instead of a reset; once a client has stalled 200 ms a newcomer
-# takes its slot, so `vxctl stats` answers, in well under 100 ms, each of
-# several times while they are held; after 2 s the stalled ones are closed
+# takes its slot, so `vxctl stats` answers each of several times while
+# they are held, as fast as another daemon's with no stuck client (within
+# the 200 ms a slot may be held); after 2 s the stalled ones are closed
 # as timed out; the counters in `vxctl stats` (text and -j) say all that;
 # and a ping between the VMs loses nothing meanwhile.
 #
@@ -73,6 +74,24 @@ grep -q ready "$RIG_DIR/holder.txt" || fail "holder did not connect: $(cat "$RIG
 
 now_us() { echo $(( $(date +%s%N) / 1000 )); }
 
+# A reference in the same minute: `vxctl stats` of h2, which has no stuck
+# client.  A call that waited for a stalled client's slot takes at least
+# that plus the 200 ms stall limit; so each call to h1 must take less
+# than the slowest reference call + 150 ms.  (Fixed bounds of 100 ms
+# failed at 111 and 168 ms with the machine busy: the scheduler, not a
+# starved client.)
+REF_US=""
+for i in $(seq 5); do
+	t0=$(now_us)
+	vx 2 stats > /dev/null || fail "reference vxctl stats of h2"
+	t1=$(now_us)
+	REF_US="$REF_US $(( t1 - t0 ))"
+done
+ref_max=$(echo $REF_US | tr ' ' '\n' | sort -n | tail -1)
+ref_med=$(echo $REF_US | tr ' ' '\n' | sort -n | sed -n 3p)
+bound=$(( ref_max + 150000 ))
+echo "   reference (h2, no stuck client): median $(( ref_med / 1000 )) ms, max $(( ref_max / 1000 )) ms; bound $(( bound / 1000 )) ms"
+
 # Right away, while all 64 slots are young: either answered, or turned
 # away with the one line and exit 2 (not a reset); quickly either way.
 t0=$(now_us); rc=0
@@ -85,14 +104,11 @@ if [ "$rc" = 2 ]; then
 else
 	[ "$rc" = 0 ] || fail "first vxctl stats: exit $rc: $(cat "$RIG_DIR/err")"
 fi
-[ $(( t1 - t0 )) -lt 100000 ] || fail "first vxctl took $(( (t1 - t0) / 1000 )) ms"
+[ $(( t1 - t0 )) -lt "$bound" ] || fail "first vxctl took $(( (t1 - t0) / 1000 )) ms (bound $(( bound / 1000 )) ms)"
 
 # Past the 200 ms a stalled client may hold a slot against a newcomer:
-# every call is answered.  A call that had to wait for a stalled client's
-# slot takes 200 ms or more (the stall limit), so that is the bound for
-# each call; the median of the 8 must stay under 100 ms.  (Each call within
-# 100 ms failed once at 168 ms with the other core busy: the scheduler, not
-# a starved client, which the 200-ms bound would still have caught.)
+# every call is answered, each within the bound, and the median of the 8
+# within 100 ms of the reference's.
 sleep 0.25
 LAT=""
 ALL_US=""
@@ -101,13 +117,13 @@ for i in $(seq 8); do
 	vx 1 stats > "$RIG_DIR/stats.txt" 2> "$RIG_DIR/err" || fail "vxctl stats $i: $(cat "$RIG_DIR/err")"
 	t1=$(now_us)
 	us=$(( t1 - t0 ))
-	[ "$us" -lt 200000 ] || fail "vxctl stats $i took $(( us / 1000 )) ms: as long as a stalled client may hold a slot"
+	[ "$us" -lt "$bound" ] || fail "vxctl stats $i took $(( us / 1000 )) ms (bound $(( bound / 1000 )) ms): as long as a stalled client may hold a slot"
 	LAT="$LAT $(( us / 1000 )).$(( us % 1000 / 100 ))"
 	ALL_US="$ALL_US $us"
 	sleep 0.1
 done
 median_us=$(echo $ALL_US | tr ' ' '\n' | sort -n | sed -n 4p)
-[ "$median_us" -lt 100000 ] || fail "vxctl stats: median $(( median_us / 1000 )) ms over 8 calls (ms:$LAT)"
+[ "$median_us" -lt $(( ref_med + 100000 )) ] || fail "vxctl stats: median $(( median_us / 1000 )) ms over 8 calls (ms:$LAT; reference median $(( ref_med / 1000 )) ms)"
 pass "vxctl stats answered 8 times with 100 stuck clients held, ms:$LAT"
 grep -q "^control: clients [0-9]*/64 accepted" "$RIG_DIR/stats.txt" || fail "no control line: $(grep control "$RIG_DIR/stats.txt")"
 grep -q "turned away: too many clients [1-9]" "$RIG_DIR/stats.txt" || fail "no refusals in: $(grep -A2 '^control' "$RIG_DIR/stats.txt")"
