@@ -37,10 +37,28 @@ struct kdp_ctl;
 
 /* Loads the programs and makes the vxlan device (kdp.h).  On failure
  * `why` says what failed: the caller falls back to the userspace
- * datapath and logs it. */
-int kdp_ctl_open(uint16_t dstport, struct kdp_ctl **out, char *why, size_t why_len);
-/* Removes every port (veths it made included), the device, the programs. */
+ * datapath and logs it.
+ *
+ * keep (vxswitchd --keep-datapath): the state outlives the daemon
+ * (kdp.h, "Kept state") and a start with keep adopts what a previous run
+ * kept: until kdp_ctl_adopt_done() every kept port goes on forwarding;
+ * a `port add` of the same port (a veth pair: the same name) takes it
+ * over with its counters, learned MACs and attachment, without a gap.
+ * A start without keep removes kept state first (its programs would
+ * still be switching beside the new ones).  bpffs: where the state is
+ * pinned (NULL: /sys/fs/bpf). */
+int kdp_ctl_open(uint16_t dstport, bool keep, const char *bpffs, struct kdp_ctl **out, char *why,
+		 size_t why_len);
+/* Once the start-up configuration is applied: kept ports no `port add`
+ * claimed are removed (veth pairs of ours deleted), then VNIs without a
+ * port and FDB entries of removed ports; the caps count what stays. */
+void kdp_ctl_adopt_done(struct kdp_ctl *kc);
+/* Removes every port (veths it made included), the device, the programs;
+ * with keep, leaves them all switching. */
 void kdp_ctl_close(struct kdp_ctl *kc);
+/* Removes kept state (vxswitchd --cleanup): veth pairs of ours, pins,
+ * the device.  0 when there was none. */
+int kdp_ctl_cleanup(uint16_t dstport, const char *bpffs, char *why, size_t why_len);
 
 /* Readable when upcalls wait. */
 int kdp_ctl_fd(struct kdp_ctl *kc);

@@ -121,7 +121,7 @@ static void vxd_kdp_open(struct vxd *vxd)
 {
 	if (!vxd->opts.datapath || strcmp(vxd->opts.datapath, "kernel"))
 		return;
-	int err = kdp_ctl_open(0, &vxd->kdp, vxd->kdp_why, sizeof(vxd->kdp_why));
+	int err = kdp_ctl_open(0, vxd->opts.keep_datapath, vxd->opts.bpffs, &vxd->kdp, vxd->kdp_why, sizeof(vxd->kdp_why));
 	if (err == 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = VXD_KDP_SRC };
 		if (epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, kdp_ctl_fd(vxd->kdp), &ev) == 0) {
@@ -179,6 +179,11 @@ int vxd_create(const struct vxd_options *opts, struct vxd **out)
 err_destroy:
 	vxd_destroy(vxd);
 	return err;
+}
+
+void vxd_kdp_adopt_done(struct vxd *vxd)
+{
+	kdp_ctl_adopt_done(vxd->kdp);
 }
 
 void vxd_destroy(struct vxd *vxd)

@@ -40,6 +40,10 @@ struct vxd_options {
 	 * (control/kdp_ports.h), if its programs load and attach, else the
 	 * userspace one with the reason logged; "user" or NULL: userspace. */
 	const char *datapath;
+	/* With "kernel": the programs, maps and devices outlive vxswitchd
+	 * and the next start adopts them (control/kdp_ports.h). */
+	bool keep_datapath;
+	const char *bpffs;       /* where kept state is pinned; NULL: /sys/fs/bpf */
 };
 
 int vxd_create(const struct vxd_options *opts, struct vxd **out);
@@ -54,6 +58,9 @@ void vxd_request_reload(struct vxd *vxd);
 /* Applies opts.config_path (at start-up: from an empty switch).  Refusals
  * say FILE:LINE: why in err->msg. */
 int vxd_apply_config(struct vxd *vxd, struct ctl_print *out, struct ctl_err *err);
+/* After the start-up config: kept kernel-datapath ports it did not name
+ * go (control/kdp_ports.h). */
+void vxd_kdp_adopt_done(struct vxd *vxd);
 
 /* Serves GET /metrics on SPEC ("ADDR:PORT", "[ADDR6]:PORT"; metrics.c),
  * polled by the control loop.  Called once, after vxd_create and before

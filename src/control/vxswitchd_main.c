@@ -16,6 +16,7 @@
 #include "control/placement.h"
 #include "ctl/ctl_proto.h"
 #include "control/privs.h"
+#include "control/kdp_ports.h"
 #include "control/vxd.h"
 #include "switch/fdb.h"
 
@@ -33,6 +34,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: vxswitchd [-c CONFIG] [-s SOCKET] [-u USER] [-g GROUP] [-f] [-q] [-p POOL] [-F ENTRIES]\n"
 		"                 [-m ADDR:PORT] [-w N] [--cpus LIST] [--underlay DEV] [--datapath kernel|user]\n"
+		"                 [--keep-datapath] [--cleanup] [--bpffs DIR]\n"
 		"  -c, --config FILE    run the vxctl commands in FILE (one per line, # comments)\n"
 		"                       before serving; a bad line stops the start\n"
 		"  -s, --socket PATH    control socket (default " CTL_DEFAULT_SOCKET ")\n"
@@ -55,6 +57,15 @@ static void usage(FILE *f)
 		"                       (tc ingress, a collect_md vxlan device), taps refused; when the\n"
 		"                       programs do not load, the userspace datapath, reason logged\n"
 		"                       (default user: taps need it)\n"
+		"      --keep-datapath  kernel datapath: its programs, maps and devices outlive\n"
+		"                       vxswitchd (pinned in /sys/fs/bpf/vxswitch), so VMs keep\n"
+		"                       talking while it is stopped or restarted; the next start\n"
+		"                       with --keep-datapath adopts them and removes what CONFIG\n"
+		"                       (needed) no longer names\n"
+		"      --cleanup        remove the kernel datapath state a --keep-datapath run left\n"
+		"                       (its veth pairs, programs, maps, device) and exit\n"
+		"      --bpffs DIR      the bpffs where that state is pinned (default /sys/fs/bpf;\n"
+		"                       under `ip netns exec`, whose /sys is its own, one outside /sys)\n"
 		"      --underlay DEV   the device whose NUMA node the workers go on (default: the\n"
 		"                       link of the first vxlan port's local address in CONFIG)\n"
 		"  -h, --help           this text\n"
@@ -121,6 +132,7 @@ struct cmdline {
 	struct vxd_options opts;
 	const char *user, *group;
 	const char *metrics;
+	bool cleanup;
 };
 
 /* Options into *cl; exits 0 after --help, 2 on a bad option. */
@@ -140,6 +152,9 @@ static void parse_options(int argc, char **argv, struct cmdline *cl)
 		{ "cpus", required_argument, NULL, 'C' },
 		{ "underlay", required_argument, NULL, 'U' },
 		{ "datapath", required_argument, NULL, 'D' },
+		{ "keep-datapath", no_argument, NULL, 'K' },
+		{ "cleanup", no_argument, NULL, 'X' },
+		{ "bpffs", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -190,6 +205,15 @@ static void parse_options(int argc, char **argv, struct cmdline *cl)
 			}
 			cl->opts.datapath = optarg;
 			break;
+		case 'K':
+			cl->opts.keep_datapath = true;
+			break;
+		case 'X':
+			cl->cleanup = true;
+			break;
+		case 'B':
+			cl->opts.bpffs = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -200,6 +224,15 @@ static void parse_options(int argc, char **argv, struct cmdline *cl)
 	}
 	if (optind != argc) {
 		usage(stderr);
+		exit(2);
+	}
+	if (cl->opts.keep_datapath && (!cl->opts.datapath || strcmp(cl->opts.datapath, "kernel"))) {
+		fprintf(stderr, "vxswitchd: --keep-datapath keeps the kernel datapath: add --datapath kernel\n");
+		exit(2);
+	}
+	if (cl->opts.keep_datapath && !cl->opts.config_path) {
+		fprintf(stderr, "vxswitchd: --keep-datapath needs a config file (-c): a restart adopts the ports "
+			"it names and removes the others\n");
 		exit(2);
 	}
 }
@@ -233,6 +266,14 @@ int main(int argc, char **argv)
 	struct privs pv;
 	char err[PRIVS_ERR_LEN];
 	parse_options(argc, argv, &cl);
+	if (cl.cleanup) {
+		char why[256] = "";
+		int cret = kdp_ctl_cleanup(0, cl.opts.bpffs, why, sizeof(why));
+		if (cret < 0)
+			fprintf(stderr, "vxswitchd: --cleanup: %s (kept pins and device removed anyway)\n",
+				why[0] ? why : strerror(-cret));
+		return cret < 0 ? 1 : 0;
+	}
 	if (privs_lookup(&pv, cl.user, cl.group, err) < 0) {
 		fprintf(stderr, "vxswitchd: %s\n", err);
 		return 2;
@@ -263,6 +304,7 @@ int main(int argc, char **argv)
 		vxd_destroy(vxd);
 		return 1;
 	}
+	vxd_kdp_adopt_done(vxd);
 	if (!cl.opts.quiet)
 		fprintf(stderr, "vxswitchd: ready, control socket %s\n", cl.opts.ctl_path);
 	ret = vxd_run(vxd);

@@ -6,10 +6,16 @@
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <net/if.h>
+#include <dirent.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +28,7 @@
 enum { KDP_BPF_TCX_INGRESS = 46 };
 /* cls_bpf handle and priority of our filters, to find and remove only them. */
 enum { KDP_TC_HANDLE = 0x7678, KDP_TC_PRIO = 1 };
+#define KDP_BPFFS "/sys/fs/bpf"
 
 struct kdp_att {
 	uint32_t ifindex;
@@ -33,6 +40,9 @@ struct kdp {
 	char tun_name[IF_NAMESIZE];
 	uint32_t tun_ifindex;
 	bool tun_created;
+	char keep_dir[PATH_MAX];  /* "": nothing kept (kdp.h, "Kept state") */
+	char bpffs[PATH_MAX];
+	bool adopted;             /* the maps were a previous run's */
 	enum kdp_attach attach;
 	bool force_cls_bpf;
 	struct kdp_att atts[VXDP_MAX_PORTS + 1];
@@ -89,11 +99,40 @@ static void detach_cls(uint32_t ifindex)
 	bpf_tc_detach(&hook, &o);
 }
 
+static void link_pin_path(const struct kdp *k, uint32_t ifindex, char *path, size_t len)
+{
+	snprintf(path, len, "%s/link-%u", k->keep_dir, ifindex);
+}
+
+/* A kept tcx link of `ifindex`, switched to this run's program: the
+ * device never runs without one (BPF_LINK_UPDATE swaps it in place). */
+static int adopt_tcx(struct kdp *k, int prog_fd, uint32_t ifindex)
+{
+	char path[PATH_MAX + 32];
+	link_pin_path(k, ifindex, path, sizeof(path));
+	int fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -ENOENT;
+	if (bpf_link_update(fd, prog_fd, NULL) < 0) {
+		int err = -errno;
+		close(fd);
+		unlink(path); /* a link we cannot use: drop it, attach anew */
+		return err;
+	}
+	return fd;
+}
+
 static int attach(struct kdp *k, int prog_fd, uint32_t ifindex)
 {
 	if (k->n_atts >= sizeof(k->atts) / sizeof(k->atts[0]))
 		return -ENOSPC;
 	int fd = -1, err;
+	if (k->keep_dir[0] && !k->force_cls_bpf && (fd = adopt_tcx(k, prog_fd, ifindex)) >= 0) {
+		k->attach = KDP_ATTACH_TCX;
+		k->atts[k->n_atts++] = (struct kdp_att){ .ifindex = ifindex, .link_fd = fd };
+		return 0;
+	}
+	fd = -1;
 	if (!k->force_cls_bpf && k->attach != KDP_ATTACH_CLS_BPF) {
 		fd = attach_tcx(prog_fd, ifindex);
 		if (fd >= 0)
@@ -107,21 +146,45 @@ static int attach(struct kdp *k, int prog_fd, uint32_t ifindex)
 			return err;
 		k->attach = KDP_ATTACH_CLS_BPF;
 	}
+	if (fd >= 0 && k->keep_dir[0]) {
+		char path[PATH_MAX + 32];
+		link_pin_path(k, ifindex, path, sizeof(path));
+		if (bpf_obj_pin(fd, path) < 0) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+	}
 	k->atts[k->n_atts++] = (struct kdp_att){ .ifindex = ifindex, .link_fd = fd };
 	return 0;
 }
 
+/* Takes the program off `ifindex` (a kept link's pin goes first, else
+ * the link would outlive its fd). */
 static void detach(struct kdp *k, uint32_t ifindex)
 {
 	for (unsigned i = 0; i < k->n_atts; i++) {
 		if (k->atts[i].ifindex != ifindex)
 			continue;
-		if (k->atts[i].link_fd >= 0)
+		if (k->atts[i].link_fd >= 0) {
+			if (k->keep_dir[0]) {
+				char path[PATH_MAX + 32];
+				link_pin_path(k, ifindex, path, sizeof(path));
+				unlink(path);
+			}
 			close(k->atts[i].link_fd);
-		else
+		} else {
 			detach_cls(ifindex);
+		}
 		k->atts[i] = k->atts[--k->n_atts];
 		return;
+	}
+	if (k->keep_dir[0]) {
+		/* A kept port this run did not adopt. */
+		char path[PATH_MAX + 32];
+		link_pin_path(k, ifindex, path, sizeof(path));
+		if (unlink(path) < 0)
+			detach_cls(ifindex);
 	}
 }
 
@@ -148,10 +211,12 @@ static int counters_zero(struct kdp *k, uint32_t key)
 
 static int open_tun(struct kdp *k, const struct kdp_opts *o, char *why, unsigned why_len)
 {
-	snprintf(k->tun_name, sizeof(k->tun_name), "%s", o->tun_name ? o->tun_name : "vxdp0");
-	/* A device of ours a killed run left behind. */
-	rtnl_link_delete(-1, k->tun_name);
-	int idx = kdp_link_vxlan_create(k->tun_name, o->dstport ? o->dstport : 4789);
+	int idx = k->adopted ? (int)if_nametoindex(k->tun_name) : 0;
+	if (idx <= 0) {
+		/* A device of ours a killed run left behind. */
+		rtnl_link_delete(-1, k->tun_name);
+		idx = kdp_link_vxlan_create(k->tun_name, o->dstport ? o->dstport : 4789);
+	}
 	if (idx < 0) {
 		why_set(why, why_len, "cannot create the collect_md vxlan device %s: %s", k->tun_name,
 			strerror(-idx));
@@ -167,12 +232,118 @@ static int open_tun(struct kdp *k, const struct kdp_opts *o, char *why, unsigned
 	struct vxdp_port tp = { .upcall_rate = 1000, .upcall_burst = 100, .tokens = 100 };
 	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.ports), &k->tun_ifindex, &tp, BPF_ANY) < 0)
 		return -errno;
-	if ((err = counters_zero(k, k->tun_ifindex)) < 0)
+	if (!k->adopted && (err = counters_zero(k, k->tun_ifindex)) < 0)
 		return err;
 	err = attach(k, bpf_program__fd(k->skel->progs.vxdp_tun_ingress), k->tun_ifindex);
 	if (err < 0)
 		why_set(why, why_len, "cannot attach to %s (tcx nor cls_bpf): %s", k->tun_name,
 			strerror(-err));
+	return err;
+}
+
+/* ---- kept state ------------------------------------------------------------ */
+
+/* bpffs at /sys/fs/bpf, mounted if it is not (as systemd would have). */
+static int bpffs_ready(const char *bpffs)
+{
+	struct statfs st;
+	if (statfs(bpffs, &st) == 0 && st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", bpffs, "bpf", 0, "mode=0700") < 0)
+		return -errno;
+	return 0;
+}
+
+int kdp_keep_dir(const char *bpffs, const char *tun_name, char *dir, size_t len)
+{
+	struct stat ns;
+	if (stat("/proc/self/ns/net", &ns) < 0)
+		return -errno;
+	int n = snprintf(dir, len, "%s/vxswitch/%lu-%s", bpffs ? bpffs : KDP_BPFFS, (unsigned long)ns.st_ino,
+			 tun_name ? tun_name : "vxdp0");
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Every pin in `dir` (maps, links: a link whose pin goes and whose fd no
+ * one holds is detached), then the directory. */
+static void kept_unpin_all(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[PATH_MAX + 300];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+bool kdp_kept_exists(const char *bpffs, const char *tun_name)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	if (kdp_keep_dir(bpffs, tun_name, dir, sizeof(dir)) < 0)
+		return false;
+	snprintf(path, sizeof(path), "%s/ports", dir);
+	return access(path, F_OK) == 0;
+}
+
+void kdp_kept_remove(const char *bpffs, const char *tun_name)
+{
+	char dir[PATH_MAX];
+	if (kdp_keep_dir(bpffs, tun_name, dir, sizeof(dir)) == 0)
+		kept_unpin_all(dir);
+	rtnl_link_delete(-1, tun_name ? tun_name : "vxdp0");
+}
+
+/* Pins the skeleton's own maps (not .rodata/.bss) in k->keep_dir: libbpf
+ * reuses a pinned map of the same layout at load, or pins the new one. */
+static int keep_prepare(struct kdp *k, char *why, unsigned why_len)
+{
+	int err = bpffs_ready(k->bpffs);
+	if (err == 0) {
+		char parent[PATH_MAX + 16];
+		snprintf(parent, sizeof(parent), "%s/vxswitch", k->bpffs);
+		if ((mkdir(parent, 0700) < 0 && errno != EEXIST) || (mkdir(k->keep_dir, 0700) < 0 && errno != EEXIST))
+			err = -errno;
+	}
+	if (err < 0) {
+		why_set(why, why_len, "cannot keep state in %s: %s", k->keep_dir, strerror(-err));
+		return err;
+	}
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/ports", k->keep_dir);
+	k->adopted = access(path, F_OK) == 0;
+	struct bpf_map *m;
+	bpf_object__for_each_map(m, k->skel->obj) {
+		if (bpf_map__is_internal(m))
+			continue;
+		char mp[PATH_MAX + 64];
+		snprintf(mp, sizeof(mp), "%s/%s", k->keep_dir, bpf_map__name(m));
+		if ((err = bpf_map__set_pin_path(m, mp)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- open and close -------------------------------------------------------- */
+
+static int load(struct kdp *k, const struct kdp_opts *o, char *why, unsigned why_len)
+{
+	k->skel = vxdp__open();
+	if (!k->skel) {
+		int err = -errno;
+		why_set(why, why_len, "cannot open the BPF programs: %s", strerror(-err));
+		return err;
+	}
+	k->skel->rodata->vxdp_record = o->record ? 1 : 0;
+	int err = k->keep_dir[0] ? keep_prepare(k, why, why_len) : 0;
+	if (err == 0 && (err = vxdp__load(k->skel)) != 0)
+		why_set(why, why_len, "the kernel refused the BPF programs: %s", strerror(-err));
 	return err;
 }
 
@@ -182,20 +353,25 @@ int kdp_open(const struct kdp_opts *o, struct kdp **out, char *why, unsigned why
 	if (!k)
 		return -ENOMEM;
 	k->force_cls_bpf = o->force_cls_bpf;
+	snprintf(k->tun_name, sizeof(k->tun_name), "%s", o->tun_name ? o->tun_name : "vxdp0");
 	int err;
-	k->skel = vxdp__open();
-	if (!k->skel) {
-		err = -errno;
-		why_set(why, why_len, "cannot open the BPF programs: %s", strerror(-err));
+	snprintf(k->bpffs, sizeof(k->bpffs), "%s", o->bpffs ? o->bpffs : KDP_BPFFS);
+	if (o->keep && (err = kdp_keep_dir(k->bpffs, k->tun_name, k->keep_dir, sizeof(k->keep_dir))) < 0) {
+		why_set(why, why_len, "no directory for the kept state: %s", strerror(-err));
 		goto fail;
 	}
-	k->skel->rodata->vxdp_record = o->record ? 1 : 0;
-	err = vxdp__load(k->skel);
-	if (err) {
-		why_set(why, why_len, "the kernel refused the BPF programs: %s", strerror(-err));
-		goto fail;
+	err = load(k, o, why, why_len);
+	if (err && k->adopted) {
+		/* Maps of another layout (an upgrade): what they held cannot
+		 * be read by these programs, so start afresh. */
+		vxdp__destroy(k->skel);
+		kdp_kept_remove(k->bpffs, k->tun_name);
+		k->adopted = false;
+		err = load(k, o, why, why_len);
 	}
-	if ((err = counters_zero(k, VXDP_COUNTERS_NOPORT)) < 0)
+	if (err)
+		goto fail;
+	if (!k->adopted && (err = counters_zero(k, VXDP_COUNTERS_NOPORT)) < 0)
 		goto fail;
 	k->rb = ring_buffer__new(bpf_map__fd(k->skel->maps.upcalls), ring_cb, k, NULL);
 	if (!k->rb) {
@@ -212,14 +388,24 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
+bool kdp_adopted(const struct kdp *k) { return k->adopted; }
+
 void kdp_close(struct kdp *k)
 {
 	if (!k)
 		return;
-	while (k->n_atts)
-		detach(k, k->atts[k->n_atts - 1].ifindex);
-	if (k->tun_created)
-		rtnl_link_delete(-1, k->tun_name);
+	if (k->keep_dir[0]) {
+		/* Kept: the pins hold links and maps, the device stays. */
+		for (unsigned i = 0; i < k->n_atts; i++)
+			if (k->atts[i].link_fd >= 0)
+				close(k->atts[i].link_fd);
+		k->n_atts = 0;
+	} else {
+		while (k->n_atts)
+			detach(k, k->atts[k->n_atts - 1].ifindex);
+		if (k->tun_created)
+			rtnl_link_delete(-1, k->tun_name);
+	}
 	ring_buffer__free(k->rb);
 	vxdp__destroy(k->skel);
 	free(k);
@@ -246,7 +432,9 @@ int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o)
 		.tokens_stamp_ns = kdp_now_ns(),
 	};
 	p.tokens = p.upcall_burst;
-	int err = counters_zero(k, ifindex);
+	struct vxdp_port kept;
+	bool had = k->adopted && bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.ports), &ifindex, &kept) == 0;
+	int err = had ? 0 : counters_zero(k, ifindex);
 	if (err < 0)
 		return err;
 	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.ports), &ifindex, &p, BPF_ANY) < 0) {
@@ -260,6 +448,37 @@ undo:
 	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.ports), &ifindex);
 	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.counters), &ifindex);
 	return err;
+}
+
+int kdp_port_each(struct kdp *k, kdp_port_fn *fn, void *aux)
+{
+	int fd = bpf_map__fd(k->skel->maps.ports), n = 0;
+	uint32_t key, next;
+	struct vxdp_port p;
+	void *prev = NULL;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (bpf_map_lookup_elem(fd, &next, &p) == 0 && next != k->tun_ifindex) {
+			fn(aux, next, &p);
+			n++;
+		}
+		key = next;
+		prev = &key;
+	}
+	return errno == ENOENT ? n : -errno;
+}
+
+int kdp_vni_each(struct kdp *k, kdp_vni_fn *fn, void *aux)
+{
+	int fd = bpf_map__fd(k->skel->maps.vnis), n = 0;
+	uint32_t key, next;
+	void *prev = NULL;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		fn(aux, next);
+		n++;
+		key = next;
+		prev = &key;
+	}
+	return errno == ENOENT ? n : -errno;
 }
 
 int kdp_port_del(struct kdp *k, uint32_t ifindex)

@@ -16,7 +16,29 @@
  *     (libbpf's bpf_tc_*), which kdp_attach_kind() reports.
  * Everything lives as long as the struct kdp: tcx links and maps are
  * file descriptors, the cls_bpf filters and the vxlan device are removed
- * by kdp_close() (and by kdp_open() when a previous run left them).
+ * by kdp_close() (and by kdp_open() when a previous run left them) --
+ * unless the state is kept.
+ *
+ * Kept state (`keep`, vxswitchd --keep-datapath): the maps and the tcx
+ * links are pinned in bpffs, in BPFFS/vxswitch/NETNS-TUN (BPFFS:
+ * /sys/fs/bpf unless said; NETNS: the inode of the daemon's network
+ * namespace, so daemons in two namespaces keep apart; bpffs is mounted
+ * there if it is not).  Note that `ip netns exec` gives its command a
+ * /sys of its own, where a bpffs mounted dies with the command: a
+ * daemon started that way needs a BPFFS mounted outside /sys.  Then
+ * kdp_close() closes its fds and leaves the pins, the device and every
+ * attachment: the programs go on switching with the maps as they were,
+ * after a clean exit or a SIGKILL alike.  The next kdp_open() with keep
+ * adopts it: libbpf reuses the pinned maps (same layout: the same build,
+ * or any build that did not change vxdp_abi.h; otherwise the kept state
+ * is removed and the open starts afresh), the device is reused, and each
+ * kept link is switched to the new program with BPF_LINK_UPDATE when its
+ * port is added again (kdp_port_add keeps that port's counters), so no
+ * frame ever meets a device without a program.  What the caller does not
+ * add again it removes (kdp_port_each, kdp_vni_each, kdp_port_del).
+ * kdp_kept_remove() removes kept state (an open without keep does not:
+ * the caller decides).  cls_bpf filters outlive the process anyway; they
+ * are replaced in place.
  *
  * Who calls it: the control thread of vxswitchd (and the unit tests);
  * one thread, no locking inside.  Map updates are single bpf(2) calls,
@@ -38,6 +60,7 @@
 #define VXSWITCH_DP_KERNEL_KDP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dp/kernel/bpf/vxdp_abi.h"
@@ -50,6 +73,8 @@ struct kdp_opts {
 	bool no_tun;                /* tests: no vxlan device */
 	bool record;                /* tests: set the programs' rodata vxdp_record */
 	bool force_cls_bpf;         /* tests: skip tcx */
+	bool keep;                  /* pin, and adopt what a previous run pinned */
+	const char *bpffs;          /* where to pin (NULL: /sys/fs/bpf) */
 };
 
 enum kdp_attach { KDP_ATTACH_TCX = 1, KDP_ATTACH_CLS_BPF = 2 };
@@ -59,6 +84,16 @@ enum kdp_attach { KDP_ATTACH_TCX = 1, KDP_ATTACH_CLS_BPF = 2 };
  * failed, for the log line of the fallback to the userspace datapath. */
 int kdp_open(const struct kdp_opts *opts, struct kdp **out, char *why, unsigned why_len);
 void kdp_close(struct kdp *k);
+/* Whether kdp_open adopted a previous run's kept maps. */
+bool kdp_adopted(const struct kdp *k);
+/* The kept state's directory for device `tun_name` (NULL: vxdp0) in the
+ * caller's namespace, under bpffs (NULL: /sys/fs/bpf). */
+int kdp_keep_dir(const char *bpffs, const char *tun_name, char *dir, size_t len);
+bool kdp_kept_exists(const char *bpffs, const char *tun_name);
+/* Unpins everything kept for `tun_name` (the links detach with their
+ * pins) and deletes the device.  Devices the ports map marks
+ * VXDP_PORT_OURS are the caller's to delete first. */
+void kdp_kept_remove(const char *bpffs, const char *tun_name);
 
 int kdp_port_prog_fd(const struct kdp *k);
 int kdp_tun_prog_fd(const struct kdp *k);
@@ -81,6 +116,12 @@ struct kdp_port_opts {
 };
 int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o);
 int kdp_port_del(struct kdp *k, uint32_t ifindex);
+/* Every port entry but the vxlan device's (kept ports to adopt or
+ * remove); returns how many or -errno. */
+typedef void kdp_port_fn(void *aux, uint32_t ifindex, const struct vxdp_port *p);
+int kdp_port_each(struct kdp *k, kdp_port_fn *fn, void *aux);
+typedef void kdp_vni_fn(void *aux, uint32_t vni);
+int kdp_vni_each(struct kdp *k, kdp_vni_fn *fn, void *aux);
 
 /* A VNI and its flood list (replaces the whole entry); its remotes are
  * also the only VTEPs vxdp_tun_ingress takes frames of that VNI from. */

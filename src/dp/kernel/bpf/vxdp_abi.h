@@ -28,6 +28,10 @@ enum vxdp_limits {
 /* vxdp_port.flags */
 enum vxdp_port_flags {
 	VXDP_PORT_VETH = 1u << 0,    /* deliver with bpf_redirect_peer */
+	/* The loader made the device (a veth pair of `port add type veth`):
+	 * removing the port removes it.  Kept in the map so that a restart
+	 * that adopts kept state knows which devices are its own. */
+	VXDP_PORT_OURS = 1u << 1,
 };
 
 /* One VM-facing netdev (map `ports`, key: its ifindex). */
