@@ -43,6 +43,7 @@
 
 #include "ctl/ctl_config.h"
 #include "ctl/ctl_print.h"
+#include "control/kdp_ports.h"
 #include "control/vxd_internal.h"
 #include "util/vlog.h"
 
@@ -56,6 +57,17 @@ struct vxd_wanted {
 	size_t n_filters;
 	bool filters_cleared;         /* step 0 emptied the rules: step 5 applies them */
 };
+
+/* The kernel datapath's port `name`, if it has one. */
+static const struct ctl_port_add *vxd_kernel_port_cfg(const struct vxd *vxd, const char *name)
+{
+	const struct ctl_port_add *have[VXD_MAX_PORTS];
+	unsigned n = kdp_ctl_ports(vxd->kdp, have, VXD_MAX_PORTS);
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(have[i]->name, name))
+			return have[i];
+	return NULL;
+}
 
 static bool vxd_port_cfg_equal(const struct ctl_port_add *a, const struct ctl_port_add *b)
 {
@@ -166,6 +178,32 @@ static int vxd_reload_remove_ports(struct vxd *vxd, const struct vxd_wanted *w, 
 	return 0;
 }
 
+/* Step 1 for the kernel datapath's ports (control/kdp_ports.h). */
+static int vxd_reload_remove_kernel_ports(struct vxd *vxd, const struct vxd_wanted *w, struct ctl_err *err)
+{
+	const struct ctl_port_add *have[VXD_MAX_PORTS];
+	unsigned n = kdp_ctl_ports(vxd->kdp, have, VXD_MAX_PORTS);
+	char names[VXD_MAX_PORTS][CTL_NAME_SIZE];
+	unsigned n_gone = 0;
+	for (unsigned i = 0; i < n; i++) {
+		const struct ctl_port_add *want = vxd_wanted_port(w, have[i]->name, NULL);
+		if (!want || !vxd_port_cfg_equal(want, have[i]))
+			snprintf(names[n_gone++], CTL_NAME_SIZE, "%s", have[i]->name);
+	}
+	for (unsigned i = 0; i < n_gone; i++) { /* by name: each removal moves the others */
+		struct ctl_cmd del = { .verb = CTL_PORT_DEL };
+		memcpy(del.port.name, names[i], CTL_NAME_SIZE);
+		struct ctl_print out;
+		ctl_print_init(&out, false, 0);
+		int ret = vxd_execute(vxd, &del, &out, err);
+		ctl_print_finish(&out);
+		ctl_print_release(&out);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 /* Step 2: knobs. */
 static int vxd_reload_knobs(struct vxd *vxd, const struct vxd_wanted *w, const char *path, struct ctl_err *err)
 {
@@ -194,7 +232,8 @@ static int vxd_reload_add(struct vxd *vxd, const struct vxd_wanted *w, const cha
 	const struct ctl_config *cfg = w->cfg;
 	for (size_t i = 0; i < cfg->n_cmds; i++) {
 		const struct ctl_cmd *c = &cfg->cmds[i];
-		if (c->verb == CTL_PORT_ADD && vxd_port_by_name(vxd, c->port_add.name))
+		if (c->verb == CTL_PORT_ADD && (vxd_port_by_name(vxd, c->port_add.name) ||
+						 vxd_kernel_port_cfg(vxd, c->port_add.name)))
 			continue; /* unchanged: step 1 kept it */
 		if (c->verb != CTL_PORT_ADD && c->verb != CTL_FDB_ADD)
 			continue;
@@ -246,6 +285,8 @@ static int vxd_apply(struct vxd *vxd, const char *path, const struct ctl_config 
 	if (ret == 0)
 		ret = vxd_reload_remove_ports(vxd, w, err);
 	if (ret == 0)
+		ret = vxd_reload_remove_kernel_ports(vxd, w, err);
+	if (ret == 0)
 		ret = vxd_reload_knobs(vxd, w, path, err);
 	if (ret == 0) {
 		vxd_reload_drop_statics(vxd, cfg);
@@ -269,7 +310,7 @@ static int vxd_apply(struct vxd *vxd, const char *path, const struct ctl_config 
 /* The running state as a config (what show config prints), to return to. */
 static int vxd_running_config(const struct vxd *vxd, struct ctl_config *cfg)
 {
-	size_t n = 0, cap = 1 + VXD_MAX_PORTS + CTL_KNOB_COUNT + vxd->n_statics + vxd_filters_n(vxd);
+	size_t n = 0, cap = 1 + 2 * VXD_MAX_PORTS + CTL_KNOB_COUNT + vxd->n_statics + vxd_filters_n(vxd);
 	*cfg = (struct ctl_config){ .cmds = calloc(cap, sizeof(*cfg->cmds)), .lines = calloc(cap, sizeof(unsigned)) };
 	if (!cfg->cmds || !cfg->lines) {
 		ctl_config_release(cfg);
@@ -277,10 +318,16 @@ static int vxd_running_config(const struct vxd *vxd, struct ctl_config *cfg)
 	}
 	if (vxd->workers_asked.n)
 		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_WORKERS, .workers = vxd->workers_asked };
-	for (int pass = 0; pass < 2; pass++) /* vxlan ports first, as show config */
+	const struct ctl_port_add *kports[VXD_MAX_PORTS];
+	unsigned nk = kdp_ctl_ports(vxd->kdp, kports, VXD_MAX_PORTS);
+	for (int pass = 0; pass < 2; pass++) { /* vxlan ports first, as show config */
 		for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 			if (vxd->ports[i] && (pass == 0) == (vxd->port_cfg[i].type == CTL_PORT_VXLAN))
 				cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_PORT_ADD, .port_add = vxd->port_cfg[i] };
+		for (unsigned i = 0; i < nk; i++)
+			if ((pass == 0) == (kports[i]->type == CTL_PORT_VXLAN))
+				cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_PORT_ADD, .port_add = *kports[i] };
+	}
 	for (unsigned k = 0; k < CTL_KNOB_COUNT; k++)
 		if (vxd->knobs[k] != vxd->knob_defaults[k])
 			cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_SET,
@@ -344,10 +391,16 @@ void vxd_show_config(const struct vxd *vxd, struct ctl_print *out)
 	ctl_print_open_array(out, NULL);
 	if (vxd->workers_asked.n)
 		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_WORKERS, .workers = vxd->workers_asked });
-	for (int pass = 0; pass < 2; pass++) /* vxlan ports first: taps take their MTU from them */
+	const struct ctl_port_add *kports[VXD_MAX_PORTS];
+	unsigned nk = kdp_ctl_ports(vxd->kdp, kports, VXD_MAX_PORTS);
+	for (int pass = 0; pass < 2; pass++) { /* vxlan ports first: taps take their MTU from them */
 		for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 			if (vxd->ports[i] && (pass == 0) == (vxd->port_cfg[i].type == CTL_PORT_VXLAN))
 				vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_PORT_ADD, .port_add = vxd->port_cfg[i] });
+		for (unsigned i = 0; i < nk; i++) /* the kernel datapath's */
+			if ((pass == 0) == (kports[i]->type == CTL_PORT_VXLAN))
+				vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_PORT_ADD, .port_add = *kports[i] });
+	}
 	for (unsigned k = 0; k < CTL_KNOB_COUNT; k++)
 		if (vxd->knobs[k] != vxd->knob_defaults[k])
 			vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_SET,

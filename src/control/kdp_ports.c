@@ -532,6 +532,15 @@ static int kc_port_del(struct kdp_ctl *kc, struct kc_port *p)
 	return ret;
 }
 
+unsigned kdp_ctl_ports(const struct kdp_ctl *kc, const struct ctl_port_add **cfgs, unsigned max)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; kc && i < KC_MAX_PORTS && n < max; i++)
+		if (kc->ports[i].used)
+			cfgs[n++] = &kc->ports[i].cfg;
+	return n;
+}
+
 /* ---- adopting kept state -------------------------------------------------- */
 
 struct kc_vni_list {

@@ -73,6 +73,10 @@ void kdp_ctl_tick(struct kdp_ctl *kc, uint32_t fdb_max, uint32_t ageing_s);
 bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out,
 		     struct ctl_err *err, int *ret);
 
+/* The `port add` of each kernel port, as given (for show config and
+ * reload); returns how many were written to cfgs (at most max). */
+unsigned kdp_ctl_ports(const struct kdp_ctl *kc, const struct ctl_port_add **cfgs, unsigned max);
+
 /* Appends the kernel ports' lines to an open `port show` array, the
  * kernel FDB's entries to an open `fdb show` array (vni: one VNI, or
  * UINT32_MAX for all). */

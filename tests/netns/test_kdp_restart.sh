@@ -117,6 +117,26 @@ nh1 ip link show vnet9 >/dev/null 2>&1 && fail "vnet9's host end left in h1"
 nvm1 ping -c 3 -i 0.1 -W 1 -q 192.0.2.2 >/dev/null || fail "ping after the reconcile"
 pass "a restart whose config no longer names vnet9 removed its veth pair; vm1 -> vm2 still forwards"
 
+# Reload on the kernel datapath: show config lists its ports, and feeding
+# it back changes nothing; a port added to the file is added, one dropped
+# from it is removed (its veth pair with it).
+vx 1 show config > "$RIG_DIR/show1.txt"
+grep -q "^port add vnet1 type veth vni 99 netns $VM1" "$RIG_DIR/show1.txt" || fail "show config: $(cat "$RIG_DIR/show1.txt")"
+grep -q "^port add vx99 type vxlan vni 99 " "$RIG_DIR/show1.txt" || fail "show config lacks vx99: $(cat "$RIG_DIR/show1.txt")"
+cp "$RIG_DIR/show1.txt" "$RIG_DIR/h1.conf"
+ifx=$(nh1 cat /sys/class/net/vnet1/ifindex)
+vx 1 reload >/dev/null || fail "reload of show config"
+[ "$(nh1 cat /sys/class/net/vnet1/ifindex)" = "$ifx" ] || fail "reload of an unchanged config replaced vnet1"
+echo "port add vnet9 type veth vni 99 netns $VM9 mtu 1450" >> "$RIG_DIR/h1.conf"
+vx 1 reload >/dev/null || fail "reload adding vnet9"
+n "$VM9" ip link show vnet9 >/dev/null 2>&1 || fail "reload did not add vnet9: $(vx 1 port show)"
+cp "$RIG_DIR/show1.txt" "$RIG_DIR/h1.conf"
+vx 1 reload >/dev/null || fail "reload removing vnet9"
+vx 1 port show | grep -q "^vnet9 " && fail "reload left vnet9 in port show"
+n "$VM9" ip link show vnet9 >/dev/null 2>&1 && fail "reload left vnet9's veth pair"
+nvm1 ping -c 3 -i 0.1 -W 1 -q 192.0.2.2 >/dev/null || fail "ping after the reloads"
+pass "reload on the kernel datapath: show config fed back changes nothing (vnet1 ifindex $ifx kept), vnet9 added then removed with its pair"
+
 # A start without --keep-datapath removes the kept state first.
 rig_vxswitchd_stop 2
 RIG_VXD_ARGS="--bpffs $BPFFS"
