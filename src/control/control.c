@@ -244,8 +244,14 @@ static void vxd_show_knobs(const struct vxd *vxd, struct ctl_print *p)
 int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
 {
 	int kret;
-	if (vxd->kdp && kdp_ctl_execute(vxd->kdp, cmd, out, err, &kret))
+	if (vxd->kdp && kdp_ctl_execute(vxd->kdp, cmd, out, err, &kret)) {
+		/* Static entries are part of the running config (show config). */
+		if (kret == 0 && cmd->verb == CTL_FDB_ADD && vxd_statics_remember(vxd, &cmd->fdb) < 0)
+			VLOG_WARN("fdb", "out of memory: `show config` will not list this entry");
+		if (cmd->verb == CTL_FDB_DEL)
+			vxd_statics_forget(vxd, cmd->fdb.vni, cmd->fdb.mac);
 		return kret;
+	}
 	switch (cmd->verb) {
 	case CTL_PORT_ADD:
 		if (cmd->port_add.type == CTL_PORT_VETH)

@@ -1,4 +1,5 @@
 #include "control/kdp_ports.h"
+#include "control/kdp_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -10,53 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dp/kernel/kdp.h"
 #include "dp/kernel/kdp_link.h"
 #include "port/ethtool.h"
 #include "port/rtnl.h"
 #include "util/vlog.h"
-
-enum {
-	KC_MAX_PORTS = 256,
-	KC_MAX_VNIS = 256,
-	KC_FDB_MAX_DEFAULT = 8192, /* = FDB_DEFAULT_MAX_LEARNED, the userspace datapath's */
-};
-
-struct kc_port {
-	bool used;
-	bool made_veth;          /* type veth: we made the pair, port del removes it */
-	struct ctl_port_add cfg; /* the `port add` as given */
-	uint32_t ifindex;        /* 0: a vxlan port (no device of its own) */
-	uint32_t flags;          /* VXDP_PORT_VETH */
-	uint32_t n_macs;         /* learned behind it */
-};
-
-struct kc_vni {
-	bool used;
-	uint32_t vni;
-	uint32_t n_macs;         /* learned entries of the VNI */
-};
-
-/* A port entry a previous run kept (kdp.h, "Kept state"), until a
- * `port add` of this run claims it or kdp_ctl_adopt_done() removes it. */
-struct kc_kept {
-	uint32_t ifindex;
-	uint32_t flags;          /* VXDP_PORT_OURS: its veth pair is ours */
-	bool claimed;
-};
-
-struct kdp_ctl {
-	struct kdp *k;
-	uint16_t dstport;
-	bool keep;
-	struct kc_kept *kept;    /* adopting: the kept ports; NULL otherwise */
-	unsigned n_kept;
-	struct kc_port ports[KC_MAX_PORTS];
-	struct kc_vni vnis[KC_MAX_VNIS];
-	uint64_t last_age_ns;
-	uint32_t fdb_max;
-	uint64_t learned, learn_refused, aged;
-};
 
 static const char *const hist_names[VXDP_HIST_BUCKETS] = {
 	"<1.5K", "1.5K-8K", "8K-16K", "16K-32K", "32K-64K", ">=64K",
@@ -68,8 +26,7 @@ static const char *const drop_names[VXDP_DROP_COUNT] = {
 #undef KC_DROP_NAME
 };
 
-static int refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int refuse(struct ctl_err *err, int ret, const char *fmt, ...)
+int kc_refuse(struct ctl_err *err, int ret, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
@@ -78,39 +35,6 @@ static int refuse(struct ctl_err *err, int ret, const char *fmt, ...)
 		va_end(ap);
 	}
 	return ret;
-}
-
-static void kc_kept_one(void *aux, uint32_t ifindex, const struct vxdp_port *p)
-{
-	struct kdp_ctl *kc = aux;
-	if (kc->n_kept < KC_MAX_PORTS)
-		kc->kept[kc->n_kept++] = (struct kc_kept){ .ifindex = ifindex, .flags = p->flags };
-}
-
-/* Deletes the veth pairs a kept ports map marks ours (their host ends
- * are in this namespace; the VM end goes with the pair). */
-static void kc_delete_our_veth(void *aux, uint32_t ifindex, const struct vxdp_port *p)
-{
-	(void)aux;
-	char name[IF_NAMESIZE];
-	if ((p->flags & VXDP_PORT_OURS) && if_indextoname(ifindex, name))
-		rtnl_link_delete(-1, name);
-}
-
-int kdp_ctl_cleanup(uint16_t dstport, const char *bpffs, char *why, size_t why_len)
-{
-	if (!kdp_kept_exists(bpffs, NULL))
-		return 0;
-	struct kdp *k;
-	struct kdp_opts o = { .dstport = dstport ? dstport : CTL_VXLAN_DEFAULT_DSTPORT, .keep = true, .no_tun = true,
-			      .bpffs = bpffs };
-	int err = kdp_open(&o, &k, why, (unsigned)why_len);
-	if (err == 0) {
-		kdp_port_each(k, kc_delete_our_veth, NULL);
-		kdp_close(k);
-	}
-	kdp_kept_remove(bpffs, NULL);
-	return err;
 }
 
 int kdp_ctl_open(uint16_t dstport, bool keep, const char *bpffs, struct kdp_ctl **out, char *why,
@@ -133,11 +57,8 @@ int kdp_ctl_open(uint16_t dstport, bool keep, const char *bpffs, struct kdp_ctl 
 		free(kc);
 		return err;
 	}
-	if (kdp_adopted(kc->k) && (kc->kept = calloc(KC_MAX_PORTS, sizeof(*kc->kept)))) {
-		kdp_port_each(kc->k, kc_kept_one, kc);
-		VLOG_INFO("kdp", "adopted the kept kernel datapath: %u ports keep forwarding until the "
-			  "configuration says otherwise", kc->n_kept);
-	}
+	if (kdp_adopted(kc->k))
+		kc_adopt_begin(kc);
 	*out = kc;
 	return 0;
 }
@@ -168,7 +89,7 @@ int kdp_ctl_fd(struct kdp_ctl *kc)
 	return kdp_upcall_fd(kc->k);
 }
 
-static struct kc_port *kc_by_name(struct kdp_ctl *kc, const char *name)
+struct kc_port *kc_by_name(struct kdp_ctl *kc, const char *name)
 {
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++)
 		if (kc->ports[i].used && !strcmp(kc->ports[i].cfg.name, name))
@@ -176,7 +97,7 @@ static struct kc_port *kc_by_name(struct kdp_ctl *kc, const char *name)
 	return NULL;
 }
 
-static struct kc_port *kc_by_ifindex(struct kdp_ctl *kc, uint32_t ifindex)
+struct kc_port *kc_by_ifindex(struct kdp_ctl *kc, uint32_t ifindex)
 {
 	for (unsigned i = 0; ifindex && i < KC_MAX_PORTS; i++)
 		if (kc->ports[i].used && kc->ports[i].ifindex == ifindex)
@@ -184,8 +105,7 @@ static struct kc_port *kc_by_ifindex(struct kdp_ctl *kc, uint32_t ifindex)
 	return NULL;
 }
 
-/* The vxlan port of `vni` naming remote `addr` (family by VXDP_FDB_V6). */
-static struct kc_port *kc_vtep(struct kdp_ctl *kc, uint32_t vni, uint32_t flags, const uint8_t *addr)
+struct kc_port *kc_vtep(struct kdp_ctl *kc, uint32_t vni, uint32_t flags, const uint8_t *addr)
 {
 	sa_family_t fam = (flags & VXDP_FDB_V6) ? AF_INET6 : AF_INET;
 	size_t len = fam == AF_INET6 ? 16 : 4;
@@ -200,7 +120,7 @@ static struct kc_port *kc_vtep(struct kdp_ctl *kc, uint32_t vni, uint32_t flags,
 	return NULL;
 }
 
-static struct kc_vni *kc_vni(struct kdp_ctl *kc, uint32_t vni, bool make)
+struct kc_vni *kc_vni(struct kdp_ctl *kc, uint32_t vni, bool make)
 {
 	struct kc_vni *free_slot = NULL;
 	for (unsigned i = 0; i < KC_MAX_VNIS; i++) {
@@ -257,182 +177,22 @@ static int kc_vni_rebuild(struct kdp_ctl *kc, uint32_t vni)
 	return kdp_vni_set(kc->k, vni, 0, 0, fl, n);
 }
 
-/* ---- FDB: learning, ageing, flushing ------------------------------------- */
-
-static void kc_forget(struct kdp_ctl *kc, uint32_t vni, const struct vxdp_fdb_val *v)
-{
-	struct kc_port *p = (v->flags & VXDP_FDB_REMOTE) ? NULL : kc_by_ifindex(kc, v->ifindex);
-	if (p && p->n_macs)
-		p->n_macs--;
-	struct kc_vni *cv = kc_vni(kc, vni, false);
-	if (cv && cv->n_macs)
-		cv->n_macs--;
-}
-
-static void kc_learn(void *aux, const struct vxdp_upcall *u)
-{
-	struct kdp_ctl *kc = aux;
-	struct kc_port *p = NULL;
-	struct vxdp_fdb_val v = { .last_used_ns = kdp_now_ns() };
-	if (u->kind == VXDP_UPCALL_LEARN_LOCAL) {
-		p = kc_by_ifindex(kc, u->ifindex);
-		if (!p || p->cfg.vni != u->vni)
-			goto refused;
-		v.ifindex = p->ifindex;
-		v.flags = (p->flags & VXDP_PORT_VETH) ? VXDP_FDB_VETH : 0;
-	} else if (u->kind == VXDP_UPCALL_LEARN_REMOTE) {
-		if (!kc_vtep(kc, u->vni, u->flags, u->remote))
-			goto refused;
-		v.flags = VXDP_FDB_REMOTE | (u->flags & VXDP_FDB_V6);
-		memcpy(v.remote, u->remote, 16);
-	} else {
-		goto refused;
-	}
-	struct vxdp_fdb_val old;
-	bool had = kdp_fdb_get(kc->k, u->vni, u->mac, &old) == 0;
-	if (had && (old.flags & VXDP_FDB_STATIC))
-		goto refused;
-	struct kc_vni *cv = kc_vni(kc, u->vni, true);
-	if (!had && (!cv || (kc->fdb_max && cv->n_macs >= kc->fdb_max)))
-		goto refused;
-	if (p && p->cfg.max_macs && p->n_macs >= p->cfg.max_macs)
-		goto refused;
-	if (kdp_fdb_add(kc->k, u->vni, u->mac, &v) < 0)
-		goto refused;
-	if (had)
-		kc_forget(kc, u->vni, &old);
-	if (p)
-		p->n_macs++;
-	cv->n_macs++;
-	kc->learned++;
-	return;
-refused:
-	kc->learn_refused++;
-}
-
-struct kc_sweep {
-	struct kdp_ctl *kc;
-	uint64_t now, max_age;     /* age: remove entries older than max_age */
-	uint32_t ifindex;          /* or: remove entries behind this port */
-	const struct kc_port *vxlan; /* or: remote entries of this vxlan port */
-	struct vxdp_fdb_key keys[256];
-	struct vxdp_fdb_val vals[256];
-	unsigned n;
-};
-
-static void kc_sweep_one(void *aux, const struct vxdp_fdb_key *key, const struct vxdp_fdb_val *v)
-{
-	struct kc_sweep *s = aux;
-	if (s->n == 256 || (v->flags & VXDP_FDB_STATIC))
-		return;
-	bool go;
-	if (s->ifindex)
-		go = !(v->flags & VXDP_FDB_REMOTE) && v->ifindex == s->ifindex;
-	else if (s->vxlan)
-		go = (v->flags & VXDP_FDB_REMOTE) && key->vni == s->vxlan->cfg.vni;
-	else
-		go = s->now > v->last_used_ns && s->now - v->last_used_ns > s->max_age;
-	if (go) {
-		s->keys[s->n] = *key;
-		s->vals[s->n++] = *v;
-	}
-}
-
-/* Removes what `s` selects, 256 entries a pass. */
-static unsigned kc_sweep(struct kdp_ctl *kc, struct kc_sweep *s)
-{
-	unsigned total = 0;
-	do {
-		s->n = 0;
-		kdp_fdb_dump(kc->k, kc_sweep_one, s);
-		for (unsigned i = 0; i < s->n; i++) {
-			if (kdp_fdb_del(kc->k, s->keys[i].vni, s->keys[i].mac) == 0)
-				kc_forget(kc, s->keys[i].vni, &s->vals[i]);
-		}
-		total += s->n;
-	} while (s->n == 256);
-	return total;
-}
-
-void kdp_ctl_tick(struct kdp_ctl *kc, uint32_t fdb_max, uint32_t ageing_s)
-{
-	kc->fdb_max = fdb_max ? fdb_max : KC_FDB_MAX_DEFAULT;
-	kdp_upcall_poll(kc->k, 0, kc_learn, kc);
-	uint64_t now = kdp_now_ns();
-	if (!ageing_s || now - kc->last_age_ns < 1000000000ull)
-		return;
-	kc->last_age_ns = now;
-	struct kc_sweep *s = calloc(1, sizeof(*s));
-	if (!s)
-		return;
-	s->kc = kc;
-	s->now = now;
-	s->max_age = (uint64_t)ageing_s * 1000000000ull;
-	kc->aged += kc_sweep(kc, s);
-	free(s);
-}
-
-static void kc_flush_port(struct kdp_ctl *kc, const struct kc_port *p)
-{
-	struct kc_sweep *s = calloc(1, sizeof(*s));
-	if (!s)
-		return;
-	s->kc = kc;
-	if (p->ifindex)
-		s->ifindex = p->ifindex;
-	else
-		s->vxlan = p;
-	kc_sweep(kc, s);
-	free(s);
-}
-
 /* ---- ports ----------------------------------------------------------------- */
-
-static struct kc_kept *kc_kept_find(struct kdp_ctl *kc, uint32_t ifindex)
-{
-	for (unsigned i = 0; kc->kept && i < kc->n_kept; i++)
-		if (kc->kept[i].ifindex == ifindex)
-			return &kc->kept[i];
-	return NULL;
-}
-
-static void kc_kept_claim(struct kdp_ctl *kc, uint32_t ifindex)
-{
-	struct kc_kept *kp = kc_kept_find(kc, ifindex);
-	if (kp)
-		kp->claimed = true;
-}
-
-/* A `port add type veth` whose pair a kept run made: its host end (same
- * name, here) is taken over as it is, with the VM's end and the frames
- * it carries untouched.  The VM end's namespace is not checked: the
- * pair was made from the same line. */
-static bool kc_adopt_veth(struct kdp_ctl *kc, struct kc_port *p)
-{
-	uint32_t idx = if_nametoindex(p->cfg.name);
-	struct kc_kept *kp = idx ? kc_kept_find(kc, idx) : NULL;
-	if (!kp || kp->claimed || !(kp->flags & VXDP_PORT_OURS))
-		return false;
-	p->ifindex = idx;
-	p->flags |= VXDP_PORT_VETH | VXDP_PORT_OURS;
-	p->made_veth = true;
-	return true;
-}
 
 static int kc_add_netdev(struct kdp_ctl *kc, struct kc_port *p, struct ctl_err *err)
 {
 	const struct ctl_port_add *pa = &p->cfg;
 	if (pa->type == CTL_PORT_AFPACKET) {
 		if (pa->netns[0])
-			return refuse(err, -EOPNOTSUPP,
+			return kc_refuse(err, -EOPNOTSUPP,
 				      "port %s: the kernel datapath takes links in vxswitchd's own namespace only "
 				      "(a redirect cannot reach %s in netns %s); use --datapath user", pa->name, pa->dev,
 				      pa->netns);
 		uint32_t idx = if_nametoindex(pa->dev);
 		if (!idx)
-			return refuse(err, -ENODEV, "port %s: no link %s", pa->name, pa->dev);
+			return kc_refuse(err, -ENODEV, "port %s: no link %s", pa->name, pa->dev);
 		if (kc_by_ifindex(kc, idx))
-			return refuse(err, -EEXIST, "port %s: link %s is a port already", pa->name, pa->dev);
+			return kc_refuse(err, -EEXIST, "port %s: link %s is a port already", pa->name, pa->dev);
 		p->ifindex = idx;
 		char drv[32];
 		if (ethtool_driver(pa->dev, drv, sizeof(drv)) == 0 && !strcmp(drv, "veth"))
@@ -440,11 +200,11 @@ static int kc_add_netdev(struct kdp_ctl *kc, struct kc_port *p, struct ctl_err *
 	} else if (!kc_adopt_veth(kc, p)) {
 		int ns = rtnl_netns_open(pa->netns);
 		if (ns < 0)
-			return refuse(err, ns, "port %s: netns %s: %s", pa->name, pa->netns, strerror(-ns));
+			return kc_refuse(err, ns, "port %s: netns %s: %s", pa->name, pa->netns, strerror(-ns));
 		int idx = kdp_link_veth_create(pa->name, pa->name, ns, pa->mtu);
 		close(ns);
 		if (idx < 0)
-			return refuse(err, idx, "port %s: cannot make the veth pair into netns %s: %s", pa->name,
+			return kc_refuse(err, idx, "port %s: cannot make the veth pair into netns %s: %s", pa->name,
 				      pa->netns, strerror(-idx));
 		p->ifindex = (uint32_t)idx;
 		p->flags |= VXDP_PORT_VETH | VXDP_PORT_OURS;
@@ -455,7 +215,7 @@ static int kc_add_netdev(struct kdp_ctl *kc, struct kc_port *p, struct ctl_err *
 	int ret = kdp_port_add(kc->k, p->ifindex, &po);
 	if (ret < 0) {
 		p->ifindex = 0;
-		return refuse(err, ret, "port %s: cannot attach the kernel datapath's program: %s", pa->name,
+		return kc_refuse(err, ret, "port %s: cannot attach the kernel datapath's program: %s", pa->name,
 			      strerror(-ret));
 	}
 	return 0;
@@ -464,14 +224,14 @@ static int kc_add_netdev(struct kdp_ctl *kc, struct kc_port *p, struct ctl_err *
 static int kc_check_vxlan(const struct kdp_ctl *kc, const struct ctl_port_add *pa, struct ctl_err *err)
 {
 	if (pa->dstport != kc->dstport)
-		return refuse(err, -EOPNOTSUPP, "port %s: dstport %u: the kernel datapath's vxlan device listens on %u",
+		return kc_refuse(err, -EOPNOTSUPP, "port %s: dstport %u: the kernel datapath's vxlan device listens on %u",
 			      pa->name, pa->dstport, kc->dstport);
 	if (pa->given & (CTL_PK_SRCPORT | CTL_PK_DF | CTL_PK_MTU) || !pa->udpcsum)
-		return refuse(err, -EOPNOTSUPP,
+		return kc_refuse(err, -EOPNOTSUPP,
 			      "port %s: srcport, df, mtu and udpcsum off are not honoured per port on the kernel "
 			      "datapath (one shared vxlan device); use --datapath user", pa->name);
 	if (pa->given & CTL_PK_EVPN)
-		return refuse(err, -EOPNOTSUPP,
+		return kc_refuse(err, -EOPNOTSUPP,
 			      "port %s: evpn: remote MACs and VTEPs from EVPN reach only the userspace datapath's "
 			      "FDB so far; use --datapath user", pa->name);
 	return 0;
@@ -482,7 +242,7 @@ static int kc_port_add(struct kdp_ctl *kc, const struct ctl_port_add *pa, struct
 {
 	(void)out;
 	if (pa->type == CTL_PORT_TAP)
-		return refuse(err, -EOPNOTSUPP,
+		return kc_refuse(err, -EOPNOTSUPP,
 			      "port %s: type tap needs the userspace datapath (vxswitchd --datapath user); the kernel "
 			      "datapath takes afpacket, veth and vxlan ports (QEMU's own tap: type afpacket dev TAP)",
 			      pa->name);
@@ -490,13 +250,13 @@ static int kc_port_add(struct kdp_ctl *kc, const struct ctl_port_add *pa, struct
 	if (have && !memcmp(&have->cfg, pa, sizeof(*pa)))
 		return 0; /* a reload's unchanged line */
 	if (have)
-		return refuse(err, -EEXIST, "port %s: exists", pa->name);
+		return kc_refuse(err, -EEXIST, "port %s: exists", pa->name);
 	struct kc_port *p = NULL;
 	for (unsigned i = 0; i < KC_MAX_PORTS && !p; i++)
 		if (!kc->ports[i].used)
 			p = &kc->ports[i];
 	if (!p)
-		return refuse(err, -ENOSPC, "port %s: the kernel datapath has %d ports already", pa->name, KC_MAX_PORTS);
+		return kc_refuse(err, -ENOSPC, "port %s: the kernel datapath has %d ports already", pa->name, KC_MAX_PORTS);
 	int ret = pa->type == CTL_PORT_VXLAN ? kc_check_vxlan(kc, pa, err) : 0;
 	if (ret < 0)
 		return ret;
@@ -509,7 +269,7 @@ static int kc_port_add(struct kdp_ctl *kc, const struct ctl_port_add *pa, struct
 	if (ret < 0) {
 		kc_port_drop(kc, p);
 		kc_vni_rebuild(kc, pa->vni);
-		return refuse(err, ret, "port %s: VNI %u: %s", pa->name, pa->vni,
+		return kc_refuse(err, ret, "port %s: VNI %u: %s", pa->name, pa->vni,
 			      ret == -E2BIG ? "more than 32 ports and remote VTEPs to flood to" : strerror(-ret));
 	}
 	VLOG_INFO("port", "%s: added on the kernel datapath (%s, vni %u%s%s)", pa->name,
@@ -541,106 +301,9 @@ unsigned kdp_ctl_ports(const struct kdp_ctl *kc, const struct ctl_port_add **cfg
 	return n;
 }
 
-/* ---- adopting kept state -------------------------------------------------- */
-
-struct kc_vni_list {
-	uint32_t vni[KC_MAX_VNIS * 4];
-	unsigned n;
-};
-
-static void kc_vni_collect(void *aux, uint32_t vni)
-{
-	struct kc_vni_list *l = aux;
-	if (l->n < sizeof(l->vni) / sizeof(l->vni[0]))
-		l->vni[l->n++] = vni;
-}
-
-static bool kc_vni_configured(const struct kdp_ctl *kc, uint32_t vni)
-{
-	for (unsigned i = 0; i < KC_MAX_PORTS; i++)
-		if (kc->ports[i].used && kc->ports[i].cfg.vni == vni)
-			return true;
-	return false;
-}
-
-/* Kept FDB entries: those of a port or VNI this run has are counted
- * again (for the caps); the others go. */
-struct kc_recount {
-	struct kdp_ctl *kc;
-	struct vxdp_fdb_key keys[256];
-	unsigned n;
-};
-
-static void kc_recount_one(void *aux, const struct vxdp_fdb_key *key, const struct vxdp_fdb_val *v)
-{
-	struct kc_recount *r = aux;
-	struct kdp_ctl *kc = r->kc;
-	struct kc_port *p = (v->flags & VXDP_FDB_REMOTE) ? NULL : kc_by_ifindex(kc, v->ifindex);
-	bool keep = kc_vni_configured(kc, key->vni) && ((v->flags & VXDP_FDB_REMOTE) || (p && p->cfg.vni == key->vni));
-	if (!keep) {
-		if (r->n < 256)
-			r->keys[r->n++] = *key;
-		return;
-	}
-	if (p)
-		p->n_macs++;
-	struct kc_vni *cv = kc_vni(kc, key->vni, true);
-	if (cv)
-		cv->n_macs++;
-}
-
-void kdp_ctl_adopt_done(struct kdp_ctl *kc)
-{
-	if (!kc || !kc->kept)
-		return;
-	unsigned removed = 0;
-	for (unsigned i = 0; i < kc->n_kept; i++) {
-		struct kc_kept *kp = &kc->kept[i];
-		if (kp->claimed)
-			continue;
-		char name[IF_NAMESIZE];
-		bool ours = (kp->flags & VXDP_PORT_OURS) && if_indextoname(kp->ifindex, name);
-		kdp_port_del(kc->k, kp->ifindex);
-		if (ours)
-			rtnl_link_delete(-1, name);
-		removed++;
-	}
-	struct kc_vni_list *vl = calloc(1, sizeof(*vl));
-	struct kc_recount *r = calloc(1, sizeof(*r));
-	if (vl && r) {
-		kdp_vni_each(kc->k, kc_vni_collect, vl);
-		for (unsigned i = 0; i < vl->n; i++)
-			if (!kc_vni_configured(kc, vl->vni[i]))
-				kdp_vni_del(kc->k, vl->vni[i]);
-		for (unsigned i = 0; i < KC_MAX_VNIS; i++)
-			kc->vnis[i].n_macs = 0;
-		for (unsigned i = 0; i < KC_MAX_PORTS; i++)
-			kc->ports[i].n_macs = 0;
-		r->kc = kc;
-		do { /* entries that go, 256 a pass; then count what stays */
-			r->n = 0;
-			kdp_fdb_dump(kc->k, kc_recount_one, r);
-			for (unsigned i = 0; i < r->n; i++)
-				kdp_fdb_del(kc->k, r->keys[i].vni, r->keys[i].mac);
-			if (r->n) {
-				for (unsigned i = 0; i < KC_MAX_VNIS; i++)
-					kc->vnis[i].n_macs = 0;
-				for (unsigned i = 0; i < KC_MAX_PORTS; i++)
-					kc->ports[i].n_macs = 0;
-			}
-		} while (r->n);
-	}
-	free(vl);
-	free(r);
-	VLOG_INFO("kdp", "kept state adopted: %u kept ports the configuration does not name removed", removed);
-	free(kc->kept);
-	kc->kept = NULL;
-	kc->n_kept = 0;
-}
-
 /* ---- what the operator sees ------------------------------------------------ */
 
-static void kc_print_remote(struct ctl_print *out, const char *key, const char *fmt, uint32_t flags,
+void kc_print_remote(struct ctl_print *out, const char *key, const char *fmt, uint32_t flags,
 			    const uint8_t *addr)
 {
 	struct ctl_ip ip = { .family = (flags & VXDP_FDB_V6) ? AF_INET6 : AF_INET };
@@ -680,40 +343,6 @@ void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out)
 		ctl_print_nl(out);
 		ctl_print_close_object(out);
 	}
-}
-
-struct kc_fdb_print {
-	struct kdp_ctl *kc;
-	struct ctl_print *out;
-	uint32_t vni;
-	uint64_t now;
-};
-
-static void kc_fdb_print_one(void *aux, const struct vxdp_fdb_key *key, const struct vxdp_fdb_val *v)
-{
-	struct kc_fdb_print *fp = aux;
-	if (fp->vni != UINT32_MAX && key->vni != fp->vni)
-		return;
-	const struct kc_port *p = (v->flags & VXDP_FDB_REMOTE) ? kc_vtep(fp->kc, key->vni, v->flags, v->remote)
-							       : kc_by_ifindex(fp->kc, v->ifindex);
-	ctl_print_open_object(fp->out, NULL);
-	ctl_print_mac(fp->out, CTL_PRINT_ANY, "mac", "%s", key->mac);
-	ctl_print_uint(fp->out, CTL_PRINT_ANY, "vni", " vni %" PRIu64, key->vni);
-	ctl_print_string(fp->out, CTL_PRINT_ANY, "port", " port %s", p ? p->cfg.name : "?");
-	if (v->flags & VXDP_FDB_REMOTE)
-		kc_print_remote(fp->out, "remote", " remote %s", v->flags, v->remote);
-	ctl_print_bool(fp->out, CTL_PRINT_JSON, "static", "%s", v->flags & VXDP_FDB_STATIC);
-	uint64_t age = fp->now > v->last_used_ns ? fp->now - v->last_used_ns : 0;
-	ctl_print_uint(fp->out, CTL_PRINT_ANY, "age_s", " age %" PRIu64 "s", age / 1000000000ull);
-	ctl_print_string(fp->out, CTL_PRINT_ANY, "datapath", " datapath %s", "kernel");
-	ctl_print_nl(fp->out);
-	ctl_print_close_object(fp->out);
-}
-
-void kdp_ctl_fdb_show(struct kdp_ctl *kc, uint32_t vni, struct ctl_print *out)
-{
-	struct kc_fdb_print fp = { .kc = kc, .out = out, .vni = vni, .now = kdp_now_ns() };
-	kdp_fdb_dump(kc->k, kc_fdb_print_one, &fp);
 }
 
 static void kc_print_counters(struct ctl_print *out, const struct vxdp_counters *c)
@@ -763,7 +392,7 @@ static int kc_stats(struct kdp_ctl *kc, const struct ctl_port_ref *ref, struct c
 {
 	const struct kc_port *p = ref->has_port ? kc_by_name(kc, ref->name) : NULL;
 	if (ref->has_port && !p)
-		return refuse(err, -ENOENT, "port %s: no such port", ref->name);
+		return kc_refuse(err, -ENOENT, "port %s: no such port", ref->name);
 	ctl_print_open_object(out, NULL);
 	ctl_print_string(out, CTL_PRINT_ANY, "datapath", "datapath %s\n", "kernel");
 	ctl_print_open_array(out, "ports");
@@ -808,8 +437,8 @@ bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_p
 		return true;
 	case CTL_FDB_ADD:
 	case CTL_FDB_DEL:
-		*ret = refuse(err, -EOPNOTSUPP, "fdb %s: static entries are not on the kernel datapath yet; "
-			      "use --datapath user", cmd->verb == CTL_FDB_ADD ? "add" : "del");
+	case CTL_FDB_FLUSH:
+		*ret = kc_fdb_cmd(kc, cmd, out, err);
 		return true;
 	default:
 		return false;

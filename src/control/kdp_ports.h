@@ -16,8 +16,11 @@
  * the two, not built yet), an afpacket link in another namespace (a
  * redirect reaches only devices of ours), vxlan options the shared device
  * cannot honour per port (another dstport, srcport, udpcsum off, df),
- * static `fdb add`/`fdb del` (not yet), and more than VXDP_FLOOD_MAX
- * targets in one VNI.
+ * and more than VXDP_FLOOD_MAX targets in one VNI.
+ *
+ * Static entries (`fdb add`, kdp_fdb.c): checked as the userspace
+ * datapath checks them, at most 1,024, never aged nor flushed, never
+ * moved by learning; they go with their port.
  *
  * Learning: an upcall installs (vni, mac) -> its port or VTEP after the
  * caps: a port's max-macs, the VNI's `fdb-max`; a remote is learned only

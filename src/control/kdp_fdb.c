@@ -1,0 +1,268 @@
+/* The kernel datapath's FDB as the control thread keeps it: learning
+ * from upcalls under the caps, ageing from the programs' last-used
+ * times, flushing, static entries, and `fdb show` (contract:
+ * control/kdp_ports.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/kdp_internal.h"
+#include "util/vlog.h"
+
+void kc_forget(struct kdp_ctl *kc, uint32_t vni, const struct vxdp_fdb_val *v)
+{
+	if (v->flags & VXDP_FDB_STATIC) {
+		if (kc->n_static)
+			kc->n_static--;
+		return;
+	}
+	struct kc_port *p = (v->flags & VXDP_FDB_REMOTE) ? NULL : kc_by_ifindex(kc, v->ifindex);
+	if (p && p->n_macs)
+		p->n_macs--;
+	struct kc_vni *cv = kc_vni(kc, vni, false);
+	if (cv && cv->n_macs)
+		cv->n_macs--;
+}
+
+static void kc_learn(void *aux, const struct vxdp_upcall *u)
+{
+	struct kdp_ctl *kc = aux;
+	struct kc_port *p = NULL;
+	struct vxdp_fdb_val v = { .last_used_ns = kdp_now_ns() };
+	if (u->kind == VXDP_UPCALL_LEARN_LOCAL) {
+		p = kc_by_ifindex(kc, u->ifindex);
+		if (!p || p->cfg.vni != u->vni)
+			goto refused;
+		v.ifindex = p->ifindex;
+		v.flags = (p->flags & VXDP_PORT_VETH) ? VXDP_FDB_VETH : 0;
+	} else if (u->kind == VXDP_UPCALL_LEARN_REMOTE) {
+		if (!kc_vtep(kc, u->vni, u->flags, u->remote))
+			goto refused;
+		v.flags = VXDP_FDB_REMOTE | (u->flags & VXDP_FDB_V6);
+		memcpy(v.remote, u->remote, 16);
+	} else {
+		goto refused;
+	}
+	struct vxdp_fdb_val old;
+	bool had = kdp_fdb_get(kc->k, u->vni, u->mac, &old) == 0;
+	if (had && (old.flags & VXDP_FDB_STATIC))
+		goto refused;
+	struct kc_vni *cv = kc_vni(kc, u->vni, true);
+	if (!had && (!cv || (kc->fdb_max && cv->n_macs >= kc->fdb_max)))
+		goto refused;
+	if (p && p->cfg.max_macs && p->n_macs >= p->cfg.max_macs)
+		goto refused;
+	if (kdp_fdb_add(kc->k, u->vni, u->mac, &v) < 0)
+		goto refused;
+	if (had)
+		kc_forget(kc, u->vni, &old);
+	if (p)
+		p->n_macs++;
+	cv->n_macs++;
+	kc->learned++;
+	return;
+refused:
+	kc->learn_refused++;
+}
+
+struct kc_sweep {
+	struct kdp_ctl *kc;
+	uint64_t now, max_age;     /* age: remove entries older than max_age */
+	uint32_t ifindex;          /* or: remove entries behind this port */
+	const struct kc_port *vxlan; /* or: remote entries of this vxlan port */
+	bool flush;                /* or: learned entries of flush_vni (UINT32_MAX: all) */
+	uint32_t flush_vni;
+	struct vxdp_fdb_key keys[256];
+	struct vxdp_fdb_val vals[256];
+	unsigned n;
+};
+
+static void kc_sweep_one(void *aux, const struct vxdp_fdb_key *key, const struct vxdp_fdb_val *v)
+{
+	struct kc_sweep *s = aux;
+	/* Static entries never age nor flush; they go with their port. */
+	if (s->n == 256 || ((v->flags & VXDP_FDB_STATIC) && !s->ifindex && !s->vxlan))
+		return;
+	bool go;
+	if (s->ifindex)
+		go = !(v->flags & VXDP_FDB_REMOTE) && v->ifindex == s->ifindex;
+	else if (s->vxlan)
+		go = (v->flags & VXDP_FDB_REMOTE) && key->vni == s->vxlan->cfg.vni;
+	else if (s->flush)
+		go = s->flush_vni == UINT32_MAX || key->vni == s->flush_vni;
+	else
+		go = s->now > v->last_used_ns && s->now - v->last_used_ns > s->max_age;
+	if (go) {
+		s->keys[s->n] = *key;
+		s->vals[s->n++] = *v;
+	}
+}
+
+/* Removes what `s` selects, 256 entries a pass. */
+static unsigned kc_sweep(struct kdp_ctl *kc, struct kc_sweep *s)
+{
+	unsigned total = 0;
+	do {
+		s->n = 0;
+		kdp_fdb_dump(kc->k, kc_sweep_one, s);
+		for (unsigned i = 0; i < s->n; i++) {
+			if (kdp_fdb_del(kc->k, s->keys[i].vni, s->keys[i].mac) == 0)
+				kc_forget(kc, s->keys[i].vni, &s->vals[i]);
+		}
+		total += s->n;
+	} while (s->n == 256);
+	return total;
+}
+
+void kdp_ctl_tick(struct kdp_ctl *kc, uint32_t fdb_max, uint32_t ageing_s)
+{
+	kc->fdb_max = fdb_max ? fdb_max : KC_FDB_MAX_DEFAULT;
+	kdp_upcall_poll(kc->k, 0, kc_learn, kc);
+	uint64_t now = kdp_now_ns();
+	if (!ageing_s || now - kc->last_age_ns < 1000000000ull)
+		return;
+	kc->last_age_ns = now;
+	struct kc_sweep *s = calloc(1, sizeof(*s));
+	if (!s)
+		return;
+	s->kc = kc;
+	s->now = now;
+	s->max_age = (uint64_t)ageing_s * 1000000000ull;
+	kc->aged += kc_sweep(kc, s);
+	free(s);
+}
+
+void kc_flush_port(struct kdp_ctl *kc, const struct kc_port *p)
+{
+	struct kc_sweep *s = calloc(1, sizeof(*s));
+	if (!s)
+		return;
+	s->kc = kc;
+	if (p->ifindex)
+		s->ifindex = p->ifindex;
+	else
+		s->vxlan = p;
+	kc_sweep(kc, s);
+	free(s);
+}
+
+/* ---- static entries and flush (vxctl fdb add/del/flush) -------------------- */
+
+/* The entry `fdb add` asks for, checked as the userspace datapath checks
+ * it (control.c): a local port of that VNI, or a VTEP behind a vxlan
+ * port of that VNI and address family. */
+static int kc_static_val(struct kdp_ctl *kc, const struct ctl_fdb *f, struct vxdp_fdb_val *v, struct ctl_err *err)
+{
+	*v = (struct vxdp_fdb_val){ .flags = VXDP_FDB_STATIC, .last_used_ns = kdp_now_ns() };
+	if (f->dst == CTL_FDB_DST_PORT) {
+		struct kc_port *p = kc_by_name(kc, f->port);
+		if (!p)
+			return kc_refuse(err, -ENOENT, "port %s: no such port", f->port);
+		if (p->cfg.type == CTL_PORT_VXLAN)
+			return kc_refuse(err, -EINVAL, "port %s: a vxlan port; say which VTEP: fdb add MAC vni %u remote IP",
+					 f->port, f->vni);
+		if (p->cfg.vni != f->vni)
+			return kc_refuse(err, -EINVAL, "port %s: in vni %u, not vni %u", f->port, p->cfg.vni, f->vni);
+		v->ifindex = p->ifindex;
+		v->flags |= (p->flags & VXDP_PORT_VETH) ? VXDP_FDB_VETH : 0;
+		return 0;
+	}
+	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
+		const struct kc_port *p = &kc->ports[i];
+		if (p->used && p->cfg.type == CTL_PORT_VXLAN && p->cfg.vni == f->vni &&
+		    p->cfg.local.family == f->remote.family) {
+			v->flags |= VXDP_FDB_REMOTE | (f->remote.family == AF_INET6 ? VXDP_FDB_V6 : 0);
+			memcpy(v->remote, f->remote.bytes, f->remote.family == AF_INET6 ? 16 : 4);
+			return 0;
+		}
+	}
+	return kc_refuse(err, -ENOENT, "vni %u: no vxlan port of that address family", f->vni);
+}
+
+static int kc_static_add(struct kdp_ctl *kc, const struct ctl_fdb *f, struct ctl_err *err)
+{
+	struct vxdp_fdb_val v, old;
+	int ret = kc_static_val(kc, f, &v, err);
+	if (ret < 0)
+		return ret;
+	bool had = kdp_fdb_get(kc->k, f->vni, f->mac, &old) == 0;
+	if (!(had && (old.flags & VXDP_FDB_STATIC)) && kc->n_static >= KC_MAX_STATIC)
+		return kc_refuse(err, -ENOSPC, "fdb add: at most %d static entries", KC_MAX_STATIC);
+	if ((ret = kdp_fdb_add(kc->k, f->vni, f->mac, &v)) < 0)
+		return kc_refuse(err, ret, "fdb add: %s", strerror(-ret));
+	if (had)
+		kc_forget(kc, f->vni, &old);
+	kc->n_static++;
+	return 0;
+}
+
+int kc_fdb_cmd(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
+{
+	const struct ctl_fdb *f = &cmd->fdb;
+	if (cmd->verb == CTL_FDB_ADD)
+		return kc_static_add(kc, f, err);
+	if (cmd->verb == CTL_FDB_DEL) {
+		struct vxdp_fdb_val old;
+		if (kdp_fdb_get(kc->k, f->vni, f->mac, &old) < 0 || kdp_fdb_del(kc->k, f->vni, f->mac) < 0)
+			return kc_refuse(err, -ENOENT, "fdb del: no such entry");
+		kc_forget(kc, f->vni, &old);
+		return 0;
+	}
+	struct kc_sweep *s = calloc(1, sizeof(*s));
+	if (!s)
+		return kc_refuse(err, -ENOMEM, "fdb flush: out of memory");
+	*s = (struct kc_sweep){ .kc = kc, .flush = true, .flush_vni = f->has_vni ? f->vni : UINT32_MAX };
+	unsigned n = kc_sweep(kc, s);
+	free(s);
+	ctl_print_open_object(out, NULL);
+	ctl_print_uint(out, CTL_PRINT_ANY, "flushed", "flushed %" PRIu64 " entries\n", (uint64_t)n);
+	ctl_print_close_object(out);
+	return 0;
+}
+
+struct kc_fdb_print {
+	struct kdp_ctl *kc;
+	struct ctl_print *out;
+	uint32_t vni;
+	uint64_t now;
+};
+
+static void kc_fdb_print_one(void *aux, const struct vxdp_fdb_key *key, const struct vxdp_fdb_val *v)
+{
+	struct kc_fdb_print *fp = aux;
+	if (fp->vni != UINT32_MAX && key->vni != fp->vni)
+		return;
+	const struct kc_port *p = (v->flags & VXDP_FDB_REMOTE) ? kc_vtep(fp->kc, key->vni, v->flags, v->remote)
+							       : kc_by_ifindex(fp->kc, v->ifindex);
+	for (unsigned i = 0; !p && (v->flags & VXDP_FDB_REMOTE) && i < KC_MAX_PORTS; i++) {
+		/* A static entry's VTEP need not be one the port floods to. */
+		const struct kc_port *q = &fp->kc->ports[i];
+		if (q->used && q->cfg.type == CTL_PORT_VXLAN && q->cfg.vni == key->vni)
+			p = q;
+	}
+	ctl_print_open_object(fp->out, NULL);
+	ctl_print_mac(fp->out, CTL_PRINT_ANY, "mac", "%s", key->mac);
+	ctl_print_uint(fp->out, CTL_PRINT_ANY, "vni", " vni %" PRIu64, key->vni);
+	ctl_print_string(fp->out, CTL_PRINT_ANY, "port", " port %s", p ? p->cfg.name : "?");
+	if (v->flags & VXDP_FDB_REMOTE)
+		kc_print_remote(fp->out, "remote", " remote %s", v->flags, v->remote);
+	bool is_static = v->flags & VXDP_FDB_STATIC;
+	ctl_print_bool(fp->out, CTL_PRINT_JSON, "static", "%s", is_static);
+	ctl_print_string(fp->out, CTL_PRINT_JSON, "source", "%s", is_static ? "static" : "learned");
+	if (is_static)
+		ctl_print_text(fp->out, " %s", "static");
+	uint64_t age = fp->now > v->last_used_ns ? fp->now - v->last_used_ns : 0;
+	ctl_print_uint(fp->out, CTL_PRINT_ANY, "age_s", " age %" PRIu64 "s", age / 1000000000ull);
+	ctl_print_string(fp->out, CTL_PRINT_ANY, "datapath", " datapath %s", "kernel");
+	ctl_print_nl(fp->out);
+	ctl_print_close_object(fp->out);
+}
+
+void kdp_ctl_fdb_show(struct kdp_ctl *kc, uint32_t vni, struct ctl_print *out)
+{
+	struct kc_fdb_print fp = { .kc = kc, .out = out, .vni = vni, .now = kdp_now_ns() };
+	kdp_fdb_dump(kc->k, kc_fdb_print_one, &fp);
+}
+

@@ -1,0 +1,84 @@
+/* Internals of the control thread's kernel datapath code, shared by
+ * kdp_ports.c (open/close, ports, what the operator sees), kdp_fdb.c
+ * (learning, ageing, flushing, static entries, fdb show) and
+ * kdp_adopt.c (kept state: cleanup, adopting, reconciling).  The
+ * contract is control/kdp_ports.h; nothing outside these files includes
+ * this one. */
+#ifndef VX_CONTROL_KDP_INTERNAL_H
+#define VX_CONTROL_KDP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "control/kdp_ports.h"
+#include "dp/kernel/kdp.h"
+
+enum {
+	KC_MAX_PORTS = 256,
+	KC_MAX_VNIS = 256,
+	KC_FDB_MAX_DEFAULT = 8192, /* = FDB_DEFAULT_MAX_LEARNED, the userspace datapath's */
+	KC_MAX_STATIC = 1024,      /* = FDB_DEFAULT_MAX_STATIC */
+};
+
+struct kc_port {
+	bool used;
+	bool made_veth;          /* type veth: we made the pair, port del removes it */
+	struct ctl_port_add cfg; /* the `port add` as given */
+	uint32_t ifindex;        /* 0: a vxlan port (no device of its own) */
+	uint32_t flags;          /* VXDP_PORT_VETH */
+	uint32_t n_macs;         /* learned behind it */
+};
+
+struct kc_vni {
+	bool used;
+	uint32_t vni;
+	uint32_t n_macs;         /* learned entries of the VNI */
+};
+
+/* A port entry a previous run kept (kdp.h, "Kept state"), until a
+ * `port add` of this run claims it or kdp_ctl_adopt_done() removes it. */
+struct kc_kept {
+	uint32_t ifindex;
+	uint32_t flags;          /* VXDP_PORT_OURS: its veth pair is ours */
+	bool claimed;
+};
+
+struct kdp_ctl {
+	struct kdp *k;
+	uint16_t dstport;
+	bool keep;
+	struct kc_kept *kept;    /* adopting: the kept ports; NULL otherwise */
+	unsigned n_kept;
+	struct kc_port ports[KC_MAX_PORTS];
+	struct kc_vni vnis[KC_MAX_VNIS];
+	uint64_t last_age_ns;
+	uint32_t fdb_max;
+	uint64_t learned, learn_refused, aged;
+	uint32_t n_static;       /* `fdb add` entries (not under the learning caps) */
+};
+
+int kc_refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+struct kc_port *kc_by_name(struct kdp_ctl *kc, const char *name);
+struct kc_port *kc_by_ifindex(struct kdp_ctl *kc, uint32_t ifindex);
+/* The vxlan port of `vni` naming remote `addr` (family by VXDP_FDB_V6). */
+struct kc_port *kc_vtep(struct kdp_ctl *kc, uint32_t vni, uint32_t flags, const uint8_t *addr);
+struct kc_vni *kc_vni(struct kdp_ctl *kc, uint32_t vni, bool make);
+void kc_print_remote(struct ctl_print *out, const char *key, const char *fmt, uint32_t flags,
+		     const uint8_t *addr);
+
+/* kdp_fdb.c */
+/* An entry removed: the caps no longer count it. */
+void kc_forget(struct kdp_ctl *kc, uint32_t vni, const struct vxdp_fdb_val *v);
+/* Every entry behind port p (learned and static) goes with it. */
+void kc_flush_port(struct kdp_ctl *kc, const struct kc_port *p);
+int kc_fdb_cmd(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err);
+
+/* kdp_adopt.c */
+/* kdp_open adopted kept maps: note the kept ports, to claim or remove. */
+void kc_adopt_begin(struct kdp_ctl *kc);
+/* A veth pair of a kept run named as p: taken over (true) or not. */
+bool kc_adopt_veth(struct kdp_ctl *kc, struct kc_port *p);
+void kc_kept_claim(struct kdp_ctl *kc, uint32_t ifindex);
+
+#endif
