@@ -111,12 +111,14 @@ static const struct {
 	{ "ipv4", CTL_ETH_IP }, /* iproute2's ll_proto.c alias; "ip" is printed (found first) */
 	{ "arp", CTL_ETH_ARP },       { "802.1Q", CTL_ETH_8021Q },
 	{ "802.1ad", CTL_ETH_8021AD }, { "all", CTL_ETH_ALL },
+	{ "mpls_uc", CTL_ETH_MPLS_UC }, { "mpls_mc", CTL_ETH_MPLS_MC }, /* ll_proto.c's names */
+	{ "rarp", CTL_ETH_RARP },
 };
 
 int fl_take_protocol(struct ctl_parser *ps, const char *key, uint16_t *eth)
 {
 	const char *v = NULL;
-	int ret = ctl_take_value(ps, key, "ip, ipv4, ipv6, arp, 802.1Q, 802.1ad, all or a number", &v);
+	int ret = ctl_take_value(ps, key, "ip, ipv4, ipv6, arp, rarp, 802.1Q, 802.1ad, mpls_uc, mpls_mc, all or a number", &v);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < sizeof(protocols) / sizeof(protocols[0]); i++) {
@@ -134,8 +136,8 @@ int fl_take_protocol(struct ctl_parser *ps, const char *key, uint16_t *eth)
 		return 0;
 	}
 	return ctl_fail(ps, ps->pos - 1,
-			"unknown protocol for \"%s\", expected ip, ipv4, ipv6, arp, 802.1Q, 802.1ad, "
-			"all or an ethertype 0x0600..0xffff (decimal or 0x hex)", key);
+			"unknown protocol for \"%s\", expected ip, ipv4, ipv6, arp, rarp, 802.1Q, "
+			"802.1ad, mpls_uc, mpls_mc, all or an ethertype 0x0600..0xffff (decimal or 0x hex)", key);
 }
 
 void fl_sb_protocol(struct ctl_sbuf *sb, const char *key, uint16_t eth)

@@ -44,6 +44,7 @@
  *   ACTION := mirred egress { redirect | mirror } dev PORT
  *           | drop | shot | pass | ok | gact { drop | shot | pass | ok }
  *           | goto chain N | gact goto chain N
+ *           | continue | pipe | gact { continue | pipe }
  *           | tunnel_key set id VNI src_ip IP dst_ip IP [ dst_port N ]
  *                 [ csum | nocsum ]
  *           | tunnel_key unset
@@ -69,8 +70,12 @@
  * - Actions run in order; drop, pass, goto chain and mirred redirect end
  *   the list (tc's "stolen"/terminal verdicts), so an action after one of
  *   them could never run and is refused.
- * - tc's other control verbs (reclassify, continue, pipe, trap, jump) and
- *   action kinds are refused naming the word.
+ * - continue ends the rule's list and classification goes on with the
+ *   rules of the next pref of the same chain (the kernel's TC_ACT_UNSPEC:
+ *   tcf_classify() tries the next filter); pipe does nothing and the list
+ *   goes on.  tc's other control verbs (reclassify, trap, jump) and action
+ *   kinds are refused naming the word and why, as are control words after
+ *   an action (`mirred ... continue`: write `action continue`).
  *
  * Canonical form (what ctl_flower_format() prints): keywords in the order of
  * the grammar above, a match key only when given, addresses masked
@@ -140,6 +145,37 @@ enum ctl_fm_key {
 	CTL_FM_ENC_DST_PORT = 1 << 20,
 };
 
+/* ctl_flower_match.given_ext: the keys added after `given` filled up
+ * (ctl_flower_mpls.c, ctl_flower_arp.c), in printing order. */
+enum ctl_fx_key {
+	CTL_FX_MPLS = 1 << 0,        /* mpls lse ...: mpls[] */
+	CTL_FX_MPLS_LABEL = 1 << 1,  /* the first entry's fields, tc's older form */
+	CTL_FX_MPLS_TC = 1 << 2,
+	CTL_FX_MPLS_BOS = 1 << 3,
+	CTL_FX_MPLS_TTL = 1 << 4,
+	CTL_FX_ARP_SIP = 1 << 5,
+	CTL_FX_ARP_TIP = 1 << 6,
+	CTL_FX_ARP_OP = 1 << 7,
+	CTL_FX_ARP_SHA = 1 << 8,
+	CTL_FX_ARP_THA = 1 << 9,
+};
+
+/* One `lse` of `mpls`: the label stack entry at depth 1..CTL_MPLS_MAX
+ * (tc-flower(8); the kernel's TCA_FLOWER_KEY_MPLS_OPTS_LSE). */
+enum { CTL_MPLS_MAX = 7 }; /* the kernel's FLOW_DIS_MPLS_MAX */
+enum ctl_mpls_field {
+	CTL_MPLS_DEPTH = 1 << 0,     /* the entry is matched (it must exist) */
+	CTL_MPLS_LABEL = 1 << 1,
+	CTL_MPLS_TC = 1 << 2,
+	CTL_MPLS_BOS = 1 << 3,
+	CTL_MPLS_TTL = 1 << 4,
+};
+struct ctl_mpls_lse {
+	uint8_t given;               /* CTL_MPLS_*; 0: depth not matched */
+	uint8_t tc, bos, ttl;
+	uint32_t label;              /* 20 bits */
+};
+
 /* Ethertypes the grammar names. */
 enum ctl_eth_type {
 	CTL_ETH_ALL = 0x0000, /* protocol all: no match on the ethertype */
@@ -148,6 +184,9 @@ enum ctl_eth_type {
 	CTL_ETH_8021Q = 0x8100,
 	CTL_ETH_IPV6 = 0x86dd,
 	CTL_ETH_8021AD = 0x88a8,
+	CTL_ETH_MPLS_UC = 0x8847,
+	CTL_ETH_MPLS_MC = 0x8848,
+	CTL_ETH_RARP = 0x8035,
 };
 
 /* ip_flags bits, tc's names. */
@@ -185,6 +224,13 @@ struct ctl_flower_match {
 	uint16_t enc_dst_port;
 	uint32_t enc_key_id;
 	struct ctl_prefix src_ip, dst_ip, enc_src_ip, enc_dst_ip;
+	uint32_t given_ext;        /* CTL_FX_* */
+	struct ctl_mpls_lse mpls[CTL_MPLS_MAX]; /* mpls lse: by depth - 1 */
+	uint32_t mpls_label;       /* mpls_label/_tc/_bos/_ttl: depth 1 */
+	uint8_t mpls_tc, mpls_bos, mpls_ttl;
+	uint8_t arp_op, arp_op_mask;
+	uint8_t arp_sha[6], arp_sha_mask[6], arp_tha[6], arp_tha_mask[6];
+	struct ctl_prefix arp_sip, arp_tip; /* IPv4 */
 };
 
 enum ctl_flower_act_type {
@@ -198,6 +244,9 @@ enum ctl_flower_act_type {
 	CTL_ACT_VLAN_PUSH,
 	CTL_ACT_VLAN_POP,
 	CTL_ACT_VLAN_MODIFY,
+	CTL_ACT_CONTINUE,     /* gact continue: ends the list, classification
+	                       * goes on at the next pref (TC_ACT_UNSPEC) */
+	CTL_ACT_PIPE,         /* gact pipe: nothing, the list goes on */
 };
 
 /* ctl_flower_action.given for tunnel_key set and vlan push/modify. */

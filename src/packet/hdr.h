@@ -22,6 +22,8 @@ enum eth_type {
 	ETH_TYPE_QINQ = 0x88a8,  /* 802.1ad S-tag */
 	ETH_TYPE_QINQ_OLD = 0x9100,
 	ETH_TYPE_IPV6 = 0x86dd,
+	ETH_TYPE_MPLS_UC = 0x8847, /* RFC 5332 */
+	ETH_TYPE_MPLS_MC = 0x8848,
 	ETH_TYPE_MIN = 0x0600, /* below this the field is an 802.3 length */
 };
 
