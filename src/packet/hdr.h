@@ -18,6 +18,7 @@ enum eth_constants {
 enum eth_type {
 	ETH_TYPE_IPV4 = 0x0800,
 	ETH_TYPE_ARP = 0x0806,
+	ETH_TYPE_RARP = 0x8035, /* RFC 903: ARP's format */
 	ETH_TYPE_VLAN = 0x8100,  /* 802.1Q C-tag */
 	ETH_TYPE_QINQ = 0x88a8,  /* 802.1ad S-tag */
 	ETH_TYPE_QINQ_OLD = 0x9100,

@@ -497,6 +497,7 @@ static enum drop_reason parse_frame(struct parse_ctx *c, uint32_t l2, const stru
 		key->dl_type = type;
 		return parse_ipv6(c, l3, lo);
 	case ETH_TYPE_ARP:
+	case ETH_TYPE_RARP: /* the same format; the kernel's dissector reads both */
 		key->dl_type = type;
 		return parse_arp(c, l3, lo);
 	case ETH_TYPE_MPLS_UC:

@@ -37,6 +37,13 @@
  *    frame is parsed the same way (no nested decap); an inner failure
  *    returns the inner layer's reason.  The outer payload_ofs equals
  *    tunnel_ofs.
+ *  - MPLS (0x8847, 0x8848): the label stack is read into the key as the
+ *    kernel's flow dissector reads it for cls_flower: up to FLOW_MPLS_MAX
+ *    entries, to the bottom of stack; a stack cut short by the end of the
+ *    frame keeps the entries read and is not a drop (the kernel classifies
+ *    with what it dissected; a switch forwards what it does not route);
+ *    nothing after the stack is parsed (no L3 offset).  RARP (0x8035) is
+ *    parsed as ARP, whose format it has.
  *  - Offsets: payload_ofs is the first byte after the TCP/UDP/ICMP header;
  *    all offsets not set by a parse are PKT_OFS_NONE.
  *

@@ -96,7 +96,7 @@ static inline const char *flow_invariant_violated(const struct pkt *p, const str
 					  offsetof(struct flow_key, nw_family)));
 		FLOW_INV(flow_inv_is_zero(&key->tcp_opts, sizeof(key->tcp_opts)));
 	} else if (key->nw_family == 0) {
-		FLOW_INV(key->dl_type == ETH_TYPE_ARP);
+		FLOW_INV(key->dl_type == ETH_TYPE_ARP || key->dl_type == ETH_TYPE_RARP);
 		FLOW_INV(key->nw_tos == 0 && key->nw_ttl == 0 && key->nw_frag == 0 && key->ipv6_label == 0);
 	} else {
 		FLOW_INV(key->nw_family == 4 || key->nw_family == 6);

@@ -171,6 +171,26 @@ static struct flow_key arp_key(uint16_t op, uint8_t sip_last, uint8_t tip_last, 
 	return key_of_bytes(buf, fb_build(&f, buf, sizeof(buf), NULL));
 }
 
+/* RARP has ARP's format: parsed as ARP, matched under protocol rarp. */
+static void test_rarp(void **state)
+{
+	(void)state;
+	static uint8_t buf[FB_MAX_FRAME];
+	struct flower_table *t = TABLE(A "pref 1 protocol rarp flower arp_tip 192.0.2.10" DROP);
+	struct fb_frame f;
+	fb_frame_init(&f, FB_ARP, 0);
+	f.dst_ip[0] = 192, f.dst_ip[1] = 0, f.dst_ip[2] = 2, f.dst_ip[3] = 10;
+	assert_int_equal(hits(t, (struct flow_key[]){ key_of_bytes(buf, fb_build(&f, buf, sizeof(buf), NULL)) }),
+			 0);
+	f.eth_type_override = 0x8035;
+	assert_int_equal(hits(t, (struct flow_key[]){ key_of_bytes(buf, fb_build(&f, buf, sizeof(buf), NULL)) }),
+			 1001);
+	f.dst_ip[3] = 11;
+	assert_int_equal(hits(t, (struct flow_key[]){ key_of_bytes(buf, fb_build(&f, buf, sizeof(buf), NULL)) }),
+			 0);
+	flower_table_destroy(t);
+}
+
 static void test_arp(void **state)
 {
 	(void)state;
@@ -257,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_mpls_first_entry),
 		cmocka_unit_test(test_mpls_lse),
 		cmocka_unit_test(test_arp),
+		cmocka_unit_test(test_rarp),
 		cmocka_unit_test(test_continue),
 		cmocka_unit_test(test_continue_goto),
 	};
