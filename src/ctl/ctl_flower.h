@@ -40,7 +40,11 @@
  *           | ip_flags { [no]frag | [no]firstfrag }[/{ [no]frag | [no]firstfrag }]
  *           | type V[/M] | code V[/M]          (ICMP / ICMPv6, decimal)
  *           | enc_key_id 0..16777215 | enc_src_ip PREFIX | enc_dst_ip PREFIX
- *           | enc_dst_port 0..65535
+ *           | enc_dst_port 0..65535 | enc_tos V[/M] | enc_ttl V[/M]
+ *           | mpls_label L | mpls_tc T | mpls_bos B | mpls_ttl T
+ *           | mpls lse depth D [ label L ] [ tc T ] [ bos B ] [ ttl T ] [ lse ... ]
+ *           | arp_sip PREFIX | arp_tip PREFIX | arp_op { request | reply | 0..2 }[/M]
+ *           | arp_sha MAC[/MASK|/LEN] | arp_tha MAC[/MASK|/LEN]
  *   ACTION := mirred egress { redirect | mirror } dev PORT
  *           | drop | shot | pass | ok | gact { drop | shot | pass | ok }
  *           | goto chain N | gact goto chain N
@@ -158,6 +162,8 @@ enum ctl_fx_key {
 	CTL_FX_ARP_OP = 1 << 7,
 	CTL_FX_ARP_SHA = 1 << 8,
 	CTL_FX_ARP_THA = 1 << 9,
+	CTL_FX_ENC_TOS = 1 << 10,    /* the outer IP header of a VXLAN frame */
+	CTL_FX_ENC_TTL = 1 << 11,
 };
 
 /* One `lse` of `mpls`: the label stack entry at depth 1..CTL_MPLS_MAX
@@ -231,6 +237,7 @@ struct ctl_flower_match {
 	uint8_t arp_op, arp_op_mask;
 	uint8_t arp_sha[6], arp_sha_mask[6], arp_tha[6], arp_tha_mask[6];
 	struct ctl_prefix arp_sip, arp_tip; /* IPv4 */
+	uint8_t enc_tos, enc_tos_mask, enc_ttl, enc_ttl_mask;
 };
 
 enum ctl_flower_act_type {

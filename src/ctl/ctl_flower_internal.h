@@ -68,6 +68,9 @@ void fl_sb_arp_op(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_ma
 int fl_parse_arp_mac(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m);
 void fl_sb_arp_mac(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m);
 
+int fl_parse_enc_tos_ttl(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m);
+void fl_sb_enc_tos_ttl(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m);
+
 /* tc-flower(8) keys vxswitch does not build: the reason, or NULL when w is
  * no such key (ctl_flower_mpls.c). */
 const char *fl_unsupported_key(const char *w);

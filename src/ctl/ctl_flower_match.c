@@ -443,6 +443,8 @@ static const struct fl_key keys[] = {
 	{ "enc_src_ip", CTL_FM_ENC_SRC_IP, 0, NEED_NONE, parse_enc_src_ip, print_enc_src_ip },
 	{ "enc_dst_ip", CTL_FM_ENC_DST_IP, 0, NEED_NONE, parse_enc_dst_ip, print_enc_dst_ip },
 	{ "enc_dst_port", CTL_FM_ENC_DST_PORT, 0, NEED_NONE, parse_enc_dst_port, print_enc_dst_port },
+	{ "enc_tos", 0, CTL_FX_ENC_TOS, NEED_NONE, fl_parse_enc_tos_ttl, fl_sb_enc_tos_ttl },
+	{ "enc_ttl", 0, CTL_FX_ENC_TTL, NEED_NONE, fl_parse_enc_tos_ttl, fl_sb_enc_tos_ttl },
 };
 enum { N_KEYS = sizeof(keys) / sizeof(keys[0]) };
 
@@ -551,9 +553,12 @@ static int check_needs(struct ctl_parser *ps, const int words[N_KEYS],
 		if (ret)
 			return ret;
 	}
+	int enc_dst = 0;
+	while (enc_dst < N_KEYS && keys[enc_dst].flag != CTL_FM_ENC_DST_IP)
+		enc_dst++;
 	if ((m->given & CTL_FM_ENC_SRC_IP) && (m->given & CTL_FM_ENC_DST_IP) &&
 	    m->enc_src_ip.addr.family != m->enc_dst_ip.addr.family)
-		return ctl_fail(ps, words[N_KEYS - 2], "\"enc_dst_ip\" and \"enc_src_ip\" are of "
+		return ctl_fail(ps, words[enc_dst], "\"enc_dst_ip\" and \"enc_src_ip\" are of "
 				"different families");
 	return check_mpls_forms(ps, words, m);
 }

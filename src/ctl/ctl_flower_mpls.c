@@ -235,6 +235,38 @@ void fl_sb_arp_mac(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_m
 		fl_sb_mac(sb, k, m->arp_tha, m->arp_tha_mask);
 }
 
+/* ---- enc_tos / enc_ttl ---------------------------------------------------------- */
+
+/* tc's flower_parse_ip_tos_ttl(): the value get_u8(.., 10), else (.., 16);
+ * /MASK get_u8(.., 16). */
+int fl_parse_enc_tos_ttl(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+{
+	uint32_t v, mask;
+	int ret = fl_take_masked(ps, k, 0xff, FL_BASE_10_16, 16, &v, &mask);
+	if (!strcmp(k, "enc_tos")) {
+		m->enc_tos = (uint8_t)v;
+		m->enc_tos_mask = (uint8_t)mask;
+	} else {
+		m->enc_ttl = (uint8_t)v;
+		m->enc_ttl_mask = (uint8_t)mask;
+	}
+	return ret;
+}
+
+/* As ip_tos (0x hex) and ip_ttl (decimal) print. */
+void fl_sb_enc_tos_ttl(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+{
+	if (!strcmp(k, "enc_tos")) {
+		ctl_sb_printf(sb, " %s 0x%x", k, m->enc_tos);
+		if (m->enc_tos_mask != 0xff)
+			ctl_sb_printf(sb, "/0x%x", m->enc_tos_mask);
+	} else {
+		ctl_sb_printf(sb, " %s %u", k, m->enc_ttl);
+		if (m->enc_ttl_mask != 0xff)
+			ctl_sb_printf(sb, "/0x%x", m->enc_ttl_mask);
+	}
+}
+
 /* ---- tc's keys that vxswitch does not build ------------------------------------ */
 
 /* Every other key of iproute2 6.1's flower_parse_opt(), and the later
@@ -248,10 +280,6 @@ const char *fl_unsupported_key(const char *w)
 		{ "ct_zone", "there is no connection tracking in vxswitch" },
 		{ "ct_mark", "there is no connection tracking in vxswitch" },
 		{ "ct_label", "there is no connection tracking in vxswitch" },
-		{ "enc_tos", "the vxlan port reads datagrams from a UDP socket and does not receive "
-			     "the outer IP header's TOS yet" },
-		{ "enc_ttl", "the vxlan port reads datagrams from a UDP socket and does not receive "
-			     "the outer IP header's TTL yet" },
 		{ "vxlan_opts", "VXLAN-GBP is not run: a VXLAN header with the G flag has reserved "
 				"bits set for RFC 7348 and is dropped (vxlan_reserved_bits)" },
 		{ "geneve_opts", "vxswitch carries VXLAN only, not Geneve" },

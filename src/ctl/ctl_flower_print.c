@@ -354,6 +354,10 @@ static void print_keys(struct ctl_print *p, const struct ctl_flower_match *m)
 		key_uint(p, "enc_key_id", m->enc_key_id);
 	if (m->given & CTL_FM_ENC_DST_PORT)
 		key_masked(p, "enc_dst_port", m->enc_dst_port, 0xffff, 0xffff);
+	if (m->given_ext & CTL_FX_ENC_TOS) /* flower_print_ip_attr(), as ip_tos */
+		key_masked(p, "enc_tos", m->enc_tos, m->enc_tos_mask, 0xff);
+	if (m->given_ext & CTL_FX_ENC_TTL)
+		key_masked(p, "enc_ttl", m->enc_ttl, m->enc_ttl_mask, 0xff);
 	if (m->given & CTL_FM_IP_FLAGS)
 		key_ip_flags(p, m->ip_flags, m->ip_flags_mask);
 	ctl_print_close_object(p);

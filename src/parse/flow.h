@@ -52,7 +52,9 @@ struct flow_key {
 	uint16_t tun_src_port; /* host order */
 	uint16_t tun_dst_port;
 	uint8_t tun_family;    /* 0, 4 or 6 */
-	uint8_t tun_pad[3];
+	uint8_t tun_tos;       /* outer TOS / traffic class (tc's enc_tos) */
+	uint8_t tun_ttl;       /* outer TTL / hop limit (tc's enc_ttl) */
+	uint8_t tun_pad;
 
 	/* Metadata. */
 	uint16_t in_port;

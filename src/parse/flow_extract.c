@@ -567,6 +567,8 @@ static enum drop_reason decap_vxlan(struct parse_ctx *c, const struct layer_ofs 
 	memcpy(tun->dst, key->nw_dst, sizeof(tun->dst));
 	tun->src_port = key->tp_src;
 	tun->dst_port = key->tp_dst;
+	tun->tos = key->nw_tos;
+	tun->ttl = key->nw_ttl;
 
 	/* The outer L2..L4 are forgotten: zero the key, then put back what
 	 * the tunnel section and metadata hold. */
@@ -578,6 +580,8 @@ static enum drop_reason decap_vxlan(struct parse_ctx *c, const struct layer_ofs 
 	memcpy(key->tun_dst, tun->dst, sizeof(key->tun_dst));
 	key->tun_src_port = tun->src_port;
 	key->tun_dst_port = tun->dst_port;
+	key->tun_tos = tun->tos;
+	key->tun_ttl = tun->ttl;
 	return parse_vxlan(c, *outer->payload);
 }
 
@@ -622,5 +626,7 @@ enum drop_reason flow_extract_vxlan(struct pkt *pkt, struct flow_key *key)
 	memcpy(key->tun_dst, tun->dst, sizeof(key->tun_dst));
 	key->tun_src_port = tun->src_port;
 	key->tun_dst_port = tun->dst_port;
+	key->tun_tos = tun->tos;
+	key->tun_ttl = tun->ttl;
 	return parse_vxlan(&c, 0);
 }

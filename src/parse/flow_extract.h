@@ -72,7 +72,9 @@ enum drop_reason flow_extract(struct pkt *pkt, uint16_t vxlan_port, struct flow_
 /* Parses a frame that starts at a VXLAN header, as read from a UDP socket:
  * pkt->tunnel (family, addresses, ports) must already be filled in by the
  * port; it is copied into the key's tunnel section with the VNI.  Sets
- * tunnel_ofs = 0 and the inner_* offsets; outer l2..l4 are absent. */
+ * tunnel_ofs = 0 and the inner_* offsets; outer l2..l4 are absent.  The
+ * outer TOS and TTL come from pkt->tunnel too (the port read them as
+ * cmsgs; 0 when it could not). */
 enum drop_reason flow_extract_vxlan(struct pkt *pkt, struct flow_key *key);
 
 /* Parses TCP options (the bytes after the fixed 20-byte header).  Returns

@@ -71,8 +71,24 @@ static void set_masked(uint8_t *key, uint8_t *mask, const uint8_t *v, const uint
 	}
 }
 
-void flower_match_compile_arp(const struct ctl_flower_match *cm, struct cls_match *out)
+/* enc_tos / enc_ttl: the outer header of a tunnelled frame (tun_family
+ * bit 2 is set for 4 and 6, as for the other enc_* keys). */
+static void compile_enc(const struct ctl_flower_match *cm, struct cls_match *out)
 {
+	uint32_t x = cm->given_ext;
+	if (!(x & (CTL_FX_ENC_TOS | CTL_FX_ENC_TTL)))
+		return;
+	out->key.tun_family |= 0x4;
+	out->mask.tun_family |= 0x4;
+	if (x & CTL_FX_ENC_TOS)
+		set_masked(&out->key.tun_tos, &out->mask.tun_tos, &cm->enc_tos, &cm->enc_tos_mask, 1);
+	if (x & CTL_FX_ENC_TTL)
+		set_masked(&out->key.tun_ttl, &out->mask.tun_ttl, &cm->enc_ttl, &cm->enc_ttl_mask, 1);
+}
+
+void flower_match_compile_arp_enc(const struct ctl_flower_match *cm, struct cls_match *out)
+{
+	compile_enc(cm, out);
 	uint32_t x = cm->given_ext;
 	if (x & CTL_FX_ARP_SIP)
 		set_masked(out->key.nw_src, out->mask.nw_src, cm->arp_sip.addr.bytes,

@@ -179,7 +179,7 @@ int flower_match_compile(const struct ctl_flower_match *cm, struct cls_match *ou
 	compile_l4(cm, out);
 	compile_tunnel(cm, out);
 	flower_match_compile_mpls(cm, out);
-	flower_match_compile_arp(cm, out);
+	flower_match_compile_arp_enc(cm, out);
 	return 0;
 }
 

@@ -35,10 +35,14 @@
  *                     and bit D - 1 of mpls_used: the frame has an entry at
  *                     that depth (cls_flower's used_lses); mpls_label/tc/
  *                     bos/ttl are the same at depth 1 (flower_match_mpls.c).
+ *   enc_tos/enc_ttl   tun_tos/tun_ttl under the mask, tunnelled frames only:
+ *                     the outer header's, as the vxlan port read it
+ *                     (IP_RECVTOS/IP_RECVTTL, IPV6_RECVTCLASS/HOPLIMIT) or
+ *                     as flow_extract decapsulated it.
  *   arp_sip/arp_tip   nw_src/nw_dst (ARP spa/tpa), arp_op the low byte of
  *                     the opcode in nw_proto (the kernel's key_arp.op),
  *                     arp_sha/arp_tha arp_sha/arp_tha.
- * Only MPLS needed new flow_key fields (parse/flow.h).
+ * MPLS and enc_tos/enc_ttl needed new flow_key fields (parse/flow.h).
  *
  * Actions, in order (tc semantics):
  *   mirred redirect   send to the port, stop (tc: stolen).
@@ -123,9 +127,10 @@ struct flower_rule {
  * produces (-EINVAL otherwise). */
 int flower_match_compile(const struct ctl_flower_match *cm, struct cls_match *out);
 
-/* The MPLS and ARP parts of flower_match_compile() (flower_match_mpls.c). */
+/* The MPLS, ARP and enc_tos/enc_ttl parts of flower_match_compile()
+ * (flower_match_mpls.c). */
 void flower_match_compile_mpls(const struct ctl_flower_match *cm, struct cls_match *out);
-void flower_match_compile_arp(const struct ctl_flower_match *cm, struct cls_match *out);
+void flower_match_compile_arp_enc(const struct ctl_flower_match *cm, struct cls_match *out);
 
 /* Resolves a port name to its id: 0 or -ENOENT.  Given by the daemon. */
 typedef int flower_port_resolver(void *aux, const char *name, uint16_t *id);

@@ -4,8 +4,10 @@
 # vnet1's rules, each rule's counter checked exactly, and what reached vm2
 # across the overlay counted with tcpdump (dropped frames never arrive,
 # redirected and passed ones do).  continue crosses two rules, both counted.
-# Also: tc's show text for an MPLS rule, show config re-typable, and tc's
-# keys vxswitch does not build refused with the reason.
+# Then enc_tos/enc_ttl on the vxlan port against VXLAN datagrams crafted
+# with their own outer TOS/TTL.  Also: tc's show text for an MPLS rule,
+# show config re-typable, and tc's keys vxswitch does not build refused
+# with the reason.
 #
 #   vxmpl-PID-vm1       vxmpl-PID-h1                          vxmpl-PID-h2       vxmpl-PID-vm2
 #   vnet1 192.0.2.1 <-- vxswitchd -- u1 ============== u2 -- vxswitchd --> vnet2 192.0.2.2
@@ -116,6 +118,38 @@ grep -q "who-has 192.0.2.77" "$RIG_DIR/cap" && fail "a dropped ARP request for 1
 [ "$(grep -c "who-has 192.0.2.2 tell 192.0.2.200" "$RIG_DIR/cap")" = 2 ] || fail "the 2 passed ARP requests did not reach vm2"
 pass "vm2 got the 8 MPLS frames rules let through (none of the dropped label 200 ttl 63) and the passed ARP, not the dropped ones"
 
+# --- enc_tos / enc_ttl on the vxlan port: the outer header of what arrives ------------
+# VXLAN datagrams crafted in h2 with their own outer TOS and TTL (the peer
+# daemon's own traffic has TOS 0, TTL 64 and matches neither rule).
+vx 1 filter add dev "$VX" ingress pref 1 protocol ip flower enc_tos 0x28 enc_ttl 17 action continue ||
+	fail "enc_tos enc_ttl rule"
+vx 1 filter add dev "$VX" ingress pref 2 protocol ip flower ip_proto icmp enc_ttl 16/0xf0 action drop ||
+	fail "enc_ttl masked rule"
+nvm1 timeout 60 tcpdump -l -n -i vnet1 'icmp and src host 192.0.2.99' >"$RIG_DIR/enc" 2>"$RIG_DIR/enc.err" &
+cap_pid=$!
+for i in $(seq 600); do grep -q "listening on" "$RIG_DIR/enc.err" 2>/dev/null && break; sleep 0.05; done
+nh2 /usr/bin/python3 - "$MAC1" "$(nh1 cat /sys/class/net/u1/address)" <<'PY' || fail "scapy could not send VXLAN"
+import sys
+from scapy.all import Ether, IP, UDP, ICMP, sendp, get_if_hwaddr
+from scapy.layers.vxlan import VXLAN
+def dgram(tos, ttl, seq):
+    inner = Ether(src="02:00:00:00:ee:01", dst=sys.argv[1]) / IP(src="192.0.2.99", dst="192.0.2.1") / ICMP(id=99, seq=seq)
+    return (Ether(src=get_if_hwaddr("u2"), dst=sys.argv[2]) / IP(src="198.51.100.2", dst="198.51.100.1", tos=tos, ttl=ttl) /
+            UDP(sport=50000, dport=4789) / VXLAN(flags=0x08, vni=99) / inner)
+sendp([dgram(0x28, 17, i) for i in range(3)] +    # pref 1 (continue) then pref 2 (drop)
+     [dgram(0x00, 18, 10 + i) for i in range(2)] + # pref 2 only (drop)
+     [dgram(0x28, 64, 20 + i) for i in range(2)],  # neither: on to vm1
+     iface="u2", verbose=False)
+PY
+for i in $(seq 200); do [ "$(grep -c "ICMP echo request" "$RIG_DIR/enc")" -ge 2 ] && break; sleep 0.05; done
+sleep 0.5
+kill "$cap_pid" 2>/dev/null || true; wait "$cap_pid" 2>/dev/null || true
+got=$(rule_packets "$VX" 1 1); [ "$got" = 3 ] || fail "enc_tos 0x28 enc_ttl 17 counted $got, want 3"
+got=$(rule_packets "$VX" 2 1); [ "$got" = 5 ] || fail "enc_ttl 16/0xf0 counted $got, want 5 (3 after continue, 2 of TTL 18)"
+got=$(grep -c "ICMP echo request" "$RIG_DIR/enc" || true)
+[ "$got" = 2 ] || fail "vm1 got $got of the crafted echo requests, want the 2 of outer TTL 64: $(cat "$RIG_DIR/enc")"
+pass "enc_tos/enc_ttl match the outer header the vxlan port received: 3 and 5 counted, the 2 unmatched reach vm1"
+
 # --- refused: tc's keys that vxswitch does not build ---------------------------------
 refused() { # WANT WORDS...
 	local want=$1 rc=0; shift
@@ -123,8 +157,8 @@ refused() { # WANT WORDS...
 	[ "$rc" = 1 ] && grep -q -- "$want" "$RIG_DIR/err" || fail "$*: exit $rc, $(cat "$RIG_DIR/err")"
 }
 refused "no connection tracking" pref 20 protocol ip flower ct_state +trk action drop
-refused "outer IP header's TOS" pref 20 protocol ip flower enc_tos 4 action drop
+refused "VXLAN-GBP" pref 20 protocol ip flower vxlan_opts 10 action drop
 refused "ethertype isn't MPLS" pref 20 protocol ip flower mpls_label 1 action drop
 refused "one form per line" pref 20 protocol mpls_uc flower mpls_label 1 mpls lse depth 2 action drop
 refused '"jump" is not supported' pref 20 protocol ip flower action jump 1 action drop
-pass "ct_state, enc_tos, MPLS without an MPLS protocol, two MPLS forms and jump refused with the reason"
+pass "ct_state, vxlan_opts, MPLS without an MPLS protocol, two MPLS forms and jump refused with the reason"

@@ -117,6 +117,21 @@ static void test_arp_grammar(void **state)
 	refused(ADD "protocol ip flower arp_tip 192.0.2.1" RD, "protocol arp or rarp");
 }
 
+/* flower_parse_ip_tos_ttl(): value get_u8(.., 10) else (.., 16), mask
+ * get_u8(.., 16); printed as ip_tos (hex) and ip_ttl (decimal). */
+static void test_enc_tos_ttl_grammar(void **state)
+{
+	(void)state;
+	same_as(ADD "protocol ip flower enc_tos 40 enc_ttl 17" RD,
+		ADD "protocol ip flower enc_tos 0x28 enc_ttl 17" RD);
+	same_as(ADD "protocol ip flower enc_tos 1f/fc enc_ttl 64/f0" RD,
+		ADD "protocol ip flower enc_tos 0x1c/0xfc enc_ttl 64/0xf0" RD);
+	same_as(ADD "protocol all flower enc_key_id 5 enc_ttl 0x40" RD,
+		ADD "protocol all flower enc_key_id 5 enc_ttl 64" RD);
+	refused(ADD "protocol ip flower enc_tos 256" RD, "enc_tos");
+	refused(ADD "protocol ip flower enc_ttl 1/0x100" RD, "enc_ttl");
+}
+
 static void test_continue_grammar(void **state)
 {
 	(void)state;
@@ -133,8 +148,6 @@ static void test_unsupported_keys(void **state)
 {
 	(void)state;
 	refused(ADD "protocol ip flower ct_state +trk" RD, "no connection tracking");
-	refused(ADD "protocol ip flower enc_tos 4" RD, "tc-flower's key, not supported");
-	refused(ADD "protocol ip flower enc_ttl 64" RD, "outer IP header's TTL");
 	refused(ADD "protocol ip flower vxlan_opts 10" RD, "VXLAN-GBP");
 	refused(ADD "protocol ip flower geneve_opts 0102:80:00880022" RD, "Geneve");
 	refused(ADD "protocol 802.1ad flower cvlan_id 5" RD, "inner tag");
@@ -198,6 +211,9 @@ static void test_show_text(void **state)
 	       "filter protocol arp pref 1 flower chain 0 handle 0x1 \n  eth_type arp"
 	       "\n  arp_sip 192.0.2.1\n  arp_tip 192.0.2.0/24\n  arp_op reply"
 	       "\n  arp_sha 02:00:00:00:00:01\n  arp_tha 02:00:00:00:00:00/40" REDIR_TEXT);
+	expect(ONE "protocol ip flower enc_key_id 42 enc_tos 0x28/fc enc_ttl 17" REDIR, false,
+	       "filter protocol ip pref 1 flower chain 0 handle 0x1 \n  eth_type ipv4\n  enc_key_id 42"
+	       "\n  enc_tos 40/0xfc\n  enc_ttl 17" REDIR_TEXT);
 	expect(ONE "protocol arp flower arp_op 1/1" REDIR, false,
 	       "filter protocol arp pref 1 flower chain 0 handle 0x1 \n  eth_type arp\n  arp_op 1/1"
 	       REDIR_TEXT);
@@ -229,6 +245,9 @@ static void test_show_json(void **state)
 	       "[{\"protocol\":\"arp\",\"pref\":1,\"kind\":\"flower\",\"chain\":0,\"options\":{\"handle\":1,"
 	       "\"keys\":{\"eth_type\":\"arp\",\"arp_tip\":\"192.0.2.10\",\"arp_op\":\"request\","
 	       "\"arp_sha\":\"02:00:00:00:00:00/24\"}," JREDIR);
+	expect(ONE "protocol ip flower enc_tos 0x28/fc enc_ttl 17" REDIR, true,
+	       "[{\"protocol\":\"ip\",\"pref\":1,\"kind\":\"flower\",\"chain\":0,\"options\":{\"handle\":1,"
+	       "\"keys\":{\"eth_type\":\"ipv4\",\"enc_tos\":40,\"enc_tos_mask\":\"fc\",\"enc_ttl\":17}," JREDIR);
 	expect(ONE "protocol ip flower action continue", true,
 	       "[{\"protocol\":\"ip\",\"pref\":1,\"kind\":\"flower\",\"chain\":0,\"options\":{\"handle\":1,"
 	       "\"keys\":{\"eth_type\":\"ipv4\"},\"not_in_hw\":true,\"actions\":[{\"order\":1,"
@@ -242,6 +261,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mpls_grammar),    cmocka_unit_test(test_arp_grammar),
 		cmocka_unit_test(test_continue_grammar), cmocka_unit_test(test_unsupported_keys),
+		cmocka_unit_test(test_enc_tos_ttl_grammar),
 		cmocka_unit_test(test_show_text),       cmocka_unit_test(test_show_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

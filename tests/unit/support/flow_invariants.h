@@ -117,7 +117,7 @@ static inline const char *flow_invariant_violated(const struct pkt *p, const str
 		FLOW_INV(key->tcp_flags == 0);
 		FLOW_INV(flow_inv_is_zero(&key->tcp_opts, sizeof(key->tcp_opts)));
 	}
-	FLOW_INV(key->tun_pad[0] == 0 && key->tun_pad[1] == 0 && key->tun_pad[2] == 0);
+	FLOW_INV(key->tun_pad == 0);
 	FLOW_INV(key->nw_pad[0] == 0 && key->nw_pad[1] == 0 && key->l4_pad == 0);
 	/* MPLS: only on an MPLS ethertype, entries present from depth 1 on with
 	 * none after the bottom of stack, and nothing above the stack parsed. */

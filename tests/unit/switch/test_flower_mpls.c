@@ -211,6 +211,63 @@ static void test_arp(void **state)
 	flower_table_destroy(t);
 }
 
+/* enc_tos / enc_ttl: the outer header of a VXLAN frame, decapsulated by
+ * flow_extract (afpacket, a frame on the wire) or read from the socket
+ * (flow_extract_vxlan with what the port's cmsgs gave in pkt->tunnel). */
+static struct flow_key vxlan_key(uint8_t family, uint8_t tos, uint8_t ttl, bool socket)
+{
+	static uint8_t inner[FB_MAX_FRAME], outer[FB_MAX_FRAME];
+	struct fb_frame f;
+	fb_frame_init(&f, 4, IP_PROTO_UDP);
+	size_t len = fb_build(&f, inner, sizeof(inner), NULL);
+	struct fb_vxlan vx;
+	fb_vxlan_init(&vx, socket ? 0 : family, 99);
+	vx.tos = tos;
+	vx.ttl = ttl;
+	size_t olen = fb_wrap_vxlan(&vx, inner, len, outer, sizeof(outer));
+	if (!socket)
+		return key_of_bytes(outer, olen);
+	struct flow_key key;
+	struct pkt *p = pkt_alloc(pool);
+	assert_non_null(p);
+	assert_int_equal(pkt_set_data(p, outer, (uint32_t)olen), 0);
+	p->in_port = VNET0;
+	p->tunnel = (struct pkt_tunnel){ .family = family, .src = { 198, 51, 100, 2 },
+					 .dst = { 198, 51, 100, 1 }, .src_port = 50000, .dst_port = 4789,
+					 .tos = tos, .ttl = ttl };
+	assert_int_equal(flow_extract_vxlan(p, &key), DROP_NONE);
+	pkt_free(p);
+	return key;
+}
+
+static void test_enc_tos_ttl(void **state)
+{
+	(void)state;
+	struct flower_table *t = TABLE(A "pref 1 protocol ip flower enc_tos 0x28 enc_ttl 17" DROP,
+				       A "pref 2 protocol ip flower enc_tos 0x20/0xfc" DROP,
+				       A "pref 3 protocol ip flower enc_ttl 64/0xf0" DROP);
+	for (int socket = 0; socket < 2; socket++) {
+		for (int fam = 4; fam <= 6; fam += 2) {
+			assert_int_equal(hits(t, (struct flow_key[]){ vxlan_key((uint8_t)fam, 0x28, 17, socket) }),
+					 1001);
+			assert_int_equal(hits(t, (struct flow_key[]){ vxlan_key((uint8_t)fam, 0x23, 16, socket) }),
+					 2001);
+			assert_int_equal(hits(t, (struct flow_key[]){ vxlan_key((uint8_t)fam, 0x10, 79, socket) }),
+					 3001);
+			assert_int_equal(hits(t, (struct flow_key[]){ vxlan_key((uint8_t)fam, 0x10, 80, socket) }),
+					 0);
+		}
+	}
+	/* a frame that did not come through a tunnel never matches an enc_ key */
+	uint8_t buf[128];
+	const struct lse one[] = { { 1, 0, 1, 1 } };
+	struct flower_table *t0 = TABLE(A "pref 1 protocol mpls_uc flower enc_ttl 0/0" DROP);
+	assert_int_equal(hits(t0, (struct flow_key[]){ key_of_bytes(buf, mpls_frame(buf, ETH_TYPE_MPLS_UC,
+										  one, 1, 0)) }), 0);
+	flower_table_destroy(t0);
+	flower_table_destroy(t);
+}
+
 /* continue: on to the best match among later prefs, the same match
  * included (a rule the hash table shadows), counted on every rule. */
 static void test_continue(void **state)
@@ -278,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_mpls_lse),
 		cmocka_unit_test(test_arp),
 		cmocka_unit_test(test_rarp),
+		cmocka_unit_test(test_enc_tos_ttl),
 		cmocka_unit_test(test_continue),
 		cmocka_unit_test(test_continue_goto),
 	};
