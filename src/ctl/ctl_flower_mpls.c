@@ -300,7 +300,6 @@ const char *fl_unsupported_key(const char *w)
 		{ "classid", "there are no qdisc classes in vxswitch" },
 		{ "flowid", "there are no qdisc classes in vxswitch" },
 		{ "hw_tc", "there is no hardware traffic class in vxswitch" },
-		{ "verbose", "vxswitch has no offload driver to be verbose about" },
 	};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (!strcmp(keys[i].word, w))
