@@ -68,7 +68,11 @@
  *   or ipv6 (or vlan_ethtype ip|ipv6 under protocol 802.1Q); src_ip/dst_ip
  *   need the family's protocol; ports need ip_proto tcp, udp or sctp;
  *   tcp_flags needs tcp; type/code need icmp under ip or icmpv6 under ipv6;
- *   vlan_* need protocol 802.1Q or 802.1ad.
+ *   vlan_* need protocol 802.1Q or 802.1ad; mpls and mpls_* need mpls_uc or
+ *   mpls_mc (protocol, or vlan_ethtype under a VLAN), and one line uses
+ *   either `mpls lse ...` or the mpls_* keys, not both; arp_* need arp or
+ *   rarp.  tc-flower's other keys (ct_state, vxlan_opts, cvlan_*, ...) are
+ *   refused as "tc-flower's key, not supported by vxswitch: WHY".
  * - skip_sw is refused: there is no hardware, a rule skipping software
  *   would never run.  skip_hw is accepted, changes nothing, is printed.
  * - Actions run in order; drop, pass, goto chain and mirred redirect end
