@@ -268,6 +268,8 @@ static unsigned vxd_filter_act_kind(uint8_t type)
 	case CTL_ACT_DROP:
 	case CTL_ACT_PASS:
 	case CTL_ACT_GOTO:
+	case CTL_ACT_CONTINUE:
+	case CTL_ACT_PIPE:
 		return 1;
 	case CTL_ACT_VLAN_PUSH:
 	case CTL_ACT_VLAN_POP:

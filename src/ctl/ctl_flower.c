@@ -111,12 +111,14 @@ static const struct {
 	{ "ipv4", CTL_ETH_IP }, /* iproute2's ll_proto.c alias; "ip" is printed (found first) */
 	{ "arp", CTL_ETH_ARP },       { "802.1Q", CTL_ETH_8021Q },
 	{ "802.1ad", CTL_ETH_8021AD }, { "all", CTL_ETH_ALL },
+	{ "mpls_uc", CTL_ETH_MPLS_UC }, { "mpls_mc", CTL_ETH_MPLS_MC }, /* ll_proto.c's names */
+	{ "rarp", CTL_ETH_RARP },
 };
 
 int fl_take_protocol(struct ctl_parser *ps, const char *key, uint16_t *eth)
 {
 	const char *v = NULL;
-	int ret = ctl_take_value(ps, key, "ip, ipv4, ipv6, arp, 802.1Q, 802.1ad, all or a number", &v);
+	int ret = ctl_take_value(ps, key, "ip, ipv4, ipv6, arp, rarp, 802.1Q, 802.1ad, mpls_uc, mpls_mc, all or a number", &v);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < sizeof(protocols) / sizeof(protocols[0]); i++) {
@@ -134,8 +136,8 @@ int fl_take_protocol(struct ctl_parser *ps, const char *key, uint16_t *eth)
 		return 0;
 	}
 	return ctl_fail(ps, ps->pos - 1,
-			"unknown protocol for \"%s\", expected ip, ipv4, ipv6, arp, 802.1Q, 802.1ad, "
-			"all or an ethertype 0x0600..0xffff (decimal or 0x hex)", key);
+			"unknown protocol for \"%s\", expected ip, ipv4, ipv6, arp, rarp, 802.1Q, "
+			"802.1ad, mpls_uc, mpls_mc, all or an ethertype 0x0600..0xffff (decimal or 0x hex)", key);
 }
 
 void fl_sb_protocol(struct ctl_sbuf *sb, const char *key, uint16_t eth)
@@ -595,7 +597,8 @@ const char *ctl_flower_grammar(void)
 	       "              (tc's layout, -j tc's JSON; -s: Sent software = slow path,\n"
 	       "              classifier lookups, Sent hardware = fast path, flow-cache hits;\n"
 	       "              -br: tc's terse dump; show config prints the filter add lines)\n"
-	       "PROTO  := ip | ipv4 | ipv6 | arp | 802.1Q | 802.1ad | all | ETHERTYPE\n"
+	       "PROTO  := ip | ipv4 | ipv6 | arp | rarp | 802.1Q | 802.1ad | mpls_uc | mpls_mc\n"
+	       "        | all | ETHERTYPE\n"
 	       "MATCH  := src_mac MAC[/MASK] | dst_mac MAC[/MASK] | vlan_id ID | vlan_prio P\n"
 	       "        | vlan_ethtype PROTO | ip_proto { tcp | udp | sctp | icmp | icmpv6 | N }\n"
 	       "        | src_ip PREFIX | dst_ip PREFIX | src_port { P | P-P | V/M }\n"
@@ -603,8 +606,13 @@ const char *ctl_flower_grammar(void)
 	       "        | tcp_flags V[/M] | ip_tos V[/M] | ip_ttl V[/M]\n"
 	       "        | ip_flags [no]frag[/[no]firstfrag] | type N[/M] | code N[/M]\n"
 	       "        | enc_key_id VNI | enc_src_ip PREFIX | enc_dst_ip PREFIX\n"
-	       "        | enc_dst_port PORT\n"
+	       "        | enc_dst_port PORT | enc_tos V[/M] | enc_ttl V[/M]\n"
+	       "        | mpls_label L | mpls_tc T | mpls_bos B | mpls_ttl T  (protocol mpls_uc|mpls_mc)\n"
+	       "        | mpls lse depth D [ label L ] [ tc T ] [ bos B ] [ ttl T ] [ lse ... ]\n"
+	       "        | arp_sip PREFIX | arp_tip PREFIX | arp_op { request | reply | N }[/M]\n"
+	       "        | arp_sha MAC[/MASK] | arp_tha MAC[/MASK]     (protocol arp|rarp)\n"
 	       "ACTION := mirred egress { redirect | mirror } dev PORT | drop | pass\n"
+	       "        | continue (on to the rules of the next prefs) | pipe\n"
 	       "        | goto chain N | tunnel_key set id VNI src_ip IP dst_ip IP\n"
 	       "              [ dst_port N ] [ csum | nocsum ] | tunnel_key unset\n"
 	       "        | vlan push id N [ priority P ] [ protocol 802.1Q | 802.1ad ]\n"

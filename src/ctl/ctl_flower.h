@@ -40,10 +40,15 @@
  *           | ip_flags { [no]frag | [no]firstfrag }[/{ [no]frag | [no]firstfrag }]
  *           | type V[/M] | code V[/M]          (ICMP / ICMPv6, decimal)
  *           | enc_key_id 0..16777215 | enc_src_ip PREFIX | enc_dst_ip PREFIX
- *           | enc_dst_port 0..65535
+ *           | enc_dst_port 0..65535 | enc_tos V[/M] | enc_ttl V[/M]
+ *           | mpls_label L | mpls_tc T | mpls_bos B | mpls_ttl T
+ *           | mpls lse depth D [ label L ] [ tc T ] [ bos B ] [ ttl T ] [ lse ... ]
+ *           | arp_sip PREFIX | arp_tip PREFIX | arp_op { request | reply | 0..2 }[/M]
+ *           | arp_sha MAC[/MASK|/LEN] | arp_tha MAC[/MASK|/LEN]
  *   ACTION := mirred egress { redirect | mirror } dev PORT
  *           | drop | shot | pass | ok | gact { drop | shot | pass | ok }
  *           | goto chain N | gact goto chain N
+ *           | continue | pipe | gact { continue | pipe }
  *           | tunnel_key set id VNI src_ip IP dst_ip IP [ dst_port N ]
  *                 [ csum | nocsum ]
  *           | tunnel_key unset
@@ -63,14 +68,22 @@
  *   or ipv6 (or vlan_ethtype ip|ipv6 under protocol 802.1Q); src_ip/dst_ip
  *   need the family's protocol; ports need ip_proto tcp, udp or sctp;
  *   tcp_flags needs tcp; type/code need icmp under ip or icmpv6 under ipv6;
- *   vlan_* need protocol 802.1Q or 802.1ad.
+ *   vlan_* need protocol 802.1Q or 802.1ad; mpls and mpls_* need mpls_uc or
+ *   mpls_mc (protocol, or vlan_ethtype under a VLAN), and one line uses
+ *   either `mpls lse ...` or the mpls_* keys, not both; arp_* need arp or
+ *   rarp.  tc-flower's other keys (ct_state, vxlan_opts, cvlan_*, ...) are
+ *   refused as "tc-flower's key, not supported by vxswitch: WHY".
  * - skip_sw is refused: there is no hardware, a rule skipping software
  *   would never run.  skip_hw is accepted, changes nothing, is printed.
  * - Actions run in order; drop, pass, goto chain and mirred redirect end
  *   the list (tc's "stolen"/terminal verdicts), so an action after one of
  *   them could never run and is refused.
- * - tc's other control verbs (reclassify, continue, pipe, trap, jump) and
- *   action kinds are refused naming the word.
+ * - continue ends the rule's list and classification goes on with the
+ *   rules of the next pref of the same chain (the kernel's TC_ACT_UNSPEC:
+ *   tcf_classify() tries the next filter); pipe does nothing and the list
+ *   goes on.  tc's other control verbs (reclassify, trap, jump) and action
+ *   kinds are refused naming the word and why, as are control words after
+ *   an action (`mirred ... continue`: write `action continue`).
  *
  * Canonical form (what ctl_flower_format() prints): keywords in the order of
  * the grammar above, a match key only when given, addresses masked
@@ -140,6 +153,39 @@ enum ctl_fm_key {
 	CTL_FM_ENC_DST_PORT = 1 << 20,
 };
 
+/* ctl_flower_match.given_ext: the keys added after `given` filled up
+ * (ctl_flower_mpls.c, ctl_flower_arp.c), in printing order. */
+enum ctl_fx_key {
+	CTL_FX_MPLS = 1 << 0,        /* mpls lse ...: mpls[] */
+	CTL_FX_MPLS_LABEL = 1 << 1,  /* the first entry's fields, tc's older form */
+	CTL_FX_MPLS_TC = 1 << 2,
+	CTL_FX_MPLS_BOS = 1 << 3,
+	CTL_FX_MPLS_TTL = 1 << 4,
+	CTL_FX_ARP_SIP = 1 << 5,
+	CTL_FX_ARP_TIP = 1 << 6,
+	CTL_FX_ARP_OP = 1 << 7,
+	CTL_FX_ARP_SHA = 1 << 8,
+	CTL_FX_ARP_THA = 1 << 9,
+	CTL_FX_ENC_TOS = 1 << 10,    /* the outer IP header of a VXLAN frame */
+	CTL_FX_ENC_TTL = 1 << 11,
+};
+
+/* One `lse` of `mpls`: the label stack entry at depth 1..CTL_MPLS_MAX
+ * (tc-flower(8); the kernel's TCA_FLOWER_KEY_MPLS_OPTS_LSE). */
+enum { CTL_MPLS_MAX = 7 }; /* the kernel's FLOW_DIS_MPLS_MAX */
+enum ctl_mpls_field {
+	CTL_MPLS_DEPTH = 1 << 0,     /* the entry is matched (it must exist) */
+	CTL_MPLS_LABEL = 1 << 1,
+	CTL_MPLS_TC = 1 << 2,
+	CTL_MPLS_BOS = 1 << 3,
+	CTL_MPLS_TTL = 1 << 4,
+};
+struct ctl_mpls_lse {
+	uint8_t given;               /* CTL_MPLS_*; 0: depth not matched */
+	uint8_t tc, bos, ttl;
+	uint32_t label;              /* 20 bits */
+};
+
 /* Ethertypes the grammar names. */
 enum ctl_eth_type {
 	CTL_ETH_ALL = 0x0000, /* protocol all: no match on the ethertype */
@@ -148,6 +194,9 @@ enum ctl_eth_type {
 	CTL_ETH_8021Q = 0x8100,
 	CTL_ETH_IPV6 = 0x86dd,
 	CTL_ETH_8021AD = 0x88a8,
+	CTL_ETH_MPLS_UC = 0x8847,
+	CTL_ETH_MPLS_MC = 0x8848,
+	CTL_ETH_RARP = 0x8035,
 };
 
 /* ip_flags bits, tc's names. */
@@ -185,6 +234,14 @@ struct ctl_flower_match {
 	uint16_t enc_dst_port;
 	uint32_t enc_key_id;
 	struct ctl_prefix src_ip, dst_ip, enc_src_ip, enc_dst_ip;
+	uint32_t given_ext;        /* CTL_FX_* */
+	struct ctl_mpls_lse mpls[CTL_MPLS_MAX]; /* mpls lse: by depth - 1 */
+	uint32_t mpls_label;       /* mpls_label/_tc/_bos/_ttl: depth 1 */
+	uint8_t mpls_tc, mpls_bos, mpls_ttl;
+	uint8_t arp_op, arp_op_mask;
+	uint8_t arp_sha[6], arp_sha_mask[6], arp_tha[6], arp_tha_mask[6];
+	struct ctl_prefix arp_sip, arp_tip; /* IPv4 */
+	uint8_t enc_tos, enc_tos_mask, enc_ttl, enc_ttl_mask;
 };
 
 enum ctl_flower_act_type {
@@ -198,6 +255,9 @@ enum ctl_flower_act_type {
 	CTL_ACT_VLAN_PUSH,
 	CTL_ACT_VLAN_POP,
 	CTL_ACT_VLAN_MODIFY,
+	CTL_ACT_CONTINUE,     /* gact continue: ends the list, classification
+	                       * goes on at the next pref (TC_ACT_UNSPEC) */
+	CTL_ACT_PIPE,         /* gact pipe: nothing, the list goes on */
 };
 
 /* ctl_flower_action.given for tunnel_key set and vlan push/modify. */

@@ -69,6 +69,20 @@ static int parse_verdict(struct ctl_parser *ps, const char *w, struct ctl_flower
 		a->type = CTL_ACT_PASS;
 	else if (!strcmp(w, "goto"))
 		return parse_goto(ps, a);
+	else if (!strcmp(w, "continue"))
+		a->type = CTL_ACT_CONTINUE;
+	else if (!strcmp(w, "pipe"))
+		a->type = CTL_ACT_PIPE;
+	else if (!strcmp(w, "reclassify"))
+		return ctl_fail(ps, ps->pos - 1, "\"reclassify\" is not supported: it restarts "
+				"classification of a frame the actions before did not change, which "
+				"loops to the kernel's limit and drops it; use goto chain N");
+	else if (!strcmp(w, "jump"))
+		return ctl_fail(ps, ps->pos - 1, "\"jump\" is not supported: a rule's actions "
+				"run in order here, with no branch inside the list; use a rule per case");
+	else if (!strcmp(w, "trap"))
+		return ctl_fail(ps, ps->pos - 1, "\"trap\" is not supported: it hands a frame "
+				"from hardware to the CPU, and vxswitch has no hardware");
 	else
 		return 1;
 	return 0;
@@ -77,12 +91,13 @@ static int parse_verdict(struct ctl_parser *ps, const char *w, struct ctl_flower
 static int parse_gact(struct ctl_parser *ps, struct ctl_flower_action *a)
 {
 	if (ctl_at_end(ps))
-		return ctl_fail(ps, ps->pos, "expected drop, pass or goto chain N after \"gact\"");
+		return ctl_fail(ps, ps->pos, "expected drop, pass, continue, pipe or goto chain "
+				"N after \"gact\"");
 	const char *w = ps->argv[ps->pos++];
 	int ret = parse_verdict(ps, w, a);
 	if (ret == 1)
 		return ctl_fail(ps, ps->pos - 1, "unsupported gact verdict, expected drop, shot, "
-				"pass, ok or goto chain N");
+				"pass, ok, continue, pipe or goto chain N");
 	return ret;
 }
 
@@ -238,7 +253,7 @@ static int parse_vlan(struct ctl_parser *ps, struct ctl_flower_action *a)
 static bool is_terminal(uint8_t type)
 {
 	return type == CTL_ACT_REDIRECT || type == CTL_ACT_DROP || type == CTL_ACT_PASS ||
-	       type == CTL_ACT_GOTO;
+	       type == CTL_ACT_GOTO || type == CTL_ACT_CONTINUE;
 }
 
 static int parse_one(struct ctl_parser *ps, struct ctl_flower_action *a)
@@ -257,7 +272,7 @@ static int parse_one(struct ctl_parser *ps, struct ctl_flower_action *a)
 	int ret = parse_verdict(ps, w, a);
 	if (ret == 1)
 		return ctl_fail(ps, ps->pos - 1, "unsupported action, expected mirred, drop, pass, "
-				"goto, gact, tunnel_key or vlan");
+				"goto, continue, pipe, gact, tunnel_key or vlan");
 	return ret;
 }
 
@@ -271,7 +286,8 @@ int fl_parse_actions(struct ctl_parser *ps, struct ctl_flower *f)
 			return ctl_fail(ps, ps->pos, "unexpected word, expected \"action\"");
 		if (f->n_actions > 0 && is_terminal(f->actions[f->n_actions - 1].type))
 			return ctl_fail(ps, ps->pos, "unreachable: the action before ends the list "
-					"(drop, pass, goto and redirect are final)");
+					"(drop, pass, goto, continue and redirect are "
+					"final)");
 		if (f->n_actions == CTL_FLOWER_MAX_ACTIONS)
 			return ctl_fail(ps, ps->pos, "too many actions, at most %d",
 					CTL_FLOWER_MAX_ACTIONS);
@@ -285,9 +301,10 @@ int fl_parse_actions(struct ctl_parser *ps, struct ctl_flower *f)
 		 * by name here rather than read as an unknown word. */
 		const char *next = peek(ps);
 		if (next && strcmp(next, "action") && strcmp(next, "actions"))
-			return ctl_fail(ps, ps->pos, "unsupported word after an action: control "
-					"verbs (pipe, continue, reclassify, jump) are not supported, "
-					"expected \"action\"");
+			return ctl_fail(ps, ps->pos, "unsupported word after an action: a control "
+					"word there (pipe, continue, reclassify, jump) is not supported; "
+					"write continue or pipe as an action of its own (\"action "
+					"continue\"), expected \"action\"");
 	}
 	return 0;
 }
@@ -310,6 +327,12 @@ static void print_one(struct ctl_sbuf *sb, const struct ctl_flower_action *a)
 		break;
 	case CTL_ACT_GOTO:
 		ctl_sb_printf(sb, " goto chain %u", a->chain);
+		break;
+	case CTL_ACT_CONTINUE:
+		ctl_sb_printf(sb, " continue");
+		break;
+	case CTL_ACT_PIPE:
+		ctl_sb_printf(sb, " pipe");
 		break;
 	case CTL_ACT_TUNNEL_SET:
 		ctl_sb_printf(sb, " tunnel_key set id %u", a->vni);

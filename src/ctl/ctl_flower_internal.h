@@ -53,6 +53,28 @@ void fl_sb_mac(struct ctl_sbuf *sb, const char *key, const uint8_t mac[6],
 int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m);
 void fl_format_match(struct ctl_sbuf *sb, const struct ctl_flower_match *m);
 
+/* ---- MPLS and ARP keys (ctl_flower_mpls.c) ------------------------------ */
+
+/* Each a parse/print pair of ctl_flower_match.c's key table: `k` is the
+ * key word, the value words follow at ps->pos. */
+int fl_parse_mpls(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m);
+void fl_sb_mpls(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m);
+int fl_parse_mpls_field(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m);
+void fl_sb_mpls_field(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m);
+int fl_parse_arp_ip(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m);
+void fl_sb_arp_ip(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m);
+int fl_parse_arp_op(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m);
+void fl_sb_arp_op(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m);
+int fl_parse_arp_mac(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m);
+void fl_sb_arp_mac(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m);
+
+int fl_parse_enc_tos_ttl(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m);
+void fl_sb_enc_tos_ttl(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m);
+
+/* tc-flower(8) keys vxswitch does not build: the reason, or NULL when w is
+ * no such key (ctl_flower_mpls.c). */
+const char *fl_unsupported_key(const char *w);
+
 /* ---- actions (ctl_flower_action.c) ------------------------------------ */
 
 /* Reads `action ACTION [action ACTION ...]` to the end; at least one. */

@@ -18,11 +18,14 @@ enum fl_need {
 	NEED_PORTS,  /* ip_proto tcp | udp | sctp */
 	NEED_TCP,    /* ip_proto tcp */
 	NEED_ICMP,   /* ip_proto icmp (ip) | icmpv6 (ipv6) */
+	NEED_MPLS,   /* protocol (or vlan_ethtype) mpls_uc | mpls_mc */
+	NEED_ARP,    /* protocol (or vlan_ethtype) arp | rarp */
 };
 
 struct fl_key {
 	const char *word;
-	uint32_t flag;
+	uint32_t flag;             /* in ctl_flower_match.given, or */
+	uint32_t xflag;            /* in ctl_flower_match.given_ext */
 	enum fl_need need;
 	int (*parse)(struct ctl_parser *ps, const char *key, struct ctl_flower_match *m);
 	void (*print)(struct ctl_sbuf *sb, const char *key, const struct ctl_flower_match *m);
@@ -410,28 +413,51 @@ static void print_enc_dst_port(struct ctl_sbuf *sb, const char *k,
 
 /* Printing order; protocol is printed before `flower` by ctl_flower.c. */
 static const struct fl_key keys[] = {
-	{ "dst_mac", CTL_FM_DST_MAC, NEED_NONE, parse_dst_mac, print_dst_mac },
-	{ "src_mac", CTL_FM_SRC_MAC, NEED_NONE, parse_src_mac, print_src_mac },
-	{ "vlan_id", CTL_FM_VLAN_ID, NEED_VLAN, parse_vlan_id, print_vlan_id },
-	{ "vlan_prio", CTL_FM_VLAN_PRIO, NEED_VLAN, parse_vlan_prio, print_vlan_prio },
-	{ "vlan_ethtype", CTL_FM_VLAN_ETHTYPE, NEED_VLAN, parse_vlan_ethtype, print_vlan_ethtype },
-	{ "ip_proto", CTL_FM_IP_PROTO, NEED_IP, parse_ip_proto, print_ip_proto },
-	{ "src_ip", CTL_FM_SRC_IP, NEED_IP_FAM, parse_src_ip, print_src_ip },
-	{ "dst_ip", CTL_FM_DST_IP, NEED_IP_FAM, parse_dst_ip, print_dst_ip },
-	{ "src_port", CTL_FM_SRC_PORT, NEED_PORTS, parse_src_port, print_src_port },
-	{ "dst_port", CTL_FM_DST_PORT, NEED_PORTS, parse_dst_port, print_dst_port },
-	{ "tcp_flags", CTL_FM_TCP_FLAGS, NEED_TCP, parse_tcp_flags, print_tcp_flags },
-	{ "ip_tos", CTL_FM_IP_TOS, NEED_IP, parse_ip_tos, print_ip_tos },
-	{ "ip_ttl", CTL_FM_IP_TTL, NEED_IP, parse_ip_ttl, print_ip_ttl },
-	{ "ip_flags", CTL_FM_IP_FLAGS, NEED_IP, parse_ip_flags, print_ip_flags },
-	{ "type", CTL_FM_ICMP_TYPE, NEED_ICMP, parse_icmp_type, print_icmp_type },
-	{ "code", CTL_FM_ICMP_CODE, NEED_ICMP, parse_icmp_code, print_icmp_code },
-	{ "enc_key_id", CTL_FM_ENC_KEY_ID, NEED_NONE, parse_enc_key_id, print_enc_key_id },
-	{ "enc_src_ip", CTL_FM_ENC_SRC_IP, NEED_NONE, parse_enc_src_ip, print_enc_src_ip },
-	{ "enc_dst_ip", CTL_FM_ENC_DST_IP, NEED_NONE, parse_enc_dst_ip, print_enc_dst_ip },
-	{ "enc_dst_port", CTL_FM_ENC_DST_PORT, NEED_NONE, parse_enc_dst_port, print_enc_dst_port },
+	{ "dst_mac", CTL_FM_DST_MAC, 0, NEED_NONE, parse_dst_mac, print_dst_mac },
+	{ "src_mac", CTL_FM_SRC_MAC, 0, NEED_NONE, parse_src_mac, print_src_mac },
+	{ "vlan_id", CTL_FM_VLAN_ID, 0, NEED_VLAN, parse_vlan_id, print_vlan_id },
+	{ "vlan_prio", CTL_FM_VLAN_PRIO, 0, NEED_VLAN, parse_vlan_prio, print_vlan_prio },
+	{ "vlan_ethtype", CTL_FM_VLAN_ETHTYPE, 0, NEED_VLAN, parse_vlan_ethtype, print_vlan_ethtype },
+	{ "ip_proto", CTL_FM_IP_PROTO, 0, NEED_IP, parse_ip_proto, print_ip_proto },
+	{ "src_ip", CTL_FM_SRC_IP, 0, NEED_IP_FAM, parse_src_ip, print_src_ip },
+	{ "dst_ip", CTL_FM_DST_IP, 0, NEED_IP_FAM, parse_dst_ip, print_dst_ip },
+	{ "src_port", CTL_FM_SRC_PORT, 0, NEED_PORTS, parse_src_port, print_src_port },
+	{ "dst_port", CTL_FM_DST_PORT, 0, NEED_PORTS, parse_dst_port, print_dst_port },
+	{ "tcp_flags", CTL_FM_TCP_FLAGS, 0, NEED_TCP, parse_tcp_flags, print_tcp_flags },
+	{ "ip_tos", CTL_FM_IP_TOS, 0, NEED_IP, parse_ip_tos, print_ip_tos },
+	{ "ip_ttl", CTL_FM_IP_TTL, 0, NEED_IP, parse_ip_ttl, print_ip_ttl },
+	{ "ip_flags", CTL_FM_IP_FLAGS, 0, NEED_IP, parse_ip_flags, print_ip_flags },
+	{ "mpls", 0, CTL_FX_MPLS, NEED_MPLS, fl_parse_mpls, fl_sb_mpls },
+	{ "mpls_label", 0, CTL_FX_MPLS_LABEL, NEED_MPLS, fl_parse_mpls_field, fl_sb_mpls_field },
+	{ "mpls_tc", 0, CTL_FX_MPLS_TC, NEED_MPLS, fl_parse_mpls_field, fl_sb_mpls_field },
+	{ "mpls_bos", 0, CTL_FX_MPLS_BOS, NEED_MPLS, fl_parse_mpls_field, fl_sb_mpls_field },
+	{ "mpls_ttl", 0, CTL_FX_MPLS_TTL, NEED_MPLS, fl_parse_mpls_field, fl_sb_mpls_field },
+	{ "arp_sip", 0, CTL_FX_ARP_SIP, NEED_ARP, fl_parse_arp_ip, fl_sb_arp_ip },
+	{ "arp_tip", 0, CTL_FX_ARP_TIP, NEED_ARP, fl_parse_arp_ip, fl_sb_arp_ip },
+	{ "arp_op", 0, CTL_FX_ARP_OP, NEED_ARP, fl_parse_arp_op, fl_sb_arp_op },
+	{ "arp_sha", 0, CTL_FX_ARP_SHA, NEED_ARP, fl_parse_arp_mac, fl_sb_arp_mac },
+	{ "arp_tha", 0, CTL_FX_ARP_THA, NEED_ARP, fl_parse_arp_mac, fl_sb_arp_mac },
+	{ "type", CTL_FM_ICMP_TYPE, 0, NEED_ICMP, parse_icmp_type, print_icmp_type },
+	{ "code", CTL_FM_ICMP_CODE, 0, NEED_ICMP, parse_icmp_code, print_icmp_code },
+	{ "enc_key_id", CTL_FM_ENC_KEY_ID, 0, NEED_NONE, parse_enc_key_id, print_enc_key_id },
+	{ "enc_src_ip", CTL_FM_ENC_SRC_IP, 0, NEED_NONE, parse_enc_src_ip, print_enc_src_ip },
+	{ "enc_dst_ip", CTL_FM_ENC_DST_IP, 0, NEED_NONE, parse_enc_dst_ip, print_enc_dst_ip },
+	{ "enc_dst_port", CTL_FM_ENC_DST_PORT, 0, NEED_NONE, parse_enc_dst_port, print_enc_dst_port },
+	{ "enc_tos", 0, CTL_FX_ENC_TOS, NEED_NONE, fl_parse_enc_tos_ttl, fl_sb_enc_tos_ttl },
+	{ "enc_ttl", 0, CTL_FX_ENC_TTL, NEED_NONE, fl_parse_enc_tos_ttl, fl_sb_enc_tos_ttl },
 };
 enum { N_KEYS = sizeof(keys) / sizeof(keys[0]) };
+
+static bool key_given(const struct ctl_flower_match *m, const struct fl_key *k)
+{
+	return (m->given & k->flag) || (m->given_ext & k->xflag);
+}
+
+static void key_set(struct ctl_flower_match *m, const struct fl_key *k)
+{
+	m->given |= k->flag;
+	m->given_ext |= k->xflag;
+}
 
 /* ---- dependencies --------------------------------------------------------- */
 
@@ -488,25 +514,53 @@ static int check_need(struct ctl_parser *ps, int word, const struct fl_key *k,
 			return 0;
 		return ctl_fail(ps, word, "\"%s\" needs ip_proto icmp (protocol ip) or icmpv6 "
 				"(protocol ipv6)", k->word);
+	case NEED_MPLS:
+		if (l3 == CTL_ETH_MPLS_UC || l3 == CTL_ETH_MPLS_MC)
+			return 0;
+		return ctl_fail(ps, word, "can't set \"%s\" if ethertype isn't MPLS: it needs "
+				"protocol mpls_uc or mpls_mc (tc's rule)", k->word);
+	case NEED_ARP:
+		if (l3 == CTL_ETH_ARP || l3 == CTL_ETH_RARP)
+			return 0;
+		return ctl_fail(ps, word, "\"%s\" needs protocol arp or rarp (tc's rule)", k->word);
 	}
 	return 0;
+}
+
+/* tc's rule: `mpls lse ...` and the mpls_label/tc/bos/ttl shortcuts are
+ * two forms of the same key; one line uses one. */
+static int check_mpls_forms(struct ctl_parser *ps, const int words[N_KEYS],
+			    const struct ctl_flower_match *m)
+{
+	uint32_t old = CTL_FX_MPLS_LABEL | CTL_FX_MPLS_TC | CTL_FX_MPLS_BOS | CTL_FX_MPLS_TTL;
+	if (!(m->given_ext & CTL_FX_MPLS) || !(m->given_ext & old))
+		return 0;
+	int later = 0;
+	for (int i = 0; i < N_KEYS; i++)
+		if ((keys[i].xflag & (old | CTL_FX_MPLS)) && key_given(m, &keys[i]) && words[i] > later)
+			later = words[i];
+	return ctl_fail(ps, later, "can't set \"mpls\" with \"mpls_label\", \"mpls_tc\", "
+			"\"mpls_bos\" or \"mpls_ttl\" (tc's rule: one form per line)");
 }
 
 static int check_needs(struct ctl_parser *ps, const int words[N_KEYS],
 		       const struct ctl_flower_match *m)
 {
 	for (int i = 0; i < N_KEYS; i++) {
-		if (!(m->given & keys[i].flag))
+		if (!key_given(m, &keys[i]))
 			continue;
 		int ret = check_need(ps, words[i], &keys[i], m);
 		if (ret)
 			return ret;
 	}
+	int enc_dst = 0;
+	while (enc_dst < N_KEYS && keys[enc_dst].flag != CTL_FM_ENC_DST_IP)
+		enc_dst++;
 	if ((m->given & CTL_FM_ENC_SRC_IP) && (m->given & CTL_FM_ENC_DST_IP) &&
 	    m->enc_src_ip.addr.family != m->enc_dst_ip.addr.family)
-		return ctl_fail(ps, words[N_KEYS - 2], "\"enc_dst_ip\" and \"enc_src_ip\" are of "
+		return ctl_fail(ps, words[enc_dst], "\"enc_dst_ip\" and \"enc_src_ip\" are of "
 				"different families");
-	return 0;
+	return check_mpls_forms(ps, words, m);
 }
 
 /* ---- the match list --------------------------------------------------------- */
@@ -521,16 +575,20 @@ int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m)
 		int i = 0;
 		while (i < N_KEYS && strcmp(keys[i].word, w))
 			i++;
+		const char *why = i == N_KEYS ? fl_unsupported_key(w) : NULL;
+		if (why)
+			return ctl_fail(ps, ps->pos, "\"%s\" is tc-flower's key, not supported by "
+					"vxswitch: %s", w, why);
 		if (i == N_KEYS)
 			return ctl_fail(ps, ps->pos, "unknown flower key, expected a match key "
 					"(src_ip, dst_port, enc_key_id...: vxctl --help) or \"action\"");
-		if (m->given & keys[i].flag)
+		if (key_given(m, &keys[i]))
 			return ctl_fail(ps, ps->pos, "duplicate \"%s\"", w);
 		words[i] = ps->pos++;
 		int ret = keys[i].parse(ps, w, m);
 		if (ret)
 			return ret;
-		m->given |= keys[i].flag;
+		key_set(m, &keys[i]);
 	}
 	return check_needs(ps, words, m);
 }
@@ -538,6 +596,6 @@ int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m)
 void fl_format_match(struct ctl_sbuf *sb, const struct ctl_flower_match *m)
 {
 	for (int i = 0; i < N_KEYS; i++)
-		if (m->given & keys[i].flag)
+		if (key_given(m, &keys[i]))
 			keys[i].print(sb, keys[i].word, m);
 }

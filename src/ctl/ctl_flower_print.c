@@ -223,6 +223,105 @@ static void print_l4(struct ctl_print *p, const struct ctl_flower_match *m)
 		key_u8_str(p, "icmp_code", m->icmp_code, m->icmp_code_mask);
 }
 
+/* The label stack entries of a rule by depth, whichever form it was typed
+ * in (the shortcuts are depth 1). */
+static void mpls_entries(const struct ctl_flower_match *m, struct ctl_mpls_lse lse[CTL_MPLS_MAX])
+{
+	memset(lse, 0, CTL_MPLS_MAX * sizeof(lse[0]));
+	if (m->given_ext & CTL_FX_MPLS) {
+		memcpy(lse, m->mpls, CTL_MPLS_MAX * sizeof(lse[0]));
+		return;
+	}
+	static const struct { uint32_t fx; uint8_t bit; } f[] = {
+		{ CTL_FX_MPLS_LABEL, CTL_MPLS_LABEL }, { CTL_FX_MPLS_TC, CTL_MPLS_TC },
+		{ CTL_FX_MPLS_BOS, CTL_MPLS_BOS }, { CTL_FX_MPLS_TTL, CTL_MPLS_TTL },
+	};
+	for (size_t i = 0; i < 4; i++)
+		if (m->given_ext & f[i].fx)
+			lse[0].given |= (uint8_t)(CTL_MPLS_DEPTH | f[i].bit);
+	lse[0].label = m->mpls_label;
+	lse[0].tc = m->mpls_tc;
+	lse[0].bos = m->mpls_bos;
+	lse[0].ttl = m->mpls_ttl;
+}
+
+/* What tc prints of the kernel's dump (fl_dump_key_mpls()): a rule that
+ * matches fields of the first entry only comes back in the older
+ * attributes (mpls_label, mpls_tc, mpls_bos, mpls_ttl, each a line, the
+ * u8 ones strings in JSON: flower_print_u8()), whatever form was typed;
+ * anything else as "mpls" and one "lse" line per depth. */
+static void print_mpls(struct ctl_print *p, const struct ctl_flower_match *m)
+{
+	struct ctl_mpls_lse lse[CTL_MPLS_MAX];
+	char buf[16];
+	mpls_entries(m, lse);
+	bool deeper = false;
+	for (int d = 1; d < CTL_MPLS_MAX; d++)
+		deeper |= lse[d].given != 0;
+	if (!lse[0].given && !deeper)
+		return;
+	if (!deeper && (lse[0].given & ~CTL_MPLS_DEPTH)) {
+		if (lse[0].given & CTL_MPLS_LABEL)
+			key_uint(p, "mpls_label", lse[0].label);
+		static const struct { uint8_t bit; const char *name; } u8s[] = {
+			{ CTL_MPLS_TC, "mpls_tc" }, { CTL_MPLS_BOS, "mpls_bos" }, { CTL_MPLS_TTL, "mpls_ttl" },
+		};
+		for (size_t i = 0; i < 3; i++) {
+			if (!(lse[0].given & u8s[i].bit))
+				continue;
+			snprintf(buf, sizeof(buf), "%u", u8s[i].bit == CTL_MPLS_TC ? lse[0].tc
+				 : u8s[i].bit == CTL_MPLS_BOS ? lse[0].bos : lse[0].ttl);
+			key_str(p, u8s[i].name, buf);
+		}
+		return;
+	}
+	ctl_print_text(p, "\n  mpls");
+	ctl_print_open_array(p, "mpls");
+	for (int d = 0; d < CTL_MPLS_MAX; d++) {
+		const struct ctl_mpls_lse *l = &lse[d];
+		if (!l->given)
+			continue;
+		ctl_print_text(p, "\n    lse");
+		ctl_print_open_object(p, NULL);
+		ctl_print_uint(p, CTL_PRINT_ANY, "depth", " depth %" PRIu64, (uint64_t)d + 1);
+		if (l->given & CTL_MPLS_LABEL)
+			ctl_print_uint(p, CTL_PRINT_ANY, "label", " label %" PRIu64, l->label);
+		if (l->given & CTL_MPLS_TC)
+			ctl_print_uint(p, CTL_PRINT_ANY, "tc", " tc %" PRIu64, l->tc);
+		if (l->given & CTL_MPLS_BOS)
+			ctl_print_uint(p, CTL_PRINT_ANY, "bos", " bos %" PRIu64, l->bos);
+		if (l->given & CTL_MPLS_TTL)
+			ctl_print_uint(p, CTL_PRINT_ANY, "ttl", " ttl %" PRIu64, l->ttl);
+		ctl_print_close_object(p);
+	}
+	ctl_print_close_array(p);
+}
+
+/* flower_print_ip4_addr(), flower_print_arp_op() (a name only under a
+ * full mask, else "%d/%d"), flower_print_eth_addr(). */
+static void print_arp(struct ctl_print *p, const struct ctl_flower_match *m)
+{
+	uint32_t x = m->given_ext;
+	if (x & CTL_FX_ARP_SIP)
+		key_prefix(p, "arp_sip", &m->arp_sip);
+	if (x & CTL_FX_ARP_TIP)
+		key_prefix(p, "arp_tip", &m->arp_tip);
+	if (x & CTL_FX_ARP_OP) {
+		char out[16];
+		if (m->arp_op_mask == 0xff && (m->arp_op == 1 || m->arp_op == 2))
+			snprintf(out, sizeof(out), "%s", m->arp_op == 1 ? "request" : "reply");
+		else if (m->arp_op_mask == 0xff)
+			snprintf(out, sizeof(out), "%u", m->arp_op);
+		else
+			snprintf(out, sizeof(out), "%u/%u", m->arp_op, m->arp_op_mask);
+		key_str(p, "arp_op", out);
+	}
+	if (x & CTL_FX_ARP_SHA)
+		key_mac(p, "arp_sha", m->arp_sha, m->arp_sha_mask);
+	if (x & CTL_FX_ARP_THA)
+		key_mac(p, "arp_tha", m->arp_tha, m->arp_tha_mask);
+}
+
 static void print_keys(struct ctl_print *p, const struct ctl_flower_match *m)
 {
 	ctl_print_open_object(p, "keys");
@@ -240,11 +339,13 @@ static void print_keys(struct ctl_print *p, const struct ctl_flower_match *m)
 		key_masked(p, "ip_tos", m->ip_tos, m->ip_tos_mask, 0xff);
 	if (m->given & CTL_FM_IP_TTL)
 		key_masked(p, "ip_ttl", m->ip_ttl, m->ip_ttl_mask, 0xff);
+	print_mpls(p, m);
 	if (m->given & CTL_FM_DST_IP)
 		key_prefix(p, "dst_ip", &m->dst_ip);
 	if (m->given & CTL_FM_SRC_IP)
 		key_prefix(p, "src_ip", &m->src_ip);
 	print_l4(p, m);
+	print_arp(p, m);
 	if (m->given & CTL_FM_ENC_DST_IP)
 		key_prefix(p, "enc_dst_ip", &m->enc_dst_ip);
 	if (m->given & CTL_FM_ENC_SRC_IP)
@@ -253,6 +354,10 @@ static void print_keys(struct ctl_print *p, const struct ctl_flower_match *m)
 		key_uint(p, "enc_key_id", m->enc_key_id);
 	if (m->given & CTL_FM_ENC_DST_PORT)
 		key_masked(p, "enc_dst_port", m->enc_dst_port, 0xffff, 0xffff);
+	if (m->given_ext & CTL_FX_ENC_TOS) /* flower_print_ip_attr(), as ip_tos */
+		key_masked(p, "enc_tos", m->enc_tos, m->enc_tos_mask, 0xff);
+	if (m->given_ext & CTL_FX_ENC_TTL)
+		key_masked(p, "enc_ttl", m->enc_ttl, m->enc_ttl_mask, 0xff);
 	if (m->given & CTL_FM_IP_FLAGS)
 		key_ip_flags(p, m->ip_flags, m->ip_flags_mask);
 	ctl_print_close_object(p);

@@ -65,7 +65,9 @@ static void print_mirred(struct ctl_print *p, const struct ctl_flower_action *a)
 static void print_gact(struct ctl_print *p, const struct ctl_flower_action *a)
 {
 	ctl_print_string(p, CTL_PRINT_ANY, "kind", "%s ", "gact");
-	const char *t = a->type == CTL_ACT_DROP ? "drop" : a->type == CTL_ACT_PASS ? "pass" : "goto";
+	const char *t = a->type == CTL_ACT_DROP ? "drop" : a->type == CTL_ACT_PASS ? "pass"
+		      : a->type == CTL_ACT_CONTINUE ? "continue" : a->type == CTL_ACT_PIPE ? "pipe"
+		      : "goto";
 	control(p, "action ", t, a->type == CTL_ACT_GOTO ? &a->chain : NULL);
 	ctl_print_open_object(p, "prob");
 	ctl_print_nl(p);
@@ -174,6 +176,8 @@ static void print_one(struct ctl_print *p, const struct ctl_flower_action *a, ui
 	case CTL_ACT_DROP:
 	case CTL_ACT_PASS:
 	case CTL_ACT_GOTO:
+	case CTL_ACT_CONTINUE:
+	case CTL_ACT_PIPE:
 		print_gact(p, a);
 		index_line(p, " ", index, st);
 		break;
@@ -204,6 +208,8 @@ static void print_kind(struct ctl_print *p, const struct ctl_flower_action *a)
 	case CTL_ACT_DROP:
 	case CTL_ACT_PASS:
 	case CTL_ACT_GOTO:
+	case CTL_ACT_CONTINUE:
+	case CTL_ACT_PIPE:
 		kind = "gact";
 		break;
 	case CTL_ACT_VLAN_PUSH:

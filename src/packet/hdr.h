@@ -18,10 +18,13 @@ enum eth_constants {
 enum eth_type {
 	ETH_TYPE_IPV4 = 0x0800,
 	ETH_TYPE_ARP = 0x0806,
+	ETH_TYPE_RARP = 0x8035, /* RFC 903: ARP's format */
 	ETH_TYPE_VLAN = 0x8100,  /* 802.1Q C-tag */
 	ETH_TYPE_QINQ = 0x88a8,  /* 802.1ad S-tag */
 	ETH_TYPE_QINQ_OLD = 0x9100,
 	ETH_TYPE_IPV6 = 0x86dd,
+	ETH_TYPE_MPLS_UC = 0x8847, /* RFC 5332 */
+	ETH_TYPE_MPLS_MC = 0x8848,
 	ETH_TYPE_MIN = 0x0600, /* below this the field is an 802.3 length */
 };
 

@@ -92,6 +92,8 @@ struct pkt_tunnel {
 	uint16_t src_port;     /* outer UDP ports, host order */
 	uint16_t dst_port;
 	uint8_t tx_key;        /* enum pkt_tun_tx_key; 0 on receive */
+	uint8_t tos, ttl;      /* outer IP TOS / traffic class and TTL / hop
+	                        * limit, on receive (0 when not known) */
 };
 
 struct pkt;

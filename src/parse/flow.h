@@ -52,7 +52,9 @@ struct flow_key {
 	uint16_t tun_src_port; /* host order */
 	uint16_t tun_dst_port;
 	uint8_t tun_family;    /* 0, 4 or 6 */
-	uint8_t tun_pad[3];
+	uint8_t tun_tos;       /* outer TOS / traffic class (tc's enc_tos) */
+	uint8_t tun_ttl;       /* outer TTL / hop limit (tc's enc_ttl) */
+	uint8_t tun_pad;
 
 	/* Metadata. */
 	uint16_t in_port;
@@ -84,11 +86,33 @@ struct flow_key {
 	uint16_t tcp_flags;      /* TCP_* from packet/hdr.h incl. TCP_NS */
 	uint16_t l4_pad;
 
+	/* MPLS (dl_type 0x8847 / 0x8848): the first FLOW_MPLS_MAX label stack
+	 * entries as on the wire (label << 12 | tc << 9 | bos << 8 | ttl, host
+	 * order), and a bitmap of the entries present (bit i: entry i, depth
+	 * i + 1), as the kernel's flow dissector keeps them (FLOW_DIS_MPLS_MAX
+	 * entries, struct flow_dissector_key_mpls) for cls_flower.  Zero for
+	 * any other frame. */
+	uint32_t mpls_lse[7];
+	uint8_t mpls_used;
+	uint8_t mpls_pad[3];
+
 	/* Per-packet facts, not part of the match. */
 	struct tcp_opts tcp_opts;
 };
 
 #define FLOW_KEY_MATCH_SIZE offsetof(struct flow_key, tcp_opts)
+
+enum flow_mpls {
+	FLOW_MPLS_MAX = 7,            /* the kernel's FLOW_DIS_MPLS_MAX */
+	FLOW_MPLS_LABEL_SHIFT = 12,   /* RFC 3032 label stack entry */
+	FLOW_MPLS_TC_SHIFT = 9,
+	FLOW_MPLS_BOS_SHIFT = 8,
+	FLOW_MPLS_TTL_MASK = 0xff,
+};
+
+_Static_assert(sizeof(((struct flow_key *)0)->mpls_lse) == 4 * FLOW_MPLS_MAX, "one word per MPLS entry");
+_Static_assert(offsetof(struct flow_key, tcp_opts) == offsetof(struct flow_key, mpls_pad) + 3,
+	       "flow_key MPLS section has no holes");
 
 _Static_assert(offsetof(struct flow_key, in_port) == 44, "flow_key tunnel section has no holes");
 _Static_assert(FLOW_KEY_MATCH_SIZE % 4 == 0, "flow_key match part is word-aligned");

@@ -68,17 +68,17 @@ static void ctx_trim(struct parse_ctx *c, uint32_t new_end)
 	c->hdr_end = c->pkt->size < new_end ? c->pkt->size : new_end;
 }
 
-/* Zeroes the key with nine 16-byte stores.  A plain memset() of 144 bytes
+/* Zeroes the key with eleven 16-byte stores.  A plain memset() of 176 bytes
  * becomes `rep stos` with gcc's generic tuning, whose start-up cost was the
  * largest single item of the whole parse. */
 typedef uint8_t zero_vec __attribute__((vector_size(16), aligned(1), may_alias));
-_Static_assert(sizeof(struct flow_key) == 9 * sizeof(zero_vec), "key_zero() writes nine 16-byte words");
+_Static_assert(sizeof(struct flow_key) == 11 * sizeof(zero_vec), "key_zero() writes eleven 16-byte words");
 
 static inline void key_zero(struct flow_key *key)
 {
 	/* Written out: gcc turns a loop back into memset(). */
 	zero_vec *v = (zero_vec *)key;
-	v[0] = v[1] = v[2] = v[3] = v[4] = v[5] = v[6] = v[7] = v[8] = (zero_vec){ 0 };
+	v[0] = v[1] = v[2] = v[3] = v[4] = v[5] = v[6] = v[7] = v[8] = v[9] = v[10] = (zero_vec){ 0 };
 }
 
 /* ---- L4 ------------------------------------------------------------------ */
@@ -425,6 +425,25 @@ static enum drop_reason parse_arp(struct parse_ctx *c, uint32_t l3, const struct
 	return DROP_NONE;
 }
 
+/* An MPLS label stack at `ofs`, as the kernel's flow dissector reads it
+ * for cls_flower (__skb_flow_dissect_mpls): entry by entry up to the
+ * bottom of stack, recording at most FLOW_MPLS_MAX; deeper entries are
+ * not read.  A stack cut short by the end of the frame keeps the entries
+ * read so far and is not a drop: the kernel classifies such a frame with
+ * what it dissected, and a switch forwards frames it does not route.
+ * Nothing after the stack is parsed (no L3 offset), as in the kernel. */
+static void parse_mpls(struct parse_ctx *c, uint32_t ofs)
+{
+	struct flow_key *key = c->key;
+	for (unsigned i = 0; i < FLOW_MPLS_MAX && have(c, ofs, 4); i++, ofs += 4) {
+		uint32_t lse = load_be32(c->data + ofs);
+		key->mpls_lse[i] = lse;
+		key->mpls_used |= (uint8_t)(1u << i);
+		if (lse & (1u << FLOW_MPLS_BOS_SHIFT))
+			break;
+	}
+}
+
 /* ---- L2 ------------------------------------------------------------------ */
 
 static bool eth_type_is_vlan(uint16_t type)
@@ -478,8 +497,14 @@ static enum drop_reason parse_frame(struct parse_ctx *c, uint32_t l2, const stru
 		key->dl_type = type;
 		return parse_ipv6(c, l3, lo);
 	case ETH_TYPE_ARP:
+	case ETH_TYPE_RARP: /* the same format; the kernel's dissector reads both */
 		key->dl_type = type;
 		return parse_arp(c, l3, lo);
+	case ETH_TYPE_MPLS_UC:
+	case ETH_TYPE_MPLS_MC:
+		key->dl_type = type;
+		parse_mpls(c, l3);
+		return DROP_NONE;
 	default:
 		/* 802.3 frames carry a length here, not a type; unknown types
 		 * leave only dl_type in the key and no L3 offset. */
@@ -542,6 +567,8 @@ static enum drop_reason decap_vxlan(struct parse_ctx *c, const struct layer_ofs 
 	memcpy(tun->dst, key->nw_dst, sizeof(tun->dst));
 	tun->src_port = key->tp_src;
 	tun->dst_port = key->tp_dst;
+	tun->tos = key->nw_tos;
+	tun->ttl = key->nw_ttl;
 
 	/* The outer L2..L4 are forgotten: zero the key, then put back what
 	 * the tunnel section and metadata hold. */
@@ -553,6 +580,8 @@ static enum drop_reason decap_vxlan(struct parse_ctx *c, const struct layer_ofs 
 	memcpy(key->tun_dst, tun->dst, sizeof(key->tun_dst));
 	key->tun_src_port = tun->src_port;
 	key->tun_dst_port = tun->dst_port;
+	key->tun_tos = tun->tos;
+	key->tun_ttl = tun->ttl;
 	return parse_vxlan(c, *outer->payload);
 }
 
@@ -597,5 +626,7 @@ enum drop_reason flow_extract_vxlan(struct pkt *pkt, struct flow_key *key)
 	memcpy(key->tun_dst, tun->dst, sizeof(key->tun_dst));
 	key->tun_src_port = tun->src_port;
 	key->tun_dst_port = tun->dst_port;
+	key->tun_tos = tun->tos;
+	key->tun_ttl = tun->ttl;
 	return parse_vxlan(&c, 0);
 }

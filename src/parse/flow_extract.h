@@ -37,6 +37,13 @@
  *    frame is parsed the same way (no nested decap); an inner failure
  *    returns the inner layer's reason.  The outer payload_ofs equals
  *    tunnel_ofs.
+ *  - MPLS (0x8847, 0x8848): the label stack is read into the key as the
+ *    kernel's flow dissector reads it for cls_flower: up to FLOW_MPLS_MAX
+ *    entries, to the bottom of stack; a stack cut short by the end of the
+ *    frame keeps the entries read and is not a drop (the kernel classifies
+ *    with what it dissected; a switch forwards what it does not route);
+ *    nothing after the stack is parsed (no L3 offset).  RARP (0x8035) is
+ *    parsed as ARP, whose format it has.
  *  - Offsets: payload_ofs is the first byte after the TCP/UDP/ICMP header;
  *    all offsets not set by a parse are PKT_OFS_NONE.
  *
@@ -65,7 +72,9 @@ enum drop_reason flow_extract(struct pkt *pkt, uint16_t vxlan_port, struct flow_
 /* Parses a frame that starts at a VXLAN header, as read from a UDP socket:
  * pkt->tunnel (family, addresses, ports) must already be filled in by the
  * port; it is copied into the key's tunnel section with the VNI.  Sets
- * tunnel_ofs = 0 and the inner_* offsets; outer l2..l4 are absent. */
+ * tunnel_ofs = 0 and the inner_* offsets; outer l2..l4 are absent.  The
+ * outer TOS and TTL come from pkt->tunnel too (the port read them as
+ * cmsgs; 0 when it could not). */
 enum drop_reason flow_extract_vxlan(struct pkt *pkt, struct flow_key *key);
 
 /* Parses TCP options (the bytes after the fixed 20-byte header).  Returns

@@ -16,7 +16,7 @@
 #include "util/vlog.h"
 
 enum vxlan_rx_limits {
-	VXLAN_RX_CMSG_SPACE = 64,
+	VXLAN_RX_CMSG_SPACE = 128, /* UDP_GRO, SO_RXQ_OVFL, TOS/TCLASS, TTL/HOPLIMIT */
 	/* Below this a payload is copied rather than referenced. */
 	VXLAN_RX_MIN_VIEW_PAYLOAD = 256,
 };
@@ -65,6 +65,16 @@ static void vxlan_sock_probe(struct vxlan_sock *sock)
 	sock->udp_gro_probed =
 		setsockopt(sock->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 	atomic_init(&sock->udp_gro_on, sock->udp_gro_probed);
+	/* The outer TOS and TTL of each datagram (all of a coalesced buffer
+	 * share them: the kernel's GRO does not merge packets whose TOS or
+	 * TTL differ), for flower's enc_tos and enc_ttl. */
+	if (local->family == 6) {
+		setsockopt(sock->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+		setsockopt(sock->fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
+	} else {
+		setsockopt(sock->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+		setsockopt(sock->fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
+	}
 	/* ICMP errors for what we send, port unreachable above all
 	 * (vxlan_icmp.c). */
 	sock->recverr = local->family == 6 ?
@@ -286,16 +296,34 @@ static void vxlan_fill_tunnel(const struct vxlan_sock *sock, const struct sockad
 	}
 }
 
+/* One int cmsg (IP_TTL, IPV6_TCLASS, IPV6_HOPLIMIT) as a byte. */
+static uint8_t cmsg_int_byte(const struct cmsghdr *c)
+{
+	int v;
+	memcpy(&v, CMSG_DATA(c), sizeof(v));
+	return (uint8_t)v;
+}
+
 /* The gso_size the kernel reports for a coalesced buffer (0 if none),
- * and the socket's drop count (SO_RXQ_OVFL: datagrams the kernel dropped
- * because the receive buffer was full, since the socket opened), which
- * comes with every datagram once a drop happened. */
-static uint32_t vxlan_rx_cmsgs(struct vxlan_sock *sock, const struct msghdr *msg)
+ * the outer TOS and TTL into tos_ttl[0..1], and the socket's drop count
+ * (SO_RXQ_OVFL: datagrams the kernel dropped because the receive buffer
+ * was full, since the socket opened), which comes with every datagram
+ * once a drop happened. */
+static uint32_t vxlan_rx_cmsgs(struct vxlan_sock *sock, const struct msghdr *msg, uint8_t tos_ttl[2])
 {
 	uint32_t gso = 0;
+	tos_ttl[0] = tos_ttl[1] = 0;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)msg); c;
 	     c = CMSG_NXTHDR((struct msghdr *)msg, c)) {
-		if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+			tos_ttl[0] = *(const uint8_t *)CMSG_DATA(c); /* one byte, unlike the others */
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) {
+			tos_ttl[1] = cmsg_int_byte(c);
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
+			tos_ttl[0] = cmsg_int_byte(c);
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT) {
+			tos_ttl[1] = cmsg_int_byte(c);
+		} else if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
 			int size;
 			memcpy(&size, CMSG_DATA(c), sizeof(size));
 			gso = size > 0 ? (uint32_t)size : 0;
@@ -390,11 +418,11 @@ static unsigned vxlan_rx_refill(struct vxlan_sock *sock, struct pkt_pool *pool, 
 	return sock->n_rx_bufs < burst ? sock->n_rx_bufs : burst;
 }
 
-/* Cuts one received buffer of `len` bytes (datagrams of `seg`) into pkts
- * stored at out (at most max); returns how many. */
+/* Cuts one received buffer of `len` bytes (datagrams of `seg`, outer TOS
+ * and TTL tos_ttl) into pkts stored at out (at most max); returns how many. */
 static unsigned vxlan_rx_cut(struct vxlan_sock *sock, struct pkt_pool *pool, struct pkt *buf,
 			     uint32_t len, uint32_t seg, const struct sockaddr_storage *from,
-			     uint64_t now, struct pkt **out, unsigned max)
+			     const uint8_t tos_ttl[2], uint64_t now, struct pkt **out, unsigned max)
 {
 	unsigned n = 0;
 	/* At least once: an empty datagram is handed on too, so that the
@@ -413,6 +441,8 @@ static unsigned vxlan_rx_cut(struct vxlan_sock *sock, struct pkt_pool *pool, str
 		}
 		vxlan_rx_datagram(pkt, buf, ofs, dlen, seg < len);
 		vxlan_fill_tunnel(sock, from, &pkt->tunnel);
+		pkt->tunnel.tos = tos_ttl[0];
+		pkt->tunnel.ttl = tos_ttl[1];
 		pkt->timestamp_ns = now;
 		out[n++] = pkt;
 	} while ((ofs += seg) < len);
@@ -466,13 +496,15 @@ int vxlan_sock_rx_batch(struct vxlan_sock *sock, struct pkt_pool *pool, struct p
 	uint64_t now = vxlan_now_ns();
 	for (int i = 0; i < got; i++) {
 		uint32_t len = msgs[i].msg_len;
-		uint32_t seg = vxlan_rx_cmsgs(sock, &msgs[i].msg_hdr);
+		uint8_t tos_ttl[2];
+		uint32_t seg = vxlan_rx_cmsgs(sock, &msgs[i].msg_hdr, tos_ttl);
 		if (seg == 0 || seg > len)
 			seg = len;
 		sock->stats.rx_calls++;
 		if (seg < len)
 			sock->stats.rx_gro_buffers++;
-		n += vxlan_rx_cut(sock, pool, sock->rx_bufs[i], len, seg, &from[i], now, out + n, max - n);
+		n += vxlan_rx_cut(sock, pool, sock->rx_bufs[i], len, seg, &from[i], tos_ttl, now, out + n,
+				  max - n);
 	}
 	/* The buffers filled are given up (views into them keep them alive
 	 * until the last frame pointing there is written out); the rest stay

@@ -26,6 +26,10 @@ struct subtable {
 	uint32_t *values;
 	uint64_t *ranks;
 	const void **data;
+	/* Rules of the same masked value, by rank: entry e's next is
+	 * next[e] - 1 (0: none).  Only the first is in the buckets; the others
+	 * are found by cls_lookup_after() (a `continue` past the first). */
+	uint32_t *next;
 	/* Every rule given with this mask, shadowed ones too, by rank: what
 	 * cls_build_from() compares to share the subtable. */
 	uint32_t n_members;
@@ -133,6 +137,7 @@ static void subtable_unref(struct subtable *st)
 	free(st->values);
 	free(st->ranks);
 	free(st->data);
+	free(st->next);
 	free(st->m_ranks);
 	free(st->m_data);
 	free(st);
@@ -149,35 +154,47 @@ static int subtable_alloc(struct subtable *st, uint32_t n)
 	st->values = malloc((size_t)n * (st->n_words ? st->n_words : 1) * sizeof(*st->values));
 	st->ranks = malloc(n * sizeof(*st->ranks));
 	st->data = malloc(n * sizeof(*st->data));
+	st->next = calloc(n, sizeof(*st->next));
 	st->m_ranks = malloc(n * sizeof(*st->m_ranks));
 	st->m_data = malloc(n * sizeof(*st->m_data));
-	if (!st->buckets || !st->hashes || !st->values || !st->ranks || !st->data || !st->m_ranks ||
-	    !st->m_data)
+	if (!st->buckets || !st->hashes || !st->values || !st->ranks || !st->data || !st->next ||
+	    !st->m_ranks || !st->m_data)
 		return -ENOMEM;
 	return 0;
 }
 
-/* Inserts unless an entry of better rank has the same masked value (rules
- * come in rank order, so the one already there is better). */
+/* Inserts r; when an entry of better rank has the same masked value (rules
+ * come in rank order, so the one already there is better), r goes at the
+ * end of its `next` list instead of into the buckets. */
 static void subtable_insert(struct subtable *st, const struct cls_rule *r)
 {
 	uint32_t vals[CLS_WORDS];
 	st->m_ranks[st->n_members] = r->rank;
 	st->m_data[st->n_members++] = r->data;
 	uint32_t h = mask_key(st, words_of(&r->match->key), vals);
-	uint32_t b = h & st->bucket_mask;
+	uint32_t b = h & st->bucket_mask, first = 0;
 	for (; st->buckets[b]; b = (b + 1) & st->bucket_mask) {
 		uint32_t e = st->buckets[b] - 1;
 		if (st->hashes[e] == h &&
-		    !memcmp(&st->values[e * st->n_words], vals, st->n_words * sizeof(uint32_t)))
-			return; /* shadowed */
+		    !memcmp(&st->values[e * st->n_words], vals, st->n_words * sizeof(uint32_t))) {
+			first = e + 1; /* shadowed */
+			break;
+		}
 	}
 	uint32_t e = st->n_entries++;
 	st->hashes[e] = h;
 	memcpy(&st->values[e * st->n_words], vals, st->n_words * sizeof(uint32_t));
 	st->ranks[e] = r->rank;
 	st->data[e] = r->data;
-	st->buckets[b] = e + 1;
+	st->next[e] = 0;
+	if (!first) {
+		st->buckets[b] = e + 1;
+		return;
+	}
+	uint32_t last = first - 1;
+	while (st->next[last])
+		last = st->next[last] - 1;
+	st->next[last] = e + 1;
 }
 
 /* The rules of one mask, while building: `shell` holds the mask and best
@@ -382,8 +399,9 @@ static inline bool words_equal(const uint32_t *a, const uint32_t *b, uint32_t n)
 	return !diff;
 }
 
-static inline void subtable_probe(const struct subtable *st, const cls_word *k, uint64_t *best,
-				  const void **best_data)
+/* The first entry of rank >= min with the key's masked value. */
+static inline void subtable_probe(const struct subtable *st, const cls_word *k, uint64_t min,
+				  uint64_t *best, const void **best_data)
 {
 	uint32_t vals[CLS_WORDS];
 	uint32_t h = mask_key(st, k, vals);
@@ -391,7 +409,9 @@ static inline void subtable_probe(const struct subtable *st, const cls_word *k, 
 		uint32_t e = st->buckets[b] - 1;
 		if (st->hashes[e] != h || !words_equal(&st->values[e * st->n_words], vals, st->n_words))
 			continue;
-		if (st->ranks[e] < *best) {
+		while (st->ranks[e] < min && st->next[e])
+			e = st->next[e] - 1;
+		if (st->ranks[e] >= min && st->ranks[e] < *best) {
 			*best = st->ranks[e];
 			*best_data = st->data[e];
 		}
@@ -399,10 +419,12 @@ static inline void subtable_probe(const struct subtable *st, const cls_word *k, 
 	}
 }
 
-static void linear_scan(const struct cls *cls, const struct flow_key *key, uint64_t *best,
-			const void **best_data)
+static void linear_scan(const struct cls *cls, const struct flow_key *key, uint64_t min,
+			uint64_t *best, const void **best_data)
 {
 	for (uint32_t i = 0; i < cls->n_linear && cls->linear[i].rank < *best; i++) {
+		if (cls->linear[i].rank < min)
+			continue;
 		if (cls_match_matches(&cls->linear[i].match, key)) {
 			*best = cls->linear[i].rank;
 			*best_data = cls->linear[i].data;
@@ -411,7 +433,8 @@ static void linear_scan(const struct cls *cls, const struct flow_key *key, uint6
 	}
 }
 
-const void *cls_lookup(const struct cls *cls, const struct flow_key *key, uint64_t *rank)
+const void *cls_lookup_after(const struct cls *cls, const struct flow_key *key, uint64_t min,
+			     uint64_t *rank)
 {
 	uint64_t best = UINT64_MAX;
 	const void *best_data = NULL;
@@ -420,18 +443,23 @@ const void *cls_lookup(const struct cls *cls, const struct flow_key *key, uint64
 	for (uint32_t s = 0; s < cls->n_subtables; s++) {
 		const struct subtable *st = cls->subtables[s];
 		if (!linear_done && cls->linear[0].rank < st->best_rank) {
-			linear_scan(cls, key, &best, &best_data);
+			linear_scan(cls, key, min, &best, &best_data);
 			linear_done = true;
 		}
 		if (best < st->best_rank)
 			break; /* no later subtable holds a better rule */
-		subtable_probe(st, k, &best, &best_data);
+		subtable_probe(st, k, min, &best, &best_data);
 	}
 	if (!linear_done)
-		linear_scan(cls, key, &best, &best_data);
+		linear_scan(cls, key, min, &best, &best_data);
 	if (rank)
 		*rank = best;
 	return best_data;
+}
+
+const void *cls_lookup(const struct cls *cls, const struct flow_key *key, uint64_t *rank)
+{
+	return cls_lookup_after(cls, key, 0, rank);
 }
 
 void cls_get_stats(const struct cls *cls, struct cls_stats *stats)

@@ -26,7 +26,10 @@
  *   lookup costs one probe.
  *
  *   Two rules with the same mask and the same masked value: only the one
- *   of lower rank is in the hash table, the other can never win.
+ *   of lower rank is in the hash table; the other hangs off it in rank
+ *   order and is found only by cls_lookup_after() past the first (tc's
+ *   `action continue`: the next rule of a later pref may have the same
+ *   match).
  *
  *   A subtable hashes only the 32-bit words of the key its mask touches
  *   (a list of word indexes kept with the mask), so a rule matching only
@@ -130,6 +133,10 @@ void cls_destroy(struct cls *cls); /* NULL is a no-op */
 /* The data of the matching rule of lowest rank, or NULL.  *rank (may be
  * NULL) gets its rank. */
 const void *cls_lookup(const struct cls *cls, const struct flow_key *key, uint64_t *rank);
+/* The same among the rules of rank >= min (flower: classification going on
+ * after a rule whose action was continue). */
+const void *cls_lookup_after(const struct cls *cls, const struct flow_key *key, uint64_t min,
+			     uint64_t *rank);
 
 struct cls_stats {
 	uint32_t n_rules;

@@ -178,6 +178,8 @@ int flower_match_compile(const struct ctl_flower_match *cm, struct cls_match *ou
 	compile_ip(cm, out);
 	compile_l4(cm, out);
 	compile_tunnel(cm, out);
+	flower_match_compile_mpls(cm, out);
+	flower_match_compile_arp_enc(cm, out);
 	return 0;
 }
 
@@ -186,7 +188,7 @@ int flower_match_compile(const struct ctl_flower_match *cm, struct cls_match *ou
 bool flower_action_is_final(uint8_t type)
 {
 	return type == FLOWER_ACT_REDIRECT || type == FLOWER_ACT_DROP || type == FLOWER_ACT_PASS ||
-	       type == FLOWER_ACT_GOTO;
+	       type == FLOWER_ACT_GOTO || type == FLOWER_ACT_CONTINUE;
 }
 
 static int compile_action(const struct ctl_flower_action *a, flower_port_resolver *resolve,
@@ -222,6 +224,8 @@ static int compile_action(const struct ctl_flower_action *a, flower_port_resolve
 		return 0;
 	case CTL_ACT_DROP:
 	case CTL_ACT_PASS:
+	case CTL_ACT_CONTINUE:
+	case CTL_ACT_PIPE:
 	case CTL_ACT_TUNNEL_UNSET:
 	case CTL_ACT_VLAN_POP:
 		return 0;

@@ -31,7 +31,18 @@
  *                     set for both 4 and 6).
  *   enc_src/dst_ip    tun_src/tun_dst under the mask, tun_family exact.
  *   enc_dst_port      tun_dst_port, tunnelled frames only.
- * Nothing needed a new flow_key field.
+ *   mpls lse depth D  mpls_lse[D - 1] under the mask of the fields given,
+ *                     and bit D - 1 of mpls_used: the frame has an entry at
+ *                     that depth (cls_flower's used_lses); mpls_label/tc/
+ *                     bos/ttl are the same at depth 1 (flower_match_mpls.c).
+ *   enc_tos/enc_ttl   tun_tos/tun_ttl under the mask, tunnelled frames only:
+ *                     the outer header's, as the vxlan port read it
+ *                     (IP_RECVTOS/IP_RECVTTL, IPV6_RECVTCLASS/HOPLIMIT) or
+ *                     as flow_extract decapsulated it.
+ *   arp_sip/arp_tip   nw_src/nw_dst (ARP spa/tpa), arp_op the low byte of
+ *                     the opcode in nw_proto (the kernel's key_arp.op),
+ *                     arp_sha/arp_tha arp_sha/arp_tha.
+ * MPLS and enc_tos/enc_ttl needed new flow_key fields (parse/flow.h).
  *
  * Actions, in order (tc semantics):
  *   mirred redirect   send to the port, stop (tc: stolen).
@@ -44,6 +55,14 @@
  *                     port, checksum) for a following redirect/mirror to a
  *                     vxlan port; unset removes the metadata of the frame.
  *   vlan push/pop/modify   edit the frame's outer tag.
+ *   continue          stop this list; classification goes on in the same
+ *                     chain among the rules of a later pref (the kernel:
+ *                     the action returns TC_ACT_UNSPEC and tcf_classify()
+ *                     tries the next filter, which is the next pref; the
+ *                     other handles of the same pref are one flower
+ *                     instance, which gave its one match).  No later match:
+ *                     L2 switching.
+ *   pipe              nothing; the list goes on.
  *   A list that ends without a stopping action continues to L2 switching
  *   (tc: pipe at the end of the list is pass).
  *
@@ -69,6 +88,8 @@ enum flower_act_type {
 	FLOWER_ACT_VLAN_PUSH = CTL_ACT_VLAN_PUSH,
 	FLOWER_ACT_VLAN_POP = CTL_ACT_VLAN_POP,
 	FLOWER_ACT_VLAN_MODIFY = CTL_ACT_VLAN_MODIFY,
+	FLOWER_ACT_CONTINUE = CTL_ACT_CONTINUE,
+	FLOWER_ACT_PIPE = CTL_ACT_PIPE,
 };
 
 struct flower_action {
@@ -106,6 +127,11 @@ struct flower_rule {
  * produces (-EINVAL otherwise). */
 int flower_match_compile(const struct ctl_flower_match *cm, struct cls_match *out);
 
+/* The MPLS, ARP and enc_tos/enc_ttl parts of flower_match_compile()
+ * (flower_match_mpls.c). */
+void flower_match_compile_mpls(const struct ctl_flower_match *cm, struct cls_match *out);
+void flower_match_compile_arp_enc(const struct ctl_flower_match *cm, struct cls_match *out);
+
 /* Resolves a port name to its id: 0 or -ENOENT.  Given by the daemon. */
 typedef int flower_port_resolver(void *aux, const char *name, uint16_t *id);
 
@@ -114,7 +140,7 @@ typedef int flower_port_resolver(void *aux, const char *name, uint16_t *id);
 int flower_actions_compile(const struct ctl_flower *f, flower_port_resolver *resolve, void *aux,
 			   struct flower_action *out, char *err, size_t err_size);
 
-/* Whether the action ends the list (redirect, drop, pass, goto). */
+/* Whether the action ends the list (redirect, drop, pass, goto, continue). */
 bool flower_action_is_final(uint8_t type);
 
 #endif /* VX_SWITCH_FLOWER_RULE_H */

@@ -483,13 +483,14 @@ void flower_table_classify(const struct flower_table *t, const struct flow_key *
 			   struct flower_verdict *v)
 {
 	uint32_t chain = 0;
+	uint64_t after = 0; /* continue: the first rank of the next pref */
 	v->n_rules = 0;
 	v->end = FLOWER_END_NO_MATCH;
 	for (;;) {
 		const struct flower_chain *c = chain_at_or_after(t, key->in_port, chain);
 		if (!c || c->chain != chain)
 			return;
-		const struct flower_rule *r = cls_lookup(c->cls, key, NULL);
+		const struct flower_rule *r = cls_lookup_after(c->cls, key, after, NULL);
 		if (!r)
 			return;
 		if (v->n_rules == FLOWER_MAX_HOPS) {
@@ -499,9 +500,14 @@ void flower_table_classify(const struct flower_table *t, const struct flow_key *
 		v->rules[v->n_rules++] = r;
 		v->end = FLOWER_END_MATCHED;
 		const struct flower_action *last = &r->actions[r->n_actions - 1];
+		if (last->type == FLOWER_ACT_CONTINUE) {
+			after = ((uint64_t)r->pref + 1) << 32; /* ranks are pref << 32 | handle */
+			continue;
+		}
 		if (last->type != FLOWER_ACT_GOTO)
 			return;
 		chain = last->chain;
+		after = 0;
 	}
 }
 

@@ -56,7 +56,7 @@
 
 enum flower_table_limits {
 	FLOWER_MAX_RULES = 16384, /* all ports; = counter slots per worker */
-	FLOWER_MAX_HOPS = 8,      /* rules one frame goes through (goto chain) */
+	FLOWER_MAX_HOPS = 8,      /* rules one frame goes through (goto chain, continue) */
 };
 
 struct flower_table;
@@ -111,14 +111,18 @@ bool flower_table_port_has_rules(const struct flower_table *t, uint16_t port);
 enum flower_end {
 	FLOWER_END_NO_MATCH = 0, /* no rule matched: L2 switching as before */
 	FLOWER_END_MATCHED,      /* rules[0..n_rules-1] matched, in order */
-	FLOWER_END_LOOP,         /* goto chain went on for FLOWER_MAX_HOPS rules:
-	                          * the frame is dropped (the kernel's
-	                          * "reclassify loop" limit) */
+	FLOWER_END_LOOP,         /* goto chain or continue went on past
+	                          * FLOWER_MAX_HOPS rules: the frame is dropped
+	                          * (the kernel's "reclassify loop" limit, for
+	                          * goto; the kernel has none for continue) */
 };
 
 /* What a frame does: execute rules[0]'s actions, then rules[1]'s (reached
- * by rules[0]'s goto), and so on; a goto whose chain matched nothing, or a
- * last list that ends without a final action, continues to L2 switching. */
+ * by rules[0]'s goto, or by its continue: the best match among the later
+ * prefs of the same chain), and so on; a goto whose chain matched nothing,
+ * a continue that no later pref matched, or a last list that ends without
+ * a final action, continues to L2 switching.  Every rule crossed is in
+ * rules[] and is counted; the flow cache keeps the whole verdict. */
 struct flower_verdict {
 	uint8_t end;             /* enum flower_end */
 	uint8_t n_rules;

@@ -12,6 +12,10 @@
  *   pass             on to L2 switching;
  *   goto chain       on to the next rule of the verdict (classify followed
  *                    the goto); none matched there: L2 switching.
+ *   continue         the same: the next rule of the verdict is the best
+ *                    match of a later pref (classify looked it up); none:
+ *                    L2 switching.
+ *   pipe             nothing, on to the next action.
  *   tunnel_key set   the tunnel key of the following mirreds to a vxlan
  *                    port, as OVS's flow-based tunnels: the remote VTEP,
  *                    and the VNI, outer UDP destination port (without
@@ -150,7 +154,7 @@ static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct 
 				return true;
 			case FLOWER_ACT_PASS:
 				return false;
-			default: /* goto: the next rule of the verdict */
+			default: /* goto, continue: the next rule of the verdict; pipe */
 				break;
 			}
 		}

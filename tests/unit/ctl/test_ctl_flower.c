@@ -316,9 +316,13 @@ static void test_action_and_filter_refusals(void **state)
 	/* actions */
 	refused(ADD "flower action drop action pass", 9, "unreachable");
 	refused(ADD "flower action mirred egress redirect dev a action drop", 13, "unreachable");
-	refused(ADD "flower action reclassify", 8, "unsupported action");
-	refused(ADD "flower action gact reclassify", 9, "unsupported gact");
-	refused(ADD "flower action vlan pop pipe", 10, "control verbs");
+	refused(ADD "flower action reclassify", 8, "\"reclassify\" is not supported: it restarts");
+	refused(ADD "flower action gact reclassify", 9, "\"reclassify\" is not supported");
+	refused(ADD "flower action jump 2 action drop", 8, "\"jump\" is not supported");
+	refused(ADD "flower action trap", 8, "no hardware");
+	refused(ADD "flower action vlan pop pipe", 10, "write continue or pipe as an action");
+	refused(ADD "flower action vlan pop continue", 10, "control word");
+	refused(ADD "flower action continue action drop", 9, "unreachable");
 	refused(ADD "flower action goto 5", 9, "\"chain\"");
 	refused(ADD "flower action vlan push priority 3", 12, "needs \"id\"");
 	refused(ADD "flower action vlan push id 4096", 11, "bad number");

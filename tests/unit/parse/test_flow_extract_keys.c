@@ -105,6 +105,8 @@ static void test_exact_key_vxlan6_udp4(void **state)
 	want.tun_src_port = 61000;
 	want.tun_dst_port = VXLAN_DEFAULT_PORT;
 	want.tun_family = 6;
+	want.tun_tos = vx.tos; /* the outer header's, for enc_tos/enc_ttl */
+	want.tun_ttl = vx.ttl;
 	want.in_port = TEST_IN_PORT;
 	memcpy(want.dl_dst, f.dst_mac, 6);
 	memcpy(want.dl_src, f.src_mac, 6);
@@ -161,6 +163,8 @@ static void test_flow_extract_vxlan_matches_decap(void **state)
 	memcpy(p->tunnel.dst, vx.dst_ip, 4);
 	p->tunnel.src_port = vx.src_port;
 	p->tunnel.dst_port = vx.dst_port;
+	p->tunnel.tos = vx.tos; /* what the port's IP_RECVTOS/IP_RECVTTL cmsgs give */
+	p->tunnel.ttl = vx.ttl;
 	assert_int_equal(flow_extract_vxlan(p, &sock), DROP_NONE);
 	assert_int_equal(p->l2_ofs, PKT_OFS_NONE);
 	assert_int_equal(p->l4_ofs, PKT_OFS_NONE);

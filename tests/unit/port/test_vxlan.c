@@ -704,6 +704,33 @@ static void test_empty_and_short_datagrams_are_handed_on(void **state)
 	assert_int_equal(after.rx_too_short - before.rx_too_short, 2);
 }
 
+/* The outer TOS and TTL of each datagram reach the pkt (pkt->tunnel.tos,
+ * .ttl, from IP_RECVTOS/IP_RECVTTL) for flower's enc_tos and enc_ttl. */
+static void test_outer_tos_ttl_are_read(void **state)
+{
+	struct fixture *fx = *state;
+	int tx = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(tx >= 0);
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(fx->udp_port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	const uint8_t dgram[8] = { 0x08, 0, 0, 0, 0, 0, 99, 0 };
+	int tos[2] = { 0x28, 0xb8 }, ttl[2] = { 17, 200 };
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(setsockopt(tx, IPPROTO_IP, IP_TOS, &tos[i], sizeof(tos[i])), 0);
+		assert_int_equal(setsockopt(tx, IPPROTO_IP, IP_TTL, &ttl[i], sizeof(ttl[i])), 0);
+		assert_int_equal(sendto(tx, dgram, sizeof(dgram), 0, (struct sockaddr *)&to, sizeof(to)),
+				 (ssize_t)sizeof(dgram));
+	}
+	close(tx);
+	struct pkt *rx[4];
+	receive_exactly(fx, rx, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rx[i]->tunnel.tos, tos[i]);
+		assert_int_equal(rx[i]->tunnel.ttl, ttl[i]);
+		pkt_free(rx[i]);
+	}
+}
+
 /* Datagrams the kernel drops because nobody read the receive buffer in
  * time are counted from SO_RXQ_OVFL (rx_queue_drops), as the kernel counts
  * them for the socket: a flood sent while we do not read overflows the
@@ -767,6 +794,7 @@ int main(void)
 		cmocka_unit_test(test_ios_count_apart),
 		cmocka_unit_test(test_vni_of_short_pkt),
 		cmocka_unit_test(test_empty_and_short_datagrams_are_handed_on),
+		cmocka_unit_test(test_outer_tos_ttl_are_read),
 		cmocka_unit_test(test_receive_buffer_drops_are_counted),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

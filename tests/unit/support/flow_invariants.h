@@ -91,10 +91,12 @@ static inline const char *flow_invariant_violated(const struct pkt *p, const str
 
 	uint16_t l3 = pkt_innermost_l3(p), l4 = pkt_innermost_l4(p);
 	if (l3 == PKT_OFS_NONE) {
-		/* Nothing after dl_type/VLANs. */
-		FLOW_INV(flow_inv_is_zero(&key->nw_family, sizeof(*key) - offsetof(struct flow_key, nw_family)));
+		/* Nothing after dl_type/VLANs but an MPLS label stack. */
+		FLOW_INV(flow_inv_is_zero(&key->nw_family, offsetof(struct flow_key, mpls_lse) -
+					  offsetof(struct flow_key, nw_family)));
+		FLOW_INV(flow_inv_is_zero(&key->tcp_opts, sizeof(key->tcp_opts)));
 	} else if (key->nw_family == 0) {
-		FLOW_INV(key->dl_type == ETH_TYPE_ARP);
+		FLOW_INV(key->dl_type == ETH_TYPE_ARP || key->dl_type == ETH_TYPE_RARP);
 		FLOW_INV(key->nw_tos == 0 && key->nw_ttl == 0 && key->nw_frag == 0 && key->ipv6_label == 0);
 	} else {
 		FLOW_INV(key->nw_family == 4 || key->nw_family == 6);
@@ -115,8 +117,23 @@ static inline const char *flow_invariant_violated(const struct pkt *p, const str
 		FLOW_INV(key->tcp_flags == 0);
 		FLOW_INV(flow_inv_is_zero(&key->tcp_opts, sizeof(key->tcp_opts)));
 	}
-	FLOW_INV(key->tun_pad[0] == 0 && key->tun_pad[1] == 0 && key->tun_pad[2] == 0);
+	FLOW_INV(key->tun_pad == 0);
 	FLOW_INV(key->nw_pad[0] == 0 && key->nw_pad[1] == 0 && key->l4_pad == 0);
+	/* MPLS: only on an MPLS ethertype, entries present from depth 1 on with
+	 * none after the bottom of stack, and nothing above the stack parsed. */
+	FLOW_INV(key->mpls_pad[0] == 0 && key->mpls_pad[1] == 0 && key->mpls_pad[2] == 0);
+	if (key->dl_type != ETH_TYPE_MPLS_UC && key->dl_type != ETH_TYPE_MPLS_MC) {
+		FLOW_INV(key->mpls_used == 0 && flow_inv_is_zero(key->mpls_lse, sizeof(key->mpls_lse)));
+	} else {
+		FLOW_INV(l3 == PKT_OFS_NONE);
+		FLOW_INV((key->mpls_used & (key->mpls_used + 1)) == 0 && key->mpls_used < (1u << FLOW_MPLS_MAX));
+		for (unsigned i = 0; i < FLOW_MPLS_MAX; i++) {
+			bool used = key->mpls_used & (1u << i);
+			FLOW_INV(used || key->mpls_lse[i] == 0);
+			if (used && (key->mpls_lse[i] & (1u << FLOW_MPLS_BOS_SHIFT)))
+				FLOW_INV((key->mpls_used >> (i + 1)) == 0);
+		}
+	}
 	return NULL;
 }
 

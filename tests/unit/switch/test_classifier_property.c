@@ -284,6 +284,53 @@ static struct flower_table *random_dels(struct flower_table *t)
 	return next;
 }
 
+/* cls_lookup_after() (continue: the best rule from a rank on) against a
+ * linear scan, over a classifier of t's rules of one port's chain 0 with
+ * flower's ranks: rules of an equal match at several prefs are the ones
+ * the hash table keeps behind the first. */
+static uint64_t n_after_checks, n_after_shadowed;
+
+static void check_lookup_after(const struct flower_table *t, const struct flow_key *keys, int n_keys,
+			       uint16_t port)
+{
+	static struct cls_rule rules[MAX_OPS * 2];
+	size_t n = 0;
+	for (size_t i = 0; i < flower_table_n_rules(t) && n < MAX_OPS * 2; i++) {
+		const struct flower_rule *r = flower_table_rule(t, i);
+		if (r->port == port && r->chain == 0)
+			rules[n++] = (struct cls_rule){ &r->match, (uint64_t)r->pref << 32 | r->handle, r };
+	}
+	struct cls *cls;
+	assert_int_equal(cls_build(rules, n, &cls), 0);
+	static size_t hits[MAX_OPS * 2];
+	for (int i = 0; i < n_keys && i < 500; i++) {
+		if (keys[i].in_port != port)
+			continue;
+		size_t n_hits = 0; /* the rules the key matches, in rank order */
+		for (size_t j = 0; j < n; j++)
+			if (cls_match_matches(rules[j].match, &keys[i]))
+				hits[n_hits++] = j;
+		/* from past each matching rule (a continue from it), and from 0 */
+		for (size_t h = 0; h <= n_hits; h++) {
+			uint64_t min = h == n_hits ? 0 : ((rules[hits[h]].rank >> 32) + 1) << 32;
+			const void *want = NULL;
+			for (size_t w = 0; w < n_hits && !want; w++)
+				if (rules[hits[w]].rank >= min)
+					want = rules[hits[w]].data;
+			const void *got = cls_lookup_after(cls, &keys[i], min, NULL);
+			n_after_checks++;
+			if (got != want)
+				fail_msg("cls_lookup_after from rank %#llx: got %p, want %p",
+					 (unsigned long long)min, got, want);
+			if (want && h < n_hits && !((const struct flower_rule *)want)->match.extra &&
+			    !memcmp(&((const struct flower_rule *)want)->match, rules[hits[h]].match,
+				    sizeof(struct cls_match)))
+				n_after_shadowed++; /* the same match as the rule continued from */
+		}
+	}
+	cls_destroy(cls);
+}
+
 static void test_against_linear_scan(void **state)
 {
 	(void)state;
@@ -299,9 +346,11 @@ static void test_against_linear_scan(void **state)
 		if (round % 3 == 2)
 			t = random_adds(t);
 		check_order(t);
+		static struct flow_key keys[KEYS_PER_ROUND];
 		for (int i = 0; i < KEYS_PER_ROUND; i++) {
 			struct flow_key k;
 			random_key(&k);
+			keys[i] = k;
 			struct flower_verdict v;
 			flower_table_classify(t, &k, &v);
 			const struct flower_rule *want = linear_lookup(t, &k);
@@ -318,8 +367,15 @@ static void test_against_linear_scan(void **state)
 					 "scan \"%s\"", seed, n, i, text2, text);
 			}
 		}
+		if (round % 4 == 0)
+			for (uint16_t port = 1; port <= 2; port++)
+				check_lookup_after(t, keys, KEYS_PER_ROUND, port);
 		flower_table_destroy(t);
 	}
+	print_message("%llu lookups after a rank, %llu of them found a rule of the same match "
+		      "as an earlier one\n", (unsigned long long)n_after_checks,
+		      (unsigned long long)n_after_shadowed);
+	assert_true(n_after_shadowed > 0);
 	/* the test is only worth something if keys do match rules */
 	print_message("%llu lookups, %llu matched a rule; %u batches of dels, %u of adds\n",
 		      (unsigned long long)lookups, (unsigned long long)matched, n_del_batches, n_add_batches);
