@@ -12,15 +12,19 @@
  *
  * Grammar (ctl_flower_grammar() prints it):
  *
- *   FILTER := filter add dev PORT ingress [ pref N ] [ handle N ] [ chain N ]
+ *   FILTER := filter add dev PORT HOOK [ pref N ] [ handle N ] [ chain N ]
  *                 [ protocol PROTO ] flower [ skip_hw ] [ MATCH ... ]
  *                 { action | actions } ACTION [ { action | actions } ACTION ... ]
- *           | filter { replace | change } dev PORT ingress ... (as add)
- *           | filter del dev PORT ingress [ pref N [ handle N ] [ protocol PROTO ] ]
+ *           | filter { replace | change } dev PORT HOOK ... (as add)
+ *           | filter del dev PORT HOOK [ pref N [ handle N ] [ protocol PROTO ] ]
  *                 [ chain N ] [ flower ]
- *           | filter get [ -s ] dev PORT ingress pref N handle N [ protocol PROTO ]
+ *           | filter get [ -s ] dev PORT HOOK pref N handle N [ protocol PROTO ]
  *                 [ chain N ] [ flower ]
- *           | filter show [ -s ] [ -br ] dev PORT ingress [ chain N ]
+ *           | filter show [ -s ] [ -br ] dev PORT HOOK [ chain N ]
+ *   HOOK   := ingress | egress   (egress: frames the switch sends out of
+ *             PORT, after L2 switching, before encapsulation; the ingress
+ *             and the egress of a port are two separate rule lists, as
+ *             tc's clsact ffff:fff2 and ffff:fff3)
  *   Verbs by any prefix in tc's order (a, c, r, d, g, l/s): tc's
  *   do_filter().  replace is tc's NLM_F_CREATE: the rule at (chain, pref,
  *   handle) is replaced in the same table change (the datapath sees the
@@ -31,7 +35,10 @@
  *   PROTO  := ip | ipv4 | ipv6 | arp | 802.1Q | 802.1ad | all | ETHERTYPE
  *             (ipv4 is iproute2's alias of ip; ETHERTYPE 0x0600..0xffff,
  *             decimal or 0x hex as tc's get_be16(.., 0))
- *   MATCH  := src_mac MAC[/MASK|/LEN] | dst_mac MAC[/MASK|/LEN]
+ *   MATCH  := indev PORT   (the port the frame came in on: on an ingress
+ *             rule it is the rule's port or the rule never matches, as
+ *             tc's skb_iif; any position among the keys, printed first)
+ *           | src_mac MAC[/MASK|/LEN] | dst_mac MAC[/MASK|/LEN]
  *           | vlan_id 0..4095 | vlan_prio 0..7 | vlan_ethtype PROTO
  *           | ip_proto { tcp | udp | sctp | icmp | icmpv6 | 0..255 }
  *           | src_ip PREFIX | dst_ip PREFIX        (IPv4 or IPv6, /LEN or /MASK)
@@ -113,6 +120,9 @@ enum ctl_flower_key {
 	CTL_FF_SKIP_HW = 1 << 3,
 	CTL_FF_STATS = 1 << 4,   /* show -s: with counters */
 	CTL_FF_BRIEF = 1 << 5,   /* show -br: tc's terse dump */
+	CTL_FF_EGRESS = 1 << 6,  /* `egress` where `ingress` goes: the rule sits
+	                          * on the port's egress (tc's clsact egress,
+	                          * parent ffff:fff3), ctl_flower_egress.c */
 };
 
 /* ctl_flower_match.given: one bit per match key, in printing order. */
@@ -138,6 +148,9 @@ enum ctl_fm_key {
 	CTL_FM_ENC_SRC_IP = 1 << 18,
 	CTL_FM_ENC_DST_IP = 1 << 19,
 	CTL_FM_ENC_DST_PORT = 1 << 20,
+	/* indev NAME (ctl_flower_egress.c): far from the bits above, which
+	 * grow with the keys added in printing order. */
+	CTL_FM_INDEV = 1 << 30,
 };
 
 /* Ethertypes the grammar names. */
@@ -185,6 +198,7 @@ struct ctl_flower_match {
 	uint16_t enc_dst_port;
 	uint32_t enc_key_id;
 	struct ctl_prefix src_ip, dst_ip, enc_src_ip, enc_dst_ip;
+	char indev[CTL_NAME_SIZE]; /* CTL_FM_INDEV: the port the frame came in on */
 };
 
 enum ctl_flower_act_type {

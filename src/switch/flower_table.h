@@ -106,6 +106,7 @@ uint32_t flower_table_shared_subtables(const struct flower_table *t);
 
 /* ---- any thread, on a live table ----------------------------------------- */
 
+/* port: a hook (flower_hook.h), the port id alone for its ingress. */
 bool flower_table_port_has_rules(const struct flower_table *t, uint16_t port);
 
 enum flower_end {
@@ -129,6 +130,10 @@ struct flower_verdict {
  * lock, no write outside *v. */
 void flower_table_classify(const struct flower_table *t, const struct flow_key *key,
 			   struct flower_verdict *v);
+/* The same at hook `hook` (switch/flower_hook.h: a port's ingress, or its
+ * egress), key->in_port still the port the frame came in on (indev). */
+void flower_table_classify_hook(const struct flower_table *t, uint16_t hook, const struct flow_key *key,
+				struct flower_verdict *v);
 
 /* ---- a worker's counters ------------------------------------------------- */
 
