@@ -184,7 +184,7 @@ static void dp_switch(struct vxd_worker *w, struct pkt *pkt, const struct flow_k
 {
 	const struct flower_table *ft = w->view->flower;
 	if (__builtin_expect(ft != NULL, 0) && flower_table_port_has_rules(ft, key->in_port) &&
-	    dp_rules(w, ft, pkt, key))
+	    dp_rules(w, ft, pkt, &key)) /* key: as the rules' vlan actions left it */
 		return;
 	fwd_frame(&w->fwd, ingress, vni, key->dl_dst, key->dl_src, w->now_ns, &w->fwd_res);
 	dp_output(w, pkt, key, &w->fwd_res);

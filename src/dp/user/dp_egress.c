@@ -6,7 +6,9 @@
  *
  * The frame is classified at the port's egress hook (switch/flower_hook.h)
  * with the key parsed where it came in: key->in_port is its ingress port,
- * which `indev` matches.  The verdict comes from the worker's egress flow
+ * which `indev` matches; a vlan push/pop/modify of a rule before (ingress,
+ * or an egress rule of the port that mirred it here) is in the key too
+ * (dp_key_vlan()).  The verdict comes from the worker's egress flow
  * cache (not the ingress one: this runs inside an ingress verdict's
  * actions, which must not be moved under them), is copied (a nested egress
  * lookup may reuse the cache entry), counted per rule as on ingress (fast
@@ -36,6 +38,39 @@
 #include "dp/user/worker_internal.h"
 #include "port/vxlan.h"
 #include "switch/flower_hook.h"
+
+void dp_key_vlan(struct flow_key *k, const struct flower_action *a)
+{
+	switch (a->type) {
+	case FLOWER_ACT_VLAN_PUSH:
+		if (k->n_vlans) { /* the old outer tag becomes the second; a third is not kept */
+			if (k->n_vlans == 2)
+				k->dl_type = k->vlan_tpid[1];
+			k->vlan_tpid[1] = k->vlan_tpid[0];
+			k->vlan_tci[1] = k->vlan_tci[0];
+		}
+		k->vlan_tpid[0] = a->vlan_tpid;
+		k->vlan_tci[0] = a->vlan_tci;
+		k->n_vlans = k->n_vlans ? 2 : 1;
+		return;
+	case FLOWER_ACT_VLAN_POP:
+		if (!k->n_vlans)
+			return;
+		k->vlan_tpid[0] = k->vlan_tpid[1];
+		k->vlan_tci[0] = k->vlan_tci[1];
+		k->vlan_tpid[1] = 0;
+		k->vlan_tci[1] = 0;
+		k->n_vlans--;
+		return;
+	default: /* modify, as pkt_vlan_modify() */
+		if (!k->n_vlans)
+			return;
+		k->vlan_tci[0] = (uint16_t)((k->vlan_tci[0] & ~0x0fffu) | (a->vlan_tci & 0x0fffu));
+		if (a->set_prio)
+			k->vlan_tci[0] = (uint16_t)((k->vlan_tci[0] & 0x1fffu) | (a->vlan_tci & 0xe000u));
+		return;
+	}
+}
 
 static void dp_egress_drop(struct vxd_worker *w, struct pkt *pkt, uint16_t port)
 {
@@ -79,6 +114,7 @@ static bool dp_egress_actions(struct vxd_worker *w, struct pkt *pkt, const struc
 			      struct fdb_dst *dst, const struct flower_verdict *v)
 {
 	const struct flower_action *tun = NULL;
+	struct flow_key edited; /* the key once a vlan action edited the frame */
 	for (unsigned r = 0; r < v->n_rules; r++) {
 		const struct flower_rule *rule = v->rules[r];
 		for (uint32_t i = 0; i < rule->n_actions; i++) {
@@ -101,6 +137,11 @@ static bool dp_egress_actions(struct vxd_worker *w, struct pkt *pkt, const struc
 			case FLOWER_ACT_VLAN_MODIFY:
 				if (!dp_rule_vlan(w, pkt, a))
 					return true;
+				if (key != &edited) {
+					edited = *key;
+					key = &edited;
+				}
+				dp_key_vlan(&edited, a);
 				break;
 			case FLOWER_ACT_DROP:
 				dp_egress_drop(w, pkt, dst->port);

@@ -118,9 +118,10 @@ bool dp_rule_vlan(struct vxd_worker *w, struct pkt *pkt, const struct flower_act
 
 /* Runs the actions of v; true when the frame was consumed, false when it
  * goes on to L2 switching. */
-static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key,
+static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct flow_key **keyp,
 			    const struct flower_verdict *v)
 {
+	const struct flow_key *key = *keyp;
 	const struct flower_action *tun = NULL;
 	for (unsigned r = 0; r < v->n_rules; r++) {
 		const struct flower_rule *rule = v->rules[r];
@@ -144,6 +145,11 @@ static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct 
 			case FLOWER_ACT_VLAN_MODIFY:
 				if (!dp_rule_vlan(w, pkt, a))
 					return true;
+				if (key != &w->rule_key) { /* what egress rules and L2 see */
+					w->rule_key = *key;
+					key = *keyp = &w->rule_key;
+				}
+				dp_key_vlan(&w->rule_key, a);
 				break;
 			case FLOWER_ACT_DROP:
 				dp_count_drop(w, pkt->in_port, DROP_RULE_DROP);
@@ -160,10 +166,10 @@ static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct 
 }
 
 bool dp_rules(struct vxd_worker *w, const struct flower_table *ft, struct pkt *pkt,
-	      const struct flow_key *key)
+	      const struct flow_key **key)
 {
 	bool fast;
-	const struct flower_verdict *v = flow_cache_classify(w->fcache, ft, key, &fast);
+	const struct flower_verdict *v = flow_cache_classify(w->fcache, ft, *key, &fast);
 	if (v->end == FLOWER_END_NO_MATCH)
 		return false;
 	flower_counters_add(w->fcounters, v, (uint32_t)pkt_len(pkt), fast, w->now_ns);

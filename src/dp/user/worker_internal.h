@@ -102,6 +102,7 @@ struct vxd_worker {
 	struct flow_cache *fcache;
 	struct flower_counters *fcounters;
 	struct fwd_result rule_res;
+	struct flow_key rule_key;   /* the key after an ingress vlan action */
 	/* Egress rules (dp_egress.c): their own verdict cache (an egress
 	 * lookup runs inside an ingress verdict's actions, whose verdict must
 	 * stay where it is), the mirred nesting depth and a mirred scratch per
@@ -121,9 +122,11 @@ struct vxd_worker {
 };
 
 /* dp_rules.c: a frame whose ingress port has rules (ft is the view's
- * table); true when the rules consumed it, false: on to L2 switching. */
+ * table); true when the rules consumed it, false: on to L2 switching,
+ * with *key the frame's key as the rules left it (w->rule_key when a
+ * vlan action edited it). */
 bool dp_rules(struct vxd_worker *w, const struct flower_table *ft, struct pkt *pkt,
-	      const struct flow_key *key);
+	      const struct flow_key **key);
 
 /* dp_rules.c, for the egress rules too: a mirred's outputs (none when the
  * port is gone), the tunnel_key set on a frame to a vxlan port, and vlan
@@ -140,6 +143,9 @@ bool dp_rule_vlan(struct vxd_worker *w, struct pkt *pkt, const struct flower_act
  * it goes on to *dst, which a tunnel_key set on a vxlan port's egress may
  * have changed (its remote). */
 bool dp_egress(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key, struct fdb_dst *dst);
+/* The edit of vlan action a (push, pop, modify), as pkt_vlan.h makes it
+ * in the frame, made in the frame's key: what later rules match. */
+void dp_key_vlan(struct flow_key *k, const struct flower_action *a);
 
 /* datapath.c */
 /* Sends pkt (consumed) to every output of res (a drop when it has none);
