@@ -316,8 +316,11 @@ struct ctl_print;
  * "backlog", "qlen"}]}]}}.  f's pref, handle and chain are the rule's;
  * act_index[i] is action i's index (NULL: i + 1); st NULL without -s.
  * With f->verb CTL_FILTER_GET the rule is printed as tc prints its get
- * answer: "filter ingress protocol ..." ("ingress": true in JSON), tc's
- * get having no parent filter to leave "ingress" out with; with f->verb
+ * answer: "filter ingress protocol ..." ("ingress": true in JSON; "egress"
+ * for a rule on the egress), tc's get having no parent filter to leave
+ * the parent out with (a show leaves it out: the kernel dumps the parent
+ * asked for, ffff:fff2 or ffff:fff3).  `indev` prints after the handle,
+ * before the keys ("indev" in "options", outside "keys"); with f->verb
  * CTL_FILTER_SHOW and CTL_FF_CHAIN in f->given the chain is left out, as
  * tc leaves out the chain a `show ... chain N` asked for. */
 void ctl_flower_print_pref(struct ctl_print *p, const struct ctl_flower *f);

@@ -5,7 +5,10 @@
  *   classifier (classifier.h) per (port, chain).  flower_table_classify()
  *   runs a frame through its port's chain 0 and every `goto chain` after,
  *   and says which rules matched, in order: their actions are what the
- *   datapath executes.
+ *   datapath executes.  "port" here is a hook (flower_hook.h): a port's
+ *   ingress is its id, its egress id | FLOWER_HOOK_EGRESS, two rule lists
+ *   the table keeps apart like two ports; flower_table_classify_hook()
+ *   classifies at a hook other than the key's in_port (egress).
  *
  * Immutable and versioned: atomic batches
  *   A table never changes once built.  A change is a *batch* of filter add
