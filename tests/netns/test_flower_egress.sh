@@ -28,15 +28,22 @@ rig_init "egr-$$"
 trap rig_cleanup EXIT
 VM3=$P-vm3
 
-cap_start() { # NSFUNC OUT TCPDUMP-ARGS...: tcpdump in the background (CAP_PID), once it listens
+# cap_start NS OUT TCPDUMP-ARGS...: tcpdump in namespace NS in the background,
+# once it listens.  CAP_PID is timeout's own pid (`ip netns exec` execs it:
+# no shell function in between, whose subshell a kill would leave the
+# tcpdump behind, still writing), so cap_stop's kill ends the tcpdump.
+cap_start() {
 	local ns=$1 out=$2 i; shift 2
-	$ns timeout 60 tcpdump -l "$@" >"$out" 2>"$out.err" &
+	ip netns exec "$ns" timeout 60 tcpdump -l "$@" >"$out" 2>"$out.err" &
 	CAP_PID=$!
 	RIG_PIDS="$RIG_PIDS $CAP_PID"
 	for i in $(seq 600); do grep -q "listening on" "$out.err" 2>/dev/null && return 0; sleep 0.05; done
 	fail "tcpdump $* did not start in 30 s: $(cat "$out.err")"
 }
-cap_stop() { # PID: stop a capture that has no count to end it, after its last lines are out
+# cap_stop PID: stop a capture that has no count to end it, after its last
+# lines are out (a tcpdump killed so ends its output with an empty line:
+# the checks count non-empty lines)
+cap_stop() {
 	sleep 0.5
 	kill "$1" 2>/dev/null || true
 	wait "$1" 2>/dev/null || true
@@ -140,12 +147,12 @@ pass "vnet3's ingress vlan push id 5 is what vnet1's egress matches (protocol 80
 # --- an egress mirror on vnet1, seen on mir1 -----------------------------------------------
 vx 1 filter add dev vnet1 egress protocol ip flower ip_proto icmp action mirred egress mirror dev mir1 ||
 	fail "egress mirror rule"
-cap_start nh1 "$RIG_DIR/mirror" -n -i mir1 icmp
+cap_start "$H1" "$RIG_DIR/mirror" -n -i mir1 icmp
 t=$CAP_PID
 ping5 nvm2 "$A1" || fail "vm2 -> vm1 with the egress mirror"
 cap_stop "$t"
-[ "$(grep -c "$A2 > $A1: ICMP echo request" "$RIG_DIR/mirror")" = 5 ] && [ "$(wc -l <"$RIG_DIR/mirror")" = 5 ] ||
-	fail "mir1 saw, want the 5 echo requests only: $(cat "$RIG_DIR/mirror")"
+g=$(grep -c "$A2 > $A1: ICMP echo request" "$RIG_DIR/mirror" || true); w=$(grep -c . "$RIG_DIR/mirror" || true)
+[ "$g" = 5 ] && [ "$w" = 5 ] || fail "mir1 saw $g echo requests in $w lines, want 5 in 5: $(cat -A "$RIG_DIR/mirror")"
 pass "egress mirror on vnet1: tcpdump on mir1 saw the 5 echo requests sent to vm1 (not its replies), which still reached vm1"
 vx 1 filter del dev vnet1 egress
 
@@ -153,25 +160,25 @@ vx 1 filter del dev vnet1 egress
 nh1 ip neigh replace "$FAR" lladdr 02:00:00:00:00:77 dev u1
 ICMP_IN="udp[28:2] = 0x0800 and udp[39] = 1" # an inner IPv4 ICMP packet in a VXLAN datagram
 vx 1 filter add dev "$VX" egress pref 1 protocol ip flower ip_proto icmp action drop || fail "vxlan egress drop"
-cap_start nh1 "$RIG_DIR/wire" -n -i u1 "udp and src host $U1 and $ICMP_IN"
+cap_start "$H1" "$RIG_DIR/wire-drop" -n -i u1 "udp and src host $U1 and $ICMP_IN"
 t=$CAP_PID
 ping5 nvm1 "$A2" && fail "vm1 -> vm2 passed $VX's egress drop"
 ping5 nvm1 "$A3" || fail "vm1 -> vm3 dropped by $VX's egress rule"
 cap_stop "$t"
-[ ! -s "$RIG_DIR/wire" ] || fail "ICMP datagrams on the wire through $VX's egress drop: $(cat "$RIG_DIR/wire")"
+[ "$(grep -c . "$RIG_DIR/wire-drop")" = 0 ] || fail "ICMP datagrams on the wire through $VX's egress drop: $(cat "$RIG_DIR/wire-drop")"
 [ "$(rule_pkts "$VX" egress 1)" = 5 ] || fail "$VX egress drop counted $(rule_pkts "$VX" egress 1), want 5"
 vx 1 filter del dev "$VX" egress pref 1
 vx 1 filter add dev "$VX" egress pref 1 protocol ip flower ip_proto icmp action tunnel_key set id 4242 \
 	src_ip "$U1" dst_ip "$FAR" dst_port 4790 || fail "vxlan egress tunnel_key set"
 # every ICMP-carrying datagram from u1, one line each (-q: no inner decode)
-cap_start nh1 "$RIG_DIR/wire" -n -q -i u1 "udp and src host $U1 and $ICMP_IN and (udp[12:4] = 0x00109200 or udp[12:4] = 0x00006300)"
+cap_start "$H1" "$RIG_DIR/wire-tun" -n -q -i u1 "udp and src host $U1 and $ICMP_IN and (udp[12:4] = 0x00109200 or udp[12:4] = 0x00006300)"
 t=$CAP_PID
 ping5 nvm1 "$A2" && fail "vm1 -> vm2 answered though $VX's egress sends it to $FAR"
 cap_stop "$t"
-/usr/bin/python3 - "$RIG_DIR/wire" "$FAR" "$U2" <<'PY' || fail "tunnel_key on $VX's egress, tcpdump saw: $(cat "$RIG_DIR/wire")"
+/usr/bin/python3 - "$RIG_DIR/wire-tun" "$FAR" "$U2" <<'PY' || fail "tunnel_key on $VX's egress, tcpdump saw: $(cat "$RIG_DIR/wire-tun")"
 import re, sys
-lines = open(sys.argv[1]).read().splitlines()
-dst = [re.search(r" > ([0-9.]+)\.([0-9]+):", l).groups() for l in lines]
+lines = [l for l in open(sys.argv[1]).read().splitlines() if l.strip()]
+dst = [(m.groups() if m else (l, "?")) for l in lines for m in [re.search(r" > ([0-9.]+)\.([0-9]+):", l)]]
 far = [d for d in dst if d == (sys.argv[2], "4790")]
 assert len(far) == 5 and len(dst) == 5, dst
 PY
@@ -181,14 +188,15 @@ pass "$VX egress tunnel_key set: the 5 echo requests left for $FAR port 4790 vni
 vx 1 filter del dev "$VX" egress pref 1
 vx 1 filter add dev "$VX" egress pref 1 protocol ip flower ip_proto icmp action mirred egress redirect dev mir1 ||
 	fail "vxlan egress redirect"
-cap_start nh1 "$RIG_DIR/mirror" -n -i mir1 icmp
+cap_start "$H1" "$RIG_DIR/mirror-redir" -n -i mir1 icmp
 tm=$CAP_PID
-cap_start nh1 "$RIG_DIR/wire" -n -i u1 "udp and src host $U1 and $ICMP_IN"
+cap_start "$H1" "$RIG_DIR/wire-redir" -n -i u1 "udp and src host $U1 and $ICMP_IN"
 t=$CAP_PID
 ping5 nvm1 "$A2" && fail "vm1 -> vm2 answered though $VX's egress redirects it"
 cap_stop "$t"; cap_stop "$tm"
-[ "$(grep -c "$A1 > $A2: ICMP echo request" "$RIG_DIR/mirror")" = 5 ] || fail "mir1 saw: $(cat "$RIG_DIR/mirror")"
-[ ! -s "$RIG_DIR/wire" ] || fail "ICMP on the wire through the redirect: $(cat "$RIG_DIR/wire")"
+g=$(grep -c "$A1 > $A2: ICMP echo request" "$RIG_DIR/mirror-redir" || true); w=$(grep -c . "$RIG_DIR/mirror-redir" || true)
+[ "$g" = 5 ] && [ "$w" = 5 ] || fail "mir1 saw $g echo requests in $w lines, want 5 in 5: $(cat -A "$RIG_DIR/mirror-redir")"
+[ "$(grep -c . "$RIG_DIR/wire-redir")" = 0 ] || fail "ICMP on the wire through the redirect: $(cat "$RIG_DIR/wire-redir")"
 pass "$VX egress redirect to mir1: the 5 echo requests on mir1 (tcpdump), none on the wire"
 
 # --- show, get, show config, reload, del; refusals --------------------------------------------
@@ -233,10 +241,22 @@ vx 1 filter del dev vnet3 egress; vx 1 filter del dev mir1 egress
 pass "mirrors looping vnet3 <-> mir1 egress: each request went round to depth 4 (the kernel's MIRRED_NEST_LIMIT) and was dropped there: 6, 6, 3"
 
 # --- the kernel datapath refuses egress rules ------------------------------------------------------
-rig_vxswitchd_stop 2
-rig_vxswitchd_bpf 2 || fail "vxswitchd --datapath kernel"
+# A daemon of its own in a namespace of its own, one vxlan port on a dummy
+# link: what the kernel datapath does with an egress rule is refuse it.
+H3=$P-h3
+rig_ns_add "$H3"
+n "$H3" ip link add egrdum0 type dummy
+n "$H3" ip addr add 203.0.113.1/24 dev egrdum0
+n "$H3" ip link set egrdum0 up
+echo "port add $VX type vxlan vni $VNI local 203.0.113.1 remote 203.0.113.2" >"$RIG_DIR/h3.conf"
+ip netns exec "$H3" "$VXSWITCHD" --datapath kernel -c "$RIG_DIR/h3.conf" -s "$RIG_DIR/h3.sock" -q \
+	>"$RIG_DIR/h3.log" 2>&1 &
+RIG_PIDS="$RIG_PIDS $!"
+for i in $(seq 200); do [ -S "$RIG_DIR/h3.sock" ] && break; sleep 0.05; done
+[ -S "$RIG_DIR/h3.sock" ] || fail "vxswitchd --datapath kernel did not start: $(cat "$RIG_DIR/h3.log")"
+grep -q "datapath kernel unavailable" "$RIG_DIR/h3.log" && fail "no kernel datapath here: $(cat "$RIG_DIR/h3.log")"
 rc=0
-vx 2 filter add dev "$VX" egress protocol ip flower action drop 2>"$RIG_DIR/err" || rc=$?
+vx 3 filter add dev "$VX" egress protocol ip flower action drop 2>"$RIG_DIR/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "egress rules are not on the kernel datapath yet; use --datapath user" "$RIG_DIR/err" ||
 	fail "--datapath kernel: exit $rc, $(cat "$RIG_DIR/err")"
 pass "--datapath kernel refuses egress rules: $(cat "$RIG_DIR/err")"
