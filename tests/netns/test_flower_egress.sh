@@ -241,13 +241,13 @@ vx 1 filter del dev vnet3 egress; vx 1 filter del dev mir1 egress
 pass "mirrors looping vnet3 <-> mir1 egress: each request went round to depth 4 (the kernel's MIRRED_NEST_LIMIT) and was dropped there: 6, 6, 3"
 
 # --- the kernel datapath refuses egress rules ------------------------------------------------------
-# A daemon of its own in a namespace of its own, one vxlan port on a dummy
-# link: what the kernel datapath does with an egress rule is refuse it.
+# A daemon of its own in a namespace of its own, one vxlan port on a veth: what the kernel datapath does with an egress rule is refuse it.
 H3=$P-h3
 rig_ns_add "$H3"
-n "$H3" ip link add egrdum0 type dummy
-n "$H3" ip addr add 203.0.113.1/24 dev egrdum0
-n "$H3" ip link set egrdum0 up
+n "$H3" ip link add egrv0 type veth peer name egrv1 # (no dummy module in every kernel)
+n "$H3" ip addr add 203.0.113.1/24 dev egrv0
+n "$H3" ip link set egrv1 up
+n "$H3" ip link set egrv0 up
 echo "port add $VX type vxlan vni $VNI local 203.0.113.1 remote 203.0.113.2" >"$RIG_DIR/h3.conf"
 ip netns exec "$H3" "$VXSWITCHD" --datapath kernel -c "$RIG_DIR/h3.conf" -s "$RIG_DIR/h3.sock" -q \
 	>"$RIG_DIR/h3.log" 2>&1 &
