@@ -24,6 +24,7 @@
 #include "ctl/ctl_print.h"
 #include "port/vxlan.h"
 #include "control/vxd_internal.h"
+#include "switch/flower_hook.h"
 #include "switch/flower_table.h"
 #include "util/vlog.h"
 
@@ -66,9 +67,14 @@ static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flowe
 	while (j < f->n_actions && f->actions[j].type != CTL_ACT_REDIRECT && f->actions[j].type != CTL_ACT_MIRROR)
 		j++;
 	const struct port *p = j < f->n_actions ? vxd_port_by_name(vxd, f->actions[j].dev) : NULL;
+	/* On a vxlan port's egress with no mirred after it: the key of the
+	 * frame the port is sending (dp_egress.c). */
+	if (j == f->n_actions && (f->given & CTL_FF_EGRESS))
+		p = vxd_port_by_name(vxd, f->dev);
 	if (!p || !port_is_vxlan(p))
 		return vxd_refuse(err, -EINVAL, "action %u \"tunnel_key set\": needs a later mirred to a vxlan port "
-				  "(it sets that port's tunnel key)", i + 1);
+				  "(it sets that port's tunnel key)%s", i + 1, (f->given & CTL_FF_EGRESS) ?
+				  ", or the egress of a vxlan port (the key of what it sends)" : "");
 	const struct vxlan_options *o = vxlan_port_options(p);
 	uint8_t family = t->src.family == AF_INET6 ? 6 : 4;
 	if (family != o->local.family || memcmp(t->src.bytes, o->local.bytes, 16))
@@ -77,14 +83,39 @@ static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flowe
 	return 0;
 }
 
+/* Egress rules and indev (dp_egress.c): the userspace datapath's only;
+ * a mirred from a port's egress back to that port would send the frame
+ * round its own egress rules until the nest limit drops it: refused. */
+static int vxd_filter_egress_check(const struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
+{
+	bool egress = f->given & CTL_FF_EGRESS;
+	if (vxd->kdp && egress)
+		return vxd_refuse(err, -EOPNOTSUPP, "filter %s dev %s egress: egress rules are not on the kernel "
+				  "datapath yet; use --datapath user", ctl_flower_verb_name(f->verb), f->dev);
+	if (!ctl_flower_has_rule(f))
+		return 0;
+	if (vxd->kdp && (f->match.given & CTL_FM_INDEV))
+		return vxd_refuse(err, -EOPNOTSUPP, "\"indev\": not on the kernel datapath yet; use --datapath user");
+	for (unsigned i = 0; egress && i < f->n_actions; i++) {
+		uint8_t type = f->actions[i].type;
+		if ((type == CTL_ACT_REDIRECT || type == CTL_ACT_MIRROR) && !strcmp(f->actions[i].dev, f->dev))
+			return vxd_refuse(err, -EINVAL, "action %u \"mirred\": refused, dev %s from its own egress "
+					  "would loop through the same rules (pass sends the frame on)", i + 1, f->dev);
+	}
+	return 0;
+}
+
 /* What the datapath cannot do yet is refused here, at add, rather than
  * accepted and ignored. */
 static int vxd_filter_supported(const struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
 {
+	int ret = vxd_filter_egress_check(vxd, f, err);
+	if (ret < 0)
+		return ret;
 	for (unsigned i = 0; ctl_flower_has_rule(f) && i < f->n_actions; i++) {
 		switch (f->actions[i].type) {
 		case CTL_ACT_TUNNEL_SET: {
-			int ret = vxd_filter_tunnel_check(vxd, f, i, err);
+			ret = vxd_filter_tunnel_check(vxd, f, i, err);
 			if (ret < 0)
 				return ret;
 			break;
@@ -108,9 +139,11 @@ static struct ctl_flower *vxd_filters_from_empty(const struct vxd *vxd, const st
 		return NULL;
 	for (size_t i = 0; i < have; i++) {
 		const struct ctl_flower *s = vxd_filter_spec(vxd, i);
-		if (k && !strcmp(all[k - 1].dev, s->dev))
-			continue; /* sorted by port: one del each */
+		bool egress = s->given & CTL_FF_EGRESS;
+		if (k && !strcmp(all[k - 1].dev, s->dev) && egress == !!(all[k - 1].given & CTL_FF_EGRESS))
+			continue; /* sorted by hook (port, then its egress): one del each */
 		all[k].verb = CTL_FILTER_DEL;
+		all[k].given = egress ? CTL_FF_EGRESS : 0;
 		memcpy(all[k++].dev, s->dev, sizeof(s->dev));
 	}
 	if (n)
@@ -198,7 +231,9 @@ int vxd_filters_clear(struct vxd *vxd, struct ctl_err *err)
 
 bool vxd_filter_names_port(const struct flower_rule *r, uint16_t id)
 {
-	if (r->port == id)
+	if (flower_hook_port(r->port) == id)
+		return true;
+	if (r->match.mask.in_port && r->match.key.in_port == id) /* indev */
 		return true;
 	for (uint32_t a = 0; a < r->n_actions; a++) {
 		uint8_t type = r->actions[a].type;
@@ -282,6 +317,8 @@ static unsigned vxd_filter_act_kind(uint8_t type)
 
 static bool vxd_filter_wanted(const struct flower_rule *r, const struct ctl_flower *f, uint16_t port)
 {
+	if (f->given & CTL_FF_EGRESS) /* the port's egress rules, apart (flower_hook.h) */
+		port |= FLOWER_HOOK_EGRESS;
 	bool get = f->verb == CTL_FILTER_GET; /* one rule: chain (0 unless given), pref, handle */
 	if (r->port != port || ((f->given & CTL_FF_CHAIN || get) && r->chain != f->chain))
 		return false;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "switch/flower_hook.h"
 #include "control/vxd_internal.h"
 #include "port/frame.h"
 #include "port/vxlan.h"
@@ -69,8 +70,11 @@ static int vxd_view_build(const struct vxd *vxd, struct vni_table *vnis, struct 
 		.poll_us = vxd->knobs[CTL_KNOB_POLL_US],
 	};
 	v->flower = vxd->flower;
-	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
 		v->link_down[i] = port_is_frame(vxd->ports[i]) && vxd->links[i].down_ns;
+		v->egress_rules[i] = v->flower && vxd->ports[i] &&
+				     flower_table_port_has_rules(v->flower, (uint16_t)(i | FLOWER_HOOK_EGRESS));
+	}
 	*out = v;
 	return 0;
 }

@@ -297,7 +297,7 @@ const char *ctl_cmd_grammar(void)
 	       "                           frames; outer = a vxlan port's datagrams with outer headers;\n"
 	       "                           -w FILE writes pcap, - for stdout; FILTER is a tcpdump\n"
 	       "                           expression, after the keys; Ctrl-C ends it)\n"
-	       "         | filter ...      (flower rules on a port's ingress, tc's grammar: FILTER below)\n"
+	       "         | filter ...      (flower rules on a port's ingress or egress, tc's grammar: FILTER)\n"
 	       "         | workers N [ cpus LIST ]  (a config line: datapath workers 1..16 and their CPUs,\n"
 	       "                           set at start-up; at run time: checks they are what runs)\n"
 	       "KNOB VALUE := { gro | gso | tap-tso | udp-gro | udp-segment | rx-csum } { on | off }\n"

@@ -383,7 +383,7 @@ static bool is_filter_key(const char *w, uint32_t allowed)
 	       ((allowed & KEY_PROTOCOL) && !strcmp(w, "protocol"));
 }
 
-/* dev PORT, then `ingress`; tc takes the keys in any order, and operators'
+/* dev PORT, then `ingress` or `egress`; tc takes the keys in any order, and operators'
  * notes say `dev X pref 2 ingress ...`, so keys between dev and ingress are
  * taken here. */
 static int parse_dev_ingress(struct ctl_parser *ps, struct ctl_flower *f, uint32_t allowed, bool add)
@@ -400,11 +400,7 @@ static int parse_dev_ingress(struct ctl_parser *ps, struct ctl_flower *f, uint32
 		if (ret)
 			return ret;
 	}
-	if (ctl_at_end(ps) || strcmp(ps->argv[ps->pos], "ingress"))
-		return ctl_fail(ps, ps->pos, "expected \"ingress\": rules sit on a port's "
-				"ingress only (no egress, parent or root qdisc)");
-	ps->pos++;
-	return 0;
+	return fl_take_hook(ps, f);
 }
 
 /* pref/handle/chain/protocol before `flower` (add) or alone (del, show).
@@ -555,8 +551,9 @@ int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size)
 	struct ctl_sbuf sb = { .buf = buf, .size = size };
 	if (size)
 		buf[0] = '\0';
-	ctl_sb_printf(&sb, "filter %s%s%s dev %s ingress", verb_names[f->verb],
-		      f->given & CTL_FF_STATS ? " -s" : "", f->given & CTL_FF_BRIEF ? " -br" : "", f->dev);
+	ctl_sb_printf(&sb, "filter %s%s%s dev %s %s", verb_names[f->verb],
+		      f->given & CTL_FF_STATS ? " -s" : "", f->given & CTL_FF_BRIEF ? " -br" : "", f->dev,
+		      fl_hook_name(f));
 	if (f->given & CTL_FF_PREF)
 		ctl_sb_printf(&sb, " pref %u", f->pref);
 	if (f->given & CTL_FF_HANDLE)
@@ -569,6 +566,7 @@ int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size)
 		ctl_sb_printf(&sb, " flower");
 		if (f->given & CTL_FF_SKIP_HW)
 			ctl_sb_printf(&sb, " skip_hw");
+		fl_format_indev(&sb, &f->match);
 		fl_format_match(&sb, &f->match);
 		fl_format_actions(&sb, f);
 	}
@@ -584,22 +582,24 @@ bool ctl_flower_equal(const struct ctl_flower *a, const struct ctl_flower *b)
 
 const char *ctl_flower_grammar(void)
 {
-	return "FILTER := filter add dev PORT ingress [ pref N ] [ handle N ] [ chain N ]\n"
+	return "FILTER := filter add dev PORT HOOK [ pref N ] [ handle N ] [ chain N ]\n"
 	       "              [ protocol PROTO ] flower [ skip_hw ] [ MATCH ... ]\n"
 	       "              action ACTION [ action ACTION ... ]\n"
 	       "        | filter { replace | change } ... (as add; replace adds when the handle\n"
 	       "              is free, change needs pref and handle of an existing rule)\n"
-	       "        | filter del dev PORT ingress [ pref N [ handle N ] [ protocol PROTO ] ]\n"
+	       "        | filter del dev PORT HOOK [ pref N [ handle N ] [ protocol PROTO ] ]\n"
 	       "              [ chain N ] [ flower ]     (no pref: the whole chain)\n"
-	       "        | filter get [ -s ] dev PORT ingress pref N handle N [ protocol PROTO ]\n"
+	       "        | filter get [ -s ] dev PORT HOOK pref N handle N [ protocol PROTO ]\n"
 	       "              [ chain N ] [ flower ]\n"
-	       "        | filter show [ -s ] [ -br ] dev PORT ingress [ chain N ]\n"
+	       "        | filter show [ -s ] [ -br ] dev PORT HOOK [ chain N ]\n"
 	       "              (tc's layout, -j tc's JSON; -s: Sent software = slow path,\n"
 	       "              classifier lookups, Sent hardware = fast path, flow-cache hits;\n"
 	       "              -br: tc's terse dump; show config prints the filter add lines)\n"
+	       "HOOK   := ingress | egress (egress: frames sent out of PORT, after switching)\n"
 	       "PROTO  := ip | ipv4 | ipv6 | arp | rarp | 802.1Q | 802.1ad | mpls_uc | mpls_mc\n"
 	       "        | all | ETHERTYPE\n"
-	       "MATCH  := src_mac MAC[/MASK] | dst_mac MAC[/MASK] | vlan_id ID | vlan_prio P\n"
+	       "MATCH  := indev PORT | src_mac MAC[/MASK] | dst_mac MAC[/MASK] | vlan_id ID\n"
+	       "        | vlan_prio P\n"
 	       "        | vlan_ethtype PROTO | ip_proto { tcp | udp | sctp | icmp | icmpv6 | N }\n"
 	       "        | src_ip PREFIX | dst_ip PREFIX | src_port { P | P-P | V/M }\n"
 	       "        | dst_port { P | P-P | V/M }\n"

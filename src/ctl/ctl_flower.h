@@ -12,15 +12,19 @@
  *
  * Grammar (ctl_flower_grammar() prints it):
  *
- *   FILTER := filter add dev PORT ingress [ pref N ] [ handle N ] [ chain N ]
+ *   FILTER := filter add dev PORT HOOK [ pref N ] [ handle N ] [ chain N ]
  *                 [ protocol PROTO ] flower [ skip_hw ] [ MATCH ... ]
  *                 { action | actions } ACTION [ { action | actions } ACTION ... ]
- *           | filter { replace | change } dev PORT ingress ... (as add)
- *           | filter del dev PORT ingress [ pref N [ handle N ] [ protocol PROTO ] ]
+ *           | filter { replace | change } dev PORT HOOK ... (as add)
+ *           | filter del dev PORT HOOK [ pref N [ handle N ] [ protocol PROTO ] ]
  *                 [ chain N ] [ flower ]
- *           | filter get [ -s ] dev PORT ingress pref N handle N [ protocol PROTO ]
+ *           | filter get [ -s ] dev PORT HOOK pref N handle N [ protocol PROTO ]
  *                 [ chain N ] [ flower ]
- *           | filter show [ -s ] [ -br ] dev PORT ingress [ chain N ]
+ *           | filter show [ -s ] [ -br ] dev PORT HOOK [ chain N ]
+ *   HOOK   := ingress | egress   (egress: frames the switch sends out of
+ *             PORT, after L2 switching, before encapsulation; the ingress
+ *             and the egress of a port are two separate rule lists, as
+ *             tc's clsact ffff:fff2 and ffff:fff3)
  *   Verbs by any prefix in tc's order (a, c, r, d, g, l/s): tc's
  *   do_filter().  replace is tc's NLM_F_CREATE: the rule at (chain, pref,
  *   handle) is replaced in the same table change (the datapath sees the
@@ -31,7 +35,10 @@
  *   PROTO  := ip | ipv4 | ipv6 | arp | 802.1Q | 802.1ad | all | ETHERTYPE
  *             (ipv4 is iproute2's alias of ip; ETHERTYPE 0x0600..0xffff,
  *             decimal or 0x hex as tc's get_be16(.., 0))
- *   MATCH  := src_mac MAC[/MASK|/LEN] | dst_mac MAC[/MASK|/LEN]
+ *   MATCH  := indev PORT   (the port the frame came in on: on an ingress
+ *             rule it is the rule's port or the rule never matches, as
+ *             tc's skb_iif; any position among the keys, printed first)
+ *           | src_mac MAC[/MASK|/LEN] | dst_mac MAC[/MASK|/LEN]
  *           | vlan_id 0..4095 | vlan_prio 0..7 | vlan_ethtype PROTO
  *           | ip_proto { tcp | udp | sctp | icmp | icmpv6 | 0..255 }
  *           | src_ip PREFIX | dst_ip PREFIX        (IPv4 or IPv6, /LEN or /MASK)
@@ -126,6 +133,9 @@ enum ctl_flower_key {
 	CTL_FF_SKIP_HW = 1 << 3,
 	CTL_FF_STATS = 1 << 4,   /* show -s: with counters */
 	CTL_FF_BRIEF = 1 << 5,   /* show -br: tc's terse dump */
+	CTL_FF_EGRESS = 1 << 6,  /* `egress` where `ingress` goes: the rule sits
+	                          * on the port's egress (tc's clsact egress,
+	                          * parent ffff:fff3), ctl_flower_egress.c */
 };
 
 /* ctl_flower_match.given: one bit per match key, in printing order. */
@@ -151,6 +161,9 @@ enum ctl_fm_key {
 	CTL_FM_ENC_SRC_IP = 1 << 18,
 	CTL_FM_ENC_DST_IP = 1 << 19,
 	CTL_FM_ENC_DST_PORT = 1 << 20,
+	/* indev NAME (ctl_flower_egress.c): far from the bits above, which
+	 * grow with the keys added in printing order. */
+	CTL_FM_INDEV = 1 << 30,
 };
 
 /* ctl_flower_match.given_ext: the keys added after `given` filled up
@@ -242,6 +255,7 @@ struct ctl_flower_match {
 	uint8_t arp_sha[6], arp_sha_mask[6], arp_tha[6], arp_tha_mask[6];
 	struct ctl_prefix arp_sip, arp_tip; /* IPv4 */
 	uint8_t enc_tos, enc_tos_mask, enc_ttl, enc_ttl_mask;
+	char indev[CTL_NAME_SIZE]; /* CTL_FM_INDEV: the port the frame came in on */
 };
 
 enum ctl_flower_act_type {
@@ -362,8 +376,11 @@ struct ctl_print;
  * "backlog", "qlen"}]}]}}.  f's pref, handle and chain are the rule's;
  * act_index[i] is action i's index (NULL: i + 1); st NULL without -s.
  * With f->verb CTL_FILTER_GET the rule is printed as tc prints its get
- * answer: "filter ingress protocol ..." ("ingress": true in JSON), tc's
- * get having no parent filter to leave "ingress" out with; with f->verb
+ * answer: "filter ingress protocol ..." ("ingress": true in JSON; "egress"
+ * for a rule on the egress), tc's get having no parent filter to leave
+ * the parent out with (a show leaves it out: the kernel dumps the parent
+ * asked for, ffff:fff2 or ffff:fff3).  `indev` prints after the handle,
+ * before the keys ("indev" in "options", outside "keys"); with f->verb
  * CTL_FILTER_SHOW and CTL_FF_CHAIN in f->given the chain is left out, as
  * tc leaves out the chain a `show ... chain N` asked for. */
 void ctl_flower_print_pref(struct ctl_print *p, const struct ctl_flower *f);

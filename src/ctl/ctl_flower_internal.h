@@ -81,4 +81,18 @@ const char *fl_unsupported_key(const char *w);
 int fl_parse_actions(struct ctl_parser *ps, struct ctl_flower *f);
 void fl_format_actions(struct ctl_sbuf *sb, const struct ctl_flower *f);
 
+/* ---- hook and indev (ctl_flower_egress.c) ------------------------------ */
+
+/* `ingress` or `egress` at ps->pos (egress: CTL_FF_EGRESS in f->given). */
+int fl_take_hook(struct ctl_parser *ps, struct ctl_flower *f);
+/* "ingress" or "egress", as parsed. */
+const char *fl_hook_name(const struct ctl_flower *f);
+/* `indev NAME` with ps->pos at "indev". */
+int fl_parse_indev(struct ctl_parser *ps, struct ctl_flower_match *m);
+/* " indev NAME" when given (canonical form: right after flower [skip_hw]). */
+void fl_format_indev(struct ctl_sbuf *sb, const struct ctl_flower_match *m);
+struct ctl_print;
+/* tc's "\n  indev NAME" ("indev" in the options' JSON, before "keys"). */
+void fl_tc_print_indev(struct ctl_print *p, const struct ctl_flower_match *m);
+
 #endif /* VX_CTL_CTL_FLOWER_INTERNAL_H */

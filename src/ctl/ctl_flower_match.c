@@ -572,6 +572,12 @@ int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m)
 		const char *w = ps->argv[ps->pos];
 		if (!strcmp(w, "action") || !strcmp(w, "actions"))
 			break;
+		if (!strcmp(w, "indev")) { /* a port name, not a key of the table (ctl_flower_egress.c) */
+			int ret = fl_parse_indev(ps, m);
+			if (ret)
+				return ret;
+			continue;
+		}
 		int i = 0;
 		while (i < N_KEYS && strcmp(keys[i].word, w))
 			i++;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ctl/ctl_flower.h"
+#include "ctl/ctl_flower_internal.h"
 #include "ctl/ctl_flower_print.h"
 #include "ctl/ctl_print.h"
 
@@ -364,15 +365,18 @@ static void print_keys(struct ctl_print *p, const struct ctl_flower_match *m)
 }
 
 /* tc_filter.c's print_filter(): "filter protocol P pref N flower chain C ",
- * dev and ingress left out as tc leaves out what `show dev D ingress`
- * asked for; tc's get sets no parent to leave out, so prints "ingress ". */
+ * dev and ingress (egress) left out as tc leaves out what `show dev D
+ * ingress` asked for (the kernel dumps the parent the rules were added
+ * under, ffff:fff2 or ffff:fff3, the same as tc's filter_parent); tc's get
+ * sets no parent to leave out, so prints "ingress " ("egress "). */
 static void print_head(struct ctl_print *p, const struct ctl_flower *f)
 {
 	char buf[16];
 	uint16_t proto = (f->match.given & CTL_FM_PROTOCOL) ? f->match.protocol : CTL_ETH_ALL;
 	ctl_print_text(p, "filter ");
-	if (f->verb == CTL_FILTER_GET)
-		ctl_print_bool(p, CTL_PRINT_ANY, "ingress", "ingress ", true);
+	if (f->verb == CTL_FILTER_GET) /* "egress" for a rule on the egress (ctl_flower_egress.c) */
+		ctl_print_bool(p, CTL_PRINT_ANY, fl_hook_name(f), (f->given & CTL_FF_EGRESS) ? "egress "
+			       : "ingress ", true);
 	ctl_print_string(p, CTL_PRINT_ANY, "protocol", "protocol %s ",
 			 fl_tc_proto_name(proto, buf, sizeof(buf)));
 	ctl_print_uint(p, CTL_PRINT_ANY, "pref", "pref %" PRIu64 " ", f->pref);
@@ -419,6 +423,7 @@ int ctl_flower_print_rule(struct ctl_print *p, const struct ctl_flower *f,
 			  const uint32_t *act_index, const struct ctl_flower_stats *st)
 {
 	open_rule(p, f);
+	fl_tc_print_indev(p, &f->match); /* before "keys", as flower_print_opt() */
 	print_keys(p, &f->match);
 	print_flags(p, f);
 	fl_tc_print_actions(p, f, act_index, st, false);

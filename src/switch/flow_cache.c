@@ -9,6 +9,7 @@
 
 struct fc_entry {
 	uint64_t version;           /* 0 = empty */
+	uint16_t hook;              /* where it was classified (flower_hook.h) */
 	struct flow_key key;        /* match part compared */
 	struct flower_verdict verdict;
 };
@@ -84,21 +85,30 @@ void flow_cache_flush(struct flow_cache *fc)
 	}
 }
 
-static inline bool entry_is(const struct fc_entry *e, uint64_t version, const struct flow_key *key)
+static inline bool entry_is(const struct fc_entry *e, uint64_t version, uint16_t hook,
+			    const struct flow_key *key)
 {
-	return e->version == version && !memcmp(&e->key, key, FLOW_KEY_MATCH_SIZE);
+	return e->version == version && e->hook == hook && !memcmp(&e->key, key, FLOW_KEY_MATCH_SIZE);
 }
 
 const struct flower_verdict *flow_cache_classify(struct flow_cache *fc,
 						 const struct flower_table *t,
 						 const struct flow_key *key, bool *fast)
 {
+	return flow_cache_classify_hook(fc, t, key->in_port, key, fast);
+}
+
+const struct flower_verdict *flow_cache_classify_hook(struct flow_cache *fc, const struct flower_table *t,
+						      uint16_t hook, const struct flow_key *key, bool *fast)
+{
 	uint64_t version = flower_table_version(t);
-	uint32_t hash = key_hash(key);
+	/* An ingress hook is the key's in_port: mixing it changes nothing
+	 * there; an egress one spreads the copies of a flood. */
+	uint32_t hash = key_hash(key) ^ (uint32_t)(hook ^ key->in_port) * 0x9e3779b1u;
 	uint64_t tag = tag_of(version, hash);
 	uint32_t ia = hash & fc->mask, ib = ia ^ 1;
-	uint32_t hit = fc->tags[ia] == tag && entry_is(&fc->entries[ia], version, key) ? ia + 1
-		       : fc->tags[ib] == tag && entry_is(&fc->entries[ib], version, key) ? ib + 1
+	uint32_t hit = fc->tags[ia] == tag && entry_is(&fc->entries[ia], version, hook, key) ? ia + 1
+		       : fc->tags[ib] == tag && entry_is(&fc->entries[ib], version, hook, key) ? ib + 1
 											    : 0;
 	if (hit) {
 		fc->stats.hits++;
@@ -114,15 +124,16 @@ const struct flower_verdict *flow_cache_classify(struct flow_cache *fc,
 	else if ((uint32_t)(fc->tags[ib] >> 32) != live)
 		i = ib;
 	else if (++fc->contended % FLOW_CACHE_EVICT_EVERY) {
-		flower_table_classify(t, key, &fc->scratch);
+		flower_table_classify_hook(t, hook, key, &fc->scratch);
 		return &fc->scratch;
 	} else {
 		i = (hash >> 31) ? ib : ia;
 		fc->stats.evictions++;
 	}
 	struct fc_entry *e = &fc->entries[i];
-	flower_table_classify(t, key, &e->verdict);
+	flower_table_classify_hook(t, hook, key, &e->verdict);
 	e->version = version;
+	e->hook = hook;
 	memcpy(&e->key, key, FLOW_KEY_MATCH_SIZE);
 	fc->tags[i] = tag;
 	return &e->verdict;

@@ -3,7 +3,8 @@
  *
  * What?
  *   Maps a frame's whole struct flow_key (its match part, in_port included)
- *   to the struct flower_verdict flower_table_classify() gave for it.  A hit
+ *   and the hook it is classified at (its ingress port, or a port's egress:
+ *   flower_hook.h) to the struct flower_verdict flower_table_classify() gave for it.  A hit
  *   costs one hash of the key, one or two entry compares and no classifier
  *   walk, whatever the rules; a miss classifies and caches the result.  It
  *   is Open vSwitch's EMC (exact match cache) in front of its dpcls.
@@ -92,6 +93,12 @@ void flow_cache_flush(struct flow_cache *fc);
 const struct flower_verdict *flow_cache_classify(struct flow_cache *fc,
 						 const struct flower_table *t,
 						 const struct flow_key *key, bool *fast);
+
+/* The same for hook `hook` (switch/flower_hook.h): the egress of a port
+ * classifies the frame's ingress key there, and the hook is part of what
+ * the entry is cached under. */
+const struct flower_verdict *flow_cache_classify_hook(struct flow_cache *fc, const struct flower_table *t,
+						      uint16_t hook, const struct flow_key *key, bool *fast);
 
 void flow_cache_get_stats(const struct flow_cache *fc, struct flow_cache_stats *stats);
 

@@ -2,7 +2,7 @@
  * grammar's struct ctl_flower (ctl/ctl_flower.h).
  *
  * What?
- *   A rule sits on one port's ingress, in one chain, at (pref, handle); it
+ *   A rule sits on one port's ingress or egress (flower_hook.h), in one chain, at (pref, handle); it
  *   has a match over struct flow_key (classifier.h's struct cls_match) and
  *   a list of actions whose port names are resolved to port ids.  It keeps
  *   the struct ctl_flower it came from, with pref and handle filled in, so
@@ -108,7 +108,9 @@ struct flower_action {
 };
 
 struct flower_rule {
-	/* Identity: unique (port, chain, pref, handle) in a table. */
+	/* Identity: unique (port, chain, pref, handle) in a table.  port is
+	 * the hook (switch/flower_hook.h): the port id for its ingress, | 0x8000
+	 * for its egress. */
 	uint16_t port;
 	uint32_t chain, pref, handle;
 	/* Counters: `slot` indexes a worker's counter array, `uid` tells the

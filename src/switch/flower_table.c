@@ -1,6 +1,7 @@
 /* flower_table: batches into immutable tables, chains, counters (see
  * flower_table.h). */
 #include "switch/flower_table.h"
+#include "switch/flower_hook.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -198,8 +199,8 @@ static int new_rule(struct work *w, struct flower_rule **out)
 static int op_add(struct work *w, const struct ctl_flower *f, flower_port_resolver *resolve,
 		  void *aux, uint64_t now_ns)
 {
-	uint16_t port;
-	if (resolve(aux, f->dev, &port))
+	uint16_t port; /* the hook: the port's ingress or egress (flower_hook.h) */
+	if (flower_hook_resolve(f, resolve, aux, &port))
 		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
 	uint32_t pref = (f->given & CTL_FF_PREF) ? f->pref : auto_pref(w, port, f->chain);
 	if (!pref)
@@ -216,6 +217,9 @@ static int op_add(struct work *w, const struct ctl_flower *f, flower_port_resolv
 		return fail(w, ret, "%s", msg);
 	r->n_actions = f->n_actions;
 	flower_match_compile(&f->match, &r->match);
+	ret = flower_indev_compile(&f->match, resolve, aux, &r->match, msg, sizeof(msg));
+	if (ret)
+		return fail(w, ret, "%s", msg);
 	r->port = port;
 	r->chain = f->chain;
 	r->pref = pref;
@@ -234,7 +238,7 @@ static int op_del(struct work *w, const struct ctl_flower *f, flower_port_resolv
 		  void *aux)
 {
 	struct place p = { .chain = f->chain, .pref = f->pref, .handle = f->handle };
-	if (resolve(aux, f->dev, &p.port))
+	if (flower_hook_resolve(f, resolve, aux, &p.port))
 		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
 	int depth = (f->given & CTL_FF_HANDLE) ? 4 : (f->given & CTL_FF_PREF) ? 3 : 2;
 	size_t lo = bound(w, &p, depth, false), hi = bound(w, &p, depth, true);
@@ -260,7 +264,7 @@ static int op_replace(struct work *w, const struct ctl_flower *f, flower_port_re
 {
 	bool named = (f->given & CTL_FF_PREF) && (f->given & CTL_FF_HANDLE);
 	struct place p = { .chain = f->chain, .pref = f->pref, .handle = f->handle };
-	if (resolve(aux, f->dev, &p.port))
+	if (flower_hook_resolve(f, resolve, aux, &p.port))
 		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
 	size_t i = named ? bound(w, &p, 4, false) : w->n;
 	bool found = i < w->n && !place_cmp(w->rules[i], &p, 4);
@@ -482,12 +486,18 @@ bool flower_table_port_has_rules(const struct flower_table *t, uint16_t port)
 void flower_table_classify(const struct flower_table *t, const struct flow_key *key,
 			   struct flower_verdict *v)
 {
+	flower_table_classify_hook(t, key->in_port, key, v);
+}
+
+void flower_table_classify_hook(const struct flower_table *t, uint16_t hook, const struct flow_key *key,
+				struct flower_verdict *v)
+{
 	uint32_t chain = 0;
 	uint64_t after = 0; /* continue: the first rank of the next pref */
 	v->n_rules = 0;
 	v->end = FLOWER_END_NO_MATCH;
 	for (;;) {
-		const struct flower_chain *c = chain_at_or_after(t, key->in_port, chain);
+		const struct flower_chain *c = chain_at_or_after(t, hook, chain);
 		if (!c || c->chain != chain)
 			return;
 		const struct flower_rule *r = cls_lookup_after(c->cls, key, after, NULL);

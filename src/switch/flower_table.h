@@ -5,7 +5,10 @@
  *   classifier (classifier.h) per (port, chain).  flower_table_classify()
  *   runs a frame through its port's chain 0 and every `goto chain` after,
  *   and says which rules matched, in order: their actions are what the
- *   datapath executes.
+ *   datapath executes.  "port" here is a hook (flower_hook.h): a port's
+ *   ingress is its id, its egress id | FLOWER_HOOK_EGRESS, two rule lists
+ *   the table keeps apart like two ports; flower_table_classify_hook()
+ *   classifies at a hook other than the key's in_port (egress).
  *
  * Immutable and versioned: atomic batches
  *   A table never changes once built.  A change is a *batch* of filter add
@@ -106,6 +109,7 @@ uint32_t flower_table_shared_subtables(const struct flower_table *t);
 
 /* ---- any thread, on a live table ----------------------------------------- */
 
+/* port: a hook (flower_hook.h), the port id alone for its ingress. */
 bool flower_table_port_has_rules(const struct flower_table *t, uint16_t port);
 
 enum flower_end {
@@ -133,6 +137,10 @@ struct flower_verdict {
  * lock, no write outside *v. */
 void flower_table_classify(const struct flower_table *t, const struct flow_key *key,
 			   struct flower_verdict *v);
+/* The same at hook `hook` (switch/flower_hook.h: a port's ingress, or its
+ * egress), key->in_port still the port the frame came in on (indev). */
+void flower_table_classify_hook(const struct flower_table *t, uint16_t hook, const struct flow_key *key,
+				struct flower_verdict *v);
 
 /* ---- a worker's counters ------------------------------------------------- */
 

@@ -121,7 +121,8 @@ static void dp_vtep_rx(struct vxd_worker *w, uint16_t port, const struct pkt_tun
 
 /* Sends `pkt` (consumed) to every output of `res`.  Flood copies share the
  * payload (pkt_clone): only headers are copied per output. */
-void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_result *res)
+void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key,
+	       const struct fwd_result *res)
 {
 	if (res->action == FWD_DROP || res->n_outputs == 0) {
 		dp_count_drop(w, pkt->in_port, res->action == FWD_DROP ? res->reason : DROP_FDB_DST_UNKNOWN);
@@ -130,6 +131,7 @@ void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_result *r
 	}
 	for (uint16_t i = 0; i < res->n_outputs; i++) {
 		const struct fdb_dst *dst = &res->outputs[i];
+		struct fdb_dst edst; /* dst, as the port's egress rules leave it */
 		bool last = i + 1 == res->n_outputs;
 		struct port *port = dp_port(w, dst->port);
 		if (!port || !w->ports[dst->port].port || w->view->link_down[dst->port]) {
@@ -145,6 +147,12 @@ void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_result *r
 		if (!out) {
 			port_count_drop(&w->ports[dst->port].io, DROP_NO_BUFFER);
 			continue;
+		}
+		if (__builtin_expect(w->view->egress_rules[dst->port], 0)) {
+			edst = *dst;
+			if (dp_egress(w, out, key, &edst))
+				continue;
+			dst = &edst;
 		}
 		if (dst->type == FDB_DST_VTEP) {
 			dp_vtep_tx(w, dst);
@@ -176,10 +184,10 @@ static void dp_switch(struct vxd_worker *w, struct pkt *pkt, const struct flow_k
 {
 	const struct flower_table *ft = w->view->flower;
 	if (__builtin_expect(ft != NULL, 0) && flower_table_port_has_rules(ft, key->in_port) &&
-	    dp_rules(w, ft, pkt, key))
+	    dp_rules(w, ft, pkt, &key)) /* key: as the rules' vlan actions left it */
 		return;
 	fwd_frame(&w->fwd, ingress, vni, key->dl_dst, key->dl_src, w->now_ns, &w->fwd_res);
-	dp_output(w, pkt, &w->fwd_res);
+	dp_output(w, pkt, key, &w->fwd_res);
 }
 
 /* ---- from a tap or an afpacket port ----------------------------------------- */

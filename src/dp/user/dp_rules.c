@@ -46,8 +46,8 @@
 
 /* res: the outputs of a mirred to port `id` (none when it is gone); tun:
  * the tunnel_key set in force, or NULL. */
-static void dp_rule_outputs(const struct vxd_worker *w, uint16_t id, const struct flower_action *tun,
-			    struct fwd_result *res)
+void dp_rule_outputs(const struct vxd_worker *w, uint16_t id, const struct flower_action *tun,
+		     struct fwd_result *res)
 {
 	const struct port *port = id < VXD_MAX_PORTS ? w->view->ports[id] : NULL;
 	res->action = FWD_UNICAST;
@@ -74,8 +74,8 @@ static void dp_rule_outputs(const struct vxd_worker *w, uint16_t id, const struc
 /* The tunnel_key's VNI, UDP port and checksum on a frame going to vxlan
  * port `id` (the copy or the redirected frame only: what goes on to L2
  * switching keeps none). */
-static void dp_rule_tunnel_key(const struct vxd_worker *w, struct pkt *out, uint16_t id,
-			       const struct flower_action *tun)
+void dp_rule_tunnel_key(const struct vxd_worker *w, struct pkt *out, uint16_t id,
+			const struct flower_action *tun)
 {
 	const struct port *port = id < VXD_MAX_PORTS ? w->view->ports[id] : NULL;
 	if (!tun || !port || !port_is_vxlan(port))
@@ -86,8 +86,8 @@ static void dp_rule_tunnel_key(const struct vxd_worker *w, struct pkt *out, uint
 }
 
 /* mirred: the frame (redirect, consumed) or a copy of it (mirror). */
-static void dp_rule_mirred(struct vxd_worker *w, struct pkt *pkt, uint16_t id, const struct flower_action *tun,
-			   bool copy)
+static void dp_rule_mirred(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key, uint16_t id,
+			   const struct flower_action *tun, bool copy)
 {
 	struct pkt *out = copy ? pkt_clone(w->pool, pkt) : pkt;
 	if (!out) {
@@ -96,13 +96,13 @@ static void dp_rule_mirred(struct vxd_worker *w, struct pkt *pkt, uint16_t id, c
 	}
 	dp_rule_tunnel_key(w, out, id, tun);
 	dp_rule_outputs(w, id, tun, &w->rule_res);
-	dp_output(w, out, &w->rule_res);
+	dp_output(w, out, key, &w->rule_res);
 }
 
 /* vlan push/pop/modify (pkt_vlan.h).  pop and modify of an untagged frame
  * change nothing (the kernel's vlan action does the same for pop).  False
  * when the frame was dropped: no headroom for a tag. */
-static bool dp_rule_vlan(struct vxd_worker *w, struct pkt *pkt, const struct flower_action *a)
+bool dp_rule_vlan(struct vxd_worker *w, struct pkt *pkt, const struct flower_action *a)
 {
 	switch (a->type) {
 	case FLOWER_ACT_VLAN_PUSH:
@@ -122,8 +122,10 @@ static bool dp_rule_vlan(struct vxd_worker *w, struct pkt *pkt, const struct flo
 
 /* Runs the actions of v; true when the frame was consumed, false when it
  * goes on to L2 switching. */
-static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct flower_verdict *v)
+static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct flow_key **keyp,
+			    const struct flower_verdict *v)
 {
+	const struct flow_key *key = *keyp;
 	const struct flower_action *tun = NULL;
 	for (unsigned r = 0; r < v->n_rules; r++) {
 		const struct flower_rule *rule = v->rules[r];
@@ -131,10 +133,10 @@ static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct 
 			const struct flower_action *a = &rule->actions[i];
 			switch (a->type) {
 			case FLOWER_ACT_REDIRECT:
-				dp_rule_mirred(w, pkt, a->port, tun, false);
+				dp_rule_mirred(w, pkt, key, a->port, tun, false);
 				return true;
 			case FLOWER_ACT_MIRROR:
-				dp_rule_mirred(w, pkt, a->port, tun, true);
+				dp_rule_mirred(w, pkt, key, a->port, tun, true);
 				break;
 			case FLOWER_ACT_TUNNEL_SET:
 				tun = a;
@@ -147,6 +149,11 @@ static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct 
 			case FLOWER_ACT_VLAN_MODIFY:
 				if (!dp_rule_vlan(w, pkt, a))
 					return true;
+				if (key != &w->rule_key) { /* what egress rules and L2 see */
+					w->rule_key = *key;
+					key = *keyp = &w->rule_key;
+				}
+				dp_key_vlan(&w->rule_key, a);
 				break;
 			case FLOWER_ACT_DROP:
 				dp_count_drop(w, pkt->in_port, DROP_RULE_DROP);
@@ -163,10 +170,10 @@ static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct 
 }
 
 bool dp_rules(struct vxd_worker *w, const struct flower_table *ft, struct pkt *pkt,
-	      const struct flow_key *key)
+	      const struct flow_key **key)
 {
 	bool fast;
-	const struct flower_verdict *v = flow_cache_classify(w->fcache, ft, key, &fast);
+	const struct flower_verdict *v = flow_cache_classify(w->fcache, ft, *key, &fast);
 	if (v->end == FLOWER_END_NO_MATCH)
 		return false;
 	flower_counters_add(w->fcounters, v, (uint32_t)pkt_len(pkt), fast, w->now_ns);
@@ -175,5 +182,5 @@ bool dp_rules(struct vxd_worker *w, const struct flower_table *ft, struct pkt *p
 		pkt_free(pkt);
 		return true;
 	}
-	return dp_rule_actions(w, pkt, v);
+	return dp_rule_actions(w, pkt, key, v);
 }

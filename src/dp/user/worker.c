@@ -344,6 +344,9 @@ static int vxd_worker_init(struct vxd_worker *w, const struct vxd_worker_config 
 	err = flow_cache_create(FLOW_CACHE_DEFAULT_ENTRIES, &w->fcache);
 	if (err < 0)
 		return err;
+	err = flow_cache_create(DP_EGRESS_CACHE_ENTRIES, &w->fcache_egress);
+	if (err < 0)
+		return err;
 	w->fcounters = calloc(1, sizeof(*w->fcounters));
 	if (!w->fcounters)
 		return -ENOMEM;
@@ -421,6 +424,7 @@ void vxd_worker_destroy(struct vxd_worker *w)
 		qsbr_unregister(w->qsbr, w->reader);
 	gro_destroy(w->gro);
 	flow_cache_destroy(w->fcache);
+	flow_cache_destroy(w->fcache_egress);
 	free(w->fcounters);
 	pkt_pool_destroy(w->pool);
 	if (w->epfd >= 0)

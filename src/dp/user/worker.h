@@ -104,6 +104,9 @@ struct vxd_view {
 	struct vxd_view_sock socks[VXD_MAX_SOCKS];
 	struct vxd_dp_knobs knobs;
 	bool link_down[VXD_MAX_PORTS]; /* a frame port whose link is down (links.c): frames to it are dropped */
+	/* The port has egress rules (switch/flower_hook.h): dp_output() runs
+	 * them (dp_egress.c); the one branch a port without them pays. */
+	bool egress_rules[VXD_MAX_PORTS];
 	/* The flower rules (switch/flower_table.h), immutable too; NULL: none.
 	 * Owned by the control thread, which frees a table only once no view
 	 * holding it can be read any more. */

@@ -28,6 +28,11 @@ enum vxd_worker_limits {
 					arrive one per message (not coalesced) */
 	VXD_MAX_EVENTS = 64,
 	VXD_IDLE_TIMEOUT_MS = 1000,  /* epoll timeout with nothing held: FDB ageing */
+	/* A frame a mirred of an egress rule sends runs the target's egress
+	 * rules, as the kernel's mirred runs the target's egress hook, at most
+	 * this deep (the kernel's MIRRED_NEST_LIMIT): deeper, it is dropped. */
+	DP_EGRESS_NEST_MAX = 4,
+	DP_EGRESS_CACHE_ENTRIES = 2048,
 };
 
 /* The worker's side of one port. */
@@ -97,6 +102,14 @@ struct vxd_worker {
 	struct flow_cache *fcache;
 	struct flower_counters *fcounters;
 	struct fwd_result rule_res;
+	struct flow_key rule_key;   /* the key after an ingress vlan action */
+	/* Egress rules (dp_egress.c): their own verdict cache (an egress
+	 * lookup runs inside an ingress verdict's actions, whose verdict must
+	 * stay where it is), the mirred nesting depth and a mirred scratch per
+	 * depth. */
+	struct flow_cache *fcache_egress;
+	unsigned egress_nest;
+	struct fwd_result egress_res[DP_EGRESS_NEST_MAX];
 
 	/* Captures (capture.h): on vxlan ports (checked once per socket
 	 * batch), and of decapsulated frames (GRO's emit is switched). */
@@ -109,13 +122,36 @@ struct vxd_worker {
 };
 
 /* dp_rules.c: a frame whose ingress port has rules (ft is the view's
- * table); true when the rules consumed it, false: on to L2 switching. */
+ * table); true when the rules consumed it, false: on to L2 switching,
+ * with *key the frame's key as the rules left it (w->rule_key when a
+ * vlan action edited it). */
 bool dp_rules(struct vxd_worker *w, const struct flower_table *ft, struct pkt *pkt,
-	      const struct flow_key *key);
+	      const struct flow_key **key);
+
+/* dp_rules.c, for the egress rules too: a mirred's outputs (none when the
+ * port is gone), the tunnel_key set on a frame to a vxlan port, and vlan
+ * push/pop/modify (false: the frame was dropped). */
+void dp_rule_outputs(const struct vxd_worker *w, uint16_t id, const struct flower_action *tun,
+		     struct fwd_result *res);
+void dp_rule_tunnel_key(const struct vxd_worker *w, struct pkt *out, uint16_t id,
+			const struct flower_action *tun);
+bool dp_rule_vlan(struct vxd_worker *w, struct pkt *pkt, const struct flower_action *a);
+
+/* dp_egress.c: pkt is about to leave by *dst (a port of w->view with egress
+ * rules), key the frame's key as parsed where it came in.  Runs the port's
+ * egress rules; true when they consumed pkt (dropped, redirected), else
+ * it goes on to *dst, which a tunnel_key set on a vxlan port's egress may
+ * have changed (its remote). */
+bool dp_egress(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key, struct fdb_dst *dst);
+/* The edit of vlan action a (push, pop, modify), as pkt_vlan.h makes it
+ * in the frame, made in the frame's key: what later rules match. */
+void dp_key_vlan(struct flow_key *k, const struct flower_action *a);
 
 /* datapath.c */
-/* Sends pkt (consumed) to every output of res (a drop when it has none). */
-void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct fwd_result *res);
+/* Sends pkt (consumed) to every output of res (a drop when it has none);
+ * key: the frame's key (for the egress rules of the outputs). */
+void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key,
+	       const struct fwd_result *res);
 void dp_count_drop(struct vxd_worker *w, uint16_t port_id, enum drop_reason reason);
 void dp_frame_input(struct vxd_worker *w, struct port *port);
 /* EPOLLERR/EPOLLHUP on a frame port's fd.  The device is gone (a tap:

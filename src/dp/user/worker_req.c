@@ -128,6 +128,11 @@ static void vxd_req_snapshot(struct vxd_worker *w, struct vxd_snapshot *s)
 	memcpy(s->vteps, w->vteps, w->n_vteps * sizeof(w->vteps[0]));
 	s->n_vteps = w->n_vteps;
 	flow_cache_get_stats(w->fcache, &s->flow_cache);
+	struct flow_cache_stats eg; /* the egress rules' cache (dp_egress.c): counted with it */
+	flow_cache_get_stats(w->fcache_egress, &eg);
+	s->flow_cache.hits += eg.hits;
+	s->flow_cache.misses += eg.misses;
+	s->flow_cache.evictions += eg.evictions;
 	s->vteps_untracked = w->vteps_untracked;
 	vxd_capture_get_state(w, &s->capture);
 }

@@ -335,7 +335,7 @@ static void test_action_and_filter_refusals(void **state)
 	refused(ADD "flower action tunnel_key set id 1 csum nocsum", 13, "one at most");
 	refused(ADD "flower action tunnel_key", 9, "set or unset");
 	/* filter level */
-	refused("filter add dev vnet0 egress flower action drop", 5, "ingress");
+	refused("filter add dev vnet0 root flower action drop", 5, "\"ingress\" or \"egress\"");
 	refused("filter add dev vnet0 parent ffff: flower action drop", 5, "ingress");
 	refused("filter add vnet0 ingress flower action drop", 3, "dev PORT");
 	refused("filter change dev vnet0 ingress", 6, "expected \"flower\"");
