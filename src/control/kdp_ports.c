@@ -619,3 +619,54 @@ bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_p
 		return false;
 	}
 }
+
+/* ---- for capture, stats and diagnose (kdp_ports.h) ------------------------- */
+
+static void kc_info(const struct kc_port *p, struct kdp_ctl_port_info *out)
+{
+	out->cfg = &p->cfg;
+	out->ifindex = p->ifindex;
+	out->flags = p->flags;
+	out->n_macs = p->n_macs;
+}
+
+int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out)
+{
+	const struct kc_port *p = kc_by_name(kc, name);
+	if (!p)
+		return -ENOENT;
+	kc_info(p, out);
+	return 0;
+}
+
+bool kdp_ctl_port_at(struct kdp_ctl *kc, unsigned i, struct kdp_ctl_port_info *out)
+{
+	if (i >= KC_MAX_PORTS || !kc->ports[i].used)
+		return false;
+	kc_info(&kc->ports[i], out);
+	return true;
+}
+
+unsigned kdp_ctl_port_slots(void)
+{
+	return KC_MAX_PORTS;
+}
+
+struct kdp *kdp_ctl_kdp(struct kdp_ctl *kc)
+{
+	return kc->k;
+}
+
+void kdp_ctl_learn_counts(const struct kdp_ctl *kc, uint64_t *learned, uint64_t *refused, uint64_t *aged)
+{
+	*learned = kc->learned;
+	*refused = kc->learn_refused;
+	*aged = kc->aged;
+}
+
+uint32_t kdp_ctl_vni_macs(struct kdp_ctl *kc, uint32_t vni, uint32_t *cap)
+{
+	const struct kc_vni *v = kc_vni(kc, vni, false);
+	*cap = kc->fdb_max ? kc->fdb_max : KC_FDB_MAX_DEFAULT;
+	return v ? v->n_macs : 0;
+}

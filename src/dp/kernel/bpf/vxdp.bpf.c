@@ -94,6 +94,7 @@ struct {
 } test_tunkey SEC(".maps");
 
 #include "vxdp_capture.h"
+#include "vxdp_diag.h"
 
 #define ETH_P_8021Q_BE bpf_htons(ETH_P_8021Q)
 #define ETH_P_8021AD_BE bpf_htons(ETH_P_8021AD)
@@ -303,6 +304,7 @@ static __always_inline int deliver_remote(struct __sk_buff *skb, struct vxdp_cou
 		return drop(c, VXDP_DROP_TX_ERROR);
 	count_tx(dev, skb->len);
 	VXDP_CAPTURE(skb, dev, vni, VXDP_CAP_OUT, (const __u32 *)remote, flags & VXDP_FDB_V6);
+	vxdp_vtep_count(vni, flags, (const __u32 *)remote, skb->len, 0);
 	struct vxdp_decision *d = rec();
 	if (d) {
 		d->kind = VXDP_V_REMOTE;
@@ -354,9 +356,10 @@ static long flood_one(__u32 i, void *arg)
 	if (bpf_clone_redirect(x->skb, target, 0) < 0)
 		goto err;
 	count_tx(target, x->skb->len);
-	if (e->flags & VXDP_FDB_REMOTE)
+	if (e->flags & VXDP_FDB_REMOTE) {
 		VXDP_CAPTURE(x->skb, target, x->vni, VXDP_CAP_OUT, (const __u32 *)e->remote, e->flags & VXDP_FDB_V6);
-	else
+		vxdp_vtep_count(x->vni, e->flags, (const __u32 *)e->remote, x->skb->len, 0);
+	} else
 		VXDP_CAPTURE(x->skb, target, 0, VXDP_CAP_OUT, 0, 0);
 	__u32 n = x->sent;
 	if (x->d && n < VXDP_FLOOD_MAX)
@@ -490,6 +493,7 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
 	if (!bpf_map_lookup_elem(&vteps, &vk))
 		return drop(c, VXDP_DROP_VXLAN_UNKNOWN_REMOTE);
 	VXDP_CAPTURE(skb, ifindex, vni, VXDP_CAP_IN, remote, flags & VXDP_FDB_V6);
+	vxdp_vtep_count(vni, flags, remote, skb->len, 1);
 	struct frame f;
 	int bad = parse(skb, &f);
 	if (bad)
