@@ -249,6 +249,11 @@ uint64_t vxd_kcap_dropped(struct vxd *vxd, const struct vxdp_cap_key *key);
 /* Hands waiting copies to vxd_capture_kernel_frame (each control loop turn). */
 void vxd_kcap_poll(struct vxd *vxd);
 
+/* kdp_stats.c: `stats` of the kernel datapath (vxd_stats hands over when
+ * vxd->kdp is set); the programs' drop reason names. */
+int vxd_kdp_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);
+const char *vxd_kdp_drop_name(unsigned reason);
+
 /* evpn.c (the rest: control/evpn.h) */
 /* Deletes shadow devices left by a vxswitchd that died (at start-up). */
 void vxd_evpn_reap(void);

@@ -58,10 +58,7 @@ expect() {
 		fail "$1: $n frames of $bytes bytes, want $2 x $3 (${4:-all}): $(tshark -r "$1" 2>/dev/null | head -5)"
 }
 settle() { sleep 0.4; }
-cap_on() { # the programs' flag: keys switched on (bpftool reads the .data.vxcap map of h1's daemon)
-	n "$H1" bpftool -j map dump name .data.vxcap 2>/dev/null |
-		/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d[0]["formatted"]["datasec"]["vars"][0]["formatted"]["vxdp_cap_on"] if "formatted" in d[0] else int.from_bytes(bytes(int(x,16) for x in d[0]["value"]),"little"))' 2>/dev/null || echo "?"
-}
+cap_on() { vx_stat 1 'd["capture"]["kernel_keys"]'; } # ports the programs copy now (their flag)
 ping5() { nvm1 ping -c 5 -i 0.1 -s 1000 -p "$PAT" -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping during capture"; }
 # pattern FILE: frames whose ICMP payload carries the ping's pattern
 pattern() { tshark -r "$1" -Y "frame contains c0:ff:ee:5a:c0:ff:ee:5a" 2>/dev/null | grep -c . || true; }
