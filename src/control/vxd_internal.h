@@ -253,6 +253,10 @@ void vxd_kcap_poll(struct vxd *vxd);
  * vxd->kdp is set); the programs' drop reason names. */
 int vxd_kdp_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);
 const char *vxd_kdp_drop_name(unsigned reason);
+/* kdp_diag.c: the kernel datapath's findings, appended to r (diagnose.c). */
+struct diag_input;
+struct diag_report;
+void vxd_kdp_diag(struct vxd *vxd, const struct diag_input *in, struct diag_report *r);
 
 /* evpn.c (the rest: control/evpn.h) */
 /* Deletes shadow devices left by a vxswitchd that died (at start-up). */
