@@ -24,6 +24,7 @@
 
 #include "dp/kernel/kdp.h"
 #include "dp/kernel/kdp_capture.h"
+#include "dp/kernel/kdp_diag.h"
 #include "dp/kernel/kdp_link.h"
 
 enum { VNI = 99, MAX_COPIES = 8 };
@@ -239,6 +240,43 @@ static void test_vxlan_key_and_flood(void **state)
 	assert_int_equal(fx->c[0].m.dir, VXDP_CAP_IN);
 	assert_int_equal(fx->c[0].m.vni, VNI);
 	assert_memory_equal(fx->c[0].bytes, f, sizeof(f));
+
+	/* The per-VTEP counters (bpf/vxdp_diag.h) saw it all: 2 frames to
+	 * 198.51.100.2 (unicast, flood copy), 1 from it. */
+	struct vxdp_vtep_stats vs;
+	uint8_t addr[16] = { 0 };
+	inet_pton(AF_INET, "198.51.100.2", addr);
+	assert_int_equal(kdp_vtep_stats_read(fx->k, VNI, 0, addr, &vs), 0);
+	assert_int_equal(vs.tx_packets, 3); /* the VNI-key test above sent one more */
+	assert_int_equal(vs.rx_packets, 1);
+	assert_int_equal(vs.rx_bytes, sizeof(f));
+	assert_true(vs.last_rx_ns > 0 && vs.last_tx_ns > 0);
+	assert_int_equal(kdp_vtep_stats_read(fx->k, VNI + 1, 0, addr, &vs), -ENOENT);
+}
+
+/* kdp_prog_attached (kdp_diag.h): tcx and cls_bpf, detached from
+ * outside, device gone. */
+static void test_attached_check(void **state)
+{
+	(void)state;
+	if (!in_netns)
+		skip();
+	for (int cls = 0; cls < 2; cls++) {
+		struct kdp *k;
+		assert_int_equal(kdp_open(&(struct kdp_opts){ .no_tun = true, .force_cls_bpf = cls }, &k, NULL, 0), 0);
+		assert_int_equal(system("ip link add kcp9 type veth peer name kcp9vm"), 0);
+		uint32_t idx = if_nametoindex("kcp9");
+		assert_int_equal(kdp_port_add(k, idx, &(struct kdp_port_opts){ .vni = 1, .attach = true }), 0);
+		assert_int_equal(kdp_prog_attached(k, idx, kdp_port_prog_fd(k)), 1);
+		assert_int_equal(kdp_prog_attached(k, idx, kdp_tun_prog_fd(k)), 0); /* another program */
+		if (cls) {
+			assert_int_equal(system("tc filter del dev kcp9 ingress"), 0);
+			assert_int_equal(kdp_prog_attached(k, idx, kdp_port_prog_fd(k)), 0);
+		}
+		assert_int_equal(system("ip link del kcp9"), 0);
+		assert_int_equal(kdp_prog_attached(k, idx, kdp_port_prog_fd(k)), -ENODEV);
+		kdp_close(k);
+	}
 }
 
 static int netns_setup(void)
@@ -265,6 +303,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_off_no_copy_on_copies_with_direction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vxlan_key_and_flood, setup, teardown),
+		cmocka_unit_test(test_attached_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
