@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ctl/ctl_cmd.h"
 #include "dp/capture.h"
@@ -257,6 +258,13 @@ const char *vxd_kdp_drop_name(unsigned reason);
 struct diag_input;
 struct diag_report;
 void vxd_kdp_diag(struct vxd *vxd, const struct diag_input *in, struct diag_report *r);
+/* kdp_metrics.c: the kernel ports as metrics_text ports (snapshots made
+ * from the programs' counters, *snaps to free after the write), and the
+ * kernel datapath's own families, written after metrics_text_write. */
+struct metrics_port;
+size_t vxd_kdp_metrics_ports(struct vxd *vxd, struct metrics_port *ports, size_t room,
+			     struct vxd_port_snap **snaps);
+void vxd_kdp_metrics_write(struct vxd *vxd, FILE *out);
 
 /* evpn.c (the rest: control/evpn.h) */
 /* Deletes shadow devices left by a vxswitchd that died (at start-up). */

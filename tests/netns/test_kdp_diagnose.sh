@@ -10,6 +10,9 @@
 #   - program_not_attached: the tcx link of an afpacket port detached from
 #     outside (bpftool link detach), then its device deleted;
 #   - mtu_underlay: the VM-facing veth's MTU raised over what fits;
+#   - --metrics: the kernel ports in the port families and the kernel's
+#     own (drops by the programs' reasons, upcalls, attached, per VTEP),
+#     promtool check metrics passes;
 #   - stats -j of a kernel port has the userspace datapath's keys
 #     (rx_frames, tx_frames, tx_avg_frame, drops{}, tx_size_hist[]),
 #     a vxlan port its remotes' counters, and vnis[].
@@ -22,7 +25,7 @@ rig_init "kcd-$$"
 trap rig_cleanup EXIT
 
 rig_create 4
-rig_vxswitchd_bpf 1
+RIG_VXD_ARGS="--metrics 198.51.100.1:9118" rig_vxswitchd_bpf 1
 rig_vxswitchd_bpf 2
 grep -q "datapath kernel unavailable" "$RIG_DIR"/h*.log && fail "no kernel datapath: $(cat "$RIG_DIR"/h*.log)"
 for i in $(seq 10); do nvm1 ping -c 1 -W 1 "$(vm_addr4 2)" >/dev/null 2>&1 && break; done
@@ -93,6 +96,17 @@ nh1 ip link set vnet1 mtu 1500
 line=$(diag_names 1 mtu_underlay 'f["mtu"] == 1500 and f["fits"] == 1450' "vnet1: VM MTU 1500 is larger than the 1450")
 nh1 ip link set vnet1 mtu "$(vm_mtu)"
 pass "mtu_underlay: $line"
+
+# ---- --metrics ----------------------------------------------------------------------
+nh1 curl -sS --max-time 3 http://198.51.100.1:9118/metrics > "$RIG_DIR/m" || fail "scrape"
+promtool check metrics < "$RIG_DIR/m" > "$RIG_DIR/promtool" 2>&1 || { cat "$RIG_DIR/promtool" >&2; fail "promtool check metrics"; }
+metric() { awk -v k="$1" '$1 == k { print $2 }' "$RIG_DIR/m"; }
+[ "$(metric 'vxswitch_port_tx_packets_total{port="vnet1",vni="99",type="veth"}')" -gt 0 ] || fail "metrics: vnet1 tx: $(grep vnet1 "$RIG_DIR/m" | head)"
+[ "$(metric 'vxswitch_kdp_port_upcall_drops_total{port="vnet1",vni="99",type="veth"}')" -gt 0 ] || fail "metrics: upcall drops"
+[ "$(metric 'vxswitch_kdp_program_attached{port="vnet1",vni="99",type="veth"}')" = 1 ] || fail "metrics: attached"
+[ "$(metric 'vxswitch_kdp_vtep_rx_frames_total{port="vx99",vni="99",type="vxlan",remote="198.51.100.2"}')" -gt 0 ] || fail "metrics: vtep rx"
+grep -q '^vxswitch_port_tx_frame_size_bytes_bucket{port="vnet1",vni="99",type="veth",le="+Inf"}' "$RIG_DIR/m" || fail "metrics: size histogram of vnet1"
+pass "--metrics: kernel ports in the port families and the size histogram, upcall drops $(metric 'vxswitch_kdp_port_upcall_drops_total{port="vnet1",vni="99",type="veth"}'), per-VTEP rx; promtool check metrics passes"
 
 # Every finding says its port: diagnose port vnet1 has vnet1's only.
 rc=0; out=$(vx 1 -j diagnose port vnet1) || rc=$?
