@@ -97,7 +97,7 @@ int kdp_cap_reader_open(struct kdp *k, unsigned pages_per_cpu, kdp_cap_fn *fn, v
 		return -ENOMEM;
 	r->fn = fn;
 	r->aux = aux;
-	r->pb = perf_buffer__new(fd, pages_per_cpu ? pages_per_cpu : 256, cap_sample, cap_lost, r, NULL);
+	r->pb = perf_buffer__new(fd, pages_per_cpu ? pages_per_cpu : 1024, cap_sample, cap_lost, r, NULL);
 	if (!r->pb) {
 		int err = -errno;
 		free(r);

@@ -31,7 +31,8 @@ int kdp_cap_on(struct kdp *k, uint32_t *on);
 /* One copied frame: meta->caplen bytes at `frame`. */
 typedef void kdp_cap_fn(void *aux, const struct vxdp_cap_meta *meta, const uint8_t *frame);
 
-/* pages_per_cpu: a power of two (0: 256, 1 MB per CPU). */
+/* pages_per_cpu: a power of two (0: 1024, 4 MB per CPU, as a userspace
+ * capture ring; only while a capture runs). */
 int kdp_cap_reader_open(struct kdp *k, unsigned pages_per_cpu, kdp_cap_fn *fn, void *aux,
 			struct kdp_cap_reader **out);
 void kdp_cap_reader_close(struct kdp_cap_reader *r);
