@@ -30,6 +30,8 @@ static int kcap_open(struct vxd *vxd)
 	struct vxd_kcap *kc = calloc(1, sizeof(*kc));
 	if (!kc)
 		return -ENOMEM;
+	/* No capture runs: keys a killed run left in a kept map go. */
+	kdp_cap_clear(kdp_ctl_kdp(vxd->kdp));
 	int err = kdp_cap_reader_open(kdp_ctl_kdp(vxd->kdp), 0, kcap_frame, vxd, &kc->r);
 	if (err < 0) {
 		free(kc);

@@ -50,6 +50,19 @@ int kdp_cap_set(struct kdp *k, const struct vxdp_cap_key *key, uint32_t dirs)
 	return bpf_map_update_elem(ffd, &zero, &on, BPF_ANY) < 0 ? -errno : 0;
 }
 
+int kdp_cap_clear(struct kdp *k)
+{
+	int fd = kdp_map_fd(k, "cap_ports"), ffd = kdp_map_fd(k, KDP_CAP_FLAG_MAP);
+	if (fd < 0 || ffd < 0)
+		return fd < 0 ? fd : ffd;
+	struct vxdp_cap_key key;
+	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
+		if (bpf_map_delete_elem(fd, &key) < 0)
+			return -errno;
+	uint32_t zero = 0;
+	return bpf_map_update_elem(ffd, &zero, &zero, BPF_ANY) < 0 ? -errno : 0;
+}
+
 int kdp_cap_state(struct kdp *k, const struct vxdp_cap_key *key, struct vxdp_cap_state *st)
 {
 	int fd = kdp_map_fd(k, "cap_ports");

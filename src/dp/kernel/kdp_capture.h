@@ -25,6 +25,9 @@ struct kdp_cap_reader;
 int kdp_cap_set(struct kdp *k, const struct vxdp_cap_key *key, uint32_t dirs);
 /* The key's state (its captured / dropped counts); -ENOENT when off. */
 int kdp_cap_state(struct kdp *k, const struct vxdp_cap_key *key, struct vxdp_cap_state *st);
+/* Switches every key off: what a killed run left in a kept (pinned)
+ * `cap_ports` map must not be copied for nobody. */
+int kdp_cap_clear(struct kdp *k);
 /* The programs' flag as it is now (tests). */
 int kdp_cap_on(struct kdp *k, uint32_t *on);
 

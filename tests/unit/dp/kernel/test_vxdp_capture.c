@@ -177,9 +177,13 @@ static void test_off_no_copy_on_copies_with_direction(void **state)
 	assert_int_equal(st.captured, 3); /* in once, then out twice: a change of dirs keeps the counts */
 	assert_int_equal(st.dropped, 0);
 
-	/* all off: the flag is 0 again and nothing is copied. */
+	/* all off (one by one, then what is left by clear): the flag is 0
+	 * again and nothing is copied. */
 	assert_int_equal(kdp_cap_set(fx->k, &k1, 0), 0);
-	assert_int_equal(kdp_cap_set(fx->k, &k2, 0), 0);
+	assert_int_equal(kdp_cap_on(fx->k, &on), 0);
+	assert_int_equal(on, 1);
+	assert_int_equal(kdp_cap_clear(fx->k), 0);
+	assert_int_equal(kdp_cap_state(fx->k, &k2, &st), -ENOENT);
 	assert_int_equal(kdp_cap_on(fx->k, &on), 0);
 	assert_int_equal(on, 0);
 	run(fx, kdp_port_prog_fd(fx->k), fx->p2, g, sizeof(g));
