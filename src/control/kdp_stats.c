@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "control/kdp_ports.h"
@@ -130,6 +131,9 @@ static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, const struct kdp_c
 	}
 	ks_rxtx(p, tot.rx_packets, tot.rx_bytes, tot.tx_packets, tot.tx_bytes);
 	ctl_print_nl(p);
+	/* Its frames' drops are counted on the vxlan device (vxlan_device). */
+	ctl_print_open_object(p, "drops");
+	ctl_print_close_object(p);
 	uint64_t now = kdp_now_ns();
 	ctl_print_open_array(p, "remotes");
 	for (unsigned r = 0; r < cfg->n_remotes; r++) {
@@ -289,6 +293,35 @@ static void ks_capture(struct ctl_print *p, struct vxd *vxd)
 	ctl_print_close_object(p);
 }
 
+/* What `stats --watch` reads besides the ports: the daemon's CPU (the
+ * packets' own is the kernel's, in softirq: not the daemon's) and GRO,
+ * which the kernel does (zeros: not counted here). */
+static void ks_cpu(struct ctl_print *p, struct vxd *vxd)
+{
+	struct rusage ru = { 0 };
+	getrusage(RUSAGE_SELF, &ru);
+	uint64_t user = (uint64_t)ru.ru_utime.tv_sec * 1000000ull + (uint64_t)ru.ru_utime.tv_usec;
+	uint64_t sys = (uint64_t)ru.ru_stime.tv_sec * 1000000ull + (uint64_t)ru.ru_stime.tv_usec;
+	uint64_t rx = 0;
+	struct kdp_ctl_port_info pi;
+	struct vxdp_counters c;
+	for (unsigned i = 0; i < kdp_ctl_port_slots(); i++)
+		if (kdp_ctl_port_at(vxd->kdp, i, &pi) && pi.ifindex &&
+		    kdp_counters_read(kdp_ctl_kdp(vxd->kdp), pi.ifindex, &c) == 0)
+			rx += c.rx_bytes;
+	ctl_print_open_object(p, "cpu");
+	ctl_print_uint(p, CTL_PRINT_ANY, "user_us", "vxswitchd cpu: user %" PRIu64 " us", user);
+	ctl_print_uint(p, CTL_PRINT_ANY, "sys_us", " sys %" PRIu64 " us (the frames' own CPU is the kernel's)\n", sys);
+	ctl_print_uint(p, CTL_PRINT_JSON, "rx_bytes", NULL, rx);
+	ctl_print_uint(p, CTL_PRINT_JSON, "worker_user_us", NULL, 0);
+	ctl_print_uint(p, CTL_PRINT_JSON, "worker_sys_us", NULL, 0);
+	ctl_print_close_object(p);
+	ctl_print_open_object(p, "gro");
+	ctl_print_uint(p, CTL_PRINT_JSON, "segments_in", NULL, 0);
+	ctl_print_uint(p, CTL_PRINT_JSON, "frames_out", NULL, 0);
+	ctl_print_close_object(p);
+}
+
 int vxd_kdp_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err)
 {
 	struct kdp_ctl_port_info pi;
@@ -325,6 +358,7 @@ int vxd_kdp_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pr
 		ctl_print_uint(p, CTL_PRINT_JSON, "learn_refused", NULL, refused);
 		ctl_print_uint(p, CTL_PRINT_JSON, "aged", NULL, aged);
 		ks_capture(p, vxd);
+		ks_cpu(p, vxd);
 		vxd_print_ctl_stats(p, vxd);
 	}
 	ctl_print_close_object(p);

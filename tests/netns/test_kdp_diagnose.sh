@@ -42,6 +42,11 @@ vx_stat 1 '1 if all(k in port("vnet1") for k in ("rx_frames", "rx_bytes", "tx_fr
 [ "$(vx_stat 1 '[v for v in d["vnis"] if v["vni"] == 99][0]["ports"]')" = 1 ] || fail "vnis: $(vx 1 -j stats)"
 pass "stats: vnet1 $(vx_stat 1 'port("vnet1")["tx_frames"]') frames to the VM in the histogram, vx99 tx $(vx_stat 1 'port("vx99")["tx_frames"]') rx $(vx_stat 1 'port("vx99")["rx_frames"]') from 198.51.100.2, per VNI"
 
+# stats --watch reads the kernel datapath's answer (one JSON line a sample).
+out=$(vx 1 -j stats --watch 0.2 -c 2 2>&1) || fail "stats --watch: $out"
+[ "$(printf '%s\n' "$out" | grep -c '"ports"')" -ge 1 ] && grep -q '"vnet1"' <<<"$out" || fail "stats --watch: $out"
+pass "stats --watch on the kernel datapath: $(printf '%s\n' "$out" | tail -1 | cut -c1-120)"
+
 # ---- healthy ------------------------------------------------------------------
 rc=0; out=$(vx 1 diagnose) || rc=$?
 [ "$rc" = 0 ] && grep -q "no problem found" <<<"$out" || fail "healthy h1: diagnose exits $rc: $out"
