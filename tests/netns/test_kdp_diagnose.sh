@@ -10,6 +10,8 @@
 #   - program_not_attached: the tcx link of an afpacket port detached from
 #     outside (bpftool link detach), then its device deleted;
 #   - mtu_underlay: the VM-facing veth's MTU raised over what fits;
+#   - small_frames_kernel: vm2's stream reaches vm1 in MTU-sized frames
+#     (mtu-wire, GRO off on h1's underlay veth);
 #   - --metrics: the kernel ports in the port families and the kernel's
 #     own (drops by the programs' reasons, upcalls, attached, per VTEP),
 #     promtool check metrics passes;
@@ -101,6 +103,16 @@ nh1 ip link set vnet1 mtu 1500
 line=$(diag_names 1 mtu_underlay 'f["mtu"] == 1500 and f["fits"] == 1450' "vnet1: VM MTU 1500 is larger than the 1450")
 nh1 ip link set vnet1 mtu "$(vm_mtu)"
 pass "mtu_underlay: $line"
+
+# ---- small_frames_kernel ----------------------------------------------------------
+# mtu-wire with GRO off on h1's underlay veth: vm2's stream reaches vm1 in
+# MTU-sized frames (the kernel datapath hands on what the kernel's GRO built).
+rig_wire_mode mtu
+nh1 ethtool -K u1 gro off >/dev/null
+g=$(rig_iperf 2 2) || fail "iperf3 vm2 -> vm1 in mtu-wire"
+line=$(diag_names 1 small_frames_kernel 'f["small_permille"] >= 500 and f["frames"] > 1000' "vnet1: the VM receives small frames")
+rig_wire_mode gso
+pass "small_frames_kernel ($g Gbit/s, GRO off on u1): $line"
 
 # ---- --metrics ----------------------------------------------------------------------
 nh1 curl -sS --max-time 3 http://198.51.100.1:9118/metrics > "$RIG_DIR/m" || fail "scrape"
