@@ -11,7 +11,7 @@
 #     outside (bpftool link detach), then its device deleted;
 #   - mtu_underlay: the VM-facing veth's MTU raised over what fits;
 #   - small_frames_kernel: vm2's stream reaches vm1 in MTU-sized frames
-#     (mtu-wire, GRO off on h1's underlay veth);
+#     (mtu-wire, GRO off on h1's underlay veth and vxlan device);
 #   - --metrics: the kernel ports in the port families and the kernel's
 #     own (drops by the programs' reasons, upcalls, attached, per VTEP),
 #     promtool check metrics passes;
@@ -109,10 +109,13 @@ pass "mtu_underlay: $line"
 # MTU-sized frames (the kernel datapath hands on what the kernel's GRO built).
 rig_wire_mode mtu
 nh1 ethtool -K u1 gro off >/dev/null
+nh1 ethtool -K vxdp0 gro off >/dev/null # the vxlan device's own GRO cells would merge them too
 g=$(rig_iperf 2 2) || fail "iperf3 vm2 -> vm1 in mtu-wire"
+echo "  vnet1 after it: $(vx 1 stats port vnet1 | grep -E 'tx sizes|rx ')"
 line=$(diag_names 1 small_frames_kernel 'f["small_permille"] >= 500 and f["frames"] > 1000' "vnet1: the VM receives small frames")
 rig_wire_mode gso
-pass "small_frames_kernel ($g Gbit/s, GRO off on u1): $line"
+nh1 ethtool -K vxdp0 gro on >/dev/null
+pass "small_frames_kernel ($g Gbit/s, GRO off on u1 and vxdp0): $line"
 
 # ---- --metrics ----------------------------------------------------------------------
 nh1 curl -sS --max-time 3 http://198.51.100.1:9118/metrics > "$RIG_DIR/m" || fail "scrape"
