@@ -15,6 +15,9 @@
 #include "ctl/ctl_capture.h"
 #include "ctl/ctl_server.h"
 #include "dp/capture.h"
+#include "dp/kernel/bpf/vxdp_capture_abi.h"
+#include "dp/kernel/kdp.h"
+#include "control/kdp_ports.h"
 #include "control/vxd_internal.h"
 #include "port/vxlan.h"
 #include "util/vlog.h"
@@ -32,6 +35,15 @@ struct vxd_cap_session {
 	bool has_prog;
 	uint8_t *chunk;              /* records on their way into one chunk */
 	size_t chunk_len;
+	/* A port of the kernel datapath: the programs copy its frames
+	 * (kdp_capture.c); `cap` holds the settings and the ring, no worker
+	 * sees it. */
+	bool kernel;
+	struct vxdp_cap_key kkey;
+	uint32_t kifindex;           /* the port's device (0: vxlan) */
+	uint64_t kdrop_base;         /* the key's program drops at start */
+	unsigned n_kremotes;         /* vxlan: its remotes (the key is per VNI) */
+	struct ctl_ip kremotes[CTL_MAX_REMOTES];
 };
 
 /* ---- filter ---------------------------------------------------------------- */
@@ -66,8 +78,29 @@ static void cap_free(struct vxd_cap_session *s)
 	free(s);
 }
 
+/* The programs copy what the kernel sessions of s's key want, s itself
+ * left out when it stops. */
+static int cap_kernel(struct vxd_cap_session *s, bool start)
+{
+	uint32_t dirs = start ? s->cap.dirs : 0;
+	for (unsigned i = 0; i < VXD_CAPTURE_MAX; i++) {
+		const struct vxd_cap_session *o = s->vxd->captures[i];
+		if (o && o != s && o->kernel && !memcmp(&o->kkey, &s->kkey, sizeof(s->kkey)))
+			dirs |= o->cap.dirs;
+	}
+	if (start) {
+		s->kdrop_base = vxd_kcap_dropped(s->vxd, &s->kkey);
+	} else {
+		vxd_kcap_poll(s->vxd); /* copies already made are s's too */
+		atomic_fetch_add(&s->cap.dropped, vxd_kcap_dropped(s->vxd, &s->kkey) - s->kdrop_base);
+	}
+	return vxd_kcap_set(s->vxd, &s->kkey, dirs);
+}
+
 static int cap_worker(struct vxd_cap_session *s, bool start)
 {
+	if (s->kernel)
+		return cap_kernel(s, start);
 	struct dpif *dp = s->vxd->dp;
 	if (start)
 		return dp->class->capture_start(dp, &s->cap);
@@ -166,12 +199,53 @@ static int cap_setup(struct vxd *vxd, struct vxd_cap_session *s, const struct po
 	return 0;
 }
 
+/* A kernel datapath port: the programs' copies of its frames, keyed by
+ * its device, or for a vxlan port by (the vxlan device, its VNI) and
+ * told apart by remote.  Its outer datagrams are refused: the kernel's
+ * vxlan device builds them after the program has run (the source port
+ * from the skb's hash, the route's source address and MACs), so the
+ * program never sees one and a rebuilt one would be a guess. */
+static int cap_setup_kernel(struct vxd *vxd, struct vxd_cap_session *s, const struct kdp_ctl_port_info *pi,
+			    const struct ctl_capture *c, struct ctl_err *err)
+{
+	bool vxlan = pi->cfg->type == CTL_PORT_VXLAN;
+	if (c->outer)
+		return vxd_refuse(err, -EOPNOTSUPP,
+				  "port %s: outer: on the kernel datapath the outer headers are made by the kernel's vxlan "
+				  "device after the program runs, so vxswitchd never sees them; capture inner frames here, "
+				  "the datagrams on the underlay (tcpdump -i DEV udp port %u)%s",
+				  c->port, pi->cfg->dstport, vxlan ? "" : " (and outer is for vxlan ports)");
+	s->vxd = vxd;
+	s->kernel = true;
+	snprintf(s->port, sizeof(s->port), "%s", c->port);
+	s->count = c->count;
+	s->cap.dirs = c->dirs;
+	s->cap.vxlan = vxlan;
+	s->kifindex = pi->ifindex;
+	s->kkey = (struct vxdp_cap_key){ .ifindex = vxlan ? kdp_tun_ifindex(kdp_ctl_kdp(vxd->kdp)) : pi->ifindex,
+					 .vni = vxlan ? pi->cfg->vni : 0 };
+	s->n_kremotes = vxlan ? pi->cfg->n_remotes : 0;
+	memcpy(s->kremotes, pi->cfg->remotes, sizeof(s->kremotes));
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s->cap.realtime_offset_ns = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec - (int64_t)kdp_now_ns();
+	int ret = cap_compile(s, c->filter, err);
+	if (ret < 0)
+		return ret;
+	s->chunk = malloc(CTL_STREAM_MAX_CHUNK);
+	if (!s->chunk || rec_ring_init(&s->cap.ring, VXD_CAPTURE_RING) < 0)
+		return vxd_refuse(err, -ENOMEM, "capture: out of memory");
+	return 0;
+}
+
 int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_err *err)
 {
 	struct port *port = vxd_port_by_name(vxd, c->port);
-	if (!port)
+	struct kdp_ctl_port_info kpi;
+	bool kernel = !port && vxd->kdp && kdp_ctl_port_info(vxd->kdp, c->port, &kpi) == 0;
+	if (!port && !kernel)
 		return vxd_refuse(err, -ENOENT, "port %s: no such port", c->port);
-	if (c->outer && !port_is_vxlan(port))
+	if (port && c->outer && !port_is_vxlan(port))
 		return vxd_refuse(err, -EINVAL, "port %s: a tap port has no outer headers (outer is for vxlan ports)",
 				  c->port);
 	unsigned slot = 0;
@@ -185,7 +259,7 @@ int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_e
 	if (!s)
 		return vxd_refuse(err, -ENOMEM, "capture: out of memory");
 	s->slot = slot;
-	int ret = cap_setup(vxd, s, port, c, err);
+	int ret = kernel ? cap_setup_kernel(vxd, s, &kpi, c, err) : cap_setup(vxd, s, port, c, err);
 	if (ret < 0)
 		goto err_free;
 	ret = cap_worker(s, true);
@@ -245,13 +319,64 @@ static void cap_drain(struct vxd_cap_session *s)
 	cap_flush(s);
 }
 
+/* A kernel session's port is gone (or is another device now). */
+static bool cap_kernel_port_gone(struct vxd_cap_session *s)
+{
+	struct kdp_ctl_port_info pi;
+	return !s->vxd->kdp || kdp_ctl_port_info(s->vxd->kdp, s->port, &pi) < 0 || pi.ifindex != s->kifindex;
+}
+
+static bool cap_kernel_wants(const struct vxd_cap_session *s, const struct vxdp_cap_meta *m)
+{
+	if (!s || !s->kernel || !s->attached || !(s->cap.dirs & m->dir) || s->kkey.ifindex != m->ifindex ||
+	    s->kkey.vni != m->vni)
+		return false;
+	if (!s->cap.vxlan)
+		return true;
+	sa_family_t fam = m->v6 ? AF_INET6 : AF_INET;
+	for (unsigned r = 0; r < s->n_kremotes; r++)
+		if (s->kremotes[r].family == fam && !memcmp(s->kremotes[r].bytes, m->remote, fam == AF_INET6 ? 16 : 4))
+			return true;
+	return false;
+}
+
+void vxd_capture_kernel_frame(struct vxd *vxd, const struct vxdp_cap_meta *m, const uint8_t *frame)
+{
+	for (unsigned i = 0; i < VXD_CAPTURE_MAX; i++) {
+		struct vxd_cap_session *s = vxd->captures[i];
+		if (!cap_kernel_wants(s, m))
+			continue;
+		if (s->has_prog && !bpf_filter(s->prog.bf_insns, frame, m->len, m->caplen))
+			continue;
+		struct dp_capture_rec *rec = rec_ring_reserve(&s->cap.ring, sizeof(*rec) + m->caplen);
+		if (!rec) {
+			atomic_fetch_add(&s->cap.dropped, 1);
+			continue;
+		}
+		*rec = (struct dp_capture_rec){
+			.ts_ns = (uint64_t)((int64_t)m->ts_ns + s->cap.realtime_offset_ns),
+			.caplen = m->caplen,
+			.len = m->len,
+			.dir = m->dir,
+		};
+		memcpy(rec + 1, frame, m->caplen);
+		rec_ring_commit(&s->cap.ring, sizeof(*rec) + m->caplen);
+		atomic_fetch_add(&s->cap.captured, 1);
+	}
+}
+
 void vxd_capture_drain(struct vxd *vxd)
 {
 	bool room = false, waiting = false;
+	vxd_kcap_poll(vxd);
 	for (unsigned i = 0; i < VXD_CAPTURE_MAX; i++) {
 		struct vxd_cap_session *s = vxd->captures[i];
 		if (!s)
 			continue;
+		if (s->kernel && cap_kernel_port_gone(s)) {
+			cap_end(s, CTL_STATUS_REFUSED, "port removed");
+			continue;
+		}
 		cap_drain(s);
 		if (s->count && s->delivered >= s->count) {
 			cap_end(s, CTL_STATUS_OK, "");

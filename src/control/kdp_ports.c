@@ -16,16 +16,6 @@
 #include "port/rtnl.h"
 #include "util/vlog.h"
 
-static const char *const hist_names[VXDP_HIST_BUCKETS] = {
-	"<1.5K", "1.5K-8K", "8K-16K", "16K-32K", "32K-64K", ">=64K",
-};
-
-static const char *const drop_names[VXDP_DROP_COUNT] = {
-#define KC_DROP_NAME(n, s) s,
-	VXDP_DROP_REASONS(KC_DROP_NAME)
-#undef KC_DROP_NAME
-};
-
 int kc_refuse(struct ctl_err *err, int ret, const char *fmt, ...)
 {
 	if (err) {
@@ -345,79 +335,6 @@ void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out)
 	}
 }
 
-static void kc_print_counters(struct ctl_print *out, const struct vxdp_counters *c)
-{
-	ctl_print_uint(out, CTL_PRINT_ANY, "rx_frames", " rx %" PRIu64, c->rx_packets);
-	ctl_print_uint(out, CTL_PRINT_ANY, "rx_bytes", " (%" PRIu64 " B)", c->rx_bytes);
-	ctl_print_uint(out, CTL_PRINT_ANY, "tx_frames", " tx %" PRIu64, c->tx_packets);
-	ctl_print_uint(out, CTL_PRINT_ANY, "tx_bytes", " (%" PRIu64 " B)", c->tx_bytes);
-	ctl_print_uint(out, CTL_PRINT_ANY, "flooded", " flooded %" PRIu64, c->flood_packets);
-	ctl_print_uint(out, CTL_PRINT_ANY, "upcalls", " upcalls %" PRIu64, c->upcalls);
-	ctl_print_uint(out, CTL_PRINT_ANY, "upcall_drops", " upcall_drops %" PRIu64, c->upcall_drops);
-	ctl_print_open_object(out, "drops");
-	for (unsigned r = 0; r < VXDP_DROP_COUNT; r++) {
-		char fmt[64];
-		snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, drop_names[r]);
-		ctl_print_uint(out, c->drops[r] ? CTL_PRINT_ANY : CTL_PRINT_JSON, drop_names[r], fmt, c->drops[r]);
-	}
-	ctl_print_close_object(out);
-	ctl_print_open_object(out, "tx_size_hist");
-	ctl_print_text(out, " tx sizes:");
-	for (unsigned b = 0; b < VXDP_HIST_BUCKETS; b++) {
-		char fmt[64];
-		snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, hist_names[b]);
-		ctl_print_uint(out, CTL_PRINT_ANY, hist_names[b], fmt, c->hist_frames[b]);
-	}
-	ctl_print_close_object(out);
-	ctl_print_open_object(out, "tx_size_hist_bytes");
-	for (unsigned b = 0; b < VXDP_HIST_BUCKETS; b++)
-		ctl_print_uint(out, CTL_PRINT_JSON, hist_names[b], "%" PRIu64, c->hist_bytes[b]);
-	ctl_print_close_object(out);
-}
-
-static void kc_print_port_stats(struct kdp_ctl *kc, const char *name, uint32_t ifindex, struct ctl_print *out)
-{
-	struct vxdp_counters c;
-	if (kdp_counters_read(kc->k, ifindex, &c) < 0)
-		memset(&c, 0, sizeof(c));
-	ctl_print_open_object(out, NULL);
-	ctl_print_string(out, CTL_PRINT_ANY, "name", "%s", name);
-	ctl_print_string(out, CTL_PRINT_ANY, "datapath", " datapath %s", "kernel");
-	kc_print_counters(out, &c);
-	ctl_print_nl(out);
-	ctl_print_close_object(out);
-}
-
-static int kc_stats(struct kdp_ctl *kc, const struct ctl_port_ref *ref, struct ctl_print *out, struct ctl_err *err)
-{
-	const struct kc_port *p = ref->has_port ? kc_by_name(kc, ref->name) : NULL;
-	if (ref->has_port && !p)
-		return kc_refuse(err, -ENOENT, "port %s: no such port", ref->name);
-	ctl_print_open_object(out, NULL);
-	ctl_print_string(out, CTL_PRINT_ANY, "datapath", "datapath %s\n", "kernel");
-	ctl_print_open_array(out, "ports");
-	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
-		const struct kc_port *q = &kc->ports[i];
-		if (q->used && q->ifindex && (!p || p == q))
-			kc_print_port_stats(kc, q->cfg.name, q->ifindex, out);
-	}
-	ctl_print_close_array(out);
-	if (!p) {
-		ctl_print_open_object(out, "vxlan_device");
-		ctl_print_text(out, "vxlan device");
-		struct vxdp_counters c;
-		if (kdp_counters_read(kc->k, kdp_tun_ifindex(kc->k), &c) == 0)
-			kc_print_counters(out, &c);
-		ctl_print_nl(out);
-		ctl_print_close_object(out);
-		ctl_print_uint(out, CTL_PRINT_ANY, "learned", "learned %" PRIu64, kc->learned);
-		ctl_print_uint(out, CTL_PRINT_ANY, "learn_refused", " learn_refused %" PRIu64, kc->learn_refused);
-		ctl_print_uint(out, CTL_PRINT_ANY, "aged", " aged %" PRIu64 "\n", kc->aged);
-	}
-	ctl_print_close_object(out);
-	return 0;
-}
-
 bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out,
 		     struct ctl_err *err, int *ret)
 {
@@ -432,9 +349,6 @@ bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_p
 			return false;
 		*ret = kc_port_del(kc, p);
 		return true;
-	case CTL_STATS:
-		*ret = kc_stats(kc, &cmd->port, out, err);
-		return true;
 	case CTL_FDB_ADD:
 	case CTL_FDB_DEL:
 	case CTL_FDB_FLUSH:
@@ -443,4 +357,55 @@ bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_p
 	default:
 		return false;
 	}
+}
+
+/* ---- for capture, stats and diagnose (kdp_ports.h) ------------------------- */
+
+static void kc_info(const struct kc_port *p, struct kdp_ctl_port_info *out)
+{
+	out->cfg = &p->cfg;
+	out->ifindex = p->ifindex;
+	out->flags = p->flags;
+	out->n_macs = p->n_macs;
+}
+
+int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out)
+{
+	const struct kc_port *p = kc_by_name(kc, name);
+	if (!p)
+		return -ENOENT;
+	kc_info(p, out);
+	return 0;
+}
+
+bool kdp_ctl_port_at(struct kdp_ctl *kc, unsigned i, struct kdp_ctl_port_info *out)
+{
+	if (i >= KC_MAX_PORTS || !kc->ports[i].used)
+		return false;
+	kc_info(&kc->ports[i], out);
+	return true;
+}
+
+unsigned kdp_ctl_port_slots(void)
+{
+	return KC_MAX_PORTS;
+}
+
+struct kdp *kdp_ctl_kdp(struct kdp_ctl *kc)
+{
+	return kc->k;
+}
+
+void kdp_ctl_learn_counts(const struct kdp_ctl *kc, uint64_t *learned, uint64_t *refused, uint64_t *aged)
+{
+	*learned = kc->learned;
+	*refused = kc->learn_refused;
+	*aged = kc->aged;
+}
+
+uint32_t kdp_ctl_vni_macs(struct kdp_ctl *kc, uint32_t vni, uint32_t *cap)
+{
+	const struct kc_vni *v = kc_vni(kc, vni, false);
+	*cap = kc->fdb_max ? kc->fdb_max : KC_FDB_MAX_DEFAULT;
+	return v ? v->n_macs : 0;
 }

@@ -86,4 +86,25 @@ unsigned kdp_ctl_ports(const struct kdp_ctl *kc, const struct ctl_port_add **cfg
 void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out);
 void kdp_ctl_fdb_show(struct kdp_ctl *kc, uint32_t vni, struct ctl_print *out);
 
+/* ---- for capture, stats and diagnose of kernel ports (kdp_capture.c,
+ * kdp_diag.c) ---- */
+
+struct kdp_ctl_port_info {
+	const struct ctl_port_add *cfg; /* its `port add` (valid until the port goes) */
+	uint32_t ifindex;           /* its device; 0 for a vxlan port */
+	uint32_t flags;             /* VXDP_PORT_VETH */
+	uint32_t n_macs;            /* MACs learned behind it */
+};
+/* Port `name` (-ENOENT: not a kernel port). */
+int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out);
+/* The i-th slot's port; false past the last slot or for an empty one
+ * (iterate i from 0 while i < kdp_ctl_port_slots()). */
+bool kdp_ctl_port_at(struct kdp_ctl *kc, unsigned i, struct kdp_ctl_port_info *out);
+unsigned kdp_ctl_port_slots(void);
+struct kdp *kdp_ctl_kdp(struct kdp_ctl *kc);
+/* Learning's own counts (what `stats` prints as learned/learn_refused/aged). */
+void kdp_ctl_learn_counts(const struct kdp_ctl *kc, uint64_t *learned, uint64_t *refused, uint64_t *aged);
+/* MACs learned in `vni`, and the cap on them now. */
+uint32_t kdp_ctl_vni_macs(struct kdp_ctl *kc, uint32_t vni, uint32_t *cap);
+
 #endif

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ctl/ctl_cmd.h"
 #include "dp/capture.h"
@@ -31,7 +32,7 @@ struct vxd_evpn;
 
 /* What woke the control loop (epoll data). */
 enum vxd_ctl_src { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2, VXD_METRICS_SRC = 3, VXD_KDP_SRC = 4, VXD_EVPN_SRC = 5,
-		   VXD_EVPN_TIMER_SRC = 6,
+		   VXD_EVPN_TIMER_SRC = 6, VXD_KCAP_SRC = 7 /* kdp_capture.c's perf ring */,
 		   VXD_LINK_SRC = 16 /* + watch index */ };
 
 /* `diagnose` judges recent traffic: every counter at the start of the
@@ -114,6 +115,7 @@ struct vxd {
 	 * why it is not in use when it was asked for. */
 	struct kdp_ctl *kdp;
 	char kdp_why[256];
+	struct vxd_kcap *kcap;  /* kdp_capture.c: the copies' reader while a kernel capture runs */
 
 	struct vxd_evpn *evpn; /* evpn.c: NULL until the first `evpn` port */
 };
@@ -232,6 +234,37 @@ void vxd_capture_drain(struct vxd *vxd);
 /* Before a port is detached: its captures end ("port removed"). */
 void vxd_capture_port_removed(struct vxd *vxd, uint16_t port_id);
 void vxd_capture_end_all(struct vxd *vxd, const char *why);
+struct vxdp_cap_meta;
+/* A frame the kernel datapath copied (kdp_capture.c): into the ring of
+ * every session it belongs to, through its filter. */
+void vxd_capture_kernel_frame(struct vxd *vxd, const struct vxdp_cap_meta *m, const uint8_t *frame);
+
+/* kdp_capture.c: capture on the kernel datapath's ports */
+
+struct vxdp_cap_key;
+/* The programs copy `key`'s frames of `dirs` (0: none); the reader is
+ * opened with the first key and closed with the last.  0 or -errno. */
+int vxd_kcap_set(struct vxd *vxd, const struct vxdp_cap_key *key, uint32_t dirs);
+/* Copies the programs could not put in the ring for `key`, so far. */
+uint64_t vxd_kcap_dropped(struct vxd *vxd, const struct vxdp_cap_key *key);
+/* Hands waiting copies to vxd_capture_kernel_frame (each control loop turn). */
+void vxd_kcap_poll(struct vxd *vxd);
+
+/* kdp_stats.c: `stats` of the kernel datapath (vxd_stats hands over when
+ * vxd->kdp is set); the programs' drop reason names. */
+int vxd_kdp_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);
+const char *vxd_kdp_drop_name(unsigned reason);
+/* kdp_diag.c: the kernel datapath's findings, appended to r (diagnose.c). */
+struct diag_input;
+struct diag_report;
+void vxd_kdp_diag(struct vxd *vxd, const struct diag_input *in, struct diag_report *r);
+/* kdp_metrics.c: the kernel ports as metrics_text ports (snapshots made
+ * from the programs' counters, *snaps to free after the write), and the
+ * kernel datapath's own families, written after metrics_text_write. */
+struct metrics_port;
+size_t vxd_kdp_metrics_ports(struct vxd *vxd, struct metrics_port *ports, size_t room,
+			     struct vxd_port_snap **snaps);
+void vxd_kdp_metrics_write(struct vxd *vxd, FILE *out);
 
 /* evpn.c (the rest: control/evpn.h) */
 /* Deletes shadow devices left by a vxswitchd that died (at start-up). */

@@ -56,6 +56,10 @@
 	X(EVPN_NO_ZEBRA, "evpn_no_zebra")                                 \
 	X(EVPN_NO_REMOTES, "evpn_no_remotes")                             \
 	X(EVPN_VTEP_NO_FLOOD, "evpn_vtep_no_flood")                       \
+	/* the kernel datapath (diag_kdp.c) */                            \
+	X(PROGRAM_NOT_ATTACHED, "program_not_attached")                   \
+	X(UPCALLS_DROPPED, "upcalls_dropped")                             \
+	X(SMALL_FRAMES_KERNEL, "small_frames_kernel")                     \
 	/* notes: said, but no problem */                                 \
 	X(NOTE_CSUM_FINISHED, "csum_finished")
 

@@ -13,6 +13,7 @@
 #include "ctl/ctl_server.h"
 #include "report/diag.h"
 #include "control/evpn.h"
+#include "control/kdp_ports.h"
 #include "control/vxd_internal.h"
 #include "port/frame.h"
 #include "port/tap.h"
@@ -119,7 +120,9 @@ static void vxd_diag_print(struct ctl_print *p, const struct vxd *vxd, const str
 int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p,
 		 struct ctl_err *err)
 {
-	if (ref->has_port && !vxd_port_by_name(vxd, ref->name))
+	struct kdp_ctl_port_info kpi;
+	if (ref->has_port && !vxd_port_by_name(vxd, ref->name) &&
+	    !(vxd->kdp && kdp_ctl_port_info(vxd->kdp, ref->name, &kpi) == 0))
 		return vxd_refuse(err, -ENOENT, "port %s: no such port", ref->name);
 	struct diag_input *in = calloc(1, sizeof(*in));
 	struct diag_report *r = calloc(1, sizeof(*r));
@@ -138,6 +141,8 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 		if (vxd->ports[i])
 			vxd_diag_port(vxd, i, &in->ports[i]);
 	diag_judge(in, r);
+	if (vxd->kdp)
+		vxd_kdp_diag(vxd, in, r); /* the kernel datapath's ports */
 	vxd_diag_print(p, vxd, in, r);
 	int ret = diag_problems(r) ? CTL_DONE_FINDINGS : 0;
 	free(in);

@@ -46,6 +46,9 @@ static int vxd_metrics_render(void *ctx, char **text, size_t *len)
 			mp->kernel_tx_dropped = ks.tx_dropped;
 		}
 	}
+	struct vxd_port_snap *ksnaps = NULL;
+	if (vxd->kdp)
+		n += vxd_kdp_metrics_ports(vxd, ports + n, VXD_MAX_PORTS - n, &ksnaps);
 	/* One series per worker thread, and the control thread's. */
 	struct metrics_thread_cpu cpu[VXD_MAX_WORKERS + 1];
 	char names[VXD_MAX_WORKERS][16];
@@ -62,9 +65,12 @@ static int vxd_metrics_render(void *ctx, char **text, size_t *len)
 	struct metrics_input in = { .snap = snap, .ports = ports, .n_ports = n, .cpu = cpu, .n_cpu = n_cpu };
 	FILE *out = open_memstream(text, len);
 	int ret = out ? metrics_text_write(out, &in) : -ENOMEM;
+	if (out && ret == 0 && vxd->kdp)
+		vxd_kdp_metrics_write(vxd, out);
 	if (out && fclose(out) != 0)
 		ret = -ENOMEM;
 	free(ports);
+	free(ksnaps);
 	return ret;
 }
 

@@ -493,6 +493,8 @@ static void vxd_print_capture(struct ctl_print *p, const struct vxd *vxd, const 
 int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p,
 		     struct ctl_err *err)
 {
+	if (vxd->kdp)
+		return vxd_kdp_stats(vxd, ref, p, err); /* every port is the kernel datapath's */
 	const struct port *only = NULL;
 	if (ref->has_port) {
 		only = vxd_port_by_name(vxd, ref->name);

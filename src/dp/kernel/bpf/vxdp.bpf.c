@@ -93,6 +93,9 @@ struct {
 	__type(value, struct vxdp_test_tunkey);
 } test_tunkey SEC(".maps");
 
+#include "vxdp_capture.h"
+#include "vxdp_diag.h"
+
 #define ETH_P_8021Q_BE bpf_htons(ETH_P_8021Q)
 #define ETH_P_8021AD_BE bpf_htons(ETH_P_8021AD)
 
@@ -281,6 +284,7 @@ static __always_inline int deliver_local(struct __sk_buff *skb, __u32 ifindex, _
 {
 	bool peer = flags & VXDP_FDB_VETH;
 	count_tx(ifindex, skb->len);
+	VXDP_CAPTURE(skb, ifindex, 0, VXDP_CAP_OUT, 0, 0);
 	struct vxdp_decision *d = rec();
 	if (d) {
 		d->kind = VXDP_V_LOCAL;
@@ -299,6 +303,8 @@ static __always_inline int deliver_remote(struct __sk_buff *skb, struct vxdp_cou
 	if (set_key(skb, vni, v, remote, flags) < 0)
 		return drop(c, VXDP_DROP_TX_ERROR);
 	count_tx(dev, skb->len);
+	VXDP_CAPTURE(skb, dev, vni, VXDP_CAP_OUT, (const __u32 *)remote, flags & VXDP_FDB_V6);
+	vxdp_vtep_count(vni, flags, (const __u32 *)remote, skb->len, 0);
 	struct vxdp_decision *d = rec();
 	if (d) {
 		d->kind = VXDP_V_REMOTE;
@@ -350,6 +356,11 @@ static long flood_one(__u32 i, void *arg)
 	if (bpf_clone_redirect(x->skb, target, 0) < 0)
 		goto err;
 	count_tx(target, x->skb->len);
+	if (e->flags & VXDP_FDB_REMOTE) {
+		VXDP_CAPTURE(x->skb, target, x->vni, VXDP_CAP_OUT, (const __u32 *)e->remote, e->flags & VXDP_FDB_V6);
+		vxdp_vtep_count(x->vni, e->flags, (const __u32 *)e->remote, x->skb->len, 0);
+	} else
+		VXDP_CAPTURE(x->skb, target, 0, VXDP_CAP_OUT, 0, 0);
 	__u32 n = x->sent;
 	if (x->d && n < VXDP_FLOOD_MAX)
 		x->d->clone_ifindex[n] = target;
@@ -390,6 +401,7 @@ int vxdp_port_ingress(struct __sk_buff *skb)
 		c->rx_packets++;
 		c->rx_bytes += skb->len;
 	}
+	VXDP_CAPTURE(skb, ifindex, 0, VXDP_CAP_IN, 0, 0);
 	struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
 	if (!p)
 		return drop(c, VXDP_DROP_PORT_NOT_IN_VNI);
@@ -480,6 +492,8 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
 	__builtin_memcpy(vk.addr, remote, 16);
 	if (!bpf_map_lookup_elem(&vteps, &vk))
 		return drop(c, VXDP_DROP_VXLAN_UNKNOWN_REMOTE);
+	VXDP_CAPTURE(skb, ifindex, vni, VXDP_CAP_IN, remote, flags & VXDP_FDB_V6);
+	vxdp_vtep_count(vni, flags, remote, skb->len, 1);
 	struct frame f;
 	int bad = parse(skb, &f);
 	if (bad)

@@ -1,0 +1,185 @@
+/* diagnose of the kernel datapath: see diag_kdp.h.  Pure. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report/diag_kdp.h"
+
+static const char *const kdp_drop_names[VXDP_DROP_COUNT] = {
+#define KDP_DROP_NAME(n, s) s,
+	VXDP_DROP_REASONS(KDP_DROP_NAME)
+#undef KDP_DROP_NAME
+};
+
+static void judge_attached(const struct diag_input *in, const char *port, const char *dev, int att,
+			   const char *prog, struct diag_report *r)
+{
+	if (att == 1 || (att < 0 && att != -ENODEV))
+		return;
+	struct diag_finding *f;
+	if (att == -ENODEV)
+		f = diag_add(r, in, DIAG_PROGRAM_NOT_ATTACHED, port,
+			     "%s: its device %s is gone, and the kernel datapath's program with it: "
+			     "`port del %s`, or bring the device back and `port del` + `port add` it",
+			     port ? port : dev, dev, port ? port : dev);
+	else
+		f = diag_add(r, in, DIAG_PROGRAM_NOT_ATTACHED, port,
+			     "%s: the kernel datapath's program %s is no longer on %s's ingress (detached from "
+			     "outside: `bpftool link detach`, `tc filter del`, the clsact qdisc deleted): its frames "
+			     "bypass the switch; `port del` and `port add` it again%s",
+			     port ? port : dev, prog, dev, port ? "" : " (the vxlan device: restart vxswitchd)");
+	diag_str(f, "dev", dev);
+	diag_str(f, "program", prog);
+	diag_num(f, "device_gone", att == -ENODEV);
+}
+
+static void judge_upcalls(const struct diag_input *in, const char *port, const struct vxdp_counters *c,
+			  struct diag_report *r)
+{
+	if (!c->upcall_drops)
+		return;
+	struct diag_finding *f = diag_add(r, in, DIAG_UPCALLS_DROPPED, port,
+		"%s: %" PRIu64 " learning upcalls dropped (%" PRIu64 " sent): more new source MACs than the "
+		"port's upcall rate (1000/s, burst 100) or a full upcall ring; their MACs are not learned and "
+		"frames to them are flooded. A VM sending from many MACs (a MAC flood?): `max-macs`, or find "
+		"the VM", port, (uint64_t)c->upcall_drops, (uint64_t)c->upcalls);
+	diag_num(f, "upcall_drops", c->upcall_drops);
+	diag_num(f, "upcalls", c->upcalls);
+}
+
+static void judge_drops(const struct diag_input *in, const struct diag_kdp_port *p, struct diag_report *r)
+{
+	uint64_t worst = 0;
+	unsigned reason = 0;
+	for (unsigned k = 0; k < VXDP_DROP_COUNT; k++) {
+		if (k == VXDP_DROP_FLOOD_DONE)
+			continue; /* the original of a flooded frame: its copies went out */
+		if (p->c.drops[k] > worst)
+			worst = p->c.drops[k], reason = k;
+	}
+	if (!worst)
+		return;
+	struct diag_finding *f = diag_add(r, in, DIAG_PORT_DROPS, p->name,
+		"%s: %" PRIu64 " frames dropped by the kernel datapath's program as %s", p->name, worst,
+		kdp_drop_names[reason]);
+	diag_str(f, "reason", kdp_drop_names[reason]);
+	diag_num(f, "dropped", worst);
+}
+
+/* What the VM receives: the program's histogram of the frames it
+ * delivered to the port, by bytes. */
+static void judge_sizes(const struct diag_input *in, const struct diag_kdp_port *p, struct diag_report *r)
+{
+	const struct vxdp_counters *c = &p->c;
+	if (c->tx_bytes < DIAG_KDP_SMALL_MIN_BYTES || !c->tx_packets)
+		return;
+	uint64_t small = c->hist_bytes[0] + c->hist_bytes[1];
+	uint64_t permille = small * 1000 / c->tx_bytes;
+	if (permille < 500)
+		return;
+	uint64_t avg = c->tx_bytes / c->tx_packets;
+	struct diag_finding *f = diag_add(r, in, DIAG_SMALL_FRAMES_KERNEL, p->name,
+		"%s: the VM receives small frames: %" PRIu64 " per mille of %" PRIu64 " bytes in frames under "
+		"%u bytes, %" PRIu64 " bytes on average. The kernel datapath hands on what the kernel's GRO "
+		"built: check GRO on the underlay device and the vxlan device (ethtool -k DEV | grep "
+		"generic-receive-offload) and that the peer sends TSO/GSO frames",
+		p->name, permille, (uint64_t)c->tx_bytes, DIAG_KDP_SMALL_BOUND, avg);
+	diag_num(f, "small_permille", permille);
+	diag_num(f, "avg_bytes", avg);
+	diag_num(f, "frames", c->tx_packets);
+}
+
+static void judge_remotes(const struct diag_input *in, const struct diag_kdp_input *k, const struct diag_kdp_port *p,
+			  struct diag_report *r)
+{
+	for (unsigned i = 0; i < p->n_remotes && i < DIAG_KDP_MAX_REMOTES; i++) {
+		const struct diag_kdp_remote *rm = &p->remotes[i];
+		const struct vxdp_vtep_stats *s = &rm->s;
+		/* Silent: frames went to it and nothing came back for 3 s
+		 * after the last of them was sent, or ever. */
+		if (s->tx_packets < DIAG_SILENT_MIN_FRAMES || s->last_rx_ns >= s->last_tx_ns)
+			continue;
+		uint64_t since = s->last_rx_ns;
+		if (since && k->now_ns - since < DIAG_SILENT_NS)
+			continue;
+		uint64_t secs = since ? (k->now_ns - since) / 1000000000ull : 0;
+		char before[96] = "nothing ever came from it";
+		if (s->rx_packets)
+			snprintf(before, sizeof(before), "%" PRIu64 " frames came before, the last %" PRIu64 " s ago",
+				 (uint64_t)s->rx_packets, secs);
+		struct diag_finding *f = diag_add(r, in, DIAG_REMOTE_SILENT, p->name,
+			"%s: remote VTEP %s is silent: %" PRIu64 " frames sent to it and no frame of VNI %u back "
+			"(%s): check its address, that it listens on UDP %u (dstport) and serves VNI %u, and any "
+			"firewall between", p->name, rm->addr, (uint64_t)s->tx_packets, p->vni, before, p->dst_port, p->vni);
+		diag_str(f, "remote", rm->addr);
+		diag_num(f, "sent", s->tx_packets);
+		diag_num(f, "silent_s", secs);
+		diag_num(f, "rx_datagrams", s->rx_packets);
+		diag_num(f, "dstport", p->dst_port);
+		diag_num(f, "vni", p->vni);
+	}
+}
+
+static const struct diag_kdp_port *vxlan_of(const struct diag_kdp_input *k, uint32_t vni)
+{
+	for (unsigned i = 0; i < k->n_ports; i++)
+		if (k->ports[i].vxlan && k->ports[i].vni == vni)
+			return &k->ports[i];
+	return NULL;
+}
+
+static void judge_config(const struct diag_input *in, const struct diag_kdp_input *k, unsigned i,
+			 struct diag_report *r)
+{
+	const struct diag_kdp_port *p = &k->ports[i];
+	const struct diag_kdp_port *vx = vxlan_of(k, p->vni);
+	if (!vx) {
+		unsigned n = 0, first = i;
+		bool other_vxlan = false;
+		for (unsigned j = 0; j < k->n_ports; j++) {
+			if (k->ports[j].vxlan)
+				other_vxlan = true;
+			else if (k->ports[j].vni == p->vni && n++ == 0)
+				first = j;
+		}
+		if (first != i || (n > 1 && !other_vxlan))
+			return; /* once per VNI; a local-only VNI of several VMs is fine */
+		struct diag_finding *f = diag_add(r, in, DIAG_VNI_NO_VXLAN, p->name,
+			"VNI %u has %u port%s (%s%s) and no vxlan port: its frames reach no other host: give it "
+			"the VNI of its vxlan port, or add a vxlan port for VNI %u", p->vni, n, n == 1 ? "" : "s",
+			p->name, n > 1 ? ", ..." : "", p->vni);
+		diag_num(f, "vni", p->vni);
+		diag_num(f, "taps", n);
+		return;
+	}
+	uint32_t fit = vx->underlay_mtu > (vx->family == 6 ? 70u : 50u) ? vx->underlay_mtu - (vx->family == 6 ? 70 : 50) : 0;
+	if (!fit || !p->mtu || p->mtu <= fit)
+		return;
+	struct diag_finding *f = diag_add(r, in, DIAG_MTU_UNDERLAY, p->name,
+		"%s: VM MTU %u is larger than the %u that fits VXLAN over the %u-byte IPv%u underlay of %s: "
+		"frames over %u are dropped by the kernel's vxlan device (or fragmented); set the VM MTU to %u "
+		"or raise the underlay MTU to %u", p->name, p->mtu, fit, vx->underlay_mtu, vx->family == 6 ? 6 : 4,
+		vx->name, fit, fit, vx->underlay_mtu + (p->mtu - fit));
+	diag_num(f, "mtu", p->mtu);
+	diag_num(f, "fits", fit);
+	diag_num(f, "underlay_mtu", vx->underlay_mtu);
+}
+
+void diag_judge_kdp(const struct diag_input *in, const struct diag_kdp_input *k, struct diag_report *r)
+{
+	judge_attached(in, NULL, k->tun_name, k->tun_attached, "vxdp_tun_ingress", r);
+	judge_upcalls(in, k->tun_name, &k->tun, r);
+	for (unsigned i = 0; i < k->n_ports && i < DIAG_KDP_MAX_PORTS; i++) {
+		const struct diag_kdp_port *p = &k->ports[i];
+		if (p->vxlan) {
+			judge_remotes(in, k, p, r);
+			continue;
+		}
+		judge_attached(in, p->name, p->dev, p->attached, "vxdp_port_ingress", r);
+		judge_config(in, k, i, r);
+		judge_upcalls(in, p->name, &p->c, r);
+		judge_drops(in, p, r);
+		judge_sizes(in, p, r);
+	}
+}
