@@ -41,7 +41,7 @@ struct evpn_vni {
 	unsigned n_seen_vteps;
 	struct evpn_mac *seen_macs;
 	unsigned n_seen_macs, cap_seen_macs;
-	uint64_t remote_adds, remote_dels, flood_adds, flood_dels, conflicts, local_adds, local_dels, nl_errors;
+	uint64_t remote_adds, remote_dels, flood_adds, flood_dels, conflicts, refused, local_adds, local_dels, nl_errors;
 };
 
 struct vxd_evpn {
@@ -217,8 +217,11 @@ static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct ev
 		v->remote_adds++;
 	else if (err == -EEXIST)
 		v->conflicts++;
+	else if (err == -ENOSPC && v->refused++)
+		; /* said once; counted in port show and stats */
 	else
-		VLOG_WARN("evpn", "VNI %u: remote MAC not installed (%s)", v->vni, strerror(-err));
+		VLOG_WARN("evpn", "VNI %u: remote MAC not installed (%s)%s", v->vni, strerror(-err),
+			  err == -ENOSPC ? ": the FDB's EVPN entries are full (vxswitchd --fdb-size)" : "");
 }
 
 static void evpn_event(void *aux, const struct evpn_neigh *n)
@@ -537,6 +540,7 @@ void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, uint16_t id
 	ctl_print_uint(p, CTL_PRINT_JSON, "flood_adds", "%" PRIu64, v->flood_adds);
 	ctl_print_uint(p, CTL_PRINT_JSON, "flood_dels", "%" PRIu64, v->flood_dels);
 	ctl_print_uint(p, CTL_PRINT_JSON, "static_conflicts", "%" PRIu64, v->conflicts);
+	ctl_print_uint(p, CTL_PRINT_JSON, "remote_refused", "%" PRIu64, v->refused);
 	ctl_print_uint(p, CTL_PRINT_JSON, "local_adds", "%" PRIu64, v->local_adds);
 	ctl_print_uint(p, CTL_PRINT_JSON, "local_dels", "%" PRIu64, v->local_dels);
 	ctl_print_uint(p, CTL_PRINT_JSON, "netlink_errors", "%" PRIu64, v->nl_errors);
