@@ -89,11 +89,13 @@ pass "zebra sees VNIs 99 and 100 on every host; each flood list is the other two
 
 # First frames: every VM asks for an address nobody has (ARP broadcasts,
 # no unicast), so its MAC is learned locally and advertised.
+pings=""
 for i in 1 2 3; do
 	n "$P-a$i" ping -c 1 -W 1 192.0.2.9 >/dev/null 2>&1 &
+	pings="$pings $!"
 	n "$P-b$i" ping -c 1 -W 1 192.0.2.9 >/dev/null 2>&1 &
+	pings="$pings $!"
 done
-wait_jobs() { local j; for j in $(jobs -p); do wait "$j" || true; done; }
 # fdb_expect I: hI's FDB has, in each VNI, every other host's VM's MAC from
 # EVPN behind that host, and its own VM's MAC local.
 fdb_expect() {
@@ -119,14 +121,17 @@ for i in 1 2 3; do
 	until_true 15 fdb_expect "$i" || fail "h$i's FDB lacks EVPN entries: $(vx "$i" fdb show)"
 done
 echo "figure: the six VMs' first frames to every host holding every remote MAC from EVPN: $(( $(now_ms) - t0 )) ms"
-wait_jobs
+for j in $pings; do wait "$j" || true; done
 vx 1 fdb show | grep -q "^$(mac_of 2) vni 99 port vx99 remote 198.51.100.2 evpn" || fail "fdb show on h1: $(vx 1 fdb show)"
 vx 1 fdb show | grep -q "^$(mac_of 2) vni 100 port tb1 " || fail "fdb show on h1: $(vx 1 fdb show)"
 pass "every host has every remote MAC from EVPN in the right VNI behind the right host (h1: $(mac_of 2) remote in VNI 99, local in VNI 100)"
 
 unknown() { vx_stat "$1" 'd["switch"]["unknown_unicast"]'; }
 declare -A uu0
-for i in 1 2 3; do uu0[$i]=$(unknown "$i"); done
+for i in 1 2 3; do
+	uu0[$i]=$(unknown "$i")
+	[[ "${uu0[$i]}" =~ ^[0-9]+$ ]] || fail "h$i: no unknown_unicast counter in stats: '${uu0[$i]}'"
+done
 for v in 99 100; do
 	for i in 1 2 3; do
 		for k in 1 2 3; do
