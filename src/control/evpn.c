@@ -27,6 +27,19 @@ struct evpn_mac {
 	uint8_t mac[6];
 };
 
+/* A MAC seen moving (diagnose's evpn_mac_flapping): between a remote VTEP
+ * and a local port, or between two VTEPs.  FRR's duplicate-address
+ * detection defaults: 5 moves within 180 s. */
+enum { EVPN_FLAP_SLOTS = 32, EVPN_DAD_MOVES = 5 };
+#define EVPN_DAD_WINDOW_NS (180ull * 1000000000ull)
+struct evpn_flap {
+	bool used, local;   /* local: it was here at its last move */
+	uint8_t mac[6];
+	uint8_t vtep[4];    /* the remote VTEP of its last move (or before, when local) */
+	uint32_t moves;     /* within the window from first_ns */
+	uint64_t first_ns, last_ns;
+};
+
 struct evpn_vni {
 	bool used;
 	uint16_t port_id;
@@ -41,6 +54,8 @@ struct evpn_vni {
 	unsigned n_seen_vteps;
 	struct evpn_mac *seen_macs;
 	unsigned n_seen_macs, cap_seen_macs;
+	struct evpn_flap flaps[EVPN_FLAP_SLOTS];
+	uint64_t moves;
 	uint64_t remote_adds, remote_dels, flood_adds, flood_dels, conflicts, refused, local_adds, local_dels, nl_errors;
 };
 
@@ -179,6 +194,43 @@ static void evpn_flood(struct vxd_evpn *ev, struct evpn_vni *v, const struct evp
 	}
 }
 
+/* ---- moves ------------------------------------------------------------------ */
+
+static struct evpn_flap *evpn_flap_slot(struct evpn_vni *v, const uint8_t mac[6], bool make)
+{
+	struct evpn_flap *oldest = &v->flaps[0];
+	for (unsigned i = 0; i < EVPN_FLAP_SLOTS; i++) {
+		struct evpn_flap *f = &v->flaps[i];
+		if (f->used && !memcmp(f->mac, mac, 6))
+			return f;
+		if (!f->used || (oldest->used && f->last_ns < oldest->last_ns))
+			oldest = f;
+	}
+	if (!make)
+		return NULL;
+	memset(oldest, 0, sizeof(*oldest));
+	oldest->used = true;
+	memcpy(oldest->mac, mac, 6);
+	return oldest;
+}
+
+/* `mac` moved: to remote VTEP `vtep`, or (vtep NULL) to a local port. */
+static void evpn_moved(struct vxd *vxd, struct evpn_vni *v, const uint8_t mac[6], const uint8_t *vtep)
+{
+	struct evpn_flap *f = evpn_flap_slot(v, mac, true);
+	uint64_t now = vxd_clock(vxd);
+	if (!f->moves || now - f->first_ns > EVPN_DAD_WINDOW_NS) {
+		f->moves = 0;
+		f->first_ns = now;
+	}
+	f->moves++;
+	f->last_ns = now;
+	f->local = !vtep;
+	if (vtep)
+		memcpy(f->vtep, vtep, 4);
+	v->moves++;
+}
+
 /* ---- remote MACs ------------------------------------------------------------- */
 
 static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct evpn_neigh *n)
@@ -212,7 +264,10 @@ static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct ev
 	struct fdb_dst cur;
 	if (vxd->evpn->resyncing && fdb_lookup(vxd->fdb, v->vni, n->mac, now, &cur) && cur.type == FDB_DST_PORT)
 		return;
+	bool had = fdb_lookup(vxd->fdb, v->vni, n->mac, now, &cur);
 	int err = fdb_add_evpn(vxd->fdb, v->vni, n->mac, &d, now);
+	if (err == 0 && had && !vxd->evpn->resyncing && !fdb_dst_equal(&cur, &d))
+		evpn_moved(vxd, v, n->mac, n->vtep);
 	if (err == 0)
 		v->remote_adds++;
 	else if (err == -EEXIST)
@@ -358,6 +413,10 @@ static void evpn_sync_local(struct vxd *vxd, struct evpn_vni *v)
 				  v->sh.port, strerror(-err));
 		} else if (c < 0) {
 			v->local_adds++;
+			/* Here now, and it had moved before: another move (the
+			 * first move here of a MAC is not known to be one). */
+			if (evpn_flap_slot(v, mac, false))
+				evpn_moved(vxd, v, mac, NULL);
 		} else {
 			v->local_dels++;
 			dels++;
@@ -541,6 +600,7 @@ void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, uint16_t id
 	ctl_print_uint(p, CTL_PRINT_JSON, "flood_dels", "%" PRIu64, v->flood_dels);
 	ctl_print_uint(p, CTL_PRINT_JSON, "static_conflicts", "%" PRIu64, v->conflicts);
 	ctl_print_uint(p, CTL_PRINT_JSON, "remote_refused", "%" PRIu64, v->refused);
+	ctl_print_uint(p, CTL_PRINT_JSON, "moves", "%" PRIu64, v->moves);
 	ctl_print_uint(p, CTL_PRINT_JSON, "local_adds", "%" PRIu64, v->local_adds);
 	ctl_print_uint(p, CTL_PRINT_JSON, "local_dels", "%" PRIu64, v->local_dels);
 	ctl_print_uint(p, CTL_PRINT_JSON, "netlink_errors", "%" PRIu64, v->nl_errors);
@@ -618,6 +678,24 @@ bool vxd_evpn_diag(const struct vxd *vxd, uint16_t id, struct vxd_evpn_diag *out
 		return false;
 	out->zebra = evpn_zebra_here();
 	out->vteps = v->n_vteps;
+	out->fault = evpn_shadow_check(&v->sh);
+	snprintf(out->shadow_vx, sizeof(out->shadow_vx), "%s", v->sh.vx);
+	snprintf(out->shadow_br, sizeof(out->shadow_br), "%s", v->sh.br);
+	uint64_t now = vxd_clock(vxd);
+	const struct evpn_flap *worst = NULL;
+	for (unsigned i = 0; i < EVPN_FLAP_SLOTS; i++) {
+		const struct evpn_flap *f = &v->flaps[i];
+		if (!f->used || f->moves < EVPN_DAD_MOVES || now - f->first_ns > EVPN_DAD_WINDOW_NS)
+			continue;
+		out->macs_flapping++;
+		if (!worst || f->moves > worst->moves)
+			worst = f;
+	}
+	if (worst) {
+		memcpy(out->flap_mac, worst->mac, 6);
+		out->flap_moves = worst->moves;
+		inet_ntop(AF_INET, worst->vtep, out->flap_vtep, sizeof(out->flap_vtep));
+	}
 	struct evpn_diag_walk w = { .v = v, .out = out };
 	fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_diag_entry, &w);
 	return true;
