@@ -66,7 +66,7 @@ TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 PRELOADS   := $(BUILD)/tests/tools/refuse_offloads.so
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all install deps layout test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden fuzz fuzz-long fuzz-build netns soak bench bench-gro-check bench-smoke micro demo demo-evpn clean
+.PHONY: all install deps layout test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden fuzz fuzz-long fuzz-build netns soak bench bench-gro-check bench-smoke micro demo demo-evpn bench-evpn clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -276,6 +276,13 @@ micro: all
 demo: deps
 	@$(MAKE) --no-print-directory all
 	scripts/demo.sh $(BUILD)
+
+# EVPN at scale: N hosts (default 32) + a route reflector under FRR, vxswitchd
+# against the kernel's vxlan + bridge (bench/evpn_scale.sh; root; minutes).
+EVPN_HOSTS ?= 32
+bench-evpn: all
+	bench/evpn_scale.sh $(EVPN_HOSTS) vxswitch
+	bench/evpn_scale.sh $(EVPN_HOSTS) kernel
 
 # vxswitch in a BGP EVPN fabric of unmodified FRR (scripts/frr/*.conf as shipped).
 demo-evpn: deps
