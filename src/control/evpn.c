@@ -380,23 +380,35 @@ struct evpn_locals {
 	unsigned n;
 };
 
+/* Every EVPN VNI's local MACs in one walk of the FDB: a walk visits every
+ * bucket of the table (fdb_dump), which is what an idle vxswitchd pays
+ * each tick, so once per tick and not once per VNI. */
+struct evpn_locals_all {
+	const struct vxd_evpn *ev;
+	struct evpn_locals per[VXD_EVPN_MAX_VNIS];
+};
+
 static int evpn_collect_local(const struct fdb_entry_info *e, void *ctx)
 {
-	struct evpn_locals *l = ctx;
-	if (e->is_static || e->dst.type != FDB_DST_PORT || l->n == VXD_EVPN_MAX_LOCAL)
+	struct evpn_locals_all *a = ctx;
+	if (e->is_static || e->dst.type != FDB_DST_PORT)
 		return 0;
-	memcpy(l->macs[l->n++].mac, e->mac, 6);
+	for (unsigned k = 0; k < VXD_EVPN_MAX_VNIS; k++) {
+		struct evpn_locals *l = &a->per[k];
+		if (!a->ev->vnis[k].used || a->ev->vnis[k].vni != e->vni || !l->macs)
+			continue;
+		if (l->n < VXD_EVPN_MAX_LOCAL)
+			memcpy(l->macs[l->n++].mac, e->mac, 6);
+		break;
+	}
 	return 0;
 }
 
-/* Our FDB's local MACs of the VNI against what the shadow port has: a
- * merge of two sorted lists, adding and deleting the difference. */
-static void evpn_sync_local(struct vxd *vxd, struct evpn_vni *v)
+/* Our FDB's local MACs of the VNI (`now`, taken over) against what the
+ * shadow port has: a merge of two sorted lists, adding and deleting the
+ * difference. */
+static void evpn_sync_local(struct vxd *vxd, struct evpn_vni *v, struct evpn_locals now)
 {
-	struct evpn_locals now = { .macs = malloc(VXD_EVPN_MAX_LOCAL * sizeof(struct evpn_mac)) };
-	if (!now.macs)
-		return;
-	fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_collect_local, &now);
 	mac_sort(now.macs, now.n);
 	unsigned i = 0, j = 0, dels = 0;
 	while (i < now.n || j < v->n_local) {
@@ -552,9 +564,18 @@ void vxd_evpn_input(struct vxd *vxd, uint32_t src)
 	if (read(ev->timer_fd, &ticks, sizeof(ticks)) < 0) {
 		/* EAGAIN */
 	}
+	struct evpn_locals_all *a = calloc(1, sizeof(*a));
+	if (!a)
+		return;
+	a->ev = ev;
 	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++)
 		if (ev->vnis[i].used && vxd->ports[ev->vnis[i].port_id])
-			evpn_sync_local(vxd, &ev->vnis[i]);
+			a->per[i].macs = malloc(VXD_EVPN_MAX_LOCAL * sizeof(struct evpn_mac));
+	fdb_dump(vxd->fdb, FDB_VNI_ANY, vxd_clock(vxd), evpn_collect_local, a);
+	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++)
+		if (a->per[i].macs)
+			evpn_sync_local(vxd, &ev->vnis[i], a->per[i]);
+	free(a);
 	if (ev->vnis_dirty)
 		evpn_publish(vxd);
 }
