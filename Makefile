@@ -13,6 +13,7 @@ SHELL := /bin/bash
 #                   against an ASan daemon (needs root; not in make test)
 #   make bench      build and run the micro-benchmarks
 #   make demo       the two-host overlay demo (needs root)
+#   make demo-evpn  vxswitch in a BGP EVPN fabric run by FRR (needs root)
 #   make install    vxswitchd, vxctl, man pages, systemd unit, example config
 #                   under PREFIX (default /usr/local), staged in DESTDIR
 #
@@ -65,7 +66,7 @@ TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 PRELOADS   := $(BUILD)/tests/tools/refuse_offloads.so
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all install deps layout test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden fuzz fuzz-long fuzz-build netns soak bench bench-gro-check bench-smoke micro demo clean
+.PHONY: all install deps layout test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden fuzz fuzz-long fuzz-build netns soak bench bench-gro-check bench-smoke micro demo demo-evpn bench-evpn clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -275,6 +276,18 @@ micro: all
 demo: deps
 	@$(MAKE) --no-print-directory all
 	scripts/demo.sh $(BUILD)
+
+# EVPN at scale: N hosts (default 32) + a route reflector under FRR, vxswitchd
+# against the kernel's vxlan + bridge (bench/evpn_scale.sh; root; minutes).
+EVPN_HOSTS ?= 32
+bench-evpn: all
+	bench/evpn_scale.sh $(EVPN_HOSTS) vxswitch
+	bench/evpn_scale.sh $(EVPN_HOSTS) kernel
+
+# vxswitch in a BGP EVPN fabric of unmodified FRR (scripts/frr/*.conf as shipped).
+demo-evpn: deps
+	@$(MAKE) --no-print-directory all
+	scripts/demo_evpn.sh $(BUILD)
 
 # ---- install ---------------------------------------------------------------
 #

@@ -27,6 +27,19 @@ struct evpn_mac {
 	uint8_t mac[6];
 };
 
+/* A MAC seen moving (diagnose's evpn_mac_flapping): between a remote VTEP
+ * and a local port, or between two VTEPs.  FRR's duplicate-address
+ * detection defaults: 5 moves within 180 s. */
+enum { EVPN_FLAP_SLOTS = 32, EVPN_DAD_MOVES = 5 };
+#define EVPN_DAD_WINDOW_NS (180ull * 1000000000ull)
+struct evpn_flap {
+	bool used, local;   /* local: it was here at its last move */
+	uint8_t mac[6];
+	uint8_t vtep[4];    /* the remote VTEP of its last move (or before, when local) */
+	uint32_t moves;     /* within the window from first_ns */
+	uint64_t first_ns, last_ns;
+};
+
 struct evpn_vni {
 	bool used;
 	uint16_t port_id;
@@ -41,7 +54,9 @@ struct evpn_vni {
 	unsigned n_seen_vteps;
 	struct evpn_mac *seen_macs;
 	unsigned n_seen_macs, cap_seen_macs;
-	uint64_t remote_adds, remote_dels, flood_adds, flood_dels, conflicts, local_adds, local_dels, nl_errors;
+	struct evpn_flap flaps[EVPN_FLAP_SLOTS];
+	uint64_t moves;
+	uint64_t remote_adds, remote_dels, flood_adds, flood_dels, conflicts, refused, local_adds, local_dels, nl_errors;
 };
 
 struct vxd_evpn {
@@ -179,6 +194,43 @@ static void evpn_flood(struct vxd_evpn *ev, struct evpn_vni *v, const struct evp
 	}
 }
 
+/* ---- moves ------------------------------------------------------------------ */
+
+static struct evpn_flap *evpn_flap_slot(struct evpn_vni *v, const uint8_t mac[6], bool make)
+{
+	struct evpn_flap *oldest = &v->flaps[0];
+	for (unsigned i = 0; i < EVPN_FLAP_SLOTS; i++) {
+		struct evpn_flap *f = &v->flaps[i];
+		if (f->used && !memcmp(f->mac, mac, 6))
+			return f;
+		if (!f->used || (oldest->used && f->last_ns < oldest->last_ns))
+			oldest = f;
+	}
+	if (!make)
+		return NULL;
+	memset(oldest, 0, sizeof(*oldest));
+	oldest->used = true;
+	memcpy(oldest->mac, mac, 6);
+	return oldest;
+}
+
+/* `mac` moved: to remote VTEP `vtep`, or (vtep NULL) to a local port. */
+static void evpn_moved(struct vxd *vxd, struct evpn_vni *v, const uint8_t mac[6], const uint8_t *vtep)
+{
+	struct evpn_flap *f = evpn_flap_slot(v, mac, true);
+	uint64_t now = vxd_clock(vxd);
+	if (!f->moves || now - f->first_ns > EVPN_DAD_WINDOW_NS) {
+		f->moves = 0;
+		f->first_ns = now;
+	}
+	f->moves++;
+	f->last_ns = now;
+	f->local = !vtep;
+	if (vtep)
+		memcpy(f->vtep, vtep, 4);
+	v->moves++;
+}
+
 /* ---- remote MACs ------------------------------------------------------------- */
 
 static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct evpn_neigh *n)
@@ -212,13 +264,19 @@ static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct ev
 	struct fdb_dst cur;
 	if (vxd->evpn->resyncing && fdb_lookup(vxd->fdb, v->vni, n->mac, now, &cur) && cur.type == FDB_DST_PORT)
 		return;
+	bool had = fdb_lookup(vxd->fdb, v->vni, n->mac, now, &cur);
 	int err = fdb_add_evpn(vxd->fdb, v->vni, n->mac, &d, now);
+	if (err == 0 && had && !vxd->evpn->resyncing && !fdb_dst_equal(&cur, &d))
+		evpn_moved(vxd, v, n->mac, n->vtep);
 	if (err == 0)
 		v->remote_adds++;
 	else if (err == -EEXIST)
 		v->conflicts++;
+	else if (err == -ENOSPC && v->refused++)
+		; /* said once; counted in port show and stats */
 	else
-		VLOG_WARN("evpn", "VNI %u: remote MAC not installed (%s)", v->vni, strerror(-err));
+		VLOG_WARN("evpn", "VNI %u: remote MAC not installed (%s)%s", v->vni, strerror(-err),
+			  err == -ENOSPC ? ": the FDB's EVPN entries are full (vxswitchd --fdb-size)" : "");
 }
 
 static void evpn_event(void *aux, const struct evpn_neigh *n)
@@ -322,23 +380,35 @@ struct evpn_locals {
 	unsigned n;
 };
 
+/* Every EVPN VNI's local MACs in one walk of the FDB: a walk visits every
+ * bucket of the table (fdb_dump), which is what an idle vxswitchd pays
+ * each tick, so once per tick and not once per VNI. */
+struct evpn_locals_all {
+	const struct vxd_evpn *ev;
+	struct evpn_locals per[VXD_EVPN_MAX_VNIS];
+};
+
 static int evpn_collect_local(const struct fdb_entry_info *e, void *ctx)
 {
-	struct evpn_locals *l = ctx;
-	if (e->is_static || e->dst.type != FDB_DST_PORT || l->n == VXD_EVPN_MAX_LOCAL)
+	struct evpn_locals_all *a = ctx;
+	if (e->is_static || e->dst.type != FDB_DST_PORT)
 		return 0;
-	memcpy(l->macs[l->n++].mac, e->mac, 6);
+	for (unsigned k = 0; k < VXD_EVPN_MAX_VNIS; k++) {
+		struct evpn_locals *l = &a->per[k];
+		if (!a->ev->vnis[k].used || a->ev->vnis[k].vni != e->vni || !l->macs)
+			continue;
+		if (l->n < VXD_EVPN_MAX_LOCAL)
+			memcpy(l->macs[l->n++].mac, e->mac, 6);
+		break;
+	}
 	return 0;
 }
 
-/* Our FDB's local MACs of the VNI against what the shadow port has: a
- * merge of two sorted lists, adding and deleting the difference. */
-static void evpn_sync_local(struct vxd *vxd, struct evpn_vni *v)
+/* Our FDB's local MACs of the VNI (`now`, taken over) against what the
+ * shadow port has: a merge of two sorted lists, adding and deleting the
+ * difference. */
+static void evpn_sync_local(struct vxd *vxd, struct evpn_vni *v, struct evpn_locals now)
 {
-	struct evpn_locals now = { .macs = malloc(VXD_EVPN_MAX_LOCAL * sizeof(struct evpn_mac)) };
-	if (!now.macs)
-		return;
-	fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_collect_local, &now);
 	mac_sort(now.macs, now.n);
 	unsigned i = 0, j = 0, dels = 0;
 	while (i < now.n || j < v->n_local) {
@@ -355,6 +425,10 @@ static void evpn_sync_local(struct vxd *vxd, struct evpn_vni *v)
 				  v->sh.port, strerror(-err));
 		} else if (c < 0) {
 			v->local_adds++;
+			/* Here now, and it had moved before: another move (the
+			 * first move here of a MAC is not known to be one). */
+			if (evpn_flap_slot(v, mac, false))
+				evpn_moved(vxd, v, mac, NULL);
 		} else {
 			v->local_dels++;
 			dels++;
@@ -490,9 +564,18 @@ void vxd_evpn_input(struct vxd *vxd, uint32_t src)
 	if (read(ev->timer_fd, &ticks, sizeof(ticks)) < 0) {
 		/* EAGAIN */
 	}
+	struct evpn_locals_all *a = calloc(1, sizeof(*a));
+	if (!a)
+		return;
+	a->ev = ev;
 	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++)
 		if (ev->vnis[i].used && vxd->ports[ev->vnis[i].port_id])
-			evpn_sync_local(vxd, &ev->vnis[i]);
+			a->per[i].macs = malloc(VXD_EVPN_MAX_LOCAL * sizeof(struct evpn_mac));
+	fdb_dump(vxd->fdb, FDB_VNI_ANY, vxd_clock(vxd), evpn_collect_local, a);
+	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++)
+		if (a->per[i].macs)
+			evpn_sync_local(vxd, &ev->vnis[i], a->per[i]);
+	free(a);
 	if (ev->vnis_dirty)
 		evpn_publish(vxd);
 }
@@ -537,6 +620,8 @@ void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, uint16_t id
 	ctl_print_uint(p, CTL_PRINT_JSON, "flood_adds", "%" PRIu64, v->flood_adds);
 	ctl_print_uint(p, CTL_PRINT_JSON, "flood_dels", "%" PRIu64, v->flood_dels);
 	ctl_print_uint(p, CTL_PRINT_JSON, "static_conflicts", "%" PRIu64, v->conflicts);
+	ctl_print_uint(p, CTL_PRINT_JSON, "remote_refused", "%" PRIu64, v->refused);
+	ctl_print_uint(p, CTL_PRINT_JSON, "moves", "%" PRIu64, v->moves);
 	ctl_print_uint(p, CTL_PRINT_JSON, "local_adds", "%" PRIu64, v->local_adds);
 	ctl_print_uint(p, CTL_PRINT_JSON, "local_dels", "%" PRIu64, v->local_dels);
 	ctl_print_uint(p, CTL_PRINT_JSON, "netlink_errors", "%" PRIu64, v->nl_errors);
@@ -614,6 +699,24 @@ bool vxd_evpn_diag(const struct vxd *vxd, uint16_t id, struct vxd_evpn_diag *out
 		return false;
 	out->zebra = evpn_zebra_here();
 	out->vteps = v->n_vteps;
+	out->fault = evpn_shadow_check(&v->sh);
+	snprintf(out->shadow_vx, sizeof(out->shadow_vx), "%s", v->sh.vx);
+	snprintf(out->shadow_br, sizeof(out->shadow_br), "%s", v->sh.br);
+	uint64_t now = vxd_clock(vxd);
+	const struct evpn_flap *worst = NULL;
+	for (unsigned i = 0; i < EVPN_FLAP_SLOTS; i++) {
+		const struct evpn_flap *f = &v->flaps[i];
+		if (!f->used || f->moves < EVPN_DAD_MOVES || now - f->first_ns > EVPN_DAD_WINDOW_NS)
+			continue;
+		out->macs_flapping++;
+		if (!worst || f->moves > worst->moves)
+			worst = f;
+	}
+	if (worst) {
+		memcpy(out->flap_mac, worst->mac, 6);
+		out->flap_moves = worst->moves;
+		inet_ntop(AF_INET, worst->vtep, out->flap_vtep, sizeof(out->flap_vtep));
+	}
 	struct evpn_diag_walk w = { .v = v, .out = out };
 	fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_diag_entry, &w);
 	return true;

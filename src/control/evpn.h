@@ -73,6 +73,12 @@ struct vxd_evpn_diag {
 	uint32_t vteps;            /* flood VTEPs from EVPN */
 	uint32_t macs_no_flood;    /* EVPN MACs behind a VTEP without a flood entry */
 	char no_flood_vtep[48];    /* one such VTEP */
+	int fault;                 /* enum evpn_shadow_fault: why zebra would not see the VNI */
+	char shadow_vx[16], shadow_br[16];
+	uint32_t macs_flapping;    /* MACs that moved EVPN_DAD_MOVES times within 180 s */
+	uint8_t flap_mac[6];       /* the one that moved most */
+	uint32_t flap_moves;
+	char flap_vtep[48];        /* the remote VTEP it last moved to or from */
 };
 /* false when port `id` is not an EVPN port. */
 bool vxd_evpn_diag(const struct vxd *vxd, uint16_t id, struct vxd_evpn_diag *out);

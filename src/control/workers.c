@@ -19,6 +19,10 @@ int vxd_workers_start(struct vxd *vxd)
 		.max_learned_per_vni = FDB_DEFAULT_MAX_LEARNED,
 		.hash_seed = vxd_now_ns() ^ (uint64_t)getpid() << 32,
 	};
+	/* Remote MACs from BGP EVPN have their own bound, as many as the
+	 * learned ones (within the table's sanity bound). */
+	uint64_t room = (uint64_t)FDB_MAX_ENTRIES - fcfg.max_learned - FDB_DEFAULT_MAX_STATIC;
+	fcfg.max_evpn = room < fcfg.max_learned ? (uint32_t)(room ? room : 1) : fcfg.max_learned;
 	if (fcfg.max_learned_per_vni > fcfg.max_learned)
 		fcfg.max_learned_per_vni = fcfg.max_learned;
 	vxd->knobs[CTL_KNOB_FDB_MAX] = fcfg.max_learned_per_vni;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "port/evpn_neigh.h"
+#include "port/rtnl.h"
 #include "util/failpoint.h"
 
 enum { NL_BUF = 8192, WATCH_RCVBUF = 32 << 20 };
@@ -180,6 +181,35 @@ void evpn_shadow_destroy(const struct evpn_shadow *s)
 	link_delete(s->port);
 	link_delete(s->vx);
 	link_delete(s->br);
+}
+
+const char *evpn_shadow_fault_name(enum evpn_shadow_fault f)
+{
+	switch (f) {
+	case EVPN_SHADOW_OK: return "ok";
+	case EVPN_SHADOW_VX_MISSING: return "vxlan_missing";
+	case EVPN_SHADOW_VX_DOWN: return "vxlan_down";
+	case EVPN_SHADOW_VX_NOT_PORT: return "vxlan_not_bridge_port";
+	case EVPN_SHADOW_BR_MISSING: return "bridge_missing";
+	case EVPN_SHADOW_BR_DOWN: return "bridge_down";
+	}
+	return "?";
+}
+
+enum evpn_shadow_fault evpn_shadow_check(const struct evpn_shadow *s)
+{
+	struct rtnl_link_info br, vx;
+	if (rtnl_link_get(-1, s->br, 0, &br) < 0)
+		return EVPN_SHADOW_BR_MISSING;
+	if (rtnl_link_get(-1, s->vx, 0, &vx) < 0)
+		return EVPN_SHADOW_VX_MISSING;
+	if (!(vx.flags & IFF_UP))
+		return EVPN_SHADOW_VX_DOWN;
+	if (vx.master != br.ifindex)
+		return EVPN_SHADOW_VX_NOT_PORT;
+	if (!(br.flags & IFF_UP))
+		return EVPN_SHADOW_BR_DOWN;
+	return EVPN_SHADOW_OK;
 }
 
 int evpn_shadow_create(uint32_t vni, const uint8_t local[4], struct evpn_shadow *out)

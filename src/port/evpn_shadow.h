@@ -52,6 +52,21 @@ int evpn_shadow_create(uint32_t vni, const uint8_t local[4], struct evpn_shadow 
 /* Deletes the devices (those that exist). */
 void evpn_shadow_destroy(const struct evpn_shadow *s);
 
+/* Why zebra would not see the VNI (zebra 8.4 takes a vxlan device only
+ * when it is up and a bridge port), read from the devices as they are
+ * now: someone may have changed them by hand. */
+enum evpn_shadow_fault {
+	EVPN_SHADOW_OK = 0,
+	EVPN_SHADOW_VX_MISSING,   /* the shadow vxlan is gone */
+	EVPN_SHADOW_VX_DOWN,      /* ... is administratively down */
+	EVPN_SHADOW_VX_NOT_PORT,  /* ... is not a port of the shadow bridge */
+	EVPN_SHADOW_BR_MISSING,   /* the shadow bridge is gone */
+	EVPN_SHADOW_BR_DOWN,      /* ... is down */
+};
+/* "vxlan_missing", ...; "ok" for EVPN_SHADOW_OK. */
+const char *evpn_shadow_fault_name(enum evpn_shadow_fault f);
+enum evpn_shadow_fault evpn_shadow_check(const struct evpn_shadow *s);
+
 /* Deletes every link of the namespace whose alias is EVPN_SHADOW_ALIAS:
  * what a vxswitchd that died left.  Returns how many, or -errno. */
 int evpn_shadow_reap(void);

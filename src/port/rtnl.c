@@ -181,6 +181,8 @@ static void rtnl_parse_link(const struct ifinfomsg *ifi, size_t len, struct rtnl
 			out->name[k] = 0;
 		} else if (rta->rta_type == IFLA_MTU && n >= 4) {
 			memcpy(&out->mtu, d, 4);
+		} else if (rta->rta_type == IFLA_MASTER && n >= 4) {
+			memcpy(&out->master, d, 4);
 		} else if (rta->rta_type == IFLA_ADDRESS && n == 6) {
 			memcpy(out->mac, d, 6);
 		} else if (rta->rta_type == IFLA_IFALIAS) {

@@ -36,6 +36,7 @@ struct rtnl_link_info {
 	uint32_t mtu;
 	uint8_t mac[6];
 	char alias[64];         /* IFLA_IFALIAS, "" when none */
+	int master;             /* IFLA_MASTER (a bridge port's bridge), 0 when none */
 	bool has_stats;         /* IFLA_STATS64 was present */
 	uint64_t rx_dropped;    /* frames the device dropped on their way in */
 	uint64_t tx_dropped;    /* ... on their way out (a tap: the VM sent them, nobody read them) */

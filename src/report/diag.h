@@ -56,6 +56,8 @@
 	X(EVPN_NO_ZEBRA, "evpn_no_zebra")                                 \
 	X(EVPN_NO_REMOTES, "evpn_no_remotes")                             \
 	X(EVPN_VTEP_NO_FLOOD, "evpn_vtep_no_flood")                       \
+	X(EVPN_VNI_UNSEEN, "evpn_vni_unseen")                             \
+	X(EVPN_MAC_FLAPPING, "evpn_mac_flapping")                         \
 	/* the kernel datapath (diag_kdp.c) */                            \
 	X(PROGRAM_NOT_ATTACHED, "program_not_attached")                   \
 	X(UPCALLS_DROPPED, "upcalls_dropped")                             \
@@ -119,6 +121,12 @@ struct diag_port {
 	uint32_t n_remotes;        /* the port's static remotes */
 	uint32_t evpn_macs_no_flood; /* EVPN MACs behind a VTEP with no flood entry */
 	char evpn_no_flood_vtep[48]; /* one such VTEP */
+	const char *evpn_fault;    /* why zebra does not see the VNI (evpn_shadow_fault_name), NULL: fine */
+	char evpn_shadow_vx[16], evpn_shadow_br[16];
+	uint32_t evpn_macs_flapping; /* MACs moved 5 times within 180 s (FRR's DAD defaults) */
+	char evpn_flap_mac[18];
+	uint32_t evpn_flap_moves;
+	char evpn_flap_vtep[48];
 };
 
 struct diag_input {

@@ -7,7 +7,14 @@
  *     or without this VNI), so the VMs reach nobody;
  *   - MACs behind a VTEP that has no flood entry: that peer advertises
  *     MACs (type-2) but no ingress replication (type-3), so broadcast
- *     (ARP) from here never reaches it. */
+ *     (ARP) from here never reaches it;
+ *   - a VNI zebra does not see, and why: zebra 8.4 takes a vxlan device
+ *     only when it is up and a bridge port, so a shadow device someone
+ *     took down, out of its bridge or away is named (the shadow vxlan's
+ *     state read now, port/evpn_shadow.h);
+ *   - a MAC flapping between hosts: it moved (remote VTEP <-> here, or
+ *     VTEP <-> VTEP) 5 times within 180 s, FRR's duplicate-address
+ *     detection defaults: two VMs with one MAC, or a loop. */
 #include <inttypes.h>
 
 #include "report/diag.h"
@@ -22,6 +29,30 @@ static void diag_evpn_port(const struct diag_input *in, struct diag_report *r, c
 			p->name, p->vni);
 		diag_num(f, "vni", p->vni);
 		return;
+	}
+	if (p->evpn_fault) {
+		f = diag_add(r, in, DIAG_EVPN_VNI_UNSEEN, p->name,
+			"%s: zebra does not see VNI %u: its shadow devices are not as zebra needs them (%s: "
+			"the vxlan %s must be up and a port of the bridge %s, which must be up); nothing of VNI %u "
+			"is advertised or installed. Remove and add the port again (vxswitchd makes them anew)",
+			p->name, p->vni, p->evpn_fault, p->evpn_shadow_vx, p->evpn_shadow_br, p->vni);
+		diag_str(f, "reason", p->evpn_fault);
+		diag_str(f, "device", p->evpn_shadow_vx);
+		diag_num(f, "vni", p->vni);
+		return;
+	}
+	if (p->evpn_macs_flapping) {
+		f = diag_add(r, in, DIAG_EVPN_MAC_FLAPPING, p->name,
+			"%s: %" PRIu32 " MACs of VNI %u flap between hosts (moved 5 times or more within 180 s, "
+			"FRR's duplicate-address detection: `vtysh -c 'show evpn mac vni %u duplicate'`); %s moved %"
+			PRIu32 " times, last between here and %s: two VMs with one MAC, or a loop",
+			p->name, p->evpn_macs_flapping, p->vni, p->vni, p->evpn_flap_mac, p->evpn_flap_moves,
+			p->evpn_flap_vtep);
+		diag_num(f, "macs", p->evpn_macs_flapping);
+		diag_str(f, "mac", p->evpn_flap_mac);
+		diag_num(f, "moves", p->evpn_flap_moves);
+		diag_str(f, "vtep", p->evpn_flap_vtep);
+		diag_num(f, "vni", p->vni);
 	}
 	if (p->evpn_vteps == 0 && p->n_remotes == 0) {
 		f = diag_add(r, in, DIAG_EVPN_NO_REMOTES, p->name,

@@ -14,6 +14,7 @@
 #include "report/diag.h"
 #include "control/evpn.h"
 #include "control/kdp_ports.h"
+#include "port/evpn_shadow.h"
 #include "control/vxd_internal.h"
 #include "port/frame.h"
 #include "port/tap.h"
@@ -59,6 +60,15 @@ static void vxd_diag_port(const struct vxd *vxd, unsigned i, struct diag_port *d
 			dp->evpn_vteps = ed.vteps;
 			dp->evpn_macs_no_flood = ed.macs_no_flood;
 			snprintf(dp->evpn_no_flood_vtep, sizeof(dp->evpn_no_flood_vtep), "%s", ed.no_flood_vtep);
+			dp->evpn_fault = ed.fault ? evpn_shadow_fault_name(ed.fault) : NULL;
+			snprintf(dp->evpn_shadow_vx, sizeof(dp->evpn_shadow_vx), "%s", ed.shadow_vx);
+			snprintf(dp->evpn_shadow_br, sizeof(dp->evpn_shadow_br), "%s", ed.shadow_br);
+			dp->evpn_macs_flapping = ed.macs_flapping;
+			dp->evpn_flap_moves = ed.flap_moves;
+			const uint8_t *m = ed.flap_mac;
+			snprintf(dp->evpn_flap_mac, sizeof(dp->evpn_flap_mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1],
+				 m[2], m[3], m[4], m[5]);
+			snprintf(dp->evpn_flap_vtep, sizeof(dp->evpn_flap_vtep), "%s", ed.flap_vtep);
 		}
 	}
 }

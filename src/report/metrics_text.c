@@ -213,8 +213,8 @@ static void cpu_metrics(FILE *out, const struct metrics_input *in)
 
 static void switch_metrics(FILE *out, const struct vxd_snapshot *s)
 {
-	family(out, "vxswitch_fdb_entries", "gauge", "MAC entries in the FDB (learned and static).");
-	fprintf(out, "vxswitch_fdb_entries %" PRIu64 "\n", (uint64_t)s->fdb.n_learned + s->fdb.n_static);
+	family(out, "vxswitch_fdb_entries", "gauge", "MAC entries in the FDB (learned, static and EVPN).");
+	fprintf(out, "vxswitch_fdb_entries %" PRIu64 "\n", (uint64_t)s->fdb.n_learned + s->fdb.n_static + s->fdb.n_evpn);
 	family(out, "vxswitch_fdb_learned_total", "counter", "MACs learned.");
 	fprintf(out, "vxswitch_fdb_learned_total %" PRIu64 "\n", s->fdb.learned);
 	family(out, "vxswitch_pool_buffers_in_use", "gauge", "Packet buffers in use.");

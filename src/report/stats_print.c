@@ -390,8 +390,13 @@ static void vxd_print_switch(struct ctl_print *p, const struct vxd *vxd, const s
 	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_moved", " moved %" PRIu64, fdb.moved);
 	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_aged", " aged %" PRIu64, fdb.aged);
 	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_refused_full", " refused (full) %" PRIu64, fdb.refused_full);
-	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_entries", " entries %" PRIu64, (uint64_t)fdb.n_learned + fdb.n_static);
+	ctl_print_uint(p, CTL_PRINT_ANY, "fdb_entries", " entries %" PRIu64,
+		       (uint64_t)fdb.n_learned + fdb.n_static + fdb.n_evpn);
 	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_static", NULL, fdb.n_static);
+	ctl_print_uint(p, fdb.n_evpn || fdb.evpn_refused ? CTL_PRINT_ANY : CTL_PRINT_JSON, "fdb_evpn",
+		       " (evpn %" PRIu64, fdb.n_evpn);
+	ctl_print_uint(p, fdb.n_evpn || fdb.evpn_refused ? CTL_PRINT_ANY : CTL_PRINT_JSON, "fdb_evpn_refused",
+		       ", refused %" PRIu64 ")", fdb.evpn_refused);
 	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_invalid_src", NULL, fdb.invalid_src);
 	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_static_conflicts", NULL, fdb.static_conflicts);
 	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_lookups", NULL, snap->fwd.fdb_lookups);

@@ -182,6 +182,27 @@ void fdb_port_forget(struct fdb *fdb, uint16_t port)
 	atomic_store(&fdb->ports[port].refused, 0);
 }
 
+/* Static and EVPN entries: each kind its own count and cap (fdb.h). */
+static _Atomic uint32_t *fdb_kind_count(struct fdb *fdb, uint8_t flags)
+{
+	return (flags & FDB_ENTRY_EVPN) ? &fdb->n_evpn : &fdb->n_static;
+}
+
+/* Control side (fdb->lock held, so no other reservation races it): a
+ * place for one more entry of the kind, or -ENOSPC (EVPN: counted). */
+static int fdb_kind_reserve(struct fdb *fdb, uint8_t flags)
+{
+	uint32_t max = (flags & FDB_ENTRY_EVPN) ? fdb->config.max_evpn : fdb->config.max_static;
+	_Atomic uint32_t *c = fdb_kind_count(fdb, flags);
+	if (atomic_load(c) >= max) {
+		if (flags & FDB_ENTRY_EVPN)
+			fdb_count(&fdb->stats.evpn_refused, 1);
+		return -ENOSPC;
+	}
+	atomic_fetch_add(c, 1);
+	return 0;
+}
+
 /* ---- changes (bucket b held) ------------------------------------------------------- */
 
 /* Takes a free entry (the caller reserved its place, so there is one:
@@ -209,7 +230,7 @@ static void fdb_unlink(struct fdb *fdb, uint32_t b, uint32_t prev, uint32_t i, c
 	else
 		fdb_set_next(fdb, prev, e->next);
 	if (fdb_entry_is_static(e))
-		atomic_fetch_sub_explicit(&fdb->n_static, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(fdb_kind_count(fdb, e->flags), 1, memory_order_relaxed);
 	else
 		fdb_learned_release(fdb, e->vni, &e->dst);
 	fdb_free_push(fdb, i);
@@ -252,7 +273,7 @@ static int fdb_learn_takeover(struct fdb *fdb, uint32_t i, struct fdb_entry *e, 
 		fdb_learned_release(fdb, e->vni, &(struct fdb_dst){ .type = FDB_DST_NONE });
 		return -ENOSPC;
 	}
-	atomic_fetch_sub_explicit(&fdb->n_static, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&fdb->n_evpn, 1, memory_order_relaxed);
 	e->flags = 0;
 	e->dst = *dst;
 	e->updated_ns = now_ns;
@@ -366,15 +387,20 @@ static int fdb_add_static_locked(struct fdb *fdb, uint32_t b, uint32_t vni, cons
 	if (i != FDB_NIL && fdb_entry_is_static(&e)) {
 		if ((flags & FDB_ENTRY_EVPN) && !fdb_entry_is_evpn(&e))
 			return -EEXIST; /* the operator's entry wins */
+		if ((flags ^ e.flags) & FDB_ENTRY_EVPN) {
+			/* The operator's entry over an EVPN one: it changes kind. */
+			if (fdb_kind_reserve(fdb, flags) < 0)
+				return -ENOSPC;
+			atomic_fetch_sub(fdb_kind_count(fdb, e.flags), 1);
+		}
 		e.flags = flags;
 		e.dst = *dst;
 		e.updated_ns = now_ns;
 		fdb_put(fdb, i, &e);
 		return 0;
 	}
-	if (atomic_load(&fdb->n_static) >= fdb->config.max_static)
+	if (fdb_kind_reserve(fdb, flags) < 0)
 		return -ENOSPC;
-	atomic_fetch_add(&fdb->n_static, 1);
 	if (i != FDB_NIL) {
 		/* Convert in place: it leaves the learned accounting. */
 		fdb_learned_release(fdb, vni, &e.dst);
@@ -385,7 +411,7 @@ static int fdb_add_static_locked(struct fdb *fdb, uint32_t b, uint32_t vni, cons
 		return 0;
 	}
 	if (!fdb_insert(fdb, b, vni, mac, dst, flags, now_ns)) {
-		atomic_fetch_sub(&fdb->n_static, 1);
+		atomic_fetch_sub(fdb_kind_count(fdb, flags), 1);
 		return -ENOSPC;
 	}
 	return 0;
@@ -605,4 +631,6 @@ void fdb_get_stats(const struct fdb *fdb, struct fdb_stats *stats)
 	stats->static_conflicts = atomic_load(&w->stats.static_conflicts);
 	stats->n_learned = atomic_load(&w->n_learned);
 	stats->n_static = atomic_load(&w->n_static);
+	stats->n_evpn = atomic_load(&w->n_evpn);
+	stats->evpn_refused = atomic_load(&w->stats.evpn_refused);
 }

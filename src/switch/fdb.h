@@ -8,7 +8,9 @@
  *
  * Bounded.
  *   All memory is allocated by fdb_create(): a pool of `max_learned` learned
- *   plus `max_static` static entries and a bucket array.  Nothing is
+ *   plus `max_static` static plus `max_evpn` EVPN entries and a bucket
+ *   array (each kind has its own cap: a fabric's thousands of remote MACs
+ *   do not eat the operator's static entries, nor the reverse).  Nothing is
  *   allocated per packet.  When the learned pool (or a VNI's share of it,
  *   `max_learned_per_vni`) is full, a new source MAC is *refused* and
  *   counted in `refused_full`, as the Linux bridge's fdb_max_learned does;
@@ -74,6 +76,7 @@
 enum fdb_limits {
 	FDB_DEFAULT_MAX_LEARNED = 8192,   /* OVS's mac-table-size default */
 	FDB_DEFAULT_MAX_STATIC = 1024,
+	FDB_DEFAULT_MAX_EVPN = 8192,      /* remote MACs from BGP EVPN (fdb_add_evpn) */
 	FDB_MAX_ENTRIES = 1 << 24,        /* learned + static, sanity bound */
 	FDB_VNI_MAX = (1 << 24) - 1,      /* VNIs are 24 bits */
 	FDB_PORT_LIMIT = 256,             /* local ports with their own MAC cap: ids below this */
@@ -115,6 +118,7 @@ struct fdb_config {
 	uint32_t max_learned;         /* 0: FDB_DEFAULT_MAX_LEARNED */
 	uint32_t max_learned_per_vni; /* 0: no per-VNI cap */
 	uint32_t max_static;          /* 0: FDB_DEFAULT_MAX_STATIC */
+	uint32_t max_evpn;            /* 0: FDB_DEFAULT_MAX_EVPN */
 	uint64_t ageing_ns;           /* 0: FDB_DEFAULT_AGEING_NS */
 	uint64_t hash_seed;
 };
@@ -126,8 +130,10 @@ struct fdb_stats {
 	uint64_t aged;             /* learned entries removed by ageing */
 	uint64_t invalid_src;      /* multicast/broadcast/zero source MACs */
 	uint64_t static_conflicts; /* source matched a static entry elsewhere */
+	uint64_t evpn_refused;     /* fdb_add_evpn refused: max_evpn entries exist */
 	uint32_t n_learned;        /* entries now in the table */
-	uint32_t n_static;
+	uint32_t n_static;         /* the operator's (EVPN ones not included) */
+	uint32_t n_evpn;
 };
 
 /* One entry as shown by `vxctl fdb show`. */
@@ -175,9 +181,12 @@ int fdb_add_static(struct fdb *fdb, uint32_t vni, const uint8_t mac[6],
 		   const struct fdb_dst *dst, uint64_t now_ns);
 
 /* EVPN entries (control/evpn.h): a remote MAC BGP EVPN told us of, kept
- * like a static entry (never aged, counted against max_static, shown as
- * `evpn`), except that
- *   - an operator's static entry of the same key wins: -EEXIST, unchanged;
+ * like a static entry (never aged, shown as `evpn`), except that
+ *   - they are counted apart (n_evpn) against their own cap, max_evpn
+ *     (-ENOSPC beyond it, counted in evpn_refused), never against
+ *     max_static;
+ *   - an operator's static entry of the same key wins: -EEXIST, unchanged
+ *     (and an operator's fdb_add_static over an EVPN entry replaces it);
  *   - a frame from a local port (FDB_DST_PORT) with that source MAC takes
  *     it over and it becomes a learned entry there: the MAC moved to this
  *     host (RFC 7432 mobility; zebra then advertises it with a higher

@@ -4,7 +4,8 @@
  *   fdb.c        lookups, learning and every change (the locking)
  *
  * Layout: one array of entries (learned and static share it; each kind is
- * capped separately, and the array holds max_learned + max_static so the
+ * capped separately, and the array holds max_learned + max_static +
+ * max_evpn so the
  * free list never runs dry before a cap is reached), a bucket array of
  * 32-bit entry indices chaining through entry.next, and a second, smaller
  * chained table counting learned entries per VNI for the per-VNI cap.  A
@@ -82,7 +83,7 @@ struct fdb_bucket {
 /* Counters bumped outside the writer lock too (refusals seen on the
  * lock-free path). */
 struct fdb_counters {
-	_Atomic uint64_t learned, moved, refused_full, aged, invalid_src, static_conflicts;
+	_Atomic uint64_t learned, moved, refused_full, aged, invalid_src, static_conflicts, evpn_refused;
 };
 
 /* Learned entries of one VNI: an open-addressing slot, claimed for a VNI
@@ -122,6 +123,7 @@ struct fdb {
 	 * place. */
 	_Atomic uint32_t n_learned;
 	_Atomic uint32_t n_static;
+	_Atomic uint32_t n_evpn;
 	_Atomic uint32_t max_per_vni;     /* config.max_learned_per_vni at run time */
 	_Atomic uint64_t ageing_ns;
 	struct fdb_counters stats;

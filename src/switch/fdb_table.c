@@ -168,10 +168,13 @@ static int fdb_config_resolve(const struct fdb_config *in, struct fdb_config *ou
 		out->max_learned = FDB_DEFAULT_MAX_LEARNED;
 	if (!out->max_static)
 		out->max_static = FDB_DEFAULT_MAX_STATIC;
+	if (!out->max_evpn)
+		out->max_evpn = FDB_DEFAULT_MAX_EVPN;
 	if (!out->ageing_ns)
 		out->ageing_ns = FDB_DEFAULT_AGEING_NS;
 	if (out->max_learned > FDB_MAX_ENTRIES || out->max_static > FDB_MAX_ENTRIES ||
-	    out->max_learned + out->max_static > FDB_MAX_ENTRIES)
+	    out->max_evpn > FDB_MAX_ENTRIES ||
+	    (uint64_t)out->max_learned + out->max_static + out->max_evpn > FDB_MAX_ENTRIES)
 		return -EINVAL;
 	return 0;
 }
@@ -184,7 +187,7 @@ static int fdb_alloc_arrays(struct fdb *fdb)
 	 * in a test (the daemon's start-up error path). */
 	if (failpoint_hit("fdb_create"))
 		return -ENOMEM;
-	fdb->n_entries = fdb->config.max_learned + fdb->config.max_static;
+	fdb->n_entries = fdb->config.max_learned + fdb->config.max_static + fdb->config.max_evpn;
 	fdb->entries = calloc(fdb->n_entries, sizeof(*fdb->entries));
 	/* Load factor <= 1 when full. */
 	uint32_t n_buckets = fdb_pow2_at_least(fdb->n_entries);

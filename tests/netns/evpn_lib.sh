@@ -131,6 +131,14 @@ evpn_frr() {
 		[ "$i" = 254 ] || echo "  advertise-all-vni"
 		echo " exit-address-family"
 	} > "$d/bgpd.conf"
+	# EVPN_CONF_DIR (scripts/frr): its leaf.conf / rr.conf as they are,
+	# with the hostname and router-id of this host: the shipped files run.
+	if [ -n "${EVPN_CONF_DIR:-}" ] && [ "$i" = 254 ]; then
+		{ cat "$EVPN_CONF_DIR/rr.conf"; echo "log file $d/bgpd.log"; } > "$d/bgpd.conf"
+	elif [ -n "${EVPN_CONF_DIR:-}" ]; then
+		{ sed -e "s/^hostname leaf1$/hostname leaf$i/" -e "s/router-id 198.51.100.1$/router-id 198.51.100.$i/" \
+			"$EVPN_CONF_DIR/leaf.conf"; echo "log file $d/bgpd.log"; } > "$d/bgpd.conf"
+	fi
 	local common="-N $P-h$i --vty_socket $d -z $d/zserv.api -u frr -g frr -P 0"
 	n "$P-h$i" "$FRR_DIR/zebra" -d $common -i "$d/zebra.pid" -f "$d/zebra.conf" -s 16777216 \
 		--log "file:$d/zebra.log" 2>>"$d/stderr" || fail "zebra did not start in h$i: $(cat "$d/stderr")"
