@@ -74,7 +74,7 @@ read -r ours good theirs < <(tshark -r "$PCAP" -o udp.check_checksum:TRUE -d udp
 	$1 == "198.51.100.1" && $2 == 99 { o++; if (c[1] == 1) g++ }
 	$1 == "198.51.100.2" && $2 == 99 { t++ }
 	END { print o + 0, g + 0, t + 0 }')
-[ "$ours" -ge 5 ] && [ "$theirs" -ge 5 ] || fail "capture holds $ours of ours, $theirs of OVS's"
+[ "$ours" -ge 3 ] && [ "$theirs" -ge 3 ] || fail "capture holds $ours of ours, $theirs of OVS's"
 [ "$good" = "$ours" ] || fail "tshark verified $good of our $ours outer UDP checksums"
 [ "$e1" = "$e0" ] || fail "Open vSwitch counted $((e1 - e0)) tunnel errors"
 /usr/bin/python3 -c "import sys; sys.exit(0 if $up > 0.05 and $down > 0.05 else 1)" || fail "iperf3 with OVS: $up / $down"
