@@ -81,7 +81,7 @@ $(BUILD)/%.o: %.c
 BPF_CLANG  ?= clang
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -I/usr/include/$(shell $(CC) -print-multiarch)
 define bpf_rules
-$(1)/%.bpf.o: %.bpf.c $(wildcard src/dp/kernel/bpf/*_abi.h)
+$(1)/%.bpf.o: %.bpf.c $(wildcard src/dp/kernel/bpf/*.h)
 	@mkdir -p $$(dir $$@)
 	$$(BPF_CLANG) $$(BPF_CFLAGS) -I$$(dir $$<) -c $$< -o $$@
 $(1)/%.skel.h: $(1)/%.bpf.o

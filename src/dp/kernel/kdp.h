@@ -81,6 +81,8 @@ struct kdp_port_opts {
 };
 int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o);
 int kdp_port_del(struct kdp *k, uint32_t ifindex);
+/* Sets (on) or clears bits of the port's vxdp_port.flags. */
+int kdp_port_flags(struct kdp *k, uint32_t ifindex, uint32_t bits, bool on);
 
 /* A VNI and its flood list (replaces the whole entry); its remotes are
  * also the only VTEPs vxdp_tun_ingress takes frames of that VNI from. */
@@ -106,6 +108,13 @@ int kdp_upcall_fd(struct kdp *k);
 /* Hands waiting upcalls to fn, waiting up to timeout_ms for the first;
  * returns how many. */
 int kdp_upcall_poll(struct kdp *k, int timeout_ms, kdp_upcall_fn *fn, void *aux);
+
+/* Program `name` of the skeleton (vxdp_rules_reinject...), and an
+ * attachment of a program to ifindex's ingress, the same way the ports'
+ * are (removed by kdp_detach or kdp_close). */
+int kdp_prog_fd(const struct kdp *k, const char *name);
+int kdp_attach_prog(struct kdp *k, int prog_fd, uint32_t ifindex);
+void kdp_detach(struct kdp *k, uint32_t ifindex);
 
 /* The programs' clock (bpf_ktime_get_ns: CLOCK_MONOTONIC). */
 uint64_t kdp_now_ns(void);
