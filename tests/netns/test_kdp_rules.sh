@@ -73,15 +73,27 @@ refused "sends to 4789 only" filter add dev vnet1 ingress protocol ip flower act
 # ---- marked flow: drop from the next datagram, and back -----------------------
 nvm2 $UDP recv "$RIG_DIR/rx.txt" 5001 5002 5003 5004 5005 &
 RIG_PIDS="$RIG_PIDS $!"
+# Under iperf3 (vm1 -> vm2, TCP): its big GSO frames miss after each rule
+# change too, go up and come back (re-injected as GSO frames).
+nvm2 iperf3 -s -D -1 -p 5201
 sleep 0.3
+nvm1 iperf3 -c 192.0.2.2 -p 5201 -t 5 -J > "$RIG_DIR/iperf.json" &
+IPERF=$!
+sleep 1
 nvm1 $UDP marked 192.0.2.2 5001 5002 1500 500 1000 \
 	"$VX filter add dev vnet1 ingress protocol ip pref 5 handle 1 flower ip_proto udp dst_port 5001 action drop" \
 	"$VX filter del dev vnet1 ingress protocol ip pref 5 handle 1 flower" > "$RIG_DIR/marks.txt"
+wait "$IPERF" || fail "iperf3 under rule changes failed"
+$VX stats | grep "^rule cache"
+$PY -c 'import json,sys; e=json.load(open(sys.argv[1]))["end"]; print("iperf3 under the rule changes: %.2f Gbit/s, %d retransmits" % (e["sum_received"]["bits_per_second"]/1e9, e["sum_sent"]["retransmits"]))' "$RIG_DIR/iperf.json"
 sleep 0.5
+$VX -j stats > "$RIG_DIR/stats1.json"
 ADD=$(awk '/added/ {print $2}' "$RIG_DIR/marks.txt")
 DEL=$(awk '/deleted/ {print $2}' "$RIG_DIR/marks.txt")
-$PY - "$RIG_DIR/rx.txt" "$ADD" "$DEL" <<'EOF' || fail "marked flow"
-import sys
+$PY - "$RIG_DIR/rx.txt" "$ADD" "$DEL" "$RIG_DIR/stats1.json" <<'EOF' || fail "marked flow"
+import json, sys
+st = json.load(open(sys.argv[4]))
+drops = [p for p in st["ports"] if p["name"] == "vnet1"][0]["rules"]["upcall_drops"]
 got = {}
 for l in open(sys.argv[1]):
     p, s = l.split()
@@ -92,14 +104,19 @@ late = sorted(s for s in m if add <= s < dele)
 assert not late, "marked datagrams sent after filter add returned were delivered: %s" % late[:10]
 missing_after = sorted(s for s in range(dele, 1501) if s not in m)
 assert not missing_after, "marked datagrams sent after filter del returned were lost: %s" % missing_after[:10]
+# A frame is lost only when its upcall is refused (the port's token bucket:
+# iperf3's window of missed GSO frames after a rule change can take it
+# all), and every such refusal is counted.
 lost_o = sorted(set(range(1, 1501)) - o)
-assert not lost_o, "the other flow lost %d datagrams: %s" % (len(lost_o), lost_o[:10])
+assert len(lost_o) <= drops, "the other flow lost %d datagrams (%s), only %d upcalls refused" % (
+    len(lost_o), lost_o[:10], drops)
 missing_before = sorted(s for s in range(1, add - 20) if s not in m)
 assert not missing_before, "marked datagrams before the rule were lost: %s" % missing_before[:10]
-print("marked: %d delivered before add at %d, none in [%d, %d), all %d after del; other flow 1500/1500"
-      % (len([s for s in m if s < add]), add, add, dele, 1501 - dele))
+print("marked: %d delivered before add at %d, none in [%d, %d), all %d after del; other flow %d/1500, "
+      "upcalls refused on vnet1 (counted): %d" % (len([s for s in m if s < add]), add, add, dele, 1501 - dele,
+      len(o), drops))
 EOF
-pass "drop rule: from the first datagram after add returns to the first after del returns; other flow lossless"
+pass "drop rule: from the first datagram after add returns to the first after del returns; other flow loses only what upcall_drops counts"
 
 # ---- counters: fast + slow = sent, across invalidations -----------------------
 $VX filter add dev vnet1 ingress protocol ip pref 10 handle 1 flower ip_proto udp dst_port 5003 action pass
@@ -137,6 +154,16 @@ cap() { # NS DEV FILTER OUT
 }
 capstop() { sleep 0.5; kill "$CAP_PID"; wait "$CAP_PID" 2>/dev/null || true; }
 count() { tcpdump -nn -r "$1" 2>/dev/null | wc -l; }
+# vxcount VNI PORT: VXLAN datagrams of that VNI whose inner frame is UDP to
+# 192.0.2.2:PORT (tcpdump prints the inner frame on the next line).
+vxcount() {
+	tcpdump -nn -r "$RIG_DIR/vx.pcap" 2>/dev/null |
+		awk -v vni="vni $1" -v dst="192.0.2.2.$2:" '
+			$0 ~ vni"$" { v = 1; next }
+			v && index($0, dst) { c++ }
+			{ v = 0 }
+			END { print c + 0 }'
+}
 rx_of() { grep -c "^$1 " "$RIG_DIR/rx.txt" || true; }
 
 $VX filter add dev vnet1 ingress protocol ip pref 11 flower ip_proto udp dst_port 5004 \
@@ -164,16 +191,16 @@ $VX filter add dev vnet1 ingress protocol ip pref 13 flower ip_proto udp dst_por
 cap "$H2" u2 "udp dst port 4789" "$RIG_DIR/vx.pcap"
 nvm1 $UDP send 192.0.2.2 5006 20
 capstop
-n=$(tcpdump -nn -r "$RIG_DIR/vx.pcap" 2>/dev/null | grep -c "VXLAN, flags \[I\] (0x08), vni 99" || true)
+n=$(tcpdump -nn -r "$RIG_DIR/vx.pcap" 2>/dev/null | vxcount 99 5006)
 [ "$n" = 20 ] || fail "redirect to vx99: $n of 20 VXLAN VNI 99 datagrams on u2"
 pass "redirect to the vxlan port: 20 of 20 on the wire, VNI 99"
 
 $VX filter add dev vnet1 ingress protocol ip pref 14 flower ip_proto udp dst_port 5007 \
 	action tunnel_key set id 77 src_ip 198.51.100.1 dst_ip 198.51.100.2 action mirred egress redirect dev vx99
-cap "$H2" u2 "udp dst port 4789" "$RIG_DIR/tk.pcap"
+cap "$H2" u2 "udp dst port 4789" "$RIG_DIR/vx.pcap"
 nvm1 $UDP send 192.0.2.2 5007 20
 capstop
-n=$(tcpdump -nn -r "$RIG_DIR/tk.pcap" 2>/dev/null | grep -c "vni 77" || true)
+n=$(tcpdump -nn -r "$RIG_DIR/vx.pcap" 2>/dev/null | vxcount 77 5007)
 [ "$n" = 20 ] || fail "tunnel_key set id 77: $n of 20 on u2 with VNI 77"
 pass "tunnel_key set id 77 + redirect: 20 of 20 on the wire, VNI 77"
 

@@ -22,7 +22,7 @@
 #define KDP_REINJ_TX "vxdpr0"
 #define KDP_REINJ_RX "vxdpr1"
 
-enum { KDP_PERF_PAGES = 64 };   /* per CPU: 256 KiB, a few 64 KB frames */
+enum { KDP_PERF_PAGES = 1024 }; /* per CPU: 4 MiB, a token bucket's burst of 64 KB frames */
 
 struct kdp_rules {
 	struct kdp *k;
