@@ -11,8 +11,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "control/kdp_ports_internal.h"
 #include "control/kdp_rules.h"
-#include "dp/kernel/bpf/vxdp_rules_abi.h"
 
 #include "dp/kernel/kdp.h"
 #include "dp/kernel/kdp_link.h"
@@ -20,44 +20,10 @@
 #include "port/rtnl.h"
 #include "util/vlog.h"
 
-enum {
-	KC_MAX_PORTS = 256,
-	KC_MAX_VNIS = 256,
-	KC_FDB_MAX_DEFAULT = 8192, /* = FDB_DEFAULT_MAX_LEARNED, the userspace datapath's */
-};
-
-struct kc_port {
-	bool used;
-	bool made_veth;          /* type veth: we made the pair, port del removes it */
-	struct ctl_port_add cfg; /* the `port add` as given */
-	uint32_t ifindex;        /* 0: a vxlan port (no device of its own) */
-	uint32_t flags;          /* VXDP_PORT_VETH */
-	uint32_t n_macs;         /* learned behind it */
-};
-
-struct kc_vni {
-	bool used;
-	uint32_t vni;
-	uint32_t n_macs;         /* learned entries of the VNI */
-};
-
-struct kdp_ctl {
-	struct kdp *k;
-	uint16_t dstport;
-	struct kc_port ports[KC_MAX_PORTS];
-	struct kc_vni vnis[KC_MAX_VNIS];
-	uint64_t last_age_ns;
-	uint32_t fdb_max;
-	uint64_t learned, learn_refused, aged;
-	struct kdp_rules_ctl *kr;    /* NULL: no rules path (kr_why says why) */
-	char kr_why[160];
-	const struct flower_table *t; /* the published rules */
-	int epfd;                    /* the upcall ring and the rules' buffers */
-};
-
-static void kc_rules_open(struct kdp_ctl *kc);
-static uint16_t kc_id(const struct kdp_ctl *kc, const struct kc_port *p);
-static int kc_rules_name_port(struct kdp_ctl *kc, const struct kc_port *p, struct ctl_err *err);
+/* Defined in kdp_ports_rules.c. */
+void kc_rules_open(struct kdp_ctl *kc);
+uint16_t kc_id(const struct kdp_ctl *kc, const struct kc_port *p);
+int kc_rules_name_port(struct kdp_ctl *kc, const struct kc_port *p, struct ctl_err *err);
 
 static const char *const hist_names[VXDP_HIST_BUCKETS] = {
 	"<1.5K", "1.5K-8K", "8K-16K", "16K-32K", "32K-64K", ">=64K",
@@ -69,8 +35,7 @@ static const char *const drop_names[VXDP_DROP_COUNT] = {
 #undef KC_DROP_NAME
 };
 
-static int refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int refuse(struct ctl_err *err, int ret, const char *fmt, ...)
+int kc_refuse(struct ctl_err *err, int ret, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
@@ -134,7 +99,7 @@ int kdp_ctl_fd(struct kdp_ctl *kc)
 	return kc->epfd;
 }
 
-static struct kc_port *kc_by_name(struct kdp_ctl *kc, const char *name)
+struct kc_port *kc_by_name(struct kdp_ctl *kc, const char *name)
 {
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++)
 		if (kc->ports[i].used && !strcmp(kc->ports[i].cfg.name, name))
@@ -142,7 +107,7 @@ static struct kc_port *kc_by_name(struct kdp_ctl *kc, const char *name)
 	return NULL;
 }
 
-static struct kc_port *kc_by_ifindex(struct kdp_ctl *kc, uint32_t ifindex)
+struct kc_port *kc_by_ifindex(struct kdp_ctl *kc, uint32_t ifindex)
 {
 	for (unsigned i = 0; ifindex && i < KC_MAX_PORTS; i++)
 		if (kc->ports[i].used && kc->ports[i].ifindex == ifindex)
@@ -361,15 +326,15 @@ static int kc_add_netdev(struct kdp_ctl *kc, struct kc_port *p, struct ctl_err *
 	const struct ctl_port_add *pa = &p->cfg;
 	if (pa->type == CTL_PORT_AFPACKET) {
 		if (pa->netns[0])
-			return refuse(err, -EOPNOTSUPP,
+			return kc_refuse(err, -EOPNOTSUPP,
 				      "port %s: the kernel datapath takes links in vxswitchd's own namespace only "
 				      "(a redirect cannot reach %s in netns %s); use --datapath user", pa->name, pa->dev,
 				      pa->netns);
 		uint32_t idx = if_nametoindex(pa->dev);
 		if (!idx)
-			return refuse(err, -ENODEV, "port %s: no link %s", pa->name, pa->dev);
+			return kc_refuse(err, -ENODEV, "port %s: no link %s", pa->name, pa->dev);
 		if (kc_by_ifindex(kc, idx))
-			return refuse(err, -EEXIST, "port %s: link %s is a port already", pa->name, pa->dev);
+			return kc_refuse(err, -EEXIST, "port %s: link %s is a port already", pa->name, pa->dev);
 		p->ifindex = idx;
 		char drv[32];
 		if (ethtool_driver(pa->dev, drv, sizeof(drv)) == 0 && !strcmp(drv, "veth"))
@@ -377,11 +342,11 @@ static int kc_add_netdev(struct kdp_ctl *kc, struct kc_port *p, struct ctl_err *
 	} else {
 		int ns = rtnl_netns_open(pa->netns);
 		if (ns < 0)
-			return refuse(err, ns, "port %s: netns %s: %s", pa->name, pa->netns, strerror(-ns));
+			return kc_refuse(err, ns, "port %s: netns %s: %s", pa->name, pa->netns, strerror(-ns));
 		int idx = kdp_link_veth_create(pa->name, pa->name, ns, pa->mtu);
 		close(ns);
 		if (idx < 0)
-			return refuse(err, idx, "port %s: cannot make the veth pair into netns %s: %s", pa->name,
+			return kc_refuse(err, idx, "port %s: cannot make the veth pair into netns %s: %s", pa->name,
 				      pa->netns, strerror(-idx));
 		p->ifindex = (uint32_t)idx;
 		p->flags |= VXDP_PORT_VETH;
@@ -391,7 +356,7 @@ static int kc_add_netdev(struct kdp_ctl *kc, struct kc_port *p, struct ctl_err *
 	int ret = kdp_port_add(kc->k, p->ifindex, &po);
 	if (ret < 0) {
 		p->ifindex = 0;
-		return refuse(err, ret, "port %s: cannot attach the kernel datapath's program: %s", pa->name,
+		return kc_refuse(err, ret, "port %s: cannot attach the kernel datapath's program: %s", pa->name,
 			      strerror(-ret));
 	}
 	return 0;
@@ -400,14 +365,14 @@ static int kc_add_netdev(struct kdp_ctl *kc, struct kc_port *p, struct ctl_err *
 static int kc_check_vxlan(const struct kdp_ctl *kc, const struct ctl_port_add *pa, struct ctl_err *err)
 {
 	if (pa->dstport != kc->dstport)
-		return refuse(err, -EOPNOTSUPP, "port %s: dstport %u: the kernel datapath's vxlan device listens on %u",
+		return kc_refuse(err, -EOPNOTSUPP, "port %s: dstport %u: the kernel datapath's vxlan device listens on %u",
 			      pa->name, pa->dstport, kc->dstport);
 	if (pa->given & (CTL_PK_SRCPORT | CTL_PK_DF | CTL_PK_MTU) || !pa->udpcsum)
-		return refuse(err, -EOPNOTSUPP,
+		return kc_refuse(err, -EOPNOTSUPP,
 			      "port %s: srcport, df, mtu and udpcsum off are not honoured per port on the kernel "
 			      "datapath (one shared vxlan device); use --datapath user", pa->name);
 	if (pa->given & CTL_PK_EVPN)
-		return refuse(err, -EOPNOTSUPP,
+		return kc_refuse(err, -EOPNOTSUPP,
 			      "port %s: evpn: remote MACs and VTEPs from EVPN reach only the userspace datapath's "
 			      "FDB so far; use --datapath user", pa->name);
 	return 0;
@@ -418,7 +383,7 @@ static int kc_port_add(struct kdp_ctl *kc, const struct ctl_port_add *pa, struct
 {
 	(void)out;
 	if (pa->type == CTL_PORT_TAP)
-		return refuse(err, -EOPNOTSUPP,
+		return kc_refuse(err, -EOPNOTSUPP,
 			      "port %s: type tap needs the userspace datapath (vxswitchd --datapath user); the kernel "
 			      "datapath takes afpacket, veth and vxlan ports (QEMU's own tap: type afpacket dev TAP)",
 			      pa->name);
@@ -426,13 +391,13 @@ static int kc_port_add(struct kdp_ctl *kc, const struct ctl_port_add *pa, struct
 	if (have && !memcmp(&have->cfg, pa, sizeof(*pa)))
 		return 0; /* a reload's unchanged line */
 	if (have)
-		return refuse(err, -EEXIST, "port %s: exists", pa->name);
+		return kc_refuse(err, -EEXIST, "port %s: exists", pa->name);
 	struct kc_port *p = NULL;
 	for (unsigned i = 0; i < KC_MAX_PORTS && !p; i++)
 		if (!kc->ports[i].used)
 			p = &kc->ports[i];
 	if (!p)
-		return refuse(err, -ENOSPC, "port %s: the kernel datapath has %d ports already", pa->name, KC_MAX_PORTS);
+		return kc_refuse(err, -ENOSPC, "port %s: the kernel datapath has %d ports already", pa->name, KC_MAX_PORTS);
 	int ret = pa->type == CTL_PORT_VXLAN ? kc_check_vxlan(kc, pa, err) : 0;
 	if (ret < 0)
 		return ret;
@@ -445,7 +410,7 @@ static int kc_port_add(struct kdp_ctl *kc, const struct ctl_port_add *pa, struct
 	if (ret < 0) {
 		kc_port_drop(kc, p);
 		kc_vni_rebuild(kc, pa->vni);
-		return refuse(err, ret, "port %s: VNI %u: %s", pa->name, pa->vni,
+		return kc_refuse(err, ret, "port %s: VNI %u: %s", pa->name, pa->vni,
 			      ret == -E2BIG ? "more than 32 ports and remote VTEPs to flood to" : strerror(-ret));
 	}
 	VLOG_INFO("port", "%s: added on the kernel datapath (%s, vni %u%s%s)", pa->name,
@@ -597,7 +562,7 @@ static int kc_stats(struct kdp_ctl *kc, const struct ctl_port_ref *ref, struct c
 {
 	const struct kc_port *p = ref->has_port ? kc_by_name(kc, ref->name) : NULL;
 	if (ref->has_port && !p)
-		return refuse(err, -ENOENT, "port %s: no such port", ref->name);
+		return kc_refuse(err, -ENOENT, "port %s: no such port", ref->name);
 	ctl_print_open_object(out, NULL);
 	ctl_print_string(out, CTL_PRINT_ANY, "datapath", "datapath %s\n", "kernel");
 	ctl_print_open_array(out, "ports");
@@ -646,174 +611,10 @@ bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_p
 		return true;
 	case CTL_FDB_ADD:
 	case CTL_FDB_DEL:
-		*ret = refuse(err, -EOPNOTSUPP, "fdb %s: static entries are not on the kernel datapath yet; "
+		*ret = kc_refuse(err, -EOPNOTSUPP, "fdb %s: static entries are not on the kernel datapath yet; "
 			      "use --datapath user", cmd->verb == CTL_FDB_ADD ? "add" : "del");
 		return true;
 	default:
 		return false;
 	}
-}
-
-/* ---- flower rules (control/kdp_rules.h) ------------------------------------ */
-
-static uint16_t kc_id(const struct kdp_ctl *kc, const struct kc_port *p)
-{
-	return (uint16_t)(KDP_CTL_PORT_ID_BASE + (p - kc->ports));
-}
-
-static struct kc_port *kc_by_id(struct kdp_ctl *kc, uint16_t id)
-{
-	unsigned i = (unsigned)id - KDP_CTL_PORT_ID_BASE;
-	return id >= KDP_CTL_PORT_ID_BASE && i < KC_MAX_PORTS && kc->ports[i].used ? &kc->ports[i] : NULL;
-}
-
-static bool kc_rules_port(void *aux, uint16_t id, struct kr_port *out)
-{
-	const struct kc_port *p = kc_by_id(aux, id);
-	if (!p)
-		return false;
-	*out = (struct kr_port){ .ifindex = p->ifindex, .flags = p->flags, .vni = p->cfg.vni,
-				 .n_remotes = p->cfg.n_remotes, .remotes = p->cfg.remotes };
-	return true;
-}
-
-static bool kc_rules_ifindex(void *aux, uint32_t ifindex, uint16_t *id)
-{
-	struct kdp_ctl *kc = aux;
-	const struct kc_port *p = kc_by_ifindex(kc, ifindex);
-	if (p)
-		*id = kc_id(kc, p);
-	return p != NULL;
-}
-
-static void kc_rules_open(struct kdp_ctl *kc)
-{
-	int err = kdp_rules_ctl_open(kc->k, kc_rules_port, kc_rules_ifindex, kc, &kc->kr, kc->kr_why,
-				     sizeof(kc->kr_why));
-	struct epoll_event ev = { .events = EPOLLIN };
-	if (err == 0 && epoll_ctl(kc->epfd, EPOLL_CTL_ADD, kdp_rules_ctl_fd(kc->kr), &ev) < 0) {
-		snprintf(kc->kr_why, sizeof(kc->kr_why), "cannot poll the rules upcalls: %s", strerror(errno));
-		err = -errno;
-	}
-	if (err < 0) {
-		kdp_rules_ctl_close(kc->kr);
-		kc->kr = NULL;
-		VLOG_WARN("filter", "kernel datapath: no flower rules on its ports (%s)", kc->kr_why);
-	}
-}
-
-int kdp_ctl_port_id(struct kdp_ctl *kc, const char *name, uint16_t *id)
-{
-	const struct kc_port *p = kc_by_name(kc, name);
-	if (!p)
-		return -ENOENT;
-	*id = kc_id(kc, p);
-	return 0;
-}
-
-static bool kc_rule_names(const struct flower_rule *r, uint16_t id)
-{
-	if (r->port == id)
-		return true;
-	for (uint32_t a = 0; a < r->n_actions; a++)
-		if ((r->actions[a].type == FLOWER_ACT_REDIRECT || r->actions[a].type == FLOWER_ACT_MIRROR) &&
-		    r->actions[a].port == id)
-			return true;
-	return false;
-}
-
-static int kc_rules_name_port(struct kdp_ctl *kc, const struct kc_port *p, struct ctl_err *err)
-{
-	size_t n = kc->t ? flower_table_n_rules(kc->t) : 0, count = 0;
-	for (size_t i = 0; i < n; i++)
-		count += kc_rule_names(flower_table_rule(kc->t, i), kc_id(kc, p));
-	if (!count)
-		return 0;
-	return refuse(err, -EBUSY, "port %s: named by %zu flower rule%s: delete %s first", p->cfg.name, count,
-		      count == 1 ? "" : "s", count == 1 ? "it" : "them");
-}
-
-/* tunnel_key set (action i) on the kernel datapath: the shared vxlan
- * device's UDP port and checksum setting, its route's source address. */
-static int kc_rule_tunnel(struct kdp_ctl *kc, const struct ctl_flower *f, unsigned i, struct ctl_err *err)
-{
-	const struct ctl_flower_action *t = &f->actions[i];
-	unsigned j = i + 1;
-	while (j < f->n_actions && f->actions[j].type != CTL_ACT_REDIRECT && f->actions[j].type != CTL_ACT_MIRROR)
-		j++;
-	const struct kc_port *p = j < f->n_actions ? kc_by_name(kc, f->actions[j].dev) : NULL;
-	if (!p || p->cfg.type != CTL_PORT_VXLAN)
-		return refuse(err, -EINVAL, "action %u \"tunnel_key set\": needs a later mirred to a vxlan port "
-			      "(it sets that port's tunnel key)", i + 1);
-	if (t->given & (CTL_AK_CSUM | CTL_AK_NOCSUM))
-		return refuse(err, -EOPNOTSUPP, "action %u \"tunnel_key set %s\": refused on the kernel datapath "
-			      "(the shared vxlan device's checksum setting applies); use --datapath user", i + 1,
-			      t->given & CTL_AK_CSUM ? "csum" : "nocsum");
-	if ((t->given & CTL_AK_DST_PORT) && t->dst_port != kc->dstport)
-		return refuse(err, -EOPNOTSUPP, "action %u \"dst_port %u\": refused, the kernel datapath's vxlan "
-			      "device sends to %u only", i + 1, t->dst_port, kc->dstport);
-	if (t->src.family != p->cfg.local.family || memcmp(t->src.bytes, p->cfg.local.bytes, 16))
-		return refuse(err, -EOPNOTSUPP, "action %u \"src_ip\": refused, port %s sends from its local "
-			      "address only", i + 1, p->cfg.name);
-	return 0;
-}
-
-int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *f, struct ctl_err *err)
-{
-	if (!ctl_flower_has_rule(f))
-		return 0;
-	const struct kc_port *p = kc_by_name(kc, f->dev);
-	if (!p)
-		return 0; /* the table refuses it: no such port */
-	if (!kc->kr)
-		return refuse(err, -EOPNOTSUPP, "dev %s: flower rules are not available on this kernel datapath (%s)",
-			      f->dev, kc->kr_why);
-	if (p->cfg.type == CTL_PORT_VXLAN)
-		return refuse(err, -EOPNOTSUPP, "dev %s: rules on a vxlan port's ingress are not on the kernel "
-			      "datapath yet (veth and afpacket ports are); use --datapath user", f->dev);
-	unsigned n_kernel = 0;
-	for (unsigned i = 0; i < f->n_actions; i++) {
-		const struct ctl_flower_action *a = &f->actions[i];
-		int ret = a->type == CTL_ACT_TUNNEL_SET ? kc_rule_tunnel(kc, f, i, err) : 0;
-		if (ret < 0)
-			return ret;
-		const struct kc_port *q = a->type == CTL_ACT_REDIRECT || a->type == CTL_ACT_MIRROR
-						  ? kc_by_name(kc, a->dev) : NULL;
-		bool tun = i && f->actions[i - 1].type == CTL_ACT_TUNNEL_SET;
-		n_kernel += q && q->cfg.type == CTL_PORT_VXLAN && !tun ? q->cfg.n_remotes
-			    : a->type == CTL_ACT_TUNNEL_SET || a->type == CTL_ACT_TUNNEL_UNSET ||
-			      a->type == CTL_ACT_GOTO || a->type == CTL_ACT_PASS ? 0 : 1;
-	}
-	if (n_kernel > VXDP_RACT_MAX)
-		return refuse(err, -EOPNOTSUPP, "filter: %u kernel actions (a mirred to a vxlan port is one per "
-			      "remote): the kernel datapath holds %d per decision", n_kernel, VXDP_RACT_MAX);
-	return 0;
-}
-
-void kdp_ctl_rules_changed(struct kdp_ctl *kc, const struct flower_table *t)
-{
-	kc->t = t;
-	if (!kc->kr)
-		return;
-	uint16_t ids[KC_MAX_PORTS];
-	uint32_t ifx[KC_MAX_PORTS];
-	size_t n = 0;
-	for (unsigned i = 0; i < KC_MAX_PORTS; i++)
-		if (kc->ports[i].used && kc->ports[i].ifindex) {
-			ids[n] = kc_id(kc, &kc->ports[i]);
-			ifx[n++] = kc->ports[i].ifindex;
-		}
-	kdp_rules_changed(kc->kr, t, ids, ifx, n);
-}
-
-void kdp_ctl_rules_sync(struct kdp_ctl *kc)
-{
-	if (kc->kr)
-		kdp_rules_sync(kc->kr);
-}
-
-void kdp_ctl_rule_counts(struct kdp_ctl *kc, const struct flower_rule *r, struct flower_rule_counters *rc)
-{
-	if (kc->kr)
-		kdp_rules_rule_counts(kc->kr, r, rc);
 }
