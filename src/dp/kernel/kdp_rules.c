@@ -31,6 +31,7 @@ struct kdp_rules {
 	kdp_rupcall_fn *fn;
 	void *aux;
 	uint64_t lost;
+	unsigned n_polled;          /* frames handed to fn by this poll */
 	int ncpu;
 	int sock;
 	uint32_t rx_ifindex;
@@ -56,6 +57,7 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 	const struct vxdp_rupcall *u = data;
 	if (size < sizeof(*u) || u->cap_len > size - sizeof(*u) || !r->fn)
 		return;
+	r->n_polled++;
 	r->fn(r->aux, u, (const uint8_t *)data + sizeof(*u));
 }
 
@@ -159,9 +161,10 @@ int kdp_rules_poll(struct kdp_rules *r, kdp_rupcall_fn *fn, void *aux)
 {
 	r->fn = fn;
 	r->aux = aux;
-	int n = perf_buffer__consume(r->pb);
+	r->n_polled = 0;
+	int err = perf_buffer__consume(r->pb);
 	r->fn = NULL;
-	return n;
+	return err < 0 ? err : (int)r->n_polled;
 }
 
 uint64_t kdp_rules_lost(const struct kdp_rules *r)
