@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <linux/virtio_net.h>
 #include <stdio.h>
@@ -399,6 +400,38 @@ static void kr_key_from_flow(const struct flow_key *f, uint32_t ifindex, struct 
 	k->tcp_flags = f->tcp_flags;
 }
 
+/* Whether the rkey carries every match field of f: f rebuilt from k (in_port
+ * and the tunnel section, which k leaves out, taken from f) must equal f.
+ * A flow_key field the rkey does not hold (one added later) and that is
+ * not zero keeps the flow on the slow path instead of caching a decision
+ * that frames differing only there would share. */
+static bool kr_key_covers(const struct flow_key *f, const struct vxdp_rkey *k)
+{
+	struct flow_key b;
+	memset(&b, 0, sizeof(b));
+	memcpy(&b, f, offsetof(struct flow_key, dl_dst)); /* tunnel section, in_port */
+	memcpy(b.dl_dst, k->dl_dst, 6);
+	memcpy(b.dl_src, k->dl_src, 6);
+	b.dl_type = k->dl_type;
+	b.n_vlans = (uint8_t)k->n_vlans;
+	memcpy(b.vlan_tci, k->vlan_tci, sizeof(b.vlan_tci));
+	memcpy(b.vlan_tpid, k->vlan_tpid, sizeof(b.vlan_tpid));
+	b.nw_family = k->nw_family;
+	b.nw_proto = k->nw_proto;
+	b.nw_tos = k->nw_tos;
+	b.nw_ttl = k->nw_ttl;
+	b.nw_frag = k->nw_frag;
+	b.ipv6_label = k->ipv6_label;
+	memcpy(b.nw_src, k->nw_src, 16);
+	memcpy(b.nw_dst, k->nw_dst, 16);
+	memcpy(b.arp_sha, k->arp_sha, 6);
+	memcpy(b.arp_tha, k->arp_tha, 6);
+	b.tp_src = k->tp_src;
+	b.tp_dst = k->tp_dst;
+	b.tcp_flags = k->tcp_flags;
+	return !memcmp(&b, f, FLOW_KEY_MATCH_SIZE);
+}
+
 /* The virtio_net_hdr of a re-injected frame: a TCP/UDP checksum the VM
  * left to offload (the field does not verify: it holds the pseudo
  * header's sum) is completed by the kernel; a GSO frame stays one. */
@@ -490,7 +523,7 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 	kr_key_from_flow(&key, u->ifindex, &mine);
 	if (!u->cacheable)
 		kr->uncacheable++;
-	else if (memcmp(&mine, &u->key, sizeof(mine)))
+	else if (memcmp(&mine, &u->key, sizeof(mine)) || !kr_key_covers(&key, &mine))
 		kr->key_mismatch++;
 	else
 		kr_install(kr, &mine, &v, b.act, b.n);
