@@ -23,6 +23,7 @@
 
 #include "ctl/ctl_print.h"
 #include "port/vxlan.h"
+#include "control/kdp_ports.h"
 #include "control/vxd_internal.h"
 #include "switch/flower_hook.h"
 #include "switch/flower_table.h"
@@ -30,9 +31,10 @@
 
 static int vxd_filter_resolve(void *aux, const char *name, uint16_t *id)
 {
-	const struct port *p = vxd_port_by_name(aux, name);
+	struct vxd *vxd = aux;
+	const struct port *p = vxd_port_by_name(vxd, name);
 	if (!p)
-		return -ENOENT;
+		return vxd->kdp ? kdp_ctl_port_id(vxd->kdp, name, id) : -ENOENT;
 	*id = p->id;
 	return 0;
 }
@@ -50,6 +52,8 @@ static int vxd_filters_install(struct vxd *vxd, struct flower_table *t, struct c
 		flower_table_destroy(t);
 		return vxd_refuse(err, ret, "filter: cannot publish the new rules: %s", strerror(-ret));
 	}
+	if (vxd->kdp)
+		kdp_ctl_rules_changed(vxd->kdp, t); /* no cached decision of `old` is used from here */
 	flower_table_destroy(old);
 	return 0;
 }
@@ -112,6 +116,8 @@ static int vxd_filter_supported(const struct vxd *vxd, const struct ctl_flower *
 	int ret = vxd_filter_egress_check(vxd, f, err);
 	if (ret < 0)
 		return ret;
+	if (vxd->kdp && !vxd_port_by_name(vxd, f->dev))
+		return kdp_ctl_rule_check(vxd->kdp, f, err);
 	for (unsigned i = 0; ctl_flower_has_rule(f) && i < f->n_actions; i++) {
 		switch (f->actions[i].type) {
 		case CTL_ACT_TUNNEL_SET: {
@@ -282,7 +288,8 @@ static void vxd_filter_stats(const struct vxd *vxd, const struct flower_counters
 	struct flower_rule_counters rc = { 0 };
 	if (c)
 		flower_counters_get(c, r, &rc);
-	(void)vxd;
+	if (vxd->kdp)
+		kdp_ctl_rule_counts(vxd->kdp, r, &rc);
 	*st = (struct ctl_flower_stats){
 		.installed_sec = (now_ns - r->installed_ns) / 1000000000ull,
 		.used_sec = rc.last_used_ns ? (int64_t)((now_ns - rc.last_used_ns) / 1000000000ull) : -1,
@@ -329,12 +336,14 @@ static bool vxd_filter_wanted(const struct flower_rule *r, const struct ctl_flow
 static int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out,
 			   struct ctl_err *err)
 {
-	const struct port *port = vxd_port_by_name(vxd, f->dev);
-	if (!port)
+	uint16_t port_id;
+	if (vxd_filter_resolve(vxd, f->dev, &port_id) < 0)
 		return vxd_refuse(err, -ENOENT, "dev \"%s\": no such port", f->dev);
 	const struct flower_counters *c = NULL;
 	if ((f->given & CTL_FF_STATS) && !(c = vxd_filter_counters(vxd)))
 		return vxd_refuse(err, -ENOMEM, "filter show -s: out of memory");
+	if ((f->given & CTL_FF_STATS) && vxd->kdp)
+		kdp_ctl_rules_sync(vxd->kdp);
 	uint64_t now = vxd_now_ns();
 	size_t n = vxd->flower ? flower_table_n_rules(vxd->flower) : 0, shown = 0;
 	uint32_t kind_n[4] = { 0 };
@@ -345,7 +354,7 @@ static int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct c
 		uint32_t idx[CTL_FLOWER_MAX_ACTIONS];
 		for (uint32_t a = 0; a < r->spec.n_actions && a < CTL_FLOWER_MAX_ACTIONS; a++)
 			idx[a] = ++kind_n[vxd_filter_act_kind(r->spec.actions[a].type)];
-		if (!vxd_filter_wanted(r, f, port->id))
+		if (!vxd_filter_wanted(r, f, port_id))
 			continue;
 		shown++;
 		struct ctl_flower spec = r->spec;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "control/kdp_internal.h"
+#include "control/kdp_rules.h"
 #include "util/vlog.h"
 
 void kc_forget(struct kdp_ctl *kc, uint32_t vni, const struct vxdp_fdb_val *v)
@@ -120,6 +121,8 @@ void kdp_ctl_tick(struct kdp_ctl *kc, uint32_t fdb_max, uint32_t ageing_s)
 {
 	kc->fdb_max = fdb_max ? fdb_max : KC_FDB_MAX_DEFAULT;
 	kdp_upcall_poll(kc->k, 0, kc_learn, kc);
+	if (kc->kr)
+		kdp_rules_tick(kc->kr);
 	uint64_t now = kdp_now_ns();
 	if (!ageing_s || now - kc->last_age_ns < 1000000000ull)
 		return;

@@ -55,6 +55,10 @@ struct kdp_ctl {
 	uint32_t fdb_max;
 	uint64_t learned, learn_refused, aged;
 	uint32_t n_static;       /* `fdb add` entries (not under the learning caps) */
+	struct kdp_rules_ctl *kr;    /* flower rules (kdp_rules.h); NULL: no rules path (kr_why says why) */
+	char kr_why[160];
+	const struct flower_table *t; /* the published rules */
+	int epfd;                    /* the upcall ring and the rules' buffers */
 };
 
 int kc_refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -66,6 +70,16 @@ struct kc_port *kc_vtep(struct kdp_ctl *kc, uint32_t vni, uint32_t flags, const 
 struct kc_vni *kc_vni(struct kdp_ctl *kc, uint32_t vni, bool make);
 void kc_print_remote(struct ctl_print *out, const char *key, const char *fmt, uint32_t flags,
 		     const uint8_t *addr);
+
+struct kdp_rules_ctl;
+struct flower_table;
+
+/* kdp_ports_rules.c */
+void kc_rules_open(struct kdp_ctl *kc);
+/* Port p's flower port id (KDP_CTL_PORT_ID_BASE + slot). */
+uint16_t kc_id(const struct kdp_ctl *kc, const struct kc_port *p);
+/* -EBUSY (said in err) when rules name port p. */
+int kc_rules_name_port(struct kdp_ctl *kc, const struct kc_port *p, struct ctl_err *err);
 
 /* kdp_fdb.c */
 /* An entry removed: the caps no longer count it. */

@@ -1,5 +1,7 @@
 #include "control/kdp_ports.h"
 #include "control/kdp_internal.h"
+#include "control/kdp_rules.h"
+#include "switch/flower_table.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include "dp/kernel/kdp_link.h"
@@ -49,6 +52,15 @@ int kdp_ctl_open(uint16_t dstport, bool keep, const char *bpffs, struct kdp_ctl 
 	}
 	if (kdp_adopted(kc->k))
 		kc_adopt_begin(kc);
+	kc->epfd = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN };
+	if (kc->epfd < 0 || epoll_ctl(kc->epfd, EPOLL_CTL_ADD, kdp_upcall_fd(kc->k), &ev) < 0) {
+		err = -errno;
+		snprintf(why, why_len, "cannot poll the upcall ring: %s", strerror(errno));
+		kdp_ctl_close(kc);
+		return err;
+	}
+	kc_rules_open(kc);
 	*out = kc;
 	return 0;
 }
@@ -69,14 +81,17 @@ void kdp_ctl_close(struct kdp_ctl *kc)
 	for (unsigned i = 0; i < KC_MAX_PORTS && !kc->keep; i++)
 		if (kc->ports[i].used)
 			kc_port_drop(kc, &kc->ports[i]);
+	kdp_rules_ctl_close(kc->kr);
 	kdp_close(kc->k);
+	if (kc->epfd > 0)
+		close(kc->epfd);
 	free(kc->kept);
 	free(kc);
 }
 
 int kdp_ctl_fd(struct kdp_ctl *kc)
 {
-	return kdp_upcall_fd(kc->k);
+	return kc->epfd;
 }
 
 struct kc_port *kc_by_name(struct kdp_ctl *kc, const char *name)
@@ -323,6 +338,8 @@ void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out)
 			ctl_print_string(out, CTL_PRINT_ANY, "deliver", " deliver %s",
 					 p->flags & VXDP_PORT_VETH ? "redirect_peer" : "redirect");
 			ctl_print_uint(out, CTL_PRINT_ANY, "macs", " macs %" PRIu64, p->n_macs);
+			bool rules = kc->t && flower_table_port_has_rules(kc->t, kc_id(kc, p));
+			ctl_print_string(out, CTL_PRINT_ANY, "rules", " rules %s", rules ? "kernel-cache" : "none");
 		} else {
 			ctl_print_open_array(out, "remotes");
 			for (unsigned r = 0; r < p->cfg.n_remotes; r++)
@@ -347,7 +364,9 @@ bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_p
 		p = kc_by_name(kc, cmd->port.name);
 		if (!p)
 			return false;
-		*ret = kc_port_del(kc, p);
+		*ret = kc_rules_name_port(kc, p, err);
+		if (*ret == 0)
+			*ret = kc_port_del(kc, p);
 		return true;
 	case CTL_FDB_ADD:
 	case CTL_FDB_DEL:
@@ -408,4 +427,9 @@ uint32_t kdp_ctl_vni_macs(struct kdp_ctl *kc, uint32_t vni, uint32_t *cap)
 	const struct kc_vni *v = kc_vni(kc, vni, false);
 	*cap = kc->fdb_max ? kc->fdb_max : KC_FDB_MAX_DEFAULT;
 	return v ? v->n_macs : 0;
+}
+
+struct kdp_rules_ctl *kdp_ctl_rules(struct kdp_ctl *kc)
+{
+	return kc->kr;
 }

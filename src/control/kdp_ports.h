@@ -102,9 +102,36 @@ int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_
 bool kdp_ctl_port_at(struct kdp_ctl *kc, unsigned i, struct kdp_ctl_port_info *out);
 unsigned kdp_ctl_port_slots(void);
 struct kdp *kdp_ctl_kdp(struct kdp_ctl *kc);
+/* The rules path (control/kdp_rules.h); NULL when it did not open. */
+struct kdp_rules_ctl *kdp_ctl_rules(struct kdp_ctl *kc);
 /* Learning's own counts (what `stats` prints as learned/learn_refused/aged). */
 void kdp_ctl_learn_counts(const struct kdp_ctl *kc, uint64_t *learned, uint64_t *refused, uint64_t *aged);
 /* MACs learned in `vni`, and the cap on them now. */
 uint32_t kdp_ctl_vni_macs(struct kdp_ctl *kc, uint32_t vni, uint32_t *cap);
+
+/* ---- flower rules on kernel ports (control/kdp_rules.h) ------------------ */
+
+struct ctl_flower;
+struct flower_table;
+struct flower_rule;
+struct flower_rule_counters;
+
+/* Kernel ports have flower port ids KDP_CTL_PORT_ID_BASE + n, apart from
+ * the userspace datapath's (< VXD_MAX_PORTS). */
+enum { KDP_CTL_PORT_ID_BASE = 0x4000 };
+/* 0, or -ENOENT when `name` is no kernel port. */
+int kdp_ctl_port_id(struct kdp_ctl *kc, const char *name, uint16_t *id);
+/* What the kernel datapath cannot do of rule f is refused here, at add:
+ * rules on a vxlan port's ingress, tunnel_key csum/nocsum, a dst_port or
+ * src_ip other than the shared device's, more kernel actions than a
+ * decision holds; and rules at all when the rules path did not open. */
+int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *f, struct ctl_err *err);
+/* The published table is now t: ports gain/lose the rules path, cached
+ * decisions of older rules are no longer used (before this returns). */
+void kdp_ctl_rules_changed(struct kdp_ctl *kc, const struct flower_table *t);
+/* Folds the kernel's per-entry counts into the rules (filter show -s). */
+void kdp_ctl_rules_sync(struct kdp_ctl *kc);
+/* Adds rule r's kernel-datapath counts (fast and slow path) to *rc. */
+void kdp_ctl_rule_counts(struct kdp_ctl *kc, const struct flower_rule *r, struct flower_rule_counters *rc);
 
 #endif

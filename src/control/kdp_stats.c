@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "control/kdp_ports.h"
+#include "control/kdp_rules.h"
 #include "control/vxd_internal.h"
 #include "ctl/ctl_print.h"
 #include "dp/kernel/kdp.h"
@@ -181,6 +182,11 @@ static void ks_port(struct ctl_print *p, struct vxd *vxd, const struct kdp_ctl_p
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 	ks_kernel_block(p, k, pi, &c);
+	struct kdp_rules_ctl *kr = kdp_ctl_rules(vxd->kdp);
+	if (kr) {
+		kdp_rules_print_port(kr, pi->ifindex, p);
+		ctl_print_nl(p);
+	}
 	/* Flat copies of the kernel block's counters: the keys this port's
 	 * JSON had before (scripts). */
 	ctl_print_uint(p, CTL_PRINT_JSON, "flooded", NULL, c.flood_packets);
@@ -357,6 +363,9 @@ int vxd_kdp_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pr
 		ctl_print_uint(p, CTL_PRINT_JSON, "learned", NULL, learned);
 		ctl_print_uint(p, CTL_PRINT_JSON, "learn_refused", NULL, refused);
 		ctl_print_uint(p, CTL_PRINT_JSON, "aged", NULL, aged);
+		struct kdp_rules_ctl *kr = kdp_ctl_rules(vxd->kdp);
+		if (kr)
+			kdp_rules_print(kr, p);
 		ks_capture(p, vxd);
 		ks_cpu(p, vxd);
 		vxd_print_ctl_stats(p, vxd);

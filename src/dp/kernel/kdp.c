@@ -616,3 +616,32 @@ int kdp_upcall_poll(struct kdp *k, int timeout_ms, kdp_upcall_fn *fn, void *aux)
 	k->up_fn = NULL;
 	return n;
 }
+
+int kdp_prog_fd(const struct kdp *k, const char *name)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(k->skel->obj, name);
+	return p ? bpf_program__fd(p) : -ENOENT;
+}
+
+int kdp_attach_prog(struct kdp *k, int prog_fd, uint32_t ifindex)
+{
+	return attach(k, prog_fd, ifindex);
+}
+
+void kdp_detach(struct kdp *k, uint32_t ifindex)
+{
+	detach(k, ifindex);
+}
+
+int kdp_port_flags(struct kdp *k, uint32_t ifindex, uint32_t bits, bool on)
+{
+	int fd = bpf_map__fd(k->skel->maps.ports);
+	struct vxdp_port p;
+	if (bpf_map_lookup_elem(fd, &ifindex, &p) < 0)
+		return -errno;
+	uint32_t flags = on ? p.flags | bits : p.flags & ~bits;
+	if (flags == p.flags)
+		return 0;
+	p.flags = flags;
+	return bpf_map_update_elem(fd, &ifindex, &p, BPF_EXIST) < 0 ? -errno : 0;
+}

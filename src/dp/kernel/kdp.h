@@ -123,6 +123,9 @@ int kdp_port_each(struct kdp *k, kdp_port_fn *fn, void *aux);
 typedef void kdp_vni_fn(void *aux, uint32_t vni);
 int kdp_vni_each(struct kdp *k, kdp_vni_fn *fn, void *aux);
 
+/* Sets (on) or clears bits of the port's vxdp_port.flags. */
+int kdp_port_flags(struct kdp *k, uint32_t ifindex, uint32_t bits, bool on);
+
 /* A VNI and its flood list (replaces the whole entry); its remotes are
  * also the only VTEPs vxdp_tun_ingress takes frames of that VNI from. */
 int kdp_vni_set(struct kdp *k, uint32_t vni, uint8_t ttl, uint8_t tos,
@@ -147,6 +150,13 @@ int kdp_upcall_fd(struct kdp *k);
 /* Hands waiting upcalls to fn, waiting up to timeout_ms for the first;
  * returns how many. */
 int kdp_upcall_poll(struct kdp *k, int timeout_ms, kdp_upcall_fn *fn, void *aux);
+
+/* Program `name` of the skeleton (vxdp_rules_reinject...), and an
+ * attachment of a program to ifindex's ingress, the same way the ports'
+ * are (removed by kdp_detach or kdp_close). */
+int kdp_prog_fd(const struct kdp *k, const char *name);
+int kdp_attach_prog(struct kdp *k, int prog_fd, uint32_t ifindex);
+void kdp_detach(struct kdp *k, uint32_t ifindex);
 
 /* The programs' clock (bpf_ktime_get_ns: CLOCK_MONOTONIC). */
 uint64_t kdp_now_ns(void);

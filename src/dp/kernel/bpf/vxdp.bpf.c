@@ -392,12 +392,15 @@ static __always_inline int flood(struct __sk_buff *skb, struct vxdp_counters *c,
 	return TC_ACT_SHOT;
 }
 
-SEC("tc")
-int vxdp_port_ingress(struct __sk_buff *skb)
+#include "vxdp_rules.h"
+
+/* A frame of port `ifindex`: its rules (unless `reinjected`: vxswitchd
+ * decided them already, vxdp_rules_reinject ran the actions), then
+ * learning and L2 switching. */
+static __always_inline int port_pipeline(struct __sk_buff *skb, __u32 ifindex, bool reinjected)
 {
-	__u32 ifindex = skb->ifindex;
 	struct vxdp_counters *c = ctrs(ifindex);
-	if (c) {
+	if (c && !reinjected) {
 		c->rx_packets++;
 		c->rx_bytes += skb->len;
 	}
@@ -405,6 +408,11 @@ int vxdp_port_ingress(struct __sk_buff *skb)
 	struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
 	if (!p)
 		return drop(c, VXDP_DROP_PORT_NOT_IN_VNI);
+	if (!reinjected && (p->flags & VXDP_PORT_RULES)) {
+		int r = rules_ingress(skb, p, ifindex);
+		if (r != VXDP_RULES_CONTINUE)
+			return r;
+	}
 	__u32 vni = p->vni;
 	struct vxdp_vni *v = bpf_map_lookup_elem(&vnis, &vni);
 	if (!v)
@@ -438,6 +446,41 @@ int vxdp_port_ingress(struct __sk_buff *skb)
 	if (e->ifindex == ifindex)
 		return drop(c, VXDP_DROP_LOOP_TO_INGRESS);
 	return deliver_local(skb, e->ifindex, e->flags);
+}
+
+SEC("tc")
+int vxdp_port_ingress(struct __sk_buff *skb)
+{
+	return port_pipeline(skb, skb->ifindex, false);
+}
+
+/* Ingress of vxswitchd's re-injection veth (vxdp_rules_abi.h): a frame
+ * that went up, with its decision in rslots[mark & 0xff] (sequence
+ * mark >> 8); the slot's actions, then the pipeline of its port. */
+SEC("tc")
+int vxdp_rules_reinject(struct __sk_buff *skb)
+{
+	__u32 idx = skb->mark & 0xff, seq = skb->mark >> 8;
+	struct vxdp_rslot *sl = bpf_map_lookup_elem(&rslots, &idx);
+	if (!sl)
+		return TC_ACT_SHOT;
+	__u32 ifindex = sl->ifindex;
+	struct vxdp_rstats *s = rst(ifindex);
+	if (sl->seq != seq) {
+		if (s)
+			s->reinject_stale++;
+		return TC_ACT_SHOT;
+	}
+	if (s)
+		s->reinjected++;
+	struct vxdp_rtrace *t = rtr();
+	if (t)
+		t->path = 3;
+	skb->mark = 0;
+	int r = ract_list(skb, sl->act, sl->n, s);
+	if (r != VXDP_RULES_CONTINUE)
+		return r;
+	return port_pipeline(skb, ifindex, true);
 }
 
 /* The tunnel key of a frame the vxlan device decapsulated; remote in

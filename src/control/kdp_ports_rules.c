@@ -1,0 +1,178 @@
+/* Flower rules on the kernel datapath's ports: the port side of
+ * control/kdp_rules.h (port ids, what is refused at add, the published
+ * table, counters for filter show -s).  Control thread only. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "control/kdp_internal.h"
+#include "control/kdp_rules.h"
+#include "dp/kernel/bpf/vxdp_rules_abi.h"
+#include "dp/kernel/kdp.h"
+#include "switch/flower_table.h"
+#include "util/vlog.h"
+
+/* ---- flower rules (control/kdp_rules.h) ------------------------------------ */
+
+uint16_t kc_id(const struct kdp_ctl *kc, const struct kc_port *p)
+{
+	return (uint16_t)(KDP_CTL_PORT_ID_BASE + (p - kc->ports));
+}
+
+static struct kc_port *kc_by_id(struct kdp_ctl *kc, uint16_t id)
+{
+	unsigned i = (unsigned)id - KDP_CTL_PORT_ID_BASE;
+	return id >= KDP_CTL_PORT_ID_BASE && i < KC_MAX_PORTS && kc->ports[i].used ? &kc->ports[i] : NULL;
+}
+
+static bool kc_rules_port(void *aux, uint16_t id, struct kr_port *out)
+{
+	const struct kc_port *p = kc_by_id(aux, id);
+	if (!p)
+		return false;
+	*out = (struct kr_port){ .ifindex = p->ifindex, .flags = p->flags, .vni = p->cfg.vni,
+				 .n_remotes = p->cfg.n_remotes, .remotes = p->cfg.remotes };
+	return true;
+}
+
+static bool kc_rules_ifindex(void *aux, uint32_t ifindex, uint16_t *id)
+{
+	struct kdp_ctl *kc = aux;
+	const struct kc_port *p = kc_by_ifindex(kc, ifindex);
+	if (p)
+		*id = kc_id(kc, p);
+	return p != NULL;
+}
+
+void kc_rules_open(struct kdp_ctl *kc)
+{
+	int err = kdp_rules_ctl_open(kc->k, kc_rules_port, kc_rules_ifindex, kc, &kc->kr, kc->kr_why,
+				     sizeof(kc->kr_why));
+	struct epoll_event ev = { .events = EPOLLIN };
+	if (err == 0 && epoll_ctl(kc->epfd, EPOLL_CTL_ADD, kdp_rules_ctl_fd(kc->kr), &ev) < 0) {
+		snprintf(kc->kr_why, sizeof(kc->kr_why), "cannot poll the rules upcalls: %s", strerror(errno));
+		err = -errno;
+	}
+	if (err < 0) {
+		kdp_rules_ctl_close(kc->kr);
+		kc->kr = NULL;
+		VLOG_WARN("filter", "kernel datapath: no flower rules on its ports (%s)", kc->kr_why);
+	}
+}
+
+int kdp_ctl_port_id(struct kdp_ctl *kc, const char *name, uint16_t *id)
+{
+	const struct kc_port *p = kc_by_name(kc, name);
+	if (!p)
+		return -ENOENT;
+	*id = kc_id(kc, p);
+	return 0;
+}
+
+static bool kc_rule_names(const struct flower_rule *r, uint16_t id)
+{
+	if (r->port == id)
+		return true;
+	for (uint32_t a = 0; a < r->n_actions; a++)
+		if ((r->actions[a].type == FLOWER_ACT_REDIRECT || r->actions[a].type == FLOWER_ACT_MIRROR) &&
+		    r->actions[a].port == id)
+			return true;
+	return false;
+}
+
+int kc_rules_name_port(struct kdp_ctl *kc, const struct kc_port *p, struct ctl_err *err)
+{
+	size_t n = kc->t ? flower_table_n_rules(kc->t) : 0, count = 0;
+	for (size_t i = 0; i < n; i++)
+		count += kc_rule_names(flower_table_rule(kc->t, i), kc_id(kc, p));
+	if (!count)
+		return 0;
+	return kc_refuse(err, -EBUSY, "port %s: named by %zu flower rule%s: delete %s first", p->cfg.name, count,
+		      count == 1 ? "" : "s", count == 1 ? "it" : "them");
+}
+
+/* tunnel_key set (action i) on the kernel datapath: the shared vxlan
+ * device's UDP port and checksum setting, its route's source address. */
+static int kc_rule_tunnel(struct kdp_ctl *kc, const struct ctl_flower *f, unsigned i, struct ctl_err *err)
+{
+	const struct ctl_flower_action *t = &f->actions[i];
+	unsigned j = i + 1;
+	while (j < f->n_actions && f->actions[j].type != CTL_ACT_REDIRECT && f->actions[j].type != CTL_ACT_MIRROR)
+		j++;
+	const struct kc_port *p = j < f->n_actions ? kc_by_name(kc, f->actions[j].dev) : NULL;
+	if (!p || p->cfg.type != CTL_PORT_VXLAN)
+		return kc_refuse(err, -EINVAL, "action %u \"tunnel_key set\": needs a later mirred to a vxlan port "
+			      "(it sets that port's tunnel key)", i + 1);
+	if (t->given & (CTL_AK_CSUM | CTL_AK_NOCSUM))
+		return kc_refuse(err, -EOPNOTSUPP, "action %u \"tunnel_key set %s\": refused on the kernel datapath "
+			      "(the shared vxlan device's checksum setting applies); use --datapath user", i + 1,
+			      t->given & CTL_AK_CSUM ? "csum" : "nocsum");
+	if ((t->given & CTL_AK_DST_PORT) && t->dst_port != kc->dstport)
+		return kc_refuse(err, -EOPNOTSUPP, "action %u \"dst_port %u\": refused, the kernel datapath's vxlan "
+			      "device sends to %u only", i + 1, t->dst_port, kc->dstport);
+	if (t->src.family != p->cfg.local.family || memcmp(t->src.bytes, p->cfg.local.bytes, 16))
+		return kc_refuse(err, -EOPNOTSUPP, "action %u \"src_ip\": refused, port %s sends from its local "
+			      "address only", i + 1, p->cfg.name);
+	return 0;
+}
+
+int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *f, struct ctl_err *err)
+{
+	if (!ctl_flower_has_rule(f))
+		return 0;
+	const struct kc_port *p = kc_by_name(kc, f->dev);
+	if (!p)
+		return 0; /* the table refuses it: no such port */
+	if (!kc->kr)
+		return kc_refuse(err, -EOPNOTSUPP, "dev %s: flower rules are not available on this kernel datapath (%s)",
+			      f->dev, kc->kr_why);
+	if (p->cfg.type == CTL_PORT_VXLAN)
+		return kc_refuse(err, -EOPNOTSUPP, "dev %s: rules on a vxlan port's ingress are not on the kernel "
+			      "datapath yet (veth and afpacket ports are); use --datapath user", f->dev);
+	unsigned n_kernel = 0;
+	for (unsigned i = 0; i < f->n_actions; i++) {
+		const struct ctl_flower_action *a = &f->actions[i];
+		int ret = a->type == CTL_ACT_TUNNEL_SET ? kc_rule_tunnel(kc, f, i, err) : 0;
+		if (ret < 0)
+			return ret;
+		const struct kc_port *q = a->type == CTL_ACT_REDIRECT || a->type == CTL_ACT_MIRROR
+						  ? kc_by_name(kc, a->dev) : NULL;
+		bool tun = i && f->actions[i - 1].type == CTL_ACT_TUNNEL_SET;
+		n_kernel += q && q->cfg.type == CTL_PORT_VXLAN && !tun ? q->cfg.n_remotes
+			    : a->type == CTL_ACT_TUNNEL_SET || a->type == CTL_ACT_TUNNEL_UNSET ||
+			      a->type == CTL_ACT_GOTO || a->type == CTL_ACT_PASS ? 0 : 1;
+	}
+	if (n_kernel > VXDP_RACT_MAX)
+		return kc_refuse(err, -EOPNOTSUPP, "filter: %u kernel actions (a mirred to a vxlan port is one per "
+			      "remote): the kernel datapath holds %d per decision", n_kernel, VXDP_RACT_MAX);
+	return 0;
+}
+
+void kdp_ctl_rules_changed(struct kdp_ctl *kc, const struct flower_table *t)
+{
+	kc->t = t;
+	if (!kc->kr)
+		return;
+	uint16_t ids[KC_MAX_PORTS];
+	uint32_t ifx[KC_MAX_PORTS];
+	size_t n = 0;
+	for (unsigned i = 0; i < KC_MAX_PORTS; i++)
+		if (kc->ports[i].used && kc->ports[i].ifindex) {
+			ids[n] = kc_id(kc, &kc->ports[i]);
+			ifx[n++] = kc->ports[i].ifindex;
+		}
+	kdp_rules_changed(kc->kr, t, ids, ifx, n);
+}
+
+void kdp_ctl_rules_sync(struct kdp_ctl *kc)
+{
+	if (kc->kr)
+		kdp_rules_sync(kc->kr);
+}
+
+void kdp_ctl_rule_counts(struct kdp_ctl *kc, const struct flower_rule *r, struct flower_rule_counters *rc)
+{
+	if (kc->kr)
+		kdp_rules_rule_counts(kc->kr, r, rc);
+}

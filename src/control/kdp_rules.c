@@ -1,0 +1,602 @@
+#include "control/kdp_rules.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stddef.h>
+#include <inttypes.h>
+#include <linux/virtio_net.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp/kernel/kdp_rules.h"
+#include "packet/csum.h"
+#include "packet/hdr.h"
+#include "packet/pkt.h"
+#include "parse/flow_extract.h"
+#include "util/vlog.h"
+
+/* Not in Debian 12's uapi headers (6.1); the kernel has it since 6.2. */
+#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
+#define VIRTIO_NET_HDR_GSO_UDP_L4 5
+#endif
+
+enum {
+	KR_IDLE_S = 10,             /* an entry without a packet this long is evicted */
+	KR_GRACE_NS = 1000000000,   /* after its deletion, before a slot is read the last time */
+	KR_FRAME_MAX = VXDP_RUP_MAX + 8,
+};
+
+enum kr_state { KR_FREE = 0, KR_LIVE, KR_RETIRED };
+
+/* One cache entry; its index is its counter slot. */
+struct kr_ent {
+	uint8_t state;
+	uint8_t n_rules;
+	uint32_t rslot[FLOWER_MAX_HOPS];   /* the verdict's rules: slot and uid */
+	uint64_t ruid[FLOWER_MAX_HOPS];
+	uint64_t gen;
+	struct vxdp_rkey key;
+	uint64_t synced_pk, synced_by;     /* folded into the rules so far */
+	uint64_t since_ns;                 /* LIVE: last change of synced_pk; RETIRED: deletion */
+};
+
+struct kdp_rules_ctl {
+	struct kdp *k;
+	struct kdp_rules *r;
+	kr_port_fn *port;
+	kr_ifindex_fn *by_ifindex;
+	void *aux;
+	const struct flower_table *t;
+	uint64_t gen;
+	struct kr_ent ents[VXDP_RFLOWS];
+	uint32_t cursor;                   /* where the next free slot is looked for */
+	uint32_t n_live;
+	struct flower_counters *fc;        /* per rule: fast (folded) and slow */
+	struct pkt_pool *pool;
+	struct pkt *pkt;
+	uint8_t frame[KR_FRAME_MAX];
+	uint64_t last_tick_ns, last_idle_ns;
+	/* counted */
+	uint64_t upcalls, installed, evicted_idle, evicted_stale, cache_full, key_mismatch, uncacheable,
+		malformed, too_big, too_many_actions, reinject_errors, no_port;
+};
+
+int kdp_rules_ctl_open(struct kdp *k, kr_port_fn *port, kr_ifindex_fn *by_ifindex, void *aux,
+		       struct kdp_rules_ctl **out, char *why, size_t why_len)
+{
+	struct kdp_rules_ctl *kr = calloc(1, sizeof(*kr));
+	if (!kr)
+		return -ENOMEM;
+	kr->k = k;
+	kr->port = port;
+	kr->by_ifindex = by_ifindex;
+	kr->aux = aux;
+	kr->gen = 1;
+	int err = -ENOMEM;
+	kr->fc = calloc(1, sizeof(*kr->fc));
+	kr->pool = pkt_pool_create_sized(1, KR_FRAME_MAX + 256);
+	kr->pkt = kr->pool ? pkt_alloc(kr->pool) : NULL;
+	if (!kr->fc || !kr->pkt) {
+		snprintf(why, why_len, "out of memory for the rules path");
+		goto fail;
+	}
+	if ((err = kdp_rules_open(k, &kr->r, why, (unsigned)why_len)) < 0)
+		goto fail;
+	/* Kept maps (vxswitchd --keep-datapath) hold a previous run's
+	 * decisions under its generations: start past them, so that none
+	 * of them is ever taken for one of ours. */
+	uint64_t kept;
+	if (kdp_rules_gen_get(kr->r, &kept) == 0 && kept >= kr->gen)
+		kr->gen = kept + 1;
+	if ((err = kdp_rules_gen_set(kr->r, kr->gen)) < 0) {
+		snprintf(why, why_len, "cannot set the rules generation: %s", strerror(-err));
+		goto fail;
+	}
+	*out = kr;
+	return 0;
+fail:
+	kdp_rules_ctl_close(kr);
+	return err;
+}
+
+void kdp_rules_ctl_close(struct kdp_rules_ctl *kr)
+{
+	if (!kr)
+		return;
+	kdp_rules_close(kr->r);
+	if (kr->pkt)
+		pkt_free(kr->pkt);
+	pkt_pool_destroy(kr->pool);
+	free(kr->fc);
+	free(kr);
+}
+
+int kdp_rules_ctl_fd(const struct kdp_rules_ctl *kr)
+{
+	return kdp_rules_fd(kr->r);
+}
+
+/* ---- counters ------------------------------------------------------------ */
+
+/* Adds to rule (slot, uid): a slot that a newer rule took drops the late
+ * counts of its deleted owner. */
+static void kr_fold_rule(struct kdp_rules_ctl *kr, uint32_t slot, uint64_t uid, uint64_t pk, uint64_t by,
+			 bool fast, uint64_t now)
+{
+	if (slot >= FLOWER_MAX_RULES || !pk)
+		return;
+	struct flower_rule_counters *c = &kr->fc->slot[slot];
+	if (c->uid > uid)
+		return;
+	if (c->uid < uid)
+		*c = (struct flower_rule_counters){ .uid = uid };
+	if (fast) {
+		c->fast_packets += pk;
+		c->fast_bytes += by;
+	} else {
+		c->slow_packets += pk;
+		c->slow_bytes += by;
+	}
+	c->last_used_ns = now;
+}
+
+/* Folds what entry e counted since the last fold. */
+static void kr_sync_ent(struct kdp_rules_ctl *kr, struct kr_ent *e, uint64_t now)
+{
+	struct vxdp_rcount c;
+	if (kdp_rules_count_read(kr->r, (uint32_t)(e - kr->ents), &c) < 0)
+		return;
+	uint64_t pk = c.packets - e->synced_pk, by = c.bytes - e->synced_by;
+	if (!pk)
+		return;
+	for (unsigned i = 0; i < e->n_rules; i++)
+		kr_fold_rule(kr, e->rslot[i], e->ruid[i], pk, by, true, now);
+	e->synced_pk = c.packets;
+	e->synced_by = c.bytes;
+	if (e->state == KR_LIVE)
+		e->since_ns = now;
+}
+
+void kdp_rules_sync(struct kdp_rules_ctl *kr)
+{
+	uint64_t now = kdp_now_ns();
+	for (unsigned i = 0; i < VXDP_RFLOWS; i++)
+		if (kr->ents[i].state != KR_FREE)
+			kr_sync_ent(kr, &kr->ents[i], now);
+}
+
+void kdp_rules_rule_counts(const struct kdp_rules_ctl *kr, const struct flower_rule *r,
+			   struct flower_rule_counters *rc)
+{
+	if (r->slot >= FLOWER_MAX_RULES)
+		return;
+	const struct flower_rule_counters *c = &kr->fc->slot[r->slot];
+	if (c->uid != r->uid)
+		return;
+	rc->fast_packets += c->fast_packets;
+	rc->fast_bytes += c->fast_bytes;
+	rc->slow_packets += c->slow_packets;
+	rc->slow_bytes += c->slow_bytes;
+	if (c->last_used_ns > rc->last_used_ns)
+		rc->last_used_ns = c->last_used_ns;
+}
+
+/* ---- the cache ------------------------------------------------------------- */
+
+/* Takes e out of the map; its slot is freed after the grace period. */
+static void kr_retire(struct kdp_rules_ctl *kr, struct kr_ent *e, bool del, uint64_t now)
+{
+	if (del)
+		kdp_rules_flow_del(kr->r, &e->key);
+	e->state = KR_RETIRED;
+	e->since_ns = now;
+	kr->n_live--;
+}
+
+static struct kr_ent *kr_alloc(struct kdp_rules_ctl *kr)
+{
+	for (unsigned n = 0; n < VXDP_RFLOWS; n++) {
+		uint32_t i = (kr->cursor + n) % VXDP_RFLOWS;
+		if (kr->ents[i].state == KR_FREE) {
+			kr->cursor = (i + 1) % VXDP_RFLOWS;
+			return &kr->ents[i];
+		}
+	}
+	return NULL;
+}
+
+static void kr_install(struct kdp_rules_ctl *kr, const struct vxdp_rkey *key, const struct flower_verdict *v,
+		       const struct vxdp_ract *act, uint32_t n_act)
+{
+	struct kr_ent *e = kr_alloc(kr);
+	uint32_t slot = e ? (uint32_t)(e - kr->ents) : 0;
+	if (!e || kdp_rules_count_zero(kr->r, slot) < 0) {
+		kr->cache_full++;
+		return;
+	}
+	struct vxdp_rval val = { .gen = kr->gen, .slot = slot, .n = n_act };
+	memcpy(val.act, act, n_act * sizeof(*act));
+	struct vxdp_rval old;
+	bool had = false;
+	if (kdp_rules_flow_put(kr->r, key, &val, &old, &had) < 0) {
+		kr->cache_full++;
+		return;
+	}
+	uint64_t now = kdp_now_ns();
+	if (had && old.slot < VXDP_RFLOWS && kr->ents[old.slot].state == KR_LIVE)
+		kr_retire(kr, &kr->ents[old.slot], false, now);
+	*e = (struct kr_ent){ .state = KR_LIVE, .gen = kr->gen, .key = *key, .since_ns = now };
+	for (unsigned i = 0; v->end == FLOWER_END_MATCHED && i < v->n_rules; i++) {
+		e->rslot[i] = v->rules[i]->slot;
+		e->ruid[i] = v->rules[i]->uid;
+		e->n_rules++;
+	}
+	kr->n_live++;
+	kr->installed++;
+}
+
+/* Deletes the entries of older generations and idle ones; frees the
+ * slots whose grace period passed, after their last fold. */
+static void kr_evict(struct kdp_rules_ctl *kr, uint64_t now, bool idle_pass)
+{
+	for (unsigned i = 0; i < VXDP_RFLOWS; i++) {
+		struct kr_ent *e = &kr->ents[i];
+		if (e->state == KR_LIVE && e->gen != kr->gen) {
+			kr_retire(kr, e, true, now);
+			kr->evicted_stale++;
+		} else if (e->state == KR_LIVE && idle_pass) {
+			kr_sync_ent(kr, e, now);
+			if (now - e->since_ns > (uint64_t)KR_IDLE_S * 1000000000ull) {
+				kr_retire(kr, e, true, now);
+				kr->evicted_idle++;
+			}
+		} else if (e->state == KR_RETIRED && now - e->since_ns > KR_GRACE_NS) {
+			kr_sync_ent(kr, e, now);
+			e->state = KR_FREE;
+		}
+	}
+}
+
+void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids,
+		       const uint32_t *ifindexes, size_t n)
+{
+	kr->t = t;
+	/* Ports that gain rules first, so they start asking; then the
+	 * generation: from here no cached decision of the old rules is used;
+	 * then ports that lost them go straight to L2 switching. */
+	for (size_t i = 0; i < n; i++)
+		if (t && flower_table_port_has_rules(t, ids[i]))
+			kdp_port_flags(kr->k, ifindexes[i], VXDP_PORT_RULES, true);
+	kr->gen++;
+	int err = kdp_rules_gen_set(kr->r, kr->gen);
+	if (err < 0)
+		VLOG_WARN("filter", "cannot move the kernel rules generation on: %s", strerror(-err));
+	for (size_t i = 0; i < n; i++)
+		if (!t || !flower_table_port_has_rules(t, ids[i]))
+			kdp_port_flags(kr->k, ifindexes[i], VXDP_PORT_RULES, false);
+}
+
+/* ---- the slow path: missed frames ------------------------------------------ */
+
+struct kr_build {
+	struct vxdp_ract act[VXDP_RACT_MAX];
+	uint32_t n;
+	bool overflow;
+};
+
+static void kr_emit(struct kr_build *b, const struct vxdp_ract *a)
+{
+	if (b->n == VXDP_RACT_MAX) {
+		b->overflow = true;
+		return;
+	}
+	b->act[b->n++] = *a;
+}
+
+/* mirred to port id: a local port, or a vxlan port's remote(s) (the
+ * tunnel_key's, else every remote of the port with its VNI, as
+ * dp_rules.c does).  `stop`: a redirect (the last copy is the frame). */
+static void kr_mirred(const struct kdp_rules_ctl *kr, struct kr_build *b, uint16_t id,
+		      const struct flower_action *tun, bool stop)
+{
+	struct kr_port p;
+	if (!kr->port(kr->aux, id, &p)) {
+		if (stop) /* a redirect to a port gone drops, a mirror sends nothing */
+			kr_emit(b, &(struct vxdp_ract){ .kind = VXDP_RA_DROP });
+		return;
+	}
+	if (p.ifindex) {
+		kr_emit(b, &(struct vxdp_ract){
+			.kind = stop ? VXDP_RA_OUT_PORT : VXDP_RA_CLONE_PORT, .ifindex = p.ifindex,
+			.flags = (p.flags & VXDP_PORT_VETH) ? VXDP_RAF_VETH : 0 });
+		return;
+	}
+	unsigned n = tun ? 1 : p.n_remotes;
+	for (unsigned i = 0; i < n; i++) {
+		struct vxdp_ract a = { .kind = (stop && i + 1 == n) ? VXDP_RA_OUT_TUN : VXDP_RA_CLONE_TUN };
+		if (tun) {
+			a.vni = tun->tun_vni;
+			a.flags = tun->tun_family == 6 ? VXDP_RAF_V6 : 0;
+			memcpy(a.remote, tun->tun_dst, 16);
+		} else {
+			a.vni = p.vni;
+			a.flags = p.remotes[i].family == AF_INET6 ? VXDP_RAF_V6 : 0;
+			memcpy(a.remote, p.remotes[i].bytes, 16);
+		}
+		kr_emit(b, &a);
+	}
+	if (stop && !n)
+		kr_emit(b, &(struct vxdp_ract){ .kind = VXDP_RA_DROP });
+}
+
+/* The kernel action list of a verdict (dp_rules.c's semantics). */
+static void kr_compile(const struct kdp_rules_ctl *kr, const struct flower_verdict *v, struct kr_build *b)
+{
+	b->n = 0;
+	b->overflow = false;
+	if (v->end == FLOWER_END_LOOP) {
+		kr_emit(b, &(struct vxdp_ract){ .kind = VXDP_RA_DROP });
+		return;
+	}
+	const struct flower_action *tun = NULL;
+	for (unsigned r = 0; v->end == FLOWER_END_MATCHED && r < v->n_rules; r++) {
+		const struct flower_rule *rule = v->rules[r];
+		for (uint32_t i = 0; i < rule->n_actions; i++) {
+			const struct flower_action *a = &rule->actions[i];
+			switch (a->type) {
+			case FLOWER_ACT_REDIRECT:
+				kr_mirred(kr, b, a->port, tun, true);
+				return;
+			case FLOWER_ACT_MIRROR:
+				kr_mirred(kr, b, a->port, tun, false);
+				break;
+			case FLOWER_ACT_TUNNEL_SET:
+				tun = a;
+				break;
+			case FLOWER_ACT_TUNNEL_UNSET:
+				tun = NULL;
+				break;
+			case FLOWER_ACT_VLAN_PUSH:
+				kr_emit(b, &(struct vxdp_ract){ .kind = VXDP_RA_VLAN_PUSH, .tpid = a->vlan_tpid,
+								 .tci = a->vlan_tci });
+				break;
+			case FLOWER_ACT_VLAN_POP:
+				kr_emit(b, &(struct vxdp_ract){ .kind = VXDP_RA_VLAN_POP });
+				break;
+			case FLOWER_ACT_VLAN_MODIFY:
+				kr_emit(b, &(struct vxdp_ract){ .kind = VXDP_RA_VLAN_MODIFY, .tci = a->vlan_tci,
+								 .flags = a->set_prio ? VXDP_RAF_SET_PRIO : 0 });
+				break;
+			case FLOWER_ACT_DROP:
+				kr_emit(b, &(struct vxdp_ract){ .kind = VXDP_RA_DROP });
+				return;
+			case FLOWER_ACT_PASS:
+				return;
+			default: /* goto: the next rule of the verdict */
+				break;
+			}
+		}
+	}
+}
+
+/* The program's key as flow_extract's key says it should be. */
+static void kr_key_from_flow(const struct flow_key *f, uint32_t ifindex, struct vxdp_rkey *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->ifindex = ifindex;
+	memcpy(k->dl_dst, f->dl_dst, 6);
+	memcpy(k->dl_src, f->dl_src, 6);
+	k->dl_type = f->dl_type;
+	k->n_vlans = f->n_vlans;
+	memcpy(k->vlan_tci, f->vlan_tci, sizeof(k->vlan_tci));
+	memcpy(k->vlan_tpid, f->vlan_tpid, sizeof(k->vlan_tpid));
+	k->nw_family = f->nw_family;
+	k->nw_proto = f->nw_proto;
+	k->nw_tos = f->nw_tos;
+	k->nw_ttl = f->nw_ttl;
+	k->nw_frag = f->nw_frag;
+	k->ipv6_label = f->ipv6_label;
+	memcpy(k->nw_src, f->nw_src, 16);
+	memcpy(k->nw_dst, f->nw_dst, 16);
+	memcpy(k->arp_sha, f->arp_sha, 6);
+	memcpy(k->arp_tha, f->arp_tha, 6);
+	k->tp_src = f->tp_src;
+	k->tp_dst = f->tp_dst;
+	k->tcp_flags = f->tcp_flags;
+}
+
+/* Whether the rkey carries every match field of f: f rebuilt from k (in_port
+ * and the tunnel section, which k leaves out, taken from f) must equal f.
+ * A flow_key field the rkey does not hold (one added later) and that is
+ * not zero keeps the flow on the slow path instead of caching a decision
+ * that frames differing only there would share. */
+static bool kr_key_covers(const struct flow_key *f, const struct vxdp_rkey *k)
+{
+	struct flow_key b;
+	memset(&b, 0, sizeof(b));
+	memcpy(&b, f, offsetof(struct flow_key, dl_dst)); /* tunnel section, in_port */
+	memcpy(b.dl_dst, k->dl_dst, 6);
+	memcpy(b.dl_src, k->dl_src, 6);
+	b.dl_type = k->dl_type;
+	b.n_vlans = (uint8_t)k->n_vlans;
+	memcpy(b.vlan_tci, k->vlan_tci, sizeof(b.vlan_tci));
+	memcpy(b.vlan_tpid, k->vlan_tpid, sizeof(b.vlan_tpid));
+	b.nw_family = k->nw_family;
+	b.nw_proto = k->nw_proto;
+	b.nw_tos = k->nw_tos;
+	b.nw_ttl = k->nw_ttl;
+	b.nw_frag = k->nw_frag;
+	b.ipv6_label = k->ipv6_label;
+	memcpy(b.nw_src, k->nw_src, 16);
+	memcpy(b.nw_dst, k->nw_dst, 16);
+	memcpy(b.arp_sha, k->arp_sha, 6);
+	memcpy(b.arp_tha, k->arp_tha, 6);
+	b.tp_src = k->tp_src;
+	b.tp_dst = k->tp_dst;
+	b.tcp_flags = k->tcp_flags;
+	return !memcmp(&b, f, FLOW_KEY_MATCH_SIZE);
+}
+
+/* The virtio_net_hdr of a re-injected frame: a TCP/UDP checksum the VM
+ * left to offload (the field does not verify: it holds the pseudo
+ * header's sum) is completed by the kernel; a GSO frame stays one. */
+static void kr_offloads(const struct pkt *pkt, const struct flow_key *key, const uint8_t *f,
+			uint16_t gso_size, struct kdp_reinject *d)
+{
+	bool tcp = key->nw_proto == IP_PROTO_TCP, udp = key->nw_proto == IP_PROTO_UDP;
+	if (!(tcp || udp) || key->nw_frag || pkt->l4_ofs == PKT_OFS_NONE || pkt->l3_ofs == PKT_OFS_NONE)
+		return;
+	uint32_t l4 = pkt->l4_ofs, l4len = pkt_len(pkt) - l4;
+	uint16_t off = tcp ? 16 : 6;
+	bool ok;
+	if (udp && key->nw_family == 4 && f[l4 + 6] == 0 && f[l4 + 7] == 0) {
+		ok = true; /* IPv4 UDP without a checksum */
+	} else {
+		const uint8_t *ip = f + pkt->l3_ofs;
+		uint32_t s = key->nw_family == 4 ? csum_pseudo_ipv4(ip + 12, ip + 16, key->nw_proto, l4len)
+						 : csum_pseudo_ipv6(ip + 8, ip + 24, key->nw_proto, l4len);
+		ok = csum_fold(csum_partial(f + l4, l4len, s)) == 0;
+	}
+	if (!ok || gso_size) {
+		d->needs_csum = true;
+		d->csum_start = (uint16_t)l4;
+		d->csum_offset = off;
+	}
+	if (gso_size && pkt->payload_ofs != PKT_OFS_NONE) {
+		d->gso_type = udp ? VIRTIO_NET_HDR_GSO_UDP_L4
+				  : key->nw_family == 6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4;
+		d->gso_size = gso_size;
+		d->hdr_len = pkt->payload_ofs;
+	}
+}
+
+/* The frame as on the wire: a tag in skb metadata back in its place. */
+static uint32_t kr_frame(struct kdp_rules_ctl *kr, const struct vxdp_rupcall *u, const uint8_t *bytes)
+{
+	uint32_t n = u->cap_len;
+	if (!u->vlan_present || n < 12) {
+		memcpy(kr->frame, bytes, n);
+		return n;
+	}
+	memcpy(kr->frame, bytes, 12);
+	kr->frame[12] = (uint8_t)(u->vlan_proto >> 8);
+	kr->frame[13] = (uint8_t)u->vlan_proto;
+	kr->frame[14] = (uint8_t)(u->vlan_tci >> 8);
+	kr->frame[15] = (uint8_t)u->vlan_tci;
+	memcpy(kr->frame + 16, bytes + 12, n - 12);
+	return n + 4;
+}
+
+static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *bytes)
+{
+	struct kdp_rules_ctl *kr = aux;
+	kr->upcalls++;
+	uint16_t id;
+	if (!kr->by_ifindex(kr->aux, u->ifindex, &id)) {
+		kr->no_port++;
+		return;
+	}
+	if (u->cap_len < u->len) {
+		kr->too_big++; /* more than a perf event holds: dropped */
+		return;
+	}
+	uint32_t len = kr_frame(kr, u, bytes);
+	struct flow_key key;
+	pkt_reset(kr->pkt);
+	if (pkt_set_data(kr->pkt, kr->frame, len) < 0) {
+		kr->too_big++;
+		return;
+	}
+	kr->pkt->in_port = id;
+	if (flow_extract(kr->pkt, 0, &key) != DROP_NONE) {
+		kr->malformed++; /* the userspace datapath drops it too */
+		return;
+	}
+	struct flower_verdict v = { .end = FLOWER_END_NO_MATCH };
+	if (kr->t)
+		flower_table_classify(kr->t, &key, &v);
+	uint64_t now = kdp_now_ns();
+	for (unsigned i = 0; v.end != FLOWER_END_NO_MATCH && i < v.n_rules; i++)
+		kr_fold_rule(kr, v.rules[i]->slot, v.rules[i]->uid, 1, u->len, false, now);
+	struct kr_build b;
+	kr_compile(kr, &v, &b);
+	if (b.overflow) {
+		kr->too_many_actions++; /* more kernel actions than a decision holds: dropped */
+		return;
+	}
+	struct vxdp_rkey mine;
+	kr_key_from_flow(&key, u->ifindex, &mine);
+	if (!u->cacheable)
+		kr->uncacheable++;
+	else if (memcmp(&mine, &u->key, sizeof(mine)) || !kr_key_covers(&key, &mine))
+		kr->key_mismatch++;
+	else
+		kr_install(kr, &mine, &v, b.act, b.n);
+	struct kdp_reinject d = { .ifindex = u->ifindex, .n = b.n, .act = b.act };
+	kr_offloads(kr->pkt, &key, kr->frame, u->gso_size, &d);
+	if (kdp_rules_reinject(kr->r, &d, kr->frame, len) < 0)
+		kr->reinject_errors++;
+}
+
+void kdp_rules_tick(struct kdp_rules_ctl *kr)
+{
+	/* Bounded work per turn: the control loop serves commands too. */
+	for (int i = 0; i < 16 && kdp_rules_poll(kr->r, kr_upcall, kr) > 0; i++)
+		;
+	uint64_t now = kdp_now_ns();
+	bool stale = false;
+	for (unsigned i = 0; i < VXDP_RFLOWS && !stale; i++)
+		stale = kr->ents[i].state == KR_LIVE && kr->ents[i].gen != kr->gen;
+	if (!stale && now - kr->last_tick_ns < 1000000000ull)
+		return;
+	kr->last_tick_ns = now;
+	bool idle = now - kr->last_idle_ns >= 5000000000ull;
+	if (idle)
+		kr->last_idle_ns = now;
+	kr_evict(kr, now, idle);
+}
+
+/* ---- what the operator sees ------------------------------------------------ */
+
+void kdp_rules_print_port(struct kdp_rules_ctl *kr, uint32_t ifindex, struct ctl_print *out)
+{
+	struct vxdp_rstats s;
+	if (kdp_rules_stats_read(kr->r, ifindex, &s) < 0)
+		return;
+	ctl_print_open_object(out, "rules");
+	ctl_print_text(out, " rules:");
+	ctl_print_uint(out, CTL_PRINT_ANY, "hits", " hits %" PRIu64, s.hits);
+	ctl_print_uint(out, CTL_PRINT_ANY, "misses", " misses %" PRIu64, s.misses);
+	ctl_print_uint(out, CTL_PRINT_ANY, "stale", " stale %" PRIu64, s.stale);
+	ctl_print_uint(out, CTL_PRINT_ANY, "uncacheable", " uncacheable %" PRIu64, s.uncacheable);
+	ctl_print_uint(out, CTL_PRINT_ANY, "upcalls", " upcalls %" PRIu64, s.upcalls);
+	ctl_print_uint(out, CTL_PRINT_ANY, "upcall_drops", " upcall_drops %" PRIu64, s.upcall_drops);
+	ctl_print_uint(out, CTL_PRINT_ANY, "reinjected", " reinjected %" PRIu64, s.reinjected);
+	ctl_print_uint(out, CTL_PRINT_ANY, "reinject_stale", " reinject_stale %" PRIu64, s.reinject_stale);
+	ctl_print_uint(out, CTL_PRINT_ANY, "rule_drops", " rule_drops %" PRIu64, s.rule_drops);
+	ctl_print_uint(out, CTL_PRINT_ANY, "tx_errors", " tx_errors %" PRIu64, s.tx_errors);
+	ctl_print_close_object(out);
+}
+
+void kdp_rules_print(struct kdp_rules_ctl *kr, struct ctl_print *out)
+{
+	ctl_print_open_object(out, "rule_cache");
+	ctl_print_text(out, "rule cache:");
+	ctl_print_uint(out, CTL_PRINT_ANY, "generation", " generation %" PRIu64, kr->gen);
+	ctl_print_uint(out, CTL_PRINT_ANY, "entries", " entries %" PRIu64, kr->n_live);
+	ctl_print_uint(out, CTL_PRINT_ANY, "max", "/%" PRIu64, (uint64_t)VXDP_RFLOWS);
+	ctl_print_uint(out, CTL_PRINT_ANY, "upcalls", " upcalls %" PRIu64, kr->upcalls);
+	ctl_print_uint(out, CTL_PRINT_ANY, "installed", " installed %" PRIu64, kr->installed);
+	ctl_print_uint(out, CTL_PRINT_ANY, "evicted_idle", " evicted_idle %" PRIu64, kr->evicted_idle);
+	ctl_print_uint(out, CTL_PRINT_ANY, "evicted_stale", " evicted_stale %" PRIu64, kr->evicted_stale);
+	ctl_print_uint(out, CTL_PRINT_ANY, "cache_full", " cache_full %" PRIu64, kr->cache_full);
+	ctl_print_uint(out, CTL_PRINT_ANY, "uncacheable", " uncacheable %" PRIu64, kr->uncacheable);
+	ctl_print_uint(out, CTL_PRINT_ANY, "key_mismatch", " key_mismatch %" PRIu64, kr->key_mismatch);
+	ctl_print_uint(out, CTL_PRINT_ANY, "malformed", " malformed %" PRIu64, kr->malformed);
+	ctl_print_uint(out, CTL_PRINT_ANY, "too_big", " too_big %" PRIu64, kr->too_big);
+	ctl_print_uint(out, CTL_PRINT_ANY, "too_many_actions", " too_many_actions %" PRIu64, kr->too_many_actions);
+	ctl_print_uint(out, CTL_PRINT_ANY, "reinject_errors", " reinject_errors %" PRIu64, kr->reinject_errors);
+	ctl_print_uint(out, CTL_PRINT_ANY, "upcalls_lost", " upcalls_lost %" PRIu64 "\n", kdp_rules_lost(kr->r));
+	ctl_print_close_object(out);
+}

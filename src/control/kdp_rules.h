@@ -1,0 +1,79 @@
+/* Flower rules on the kernel datapath, vxswitchd's side: the slow path
+ * and the owner of the kernel's decision cache (design and maps:
+ * dp/kernel/bpf/vxdp_rules_abi.h; plumbing: dp/kernel/kdp_rules.h).
+ *
+ * The classifier of the published struct flower_table (switch/
+ * flower_table.h) decides every frame a port with rules sends up:
+ *   1. the bytes are parsed by flow_extract() (the userspace datapath's
+ *      parser: the same key the userspace datapath would classify), a
+ *      malformed frame is dropped (counted) as it would be there;
+ *   2. flower_table_classify(), its rules counted as the slow path (tc's
+ *      "Sent software") with the skb's length;
+ *   3. the verdict compiled into a kernel action list (kr_compile);
+ *   4. if the program's key equals the one made from flow_extract's key,
+ *      the entry (key -> generation, counter slot, actions) is installed;
+ *   5. the frame is re-injected with that decision (never lost, never
+ *      decided twice).
+ * Entries are counted in the kernel per slot; kdp_rules_sync() folds the
+ * counts since the last fold into every rule of the entry's verdict as
+ * the fast path (tc's "Sent hardware").  A rule change bumps the
+ * generation (kdp_rules_changed, before the command returns), then the
+ * old entries are deleted at the next tick and their slots freed a second
+ * later after a last fold, so fast + slow is exact across eviction.
+ * Idle entries (no packet for KR_IDLE_S) are evicted the same way; a full
+ * map leaves new flows on the slow path (counted: cache_full).
+ *
+ * Who calls it: control/kdp_ports.c (which owns the ports it asks about
+ * through the callbacks) on the control thread; filters.c through
+ * kdp_ports.h.  One thread. */
+#ifndef VX_CONTROL_KDP_RULES_H
+#define VX_CONTROL_KDP_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_print.h"
+#include "dp/kernel/kdp.h"
+#include "switch/flower_table.h"
+
+struct kdp_rules_ctl;
+
+/* What the rules need of a port (kdp_ports.c answers). */
+struct kr_port {
+	uint32_t ifindex;        /* 0: a vxlan port */
+	uint32_t flags;          /* VXDP_PORT_VETH */
+	uint32_t vni;
+	unsigned n_remotes;      /* vxlan */
+	const struct ctl_ip *remotes;
+};
+typedef bool kr_port_fn(void *aux, uint16_t id, struct kr_port *out);
+typedef bool kr_ifindex_fn(void *aux, uint32_t ifindex, uint16_t *id);
+
+int kdp_rules_ctl_open(struct kdp *k, kr_port_fn *port, kr_ifindex_fn *by_ifindex, void *aux,
+		       struct kdp_rules_ctl **out, char *why, size_t why_len);
+void kdp_rules_ctl_close(struct kdp_rules_ctl *kr);
+/* Readable when missed frames wait. */
+int kdp_rules_ctl_fd(const struct kdp_rules_ctl *kr);
+
+/* Missed frames, then (once a second) eviction and the freeing of slots. */
+void kdp_rules_tick(struct kdp_rules_ctl *kr);
+
+/* The table is now t (NULL: none): ports gain or lose the rules path,
+ * the generation moves on.  `ids[0..n)`/`ifindexes`: the kernel ports. */
+void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids,
+		       const uint32_t *ifindexes, size_t n);
+
+/* Folds what the kernel counted since the last fold into the rules. */
+void kdp_rules_sync(struct kdp_rules_ctl *kr);
+/* Adds the kernel datapath's counts of rule r (after a sync) to *rc. */
+void kdp_rules_rule_counts(const struct kdp_rules_ctl *kr, const struct flower_rule *r,
+			   struct flower_rule_counters *rc);
+
+
+/* The rules path of port ifindex (stats), and the cache's own counters. */
+void kdp_rules_print_port(struct kdp_rules_ctl *kr, uint32_t ifindex, struct ctl_print *out);
+void kdp_rules_print(struct kdp_rules_ctl *kr, struct ctl_print *out);
+
+#endif

@@ -1,0 +1,154 @@
+/* Flower rules on the kernel datapath: the contract between the programs
+ * (vxdp_rules.h, included by vxdp.bpf.c) and vxswitchd (dp/kernel/kdp_rules.h,
+ * control/kdp_rules.c).  Rules as cached decisions, the megaflow idea of
+ * Open vSwitch's kernel datapath, with exact-match keys:
+ *
+ *   - vxswitchd's classifier (switch/flower_table.h) stays the one source
+ *     of rule semantics.  A port with rules (VXDP_PORT_RULES in its
+ *     vxdp_port.flags) looks its frames up in map `rflows`: key = the
+ *     ingress ifindex and every field of struct flow_key's match part that
+ *     the classifier can consult (struct vxdp_rkey, the same values, host
+ *     order), value = the generation it was decided under and the action
+ *     list (struct vxdp_ract) compiled from the classifier's verdict.
+ *   - Hit with value.gen == rgen[0]: the program counts the frame in
+ *     rcounts[value.slot] and runs the actions.  Miss, or a stale
+ *     generation: the frame goes up whole (perf event `rupcalls`: struct
+ *     vxdp_rupcall then skb->len bytes, at most VXDP_RUP_MAX) under the
+ *     port's upcall token bucket, and the original skb is dropped.
+ *   - The frame is not lost: vxswitchd classifies the copy, installs the
+ *     entry (when the program's key equals the key flow_extract() makes of
+ *     the bytes, else the flow stays on the slow path: exact either way),
+ *     writes the decision into rslots[i] with a sequence number, and sends
+ *     the bytes on its re-injection veth (AF_PACKET with skb->mark =
+ *     seq << 8 | i).  The far end's ingress program (vxdp_rules_reinject)
+ *     takes ifindex and actions from the slot, never from the cache, and
+ *     runs them, then the ordinary L2 pipeline as if the frame had come in
+ *     on ifindex again.  So every frame is handled by exactly one decision
+ *     of the rules current when vxswitchd read it.
+ *   - Rule changes: vxswitchd bumps rgen[0] (one map write) before the
+ *     command returns; every entry of an older generation is a miss from
+ *     then on, and vxswitchd deletes them afterwards.
+ *   - Counters: rcounts is a per-CPU array by slot, owned by vxswitchd,
+ *     which zeroes a slot before an entry uses it and reads it only after
+ *     the entry left the map and a second passed (no program can still be
+ *     holding it), then folds it into the rules of the entry: fast + slow
+ *     is exact across eviction.
+ *   - Bounded: rflows holds at most VXDP_RFLOWS entries (a plain hash:
+ *     vxswitchd evicts idle ones; a full map leaves the flow on the slow
+ *     path, counted), upcalls pass the port's token bucket (counted when
+ *     refused), the perf buffer's losses are counted by vxswitchd.
+ *
+ * Only fixed-width fields, no holes. */
+#ifndef VXSWITCH_DP_KERNEL_VXDP_RULES_ABI_H
+#define VXSWITCH_DP_KERNEL_VXDP_RULES_ABI_H
+
+#include <linux/types.h>
+
+enum vxdp_rules_limits {
+	VXDP_RACT_MAX = 8,           /* actions of one decision */
+	VXDP_RFLOWS = 8192,          /* cache entries = counter slots */
+	VXDP_RSLOTS = 256,           /* re-injection decisions in flight */
+	VXDP_RUP_MAX = 65000,        /* bytes of a frame an upcall carries */
+};
+
+/* vxdp_port.flags: the port has rules (distinct from vxdp_abi.h's bits). */
+#define VXDP_PORT_RULES (1u << 8)
+
+/* The flow key: struct flow_key's match fields (parse/flow.h), same
+ * meaning and byte order, the tunnel section left out (rules on the vxlan
+ * device are not on the kernel path yet), in_port as the ifindex. */
+struct vxdp_rkey {
+	__u32 ifindex;
+	__u8 dl_dst[6];
+	__u8 dl_src[6];
+	__u16 dl_type;
+	__u16 n_vlans;
+	__u16 vlan_tci[2];
+	__u16 vlan_tpid[2];
+	__u8 nw_family, nw_proto, nw_tos, nw_ttl;
+	__u8 nw_frag, pad[3];
+	__u32 ipv6_label;
+	__u8 nw_src[16];
+	__u8 nw_dst[16];
+	__u8 arp_sha[6];
+	__u8 arp_tha[6];
+	__u16 tp_src, tp_dst, tcp_flags, pad2;
+};
+
+enum vxdp_ract_kind {
+	VXDP_RA_END = 0,             /* the list ends: on to L2 switching */
+	VXDP_RA_DROP = 1,
+	VXDP_RA_OUT_PORT = 2,        /* redirect to ifindex (VETH: redirect_peer), stop */
+	VXDP_RA_CLONE_PORT = 3,      /* a copy to ifindex, go on */
+	VXDP_RA_OUT_TUN = 4,         /* tunnel key (vni, remote), redirect to the vxlan device, stop */
+	VXDP_RA_CLONE_TUN = 5,       /* the same as a copy, go on */
+	VXDP_RA_VLAN_PUSH = 6,       /* tpid, tci */
+	VXDP_RA_VLAN_POP = 7,
+	VXDP_RA_VLAN_MODIFY = 8,     /* tci's VID; PCP too with SET_PRIO */
+};
+
+enum vxdp_ract_flags {
+	VXDP_RAF_VETH = 1u << 0,     /* = VXDP_FDB_VETH's meaning */
+	VXDP_RAF_V6 = 1u << 1,       /* remote is IPv6 */
+	VXDP_RAF_SET_PRIO = 1u << 2,
+};
+
+struct vxdp_ract {
+	__u8 kind;
+	__u8 flags;
+	__u16 tpid;                  /* host order */
+	__u16 tci;
+	__u8 ttl, tos;               /* tunnel: the VNI's outer TTL (0: 64) and TOS */
+	__u32 ifindex;
+	__u32 vni;
+	__u8 remote[16];             /* network order, IPv4 in the first 4 bytes */
+};
+
+/* Map `rflows` value. */
+struct vxdp_rval {
+	__u64 gen;
+	__u32 slot;                  /* rcounts index */
+	__u32 n;
+	struct vxdp_ract act[VXDP_RACT_MAX];
+};
+
+/* Map `rslots` value: one re-injected frame's decision. */
+struct vxdp_rslot {
+	__u32 seq;                   /* = skb->mark >> 8 of the frame it is for */
+	__u32 ifindex;               /* where the frame came in */
+	__u32 n;
+	__u32 pad;
+	struct vxdp_ract act[VXDP_RACT_MAX];
+};
+
+/* Map `rcounts` (per CPU, by slot). */
+struct vxdp_rcount {
+	__u64 packets, bytes;
+};
+
+/* Map `rstats` (per CPU, by ifindex): the rules path of one port. */
+struct vxdp_rstats {
+	__u64 hits;                  /* cached decision executed */
+	__u64 misses;                /* no entry */
+	__u64 stale;                 /* entry of an older generation */
+	__u64 uncacheable;           /* the key parser gave up: always upcalled */
+	__u64 upcalls;               /* frames sent up */
+	__u64 upcall_drops;          /* refused by the token bucket or the perf buffer */
+	__u64 reinjected;            /* frames back from vxswitchd with their decision */
+	__u64 reinject_stale;        /* re-injected frame whose slot was reused: dropped */
+	__u64 rule_drops;            /* dropped by a rule (fast path and re-injected) */
+	__u64 tx_errors;             /* a redirect/clone/vlan helper failed */
+};
+
+/* The header of a perf event of `rupcalls`; the frame's bytes follow. */
+struct vxdp_rupcall {
+	__u32 ifindex;
+	__u32 len;                   /* skb->len */
+	__u32 cap_len;               /* bytes that follow (min(len, VXDP_RUP_MAX)) */
+	__u32 cacheable;             /* key is valid */
+	__u16 vlan_present, vlan_tci, vlan_proto, gso_size;
+	__u64 gen;                   /* rgen[0] when the program saw it */
+	struct vxdp_rkey key;
+};
+
+#endif

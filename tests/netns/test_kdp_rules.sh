@@ -1,0 +1,218 @@
+#!/bin/bash
+# Flower rules on the kernel datapath (vxswitchd --datapath kernel): rules
+# decided by vxswitchd's classifier, cached per flow in the kernel program
+# (dp/kernel/bpf/vxdp_rules_abi.h).
+#
+#   vm1 vnet1 192.0.2.1 ─┐
+#   vm2 vnet2 192.0.2.2 ─┼─ h1: vxswitchd --datapath kernel, VNI 99 ── u1 ══ u2 (h2: tcpdump only)
+#   vm3 vnet3 192.0.2.3 ─┘     vx99 remote 198.51.100.2
+#
+# Checks:
+#  - refused at add, with the reason: a rule on the vxlan port's ingress,
+#    tunnel_key nocsum, a tunnel_key dst_port other than the device's;
+#  - a drop rule by ip_proto/dst_port on a marked flow under traffic takes
+#    effect from the first datagram sent after `filter add` returns, and
+#    is undone from the first one after `filter del` returns; a second
+#    flow beside it loses nothing across both changes (the missed frames
+#    are re-injected, not lost);
+#  - counters: `filter show -s` fast (Sent hardware) + slow (Sent
+#    software) = the datagrams sent, exactly, with the cache invalidated
+#    (a rule change on another port) twice in the middle; both parts > 0;
+#  - redirect to vnet3 (vm3 sees them, vm2 none), mirror to vnet3 (both
+#    see all), redirect to the vxlan port (VXLAN VNI 99 on the wire),
+#    tunnel_key set id 77 + redirect (VNI 77 on the wire), vlan push id 42
+#    + redirect (vm3 sees the tag), each counted on the wire by tcpdump;
+#  - port show says which ports are on the rules path.
+set -e
+cd "$(dirname "$0")/../.."
+. tests/netns/lib.sh
+rig_init "krl1-$$"
+trap rig_cleanup EXIT
+PY=/usr/bin/python3
+UDP="$PY $PWD/tests/netns/krl_udp.py"
+
+VM3=$P-vm3
+rig_create 4
+rig_ns_add "$VM3"
+cat > "$RIG_DIR/h1.conf" <<CONF
+port add vx99 type vxlan vni 99 local 198.51.100.1 remote 198.51.100.2
+port add vnet1 type veth vni 99 netns $VM1 mtu 1450
+port add vnet2 type veth vni 99 netns $VM2 mtu 1450
+port add vnet3 type veth vni 99 netns $VM3 mtu 1450
+CONF
+nh1 "$VXSWITCHD" --datapath kernel -c "$RIG_DIR/h1.conf" -s "$RIG_DIR/h1.sock" > "$RIG_DIR/h1.log" 2>&1 &
+RIG_PIDS="$RIG_PIDS $!"
+for i in $(seq 100); do
+	[ -S "$RIG_DIR/h1.sock" ] && n "$VM3" ip link show vnet3 >/dev/null 2>&1 && break
+	sleep 0.05
+done
+[ -S "$RIG_DIR/h1.sock" ] || { cat "$RIG_DIR/h1.log" >&2; fail "vxswitchd did not start"; }
+for v in 1 2 3; do
+	n "$P-vm$v" ip link set vnet$v up
+	n "$P-vm$v" ip addr add 192.0.2.$v/24 dev vnet$v
+done
+VX="$VXCTL --socket $RIG_DIR/h1.sock"
+nvm1 ping -c 2 -W 2 192.0.2.2 >/dev/null || fail "vm1 cannot ping vm2 before any rule"
+nvm1 ping -c 1 -W 2 192.0.2.3 >/dev/null || fail "vm1 cannot ping vm3 before any rule"
+pass "the kernel datapath switches before any rule"
+
+# ---- refused ------------------------------------------------------------------
+refused() { # PATTERN filter-args...
+	local pat=$1 out; shift
+	if out=$($VX "$@" 2>&1); then fail "accepted: $*"; fi
+	echo "$out" | grep -qE "$pat" || fail "refused without saying '$pat': $out"
+	pass "refused: $* ($out)"
+}
+refused "vxlan port's ingress" filter add dev vx99 ingress protocol ip flower action drop
+refused "nocsum" filter add dev vnet1 ingress protocol ip flower action tunnel_key set id 5 \
+	src_ip 198.51.100.1 dst_ip 198.51.100.2 nocsum action mirred egress redirect dev vx99
+refused "sends to 4789 only" filter add dev vnet1 ingress protocol ip flower action tunnel_key set id 5 \
+	src_ip 198.51.100.1 dst_ip 198.51.100.2 dst_port 4790 action mirred egress redirect dev vx99
+[ -z "$($VX filter show dev vnet1 ingress)" ] || fail "a refused rule was installed"
+
+# ---- marked flow: drop from the next datagram, and back -----------------------
+nvm2 $UDP recv "$RIG_DIR/rx.txt" 5001 5002 5003 5004 5005 &
+RIG_PIDS="$RIG_PIDS $!"
+# Under iperf3 (vm1 -> vm2, TCP): its big GSO frames miss after each rule
+# change too, go up and come back (re-injected as GSO frames).
+nvm2 iperf3 -s -D -1 -p 5201
+sleep 0.3
+nvm1 iperf3 -c 192.0.2.2 -p 5201 -t 5 -J > "$RIG_DIR/iperf.json" &
+IPERF=$!
+sleep 1
+nvm1 $UDP marked 192.0.2.2 5001 5002 1500 500 1000 \
+	"$VX filter add dev vnet1 ingress protocol ip pref 5 handle 1 flower ip_proto udp dst_port 5001 action drop" \
+	"$VX filter del dev vnet1 ingress protocol ip pref 5 handle 1 flower" > "$RIG_DIR/marks.txt"
+wait "$IPERF" || fail "iperf3 under rule changes failed"
+$VX stats | grep "^rule cache"
+$PY -c 'import json,sys; e=json.load(open(sys.argv[1]))["end"]; print("iperf3 under the rule changes: %.2f Gbit/s, %d retransmits" % (e["sum_received"]["bits_per_second"]/1e9, e["sum_sent"]["retransmits"]))' "$RIG_DIR/iperf.json"
+sleep 0.5
+$VX -j stats > "$RIG_DIR/stats1.json"
+ADD=$(awk '/added/ {print $2}' "$RIG_DIR/marks.txt")
+DEL=$(awk '/deleted/ {print $2}' "$RIG_DIR/marks.txt")
+$PY - "$RIG_DIR/rx.txt" "$ADD" "$DEL" "$RIG_DIR/stats1.json" <<'EOF' || fail "marked flow"
+import json, sys
+st = json.load(open(sys.argv[4]))
+drops = [p for p in st["ports"] if p["name"] == "vnet1"][0]["rules"]["upcall_drops"]
+got = {}
+for l in open(sys.argv[1]):
+    p, s = l.split()
+    got.setdefault(int(p), set()).add(int(s))
+add, dele = int(sys.argv[2]), int(sys.argv[3])
+m, o = got.get(5001, set()), got.get(5002, set())
+late = sorted(s for s in m if add <= s < dele)
+assert not late, "marked datagrams sent after filter add returned were delivered: %s" % late[:10]
+missing_after = sorted(s for s in range(dele, 1501) if s not in m)
+assert not missing_after, "marked datagrams sent after filter del returned were lost: %s" % missing_after[:10]
+# A frame is lost only when its upcall is refused (the port's token bucket:
+# iperf3's window of missed GSO frames after a rule change can take it
+# all), and every such refusal is counted.
+lost_o = sorted(set(range(1, 1501)) - o)
+assert len(lost_o) <= drops, "the other flow lost %d datagrams (%s), only %d upcalls refused" % (
+    len(lost_o), lost_o[:10], drops)
+missing_before = sorted(s for s in range(1, add - 20) if s not in m)
+assert not missing_before, "marked datagrams before the rule were lost: %s" % missing_before[:10]
+print("marked: %d delivered before add at %d, none in [%d, %d), all %d after del; other flow %d/1500, "
+      "upcalls refused on vnet1 (counted): %d" % (len([s for s in m if s < add]), add, add, dele, 1501 - dele,
+      len(o), drops))
+EOF
+pass "drop rule: from the first datagram after add returns to the first after del returns; other flow loses only what upcall_drops counts"
+
+# ---- counters: fast + slow = sent, across invalidations -----------------------
+$VX filter add dev vnet1 ingress protocol ip pref 10 handle 1 flower ip_proto udp dst_port 5003 action pass
+nvm1 $UDP send 192.0.2.2 5003 300 500
+$VX filter add dev vnet2 ingress protocol ip pref 10 handle 1 flower ip_proto udp dst_port 9 action drop
+nvm1 $UDP send 192.0.2.2 5003 300 500
+$VX filter del dev vnet2 ingress protocol ip pref 10 handle 1 flower
+nvm1 $UDP send 192.0.2.2 5003 300 500
+sleep 0.3
+$VX -j filter show -s dev vnet1 ingress > "$RIG_DIR/show.json"
+$PY - "$RIG_DIR/show.json" "$RIG_DIR/rx.txt" <<'EOF' || fail "counters"
+import json, sys
+rules = [r for r in json.load(open(sys.argv[1])) if "options" in r]
+st = rules[0]["options"]["actions"][0]["stats"]
+hw, sw = st.get("hw_packets", 0), st.get("sw_packets", 0)
+rx = sum(1 for l in open(sys.argv[2]) if l.startswith("5003 "))
+assert hw + sw == 900, "fast %d + slow %d != 900 sent" % (hw, sw)
+assert st["packets"] == 900, st
+assert hw > 0 and sw > 0, (hw, sw)
+assert rx == 900, "vm2 received %d of 900" % rx
+print("fast %d + slow %d = 900 sent = 900 received" % (hw, sw))
+EOF
+pass "counters: Sent hardware + Sent software = datagrams sent, exactly, across two invalidations"
+$VX port show | grep -E "^vnet1 .*rules kernel-cache" >/dev/null || fail "port show: vnet1 not on the rules path"
+$VX port show | grep -E "^vnet2 .*rules none" >/dev/null || fail "port show: vnet2 should have no rules"
+pass "port show: vnet1 rules kernel-cache, vnet2 rules none"
+
+# ---- actions on the wire -------------------------------------------------------
+cap() { # NS DEV FILTER OUT
+	# ip netns exec execs tcpdump: $! is tcpdump, and -U writes each packet
+	ip netns exec "$1" tcpdump -nn -U -i "$2" -w "$4" "$3" >/dev/null 2>&1 &
+	RIG_PIDS="$RIG_PIDS $!"
+	CAP_PID=$!
+	sleep 0.5
+}
+capstop() { sleep 0.5; kill "$CAP_PID"; wait "$CAP_PID" 2>/dev/null || true; }
+count() { tcpdump -nn -r "$1" 2>/dev/null | wc -l; }
+# vxcount VNI PORT: VXLAN datagrams of that VNI whose inner frame is UDP to
+# 192.0.2.2:PORT (tcpdump prints the inner frame on the next line).
+vxcount() {
+	tcpdump -nn -r "$RIG_DIR/vx.pcap" 2>/dev/null |
+		awk -v vni="vni $1" -v dst="192.0.2.2.$2:" '
+			$0 ~ vni"$" { v = 1; next }
+			v && index($0, dst) { c++ }
+			{ v = 0 }
+			END { print c + 0 }'
+}
+rx_of() { grep -c "^$1 " "$RIG_DIR/rx.txt" || true; }
+
+$VX filter add dev vnet1 ingress protocol ip pref 11 flower ip_proto udp dst_port 5004 \
+	action mirred egress redirect dev vnet3
+cap "$VM3" vnet3 "udp dst port 5004" "$RIG_DIR/redir.pcap"
+nvm1 $UDP send 192.0.2.2 5004 20
+capstop
+[ "$(rx_of 5004)" = 0 ] || fail "redirect: vm2 still received $(rx_of 5004)"
+[ "$(count "$RIG_DIR/redir.pcap")" = 20 ] || fail "redirect: vm3 saw $(count "$RIG_DIR/redir.pcap") of 20"
+pass "redirect to vnet3: vm3 saw 20 of 20"
+
+before=$(rx_of 5005)
+$VX filter add dev vnet1 ingress protocol ip pref 12 flower ip_proto udp dst_port 5005 \
+	action mirred egress mirror dev vnet3
+cap "$VM3" vnet3 "udp dst port 5005" "$RIG_DIR/mirror.pcap"
+nvm1 $UDP send 192.0.2.2 5005 20
+capstop
+got=$(( $(rx_of 5005) - before ))
+[ "$(count "$RIG_DIR/mirror.pcap")" = 20 ] || fail "mirror: vm3 saw $(count "$RIG_DIR/mirror.pcap") of 20"
+[ "$got" = 20 ] || fail "mirror: vm2 received $got of 20"
+pass "mirror to vnet3: vm3 saw 20, vm2 received 20"
+
+$VX filter add dev vnet1 ingress protocol ip pref 13 flower ip_proto udp dst_port 5006 \
+	action mirred egress redirect dev vx99
+cap "$H2" u2 "udp dst port 4789" "$RIG_DIR/vx.pcap"
+nvm1 $UDP send 192.0.2.2 5006 20
+capstop
+n=$(tcpdump -nn -r "$RIG_DIR/vx.pcap" 2>/dev/null | vxcount 99 5006)
+[ "$n" = 20 ] || fail "redirect to vx99: $n of 20 VXLAN VNI 99 datagrams on u2"
+pass "redirect to the vxlan port: 20 of 20 on the wire, VNI 99"
+
+$VX filter add dev vnet1 ingress protocol ip pref 14 flower ip_proto udp dst_port 5007 \
+	action tunnel_key set id 77 src_ip 198.51.100.1 dst_ip 198.51.100.2 action mirred egress redirect dev vx99
+cap "$H2" u2 "udp dst port 4789" "$RIG_DIR/vx.pcap"
+nvm1 $UDP send 192.0.2.2 5007 20
+capstop
+n=$(tcpdump -nn -r "$RIG_DIR/vx.pcap" 2>/dev/null | vxcount 77 5007)
+[ "$n" = 20 ] || fail "tunnel_key set id 77: $n of 20 on u2 with VNI 77"
+pass "tunnel_key set id 77 + redirect: 20 of 20 on the wire, VNI 77"
+
+$VX filter add dev vnet1 ingress protocol ip pref 15 flower ip_proto udp dst_port 5008 \
+	action vlan push id 42 action mirred egress redirect dev vnet3
+cap "$VM3" vnet3 "vlan 42 and udp dst port 5008" "$RIG_DIR/vlan.pcap"
+nvm1 $UDP send 192.0.2.2 5008 20
+capstop
+[ "$(count "$RIG_DIR/vlan.pcap")" = 20 ] || fail "vlan push: vm3 saw $(count "$RIG_DIR/vlan.pcap") of 20 tagged 42"
+pass "vlan push id 42 + redirect: vm3 saw 20 of 20 tagged"
+
+$VX stats > "$RIG_DIR/stats.txt"
+grep -q "rule cache:" "$RIG_DIR/stats.txt" || fail "stats: no rule cache line"
+grep -E "^rule cache:" "$RIG_DIR/stats.txt"
+echo "test_kdp_rules: all ok"

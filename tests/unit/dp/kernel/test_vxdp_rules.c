@@ -1,0 +1,377 @@
+/* Unit tests of flower rules as cached decisions in the kernel program
+ * (dp/kernel/bpf/vxdp_rules.h) and their plumbing (dp/kernel/kdp_rules.c),
+ * against the running kernel with BPF_PROG_TEST_RUN: a miss goes up whole
+ * on the perf buffer with the key flow_extract would make, a hit runs the
+ * cached actions and counts the entry, an entry of an older generation is
+ * a miss, each action kind does what it says (the programs record what
+ * they ran in map `rtrace` when the loader sets vxdp_record), a frame the
+ * key parser does not understand always goes up, and a re-injected frame
+ * runs the decision of its slot only when the sequence matches.
+ *
+ * Root only (else skipped); runs in a network namespace of its own. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <linux/pkt_cls.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dp/kernel/kdp.h"
+#include "dp/kernel/kdp_link.h"
+#include "dp/kernel/kdp_rules.h"
+
+enum { VNI = 99 };
+
+static const uint8_t MAC1[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+static const uint8_t MAC2[6] = { 0x02, 0, 0, 0, 0, 0x02 };
+
+/* rtrace as the program writes it (vxdp_rules.h). */
+struct rtrace {
+	uint32_t n;
+	uint32_t kind[VXDP_RACT_MAX + 1];
+	uint32_t ifindex[VXDP_RACT_MAX + 1];
+	uint32_t path;
+};
+
+struct fx {
+	struct kdp *k;
+	struct kdp_rules *r;
+	uint32_t p1, p2, tun;
+	unsigned n_up;
+	struct vxdp_rupcall up;
+	uint8_t bytes[256];
+};
+
+static bool in_netns;
+
+static int setup(void **state)
+{
+	if (!in_netns)
+		return 0;
+	struct fx *fx = calloc(1, sizeof(*fx));
+	char why[256] = "";
+	assert_int_equal(kdp_open(&(struct kdp_opts){ .record = true, .tun_name = "vxdpt1" }, &fx->k, why, sizeof(why)), 0);
+	assert_int_equal(kdp_rules_open(fx->k, &fx->r, why, sizeof(why)), 0);
+	fx->tun = kdp_tun_ifindex(fx->k);
+	fx->p1 = if_nametoindex("p1");
+	fx->p2 = if_nametoindex("p2");
+	struct kdp_port_opts veth = { .vni = VNI, .flags = VXDP_PORT_VETH };
+	assert_int_equal(kdp_port_add(fx->k, fx->p1, &veth), 0);
+	assert_int_equal(kdp_port_add(fx->k, fx->p2, &veth), 0);
+	struct vxdp_flood_ent fl[2] = { { .ifindex = fx->p1, .flags = VXDP_FDB_VETH },
+					{ .ifindex = fx->p2, .flags = VXDP_FDB_VETH } };
+	assert_int_equal(kdp_vni_set(fx->k, VNI, 0, 0, fl, 2), 0);
+	struct vxdp_fdb_val v1 = { .ifindex = fx->p1, .flags = VXDP_FDB_VETH };
+	struct vxdp_fdb_val v2 = { .ifindex = fx->p2, .flags = VXDP_FDB_VETH };
+	assert_int_equal(kdp_fdb_add(fx->k, VNI, MAC1, &v1), 0);
+	assert_int_equal(kdp_fdb_add(fx->k, VNI, MAC2, &v2), 0);
+	assert_int_equal(kdp_port_flags(fx->k, fx->p1, VXDP_PORT_RULES, true), 0);
+	assert_int_equal(kdp_rules_gen_set(fx->r, 5), 0);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+	if (fx) {
+		kdp_rules_close(fx->r);
+		kdp_close(fx->k);
+		free(fx);
+	}
+	return 0;
+}
+
+/* MAC1 -> MAC2, IPv4 192.0.2.1 -> 192.0.2.2 TTL 64 TOS 0x10, UDP
+ * sport -> dport, 18 bytes of payload: 60 bytes. */
+static size_t udp_frame(uint8_t *f, uint16_t sport, uint16_t dport)
+{
+	memset(f, 0, 60);
+	memcpy(f, MAC2, 6);
+	memcpy(f + 6, MAC1, 6);
+	f[12] = 0x08;
+	uint8_t *ip = f + 14;
+	ip[0] = 0x45;
+	ip[1] = 0x10;
+	ip[3] = 46;     /* total length */
+	ip[8] = 64;
+	ip[9] = 17;
+	inet_pton(AF_INET, "192.0.2.1", ip + 12);
+	inet_pton(AF_INET, "192.0.2.2", ip + 16);
+	uint8_t *u = ip + 20;
+	u[0] = (uint8_t)(sport >> 8), u[1] = (uint8_t)sport;
+	u[2] = (uint8_t)(dport >> 8), u[3] = (uint8_t)dport;
+	u[5] = 26;      /* UDP length */
+	return 60;
+}
+
+static struct rtrace run(struct fx *fx, const char *prog, uint32_t ifindex, uint32_t mark, const void *data,
+			 size_t len, int *verdict)
+{
+	int tfd = kdp_map_fd(fx->k, "rtrace");
+	uint32_t zero = 0;
+	struct rtrace t = { 0 };
+	assert_int_equal(bpf_map_update_elem(tfd, &zero, &t, BPF_ANY), 0);
+	struct __sk_buff ctx = { .ifindex = ifindex, .mark = mark };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = data, .data_size_in = (uint32_t)len,
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
+	assert_int_equal(bpf_prog_test_run_opts(kdp_prog_fd(fx->k, prog), &o), 0);
+	assert_int_equal(bpf_map_lookup_elem(tfd, &zero, &t), 0);
+	*verdict = (int)o.retval;
+	return t;
+}
+
+static struct rtrace run_port(struct fx *fx, const void *data, size_t len, int *verdict)
+{
+	return run(fx, "vxdp_port_ingress", fx->p1, 0, data, len, verdict);
+}
+
+static void on_up(void *aux, const struct vxdp_rupcall *u, const uint8_t *bytes)
+{
+	struct fx *fx = aux;
+	fx->n_up++;
+	fx->up = *u;
+	memcpy(fx->bytes, bytes, u->cap_len < sizeof(fx->bytes) ? u->cap_len : sizeof(fx->bytes));
+}
+
+static struct vxdp_rstats stats(struct fx *fx)
+{
+	struct vxdp_rstats s;
+	assert_int_equal(kdp_rules_stats_read(fx->r, fx->p1, &s), 0);
+	return s;
+}
+
+static void test_miss_goes_up_whole_with_the_key(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	uint8_t f[60];
+	int v;
+	size_t len = udp_frame(f, 1234, 5001);
+	struct rtrace t = run_port(fx, f, len, &v);
+	assert_int_equal(v, TC_ACT_SHOT);
+	assert_int_equal(t.path, 2);
+	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
+	assert_int_equal(fx->n_up, 1);
+	assert_int_equal(fx->up.ifindex, fx->p1);
+	assert_int_equal(fx->up.len, 60);
+	assert_int_equal(fx->up.cap_len, 60);
+	assert_memory_equal(fx->bytes, f, 60);
+	assert_int_equal(fx->up.cacheable, 1);
+	assert_int_equal(fx->up.gen, 5);
+	const struct vxdp_rkey *k = &fx->up.key;
+	assert_int_equal(k->ifindex, fx->p1);
+	assert_memory_equal(k->dl_src, MAC1, 6);
+	assert_int_equal(k->dl_type, 0x0800);
+	assert_int_equal(k->nw_family, 4);
+	assert_int_equal(k->nw_proto, 17);
+	assert_int_equal(k->nw_tos, 0x10);
+	assert_int_equal(k->nw_ttl, 64);
+	assert_int_equal(k->tp_src, 1234);
+	assert_int_equal(k->tp_dst, 5001);
+	struct vxdp_rstats s = stats(fx);
+	assert_int_equal(s.misses, 1);
+	assert_int_equal(s.upcalls, 1);
+	assert_int_equal(s.hits, 0);
+}
+
+/* Installs the program's own key of f (taken from an upcall) -> act. */
+static struct vxdp_rkey install(struct fx *fx, const uint8_t *f, size_t len, uint64_t gen, uint32_t slot,
+				const struct vxdp_ract *act, uint32_t n)
+{
+	int v;
+	run_port(fx, f, len, &v);
+	fx->n_up = 0;
+	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
+	struct vxdp_rval val = { .gen = gen, .slot = slot, .n = n };
+	memcpy(val.act, act, n * sizeof(*act));
+	assert_int_equal(kdp_rules_count_zero(fx->r, slot), 0);
+	assert_int_equal(kdp_rules_flow_put(fx->r, &fx->up.key, &val, NULL, NULL), 0);
+	return fx->up.key;
+}
+
+static void test_hit_runs_the_cached_drop_and_counts_then_stale_generation_misses(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	uint8_t f[60];
+	size_t len = udp_frame(f, 1234, 5001);
+	struct vxdp_ract drop = { .kind = VXDP_RA_DROP };
+	install(fx, f, len, 5, 7, &drop, 1);
+	int v;
+	for (int i = 0; i < 3; i++) {
+		struct rtrace t = run_port(fx, f, len, &v);
+		assert_int_equal(v, TC_ACT_SHOT);
+		assert_int_equal(t.path, 1);
+		assert_int_equal(t.n, 1);
+		assert_int_equal(t.kind[0], VXDP_RA_DROP);
+	}
+	struct vxdp_rcount c;
+	assert_int_equal(kdp_rules_count_read(fx->r, 7, &c), 0);
+	assert_int_equal(c.packets, 3);
+	assert_int_equal(c.bytes, 180);
+	assert_int_equal(stats(fx).hits, 3);
+	assert_int_equal(stats(fx).rule_drops, 3);
+	/* Another flow (source port) is not that entry. */
+	uint8_t g[60];
+	run_port(fx, g, udp_frame(g, 1235, 5001), &v);
+	assert_int_equal(stats(fx).misses, 2);
+	/* A rule change: generation 6, the entry is stale, the frame goes up. */
+	assert_int_equal(kdp_rules_gen_set(fx->r, 6), 0);
+	struct rtrace t = run_port(fx, f, len, &v);
+	assert_int_equal(v, TC_ACT_SHOT);
+	assert_int_equal(t.path, 2);
+	assert_int_equal(stats(fx).stale, 1);
+	assert_int_equal(kdp_rules_count_read(fx->r, 7, &c), 0);
+	assert_int_equal(c.packets, 3);
+}
+
+static void test_each_action(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	uint8_t f[60];
+	int v;
+	struct rtrace t;
+	/* redirect to p2 (a veth: redirect_peer) */
+	size_t len = udp_frame(f, 1, 5001);
+	install(fx, f, len, 5, 1, &(struct vxdp_ract){ .kind = VXDP_RA_OUT_PORT, .ifindex = fx->p2, .flags = VXDP_RAF_VETH }, 1);
+	t = run_port(fx, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);
+	assert_int_equal(t.kind[0], VXDP_RA_OUT_PORT);
+	assert_int_equal(t.ifindex[0], fx->p2);
+	/* mirror to p2, then on to L2 switching (MAC2 on p2: a redirect) */
+	len = udp_frame(f, 2, 5001);
+	install(fx, f, len, 5, 2, &(struct vxdp_ract){ .kind = VXDP_RA_CLONE_PORT, .ifindex = fx->p2 }, 1);
+	t = run_port(fx, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.kind[0], VXDP_RA_CLONE_PORT);
+	assert_int_equal(t.kind[1], 0);  /* the list ended: L2 */
+	assert_int_equal(stats(fx).tx_errors, 0);
+	/* tunnel key + redirect to the vxlan device */
+	len = udp_frame(f, 3, 5001);
+	struct vxdp_ract tun = { .kind = VXDP_RA_OUT_TUN, .vni = 77 };
+	inet_pton(AF_INET, "198.51.100.2", tun.remote);
+	install(fx, f, len, 5, 3, &tun, 1);
+	t = run_port(fx, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);
+	assert_int_equal(t.kind[0], VXDP_RA_OUT_TUN);
+	assert_int_equal(stats(fx).tx_errors, 0);
+	/* vlan push, modify, pop, then L2 */
+	len = udp_frame(f, 4, 5001);
+	struct vxdp_ract vl[3] = { { .kind = VXDP_RA_VLAN_PUSH, .tpid = 0x8100, .tci = 42 },
+				   { .kind = VXDP_RA_VLAN_MODIFY, .tci = 43 },
+				   { .kind = VXDP_RA_VLAN_POP } };
+	install(fx, f, len, 5, 4, vl, 3);
+	t = run_port(fx, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);
+	assert_int_equal(t.n, 4);
+	assert_int_equal(t.kind[0], VXDP_RA_VLAN_PUSH);
+	assert_int_equal(t.kind[1], VXDP_RA_VLAN_MODIFY);
+	assert_int_equal(t.kind[2], VXDP_RA_VLAN_POP);
+	assert_int_equal(stats(fx).tx_errors, 0);
+	/* an empty list: straight to L2 */
+	len = udp_frame(f, 5, 5001);
+	install(fx, f, len, 5, 5, NULL, 0);
+	t = run_port(fx, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);
+	assert_int_equal(t.n, 1);
+	assert_int_equal(t.kind[0], 0);
+}
+
+static void test_uncacheable_always_goes_up(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	/* IPv6 with a hop-by-hop header: the program's parser does not walk
+	 * extension headers. */
+	uint8_t f[80] = { 0 };
+	memcpy(f, MAC2, 6);
+	memcpy(f + 6, MAC1, 6);
+	f[12] = 0x86, f[13] = 0xdd;
+	f[14] = 0x60;
+	f[19] = 16;     /* payload length: 8 hop-by-hop + 8 UDP */
+	f[20] = 0;      /* next header: hop-by-hop */
+	f[21] = 64;
+	f[54] = 17;     /* hop-by-hop: next UDP, length 0 */
+	f[56] = 1, f[57] = 4; /* PadN */
+	f[62 + 3] = 80, f[62 + 5] = 8;
+	int v;
+	for (int i = 0; i < 2; i++) {
+		struct rtrace t = run_port(fx, f, 70, &v);
+		assert_int_equal(v, TC_ACT_SHOT);
+		assert_int_equal(t.path, 2);
+	}
+	assert_int_equal(stats(fx).uncacheable, 2);
+	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 2);
+	assert_int_equal(fx->up.cacheable, 0);
+}
+
+static void test_reinjected_frame_runs_its_slot(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	uint8_t f[60];
+	size_t len = udp_frame(f, 9, 5001);
+	struct vxdp_rslot sl = { .seq = 41, .ifindex = fx->p1, .n = 1,
+				 .act = { { .kind = VXDP_RA_CLONE_PORT, .ifindex = fx->p2 } } };
+	uint32_t idx = 3;
+	assert_int_equal(bpf_map_update_elem(kdp_map_fd(fx->k, "rslots"), &idx, &sl, BPF_ANY), 0);
+	int v;
+	struct rtrace t = run(fx, "vxdp_rules_reinject", if_nametoindex("lo"), 41u << 8 | 3, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);  /* the clone, then L2 to MAC2 */
+	assert_int_equal(t.path, 3);
+	assert_int_equal(t.kind[0], VXDP_RA_CLONE_PORT);
+	assert_int_equal(stats(fx).reinjected, 1);
+	assert_int_equal(stats(fx).misses, 0); /* not looked up again */
+	/* A slot reused since (another sequence): dropped, counted. */
+	t = run(fx, "vxdp_rules_reinject", if_nametoindex("lo"), 40u << 8 | 3, f, len, &v);
+	assert_int_equal(v, TC_ACT_SHOT);
+	assert_int_equal(stats(fx).reinject_stale, 1);
+}
+
+static int netns_setup(void)
+{
+	if (unshare(CLONE_NEWNET) < 0)
+		return -1;
+	if (system("ip link set lo up") != 0)
+		return -1;
+	if (kdp_link_veth_create("p1", "p1vm", -1, 0) < 0 || kdp_link_veth_create("p2", "p2vm", -1, 0) < 0)
+		return -1;
+	return 0;
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_vxdp_rules: not root: skipped\n");
+	} else if (netns_setup() < 0) {
+		perror("test_vxdp_rules: netns and veths");
+		return 1;
+	} else {
+		in_netns = true;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_miss_goes_up_whole_with_the_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hit_runs_the_cached_drop_and_counts_then_stale_generation_misses,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_each_action, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uncacheable_always_goes_up, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reinjected_frame_runs_its_slot, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
