@@ -59,6 +59,13 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } rupcalls SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vxdp_rupcall);
+} rup_scratch SEC(".maps");
+
 /* Test-only (vxdp_record): what the actions did, map `rtrace` key 0. */
 struct vxdp_rtrace {
 	__u32 n;
@@ -405,22 +412,32 @@ static __always_inline int ract_list(struct __sk_buff *skb, const struct vxdp_ra
 static __always_inline int rules_upcall(struct __sk_buff *skb, struct vxdp_port *p, struct vxdp_rstats *s,
 					const struct vxdp_rkey *k, bool cacheable, __u64 gen)
 {
-	struct vxdp_rupcall u = {};
-	u.ifindex = k->ifindex;
-	u.len = skb->len;
-	u.cap_len = skb->len < VXDP_RUP_MAX ? skb->len : VXDP_RUP_MAX;
-	u.cacheable = cacheable;
-	u.vlan_present = (__u16)skb->vlan_present;
-	u.vlan_tci = (__u16)skb->vlan_tci;
-	u.vlan_proto = bpf_ntohs((__u16)skb->vlan_proto);
-	u.gso_size = (__u16)skb->gso_size;
-	u.gen = gen;
-	__builtin_memcpy(&u.key, k, sizeof(*k));
+	/* In a per-CPU scratch value, not on the stack: with the capture
+	 * hook's frame below a flood's bpf_loop callback, the programs'
+	 * combined stack must stay under 512 bytes. */
+	__u32 zero = 0;
+	struct vxdp_rupcall *u = bpf_map_lookup_elem(&rup_scratch, &zero);
+	if (!u) {
+		if (s)
+			s->upcall_drops++;
+		return TC_ACT_SHOT;
+	}
+	u->ifindex = k->ifindex;
+	u->len = skb->len;
+	u->cap_len = skb->len < VXDP_RUP_MAX ? skb->len : VXDP_RUP_MAX;
+	u->cacheable = cacheable;
+	u->vlan_present = (__u16)skb->vlan_present;
+	u->vlan_tci = (__u16)skb->vlan_tci;
+	u->vlan_proto = bpf_ntohs((__u16)skb->vlan_proto);
+	u->gso_size = (__u16)skb->gso_size;
+	u->gen = gen;
+	if (k != &u->key)
+		__builtin_memcpy(&u->key, k, sizeof(*k));
 	struct vxdp_rtrace *t = rtr();
 	if (t)
 		t->path = 2;
 	if (!upcall_token(p) ||
-	    bpf_perf_event_output(skb, &rupcalls, BPF_F_CURRENT_CPU | ((__u64)u.cap_len << 32), &u, sizeof(u)) < 0) {
+	    bpf_perf_event_output(skb, &rupcalls, BPF_F_CURRENT_CPU | ((__u64)u->cap_len << 32), u, sizeof(*u)) < 0) {
 		if (s)
 			s->upcall_drops++;
 		return TC_ACT_SHOT;
@@ -434,17 +451,22 @@ static __always_inline int rules_upcall(struct __sk_buff *skb, struct vxdp_port 
 static __always_inline int rules_ingress(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex)
 {
 	struct vxdp_rstats *s = rst(ifindex);
-	struct vxdp_rkey k;
-	bool cacheable = rkey_parse(skb, ifindex, &k) == 0;
 	__u32 zero = 0;
+	/* The key is parsed into the upcall's scratch value (per CPU), not
+	 * the stack: the combined stack of the programs' calls is 512 bytes. */
+	struct vxdp_rupcall *u = bpf_map_lookup_elem(&rup_scratch, &zero);
+	if (!u)
+		return TC_ACT_SHOT;
+	struct vxdp_rkey *k = &u->key;
+	bool cacheable = rkey_parse(skb, ifindex, k) == 0;
 	__u64 *g = bpf_map_lookup_elem(&rgen, &zero);
 	__u64 gen = g ? *g : 0;
 	if (!cacheable) {
 		if (s)
 			s->uncacheable++;
-		return rules_upcall(skb, p, s, &k, false, gen);
+		return rules_upcall(skb, p, s, k, false, gen);
 	}
-	struct vxdp_rval *v = bpf_map_lookup_elem(&rflows, &k);
+	struct vxdp_rval *v = bpf_map_lookup_elem(&rflows, k);
 	if (!v || v->gen != gen) {
 		if (s) {
 			if (v)
@@ -452,7 +474,7 @@ static __always_inline int rules_ingress(struct __sk_buff *skb, struct vxdp_port
 			else
 				s->misses++;
 		}
-		return rules_upcall(skb, p, s, &k, true, gen);
+		return rules_upcall(skb, p, s, k, true, gen);
 	}
 	if (s)
 		s->hits++;
