@@ -233,7 +233,9 @@ int vxd_filters_port_in_use(const struct vxd *vxd, uint16_t id, const char *name
  * requests (never read while a worker writes them). */
 static const struct flower_counters *vxd_filter_counters(struct vxd *vxd)
 {
-	if (!vxd->fcounters && !(vxd->fcounters = malloc(sizeof(*vxd->fcounters))))
+	if (!vxd->fcounters && !(vxd->fcounters = calloc(1, sizeof(*vxd->fcounters))))
+		return NULL;
+	if (flower_counters_reserve(vxd->fcounters, flower_table_n_slots(vxd->flower)) < 0)
 		return NULL;
 	if (vxd_snapshot_all(vxd, vxd->snap, vxd->fcounters) < 0)
 		return NULL;

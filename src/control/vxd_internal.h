@@ -81,7 +81,7 @@ struct vxd {
 	struct ctl_fdb *statics;
 	size_t n_statics, cap_statics;
 	struct flower_table *flower; /* filters.c: the rules; NULL = none yet */
-	struct flower_counters *fcounters; /* filters.c: show -s scratch (768 KiB, on first use) */
+	struct flower_counters *fcounters; /* filters.c: show -s scratch (sized by the table) */
 	volatile sig_atomic_t reload_pending; /* SIGHUP */
 
 	struct qsbr qsbr;
