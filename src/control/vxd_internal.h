@@ -194,6 +194,8 @@ int vxd_statics_remember(struct vxd *vxd, const struct ctl_fdb *f);
 void vxd_statics_forget(struct vxd *vxd, uint32_t vni, const uint8_t mac[6]);
 
 /* filters.c: flower rules (filter add|del|show). */
+/* filters_show.c: filter show|get, streamed to a client that takes it. */
+int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out, struct ctl_err *err);
 int vxd_filter(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out, struct ctl_err *err);
 /* ops[0..n-1] (filter add/del) as one change, onto the current rules or
  * (from_empty) onto none; published whole or refused with nothing changed. */

@@ -194,6 +194,8 @@ struct ctl_stream;
 enum ctl_stream_event {
 	CTL_STREAM_STOP = 1, /* the client asks for the end: ctl_stream_end() it */
 	CTL_STREAM_GONE,     /* the client is gone; the handle dies on return */
+	CTL_STREAM_ROOM,     /* (ctl_stream_want_room) half the pending room is
+	                      * free: produce more, or end */
 };
 typedef void ctl_stream_event_fn(void *arg, struct ctl_stream *st, enum ctl_stream_event ev);
 
@@ -203,6 +205,16 @@ enum { CTL_STREAM_MAX_PENDING = 4 << 20 }; /* unsent bytes per stream */
  * stream.  NULL with errno (EINVAL outside dispatch, ENOMEM). */
 struct ctl_stream *ctl_server_stream_begin(struct ctl_server *server, ctl_stream_event_fn *fn,
 					   void *arg);
+/* During dispatch: whether the client said it reads a streamed reply to
+ * any command (CTL_REQ_STREAM_OK): a command whose output may be larger
+ * than a reply (filter show of a million rules) streams only then. */
+bool ctl_server_stream_ok(const struct ctl_server *server);
+/* A producer with its own data (not traffic): while `want` is on, it gets
+ * CTL_STREAM_ROOM each time the daemon's loop finds the client's socket
+ * writable with at least half of CTL_STREAM_MAX_PENDING free.  It sends a
+ * bounded amount per call, so the other clients are served between its
+ * turns, and a slow reader just gets fewer turns. */
+void ctl_stream_want_room(struct ctl_stream *st, bool want);
 /* Bytes a chunk (with its header) may take now; 0 once ended or broken. */
 size_t ctl_stream_room(const struct ctl_stream *st);
 /* Queue one chunk of len <= CTL_STREAM_MAX_CHUNK bytes and send what the

@@ -18,6 +18,7 @@ struct flower_chain {
 };
 
 struct flower_table {
+	uint32_t holders;             /* flower_table_hold() + 1 */
 	uint64_t version;
 	uint64_t next_uid;
 	uint32_t n_rules;
@@ -481,6 +482,7 @@ static int make_table(const struct flower_table *old, struct work *w, struct flo
 	struct flower_table *t = calloc(1, sizeof(*t));
 	if (!t)
 		return fail(w, -ENOMEM, "out of memory");
+	t->holders = 1;
 	t->version = (old ? old->version : 0) + 1;
 	t->next_uid = w->next_uid;
 	t->n_rules = (uint32_t)w->n;
@@ -533,9 +535,14 @@ int flower_table_apply(const struct flower_table *old, const struct ctl_flower *
 	return ret;
 }
 
+void flower_table_hold(struct flower_table *t)
+{
+	t->holders++;
+}
+
 void flower_table_destroy(struct flower_table *t)
 {
-	if (!t)
+	if (!t || --t->holders)
 		return;
 	destroy_chains(t);
 	for (uint32_t i = 0; i < t->n_rules; i++)

@@ -93,8 +93,12 @@ int flower_table_apply(const struct flower_table *old, const struct ctl_flower *
 		       struct flower_table **out, struct flower_error *err);
 
 /* Frees the table, and the rules no other table holds.  NULL is a no-op.
- * Only once no worker can hold it (after a grace period). */
+ * Only once no worker can hold it (after a grace period).  A table given
+ * to flower_table_hold() n times is freed by the n + 1st destroy: a
+ * streamed `filter show` keeps the table it started on (control/
+ * filters_show.c) while later batches replace it. */
 void flower_table_destroy(struct flower_table *t);
+void flower_table_hold(struct flower_table *t);
 
 uint64_t flower_table_version(const struct flower_table *t);
 /* Counter slots a worker needs for t: 1 + its highest rule slot (slots are

@@ -1,0 +1,119 @@
+#!/bin/bash
+# flower.json's concurrency cases (tc-testing, filters/flower.json: "Add,
+# replace and delete 1M flower filters with 10 parallel tc instances"), at
+# FSC_RULES rules (100,000 here, 1,000,000 in `make bench-flower-scale`):
+#
+#   add      FSC_PROCS (10) `vxctl -b FILE` at once, each FILE FSC_RULES /
+#            FSC_PROCS lines of tdc_batch.py's form (protocol ip pref 1, a
+#            handle and a src_mac/dst_mac pair of its own, skip_hw, drop);
+#   replace  the same, `filter replace` with action pass;
+#   del      the same, `filter del ... protocol ip pref 1 handle H flower`.
+#
+# After each phase: every process exited 0, `filter show` (streamed, as
+# vxctl reads it) lists each handle exactly once (none lost, none twice),
+# with the phase's action, and the published rules version grew by exactly
+# FSC_PROCS: each file was one atomic change.  While the phases run, a
+# `filter show` from another client is answered (the streamed show of a
+# large table does not hold the daemon), and vm1 pings vm2 through the
+# switch all along: forwarding goes on, at most FSC_LOSS_PCT (5) % of the
+# echoes lost (a loaded 2-core machine; they never stop).  Figures printed:
+# each phase's time and rate, the daemon's RSS per rule.
+#
+#   fsc-PID-vm1   fsc-PID-h1                            fsc-PID-h2   fsc-PID-vm2
+#   vnet1 ------ vxswitchd (the rules, on vnet1) == u1 == u2 == vxswitchd ------ vnet2
+set -e
+cd "$(dirname "$0")/../.."
+. tests/netns/lib.sh
+rig_init "fsc-$$"
+trap rig_cleanup EXIT
+
+N=${FSC_RULES:-100000}
+P=${FSC_PROCS:-10}
+LOSS_PCT=${FSC_LOSS_PCT:-5}
+M=$((N / P))
+[ $((M * P)) = "$N" ] || fail "FSC_RULES ($N) must be a multiple of FSC_PROCS ($P)"
+
+rig_create 4
+rig_vxswitchd 1
+rig_vxswitchd 2
+nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping before any rule"
+version() { vx_stat 1 'd["flow_cache"]["rules_version"]'; }
+rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$VXD_PID_1/status"; }
+
+# tdc_batch.py's lines: process k has handles k*M+1 .. (k+1)*M
+python3 - "$RIG_DIR" "$P" "$M" <<'PY'
+import sys
+d, p, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for k in range(p):
+    for verb in ("add", "replace", "del"):
+        with open(f"{d}/{verb}.{k}", "w") as f:
+            for h in range(k * m + 1, (k + 1) * m + 1):
+                i = h - 1
+                sel = f"filter {verb} dev vnet1 ingress protocol ip pref 1 handle {h} flower"
+                if verb == "del":
+                    f.write(sel + "\n")
+                    continue
+                mac = "02:00:%02x:%02x:%02x:01" % ((i >> 16) & 0xff, (i >> 8) & 0xff, i & 0xff)
+                act = "drop" if verb == "add" else "pass"
+                f.write(f"{sel} skip_hw src_mac {mac} dst_mac 02:00:00:00:00:02 action {act}\n")
+PY
+
+# forwarding all along: 10 echoes a second until the end
+nvm1 ping -i 0.1 -W 1 "$(vm_addr4 2)" >"$RIG_DIR/ping" 2>&1 &
+PING_PID=$!
+RIG_PIDS="$RIG_PIDS $PING_PID"
+
+rss0=$(rss_kb)
+# phase VERB WANT_RULES WANT_ACTION: P parallel -b, then the checks
+phase() {
+	local verb=$1 want=$2 act=$3 v0 v1 t0 t1 k pids="" rc bad=0
+	v0=$(version)
+	t0=$(date +%s.%N)
+	for k in $(seq 0 $((P - 1))); do
+		vx 1 -b "$RIG_DIR/$verb.$k" >"$RIG_DIR/$verb.$k.out" 2>&1 &
+		pids="$pids $!"
+	done
+	# another client meanwhile: a show of the (growing) table is answered
+	sleep 0.5
+	vx 1 filter show dev vnet1 ingress >"$RIG_DIR/show.during" || fail "$verb: filter show during the batches"
+	for k in $pids; do
+		rc=0; wait "$k" || rc=$?
+		[ "$rc" = 0 ] || bad=1
+	done
+	t1=$(date +%s.%N)
+	[ "$bad" = 0 ] || { cat "$RIG_DIR/$verb".*.out >&2; fail "$verb: a vxctl -b failed"; }
+	v1=$(version)
+	[ $((v1 - v0)) = "$P" ] || fail "$verb: rules version +$((v1 - v0)), not $P (one change per file)"
+	vx 1 filter show dev vnet1 ingress >"$RIG_DIR/show" || fail "$verb: filter show"
+	local n uniq acts
+	n=$(grep -c ' handle 0x' "$RIG_DIR/show" || true)
+	uniq=$(grep -o ' handle 0x[0-9a-f]*' "$RIG_DIR/show" | sort -u | wc -l)
+	[ "$n" = "$want" ] && [ "$uniq" = "$want" ] || fail "$verb: $n rules shown, $uniq distinct handles, want $want"
+	if [ "$want" != 0 ]; then
+		acts=$(grep -c "gact action $act" "$RIG_DIR/show" || true)
+		[ "$acts" = "$want" ] || fail "$verb: $acts rules with action $act, want $want"
+		# the handles are exactly 1..N
+		grep -o ' handle 0x[0-9a-f]*' "$RIG_DIR/show" | awk '{ printf "%d\n", strtonum($2) }' | sort -n |
+			awk -v n="$want" '$1 != NR { bad = 1 } END { exit bad || NR != n }' ||
+			fail "$verb: the handles shown are not 1..$want"
+	fi
+	local secs
+	secs=$(echo "$t1 - $t0" | bc)
+	echo "  $verb: $N lines from $P processes in $secs s ($(echo "$N / $secs" | bc) lines/s); show during: $(grep -c ' handle 0x' "$RIG_DIR/show.during" || true) rules"
+	[ "$verb" != add ] || echo "  RSS: $(( ($(rss_kb) - rss0) * 1024 / N )) bytes per rule ($(rss_kb) KiB in all, $rss0 before)"
+}
+
+phase add "$N" drop
+pass "add: $N rules from $P parallel vxctl -b, each shown once, $P changes"
+phase replace "$N" pass
+pass "replace: $N rules replaced from $P parallel vxctl -b, each shown once with the new action"
+phase del 0 ""
+pass "del: $N rules deleted from $P parallel vxctl -b, none left"
+
+kill -INT "$PING_PID" 2>/dev/null || true
+wait "$PING_PID" 2>/dev/null || true
+sent=$(grep -o '[0-9]* packets transmitted' "$RIG_DIR/ping" | cut -d' ' -f1)
+got=$(grep -o '[0-9]* received' "$RIG_DIR/ping" | cut -d' ' -f1)
+[ -n "$sent" ] && [ "$sent" -gt 0 ] || fail "no ping summary: $(tail -2 "$RIG_DIR/ping")"
+[ $(( (sent - got) * 100 )) -le $(( LOSS_PCT * sent )) ] || fail "forwarding: $got of $sent echoes answered during the phases"
+pass "forwarding went on: $got of $sent echoes answered while the rules were added, replaced and deleted"
