@@ -62,6 +62,15 @@ PY
 nvm1 ping -i 0.1 -W 1 "$(vm_addr4 2)" >"$RIG_DIR/ping" 2>&1 &
 PING_PID=$!
 RIG_PIDS="$RIG_PIDS $PING_PID"
+# ping itself (a background job's shell ignores SIGINT; ping takes it and
+# prints its summary)
+for i in $(seq 100); do
+	PING_REAL=$(for p in $(ip netns pids "$VM1"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = ping ] && echo "$p"; done)
+	[ -n "$PING_REAL" ] && break
+	sleep 0.05
+done
+[ -n "$PING_REAL" ] || fail "ping did not start"
 
 rss0=$(rss_kb)
 # phase VERB WANT_RULES WANT_ACTION: P parallel -b, then the checks
@@ -85,18 +94,19 @@ phase() {
 	v1=$(version)
 	[ $((v1 - v0)) = "$P" ] || fail "$verb: rules version +$((v1 - v0)), not $P (one change per file)"
 	vx 1 filter show dev vnet1 ingress >"$RIG_DIR/show" || fail "$verb: filter show"
-	local n uniq acts
-	n=$(grep -c ' handle 0x' "$RIG_DIR/show" || true)
-	uniq=$(grep -o ' handle 0x[0-9a-f]*' "$RIG_DIR/show" | sort -u | wc -l)
-	[ "$n" = "$want" ] && [ "$uniq" = "$want" ] || fail "$verb: $n rules shown, $uniq distinct handles, want $want"
-	if [ "$want" != 0 ]; then
-		acts=$(grep -c "gact action $act" "$RIG_DIR/show" || true)
-		[ "$acts" = "$want" ] || fail "$verb: $acts rules with action $act, want $want"
-		# the handles are exactly 1..N
-		grep -o ' handle 0x[0-9a-f]*' "$RIG_DIR/show" | awk '{ printf "%d\n", strtonum($2) }' | sort -n |
-			awk -v n="$want" '$1 != NR { bad = 1 } END { exit bad || NR != n }' ||
-			fail "$verb: the handles shown are not 1..$want"
-	fi
+	# each handle 1..want exactly once, each with the phase's action
+	python3 - "$RIG_DIR/show" "$want" "$act" <<'PY' || fail "$verb: filter show is not each rule once"
+import re, sys, collections
+text, want, act = open(sys.argv[1]).read(), int(sys.argv[2]), sys.argv[3]
+handles = collections.Counter(int(h, 16) for h in re.findall(r" handle 0x([0-9a-f]+)", text))
+twice = [h for h, c in handles.items() if c > 1]
+missing = [h for h in range(1, want + 1) if h not in handles]
+extra = [h for h in handles if not 1 <= h <= want]
+acts = text.count("gact action " + act) if want else 0
+print(f"  show: {sum(handles.values())} rules, {len(twice)} twice, {len(missing)} missing, "
+      f"{len(extra)} unknown, {acts} with action {act or '-'}")
+sys.exit(bool(twice or missing or extra or acts != want))
+PY
 	local secs
 	secs=$(echo "$t1 - $t0" | bc)
 	echo "  $verb: $N lines from $P processes in $secs s ($(echo "$N / $secs" | bc) lines/s); show during: $(grep -c ' handle 0x' "$RIG_DIR/show.during" || true) rules"
@@ -110,7 +120,7 @@ pass "replace: $N rules replaced from $P parallel vxctl -b, each shown once with
 phase del 0 ""
 pass "del: $N rules deleted from $P parallel vxctl -b, none left"
 
-kill -INT "$PING_PID" 2>/dev/null || true
+kill -INT "$PING_REAL" 2>/dev/null || true
 wait "$PING_PID" 2>/dev/null || true
 sent=$(grep -o '[0-9]* packets transmitted' "$RIG_DIR/ping" | cut -d' ' -f1)
 got=$(grep -o '[0-9]* received' "$RIG_DIR/ping" | cut -d' ' -f1)
