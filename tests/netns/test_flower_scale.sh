@@ -98,13 +98,22 @@ phase() {
 	python3 - "$RIG_DIR/show" "$want" "$act" <<'PY' || fail "$verb: filter show is not each rule once"
 import re, sys, collections
 text, want, act = open(sys.argv[1]).read(), int(sys.argv[2]), sys.argv[3]
-handles = collections.Counter(int(h, 16) for h in re.findall(r" handle 0x([0-9a-f]+)", text))
+# one block per rule: its "filter protocol ... handle 0xH" line and what follows
+handles, acts, others = collections.Counter(), 0, 0
+for block in re.split(r"\n(?=filter protocol )", text):
+    m = re.match(r"filter protocol ip pref (\d+) flower chain 0 handle 0x([0-9a-f]+)", block)
+    if not m:
+        continue
+    if m.group(1) != "1":  # the benchmark's hit rule (pref 2)
+        others += 1
+        continue
+    handles[int(m.group(2), 16)] += 1
+    acts += ("gact action " + act) in block
 twice = [h for h, c in handles.items() if c > 1]
 missing = [h for h in range(1, want + 1) if h not in handles]
 extra = [h for h in handles if not 1 <= h <= want]
-acts = text.count("gact action " + act) if want else 0
-print(f"  show: {sum(handles.values())} rules, {len(twice)} twice, {len(missing)} missing, "
-      f"{len(extra)} unknown, {acts} with action {act or '-'}")
+print(f"  show: {sum(handles.values())} rules at pref 1 ({others} other), {len(twice)} twice, "
+      f"{len(missing)} missing, {len(extra)} unknown, {acts} with action {act or '-'}")
 sys.exit(bool(twice or missing or extra or acts != want))
 PY
 	local secs
@@ -113,12 +122,47 @@ PY
 	[ "$verb" != add ] || echo "  RSS: $(( ($(rss_kb) - rss0) * 1024 / N )) bytes per rule ($(rss_kb) KiB in all, $rss0 before)"
 }
 
+# FSC_IPERF=SECONDS (the benchmark): iperf3 vm1 -> vm2 through the N rules
+# with the hit rule last (pref 2, below all of pref 1: the frames miss every
+# one of them first), then through that one rule alone.
+IPERF=${FSC_IPERF:-0}
+HIT="filter add dev vnet1 ingress protocol ip pref 2 handle 1 flower ip_proto tcp action pass"
+hit_packets() {
+	vx 1 -s filter get dev vnet1 ingress protocol ip pref 2 handle 1 flower |
+		awk '/Sent .* pkt/ { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^pkt/) print $i }' | head -1
+}
+
 phase add "$N" drop
 pass "add: $N rules from $P parallel vxctl -b, each shown once, $P changes"
+if [ "$IPERF" != 0 ]; then
+	vx 1 $HIT || fail "the hit rule"
+	r_many=$(rig_iperf "$IPERF" 1) || fail "iperf3 through $N + 1 rules"
+	echo "  iperf3 through $N rules + the hit rule last: $r_many Gbit/s (hit rule: $(hit_packets) packets)"
+fi
 phase replace "$N" pass
 pass "replace: $N rules replaced from $P parallel vxctl -b, each shown once with the new action"
 phase del 0 ""
 pass "del: $N rules deleted from $P parallel vxctl -b, none left"
+# Then FSC_ROUNDS more pairs, alternating (the machine is shared: a pair
+# taken a minute apart says more than one figure): the N rules back (10
+# parallel -b), iperf3; deleted again, iperf3 through the hit rule alone.
+parallel_b() { # VERB: the P files at once, all must succeed
+	local k pids="" rc bad=0
+	for k in $(seq 0 $((P - 1))); do vx 1 -b "$RIG_DIR/$1.$k" >/dev/null & pids="$pids $!"; done
+	for k in $pids; do rc=0; wait "$k" || rc=$?; [ "$rc" = 0 ] || bad=1; done
+	[ "$bad" = 0 ] || fail "$1: a vxctl -b failed"
+}
+if [ "$IPERF" != 0 ]; then
+	r_one=$(rig_iperf "$IPERF" 1) || fail "iperf3 through the one rule"
+	echo "  iperf3 through the hit rule alone: $r_one Gbit/s; $N + 1 rules: $(echo "scale=3; $r_many / $r_one" | bc)x"
+	for round in $(seq "${FSC_ROUNDS:-0}"); do
+		parallel_b add
+		r_many=$(rig_iperf "$IPERF" 1) || fail "iperf3 through $N + 1 rules"
+		parallel_b del
+		r_one=$(rig_iperf "$IPERF" 1) || fail "iperf3 through the one rule"
+		echo "  round $round: $N + 1 rules $r_many Gbit/s, the hit rule alone $r_one Gbit/s: $(echo "scale=3; $r_many / $r_one" | bc)x"
+	done
+fi
 
 kill -INT "$PING_REAL" 2>/dev/null || true
 wait "$PING_PID" 2>/dev/null || true
