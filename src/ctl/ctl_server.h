@@ -25,7 +25,12 @@
  *     vxctl prints the line and exits 2, instead of a bare reset;
  *   - a request must be complete within request_timeout_ms (default 2 s)
  *     of the connection (first request) or of its first byte (later ones),
- *     else the client is closed (timed_out);
+ *     else the client is closed (timed_out).  A batch request (its own
+ *     buffer, only for a trusted peer) must make progress within it
+ *     instead: 14 MB of `vxctl -b` from each of ten clients at once take
+ *     longer.  The time the daemon spends parsing and serving one request
+ *     does not count against the others awaiting theirs (they could not
+ *     be read meanwhile);
  *   - a client idle between requests is closed after idle_timeout_ms
  *     (default 60 s; idle_closed);
  *   - a request body over CTL_REQ_MAX_BODY (a batch request, ctl_proto.h:
