@@ -29,27 +29,38 @@ trap rig_cleanup EXIT
 
 N=${FSC_RULES:-100000}
 P=${FSC_PROCS:-10}
+PORTS=${FSC_PORTS:-1}
 LOSS_PCT=${FSC_LOSS_PCT:-5}
 M=$((N / P))
-[ $((M * P)) = "$N" ] || fail "FSC_RULES ($N) must be a multiple of FSC_PROCS ($P)"
+Q=$((N / PORTS))
+[ $((M * P)) = "$N" ] && [ $((Q * PORTS)) = "$N" ] ||
+	fail "FSC_RULES ($N) must be a multiple of FSC_PROCS ($P) and FSC_PORTS ($PORTS)"
 
 rig_create 4
 rig_vxswitchd 1
 rig_vxswitchd 2
 nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping before any rule"
+# FSC_PORTS > 1: the rules spread over vnet1 and taps fsc1..fsc(PORTS-1),
+# N / PORTS each (the issue's 100,000 on each of 20 ports)
+DEVS=vnet1
+for q in $(seq 1 $((PORTS - 1))); do
+	vx 1 port add "fsc$q" type tap vni "$VNI" || fail "port add fsc$q"
+	DEVS="$DEVS fsc$q"
+done
 version() { vx_stat 1 'd["flow_cache"]["rules_version"]'; }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$VXD_PID_1/status"; }
 
 # tdc_batch.py's lines: process k has handles k*M+1 .. (k+1)*M
-python3 - "$RIG_DIR" "$P" "$M" <<'PY'
+python3 - "$RIG_DIR" "$P" "$M" "$Q" $DEVS <<'PY'
 import sys
-d, p, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d, p, m, q, devs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
 for k in range(p):
     for verb in ("add", "replace", "del"):
         with open(f"{d}/{verb}.{k}", "w") as f:
-            for h in range(k * m + 1, (k + 1) * m + 1):
-                i = h - 1
-                sel = f"filter {verb} dev vnet1 ingress protocol ip pref 1 handle {h} flower"
+            for n in range(k * m, (k + 1) * m):
+                dev, i = devs[n // q], n % q
+                h = i + 1
+                sel = f"filter {verb} dev {dev} ingress protocol ip pref 1 handle {h} flower"
                 if verb == "del":
                     f.write(sel + "\n")
                     continue
@@ -93,9 +104,11 @@ phase() {
 	[ "$bad" = 0 ] || { cat "$RIG_DIR/$verb".*.out >&2; fail "$verb: a vxctl -b failed"; }
 	v1=$(version)
 	[ $((v1 - v0)) = "$P" ] || fail "$verb: rules version +$((v1 - v0)), not $P (one change per file)"
-	vx 1 filter show dev vnet1 ingress >"$RIG_DIR/show" || fail "$verb: filter show"
+	local dev
+	for dev in $DEVS; do
+	vx 1 filter show dev "$dev" ingress >"$RIG_DIR/show" || fail "$verb: filter show dev $dev"
 	# each handle 1..want exactly once, each with the phase's action
-	python3 - "$RIG_DIR/show" "$want" "$act" <<'PY' || fail "$verb: filter show is not each rule once"
+	python3 - "$RIG_DIR/show" "$((want / PORTS))" "$act" <<'PY' || fail "$verb: filter show dev $dev is not each rule once"
 import re, sys, collections
 text, want, act = open(sys.argv[1]).read(), int(sys.argv[2]), sys.argv[3]
 # one block per rule: its "filter protocol ... handle 0xH" line and what follows
@@ -116,9 +129,10 @@ print(f"  show: {sum(handles.values())} rules at pref 1 ({others} other), {len(t
       f"{len(missing)} missing, {len(extra)} unknown, {acts} with action {act or '-'}")
 sys.exit(bool(twice or missing or extra or acts != want))
 PY
+	done
 	local secs
 	secs=$(echo "$t1 - $t0" | bc)
-	echo "  $verb: $N lines from $P processes in $secs s ($(echo "$N / $secs" | bc) lines/s); show during: $(grep -c ' handle 0x' "$RIG_DIR/show.during" || true) rules"
+	echo "  $verb: $N lines ($PORTS ports) from $P processes in $secs s ($(echo "$N / $secs" | bc) lines/s); show during: $(grep -c ' handle 0x' "$RIG_DIR/show.during" || true) rules"
 	[ "$verb" != add ] || echo "  RSS: $(( ($(rss_kb) - rss0) * 1024 / N )) bytes per rule ($(rss_kb) KiB in all, $rss0 before)"
 }
 
