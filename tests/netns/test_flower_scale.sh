@@ -16,8 +16,16 @@
 # `filter show` from another client is answered (the streamed show of a
 # large table does not hold the daemon), and vm1 pings vm2 through the
 # switch all along: forwarding goes on, at most FSC_LOSS_PCT (5) % of the
-# echoes lost (a loaded 2-core machine; they never stop).  Figures printed:
-# each phase's time and rate, the daemon's RSS per rule.
+# echoes lost (a loaded 2-core machine; they never stop).  After the adds, a
+# show of the 100,000 rules (24 MB, over the 16 MB of a reply) to a reader
+# that reads nothing for 3 s is streamed, and `stats` from another client
+# is answered before it ends.  Figures printed: each phase's time and rate,
+# the daemon's RSS per rule.
+#
+# Knobs (the benchmark, `make bench-flower-scale`): FSC_RULES, FSC_PROCS,
+# FSC_PORTS (the rules spread over vnet1 and taps fsc1.., N / PORTS each),
+# FSC_IPERF=SECONDS (iperf3 through the rules with the hit rule last, and
+# through the hit rule alone), FSC_ROUNDS (more such pairs, alternating).
 #
 #   fsc-PID-vm1   fsc-PID-h1                            fsc-PID-h2   fsc-PID-vm2
 #   vnet1 ------ vxswitchd (the rules, on vnet1) == u1 == u2 == vxswitchd ------ vnet2
@@ -148,6 +156,19 @@ hit_packets() {
 
 phase add "$N" drop
 pass "add: $N rules from $P parallel vxctl -b, each shown once, $P changes"
+
+# A show of vnet1's rules to a reader that reads nothing for 3 s: the
+# daemon streams it (over the 16 MB a reply holds at 100,000 rules) and
+# holds back, and another client is answered meanwhile.
+( vx 1 filter show dev vnet1 ingress | { sleep 3; cat; } >"$RIG_DIR/show.slow" ) &
+SLOW=$!
+sleep 0.5
+timeout 20 "$VXCTL" --socket "$RIG_DIR/h1.sock" stats >/dev/null || fail "stats while a slow reader's show was pending"
+kill -0 "$SLOW" 2>/dev/null || fail "the slow reader's show was over before stats was asked: nothing tested"
+wait "$SLOW" || fail "the slow reader's show failed"
+slow_n=$(grep -c ' handle 0x' "$RIG_DIR/show.slow" || true)
+[ "$slow_n" = "$Q" ] || fail "the slow reader's show: $slow_n rules, want $Q"
+pass "a show of $Q rules to a slow reader ($(stat -c %s "$RIG_DIR/show.slow") bytes) did not hold the daemon: stats answered meanwhile"
 if [ "$IPERF" != 0 ]; then
 	vx 1 $HIT || fail "the hit rule"
 	r_many=$(rig_iperf "$IPERF" 1) || fail "iperf3 through $N + 1 rules"
