@@ -19,7 +19,8 @@
 # echoes lost (a loaded 2-core machine; they never stop).  After the adds, a
 # show of the 100,000 rules (24 MB, over the 16 MB of a reply) to a reader
 # that reads nothing for 3 s is streamed, and `stats` from another client
-# is answered before it ends.  Figures printed: each phase's time and rate,
+# is answered before it ends; `-j filter show`, streamed too, is one JSON
+# array holding each rule once.  Figures printed: each phase's time and rate,
 # the daemon's RSS per rule.
 #
 # Knobs (the benchmark, `make bench-flower-scale`): FSC_RULES, FSC_PROCS,
@@ -169,6 +170,14 @@ wait "$SLOW" || fail "the slow reader's show failed"
 slow_n=$(grep -c ' handle 0x' "$RIG_DIR/show.slow" || true)
 [ "$slow_n" = "$Q" ] || fail "the slow reader's show: $slow_n rules, want $Q"
 pass "a show of $Q rules to a slow reader ($(stat -c %s "$RIG_DIR/show.slow") bytes) did not hold the daemon: stats answered meanwhile"
+# streamed -j: one JSON document, tc's schema, each rule once
+vx 1 -j filter show dev vnet1 ingress | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+rules = [e for e in d if "options" in e]
+handles = {e["options"]["handle"] for e in rules}
+sys.exit(not (len(rules) == len(handles) == int(sys.argv[1])))' "$Q" || fail "-j filter show of $Q rules is not one JSON array of each rule once"
+pass "-j filter show of $Q rules, streamed: one JSON array, each rule once"
 if [ "$IPERF" != 0 ]; then
 	vx 1 $HIT || fail "the hit rule"
 	r_many=$(rig_iperf "$IPERF" 1) || fail "iperf3 through $N + 1 rules"
