@@ -2,12 +2,18 @@
  * the flow cache, for 1, 100, 1,000 and 10,000 rules over 16 distinct
  * masks.
  *
- *   bench_classifier [-n lookups]     default 2,000,000 per measurement
+ *   bench_classifier [-n lookups] [-N rules]
+ *
+ * -n: lookups per measurement, default 2,000,000.  -N: one size only,
+ * `rules` (1000000 for the issue's million rules, `make
+ * bench-flower-scale`), and the hit-rule-last case at rules + 1; the table
+ * is applied in batches of 100,000, as ten `vxctl -b` files would be.
  *
  * Last line: what the control thread pays to build a table of 10,001
  * rules, and to apply a batch of one add on top of it (median of 9).
  *
- * Rules: one port, chain 0, pref = index (all distinct), each of one of 16
+ * Rules: one port, chain 0, rule i at pref 1 + i / 16 and handle 1 + i % 16
+ * (their order is i's), each of one of 16
  * shapes of match (addresses, prefixes, ports, MACs, TOS, VNI, 5-tuple), so
  * a table of 16 rules or more has exactly 16 subtables.  Traces: keys built
  * to match a random rule (the classifier may find a better one), over
@@ -80,16 +86,19 @@ static void rule_line(char *buf, size_t size, uint32_t i)
 	default: snprintf(m, sizeof(m), "ip_proto tcp src_ip 10.%u.%u.5 dst_ip 10.%u.%u.6 src_port %u "
 			  "dst_port %u", a, b, b, a, p, p); break;
 	}
-	snprintf(buf, size, "filter add dev vnet0 ingress pref %u protocol ip flower %s action drop",
-		 i + 1, m);
+	/* tc's prefs are 16 bits: 16 rules (one of each shape) a pref */
+	snprintf(buf, size, "filter add dev vnet0 ingress pref %u handle %u protocol ip flower %s action drop",
+		 1 + i / N_SHAPES, 1 + i % N_SHAPES, m);
 }
 
-/* n rules of rule_line(), then (catch_all) `protocol ip` at the lowest
- * priority of all. */
-static struct flower_table *make_table(uint32_t n, bool catch_all)
+enum { MAKE_BATCH = 100000 };
+
+/* Rules [from, to) of rule_line(), the catch-all as rule n (to == n + 1),
+ * applied on *t as one batch. */
+static void apply_rules(struct flower_table **t, uint32_t from, uint32_t to, uint32_t n)
 {
-	struct ctl_flower *ops = calloc(n + 1, sizeof(*ops));
-	for (uint32_t i = 0; ops && i < n + catch_all; i++) {
+	struct ctl_flower *ops = calloc(to - from, sizeof(*ops));
+	for (uint32_t i = from; ops && i < to; i++) {
 		char line[512];
 		char *words[CTL_MAX_WORDS + 1];
 		struct ctl_err err;
@@ -97,20 +106,32 @@ static struct flower_table *make_table(uint32_t n, bool catch_all)
 			rule_line(line, sizeof(line), i);
 		else
 			snprintf(line, sizeof(line), "filter add dev vnet0 ingress pref %u protocol ip "
-				 "flower action pass", n + 1);
+				 "flower action pass", n / N_SHAPES + 2);
 		int nw = ctl_split_words(line, words, CTL_MAX_WORDS + 1);
-		if (ctl_flower_parse(nw, (const char *const *)words, &ops[i], &err)) {
+		if (ctl_flower_parse(nw, (const char *const *)words, &ops[i - from], &err)) {
 			fprintf(stderr, "rule %u refused: %s\n", i, err.msg);
 			exit(1);
 		}
 	}
-	struct flower_table *t = NULL;
+	struct flower_table *next = NULL;
 	struct flower_error err;
-	if (!ops || flower_table_apply(NULL, ops, n + catch_all, resolve, NULL, 0, &t, &err)) {
+	if (!ops || flower_table_apply(*t, ops, to - from, resolve, NULL, 0, &next, &err)) {
 		fprintf(stderr, "table of %u rules refused: %s\n", n, ops ? err.msg : "no memory");
 		exit(1);
 	}
 	free(ops);
+	flower_table_destroy(*t);
+	*t = next;
+}
+
+/* n rules of rule_line(), then (catch_all) `protocol ip` at the lowest
+ * priority of all, in batches of MAKE_BATCH. */
+static struct flower_table *make_table(uint32_t n, bool catch_all)
+{
+	struct flower_table *t = NULL;
+	uint32_t total = n + catch_all;
+	for (uint32_t from = 0; from < total || !t; from += MAKE_BATCH)
+		apply_rules(&t, from, from + MAKE_BATCH < total ? from + MAKE_BATCH : total, n);
 	return t;
 }
 
@@ -201,7 +222,8 @@ static int by_u64(const void *a, const void *b)
 
 static void print_batch_cost(const struct flower_table *t, uint64_t build_ns)
 {
-	char line[] = "filter add dev vnet0 ingress pref 20000 protocol ip flower action drop";
+	char line[128];
+	snprintf(line, sizeof(line), "filter add dev vnet0 ingress pref 65535 protocol ip flower action drop");
 	char *words[CTL_MAX_WORDS + 1];
 	struct ctl_flower f;
 	int nw = ctl_split_words(line, words, CTL_MAX_WORDS + 1);
@@ -246,19 +268,24 @@ static void run_both(const struct flower_table *t, const struct flow_key *keys, 
 int main(int argc, char **argv)
 {
 	uint64_t n_ops = 2000000;
-	if (argc == 3 && !strcmp(argv[1], "-n"))
-		n_ops = strtoull(argv[2], NULL, 10);
-	else if (argc != 1) {
-		fprintf(stderr, "usage: %s [-n lookups]\n", argv[0]);
-		return 2;
+	uint32_t sizes[4] = { 1, 100, 1000, 10000 }, n_sizes = 4, last = 10000;
+	for (int i = 1; i < argc; i += 2) {
+		if (i + 1 < argc && !strcmp(argv[i], "-n")) {
+			n_ops = strtoull(argv[i + 1], NULL, 10);
+		} else if (i + 1 < argc && !strcmp(argv[i], "-N")) {
+			sizes[0] = last = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+			n_sizes = 1;
+		} else {
+			fprintf(stderr, "usage: %s [-n lookups] [-N rules]\n", argv[0]);
+			return 2;
+		}
 	}
-	static const uint32_t sizes[] = { 1, 100, 1000, 10000 };
 	struct flow_key *keys = malloc(BUSTING_FLOWS * sizeof(*keys));
 	if (!keys)
 		return 1;
 	printf("%-7s %-6s %-9s %-10s %10s %9s %9s\n", "rules", "masks", "trace", "cache",
 	       "M lookup/s", "ns/lookup", "hit %");
-	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+	for (size_t s = 0; s < n_sizes; s++) {
 		struct flower_table *t = make_table(sizes[s], false);
 		char rules[16];
 		snprintf(rules, sizeof(rules), "%u", sizes[s]);
@@ -270,15 +297,17 @@ int main(int argc, char **argv)
 		}
 		flower_table_destroy(t);
 	}
-	/* The hit rule last: 10,000 rules and a catch-all below them. */
+	/* The hit rule last: `last` rules and a catch-all below them. */
 	uint64_t t0 = cpu_ns();
-	struct flower_table *t = make_table(10000, true);
+	struct flower_table *t = make_table(last, true);
 	uint64_t build_ns = cpu_ns() - t0;
+	char last_name[16];
+	snprintf(last_name, sizeof(last_name), "%u+1", last);
 	for (int busting = 0; busting < 2; busting++) {
 		uint32_t n_keys = busting ? BUSTING_FLOWS : FRIENDLY_FLOWS;
 		for (uint32_t i = 0; i < n_keys; i++)
 			make_lowest_key(&keys[i]);
-		run_both(t, keys, n_keys, n_ops, "10000+1", busting ? "last/bust" : "last/frnd");
+		run_both(t, keys, n_keys, n_ops, last_name, busting ? "last/bust" : "last/frnd");
 	}
 	print_batch_cost(t, build_ns);
 	flower_table_destroy(t);

@@ -16,7 +16,7 @@ static int slurp(FILE *f, char **text, size_t *len)
 	while (buf) {
 		size_t got = fread(buf + n, 1, cap - n, f);
 		n += got;
-		if (got == 0 || n > CTL_CONFIG_MAX_SIZE)
+		if (got == 0 || n > CTL_BATCH_MAX_SIZE)
 			break;
 		if (n == cap) {
 			char *bigger = realloc(buf, cap * 2);

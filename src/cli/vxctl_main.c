@@ -196,14 +196,61 @@ static int print_reply(const struct vxctl_opts *o, int ret, int status, char *te
 	return status == CTL_STATUS_FINDINGS ? CTL_STATUS_REFUSED : status;
 }
 
+/* A streamed answer (filter show of a large table): its chunks go to
+ * stdout as they come, or, to be indented under -j -p, are kept and put
+ * before the final reply's text. */
+struct answer {
+	const struct vxctl_opts *o;
+	char *kept;
+	size_t len;
+	int err;
+};
+
+static int answer_chunk(void *ctx, const uint8_t *body, size_t size)
+{
+	struct answer *a = ctx;
+	if (!(a->o->json && a->o->pretty)) {
+		if (fwrite(body, 1, size, stdout) != size)
+			a->err = errno ? errno : EIO;
+		return a->err ? -a->err : 0;
+	}
+	char *kept = realloc(a->kept, a->len + size + 1);
+	if (!kept) {
+		a->err = ENOMEM;
+		return -ENOMEM;
+	}
+	memcpy(kept + a->len, body, size);
+	a->len += size;
+	kept[a->len] = '\0';
+	a->kept = kept;
+	return 0;
+}
+
 /* Sends one command and prints the answer; a CTL_STATUS. */
 static int run_command(const struct vxctl_opts *o, int n_words, const char *const *words)
 {
 	int status;
 	char *text;
-	int ret = ctl_proto_call(o->socket, n_words, words, o->json, &status, &text);
+	struct answer a = { .o = o };
+	struct ctl_stream_client sc = { .chunk = answer_chunk, .ctx = &a };
+	int ret = ctl_proto_call_stream(o->socket, n_words, words, o->json, &sc, &status, &text);
 	if (ret == -E2BIG) {
 		fprintf(stderr, "vxctl: command longer than %d bytes\n", CTL_REQ_MAX_BODY);
+		return CTL_STATUS_REFUSED;
+	}
+	if (!ret && a.kept) { /* the whole answer, to be indented at once */
+		char *all = realloc(a.kept, a.len + strlen(text) + 1);
+		if (all) {
+			strcpy(all + a.len, text);
+			free(text);
+			text = all;
+			a.kept = NULL;
+		}
+	}
+	free(a.kept);
+	if (!ret && a.err) {
+		fprintf(stderr, "vxctl: writing output: %s\n", strerror(a.err));
+		free(text);
 		return CTL_STATUS_REFUSED;
 	}
 	return print_reply(o, ret, status, text);

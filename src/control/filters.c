@@ -29,7 +29,7 @@
 #include "switch/flower_table.h"
 #include "util/vlog.h"
 
-static int vxd_filter_resolve(void *aux, const char *name, uint16_t *id)
+int vxd_filter_resolve(void *aux, const char *name, uint16_t *id)
 {
 	struct vxd *vxd = aux;
 	const struct port *p = vxd_port_by_name(vxd, name);
@@ -268,116 +268,6 @@ int vxd_filters_port_in_use(const struct vxd *vxd, uint16_t id, const char *name
 			 first->handle);
 	return vxd_refuse(err, -EBUSY, "port %s: named by %zu flower rule%s (first: %s): delete %s first",
 			  name, count, count == 1 ? "" : "s", line, count == 1 ? "it" : "them");
-}
-
-/* The workers' rule counters at one instant, summed, copied by SNAPSHOT
- * requests (never read while a worker writes them). */
-static const struct flower_counters *vxd_filter_counters(struct vxd *vxd)
-{
-	if (!vxd->fcounters && !(vxd->fcounters = malloc(sizeof(*vxd->fcounters))))
-		return NULL;
-	if (vxd_snapshot_all(vxd, vxd->snap, vxd->fcounters) < 0)
-		return NULL;
-	return vxd->fcounters;
-}
-
-/* The counters of rule r, summed over the worker's snapshot (NULL: none). */
-static void vxd_filter_stats(const struct vxd *vxd, const struct flower_counters *c,
-			     const struct flower_rule *r, uint64_t now_ns, struct ctl_flower_stats *st)
-{
-	struct flower_rule_counters rc = { 0 };
-	if (c)
-		flower_counters_get(c, r, &rc);
-	if (vxd->kdp)
-		kdp_ctl_rule_counts(vxd->kdp, r, &rc);
-	*st = (struct ctl_flower_stats){
-		.installed_sec = (now_ns - r->installed_ns) / 1000000000ull,
-		.used_sec = rc.last_used_ns ? (int64_t)((now_ns - rc.last_used_ns) / 1000000000ull) : -1,
-		.fast_packets = rc.fast_packets, .fast_bytes = rc.fast_bytes,
-		.slow_packets = rc.slow_packets, .slow_bytes = rc.slow_bytes,
-	};
-}
-
-/* tc's action index, per kind (mirred, gact, vlan, tunnel_key), counted
- * over the whole table in its order: unique per kind and the same in a
- * show and a get while the table is unchanged. */
-static unsigned vxd_filter_act_kind(uint8_t type)
-{
-	switch (type) {
-	case CTL_ACT_REDIRECT:
-	case CTL_ACT_MIRROR:
-		return 0;
-	case CTL_ACT_DROP:
-	case CTL_ACT_PASS:
-	case CTL_ACT_GOTO:
-	case CTL_ACT_CONTINUE:
-	case CTL_ACT_PIPE:
-		return 1;
-	case CTL_ACT_VLAN_PUSH:
-	case CTL_ACT_VLAN_POP:
-	case CTL_ACT_VLAN_MODIFY:
-		return 2;
-	default:
-		return 3;
-	}
-}
-
-static bool vxd_filter_wanted(const struct flower_rule *r, const struct ctl_flower *f, uint16_t port)
-{
-	if (f->given & CTL_FF_EGRESS) /* the port's egress rules, apart (flower_hook.h) */
-		port |= FLOWER_HOOK_EGRESS;
-	bool get = f->verb == CTL_FILTER_GET; /* one rule: chain (0 unless given), pref, handle */
-	if (r->port != port || ((f->given & CTL_FF_CHAIN || get) && r->chain != f->chain))
-		return false;
-	return !get || (r->pref == f->pref && r->handle == f->handle &&
-			(!(f->match.given & CTL_FM_PROTOCOL) || r->spec.match.protocol == f->match.protocol));
-}
-
-static int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out,
-			   struct ctl_err *err)
-{
-	uint16_t port_id;
-	if (vxd_filter_resolve(vxd, f->dev, &port_id) < 0)
-		return vxd_refuse(err, -ENOENT, "dev \"%s\": no such port", f->dev);
-	const struct flower_counters *c = NULL;
-	if ((f->given & CTL_FF_STATS) && !(c = vxd_filter_counters(vxd)))
-		return vxd_refuse(err, -ENOMEM, "filter show -s: out of memory");
-	if ((f->given & CTL_FF_STATS) && vxd->kdp)
-		kdp_ctl_rules_sync(vxd->kdp);
-	uint64_t now = vxd_now_ns();
-	size_t n = vxd->flower ? flower_table_n_rules(vxd->flower) : 0, shown = 0;
-	uint32_t kind_n[4] = { 0 };
-	const struct flower_rule *prev = NULL;
-	ctl_print_open_array(out, NULL);
-	for (size_t i = 0; i < n; i++) {
-		const struct flower_rule *r = flower_table_rule(vxd->flower, i);
-		uint32_t idx[CTL_FLOWER_MAX_ACTIONS];
-		for (uint32_t a = 0; a < r->spec.n_actions && a < CTL_FLOWER_MAX_ACTIONS; a++)
-			idx[a] = ++kind_n[vxd_filter_act_kind(r->spec.actions[a].type)];
-		if (!vxd_filter_wanted(r, f, port_id))
-			continue;
-		shown++;
-		struct ctl_flower spec = r->spec;
-		spec.chain = r->chain, spec.pref = r->pref, spec.handle = r->handle;
-		/* the request's verb and chain filter: what tc leaves out of its answer */
-		spec.verb = f->verb;
-		spec.given = (spec.given & ~CTL_FF_CHAIN) | (f->given & CTL_FF_CHAIN);
-		if (f->verb != CTL_FILTER_GET && (!prev || prev->chain != r->chain || prev->pref != r->pref))
-			ctl_flower_print_pref(out, &spec); /* the kernel's entry of a new (chain, pref) */
-		prev = r;
-		struct ctl_flower_stats st;
-		if (c)
-			vxd_filter_stats(vxd, c, r, now, &st);
-		if (f->given & CTL_FF_BRIEF)
-			ctl_flower_print_brief(out, &spec, c ? &st : NULL);
-		else
-			ctl_flower_print_rule(out, &spec, idx, c ? &st : NULL);
-	}
-	ctl_print_close_array(out);
-	if (f->verb == CTL_FILTER_GET && !shown)
-		return vxd_refuse(err, -ENOENT, "dev %s chain %u pref %u handle %u: no such filter",
-				  f->dev, f->chain, f->pref, f->handle);
-	return 0;
 }
 
 int vxd_filter(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out, struct ctl_err *err)

@@ -108,6 +108,8 @@ void kdp_rules_ctl_close(struct kdp_rules_ctl *kr)
 	if (kr->pkt)
 		pkt_free(kr->pkt);
 	pkt_pool_destroy(kr->pool);
+	if (kr->fc)
+		flower_counters_fini(kr->fc);
 	free(kr->fc);
 	free(kr);
 }
@@ -124,7 +126,7 @@ int kdp_rules_ctl_fd(const struct kdp_rules_ctl *kr)
 static void kr_fold_rule(struct kdp_rules_ctl *kr, uint32_t slot, uint64_t uid, uint64_t pk, uint64_t by,
 			 bool fast, uint64_t now)
 {
-	if (slot >= FLOWER_MAX_RULES || !pk)
+	if (!pk || (slot >= kr->fc->n && flower_counters_reserve(kr->fc, (size_t)slot + 1) < 0))
 		return;
 	struct flower_rule_counters *c = &kr->fc->slot[slot];
 	if (c->uid > uid)
@@ -169,7 +171,7 @@ void kdp_rules_sync(struct kdp_rules_ctl *kr)
 void kdp_rules_rule_counts(const struct kdp_rules_ctl *kr, const struct flower_rule *r,
 			   struct flower_rule_counters *rc)
 {
-	if (r->slot >= FLOWER_MAX_RULES)
+	if (r->slot >= kr->fc->n)
 		return;
 	const struct flower_rule_counters *c = &kr->fc->slot[r->slot];
 	if (c->uid != r->uid)
@@ -262,6 +264,8 @@ void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, c
 		       const uint32_t *ifindexes, size_t n)
 {
 	kr->t = t;
+	if (t)
+		flower_counters_reserve(kr->fc, flower_table_n_slots(t)); /* else grown by kr_fold_rule */
 	/* Ports that gain rules first, so they start asking; then the
 	 * generation: from here no cached decision of the old rules is used;
 	 * then ports that lost them go straight to L2 switching. */

@@ -211,6 +211,8 @@ void vxd_destroy(struct vxd *vxd)
 		close(vxd->wake_fd);
 	vxd_view_free(atomic_load(&vxd->view));
 	flower_table_destroy(vxd->flower); /* no view holds it any more */
+	if (vxd->fcounters)
+		flower_counters_fini(vxd->fcounters);
 	free(vxd->fcounters);
 	free(vxd->snap);
 	free(vxd->diag_prev);

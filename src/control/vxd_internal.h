@@ -82,7 +82,7 @@ struct vxd {
 	struct ctl_fdb *statics;
 	size_t n_statics, cap_statics;
 	struct flower_table *flower; /* filters.c: the rules; NULL = none yet */
-	struct flower_counters *fcounters; /* filters.c: show -s scratch (768 KiB, on first use) */
+	struct flower_counters *fcounters; /* filters.c: show -s scratch (sized by the table) */
 	volatile sig_atomic_t reload_pending; /* SIGHUP */
 
 	struct qsbr qsbr;
@@ -196,6 +196,11 @@ int vxd_statics_remember(struct vxd *vxd, const struct ctl_fdb *f);
 void vxd_statics_forget(struct vxd *vxd, uint32_t vni, const uint8_t mac[6]);
 
 /* filters.c: flower rules (filter add|del|show). */
+/* filters_show.c: filter show|get, streamed to a client that takes it. */
+/* A port's flower port id: the userspace datapath's, else the kernel
+ * datapath's (aux: the vxd); -ENOENT when there is none. */
+int vxd_filter_resolve(void *aux, const char *name, uint16_t *id);
+int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out, struct ctl_err *err);
 int vxd_filter(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out, struct ctl_err *err);
 /* ops[0..n-1] (filter add/del) as one change, onto the current rules or
  * (from_empty) onto none; published whole or refused with nothing changed. */

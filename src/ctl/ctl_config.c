@@ -42,7 +42,7 @@ static int grow(struct ctl_config *cfg, size_t *cap)
 	return 0;
 }
 
-int ctl_config_parse(const char *name, const char *text, size_t len, struct ctl_config *cfg,
+static int parse_max(const char *name, const char *text, size_t len, size_t max, struct ctl_config *cfg,
 		     char *err, size_t err_size)
 {
 	struct ctl_config out = { 0 };
@@ -51,9 +51,8 @@ int ctl_config_parse(const char *name, const char *text, size_t len, struct ctl_
 	int ret = 0;
 
 	memset(cfg, 0, sizeof(*cfg));
-	if (len > CTL_CONFIG_MAX_SIZE)
-		return config_error(err, err_size, -EFBIG, "%s: file larger than %d bytes", name,
-				    CTL_CONFIG_MAX_SIZE);
+	if (len > max)
+		return config_error(err, err_size, -EFBIG, "%s: file larger than %zu bytes", name, max);
 
 	for (size_t pos = 0; pos < len;) {
 		const char *start = text + pos;
@@ -109,10 +108,16 @@ err_release:
 	return ret;
 }
 
+int ctl_config_parse(const char *name, const char *text, size_t len, struct ctl_config *cfg,
+		     char *err, size_t err_size)
+{
+	return parse_max(name, text, len, CTL_CONFIG_MAX_SIZE, cfg, err, err_size);
+}
+
 int ctl_config_parse_batch(const char *name, const char *text, size_t len, struct ctl_config *cfg,
 			   char *err, size_t err_size)
 {
-	int ret = ctl_config_parse(name, text, len, cfg, err, err_size);
+	int ret = parse_max(name, text, len, CTL_BATCH_MAX_SIZE, cfg, err, err_size);
 	for (size_t i = 0; ret == 0 && i < cfg->n_cmds; i++) {
 		const struct ctl_cmd *c = &cfg->cmds[i];
 		if (c->verb == CTL_FILTER && ctl_flower_has_rule(&c->filter))

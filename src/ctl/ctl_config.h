@@ -17,6 +17,9 @@
 
 enum {
 	CTL_CONFIG_MAX_SIZE = 4 << 20,   /* bytes in one file */
+	CTL_BATCH_MAX_SIZE = 64 << 20,   /* bytes in one -batch file: flower.json's
+	                                  * concurrency cases send 100,000 rule
+	                                  * lines (~14 MB) per process */
 	CTL_CONFIG_MAX_LINE = 4096,      /* bytes in one line */
 	CTL_CONFIG_ERR_SIZE = 512,
 };

@@ -220,6 +220,13 @@ void ctl_print_close_array(struct ctl_print *p)
 	close_container(p, true);
 }
 
+void ctl_print_consume(struct ctl_print *p)
+{
+	p->len = 0;
+	if (p->buf)
+		p->buf[0] = '\0';
+}
+
 int ctl_print_finish(struct ctl_print *p)
 {
 	if (p->json && !p->err) {

@@ -53,6 +53,9 @@ struct ctl_print {
 void ctl_print_init(struct ctl_print *p, bool json, size_t max_size);
 /* Frees the buffer; the printer may be initialised again. NULL is a no-op. */
 void ctl_print_release(struct ctl_print *p);
+/* Forgets the output so far (the caller has sent it on: a streamed reply)
+ * and keeps the state: open containers, commas, the sticky error. */
+void ctl_print_consume(struct ctl_print *p);
 /* Closes any container still open; in JSON mode writes "{}" if nothing was
  * printed, and a final newline.  Returns 0 or the sticky error. */
 int ctl_print_finish(struct ctl_print *p);

@@ -122,6 +122,7 @@ int ctl_proto_decode_request(const uint8_t *buf, size_t len, struct ctl_request 
 	const char *end = body + hdr.size;
 	req->json = hdr.flags & CTL_REQ_JSON;
 	req->batch = hdr.flags & CTL_REQ_BATCH;
+	req->stream_ok = hdr.flags & CTL_REQ_STREAM_OK;
 	req->text = NULL;
 	req->text_len = 0;
 	if (req->batch)
@@ -310,13 +311,17 @@ static int read_replies(struct reader *rd, int sent, const struct ctl_stream_cli
 }
 
 static int call_encoded(const char *path, const uint8_t *req, size_t len,
-			const struct ctl_stream_client *sc, int *status, char **text)
+			const struct ctl_stream_client *sc, int reply_timeout_s, int *status, char **text)
 {
 	int sent = 0;
 	*text = NULL;
 	int fd = connect_send(path, req, len, &sent);
 	if (fd < 0)
 		return fd;
+	if (reply_timeout_s != CTL_CALL_TIMEOUT_S) {
+		struct timeval timeout = { .tv_sec = reply_timeout_s };
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+	}
 	struct reader rd = { .fd = fd, .stop = sc ? sc->stop : NULL };
 	int ret = read_replies(&rd, sent, sc, status, text);
 	close(fd);
@@ -330,7 +335,13 @@ static int call(const char *path, int argc, const char *const *argv, bool json,
 	int len = ctl_proto_encode_request(argc, argv, json, req, sizeof(req));
 	if (len < 0)
 		return len;
-	return call_encoded(path, req, (size_t)len, sc, status, text);
+	if (sc) { /* chunks are welcome: say so */
+		struct ctl_req_hdr hdr;
+		memcpy(&hdr, req, sizeof(hdr));
+		hdr.flags |= CTL_REQ_STREAM_OK;
+		memcpy(req, &hdr, sizeof(hdr));
+	}
+	return call_encoded(path, req, (size_t)len, sc, CTL_CALL_TIMEOUT_S, status, text);
 }
 
 int ctl_proto_call_batch(const char *path, const char *name, const char *text, size_t len,
@@ -343,7 +354,7 @@ int ctl_proto_call_batch(const char *path, const char *name, const char *text, s
 	if (!req)
 		return -ENOMEM;
 	int n = ctl_proto_encode_batch(name, text, len, json, req, size);
-	int ret = n < 0 ? n : call_encoded(path, req, (size_t)n, NULL, status, out);
+	int ret = n < 0 ? n : call_encoded(path, req, (size_t)n, NULL, CTL_BATCH_TIMEOUT_S, status, out);
 	free(req);
 	return ret;
 }

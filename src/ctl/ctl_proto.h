@@ -48,10 +48,16 @@ enum ctl_proto_consts {
 	CTL_REPLY_MAX_BODY = 16 << 20,     /* reply text, bytes */
 	CTL_REQ_JSON = 1 << 0,             /* ctl_req_hdr.flags */
 	CTL_REQ_BATCH = 1 << 1,            /* a batch request (above) */
-	CTL_REQ_FLAGS_KNOWN = CTL_REQ_JSON | CTL_REQ_BATCH,
-	CTL_REQ_MAX_BATCH = 4 << 20,       /* batch request body, bytes (= a
-	                                    * config file's CTL_CONFIG_MAX_SIZE,
+	CTL_REQ_STREAM_OK = 1 << 2,        /* the client reads a streamed reply
+	                                    * to any command (`filter show` of
+	                                    * a large table streams, ctl_server.h) */
+	CTL_REQ_FLAGS_KNOWN = CTL_REQ_JSON | CTL_REQ_BATCH | CTL_REQ_STREAM_OK,
+	CTL_REQ_MAX_BATCH = (64 << 20) + 4096, /* batch request body, bytes (a
+	                                    * -batch file's CTL_BATCH_MAX_SIZE,
 	                                    * plus the name) */
+	CTL_BATCH_TIMEOUT_S = 600,         /* client: the reply to a batch, which
+	                                    * may wait for nine others of 100,000
+	                                    * rules each to be applied first */
 	CTL_CALL_TIMEOUT_S = 60,           /* client: give up on a silent daemon
 	                                    * (not within a stream, which may be
 	                                    * quiet as long as the traffic) */
@@ -93,6 +99,7 @@ struct ctl_request {
 	int argc;
 	const char *argv[CTL_MAX_WORDS];
 	bool batch;        /* CTL_REQ_BATCH: argv[0] is the name, then text */
+	bool stream_ok;    /* CTL_REQ_STREAM_OK */
 	const char *text;  /* batch: the file's text, text_len bytes */
 	size_t text_len;
 };

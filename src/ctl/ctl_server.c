@@ -416,6 +416,22 @@ static int queue_error(struct ctl_client *c, const char *msg)
 	return queue_reply(c, CTL_STATUS_REFUSED, line, (size_t)n);
 }
 
+/* The time the daemon spent serving `c` (a batch of 100,000 rules takes
+ * seconds) does not count against the others awaiting a request: they
+ * could not send meanwhile, so their request and idle clocks stop.  Reply
+ * clocks run on (the reply was there to read, the socket buffer too). */
+static void ctl_server_forgive(struct ctl_server *s, const struct ctl_client *c, uint64_t busy_ns)
+{
+	if (busy_ns < 1000000)
+		return;
+	s->now = s->clock(); /* what this turn does next happens now */
+	for (unsigned int i = 0; i < s->n_slots; i++) {
+		struct ctl_client *o = s->clients[i];
+		if (o && o != c && !o->dead && !o->out && !o->stream)
+			o->since += busy_ns;
+	}
+}
+
 /* Parse, dispatch, and queue the reply of one request. */
 static int serve_request(struct ctl_server *s, struct ctl_client *c,
 			 const struct ctl_request *req, ctl_dispatch_fn dispatch, void *ctx)
@@ -426,17 +442,21 @@ static int serve_request(struct ctl_server *s, struct ctl_client *c,
 	int ret;
 
 	struct ctl_config batch = { 0 };
+	uint64_t t0 = s->clock();
 	s->stats.requests++;
 	if (req->batch ? ctl_batch_parse(req, &batch, &cmd, &err) : ctl_cmd_parse(req->argc, req->argv, &cmd, &err)) {
 		s->stats.bad_requests++;
+		ctl_server_forgive(s, c, s->clock() - t0);
 		return queue_error(c, err.msg);
 	}
 
 	ctl_print_init(&out, req->json, s->max_reply);
 	memset(&err, 0, sizeof(err));
 	s->serving = c;
+	s->serving_stream_ok = req->stream_ok;
 	ret = dispatch(ctx, &cmd, &out, &err);
 	s->serving = NULL;
+	ctl_server_forgive(s, c, s->clock() - t0);
 	ctl_config_release(&batch);
 	if (c->stream) {
 		/* The reply is the stream; a dispatcher that began one and then
@@ -549,6 +569,8 @@ static int client_readable(struct ctl_server *s, struct ctl_client *c,
 		return c->in_len ? -ECONNRESET : -ESHUTDOWN;
 	if (c->in_len == 0 && c->served)
 		c->since = s->now; /* a new request begins */
+	if (c->in != c->in_small)
+		c->since = s->now; /* a batch (its own buffer): its clock is its progress */
 	c->in_len += (size_t)n;
 	int ret = ctl_client_fit_request(c);
 	if (ret < 0)

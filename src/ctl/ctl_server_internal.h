@@ -22,6 +22,7 @@ struct ctl_stream {
 	bool ended;                 /* final reply queued; the owner let go */
 	bool stop_told;             /* CTL_STREAM_STOP delivered */
 	bool peer_eof;              /* the client shut its sending side */
+	bool want_room;             /* the owner has more: CTL_STREAM_ROOM */
 	int err;                    /* a send failed (negative errno) */
 	uint32_t events;            /* epoll interest now */
 };
@@ -58,6 +59,7 @@ struct ctl_server {
 	unsigned int n_slots;       /* 2 * max_clients */
 	unsigned int n_clients;     /* live ones */
 	struct ctl_client *serving; /* the client whose request is dispatched */
+	bool serving_stream_ok;     /* and its request takes a stream */
 	struct ctl_server_stats stats;
 };
 

@@ -76,7 +76,10 @@ static int append(struct ctl_client *c, const struct ctl_reply_hdr *hdr, const v
 int ctl_stream_arm(struct ctl_server *s, struct ctl_client *c)
 {
 	struct ctl_stream *st = c->stream;
-	uint32_t events = (st->peer_eof ? 0 : EPOLLIN) | (c->out ? EPOLLOUT : 0);
+	/* A producer that wants room keeps EPOLLOUT on even with nothing
+	 * queued: a writable socket is its turn (CTL_STREAM_ROOM). */
+	bool out = c->out || (st->want_room && !st->ended);
+	uint32_t events = (st->peer_eof ? 0 : EPOLLIN) | (out ? EPOLLOUT : 0);
 	if (events == st->events)
 		return 0;
 	struct epoll_event ev = { .events = events, .data.ptr = c };
@@ -179,7 +182,28 @@ int ctl_stream_client_event(struct ctl_server *s, struct ctl_client *c, uint32_t
 	push(st);
 	if (!c->stream)
 		return 0;
+	if (!st->err && st->want_room && !st->ended && !st->stop_told &&
+	    ctl_stream_room(st) >= CTL_STREAM_MAX_PENDING / 2) {
+		st->fn(st->arg, st, CTL_STREAM_ROOM);
+		if (!c->stream)
+			return 0;
+	}
 	return st->err;
+}
+
+void ctl_stream_want_room(struct ctl_stream *st, bool want)
+{
+	st->want_room = want;
+	if (!st->ended && !st->err) {
+		int ret = ctl_stream_arm(st->server, st->client);
+		if (ret < 0)
+			st->err = ret;
+	}
+}
+
+bool ctl_server_stream_ok(const struct ctl_server *s)
+{
+	return s->serving && s->serving_stream_ok;
 }
 
 void ctl_stream_client_gone(struct ctl_client *c)

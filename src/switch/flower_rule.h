@@ -123,6 +123,9 @@ struct flower_rule {
 	struct flower_action actions[CTL_FLOWER_MAX_ACTIONS];
 	struct ctl_flower spec;  /* as added, pref and handle filled in */
 	uint32_t refs;           /* tables holding it: control thread only */
+	uint32_t key_hash;       /* flower_match_hash(&spec.match), for the
+	                          * batch's duplicate index (flower_index.h):
+	                          * control thread only */
 };
 
 /* The match of a parsed rule; never fails for what ctl_flower_parse()

@@ -2,6 +2,7 @@
  * flower_table.h). */
 #include "switch/flower_table.h"
 #include "switch/flower_hook.h"
+#include "switch/flower_index.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -18,9 +19,11 @@ struct flower_chain {
 };
 
 struct flower_table {
+	uint32_t holders;             /* flower_table_hold() + 1 */
 	uint64_t version;
 	uint64_t next_uid;
 	uint32_t n_rules;
+	uint32_t n_slots;             /* counter slots: 1 + the highest slot */
 	uint32_t n_chains;
 	struct flower_rule **rules;   /* by (port, chain, pref, handle) */
 	struct flower_chain *chains;  /* by (port, chain) */
@@ -28,11 +31,22 @@ struct flower_table {
 
 /* ---- the working set of a batch ---------------------------------------- */
 
+/* The live rules of a batch are the sorted `rules` (the old table's, then
+ * merged) plus the unsorted `pending` (added since the last merge), less
+ * the ones taken out since: a rule is live iff the place index holds it.
+ * Commands that name a place exactly (flower.json's batches: add, replace,
+ * del with pref and handle) only touch the indexes and `pending`, O(1);
+ * those that need the order (an automatic pref or handle, a del of a whole
+ * pref, chain or port) merge first (flush(), O(rules)). */
 struct work {
-	struct flower_rule **rules;
+	struct flower_rule **rules;   /* in place order */
 	size_t n, cap;
+	struct flower_rule **pending; /* added, not merged yet */
+	size_t n_pending, cap_pending;
+	bool dirty;                   /* pending or taken-out rules to merge */
+	struct fidx place, key, pref;
 	struct flower_rule **created; /* allocated by this batch */
-	size_t n_created;
+	size_t n_created, cap_created;
 	uint64_t next_uid;
 	struct flower_error *err;
 	size_t op;
@@ -80,8 +94,15 @@ static int place_cmp(const struct flower_rule *r, const struct place *p, int dep
 	return c;
 }
 
-/* The working set is kept in place order: the first index whose rule
- * compares >= p (upper: > p) on `depth` fields, by binary search. */
+static int rule_cmp(const void *a, const void *b)
+{
+	const struct flower_rule *x = *(struct flower_rule *const *)a, *y = *(struct flower_rule *const *)b;
+	struct place p = { .port = y->port, .chain = y->chain, .pref = y->pref, .handle = y->handle };
+	return place_cmp(x, &p, 4);
+}
+
+/* The sorted set (after flush()): the first index whose rule compares >= p
+ * (upper: > p) on `depth` fields, by binary search. */
 static size_t bound(const struct work *w, const struct place *p, int depth, bool upper)
 {
 	size_t lo = 0, hi = w->n;
@@ -96,8 +117,109 @@ static size_t bound(const struct work *w, const struct place *p, int depth, bool
 	return lo;
 }
 
+static bool live(const struct work *w, const struct flower_rule *r)
+{
+	struct fidx_key k = fidx_key_of(r);
+	const struct fidx_entry *e = fidx_find(&w->place, &k);
+	return e && e->r == r;
+}
+
+/* Merges `pending` into `rules` and drops the rules taken out: `rules`
+ * is then exactly the live set, in place order. */
+static int flush(struct work *w)
+{
+	if (!w->dirty)
+		return 0;
+	qsort(w->pending, w->n_pending, sizeof(*w->pending), rule_cmp);
+	size_t cap = w->n + w->n_pending + 1;
+	struct flower_rule **out = malloc(cap * sizeof(*out));
+	if (!out)
+		return fail(w, -ENOMEM, "out of memory");
+	size_t i = 0, j = 0, k = 0;
+	while (i < w->n || j < w->n_pending) {
+		struct flower_rule *r;
+		if (j == w->n_pending || (i < w->n && rule_cmp(&w->rules[i], &w->pending[j]) < 0))
+			r = w->rules[i++];
+		else
+			r = w->pending[j++];
+		if (live(w, r))
+			out[k++] = r;
+	}
+	free(w->rules);
+	w->rules = out;
+	w->n = k;
+	w->cap = cap;
+	w->n_pending = 0;
+	w->dirty = false;
+	return 0;
+}
+
+static int append(struct flower_rule ***arr, size_t *n, size_t *cap, struct flower_rule *r)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+		struct flower_rule **a = realloc(*arr, c * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		*arr = a;
+		*cap = c;
+	}
+	(*arr)[(*n)++] = r;
+	return 0;
+}
+
+static int index_rule(struct work *w, struct flower_rule *r)
+{
+	if (fidx_insert(&w->place, r) || fidx_insert(&w->key, r) || fidx_insert(&w->pref, r))
+		return fail(w, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* r joins the live set (it was not live). */
+static int add_live(struct work *w, struct flower_rule *r)
+{
+	if (append(&w->pending, &w->n_pending, &w->cap_pending, r))
+		return fail(w, -ENOMEM, "out of memory");
+	w->dirty = true;
+	return index_rule(w, r);
+}
+
+/* r, live, leaves the live set. */
+static void remove_live(struct work *w, const struct flower_rule *r)
+{
+	fidx_remove(&w->place, r);
+	fidx_remove(&w->key, r);
+	fidx_remove(&w->pref, r);
+	w->dirty = true;
+}
+
+/* The old table's rules, already in place order, and their indexes. */
+static int work_init(struct work *w, const struct flower_table *old, size_t n_ops)
+{
+	size_t n = old ? old->n_rules : 0, expect = n + n_ops;
+	if (fidx_init(&w->place, FIDX_PLACE, expect) || fidx_init(&w->key, FIDX_KEY, expect) ||
+	    fidx_init(&w->pref, FIDX_PREF, 64) || !(w->rules = malloc((n + 1) * sizeof(*w->rules))))
+		return fail(w, -ENOMEM, "out of memory");
+	w->cap = n + 1;
+	for (size_t i = 0; i < n; i++) {
+		w->rules[w->n++] = old->rules[i];
+		if (index_rule(w, old->rules[i]))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void work_fini(struct work *w)
+{
+	fidx_free(&w->place);
+	fidx_free(&w->key);
+	fidx_free(&w->pref);
+	free(w->pending);
+	free(w->rules);
+}
+
 /* tc's automatic pref: one below the lowest pref of the chain, 49152 in an
- * empty one; 0 if none is left. */
+ * empty one; 0 if none is left.  After flush(). */
 static uint32_t auto_pref(const struct work *w, uint16_t port, uint32_t chain)
 {
 	struct place p = { .port = port, .chain = chain };
@@ -110,32 +232,34 @@ static uint32_t auto_pref(const struct work *w, uint16_t port, uint32_t chain)
 /* Refuses a taken handle, a key the pref already has, or another protocol
  * at the pref; picks the lowest free handle from 1 when none is given. */
 static int check_place(struct work *w, const struct ctl_flower *f, uint16_t port, uint32_t pref,
-		       uint32_t *handle)
+		       uint32_t key_hash, uint32_t *handle)
 {
-	struct place p = { .port = port, .chain = f->chain, .pref = pref, .handle = f->handle };
-	size_t lo = bound(w, &p, 3, false), hi = bound(w, &p, 3, true);
-	if (lo < hi && w->rules[lo]->spec.match.protocol != f->match.protocol)
+	struct fidx_key k = { .port = port, .chain = f->chain, .pref = pref, .handle = f->handle,
+			      .match = &f->match, .key_hash = key_hash };
+	const struct fidx_entry *e = fidx_find(&w->pref, &k);
+	if (e && e->r->spec.match.protocol != f->match.protocol)
 		return fail(w, -EINVAL, "pref %u of dev %s already holds rules of another "
 			    "protocol (tc: one protocol per pref)", pref, f->dev);
-	if (f->given & CTL_FF_HANDLE) {
-		size_t i = bound(w, &p, 4, false);
-		if (i < hi && w->rules[i]->handle == f->handle)
-			return fail(w, -EEXIST, "dev %s chain %u pref %u handle %u: Filter already "
-				    "exists (duplicate handle)", f->dev, f->chain, pref, f->handle);
-	}
+	if ((f->given & CTL_FF_HANDLE) && fidx_find(&w->place, &k))
+		return fail(w, -EEXIST, "dev %s chain %u pref %u handle %u: Filter already "
+			    "exists (duplicate handle)", f->dev, f->chain, pref, f->handle);
 	/* Then, as the kernel does after the handle: flower keeps one filter
 	 * per (mask, masked key) in a pref (cls_flower's
 	 * fl_ht_insert_unique(): EEXIST).  The parser stores a match
 	 * canonically (masked, unused fields zero): equal keys are equal bytes. */
-	for (size_t i = lo; i < hi; i++)
-		if (!memcmp(&w->rules[i]->spec.match, &f->match, sizeof(f->match)))
-			return fail(w, -EEXIST, "dev %s chain %u pref %u: Filter already exists: "
-				    "handle %u has the same key (tc: RTNETLINK answers: File exists)",
-				    f->dev, f->chain, pref, w->rules[i]->handle);
+	if ((e = fidx_find(&w->key, &k)))
+		return fail(w, -EEXIST, "dev %s chain %u pref %u: Filter already exists: "
+			    "handle %u has the same key (tc: RTNETLINK answers: File exists)",
+			    f->dev, f->chain, pref, e->r->handle);
 	if (f->given & CTL_FF_HANDLE) {
 		*handle = f->handle;
 		return 0;
 	}
+	int ret = flush(w);
+	if (ret)
+		return ret;
+	struct place p = { .port = port, .chain = f->chain, .pref = pref };
+	size_t lo = bound(w, &p, 3, false), hi = bound(w, &p, 3, true);
 	uint32_t lowest_free = 1; /* handles are in order within the pref */
 	for (size_t i = lo; i < hi && w->rules[i]->handle <= lowest_free; i++)
 		if (w->rules[i]->handle == lowest_free)
@@ -144,54 +268,13 @@ static int check_place(struct work *w, const struct ctl_flower *f, uint16_t port
 	return 0;
 }
 
-static int grow(struct work *w)
-{
-	if (w->n == FLOWER_MAX_RULES)
-		return fail(w, -ENOSPC, "table full: at most %d rules", FLOWER_MAX_RULES);
-	if (w->n < w->cap)
-		return 0;
-	size_t cap = w->cap ? 2 * w->cap : 64;
-	struct flower_rule **rules = realloc(w->rules, cap * sizeof(*rules));
-	if (!rules)
-		return fail(w, -ENOMEM, "out of memory");
-	w->rules = rules;
-	w->cap = cap;
-	return 0;
-}
-
-/* Appends: the old table's rules, already in place order. */
-static int push_rule(struct work *w, struct flower_rule *r)
-{
-	int ret = grow(w);
-	if (!ret)
-		w->rules[w->n++] = r;
-	return ret;
-}
-
-/* Inserts r at its place, keeping the working set in order. */
-static int insert_rule(struct work *w, struct flower_rule *r)
-{
-	int ret = grow(w);
-	if (ret)
-		return ret;
-	struct place p = { .port = r->port, .chain = r->chain, .pref = r->pref, .handle = r->handle };
-	size_t i = bound(w, &p, 4, false);
-	memmove(&w->rules[i + 1], &w->rules[i], (w->n - i) * sizeof(*w->rules));
-	w->rules[i] = r;
-	w->n++;
-	return 0;
-}
-
 static int new_rule(struct work *w, struct flower_rule **out)
 {
-	struct flower_rule **created = realloc(w->created, (w->n_created + 1) * sizeof(*created));
-	if (!created)
-		return fail(w, -ENOMEM, "out of memory");
-	w->created = created;
 	struct flower_rule *r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r || append(&w->created, &w->n_created, &w->cap_created, r)) {
+		free(r);
 		return fail(w, -ENOMEM, "out of memory");
-	w->created[w->n_created++] = r;
+	}
 	*out = r;
 	return 0;
 }
@@ -200,14 +283,17 @@ static int op_add(struct work *w, const struct ctl_flower *f, flower_port_resolv
 		  void *aux, uint64_t now_ns)
 {
 	uint16_t port; /* the hook: the port's ingress or egress (flower_hook.h) */
+	int ret;
 	if (flower_hook_resolve(f, resolve, aux, &port))
 		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
+	if (!(f->given & CTL_FF_PREF) && (ret = flush(w)))
+		return ret;
 	uint32_t pref = (f->given & CTL_FF_PREF) ? f->pref : auto_pref(w, port, f->chain);
 	if (!pref)
 		return fail(w, -EINVAL, "dev %s chain %u: no automatic pref left below 1, give one",
 			    f->dev, f->chain);
-	uint32_t handle = 0;
-	int ret = check_place(w, f, port, pref, &handle);
+	uint32_t handle = 0, key_hash = flower_match_hash(&f->match);
+	ret = check_place(w, f, port, pref, key_hash, &handle);
 	struct flower_rule *r = NULL;
 	if (ret || (ret = new_rule(w, &r)))
 		return ret;
@@ -226,12 +312,23 @@ static int op_add(struct work *w, const struct ctl_flower *f, flower_port_resolv
 	r->handle = handle;
 	r->uid = w->next_uid++;
 	r->installed_ns = now_ns;
+	r->key_hash = key_hash;
 	r->spec = *f;
 	r->spec.verb = CTL_FILTER_ADD; /* printed back as the line that adds it */
 	r->spec.pref = pref;
 	r->spec.handle = handle;
 	r->spec.given |= CTL_FF_PREF | CTL_FF_HANDLE;
-	return insert_rule(w, r);
+	return add_live(w, r);
+}
+
+/* tc's selector: the pref's protocol must be the one given. */
+static int check_del_protocol(struct work *w, const struct ctl_flower *f, const struct flower_rule *r)
+{
+	if ((f->match.given & CTL_FM_PROTOCOL) && r->spec.match.protocol != f->match.protocol)
+		return fail(w, -EINVAL, "dev %s chain %u pref %u: Filter with specified "
+			    "priority/protocol not found (the pref holds another protocol)",
+			    f->dev, f->chain, f->pref);
+	return 0;
 }
 
 static int op_del(struct work *w, const struct ctl_flower *f, flower_port_resolver *resolve,
@@ -240,18 +337,26 @@ static int op_del(struct work *w, const struct ctl_flower *f, flower_port_resolv
 	struct place p = { .chain = f->chain, .pref = f->pref, .handle = f->handle };
 	if (flower_hook_resolve(f, resolve, aux, &p.port))
 		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
-	int depth = (f->given & CTL_FF_HANDLE) ? 4 : (f->given & CTL_FF_PREF) ? 3 : 2;
+	int depth = (f->given & CTL_FF_HANDLE) ? 4 : (f->given & CTL_FF_PREF) ? 3 : 2, ret;
+	if (depth == 4) { /* one rule, by the index */
+		struct fidx_key k = { .port = p.port, .chain = p.chain, .pref = p.pref, .handle = p.handle };
+		const struct fidx_entry *e = fidx_find(&w->place, &k);
+		if (!e)
+			return fail(w, -ENOENT, "dev %s chain %u: no such filter", f->dev, f->chain);
+		if ((ret = check_del_protocol(w, f, e->r)))
+			return ret;
+		remove_live(w, e->r);
+		return 0;
+	}
+	if ((ret = flush(w)))
+		return ret;
 	size_t lo = bound(w, &p, depth, false), hi = bound(w, &p, depth, true);
 	if (lo == hi)
 		return fail(w, -ENOENT, "dev %s chain %u: no such filter", f->dev, f->chain);
-	/* tc's selector: the pref's protocol must be the one given */
-	if ((f->match.given & CTL_FM_PROTOCOL) &&
-	    w->rules[lo]->spec.match.protocol != f->match.protocol)
-		return fail(w, -EINVAL, "dev %s chain %u pref %u: Filter with specified "
-			    "priority/protocol not found (the pref holds another protocol)",
-			    f->dev, f->chain, f->pref);
-	memmove(&w->rules[lo], &w->rules[hi], (w->n - hi) * sizeof(*w->rules));
-	w->n -= hi - lo;
+	if ((ret = check_del_protocol(w, f, w->rules[lo])))
+		return ret;
+	for (size_t i = lo; i < hi; i++)
+		remove_live(w, w->rules[i]);
 	return 0;
 }
 
@@ -263,45 +368,47 @@ static int op_replace(struct work *w, const struct ctl_flower *f, flower_port_re
 		      void *aux, uint64_t now_ns)
 {
 	bool named = (f->given & CTL_FF_PREF) && (f->given & CTL_FF_HANDLE);
-	struct place p = { .chain = f->chain, .pref = f->pref, .handle = f->handle };
-	if (flower_hook_resolve(f, resolve, aux, &p.port))
+	struct fidx_key k = { .chain = f->chain, .pref = f->pref, .handle = f->handle };
+	if (flower_hook_resolve(f, resolve, aux, &k.port))
 		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
-	size_t i = named ? bound(w, &p, 4, false) : w->n;
-	bool found = i < w->n && !place_cmp(w->rules[i], &p, 4);
-	if (!found && f->verb == CTL_FILTER_CHANGE)
+	const struct fidx_entry *e = named ? fidx_find(&w->place, &k) : NULL;
+	if (!e && f->verb == CTL_FILTER_CHANGE)
 		return fail(w, -ENOENT, "dev %s chain %u pref %u handle %u: no such filter to "
 			    "change (tc: use replace, or add, to create one)", f->dev, f->chain,
 			    f->pref, f->handle);
-	if (found) {
-		memmove(&w->rules[i], &w->rules[i + 1], (w->n - i - 1) * sizeof(*w->rules));
-		w->n--;
-	}
+	if (e)
+		remove_live(w, e->r);
 	return op_add(w, f, resolve, aux, now_ns);
 }
 
 /* ---- building the table ---------------------------------------------------- */
 
 
-/* New rules get the lowest slots no surviving rule uses. */
-static int assign_slots(struct flower_rule **rules, size_t n, const struct work *w)
+/* New rules get the lowest slots no surviving rule uses, so slots stay
+ * below the number of rules (plus the old table's holes).  Sets n_slots. */
+static int assign_slots(struct flower_table *t, const struct flower_table *old, const struct work *w)
 {
 	static const uint32_t UNSET = UINT32_MAX;
-	uint8_t *used = calloc(FLOWER_MAX_RULES, 1);
+	size_t size = (old && old->n_slots > t->n_rules ? old->n_slots : t->n_rules) + 1;
+	uint8_t *used = calloc(size, 1);
 	if (!used)
 		return -ENOMEM;
 	for (size_t i = 0; i < w->n_created; i++)
 		w->created[i]->slot = UNSET;
-	for (size_t i = 0; i < n; i++)
-		if (rules[i]->slot != UNSET)
-			used[rules[i]->slot] = 1;
-	uint32_t next = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (rules[i]->slot != UNSET)
-			continue;
-		while (used[next])
-			next++;
-		rules[i]->slot = next++;
+	for (size_t i = 0; i < t->n_rules; i++)
+		if (t->rules[i]->slot != UNSET)
+			used[t->rules[i]->slot] = 1;
+	uint32_t next = 0, top = 0;
+	for (size_t i = 0; i < t->n_rules; i++) {
+		struct flower_rule *r = t->rules[i];
+		if (r->slot == UNSET) {
+			while (used[next])
+				next++;
+			r->slot = next++;
+		}
+		top = r->slot + 1 > top ? r->slot + 1 : top;
 	}
+	t->n_slots = top;
 	free(used);
 	return 0;
 }
@@ -372,16 +479,21 @@ static int build_chains(struct flower_table *t, const struct flower_table *old)
 
 static int make_table(const struct flower_table *old, struct work *w, struct flower_table **out)
 {
+	if (w->n > FLOWER_MAX_TABLE_RULES) {
+		w->op = 0;
+		return fail(w, -ENOSPC, "too many rules: at most %d in one switch", FLOWER_MAX_TABLE_RULES);
+	}
 	struct flower_table *t = calloc(1, sizeof(*t));
 	if (!t)
 		return fail(w, -ENOMEM, "out of memory");
+	t->holders = 1;
 	t->version = (old ? old->version : 0) + 1;
 	t->next_uid = w->next_uid;
 	t->n_rules = (uint32_t)w->n;
 	t->rules = w->rules;
 	w->rules = NULL;
-	/* Already in place order: push_rule, insert_rule and op_del keep it. */
-	if (assign_slots(t->rules, t->n_rules, w) || build_chains(t, old)) {
+	/* In place order: flush() merged the batch. */
+	if (assign_slots(t, old, w) || build_chains(t, old)) {
 		/* Nothing holds a reference yet: the caller frees this batch's
 		 * rules, the old table keeps its own. */
 		destroy_chains(t);
@@ -400,10 +512,8 @@ int flower_table_apply(const struct flower_table *old, const struct ctl_flower *
 		       struct flower_table **out, struct flower_error *err)
 {
 	struct work w = { .err = err, .next_uid = old ? old->next_uid : 1 };
-	int ret = 0;
 	*out = NULL;
-	for (size_t i = 0; old && i < old->n_rules && !ret; i++)
-		ret = push_rule(&w, old->rules[i]);
+	int ret = work_init(&w, old, n);
 	for (size_t i = 0; i < n && !ret; i++) {
 		w.op = i;
 		if (ops[i].verb == CTL_FILTER_ADD)
@@ -416,6 +526,8 @@ int flower_table_apply(const struct flower_table *old, const struct ctl_flower *
 			ret = fail(&w, -EINVAL, "only filter add, replace, change and del change the table");
 	}
 	if (!ret)
+		ret = flush(&w);
+	if (!ret)
 		ret = make_table(old, &w, out);
 	/* Rules of this batch that no table holds: refused batch, or added
 	 * and deleted within it. */
@@ -423,13 +535,18 @@ int flower_table_apply(const struct flower_table *old, const struct ctl_flower *
 		if (!w.created[i]->refs)
 			free(w.created[i]);
 	free(w.created);
-	free(w.rules);
+	work_fini(&w);
 	return ret;
+}
+
+void flower_table_hold(struct flower_table *t)
+{
+	t->holders++;
 }
 
 void flower_table_destroy(struct flower_table *t)
 {
-	if (!t)
+	if (!t || --t->holders)
 		return;
 	destroy_chains(t);
 	for (uint32_t i = 0; i < t->n_rules; i++)
@@ -523,11 +640,49 @@ void flower_table_classify_hook(const struct flower_table *t, uint16_t hook, con
 
 /* ---- counters ------------------------------------------------------------------ */
 
+uint32_t flower_table_n_slots(const struct flower_table *t)
+{
+	return t ? t->n_slots : 0;
+}
+
+int flower_counters_reserve(struct flower_counters *c, size_t n)
+{
+	if (n <= c->n)
+		return 0;
+	size_t cap = c->n ? c->n : 1024;
+	while (cap < n)
+		cap *= 2;
+	struct flower_rule_counters *s = realloc(c->slot, cap * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memset(s + c->n, 0, (cap - c->n) * sizeof(*s));
+	c->slot = s;
+	c->n = cap;
+	return 0;
+}
+
+void flower_counters_fini(struct flower_counters *c)
+{
+	free(c->slot);
+	*c = (struct flower_counters){ 0 };
+}
+
+void flower_counters_copy(struct flower_counters *dst, const struct flower_counters *src)
+{
+	size_t n = src->n < dst->n ? src->n : dst->n;
+	if (n)
+		memcpy(dst->slot, src->slot, n * sizeof(*dst->slot));
+	if (dst->n > n)
+		memset(dst->slot + n, 0, (dst->n - n) * sizeof(*dst->slot));
+}
+
 void flower_counters_add(struct flower_counters *c, const struct flower_verdict *v,
 			 uint32_t bytes, bool fast, uint64_t now_ns)
 {
 	for (uint32_t i = 0; i < v->n_rules; i++) {
 		const struct flower_rule *r = v->rules[i];
+		if (r->slot >= c->n)
+			continue; /* the array could not grow (flower_counters_reserve) */
 		struct flower_rule_counters *s = &c->slot[r->slot];
 		if (s->uid != r->uid)
 			*s = (struct flower_rule_counters){ .uid = r->uid };
@@ -545,8 +700,8 @@ void flower_counters_add(struct flower_counters *c, const struct flower_verdict 
 void flower_counters_get(const struct flower_counters *c, const struct flower_rule *r,
 			 struct flower_rule_counters *out)
 {
-	const struct flower_rule_counters *s = &c->slot[r->slot];
-	if (s->uid == r->uid)
+	const struct flower_rule_counters *s = r->slot < c->n ? &c->slot[r->slot] : NULL;
+	if (s && s->uid == r->uid)
 		*out = *s;
 	else
 		*out = (struct flower_rule_counters){ .uid = r->uid };
@@ -554,7 +709,8 @@ void flower_counters_get(const struct flower_counters *c, const struct flower_ru
 
 void flower_counters_merge(struct flower_counters *dst, const struct flower_counters *src)
 {
-	for (size_t i = 0; i < FLOWER_MAX_RULES; i++) {
+	size_t n = src->n < dst->n ? src->n : dst->n;
+	for (size_t i = 0; i < n; i++) {
 		struct flower_rule_counters *d = &dst->slot[i];
 		const struct flower_rule_counters *s = &src->slot[i];
 		if (s->uid == 0 || s->uid < d->uid)

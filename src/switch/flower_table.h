@@ -39,14 +39,21 @@
  *   new table is built with cls_build_from() next to the old table's and
  *   shares the subtables whose rules did not change (classifier.h): adding
  *   one rule to 10,000 over 16 masks hashes one subtable again, not 16.
- *   The rest of a change stays linear in the rules (the rule list is
- *   copied, sorted and given slots), which is cheap next to hashing.
+ *   The rest of a change stays linear in the rules, once per batch: the
+ *   rule list is copied and given slots, and hash indexes of the rules
+ *   (flower_index.h: taken places, keys per pref, protocol per pref) are
+ *   built, against which each command of the batch is checked in O(1)
+ *   when it names its pref and handle.  Commands that need the order (an
+ *   automatic pref or handle, a del of a whole pref, chain or port) merge
+ *   the batch's adds into the sorted list first, O(rules) each.  So a batch
+ *   of 100,000 adds on 900,000 rules costs about what one add does (under
+ *   a second here), and no line costs O(rules). 
  *
  * Thread-safety
  *   flower_table_apply(), flower_table_destroy() and the accessors of the
  *   rule list: the control thread.  flower_table_classify() and
  *   flower_table_port_has_rules(): any thread, on a live table.
- *   flower_counters_add(): the worker owning the counters. */
+ *   flower_counters_add() and _reserve(): the worker owning the counters. */
 #ifndef VX_SWITCH_FLOWER_TABLE_H
 #define VX_SWITCH_FLOWER_TABLE_H
 
@@ -58,7 +65,9 @@
 #include "switch/flower_rule.h"
 
 enum flower_table_limits {
-	FLOWER_MAX_RULES = 16384, /* all ports; = counter slots per worker */
+	/* No cap below memory: this one is the classifier's (CLS_MAX_RULES,
+	 * 32-bit slots and indexes), 16.7 million rules, ~28 GB of them. */
+	FLOWER_MAX_TABLE_RULES = 1 << 24,
 	FLOWER_MAX_HOPS = 8,      /* rules one frame goes through (goto chain, continue) */
 };
 
@@ -86,7 +95,7 @@ struct flower_error {
  *            per key), both "Filter already exists"
  *   -EINVAL  a pref already holding rules of another protocol (tc's rule:
  *            one protocol per pref); no automatic pref left; a show
- *   -ENOSPC  more than FLOWER_MAX_RULES rules
+ *   -ENOSPC  more than FLOWER_MAX_TABLE_RULES rules
  *   -ENOMEM
  * `now_ns` is the added rules' install time. */
 int flower_table_apply(const struct flower_table *old, const struct ctl_flower *ops, size_t n,
@@ -94,10 +103,18 @@ int flower_table_apply(const struct flower_table *old, const struct ctl_flower *
 		       struct flower_table **out, struct flower_error *err);
 
 /* Frees the table, and the rules no other table holds.  NULL is a no-op.
- * Only once no worker can hold it (after a grace period). */
+ * Only once no worker can hold it (after a grace period).  A table given
+ * to flower_table_hold() n times is freed by the n + 1st destroy: a
+ * streamed `filter show` keeps the table it started on (control/
+ * filters_show.c) while later batches replace it. */
 void flower_table_destroy(struct flower_table *t);
+void flower_table_hold(struct flower_table *t);
 
 uint64_t flower_table_version(const struct flower_table *t);
+/* Counter slots a worker needs for t: 1 + its highest rule slot (slots are
+ * reused, so this stays near the number of rules).  NULL: 0.  Any thread,
+ * on a live table. */
+uint32_t flower_table_n_slots(const struct flower_table *t);
 size_t flower_table_n_rules(const struct flower_table *t);
 /* Rule i in (port, chain, pref, handle) order, for show and config. */
 const struct flower_rule *flower_table_rule(const struct flower_table *t, size_t i);
@@ -151,12 +168,25 @@ struct flower_rule_counters {
 	uint64_t last_used_ns;
 };
 
-/* One per worker, 48 bytes a slot (768 KiB), allocated once: counting
- * never allocates.  Bytes are the frame's length as received (tc counts
- * skb->len, the L2 frame). */
+/* One per worker, 48 bytes a slot, an array by rule slot that grows with
+ * the tables: the worker calls flower_counters_reserve(c,
+ * flower_table_n_slots(t)) when it takes up a new view (off the packet
+ * path: counting never allocates), so it owns and resizes its array
+ * alone, and the control side only ever sees a copy (the SNAPSHOT
+ * request, flower_counters_copy() on the worker).  A rule whose slot is
+ * past the array (the growth failed: out of memory) is not counted.
+ * Bytes are the frame's length as received (tc counts skb->len, the L2
+ * frame).  Zero-initialised is empty. */
 struct flower_counters {
-	struct flower_rule_counters slot[FLOWER_MAX_RULES];
+	size_t n;                           /* slots */
+	struct flower_rule_counters *slot;
 };
+
+/* At least n slots, the new ones zero.  0 or -ENOMEM (unchanged). */
+int flower_counters_reserve(struct flower_counters *c, size_t n);
+void flower_counters_fini(struct flower_counters *c);
+/* dst's slots from src's, as far as both go; dst's others zero. */
+void flower_counters_copy(struct flower_counters *dst, const struct flower_counters *src);
 
 /* Counts one frame of `bytes` for every rule of v. */
 void flower_counters_add(struct flower_counters *c, const struct flower_verdict *v,

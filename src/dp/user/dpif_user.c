@@ -16,7 +16,7 @@ struct dpif_user {
 	struct vxd_worker *workers[VXD_MAX_WORKERS];
 	unsigned n_workers;
 	struct vxd_snapshot *wsnap;          /* one per worker */
-	struct flower_counters *wfcounters;  /* one worker's rule counters (768 KiB, on first use) */
+	struct flower_counters wfcounters;   /* one worker's rule counters (a copy, sized as fc) */
 };
 
 static struct dpif_user *dpif_user(const struct dpif *dp)
@@ -47,7 +47,7 @@ static void user_close(struct dpif *dp)
 	for (unsigned i = 0; i < u->n_workers; i++)
 		vxd_worker_destroy(u->workers[i]);
 	free(u->wsnap);
-	free(u->wfcounters);
+	flower_counters_fini(&u->wfcounters);
 	free(u);
 }
 
@@ -175,9 +175,11 @@ static int user_snapshot(struct dpif *dp, struct vxd_snapshot *out, struct flowe
 	struct dpif_user *u = dpif_user(dp);
 	memset(out, 0, sizeof(*out));
 	if (fc) {
-		memset(fc, 0, sizeof(*fc));
-		if (!u->wfcounters && !(u->wfcounters = malloc(sizeof(*u->wfcounters))))
+		/* fc is sized by the caller (the table's slots); the copy too */
+		if (flower_counters_reserve(&u->wfcounters, fc->n) < 0)
 			return -ENOMEM;
+		if (fc->n)
+			memset(fc->slot, 0, fc->n * sizeof(*fc->slot));
 	}
 	struct vxd_req reqs[VXD_MAX_WORKERS];
 	for (unsigned i = 0; i < u->n_workers; i++)
@@ -187,10 +189,10 @@ static int user_snapshot(struct dpif *dp, struct vxd_snapshot *out, struct flowe
 	} else {
 		/* One rule-counter scratch: the workers one by one. */
 		for (unsigned i = 0; i < u->n_workers; i++) {
-			reqs[i].fcounters = u->wfcounters;
+			reqs[i].fcounters = &u->wfcounters;
 			vxd_worker_call(u->workers[i], &reqs[i]);
 			if (reqs[i].result == 0)
-				flower_counters_merge(fc, u->wfcounters);
+				flower_counters_merge(fc, &u->wfcounters);
 		}
 	}
 	for (unsigned i = 0; i < u->n_workers; i++) {

@@ -241,6 +241,18 @@ static bool vxd_worker_should_poll(const struct vxd_worker *w)
 	return w->poll_ns && w->clock() - w->last_traffic_ns < w->poll_ns;
 }
 
+/* The rule counters as large as the view's table needs (flower_table.h):
+ * grown here, when a new table shows up, never while counting.  A failed
+ * growth is retried next turn; meanwhile the new slots go uncounted. */
+static void vxd_worker_fit_counters(struct vxd_worker *w)
+{
+	uint32_t need = flower_table_n_slots(w->view->flower);
+	if (__builtin_expect(need > w->fcounters->n, 0) && flower_counters_reserve(w->fcounters, need) < 0) {
+		static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(1, 60);
+		VLOG_ERR_RL(&rl, "worker", "rule counters: no memory for %u slots", need);
+	}
+}
+
 static void vxd_worker_turn(struct vxd_worker *w)
 {
 	struct epoll_event events[VXD_MAX_EVENTS];
@@ -256,6 +268,7 @@ static void vxd_worker_turn(struct vxd_worker *w)
 	w->view = qsbr_load(w->view_slot);
 	w->fwd.vnis = w->view->vnis;
 	w->poll_ns = (uint64_t)w->view->knobs.poll_us * 1000;
+	vxd_worker_fit_counters(w);
 	w->loops++;
 	if (n < 0 && errno != EINTR) {
 		static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(1, 60);
@@ -425,6 +438,8 @@ void vxd_worker_destroy(struct vxd_worker *w)
 	gro_destroy(w->gro);
 	flow_cache_destroy(w->fcache);
 	flow_cache_destroy(w->fcache_egress);
+	if (w->fcounters)
+		flower_counters_fini(w->fcounters);
 	free(w->fcounters);
 	pkt_pool_destroy(w->pool);
 	if (w->epfd >= 0)

@@ -152,7 +152,7 @@ static int64_t vxd_req_run(struct vxd_worker *w, struct vxd_req *req)
 	case VXD_REQ_SNAPSHOT:
 		vxd_req_snapshot(w, req->snap);
 		if (req->fcounters)
-			memcpy(req->fcounters, w->fcounters, sizeof(*w->fcounters));
+			flower_counters_copy(req->fcounters, w->fcounters);
 		return 0;
 	case VXD_REQ_CAPTURE_START:
 		return vxd_capture_attach(w, req->capture);

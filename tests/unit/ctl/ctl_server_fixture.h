@@ -53,6 +53,7 @@ struct fixture {
 	size_t batch_n;              /* -batch: its commands, last line, a pref */
 	unsigned int batch_last_line;
 	uint32_t batch_last_pref;
+	uint64_t batch_busy_ms;      /* -batch: the fake clock moves this much */
 };
 
 /* The owner of a test stream: ends it on STOP, forgets it on GONE. */
@@ -95,6 +96,7 @@ static inline int dispatch(void *ctx, const struct ctl_cmd *cmd, struct ctl_prin
 		f->batch_n = cmd->batch.n_cmds;
 		f->batch_last_line = cmd->batch.lines[cmd->batch.n_cmds - 1];
 		f->batch_last_pref = cmd->batch.cmds[cmd->batch.n_cmds - 1].filter.pref;
+		advance_ms(f->batch_busy_ms); /* a large batch takes seconds */
 		return 0;
 	case CTL_FDB_SHOW: /* a long reply, to exercise partial sends */
 		for (int i = 0; i < 200000; i++)

@@ -57,6 +57,57 @@ static void test_request_and_idle_timeouts(void **state)
 	close(good);
 }
 
+/* A batch request's clock is its progress, not its first byte; the time
+ * the server spends serving one client (a batch of 100,000 rules takes
+ * seconds) does not count against another awaiting its request. */
+static void test_batch_deadlines(void **state)
+{
+	struct fixture *f = *state;
+	static const char text[] = "filter add dev vnet0 ingress pref 7 protocol ip flower action drop\n";
+	static uint8_t buf[8192];
+	int len = ctl_proto_encode_batch("f", text, sizeof(text) - 1, false, buf, sizeof(buf));
+	assert_true(len > 0);
+	const char *argv[] = { "version" };
+	uint8_t small[128];
+	int slen = ctl_proto_encode_request(1, argv, false, small, sizeof(small));
+	int batcher = connect_raw(f), waiter = -1;
+	pump(f, 2);
+	/* the batch in three parts, 1.5 s apart: 3 s in all, each part within 2 s */
+	int part = len / 3;
+	for (int i = 0; i < 3; i++) {
+		int n = i < 2 ? part : len - 2 * part;
+		if (i == 2)
+			f->batch_busy_ms = 3000; /* its dispatch: 3 s */
+		assert_int_equal(write(batcher, buf + i * part, (size_t)n), n);
+		if (i == 1) { /* 1.5 s before the batch's dispatch */
+			waiter = connect_raw(f);
+			assert_int_equal(write(waiter, small, (size_t)slen - 2), slen - 2);
+		}
+		pump(f, 2);
+		if (i < 2)
+			advance_ms(1500);
+	}
+	char reply[128];
+	assert_int_equal(read_reply(f, batcher, reply, sizeof(reply)), CTL_STATUS_OK);
+	assert_int_equal(f->batch_n, 1);
+	/* the waiter began its request 1.5 s before the batch's 3 s of
+	 * dispatch: 4.5 s ago, 3 s of which it is not charged; still there,
+	 * and served */
+	assert_int_equal(ctl_server_n_clients(f->server), 2);
+	assert_int_equal(write(waiter, small + slen - 2, 2), 2);
+	assert_int_equal(read_reply(f, waiter, reply, sizeof(reply)), CTL_STATUS_OK);
+	/* a batch that stops making progress: closed after 2 s */
+	assert_int_equal(write(batcher, buf, (size_t)part), part);
+	pump(f, 2);
+	advance_ms(2001);
+	pump(f, 2);
+	struct ctl_server_stats st;
+	ctl_server_get_stats(f->server, &st);
+	assert_int_equal(st.timed_out, 1);
+	close(batcher);
+	close(waiter);
+}
+
 /* At the cap, a newcomer takes the slot of the client stalled longest,
  * once it has stalled evict_after (200 ms); a stalled client whose request
  * is waiting in its socket is served, not evicted. */
@@ -379,6 +430,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_request_and_idle_timeouts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_deadlines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stalled_client_is_evicted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_reader_is_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deadline_wakes_the_fd, setup, teardown),

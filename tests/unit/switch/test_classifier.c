@@ -564,8 +564,8 @@ static void test_counters(void **state)
 	(void)state;
 	struct flower_table *t = TABLE(A "pref 1 protocol ip flower action goto chain 1",
 				       A "chain 1 pref 1 protocol ip flower" DROP);
-	static struct flower_counters c;
-	memset(&c, 0, sizeof(c));
+	struct flower_counters c = { 0 };
+	assert_int_equal(flower_counters_reserve(&c, flower_table_n_slots(t)), 0);
 	struct fb_frame f;
 	fb_frame_init(&f, 4, IP_PROTO_TCP);
 	struct flow_key k = key_of(&f, VNET0);
@@ -600,6 +600,7 @@ static void test_counters(void **state)
 	assert_int_equal(rc.slow_packets, 2);
 	flower_table_destroy(t);
 	flower_table_destroy(t2);
+	flower_counters_fini(&c);
 }
 
 /* The property test lives in test_classifier_property.c. */
