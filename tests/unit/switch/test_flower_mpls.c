@@ -290,8 +290,8 @@ static void test_continue(void **state)
 	/* through the flow cache: the whole verdict, counted on each rule */
 	struct flow_cache *fc;
 	assert_int_equal(flow_cache_create(64, &fc), 0);
-	static struct flower_counters c;
-	memset(&c, 0, sizeof(c));
+	struct flower_counters c = { 0 };
+	assert_int_equal(flower_counters_reserve(&c, flower_table_n_slots(t)), 0);
 	for (int i = 0; i < 3; i++) {
 		bool fast;
 		const struct flower_verdict *v = flow_cache_classify(fc, t, &k100, &fast);
@@ -309,6 +309,7 @@ static void test_continue(void **state)
 				 (unsigned long long)(rc.fast_packets + rc.slow_packets),
 				 (unsigned long long)want_pkts[i]);
 	}
+	flower_counters_fini(&c);
 	flow_cache_destroy(fc);
 	flower_table_destroy(t);
 }
