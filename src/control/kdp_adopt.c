@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/kdp_internal.h"
+#include "control/kdp_ports_internal.h"
 #include "port/rtnl.h"
 #include "util/vlog.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/kdp_internal.h"
+#include "control/kdp_ports_internal.h"
 #include "control/kdp_rules.h"
 #include "util/vlog.h"
 

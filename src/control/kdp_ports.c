@@ -1,5 +1,5 @@
 #include "control/kdp_ports.h"
-#include "control/kdp_internal.h"
+#include "control/kdp_ports_internal.h"
 #include "control/kdp_rules.h"
 #include "switch/flower_table.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include "control/kdp_internal.h"
+#include "control/kdp_ports_internal.h"
 #include "control/kdp_rules.h"
 #include "dp/kernel/bpf/vxdp_rules_abi.h"
 #include "dp/kernel/kdp.h"

@@ -4,8 +4,8 @@
  * kdp_adopt.c (kept state: cleanup, adopting, reconciling).  The
  * contract is control/kdp_ports.h; nothing outside these files includes
  * this one. */
-#ifndef VX_CONTROL_KDP_INTERNAL_H
-#define VX_CONTROL_KDP_INTERNAL_H
+#ifndef VX_CONTROL_KDP_PORTS_INTERNAL_H
+#define VX_CONTROL_KDP_PORTS_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
