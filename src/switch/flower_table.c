@@ -130,7 +130,8 @@ static int flush(struct work *w)
 {
 	if (!w->dirty)
 		return 0;
-	qsort(w->pending, w->n_pending, sizeof(*w->pending), rule_cmp);
+	if (w->n_pending) /* qsort's base may not be NULL, even for none */
+		qsort(w->pending, w->n_pending, sizeof(*w->pending), rule_cmp);
 	size_t cap = w->n + w->n_pending + 1;
 	struct flower_rule **out = malloc(cap * sizeof(*out));
 	if (!out)

@@ -124,6 +124,11 @@ vx 1 port show >/dev/null || fail "vxctl after the start"  # served: the config 
 n "$VM9" ip link show vnet9 >/dev/null 2>&1 && fail "vnet9 still in vm9 after a restart without it"
 nh1 ip link show vnet9 >/dev/null 2>&1 && fail "vnet9's host end left in h1"
 nvm1 ping -c 3 -i 0.1 -W 1 -q 192.0.2.2 >/dev/null || fail "ping after the reconcile"
+# Every pinned link is one of a device that exists (the rules'
+# re-injection veth is made anew at each start: its old link's pin goes).
+for l in "$(ns_dir "$H1")"/link-*; do
+	nh1 ip -o link show | grep -q "^${l##*/link-}: " || fail "pin $l of no device: $(ls "$(ns_dir "$H1")")"
+done
 pass "a restart whose config no longer names vnet9 removed its veth pair; vm1 -> vm2 still forwards"
 
 # Reload on the kernel datapath: show config lists its ports, and feeding

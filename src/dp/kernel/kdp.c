@@ -283,6 +283,27 @@ static void kept_unpin_all(const char *dir)
 	rmdir(dir);
 }
 
+/* Pins of links whose device is gone (a device someone deleted, the
+ * rules' re-injection veth that each start makes anew): the kernel
+ * detached them with the device, the pin holds nothing. */
+static void kept_unpin_orphan_links(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		unsigned ifindex;
+		char name[IF_NAMESIZE];
+		if (sscanf(e->d_name, "link-%u", &ifindex) != 1 || if_indextoname(ifindex, name))
+			continue;
+		char path[PATH_MAX + 300];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
 bool kdp_kept_exists(const char *bpffs, const char *tun_name)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 16];
@@ -318,6 +339,8 @@ static int keep_prepare(struct kdp *k, char *why, unsigned why_len)
 	char path[PATH_MAX + 16];
 	snprintf(path, sizeof(path), "%s/ports", k->keep_dir);
 	k->adopted = access(path, F_OK) == 0;
+	if (k->adopted)
+		kept_unpin_orphan_links(k->keep_dir);
 	struct bpf_map *m;
 	bpf_object__for_each_map(m, k->skel->obj) {
 		if (bpf_map__is_internal(m))

@@ -84,12 +84,19 @@ static void cap_sample(void *ctx, int cpu, void *data, __u32 size)
 {
 	struct kdp_cap_reader *r = ctx;
 	(void)cpu;
-	const struct vxdp_cap_meta *m = data;
-	if (size < sizeof(*m) || m->caplen > size - sizeof(*m)) {
+	/* A perf sample is 4-byte aligned (after its u32 size): the header
+	 * is copied out, its u64 fields would be misaligned in place. */
+	struct vxdp_cap_meta m;
+	if (size < sizeof(m)) {
 		r->lost++;
 		return;
 	}
-	r->fn(r->aux, m, (const uint8_t *)data + sizeof(*m));
+	memcpy(&m, data, sizeof(m));
+	if (m.caplen > size - sizeof(m)) {
+		r->lost++;
+		return;
+	}
+	r->fn(r->aux, &m, (const uint8_t *)data + sizeof(m));
 }
 
 static void cap_lost(void *ctx, int cpu, __u64 cnt)

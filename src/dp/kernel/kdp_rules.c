@@ -54,11 +54,16 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 {
 	(void)cpu;
 	struct kdp_rules *r = ctx;
-	const struct vxdp_rupcall *u = data;
-	if (size < sizeof(*u) || u->cap_len > size - sizeof(*u) || !r->fn)
+	/* A perf sample is 4-byte aligned (after its u32 size): the header
+	 * is copied out, its u64 fields would be misaligned in place. */
+	struct vxdp_rupcall u;
+	if (size < sizeof(u) || !r->fn)
+		return;
+	memcpy(&u, data, sizeof(u));
+	if (u.cap_len > size - sizeof(u))
 		return;
 	r->n_polled++;
-	r->fn(r->aux, u, (const uint8_t *)data + sizeof(*u));
+	r->fn(r->aux, &u, (const uint8_t *)data + sizeof(u));
 }
 
 static void on_lost(void *ctx, int cpu, __u64 cnt)

@@ -193,7 +193,8 @@ static struct vxdp_rkey install(struct fx *fx, const uint8_t *f, size_t len, uin
 	fx->n_up = 0;
 	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
 	struct vxdp_rval val = { .gen = gen, .slot = slot, .n = n };
-	memcpy(val.act, act, n * sizeof(*act));
+	if (n)
+		memcpy(val.act, act, n * sizeof(*act));
 	assert_int_equal(kdp_rules_count_zero(fx->r, slot), 0);
 	assert_int_equal(kdp_rules_flow_put(fx->r, &fx->up.key, &val, NULL, NULL), 0);
 	return fx->up.key;
