@@ -349,6 +349,18 @@ static int netns_setup(void)
 {
 	if (unshare(CLONE_NEWNET) < 0)
 		return -1;
+	/* No IPv6 on the test's links: their autoconfiguration (router
+	 * solicitations, MLD, DAD) would reach the programs as frames of
+	 * their own and learn MACs the tests do not expect. */
+	for (const char *const *sc = (const char *const[]){ "/proc/sys/net/ipv6/conf/all/disable_ipv6",
+							   "/proc/sys/net/ipv6/conf/default/disable_ipv6", NULL };
+	     *sc; sc++) {
+		FILE *fp = fopen(*sc, "w");
+		if (fp) {
+			fputs("1", fp);
+			fclose(fp);
+		}
+	}
 	if (system("ip link set lo up") != 0)
 		return -1;
 	if (kdp_link_veth_create("p1", "p1vm", -1, 0) < 0 || kdp_link_veth_create("p2", "p2vm", -1, 0) < 0)
