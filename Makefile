@@ -1,4 +1,9 @@
 SHELL := /bin/bash
+# Builds use every CPU (the tests themselves run one at a time: each test
+# target is one recipe that runs them in turn); `make -jN` still wins.
+ifeq ($(MAKELEVEL)$(filter -j%,$(MAKEFLAGS)),0)
+MAKEFLAGS += -j$(shell nproc)
+endif
 # vxswitch: plain Makefile, no configure step.
 #
 #   make            build daemon, CLI, benchmarks (-O2 -Wall -Wextra -Werror)
