@@ -51,12 +51,21 @@ done
 
 # ---- Open vSwitch -----------------------------------------------------------------------
 rig_create 4
+# tx checksum offload off before any frame leaves: a VM's first frames
+# (IPv6 autoconfiguration, flooded) would otherwise leave unfinished.
+nh1 ethtool -K u1 tx off >/dev/null
 rig_vxswitchd_bpf 1 || fail "vxswitchd --datapath kernel"
 ovs_start 2 false afpacket
 n "$H2" ping -c 1 -W 2 "$(u_addr 1)" >/dev/null 2>&1 || true
 OVSCTL="ovs-appctl -t $RIG_DIR/ovs-h2/vswitchd.ctl"
 tunnel_errors() { $OVSCTL coverage/show | awk '$1 == "datapath_drop_tunnel_pop_error" { print $NF; f = 1 } END { if (!f) print 0 }'; }
-nh1 ethtool -K u1 tx off >/dev/null
+# Open vSwitch counts a little late (its non-PMD thread reads its
+# sockets in turns): settle until the count has held for 2 s.
+a=$(tunnel_errors) still=0
+for i in $(seq 60); do
+	sleep 0.5; b=$(tunnel_errors)
+	if [ "$b" = "$a" ]; then still=$((still + 1)); [ $still -ge 4 ] && break; else still=0 a=$b; fi
+done
 e0=$(tunnel_errors)
 PCAP=$RIG_DIR/ovs.pcap
 rig_capture "$H1" u1 "$PCAP" -s 1600 udp port 4789
@@ -74,7 +83,7 @@ read -r ours good theirs < <(tshark -r "$PCAP" -o udp.check_checksum:TRUE -d udp
 	$1 == "198.51.100.1" && $2 == 99 { o++; if (c[1] == 1) g++ }
 	$1 == "198.51.100.2" && $2 == 99 { t++ }
 	END { print o + 0, g + 0, t + 0 }')
-[ "$ours" -ge 3 ] && [ "$theirs" -ge 3 ] || fail "capture holds $ours of ours, $theirs of OVS's"
+[ "$ours" -ge 1 ] && [ "$theirs" -ge 1 ] || fail "capture holds $ours of ours, $theirs of OVS's"
 [ "$good" = "$ours" ] || fail "tshark verified $good of our $ours outer UDP checksums"
 [ "$e1" = "$e0" ] || fail "Open vSwitch counted $((e1 - e0)) tunnel errors"
 /usr/bin/python3 -c "import sys; sys.exit(0 if $up > 0.05 and $down > 0.05 else 1)" || fail "iperf3 with OVS: $up / $down"
