@@ -136,106 +136,93 @@ struct cmdline {
 	bool cleanup;
 };
 
-/* Options into *cl; exits 0 after --help, 2 on a bad option. */
-static void parse_options(int argc, char **argv, struct cmdline *cl)
+static const struct option longopts[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "socket", required_argument, NULL, 's' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "group", required_argument, NULL, 'g' },
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "pool", required_argument, NULL, 'p' },
+	{ "fdb-size", required_argument, NULL, 'F' },
+	{ "metrics", required_argument, NULL, 'm' },
+	{ "workers", required_argument, NULL, 'w' },
+	{ "cpus", required_argument, NULL, 'C' },
+	{ "underlay", required_argument, NULL, 'U' },
+	{ "datapath", required_argument, NULL, 'D' },
+	{ "keep-datapath", no_argument, NULL, 'K' },
+	{ "cleanup", no_argument, NULL, 'X' },
+	{ "bpffs", required_argument, NULL, 'B' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One option (getopt's C, its argument ARG) into *cl; exits 0 after
+ * --help, 2 on a bad option or value. */
+static void apply_option(int c, const char *arg, struct cmdline *cl)
 {
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "group", required_argument, NULL, 'g' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "pool", required_argument, NULL, 'p' },
-		{ "fdb-size", required_argument, NULL, 'F' },
-		{ "metrics", required_argument, NULL, 'm' },
-		{ "workers", required_argument, NULL, 'w' },
-		{ "cpus", required_argument, NULL, 'C' },
-		{ "underlay", required_argument, NULL, 'U' },
-		{ "datapath", required_argument, NULL, 'D' },
-		{ "keep-datapath", no_argument, NULL, 'K' },
-		{ "cleanup", no_argument, NULL, 'X' },
-		{ "bpffs", required_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-	cl->opts.ctl_path = CTL_DEFAULT_SOCKET;
-	while ((c = getopt_long(argc, argv, "c:s:u:g:fqp:F:m:w:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			cl->opts.config_path = optarg;
-			break;
-		case 's':
-			cl->opts.ctl_path = optarg;
-			break;
-		case 'u':
-			cl->user = optarg;
-			break;
-		case 'g':
-			cl->group = optarg;
-			break;
-		case 'f':
-			break;
-		case 'q':
-			cl->opts.quiet = true;
-			break;
-		case 'p':
-			cl->opts.pool_size = option_uint("--pool", optarg, 64, 1u << 20);
-			break;
-		case 'F':
-			cl->opts.fdb_size = option_uint("--fdb-size", optarg, 1,
-							FDB_MAX_ENTRIES - FDB_DEFAULT_MAX_STATIC);
-			break;
-		case 'm':
-			cl->metrics = optarg;
-			break;
-		case 'w':
-			cl->opts.workers = option_uint("--workers", optarg, 1, VXD_PLACEMENT_MAX);
-			break;
-		case 'C':
-			cl->opts.cpus = optarg;
-			break;
-		case 'U':
-			cl->opts.underlay = optarg;
-			break;
-		case 'D':
-			if (strcmp(optarg, "kernel") && strcmp(optarg, "user")) {
-				fprintf(stderr, "vxswitchd: --datapath \"%s\": expected kernel or user\n", optarg);
-				exit(2);
-			}
-			cl->opts.datapath = optarg;
-			break;
-		case 'K':
-			cl->opts.keep_datapath = true;
-			break;
-		case 'X':
-			cl->cleanup = true;
-			break;
-		case 'B':
-			cl->opts.bpffs = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
+	struct vxd_options *o = &cl->opts;
+	switch (c) {
+	case 'c': o->config_path = arg; break;
+	case 's': o->ctl_path = arg; break;
+	case 'u': cl->user = arg; break;
+	case 'g': cl->group = arg; break;
+	case 'f': break;
+	case 'q': o->quiet = true; break;
+	case 'p': o->pool_size = option_uint("--pool", arg, 64, 1u << 20); break;
+	case 'F':
+		o->fdb_size = option_uint("--fdb-size", arg, 1, FDB_MAX_ENTRIES - FDB_DEFAULT_MAX_STATIC);
+		break;
+	case 'm': cl->metrics = arg; break;
+	case 'w': o->workers = option_uint("--workers", arg, 1, VXD_PLACEMENT_MAX); break;
+	case 'C': o->cpus = arg; break;
+	case 'U': o->underlay = arg; break;
+	case 'D':
+		if (strcmp(arg, "kernel") && strcmp(arg, "user")) {
+			fprintf(stderr, "vxswitchd: --datapath \"%s\": expected kernel or user\n", arg);
 			exit(2);
 		}
-	}
-	if (optind != argc) {
+		o->datapath = arg;
+		break;
+	case 'K': o->keep_datapath = true; break;
+	case 'X': cl->cleanup = true; break;
+	case 'B': o->bpffs = arg; break;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	default:
 		usage(stderr);
 		exit(2);
 	}
-	if (cl->opts.keep_datapath && (!cl->opts.datapath || strcmp(cl->opts.datapath, "kernel"))) {
+}
+
+/* The options that only make sense together; exits 2 otherwise. */
+static void check_options(const struct cmdline *cl)
+{
+	const struct vxd_options *o = &cl->opts;
+	if (o->keep_datapath && (!o->datapath || strcmp(o->datapath, "kernel"))) {
 		fprintf(stderr, "vxswitchd: --keep-datapath keeps the kernel datapath: add --datapath kernel\n");
 		exit(2);
 	}
-	if (cl->opts.keep_datapath && !cl->opts.config_path) {
+	if (o->keep_datapath && !o->config_path) {
 		fprintf(stderr, "vxswitchd: --keep-datapath needs a config file (-c): a restart adopts the ports "
 			"it names and removes the others\n");
 		exit(2);
 	}
+}
+
+/* Options into *cl; exits 0 after --help, 2 on a bad option. */
+static void parse_options(int argc, char **argv, struct cmdline *cl)
+{
+	int c;
+	cl->opts.ctl_path = CTL_DEFAULT_SOCKET;
+	while ((c = getopt_long(argc, argv, "c:s:u:g:fqp:F:m:w:h", longopts, NULL)) != -1)
+		apply_option(c, optarg, cl);
+	if (optind != argc) {
+		usage(stderr);
+		exit(2);
+	}
+	check_options(cl);
 }
 
 static void install_signals(void)
