@@ -35,49 +35,27 @@ const char *vxd_kdp_drop_name(unsigned r)
 	return r < VXDP_DROP_COUNT ? ks_drop_names[r] : "?";
 }
 
-static void ks_named(struct ctl_print *p, const char *name, uint64_t n)
+/* The ABI's __u64 is unsigned long long, the printer's uint64_t may not be. */
+static void ks_u64s(uint64_t *to, const __u64 *from, unsigned n)
 {
-	char fmt[80];
-	snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, name);
-	ctl_print_uint(p, n ? CTL_PRINT_ANY : CTL_PRINT_JSON, name, fmt, n);
+	for (unsigned i = 0; i < n; i++)
+		to[i] = from[i];
 }
 
-/* drops{} as the userspace datapath prints them (zeros in JSON only). */
 static void ks_drops(struct ctl_print *p, const struct vxdp_counters *c, const char *indent)
 {
-	ctl_print_open_object(p, "drops");
-	bool any = false;
-	for (unsigned r = 0; r < VXDP_DROP_COUNT; r++) {
-		if (c->drops[r] && !any)
-			ctl_print_text(p, "%sdrops:", indent);
-		any = any || c->drops[r];
-		ks_named(p, ks_drop_names[r], c->drops[r]);
-	}
-	if (any)
-		ctl_print_nl(p);
-	ctl_print_close_object(p);
+	uint64_t drops[VXDP_DROP_COUNT];
+	ks_u64s(drops, c->drops, VXDP_DROP_COUNT);
+	ctl_print_named_counts(p, "drops", indent, vxd_kdp_drop_name, drops, 0, VXDP_DROP_COUNT);
 }
 
 static void ks_hist(struct ctl_print *p, const struct vxdp_counters *c)
 {
-	ctl_print_open_array(p, "tx_size_hist");
-	if (c->tx_packets)
-		ctl_print_text(p, "    tx sizes:");
-	for (unsigned b = 0; b < VXDP_HIST_BUCKETS; b++) {
-		ctl_print_open_object(p, NULL);
-		ctl_print_string(p, CTL_PRINT_JSON, "bucket", "%s", ks_hist_names[b]);
-		if (c->tx_packets) {
-			ctl_print_string(p, CTL_PRINT_TEXT, NULL, " %s:", ks_hist_names[b]);
-			ctl_print_uint(p, CTL_PRINT_TEXT, NULL, " %" PRIu64 " frames", c->hist_frames[b]);
-			ctl_print_uint(p, CTL_PRINT_TEXT, NULL, " %" PRIu64 " bytes", c->hist_bytes[b]);
-		}
-		ctl_print_uint(p, CTL_PRINT_JSON, "frames", "%" PRIu64, c->hist_frames[b]);
-		ctl_print_uint(p, CTL_PRINT_JSON, "bytes", "%" PRIu64, c->hist_bytes[b]);
-		ctl_print_close_object(p);
-	}
-	ctl_print_close_array(p);
-	if (c->tx_packets)
-		ctl_print_nl(p);
+	uint64_t frames[VXDP_HIST_BUCKETS], bytes[VXDP_HIST_BUCKETS];
+	ks_u64s(frames, c->hist_frames, VXDP_HIST_BUCKETS);
+	ks_u64s(bytes, c->hist_bytes, VXDP_HIST_BUCKETS);
+	ctl_print_size_hist(p, "tx_size_hist", "    tx sizes:", ks_hist_names, frames, bytes,
+			    VXDP_HIST_BUCKETS);
 	/* The kernel datapath's first layout (bucket -> bytes), kept for the
 	 * scripts written against it. */
 	ctl_print_open_object(p, "tx_size_hist_bytes");

@@ -363,3 +363,54 @@ void ctl_print_nl(struct ctl_print *p)
 	if (!p->json)
 		append(p, "\n", 1);
 }
+
+void ctl_print_named_count(struct ctl_print *p, const char *name, uint64_t n)
+{
+	char fmt[80];
+	snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, name);
+	ctl_print_uint(p, n ? CTL_PRINT_ANY : CTL_PRINT_JSON, name, fmt, n);
+}
+
+void ctl_print_named_counts(struct ctl_print *p, const char *key, const char *indent,
+			    const char *(*name)(unsigned), const uint64_t *counts,
+			    unsigned first, unsigned n)
+{
+	ctl_print_open_object(p, key);
+	bool any = false;
+	for (unsigned i = first; i < n; i++) {
+		if (counts[i] && !any)
+			ctl_print_text(p, "%s%s:", indent, key);
+		any = any || counts[i];
+		ctl_print_named_count(p, name(i), counts[i]);
+	}
+	if (any)
+		ctl_print_nl(p);
+	ctl_print_close_object(p);
+}
+
+void ctl_print_size_hist(struct ctl_print *p, const char *key, const char *label,
+			 const char *const *names, const uint64_t *frames,
+			 const uint64_t *bytes, unsigned n)
+{
+	bool any = false;
+	for (unsigned b = 0; b < n; b++)
+		any = any || frames[b];
+	ctl_print_open_array(p, key);
+	if (any)
+		ctl_print_text(p, "%s", label);
+	for (unsigned b = 0; b < n; b++) {
+		ctl_print_open_object(p, NULL);
+		ctl_print_string(p, CTL_PRINT_JSON, "bucket", "%s", names[b]);
+		if (any) {
+			ctl_print_string(p, CTL_PRINT_TEXT, NULL, " %s:", names[b]);
+			ctl_print_uint(p, CTL_PRINT_TEXT, NULL, " %" PRIu64 " frames", frames[b]);
+			ctl_print_uint(p, CTL_PRINT_TEXT, NULL, " %" PRIu64 " bytes", bytes[b]);
+		}
+		ctl_print_uint(p, CTL_PRINT_JSON, "frames", "%" PRIu64, frames[b]);
+		ctl_print_uint(p, CTL_PRINT_JSON, "bytes", "%" PRIu64, bytes[b]);
+		ctl_print_close_object(p);
+	}
+	ctl_print_close_array(p);
+	if (any)
+		ctl_print_nl(p);
+}

@@ -96,4 +96,22 @@ void ctl_print_text(struct ctl_print *p, const char *fmt, ...)
 /* Text mode only: a newline. */
 void ctl_print_nl(struct ctl_print *p);
 
+/* Sets of counters, printed alike by both datapaths' `stats`. */
+
+/* One counter of a named set (drop reasons, flush reasons): " NAME N" in
+ * text when N is not 0; "NAME": N in JSON always. */
+void ctl_print_named_count(struct ctl_print *p, const char *name, uint64_t n);
+/* The counters COUNTS[FIRST..N) named NAME(i), as an object KEY: in text
+ * one line "INDENTKEY:" and the non-zero ones (no line when all are 0);
+ * in JSON every one, zeros too. */
+void ctl_print_named_counts(struct ctl_print *p, const char *key, const char *indent,
+			    const char *(*name)(unsigned), const uint64_t *counts,
+			    unsigned first, unsigned n);
+/* A size histogram of N buckets as an array KEY of {"bucket": NAMES[b],
+ * "frames", "bytes"}; in text one line "LABEL NAME: F frames B bytes ...",
+ * none when no bucket has a frame. */
+void ctl_print_size_hist(struct ctl_print *p, const char *key, const char *label,
+			 const char *const *names, const uint64_t *frames,
+			 const uint64_t *bytes, unsigned n);
+
 #endif /* VX_CTL_CTL_PRINT_H */

@@ -123,51 +123,23 @@ static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, cons
 	ctl_print_close_object(p);
 }
 
-/* A counter keyed by its reason's name: "name": N in JSON always (zero
- * included, so a script can tell zero from "not counted": docs/STATS.md),
- * " name N" in text only when it is not zero. */
-static void vxd_print_named_count(struct ctl_print *p, const char *name, uint64_t count)
+/* Counters keyed by their reason's name print "name": N in JSON always
+ * (zero included, so a script can tell zero from "not counted":
+ * docs/STATS.md), " name N" in text only when it is not zero. */
+static const char *vxd_drop_name(unsigned r)
 {
-	char fmt[80];
-	snprintf(fmt, sizeof(fmt), " %s %%" PRIu64, name);
-	ctl_print_uint(p, count ? CTL_PRINT_ANY : CTL_PRINT_JSON, name, fmt, count);
+	return drop_reason_name((enum drop_reason)r);
 }
 
 static void vxd_print_drops(struct ctl_print *p, const uint64_t *drops, const char *indent)
 {
-	ctl_print_open_object(p, "drops");
-	bool any = false;
-	for (unsigned r = 1; r < DROP_REASON_COUNT; r++) {
-		if (drops[r] && !any)
-			ctl_print_text(p, "%sdrops:", indent);
-		any = any || drops[r];
-		vxd_print_named_count(p, drop_reason_name(r), drops[r]);
-	}
-	if (any)
-		ctl_print_nl(p);
-	ctl_print_close_object(p);
+	ctl_print_named_counts(p, "drops", indent, vxd_drop_name, drops, 1, DROP_REASON_COUNT);
 }
 
 static void vxd_print_hist(struct ctl_print *p, const struct port_stats *st)
 {
-	ctl_print_open_array(p, "tx_size_hist");
-	if (st->tx_frames)
-		ctl_print_text(p, "    tx sizes:");
-	for (unsigned b = 0; b < PORT_HIST_BUCKETS; b++) {
-		ctl_print_open_object(p, NULL);
-		ctl_print_string(p, CTL_PRINT_JSON, "bucket", "%s", port_hist_names[b]);
-		if (st->tx_frames) {
-			ctl_print_string(p, CTL_PRINT_TEXT, NULL, " %s:", port_hist_names[b]);
-			ctl_print_uint(p, CTL_PRINT_TEXT, NULL, " %" PRIu64 " frames", st->tx_hist_frames[b]);
-			ctl_print_uint(p, CTL_PRINT_TEXT, NULL, " %" PRIu64 " bytes", st->tx_hist_bytes[b]);
-		}
-		ctl_print_uint(p, CTL_PRINT_JSON, "frames", "%" PRIu64, st->tx_hist_frames[b]);
-		ctl_print_uint(p, CTL_PRINT_JSON, "bytes", "%" PRIu64, st->tx_hist_bytes[b]);
-		ctl_print_close_object(p);
-	}
-	ctl_print_close_array(p);
-	if (st->tx_frames)
-		ctl_print_nl(p);
+	ctl_print_size_hist(p, "tx_size_hist", "    tx sizes:", port_hist_names,
+			    st->tx_hist_frames, st->tx_hist_bytes, PORT_HIST_BUCKETS);
 }
 
 /* A tap's block: the MACs behind it (max-macs), its offloads and counters,
@@ -345,13 +317,13 @@ static void vxd_print_gro(struct ctl_print *p, const struct vxd *vxd, const stru
 	ctl_print_open_object(p, "flushes");
 	ctl_print_text(p, "    flushes:");
 	for (unsigned i = 0; i < GRO_FLUSH_REASON_COUNT; i++)
-		vxd_print_named_count(p, gro_flush_reason_name(i), st.flushes[i]);
+		ctl_print_named_count(p, gro_flush_reason_name(i), st.flushes[i]);
 	ctl_print_close_object(p);
 	ctl_print_nl(p);
 	ctl_print_open_object(p, "passthrough");
 	ctl_print_text(p, "    passed through:");
 	for (unsigned i = 0; i < GRO_PASS_REASON_COUNT; i++)
-		vxd_print_named_count(p, gro_pass_reason_name(i), st.passthrough[i]);
+		ctl_print_named_count(p, gro_pass_reason_name(i), st.passthrough[i]);
 	ctl_print_close_object(p);
 	ctl_print_nl(p);
 	ctl_print_uint(p, CTL_PRINT_ANY, "whole_big_tcp_marked",
