@@ -26,6 +26,7 @@
 #include "dp/kernel/kdp_capture.h"
 #include "dp/kernel/kdp_diag.h"
 #include "dp/kernel/kdp_link.h"
+#include "kdp_netns.h"
 
 enum { VNI = 99, MAX_COPIES = 8 };
 
@@ -283,39 +284,10 @@ static void test_attached_check(void **state)
 	}
 }
 
-static int netns_setup(void)
-{
-	if (unshare(CLONE_NEWNET) < 0)
-		return -1;
-	/* No IPv6 on the test's links: their autoconfiguration (router
-	 * solicitations, MLD, DAD) would reach the programs as frames of
-	 * their own and learn MACs the tests do not expect. */
-	for (const char *const *sc = (const char *const[]){ "/proc/sys/net/ipv6/conf/all/disable_ipv6",
-							   "/proc/sys/net/ipv6/conf/default/disable_ipv6", NULL };
-	     *sc; sc++) {
-		FILE *fp = fopen(*sc, "w");
-		if (fp) {
-			fputs("1", fp);
-			fclose(fp);
-		}
-	}
-	if (system("ip link set lo up") != 0)
-		return -1;
-	if (kdp_link_veth_create("kcp1", "kcp1vm", -1, 0) < 0 || kdp_link_veth_create("kcp2", "kcp2vm", -1, 0) < 0)
-		return -1;
-	return 0;
-}
-
 int main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_vxdp_capture: not root: skipped\n");
-	} else if (netns_setup() < 0) {
-		perror("test_vxdp_capture: netns and veths");
+	if (kdp_test_netns("test_vxdp_capture", (const char *[]){ "kcp1", "kcp2", NULL }, &in_netns) < 0)
 		return 1;
-	} else {
-		in_netns = true;
-	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_off_no_copy_on_copies_with_direction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vxlan_key_and_flood, setup, teardown),

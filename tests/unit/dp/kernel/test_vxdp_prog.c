@@ -28,6 +28,7 @@
 
 #include "dp/kernel/kdp.h"
 #include "dp/kernel/kdp_link.h"
+#include "kdp_netns.h"
 
 enum { VNI = 99, VNI2 = 100 };
 
@@ -506,44 +507,10 @@ static void test_attach_tcx_and_cls_bpf_cleanup(void **state)
 	assert_int_equal(if_nametoindex("vxdpt1"), 0);
 }
 
-static int netns_setup(void)
-{
-	if (unshare(CLONE_NEWNET) < 0)
-		return -1;
-	/* No IPv6 on the test's links: their autoconfiguration (router
-	 * solicitations, MLD, DAD) would reach the programs as frames of
-	 * their own and learn MACs the tests do not expect. */
-	for (const char *const *sc = (const char *const[]){ "/proc/sys/net/ipv6/conf/all/disable_ipv6",
-							   "/proc/sys/net/ipv6/conf/default/disable_ipv6", NULL };
-	     *sc; sc++) {
-		FILE *fp = fopen(*sc, "w");
-		if (fp) {
-			fputs("1", fp);
-			fclose(fp);
-		}
-	}
-	if (system("ip link set lo up") != 0)
-		return -1;
-	const char *names[] = { "p1", "p2", "d3", "p4" };
-	for (int i = 0; i < 4; i++) {
-		char p[16];
-		snprintf(p, sizeof(p), "%svm", names[i]);
-		if (kdp_link_veth_create(names[i], p, -1, 0) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 int main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_vxdp_prog: not root: skipped\n");
-	} else if (netns_setup() < 0) {
-		perror("test_vxdp_prog: netns and veths");
+	if (kdp_test_netns("test_vxdp_prog", (const char *[]){ "p1", "p2", "d3", "p4", NULL }, &in_netns) < 0)
 		return 1;
-	} else {
-		in_netns = true;
-	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_local_veth_redirect_peer_and_learn_upcall, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_local_plain_redirect_and_histogram, setup, teardown),

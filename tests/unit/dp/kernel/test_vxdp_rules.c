@@ -27,6 +27,7 @@
 #include "dp/kernel/kdp.h"
 #include "dp/kernel/kdp_link.h"
 #include "dp/kernel/kdp_rules.h"
+#include "kdp_netns.h"
 
 enum { VNI = 99 };
 
@@ -345,39 +346,10 @@ static void test_reinjected_frame_runs_its_slot(void **state)
 	assert_int_equal(stats(fx).reinject_stale, 1);
 }
 
-static int netns_setup(void)
-{
-	if (unshare(CLONE_NEWNET) < 0)
-		return -1;
-	/* No IPv6 on the test's links: their autoconfiguration (router
-	 * solicitations, MLD, DAD) would reach the programs as frames of
-	 * their own and learn MACs the tests do not expect. */
-	for (const char *const *sc = (const char *const[]){ "/proc/sys/net/ipv6/conf/all/disable_ipv6",
-							   "/proc/sys/net/ipv6/conf/default/disable_ipv6", NULL };
-	     *sc; sc++) {
-		FILE *fp = fopen(*sc, "w");
-		if (fp) {
-			fputs("1", fp);
-			fclose(fp);
-		}
-	}
-	if (system("ip link set lo up") != 0)
-		return -1;
-	if (kdp_link_veth_create("p1", "p1vm", -1, 0) < 0 || kdp_link_veth_create("p2", "p2vm", -1, 0) < 0)
-		return -1;
-	return 0;
-}
-
 int main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_vxdp_rules: not root: skipped\n");
-	} else if (netns_setup() < 0) {
-		perror("test_vxdp_rules: netns and veths");
+	if (kdp_test_netns("test_vxdp_rules", (const char *[]){ "p1", "p2", NULL }, &in_netns) < 0)
 		return 1;
-	} else {
-		in_netns = true;
-	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_miss_goes_up_whole_with_the_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hit_runs_the_cached_drop_and_counts_then_stale_generation_misses,
