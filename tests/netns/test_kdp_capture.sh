@@ -38,27 +38,7 @@ SOCK1=$RIG_DIR/h1.sock
 D=$RIG_DIR
 PAT=c0ffee5a
 
-cap_start() {
-	local name=$1; shift
-	"$VXCTL" --socket "$SOCK1" capture "$@" 2>"$D/$name.err" &
-	eval "CAP_$name=$!"
-}
-cap_wait() {
-	local pid rc=0
-	eval "pid=\$CAP_$1"
-	wait "$pid" || rc=$?
-	[ "$rc" = 0 ] || fail "capture $1 exited $rc: $(cat "$D/$1.err")"
-}
-lens() { tshark -r "$1" -T fields -e frame.len ${2:+-Y "$2"} 2>/dev/null; }
-expect() {
-	local got n bytes
-	got=$(lens "$1" "${4:-}")
-	n=$(printf '%s\n' "$got" | grep -c . || true)
-	bytes=$(printf '%s\n' "$got" | awk '{ s += $1 } END { print s + 0 }')
-	[ "$n" = "$2" ] && [ "$bytes" = $(( $2 * $3 )) ] ||
-		fail "$1: $n frames of $bytes bytes, want $2 x $3 (${4:-all}): $(tshark -r "$1" 2>/dev/null | head -5)"
-}
-settle() { sleep 0.4; }
+. tests/netns/capture_lib.sh
 cap_on() { vx_stat 1 'd["capture"]["kernel_keys"]'; } # ports the programs copy now (their flag)
 ping5() { nvm1 ping -c 5 -i 0.1 -s 1000 -p "$PAT" -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping during capture"; }
 # pattern FILE: frames whose ICMP payload carries the ping's pattern
