@@ -81,8 +81,8 @@ static void dp_egress_drop(struct vxd_worker *w, struct pkt *pkt, uint16_t port)
 /* mirred from an egress rule: the frame (redirect) or a copy (mirror) to
  * port `id`, through dp_output() and so through id's own egress rules, one
  * level deeper, with this level's scratch outputs. */
-static void dp_egress_mirred(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key, uint16_t id,
-			     const struct flower_action *tun, bool copy)
+void dp_egress_mirred(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key, uint16_t id,
+		      const struct flower_action *tun, bool copy)
 {
 	struct pkt *out = copy ? pkt_clone(w->pool, pkt) : pkt;
 	if (!out) {
@@ -109,55 +109,6 @@ static void dp_egress_tunnel(const struct vxd_worker *w, struct pkt *pkt, struct
 	dp_rule_tunnel_key(w, pkt, dst->port, tun);
 }
 
-/* The actions of v on pkt, leaving by *dst; true when consumed. */
-static bool dp_egress_actions(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key,
-			      struct fdb_dst *dst, const struct flower_verdict *v)
-{
-	const struct flower_action *tun = NULL;
-	struct flow_key edited; /* the key once a vlan action edited the frame */
-	for (unsigned r = 0; r < v->n_rules; r++) {
-		const struct flower_rule *rule = v->rules[r];
-		for (uint32_t i = 0; i < rule->n_actions; i++) {
-			const struct flower_action *a = &rule->actions[i];
-			switch (a->type) {
-			case FLOWER_ACT_REDIRECT:
-				dp_egress_mirred(w, pkt, key, a->port, tun, false);
-				return true;
-			case FLOWER_ACT_MIRROR:
-				dp_egress_mirred(w, pkt, key, a->port, tun, true);
-				break;
-			case FLOWER_ACT_TUNNEL_SET:
-				tun = a;
-				break;
-			case FLOWER_ACT_TUNNEL_UNSET:
-				tun = NULL;
-				break;
-			case FLOWER_ACT_VLAN_PUSH:
-			case FLOWER_ACT_VLAN_POP:
-			case FLOWER_ACT_VLAN_MODIFY:
-				if (!dp_rule_vlan(w, pkt, a))
-					return true;
-				if (key != &edited) {
-					edited = *key;
-					key = &edited;
-				}
-				dp_key_vlan(&edited, a);
-				break;
-			case FLOWER_ACT_DROP:
-				dp_egress_drop(w, pkt, dst->port);
-				return true;
-			case FLOWER_ACT_PASS:
-				dp_egress_tunnel(w, pkt, dst, tun);
-				return false;
-			default: /* goto, continue: the next rule of the verdict; pipe */
-				break;
-			}
-		}
-	}
-	dp_egress_tunnel(w, pkt, dst, tun);
-	return false;
-}
-
 bool dp_egress(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key, struct fdb_dst *dst)
 {
 	const struct flower_table *ft = w->view->flower;
@@ -177,5 +128,11 @@ bool dp_egress(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key
 		dp_egress_drop(w, pkt, dst->port);
 		return true;
 	}
-	return dp_egress_actions(w, pkt, key, dst, &v);
+	struct flow_key edited; /* the key once a vlan action edited the frame */
+	const struct dp_act_site egress = { .egress = true, .drop_port = dst->port, .edit = &edited };
+	const struct flower_action *tun;
+	if (dp_run_actions(w, pkt, &key, &v, &egress, &tun))
+		return true;
+	dp_egress_tunnel(w, pkt, dst, tun);
+	return false;
 }

@@ -120,10 +120,9 @@ bool dp_rule_vlan(struct vxd_worker *w, struct pkt *pkt, const struct flower_act
 	}
 }
 
-/* Runs the actions of v; true when the frame was consumed, false when it
- * goes on to L2 switching. */
-static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct flow_key **keyp,
-			    const struct flower_verdict *v)
+bool dp_run_actions(struct vxd_worker *w, struct pkt *pkt, const struct flow_key **keyp,
+		    const struct flower_verdict *v, const struct dp_act_site *site,
+		    const struct flower_action **tunp)
 {
 	const struct flow_key *key = *keyp;
 	const struct flower_action *tun = NULL;
@@ -133,11 +132,16 @@ static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct 
 			const struct flower_action *a = &rule->actions[i];
 			switch (a->type) {
 			case FLOWER_ACT_REDIRECT:
-				dp_rule_mirred(w, pkt, key, a->port, tun, false);
-				return true;
-			case FLOWER_ACT_MIRROR:
-				dp_rule_mirred(w, pkt, key, a->port, tun, true);
+			case FLOWER_ACT_MIRROR: {
+				bool copy = a->type == FLOWER_ACT_MIRROR;
+				if (site->egress)
+					dp_egress_mirred(w, pkt, key, a->port, tun, copy);
+				else
+					dp_rule_mirred(w, pkt, key, a->port, tun, copy);
+				if (!copy)
+					return true;
 				break;
+			}
 			case FLOWER_ACT_TUNNEL_SET:
 				tun = a;
 				break;
@@ -149,23 +153,25 @@ static bool dp_rule_actions(struct vxd_worker *w, struct pkt *pkt, const struct 
 			case FLOWER_ACT_VLAN_MODIFY:
 				if (!dp_rule_vlan(w, pkt, a))
 					return true;
-				if (key != &w->rule_key) { /* what egress rules and L2 see */
-					w->rule_key = *key;
-					key = *keyp = &w->rule_key;
+				if (key != site->edit) { /* what later rules, egress and L2 see */
+					*site->edit = *key;
+					key = *keyp = site->edit;
 				}
-				dp_key_vlan(&w->rule_key, a);
+				dp_key_vlan(site->edit, a);
 				break;
 			case FLOWER_ACT_DROP:
-				dp_count_drop(w, pkt->in_port, DROP_RULE_DROP);
+				dp_count_drop(w, site->drop_port, DROP_RULE_DROP);
 				pkt_free(pkt);
 				return true;
 			case FLOWER_ACT_PASS:
+				*tunp = tun;
 				return false;
 			default: /* goto, continue: the next rule of the verdict; pipe */
 				break;
 			}
 		}
 	}
+	*tunp = tun;
 	return false;
 }
 
@@ -182,5 +188,7 @@ bool dp_rules(struct vxd_worker *w, const struct flower_table *ft, struct pkt *p
 		pkt_free(pkt);
 		return true;
 	}
-	return dp_rule_actions(w, pkt, key, v);
+	const struct dp_act_site ingress = { .drop_port = pkt->in_port, .edit = &w->rule_key };
+	const struct flower_action *tun; /* a tunnel_key set with no mirred after it does nothing here */
+	return dp_run_actions(w, pkt, key, v, &ingress, &tun);
 }

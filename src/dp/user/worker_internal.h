@@ -137,12 +137,32 @@ void dp_rule_tunnel_key(const struct vxd_worker *w, struct pkt *out, uint16_t id
 			const struct flower_action *tun);
 bool dp_rule_vlan(struct vxd_worker *w, struct pkt *pkt, const struct flower_action *a);
 
+/* Where an action list runs: an ingress hook (the frame then goes on to
+ * L2 switching) or a port's egress (it goes on out of that port). */
+struct dp_act_site {
+	bool egress;            /* mirreds go through the target's egress rules, one level deeper */
+	uint16_t drop_port;     /* whose rule_drop counts a drop */
+	struct flow_key *edit;  /* where the key goes once a vlan action edited the frame */
+};
+/* dp_rules.c: v's actions on pkt in order, one interpreter for both sites
+ * (docs/FLOWER.md): true when they consumed it (drop, redirect, no buffer
+ * for a tag); false: it goes on, *key as the actions left it (site->edit
+ * after a vlan edit) and *tun the tunnel_key set in force (NULL: none, or
+ * unset) for an egress site to apply. */
+bool dp_run_actions(struct vxd_worker *w, struct pkt *pkt, const struct flow_key **key,
+		    const struct flower_verdict *v, const struct dp_act_site *site,
+		    const struct flower_action **tun);
+
 /* dp_egress.c: pkt is about to leave by *dst (a port of w->view with egress
  * rules), key the frame's key as parsed where it came in.  Runs the port's
  * egress rules; true when they consumed pkt (dropped, redirected), else
  * it goes on to *dst, which a tunnel_key set on a vxlan port's egress may
  * have changed (its remote). */
 bool dp_egress(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key, struct fdb_dst *dst);
+/* mirred from an egress rule: the frame (copy false) or a copy to port id,
+ * through dp_output() and so through id's own egress rules. */
+void dp_egress_mirred(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key, uint16_t id,
+		      const struct flower_action *tun, bool copy);
 /* The edit of vlan action a (push, pop, modify), as pkt_vlan.h makes it
  * in the frame, made in the frame's key: what later rules match. */
 void dp_key_vlan(struct flow_key *k, const struct flower_action *a);
