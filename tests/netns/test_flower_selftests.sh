@@ -30,7 +30,9 @@
 #     are the ones ported.
 # Counters are polled until they equal the expected values (bounded: 10 s,
 # generous for a loaded machine), then read again 0.3 s later, so a count
-# that would go past its expected value is caught too.
+# that would go past its expected value is caught too
+# (flower_selftest_counts.py); frames go out through one scapy process
+# (flower_selftest_send.py).
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
@@ -38,6 +40,7 @@ rig_init "fst-$$"
 trap rig_cleanup EXIT
 PY=/usr/bin/python3
 SENDER_PY=$PWD/tests/netns/flower_selftest_send.py
+COUNTS_PY=$PWD/tests/netns/flower_selftest_counts.py
 DUMMY_MAC=de:ad:be:ef:aa:aa
 
 rig_create 4
@@ -112,34 +115,14 @@ send() {
 	done
 }
 
-# counts DEV DIR "H=N ...": empty when every rule of handle H on DEV's DIR
-# counted N packets (tc_check_packets), else what differs.
-counts() {
-	X -j -s filter show dev "$1" "$2" | "$PY" -c '
-import json, sys
-got = {}
-for r in json.load(sys.stdin):
-	o = r.get("options")
-	if o and "handle" in o:
-		got[o["handle"]] = o["actions"][0]["stats"]["packets"]
-bad = []
-for w in sys.argv[1].split():
-	h, n = (int(x) for x in w.split("="))
-	if got.get(h) != n:
-		bad.append("handle %d: %s packets, want %d" % (h, got.get(h, "no rule,"), n))
-print("; ".join(bad))' "$3"
-}
-
-# check [DEV DIR] "H=N ..." WHAT: tc_check_packets for every handle listed.
+# check [DEV DIR] "H=N ..." WHAT: tc_check_packets for every handle listed:
+# rule H on DEV's DIR (default vnet1 ingress) counted exactly N packets
+# (flower_selftest_counts.py: polled until equal, then read again).
 check() {
-	local dev=vnet1 dir=ingress i bad
+	local dev=vnet1 dir=ingress bad
 	[ $# = 4 ] && { dev=$1; dir=$2; shift 2; }
-	for i in $(seq 100); do
-		bad=$(counts "$dev" "$dir" "$1")
-		[ -z "$bad" ] && break
-		sleep 0.1
-	done
-	[ -z "$bad" ] && { sleep 0.3; bad=$(counts "$dev" "$dir" "$1"); }
+	bad=$("$PY" "$COUNTS_PY" "$1" "$VXCTL" --socket "$RIG_DIR/h1.sock" -j -s filter show dev "$dev" "$dir") ||
+		fail "[$DP] $CASE: $2: cannot read the counters of $dev $dir"
 	[ -z "$bad" ] || fail "[$DP] $CASE: $2: $dev $dir: $bad"
 }
 
