@@ -344,12 +344,34 @@ test_port_range_ipv4_udp_drop() {
 	case_done "2 outside, 3 inside: 3"
 }
 
+# ---- beyond the selftests: the fast path --------------------------------------------
+# The selftests send one frame per flow, which each datapath decides on its
+# slow path (the classifier; on the kernel datapath an upcall).  Here the
+# same flow again, decided by the fast path (the worker's flow cache; the
+# kernel's cache of decisions), counted as tc's Sent hardware: ten
+# `continue` rules then a drop, all eleven counted on every frame (the
+# cached verdict lists every rule crossed; a limit of 8 cut this short).
+fast_path_test() {
+	local i want="" want2=""
+	for i in $(seq 1 10); do
+		add protocol ip pref $i handle $((100 + i)) flower skip_hw ip_proto udp action continue
+	done
+	add protocol ip pref 11 handle 111 flower ip_proto udp dst_port 7 action drop
+	send "l4(4, 'udp', 1000, 7)"
+	for i in $(seq 101 111); do want="$want $i=1/0"; want2="$want2 $i=4/3"; done
+	check "$want" "first frame: the slow path"
+	send "[l4(4, 'udp', 1000, 7)] * 3"
+	check "$want2" "3 more: the fast path"
+	for i in $(seq 11 -1 1); do del protocol ip pref $i handle $((100 + i)) flower; done
+	case_done "11 rules crossed: 1 (slow path), then 4 with 3 fast"
+}
+
 CASES="match_dst_mac_test match_src_mac_test match_dst_ip_test match_src_ip_test
 	match_ip_flags_test match_pcp_test match_vlan_test match_ip_tos_test match_indev_test
 	match_ip_ttl_test match_mpls_label_test match_mpls_tc_test match_mpls_bos_test
 	match_mpls_ttl_test match_mpls_lse_test match_erspan_opts_test
 	test_port_range_ipv4_udp test_port_range_ipv4_tcp test_port_range_ipv6_udp
-	test_port_range_ipv6_tcp test_port_range_ipv4_udp_drop"
+	test_port_range_ipv6_tcp test_port_range_ipv4_udp_drop fast_path_test"
 
 RESULTS=""
 # FST_DPS / FST_CASES narrow a run (debugging); the test runs everything.
