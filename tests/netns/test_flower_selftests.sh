@@ -28,6 +28,12 @@
 #     are checked on both datapaths.
 #   - tc_offload_check (skip_sw): no rule is in hardware; the skip_hw runs
 #     are the ones ported.
+#   - added, fast_path_test: the selftests send one frame per flow, which
+#     each datapath decides on its slow path; this case sends a flow again
+#     (flow cache; the kernel's cached decision) across eleven rules.
+# What the port found in vxswitch (fixed): skip_hw was refused among the
+# keys (pcp, vlan cases); a frame crossed at most 8 rules by continue
+# (mpls_lse crosses 10); indev was refused on the kernel datapath.
 # Counters are polled until they equal the expected values (bounded: 10 s,
 # generous for a loaded machine), then read again 0.3 s later, so a count
 # that would go past its expected value is caught too
@@ -115,9 +121,10 @@ send() {
 	done
 }
 
-# check [DEV DIR] "H=N ..." WHAT: tc_check_packets for every handle listed:
-# rule H on DEV's DIR (default vnet1 ingress) counted exactly N packets
-# (flower_selftest_counts.py: polled until equal, then read again).
+# check [DEV DIR] "H=N[/F] ..." WHAT: tc_check_packets for every handle
+# listed: rule H on DEV's DIR (default vnet1 ingress) counted exactly N
+# packets (F of them on the fast path) (flower_selftest_counts.py: polled
+# until equal, then read again).
 check() {
 	local dev=vnet1 dir=ingress bad
 	[ $# = 4 ] && { dev=$1; dir=$2; shift 2; }
