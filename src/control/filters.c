@@ -87,9 +87,13 @@ static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flowe
 	return 0;
 }
 
-/* Egress rules and indev (dp_egress.c): the userspace datapath's only;
- * a mirred from a port's egress back to that port would send the frame
- * round its own egress rules until the nest limit drops it: refused. */
+/* Egress rules (dp_egress.c): the userspace datapath's only; a mirred
+ * from a port's egress back to that port would send the frame round its
+ * own egress rules until the nest limit drops it: refused.  indev is
+ * taken on both datapaths: on the kernel one a rule is on a VM port's
+ * ingress, its upcalls are classified with in_port = that port
+ * (kdp_rules.c) and a cached decision is keyed by the ingress ifindex
+ * (vxdp_rkey), so an indev rule decides per port as on the userspace one. */
 static int vxd_filter_egress_check(const struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
 {
 	bool egress = f->given & CTL_FF_EGRESS;
@@ -98,8 +102,6 @@ static int vxd_filter_egress_check(const struct vxd *vxd, const struct ctl_flowe
 				  "datapath yet; use --datapath user", ctl_flower_verb_name(f->verb), f->dev);
 	if (!ctl_flower_has_rule(f))
 		return 0;
-	if (vxd->kdp && (f->match.given & CTL_FM_INDEV))
-		return vxd_refuse(err, -EOPNOTSUPP, "\"indev\": not on the kernel datapath yet; use --datapath user");
 	for (unsigned i = 0; egress && i < f->n_actions; i++) {
 		uint8_t type = f->actions[i].type;
 		if ((type == CTL_ACT_REDIRECT || type == CTL_ACT_MIRROR) && !strcmp(f->actions[i].dev, f->dev))

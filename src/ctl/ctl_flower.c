@@ -426,21 +426,24 @@ static int parse_add(struct ctl_parser *ps, struct ctl_flower *f)
 	if (ctl_at_end(ps))
 		return ctl_fail(ps, ps->pos, "expected \"flower\", the only classifier");
 	ps->pos++; /* "flower" */
-	for (; !ctl_at_end(ps); ps->pos++) {
-		const char *w = ps->argv[ps->pos];
-		if (!strcmp(w, "skip_hw")) {
-			if (f->given & CTL_FF_SKIP_HW)
-				return ctl_fail(ps, ps->pos, "duplicate \"skip_hw\"");
-			f->given |= CTL_FF_SKIP_HW;
-		} else if (!strcmp(w, "skip_sw")) {
-			return ctl_fail(ps, ps->pos, "refused: vxswitch has no hardware to offload "
-					"to, a rule that skips software would never run");
-		} else {
-			break;
-		}
-	}
-	ret = fl_parse_match(ps, &f->match);
+	ret = fl_parse_match(ps, &f->match, &f->given);
 	return ret ? ret : fl_parse_actions(ps, f);
+}
+
+int fl_parse_hw_flag(struct ctl_parser *ps, uint32_t *given)
+{
+	const char *w = ps->argv[ps->pos];
+	if (!strcmp(w, "skip_hw")) {
+		if (*given & CTL_FF_SKIP_HW)
+			return ctl_fail(ps, ps->pos, "duplicate \"skip_hw\"");
+		*given |= CTL_FF_SKIP_HW;
+		ps->pos++;
+		return 1;
+	}
+	if (!strcmp(w, "skip_sw"))
+		return ctl_fail(ps, ps->pos, "refused: vxswitch has no hardware to offload "
+				"to, a rule that skips software would never run");
+	return 0;
 }
 
 /* tc's do_filter(): the verb by any prefix (matches()), in tc's order. */
@@ -583,7 +586,7 @@ bool ctl_flower_equal(const struct ctl_flower *a, const struct ctl_flower *b)
 const char *ctl_flower_grammar(void)
 {
 	return "FILTER := filter add dev PORT HOOK [ pref N ] [ handle N ] [ chain N ]\n"
-	       "              [ protocol PROTO ] flower [ skip_hw ] [ MATCH ... ]\n"
+	       "              [ protocol PROTO ] flower [ MATCH ... ] (skip_hw: anywhere among them)\n"
 	       "              action ACTION [ action ACTION ... ]\n"
 	       "        | filter { replace | change } ... (as add; replace adds when the handle\n"
 	       "              is free, change needs pref and handle of an existing rule)\n"

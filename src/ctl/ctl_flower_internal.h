@@ -49,8 +49,15 @@ void fl_sb_mac(struct ctl_sbuf *sb, const char *key, const uint8_t mac[6],
 /* ---- match keys (ctl_flower_match.c) ---------------------------------- */
 
 /* Reads MATCH words until `action`/`actions` or the end (ps->pos is left
- * on that word), then checks tc's dependency rules. */
-int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m);
+ * on that word), then checks tc's dependency rules.  skip_hw and skip_sw
+ * are taken anywhere among the keys, as f_flower.c's one loop over flower
+ * options takes them (`flower vlan_prio 6 skip_hw dst_mac ...` is a line of
+ * the kernel's tc_flower.sh): into *flags (ctl_flower.given). */
+int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m, uint32_t *flags);
+/* skip_hw (CTL_FF_SKIP_HW into *given) or skip_sw (refused) at ps->pos:
+ * 1 when taken (ps->pos moves past it), 0 when the word is neither, < 0
+ * refused (ctl_flower.c). */
+int fl_parse_hw_flag(struct ctl_parser *ps, uint32_t *given);
 void fl_format_match(struct ctl_sbuf *sb, const struct ctl_flower_match *m);
 
 /* ---- MPLS and ARP keys (ctl_flower_mpls.c) ------------------------------ */

@@ -565,13 +565,18 @@ static int check_needs(struct ctl_parser *ps, const int words[N_KEYS],
 
 /* ---- the match list --------------------------------------------------------- */
 
-int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m)
+int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m, uint32_t *flags)
 {
 	int words[N_KEYS] = { 0 };
 	while (!ctl_at_end(ps)) {
 		const char *w = ps->argv[ps->pos];
 		if (!strcmp(w, "action") || !strcmp(w, "actions"))
 			break;
+		int flag = fl_parse_hw_flag(ps, flags);
+		if (flag < 0)
+			return flag;
+		if (flag)
+			continue;
 		if (!strcmp(w, "indev")) { /* a port name, not a key of the table (ctl_flower_egress.c) */
 			int ret = fl_parse_indev(ps, m);
 			if (ret)

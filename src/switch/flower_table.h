@@ -68,7 +68,11 @@ enum flower_table_limits {
 	/* No cap below memory: this one is the classifier's (CLS_MAX_RULES,
 	 * 32-bit slots and indexes), 16.7 million rules, ~28 GB of them. */
 	FLOWER_MAX_TABLE_RULES = 1 << 24,
-	FLOWER_MAX_HOPS = 8,      /* rules one frame goes through (goto chain, continue) */
+	/* Rules one frame goes through (goto chain, continue): the kernel's
+	 * max_reclassify_loop (net/sched/cls_api.c), which it applies to
+	 * goto only; continue only moves on to later prefs, and the kernel's
+	 * tc_flower.sh crosses 10 rules with it (match_mpls_lse_test). */
+	FLOWER_MAX_HOPS = 16,
 };
 
 struct flower_table;

@@ -226,6 +226,12 @@ static void test_del_show(void **state)
 	/* tc's order of the seed 002 notes: keys between dev and ingress */
 	check_canonical("filter add dev vnet0 pref 2 ingress protocol ip flower skip_hw action drop",
 			"filter add dev vnet0 ingress pref 2 protocol ip flower skip_hw action drop");
+	/* skip_hw among the keys (the kernel's tc_flower.sh writes `flower
+	 * vlan_prio 6 skip_hw dst_mac ...`): the same rule as skip_hw first */
+	check_canonical("filter add dev vnet0 ingress protocol 802.1q pref 1 handle 101 flower vlan_prio 6 "
+			"skip_hw dst_mac 02:00:00:00:00:02 action drop",
+			"filter add dev vnet0 ingress pref 1 handle 101 protocol 802.1Q flower skip_hw "
+			"dst_mac 02:00:00:00:00:02 vlan_prio 6 action drop");
 	check_canonical("filter del dev vnet0 pref 2 handle 1 ingress",
 			"filter del dev vnet0 ingress pref 2 handle 1");
 	check_round_trip("filter show -s dev vnet0 ingress");
@@ -289,6 +295,9 @@ static void test_refusals(void **state)
 	/* skip_sw, with the reason */
 	refused(ADD "protocol ip flower skip_sw" RD, 9, "never run");
 	refused(ADD "protocol ip flower skip_hw skip_hw" RD, 10, "duplicate");
+	/* anywhere among the keys, as f_flower.c takes them */
+	refused(ADD "protocol ip flower skip_hw ip_proto tcp skip_hw" RD, 12, "duplicate");
+	refused(ADD "protocol ip flower ip_proto tcp skip_sw" RD, 11, "never run");
 	/* numbers, ranges, values */
 	refused(ADD "pref 0 flower" RD, 7, "bad number");
 	refused(ADD "pref 65536 flower" RD, 7, "bad number");

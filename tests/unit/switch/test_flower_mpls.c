@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <cmocka.h>
 
@@ -314,6 +315,57 @@ static void test_continue(void **state)
 	flower_table_destroy(t);
 }
 
+/* The kernel's tc_flower.sh match_mpls_lse_test: eleven `continue` rules
+ * on the first and second entries' fields and on the depth alone; its base
+ * frame crosses ten of them, all counted (a limit of 8 rules crossed cut
+ * it short and dropped it as a loop).  Past FLOWER_MAX_HOPS rules, the
+ * frame is still dropped as a loop. */
+static void test_continue_many(void **state)
+{
+	(void)state;
+	struct flower_table *t = TABLE(
+		A "pref 1 protocol mpls_uc flower mpls lse depth 1 label 0 action continue",
+		A "pref 2 protocol mpls_uc flower mpls lse depth 1 tc 0 action continue",
+		A "pref 3 protocol mpls_uc flower mpls lse depth 1 bos 0 action continue",
+		A "pref 4 protocol mpls_uc flower mpls lse depth 1 ttl 0 action continue",
+		A "pref 5 protocol mpls_uc flower mpls lse depth 2 label 1048575 action continue",
+		A "pref 6 protocol mpls_uc flower mpls lse depth 2 tc 7 action continue",
+		A "pref 7 protocol mpls_uc flower mpls lse depth 2 bos 1 action continue",
+		A "pref 8 protocol mpls_uc flower mpls lse depth 2 ttl 255 action continue",
+		A "pref 9 protocol mpls_uc flower mpls lse depth 1 action continue",
+		A "pref 10 protocol mpls_uc flower mpls lse depth 2 action continue",
+		A "pref 11 protocol mpls_uc flower mpls lse depth 3 action continue");
+	struct flow_key base = mpls_key((struct lse[]){ { 0, 0, 0, 0 }, { 1048575, 7, 1, 255 } }, 2);
+	struct flower_verdict v;
+	flower_table_classify(t, &base, &v);
+	assert_int_equal(v.end, FLOWER_END_MATCHED);
+	assert_int_equal(v.n_rules, 10);
+	for (unsigned i = 0; i < 10; i++)
+		assert_int_equal(v.rules[i]->pref, i + 1);
+	/* three entries, the second without bos: depth 1's four, depth 2's
+	 * label/tc/ttl, and the three depths */
+	struct flow_key three = mpls_key((struct lse[]){ { 0, 0, 0, 0 }, { 1048575, 7, 0, 255 }, { 0, 0, 1, 255 } }, 3);
+	flower_table_classify(t, &three, &v);
+	assert_int_equal(v.end, FLOWER_END_MATCHED);
+	assert_int_equal(v.n_rules, 10);
+	assert_int_equal(v.rules[6]->pref, 8);
+	assert_int_equal(v.rules[9]->pref, 11);
+	flower_table_destroy(t);
+
+	/* FLOWER_MAX_HOPS + 1 prefs that all continue: cut at the limit */
+	static char lines[FLOWER_MAX_HOPS + 1][96];
+	const char *ptrs[FLOWER_MAX_HOPS + 1];
+	for (unsigned i = 0; i <= FLOWER_MAX_HOPS; i++) {
+		snprintf(lines[i], sizeof(lines[i]), A "pref %u protocol all flower action continue", i + 1);
+		ptrs[i] = lines[i];
+	}
+	t = test_table(NULL, ptrs, FLOWER_MAX_HOPS + 1);
+	flower_table_classify(t, &base, &v);
+	assert_int_equal(v.end, FLOWER_END_LOOP);
+	assert_int_equal(v.n_rules, FLOWER_MAX_HOPS);
+	flower_table_destroy(t);
+}
+
 /* continue then goto: the chain followed is the later rule's. */
 static void test_continue_goto(void **state)
 {
@@ -339,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_enc_tos_ttl),
 		cmocka_unit_test(test_continue),
 		cmocka_unit_test(test_continue_goto),
+		cmocka_unit_test(test_continue_many),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
