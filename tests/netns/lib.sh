@@ -143,53 +143,27 @@ print([p for p in json.load(sys.stdin) if p["name"] == sys.argv[1]][0][sys.argv[
 # $RIG_EXTRA_CONF are appended to its config file; VAR=value words in
 # $RIG_VXD_ENV go into its environment (e.g. an LD_PRELOAD); words in
 # $RIG_VXD_ARGS are extra vxswitchd options (e.g. --user nobody).
-rig_vxswitchd() {
-	local side=$1 other=$(( 3 - $1 )) host vm cfg sock
-	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; else host=$H2; vm=$VM2; fi
-	cfg=$RIG_DIR/h$side.conf
-	sock=$RIG_DIR/h$side.sock
-	{
-		echo "port add vx$VNI type vxlan vni $VNI local $(u_addr "$side") remote $(u_addr "$other")"
-		echo "port add vnet$side type tap vni $VNI netns $vm mtu $(vm_mtu)"
-		[ -z "${RIG_EXTRA_CONF:-}" ] || printf '%s\n' "$RIG_EXTRA_CONF"
-	} > "$cfg"
-	n "$host" env ${RIG_VXD_ENV:-} "$VXSWITCHD" -c "$cfg" -s "$sock" -q ${RIG_VXD_ARGS:-} > "$RIG_DIR/h$side.log" 2>&1 &
-	RIG_PIDS="$RIG_PIDS $!"
-	local i p
-	for i in $(seq 100); do
-		[ -S "$sock" ] && n "$vm" ip link show "vnet$side" >/dev/null 2>&1 && break
-		sleep 0.05
-	done
-	if ! [ -S "$sock" ] || ! n "$vm" ip link show "vnet$side" >/dev/null 2>&1; then
-		echo "vxswitchd $side did not start (or made no vnet$side in $vm):" >&2
-		cat "$RIG_DIR/h$side.log" >&2
-		return 1
-	fi
-	# `ip netns exec` forks: $! is the wrapper.  Find the daemon itself
-	# (for its CPU time and to stop it).
-	for p in $(ip netns pids "$host"); do
-		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = vxswitchd ]; then
-			eval "VXD_PID_$side=$p"
-			RIG_PIDS="$RIG_PIDS $p"
-		fi
-	done
-	rig_vm_addrs "$side" "vnet$side"
-}
+rig_vxswitchd() { rig_vxswitchd_start "$1" tap; }
 
 # rig_vxswitchd_bpf SIDE: vxswitchd --datapath kernel in host SIDE (the eBPF
-# datapath): the vxlan port of the rig and the VM's port as a veth pair the
-# daemon makes, vnetSIDE moved into the VM's namespace.  Sets VXD_PID_SIDE.
-rig_vxswitchd_bpf() {
-	local side=$1 other=$(( 3 - $1 )) host vm cfg sock i p
+# datapath): the same, with the VM's port a veth pair the daemon makes,
+# vnetSIDE moved into the VM's namespace.
+rig_vxswitchd_bpf() { rig_vxswitchd_start "$1" veth --datapath kernel; }
+
+# rig_vxswitchd_start SIDE PORT-TYPE [VXSWITCHD-OPTIONS...]: the two above;
+# sets VXD_PID_SIDE (the daemon itself, not `ip netns exec`'s wrapper).
+rig_vxswitchd_start() {
+	local side=$1 type=$2 other=$(( 3 - $1 )) host vm cfg sock i p
+	shift 2
 	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; else host=$H2; vm=$VM2; fi
 	cfg=$RIG_DIR/h$side.conf
 	sock=$RIG_DIR/h$side.sock
 	{
 		echo "port add vx$VNI type vxlan vni $VNI local $(u_addr "$side") remote $(u_addr "$other")"
-		echo "port add vnet$side type veth vni $VNI netns $vm mtu $(vm_mtu)"
+		echo "port add vnet$side type $type vni $VNI netns $vm mtu $(vm_mtu)"
 		[ -z "${RIG_EXTRA_CONF:-}" ] || printf '%s\n' "$RIG_EXTRA_CONF"
 	} > "$cfg"
-	n "$host" env ${RIG_VXD_ENV:-} "$VXSWITCHD" --datapath kernel -c "$cfg" -s "$sock" -q ${RIG_VXD_ARGS:-} \
+	n "$host" env ${RIG_VXD_ENV:-} "$VXSWITCHD" "$@" -c "$cfg" -s "$sock" -q ${RIG_VXD_ARGS:-} \
 		> "$RIG_DIR/h$side.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
 	for i in $(seq 100); do
@@ -197,7 +171,7 @@ rig_vxswitchd_bpf() {
 		sleep 0.05
 	done
 	if ! [ -S "$sock" ] || ! n "$vm" ip link show "vnet$side" >/dev/null 2>&1; then
-		echo "vxswitchd --datapath kernel $side did not start (or made no vnet$side in $vm):" >&2
+		echo "vxswitchd $* $side did not start (or made no vnet$side in $vm):" >&2
 		cat "$RIG_DIR/h$side.log" >&2
 		return 1
 	fi
