@@ -38,28 +38,14 @@ evpn_vm_addr() { # I DEV
 
 # evpn_vxswitchd I: vxswitchd in hI, VNI 99 from EVPN, tap vnetI into vmI.
 evpn_vxswitchd() {
-	local i=$1 cfg=$RIG_DIR/h$1.conf sock=$RIG_DIR/h$1.sock p k
+	local i=$1 cfg=$RIG_DIR/h$1.conf sock=$RIG_DIR/h$1.sock
 	{
 		echo "port add vx99 type vxlan vni 99 local 198.51.100.$i evpn"
 		echo "port add vnet$i type tap vni 99 netns $P-vm$i mtu 1450"
 	} > "$cfg"
 	n "$P-h$i" env ${EVPN_VXD_ENV:-} "$VXSWITCHD" -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$i.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
-	for k in $(seq 400); do
-		[ -S "$sock" ] && n "$P-vm$i" ip link show "vnet$i" >/dev/null 2>&1 && break
-		sleep 0.05
-	done
-	if ! [ -S "$sock" ] || ! n "$P-vm$i" ip link show "vnet$i" >/dev/null 2>&1; then
-		echo "vxswitchd $i did not start (or made no vnet$i):" >&2
-		cat "$RIG_DIR/h$i.log" >&2
-		return 1
-	fi
-	for p in $(ip netns pids "$P-h$i"); do
-		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = vxswitchd ]; then
-			eval "VXD_PID_$i=$p"
-			RIG_PIDS="$RIG_PIDS $p"
-		fi
-	done
+	vxd_await "$P-h$i" "$P-vm$i" "vnet$i" "$sock" "$i" || return 1
 	evpn_vm_addr "$i" "vnet$i"
 }
 

@@ -150,10 +150,34 @@ rig_vxswitchd() { rig_vxswitchd_start "$1" tap; }
 # vnetSIDE moved into the VM's namespace.
 rig_vxswitchd_bpf() { rig_vxswitchd_start "$1" veth --datapath kernel; }
 
+# vxd_await HOST-NS VM-NS DEV SOCK ID: a vxswitchd just started in HOST-NS
+# (its log $RIG_DIR/hID.log) is up once its control socket SOCK exists
+# and it made DEV in VM-NS (20 s at most: a start under ASan or TSan on a
+# busy machine takes seconds); sets VXD_PID_ID to the daemon itself, not
+# `ip netns exec`'s wrapper.  Returns 1, the log on stderr, if it is not.
+vxd_await() {
+	local host=$1 vm=$2 dev=$3 sock=$4 id=$5 k p
+	for k in $(seq 400); do
+		[ -S "$sock" ] && n "$vm" ip link show "$dev" >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	if ! [ -S "$sock" ] || ! n "$vm" ip link show "$dev" >/dev/null 2>&1; then
+		echo "vxswitchd $id did not start (or made no $dev in $vm):" >&2
+		cat "$RIG_DIR/h$id.log" >&2
+		return 1
+	fi
+	for p in $(ip netns pids "$host"); do
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = vxswitchd ]; then
+			eval "VXD_PID_$id=$p"
+			RIG_PIDS="$RIG_PIDS $p"
+		fi
+	done
+}
+
 # rig_vxswitchd_start SIDE PORT-TYPE [VXSWITCHD-OPTIONS...]: the two above;
 # sets VXD_PID_SIDE (the daemon itself, not `ip netns exec`'s wrapper).
 rig_vxswitchd_start() {
-	local side=$1 type=$2 other=$(( 3 - $1 )) host vm cfg sock i p
+	local side=$1 type=$2 other=$(( 3 - $1 )) host vm cfg sock
 	shift 2
 	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; else host=$H2; vm=$VM2; fi
 	cfg=$RIG_DIR/h$side.conf
@@ -166,21 +190,7 @@ rig_vxswitchd_start() {
 	n "$host" env ${RIG_VXD_ENV:-} "$VXSWITCHD" "$@" -c "$cfg" -s "$sock" -q ${RIG_VXD_ARGS:-} \
 		> "$RIG_DIR/h$side.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
-	for i in $(seq 100); do
-		[ -S "$sock" ] && n "$vm" ip link show "vnet$side" >/dev/null 2>&1 && break
-		sleep 0.05
-	done
-	if ! [ -S "$sock" ] || ! n "$vm" ip link show "vnet$side" >/dev/null 2>&1; then
-		echo "vxswitchd $* $side did not start (or made no vnet$side in $vm):" >&2
-		cat "$RIG_DIR/h$side.log" >&2
-		return 1
-	fi
-	for p in $(ip netns pids "$host"); do
-		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = vxswitchd ]; then
-			eval "VXD_PID_$side=$p"
-			RIG_PIDS="$RIG_PIDS $p"
-		fi
-	done
+	vxd_await "$host" "$vm" "vnet$side" "$sock" "$side" || return 1
 	rig_vm_addrs "$side" "vnet$side"
 }
 
