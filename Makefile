@@ -287,11 +287,13 @@ bench-flower-scale: all
 	  tests/netns/test_flower_scale.sh
 	$(BUILD)/bench/bench_classifier -N $(FSC_BENCH_RULES)
 
-# What a capture costs once it ended: interleaved rounds of iperf3 before,
-# during and after a capture, medians and spreads printed (bench/capture_cost.sh;
-# root, netns; ~2 minutes).  make test checks the state a capture leaves.
+# What a capture costs, during and once it ended: interleaved rounds of
+# iperf3 before, during and after a capture, medians and spreads printed
+# (bench/capture_cost.sh; DP=user or kernel; root, netns; ~3 minutes).
+# make test checks the state a capture leaves.
+DP ?= user
 bench-capture: all
-	flock /tmp/vxswitch-netns.lock env BUILD=$(BUILD) bench/capture_cost.sh
+	flock /tmp/vxswitch-netns.lock env BUILD=$(BUILD) bench/capture_cost.sh 9 3 $(DP)
 
 # One table of the micro-benchmarks (parse, checksum, GRO, GSO, FDB).
 micro: all
