@@ -11,8 +11,8 @@
 # Checks: ping and a short iperf3 both ways from the guest; `ethtool -k` in
 # the guest says TSO is on; frames of more than one MSS cross the afpacket
 # port whole both ways (its GSO counters, its tx size histogram).  Speed is
-# not judged under TCG.  Slow (a TCG boot and iperf3 under emulation): run
-# by `make qemu-test`, not `make test`.
+# not judged under TCG.  A TCG boot and iperf3 under emulation: ~30 s, part of
+# `make netns` and so of `make test`.
 #
 # Needs qemu-system-x86 and busybox-static; the guest kernel
 # (linux-image-*-cloud-amd64) is fetched once with apt-get download into
