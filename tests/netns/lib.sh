@@ -302,16 +302,23 @@ sys_busy_us() {
 # `ip netns exec` wrapper) once it has written everything.
 rig_capture() {
 	local ns=$1 dev=$2 file=$3 p i; shift 3
-	n "$ns" tcpdump -i "$dev" -nn -U -w "$file" "$@" >/dev/null 2>&1 &
+	n "$ns" tcpdump -i "$dev" -nn -U --immediate-mode -w "$file" "$@" >/dev/null 2>"$file.err" &
 	RIG_PIDS="$RIG_PIDS $!"
 	RIG_CAPTURE_PID=""
-	for i in $(seq 100); do
+	# --immediate-mode: each frame handed over as it comes, not in blocks
+	# of up to a second, which a SIGINT could leave undelivered (a test's
+	# last pings went missing so).  Listening once it said so (its socket
+	# bound, its filter set): up to
+	# 30 s, as a loaded machine (CI's sanitizer runs beside) took over the
+	# 5 s this waited before and a test's pings went by unseen.
+	for i in $(seq 600); do
 		for p in $(ip netns pids "$ns"); do
 			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = tcpdump ] && RIG_CAPTURE_PID=$p
 		done
-		[ -n "$RIG_CAPTURE_PID" ] && [ -s "$file" ] && break
+		[ -n "$RIG_CAPTURE_PID" ] && grep -q "listening on" "$file.err" 2>/dev/null && break
 		sleep 0.05
 	done
+	grep -q "listening on" "$file.err" 2>/dev/null || fail "tcpdump on $dev in $ns did not start in 30 s: $(cat "$file.err")"
 	sleep 0.2
 }
 rig_capture_stop() {

@@ -41,7 +41,7 @@ rig_capture_stop
 leaked=$(tcpdump -nn -r "$PCAP" 'host 192.0.2.1 or host 192.0.2.2 or (arp and (net 192.0.2.0/24))' 2>/dev/null | wc -l)
 own=$(tcpdump -nn -r "$PCAP" 'host 203.0.113.4' 2>/dev/null | wc -l)
 echo "  capture in the VNI 100 VM: $own frames of its own traffic, $leaked of VNI 99"
-[ "$own" -gt 0 ] || fail "the capture saw nothing at all"
+[ "$own" -gt 0 ] || { ls -la "$RIG_DIR"; cat "$PCAP.err"; tcpdump -nn -r "$PCAP" | head; fail "the capture saw nothing at all"; }
 [ "$leaked" = 0 ] || fail "$leaked VNI 99 frames seen in VNI 100"
 pass "VNI 99 traffic never reached the VNI 100 VM"
 
