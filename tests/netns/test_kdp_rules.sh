@@ -147,7 +147,7 @@ pass "port show: vnet1 rules kernel-cache, vnet2 rules none"
 # ---- actions on the wire -------------------------------------------------------
 cap() { # NS DEV FILTER OUT
 	# ip netns exec execs tcpdump: $! is tcpdump, and -U writes each packet
-	ip netns exec "$1" tcpdump -nn -U -i "$2" -w "$4" "$3" >/dev/null 2>&1 &
+	ip netns exec "$1" tcpdump -nn -U --immediate-mode -i "$2" -w "$4" "$3" >/dev/null 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
 	CAP_PID=$!
 	sleep 0.5
