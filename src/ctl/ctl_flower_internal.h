@@ -67,6 +67,12 @@ void fl_format_match(struct ctl_sbuf *sb, const struct ctl_flower_match *m);
 int fl_parse_mpls(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m);
 void fl_sb_mpls(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m);
 int fl_parse_mpls_field(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m);
+/* `mpls lse depth 1 ...` alone, with at least one field, into the older
+ * form (mpls_label, mpls_tc, mpls_bos, mpls_ttl), as the kernel stores and
+ * dumps it (fl_dump_key_mpls()): one match, one form, so that the two
+ * spellings of it are one key (a second is refused as a duplicate, as
+ * flower refuses it) and `show config` prints what tc would. */
+void fl_mpls_canonical(struct ctl_flower_match *m);
 void fl_sb_mpls_field(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m);
 int fl_parse_arp_ip(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m);
 void fl_sb_arp_ip(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m);

@@ -601,7 +601,10 @@ int fl_parse_match(struct ctl_parser *ps, struct ctl_flower_match *m, uint32_t *
 			return ret;
 		key_set(m, &keys[i]);
 	}
-	return check_needs(ps, words, m);
+	int ret = check_needs(ps, words, m);
+	if (!ret)
+		fl_mpls_canonical(m);
+	return ret;
 }
 
 void fl_format_match(struct ctl_sbuf *sb, const struct ctl_flower_match *m)

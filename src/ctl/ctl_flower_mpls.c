@@ -128,6 +128,29 @@ void fl_sb_mpls(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_matc
 	}
 }
 
+void fl_mpls_canonical(struct ctl_flower_match *m)
+{
+	if (!(m->given_ext & CTL_FX_MPLS) || !(m->mpls[0].given & ~CTL_MPLS_DEPTH))
+		return;
+	for (int d = 1; d < CTL_MPLS_MAX; d++)
+		if (m->mpls[d].given)
+			return;
+	static const struct { uint8_t lse_bit; uint32_t fx_bit; } older[] = {
+		{ CTL_MPLS_LABEL, CTL_FX_MPLS_LABEL }, { CTL_MPLS_TC, CTL_FX_MPLS_TC },
+		{ CTL_MPLS_BOS, CTL_FX_MPLS_BOS },     { CTL_MPLS_TTL, CTL_FX_MPLS_TTL },
+	};
+	const struct ctl_mpls_lse l = m->mpls[0];
+	for (size_t i = 0; i < sizeof(older) / sizeof(older[0]); i++)
+		if (l.given & older[i].lse_bit)
+			m->given_ext |= older[i].fx_bit;
+	m->mpls_label = (l.given & CTL_MPLS_LABEL) ? l.label : 0;
+	m->mpls_tc = (l.given & CTL_MPLS_TC) ? l.tc : 0;
+	m->mpls_bos = (l.given & CTL_MPLS_BOS) ? l.bos : 0;
+	m->mpls_ttl = (l.given & CTL_MPLS_TTL) ? l.ttl : 0;
+	memset(&m->mpls[0], 0, sizeof(m->mpls[0]));
+	m->given_ext &= ~(uint32_t)CTL_FX_MPLS;
+}
+
 /* mpls_label / mpls_tc / mpls_bos / mpls_ttl: the first entry's fields,
  * each get_u32/get_u8(.., 10) within its field's width. */
 int fl_parse_mpls_field(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)

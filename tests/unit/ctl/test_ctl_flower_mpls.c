@@ -70,9 +70,14 @@ static void test_mpls_grammar(void **state)
 		ADD "protocol mpls_mc flower mpls_label 1048575" RD);
 	same_as(ADD "protocol 0x8847 flower mpls_ttl 0" RD, UC "mpls_ttl 0" RD);
 	/* lse: fields in any order, depths printed in order */
-	same_as(UC "mpls lse depth 3 ttl 9 label 5 lse depth 1 bos 0" RD,
+	same_as(UC "mpls lse depth 3 ttl 9 label 5 lse depth 1 bos 0" RD, /* two depths: kept */
 		UC "mpls lse depth 1 bos 0 lse depth 3 label 5 ttl 9" RD);
 	same_as(UC "mpls lse depth 7" RD, UC "mpls lse depth 7" RD);
+	/* the first entry alone, with a field: the older form, as the kernel
+	 * stores and dumps it (so the two spellings are one key) */
+	same_as(UC "mpls lse depth 1 ttl 9 label 5" RD, UC "mpls_label 5 mpls_ttl 9" RD);
+	same_as(UC "mpls lse depth 1 bos 1 tc 2" RD, UC "mpls_tc 2 mpls_bos 1" RD);
+	same_as(UC "mpls lse depth 1" RD, UC "mpls lse depth 1" RD); /* no field: no older form */
 	/* under a VLAN, vlan_ethtype is the ethertype (tc's eth_type) */
 	same_as(ADD "protocol 802.1Q flower vlan_ethtype mpls_uc mpls_label 16" RD,
 		ADD "protocol 802.1Q flower vlan_ethtype mpls_uc mpls_label 16" RD);

@@ -469,6 +469,11 @@ static void test_batches(void **state)
 						    A "pref 7 protocol ip flower ip_proto udp action pass" };
 	assert_int_equal(test_apply(t, dup_in_batch, 2, &t2, &err), -EEXIST);
 	assert_int_equal(err.op, 1);
+	/* the two spellings of a first-entry MPLS match are one key */
+	static const char *const dup_mpls[] = { A "pref 8 protocol mpls_uc flower mpls_label 5" DROP,
+						A "pref 8 protocol mpls_uc flower mpls lse depth 1 label 5" DROP };
+	assert_int_equal(test_apply(t, dup_mpls, 2, &t2, &err), -EEXIST);
+	assert_int_equal(err.op, 1);
 	static const char *const not_dup[] = { A "pref 3 protocol ip flower dst_ip 192.0.2.1" DROP,
 					       A "pref 2 chain 1 protocol ip flower dst_ip 192.0.2.1" DROP,
 					       A "pref 2 protocol ip flower dst_ip 192.0.2.2" DROP,
