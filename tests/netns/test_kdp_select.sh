@@ -63,6 +63,13 @@ grep -q "late.conf:3: word 1 \"datapath\": must be the first line" "$RIG_DIR/lat
 	fail "misplaced datapath line: $(cat "$RIG_DIR/late.log")"
 pass "datapath on line 3 (after set): the start is refused: $(grep -o 'late.conf:3:.*' "$RIG_DIR/late.log" | cut -c1-90)..."
 
+# --keep-datapath needs the kernel datapath: from the option or the line.
+printf 'set gro off\n' > "$RIG_DIR/noline.conf"
+rc=0; nh2 "$VXSWITCHD" --keep-datapath -c "$RIG_DIR/noline.conf" -s "$RIG_DIR/k.sock" > "$RIG_DIR/k.log" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "datapath kernel\` as CONFIG's first line" "$RIG_DIR/k.log" ||
+	fail "--keep-datapath without any datapath kernel: rc $rc, $(cat "$RIG_DIR/k.log")"
+pass "--keep-datapath with neither --datapath kernel nor the line: refused (exit 2)"
+
 # 2. --datapath user wins over the file's datapath kernel, and says so;
 # reloading that file is accepted (the command line still wins).
 printf 'datapath kernel\nport add vx99 type vxlan vni 99 local %s remote %s\n' "$(u_addr 2)" "$(u_addr 1)" \
