@@ -13,7 +13,9 @@
 # ping during the flood; the flooder's upcalls hit its rate limit and the
 # refused ones are counted under their reason (`upcall_drops_by_reason`);
 # the VNI's MACs stay within `set fdb-max` and the flooder's within its
-# `max-macs`, refusals counted; vm1's and vm2's MACs stay learned.  The
+# `max-macs`, refusals counted; vm1's and vm2's MACs stay learned.  Then
+# `set fdb-max 100` (under max-macs) and a shorter flood: the VNI's cap
+# binds, vm1 stays learned and forwards.  The
 # stream's rate before and during the flood is printed (figures, 2 shared
 # vCPUs: noisy).
 set -e
@@ -118,4 +120,20 @@ fdb=$(vx 1 fdb show vni 99)
 echo "$fdb" | grep -qi "^$mac1 " || fail "vm1's MAC $mac1 is no longer learned"
 echo "$fdb" | grep -qi "^$mac2 " || fail "vm2's MAC $mac2 is no longer learned"
 nvm1 ping -c 3 -i 0.2 -W 1 -q "$(vm_addr4 2)" >/dev/null || fail "vm1 -> vm2 after the flood"
+
 pass "MAC flood of $sent frames from vmf: the stream never stopped ($before -> $during Gbit/s), pings both ways during it, upcalls rate-limited ($rate_drops dropped: rate_limit), hvf at $port_macs <= $MAX_MACS, VNI at $vni_macs <= $FDB_MAX, vm1 and vm2 stay learned"
+
+# The VNI's cap binding rather than the port's: fdb-max under max-macs,
+# learned MACs flushed, vm1 and vm2 learned again, a shorter flood.
+vx 1 set fdb-max 100 >/dev/null
+vx 1 fdb flush vni 99 >/dev/null
+nvm1 ping -c 2 -i 0.2 -W 1 -q "$(vm_addr4 2)" >/dev/null || fail "vm1 -> vm2 after the flush"
+sent2=$(n "$VMF" /usr/bin/python3 tests/netns/blast.py vmf0 30000 macs)
+sleep 0.5
+read -r vni_macs2 vni_cap2 port_macs2 < <(vx_stat 1 '"%d %d %d" % ([v["macs"] for v in d["vnis"] if v["vni"] == 99][0], [v["max_macs"] for v in d["vnis"] if v["vni"] == 99][0], port("hvf")["fdb"]["macs"])')
+echo "  with fdb-max 100: $sent2 more new MACs; VNI 99 holds $vni_macs2 (cap $vni_cap2), hvf $port_macs2"
+[ "$vni_cap2" = 100 ] && [ "$vni_macs2" -le 100 ] && [ "$vni_macs2" -ge 50 ] || fail "VNI 99 at $vni_macs2 MACs, cap $vni_cap2 (fdb-max 100)"
+fdb=$(vx 1 fdb show vni 99)
+echo "$fdb" | grep -qi "^$mac1 " || fail "vm1's MAC $mac1 is not learned under fdb-max 100"
+nvm1 ping -c 3 -i 0.2 -W 1 -q "$(vm_addr4 2)" >/dev/null || fail "vm1 -> vm2 with the VNI full"
+pass "fdb-max 100 holds the VNI at $vni_macs2 under $sent2 more new MACs; vm1 stays learned and pings vm2"
