@@ -311,6 +311,12 @@ static int run_words(const struct vxctl_opts *o, bool in_batch, int n_words,
 		fprintf(stderr, "vxctl: %s\n", err.msg);
 		return CTL_STATUS_REFUSED;
 	}
+	if (cmd.verb == CTL_DATAPATH) {
+		fprintf(stderr, "vxctl: datapath: a start-time setting, not a command: vxswitchd --datapath "
+			"kernel|user, or \"datapath kernel|user\" as the config file's first line; restart "
+			"vxswitchd to change it (vxctl port show and stats say which runs)\n");
+		return CTL_STATUS_REFUSED;
+	}
 	if ((wo.watch || cmd.verb == CTL_CAPTURE) && in_batch) {
 		fprintf(stderr, "vxctl: %s: not in a -batch file (it runs until stopped)\n",
 			wo.watch ? "stats --watch" : "capture");

@@ -1,7 +1,9 @@
 /* The running configuration: what a config file says, and what `reload`
  * (or SIGHUP) and `show config` do with it.
  *
- * A config file is declarative: it lists the ports (`port add`), the static
+ * A config file is declarative: its first line may choose the datapath
+ * (`datapath kernel|user`, read by vxswitchd_main.c before anything
+ * starts; a reload that changes it is refused whole), then it lists the ports (`port add`), the static
  * FDB entries (`fdb add`), the flower rules (`filter add`) and the knobs
  * that differ from their defaults (`set`).  Any other verb is refused with FILE:LINE, because "do this now"
  * (port del, fdb flush, stats...) has no meaning as a state to reach.
@@ -79,6 +81,41 @@ static bool vxd_port_cfg_equal(const struct ctl_port_add *a, const struct ctl_po
 	       strcmp(fa, fb) == 0;
 }
 
+static bool vxd_kernel_asked(const struct vxd *vxd)
+{
+	return vxd->opts.datapath && !strcmp(vxd->opts.datapath, "kernel");
+}
+
+/* The file's datapath (its first line, ctl_config.h; none: user) against
+ * the one the switch started with.  The datapath is chosen before any
+ * port exists, so a file that changes it is refused whole, as a changed
+ * `workers` line is: nothing of it is applied and the ports keep
+ * forwarding.  --datapath on the command line wins over the file's line,
+ * at start as here. */
+static int vxd_datapath_check(const struct vxd *vxd, const char *path, const struct ctl_config *cfg,
+			      struct ctl_err *err)
+{
+	bool has = cfg->n_cmds && cfg->cmds[0].verb == CTL_DATAPATH;
+	bool file_kernel = has && cfg->cmds[0].datapath_kernel;
+	bool run_kernel = vxd_kernel_asked(vxd);
+	if (file_kernel == run_kernel)
+		return 0;
+	if (vxd->opts.datapath_cmdline) {
+		if (has)
+			VLOG_INFO("config", "%s:%u: datapath %s: --datapath %s on the command line wins", path,
+				  cfg->lines[0], file_kernel ? "kernel" : "user", vxd->opts.datapath);
+		return 0;
+	}
+	const char *run = run_kernel ? "kernel" : "user";
+	if (has)
+		return vxd_refuse(err, -EBUSY, "%s:%u: datapath %s: vxswitchd runs datapath %s, chosen at start-up "
+				  "before any port: restart vxswitchd to change it (nothing of this reload applied)",
+				  path, cfg->lines[0], file_kernel ? "kernel" : "user", run);
+	return vxd_refuse(err, -EBUSY, "%s: no \"datapath %s\" line any more (the default is user): vxswitchd runs "
+			  "datapath %s, chosen at start-up before any port: restart vxswitchd to change it (nothing "
+			  "of this reload applied)", path, run, run);
+}
+
 static int vxd_wanted_build(const struct vxd *vxd, const char *path, const struct ctl_config *cfg,
 			    struct vxd_wanted *w, struct ctl_err *err)
 {
@@ -88,6 +125,9 @@ static int vxd_wanted_build(const struct vxd *vxd, const char *path, const struc
 	if (!w->filters)
 		return vxd_refuse(err, -ENOMEM, "reload: out of memory");
 	memcpy(w->knobs, vxd->knob_defaults, sizeof(w->knobs));
+	int ret = vxd_datapath_check(vxd, path, cfg, err);
+	if (ret < 0)
+		return ret;
 	for (size_t i = 0; i < cfg->n_cmds; i++) {
 		const struct ctl_cmd *c = &cfg->cmds[i];
 		unsigned line = cfg->lines[i];
@@ -108,7 +148,7 @@ static int vxd_wanted_build(const struct vxd *vxd, const char *path, const struc
 			struct ctl_err e = { 0 };
 			if (vxd_workers_check(vxd, &c->workers, &e) < 0)
 				return vxd_refuse(err, -EBUSY, "%s:%u: %s", path, line, e.msg);
-		} else if (c->verb != CTL_FDB_ADD) {
+		} else if (c->verb != CTL_FDB_ADD && c->verb != CTL_DATAPATH) {
 			return vxd_refuse(err, -EINVAL, "%s:%u: \"%s\" does not belong in a config file "
 					  "(it states what to have: port add, fdb add, filter add, set)", path, line,
 					  ctl_verb_name(c->verb));
@@ -310,12 +350,14 @@ static int vxd_apply(struct vxd *vxd, const char *path, const struct ctl_config 
 /* The running state as a config (what show config prints), to return to. */
 static int vxd_running_config(const struct vxd *vxd, struct ctl_config *cfg)
 {
-	size_t n = 0, cap = 1 + 2 * VXD_MAX_PORTS + CTL_KNOB_COUNT + vxd->n_statics + vxd_filters_n(vxd);
+	size_t n = 0, cap = 2 + 2 * VXD_MAX_PORTS + CTL_KNOB_COUNT + vxd->n_statics + vxd_filters_n(vxd);
 	*cfg = (struct ctl_config){ .cmds = calloc(cap, sizeof(*cfg->cmds)), .lines = calloc(cap, sizeof(unsigned)) };
 	if (!cfg->cmds || !cfg->lines) {
 		ctl_config_release(cfg);
 		return -ENOMEM;
 	}
+	if (vxd_kernel_asked(vxd)) /* first, as the grammar wants it */
+		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_DATAPATH, .datapath_kernel = true };
 	if (vxd->workers_asked.n)
 		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_WORKERS, .workers = vxd->workers_asked };
 	const struct ctl_port_add *kports[VXD_MAX_PORTS];
@@ -389,6 +431,11 @@ static void vxd_print_cmd(struct ctl_print *out, const struct ctl_cmd *c)
 void vxd_show_config(const struct vxd *vxd, struct ctl_print *out)
 {
 	ctl_print_open_array(out, NULL);
+	/* The datapath asked for at start-up, so that this fed back to reload,
+	 * or saved and started from, asks the same (a kernel datapath that did
+	 * not load is said by port show, stats and diagnose). */
+	if (vxd_kernel_asked(vxd))
+		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_DATAPATH, .datapath_kernel = true });
 	if (vxd->workers_asked.n)
 		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_WORKERS, .workers = vxd->workers_asked });
 	const struct ctl_port_add *kports[VXD_MAX_PORTS];

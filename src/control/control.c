@@ -306,6 +306,10 @@ int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *ou
 		return vxd_filter(vxd, &cmd->filter, out, err);
 	case CTL_WORKERS:
 		return vxd_workers_check(vxd, &cmd->workers, err);
+	case CTL_DATAPATH: /* vxctl refuses it first; any other client too */
+		return vxd_refuse(err, -EBUSY, "datapath: chosen at start-up (vxswitchd --datapath, or the config "
+				  "file's first line), before any port; running: %s: restart vxswitchd to change it",
+				  vxd->kdp ? "kernel" : "user");
 	case CTL_BATCH:
 		return vxd_filter_batch(vxd, &cmd->batch, out, err);
 	case CTL_VERSION:

@@ -85,6 +85,11 @@ static void ks_kernel_block(struct ctl_print *p, struct kdp *k, const struct kdp
 	ctl_print_uint(p, CTL_PRINT_ANY, "flooded", " flooded %" PRIu64, c->flood_packets);
 	ctl_print_uint(p, CTL_PRINT_ANY, "upcalls", " upcalls %" PRIu64, c->upcalls);
 	ctl_print_uint(p, CTL_PRINT_ANY, "upcall_drops", " upcall drops %" PRIu64, c->upcall_drops);
+	/* Each dropped upcall under its reason (their sum is upcall_drops). */
+	ctl_print_open_object(p, "upcall_drops_by_reason");
+	ctl_print_uint(p, CTL_PRINT_ANY, "rate_limit", " (rate limit %" PRIu64, c->upcall_drops_rate);
+	ctl_print_uint(p, CTL_PRINT_ANY, "ring_full", ", ring full %" PRIu64 ")", c->upcall_drops_ring);
+	ctl_print_close_object(p);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }
@@ -252,6 +257,10 @@ static void ks_device(struct ctl_print *p, struct kdp *k)
 	ctl_print_uint(p, CTL_PRINT_ANY, "flooded", " flooded %" PRIu64, c.flood_packets);
 	ctl_print_uint(p, CTL_PRINT_ANY, "upcalls", " upcalls %" PRIu64, c.upcalls);
 	ctl_print_uint(p, CTL_PRINT_ANY, "upcall_drops", " upcall drops %" PRIu64, c.upcall_drops);
+	ctl_print_open_object(p, "upcall_drops_by_reason");
+	ctl_print_uint(p, CTL_PRINT_ANY, "rate_limit", " (rate limit %" PRIu64, c.upcall_drops_rate);
+	ctl_print_uint(p, CTL_PRINT_ANY, "ring_full", ", ring full %" PRIu64 ")", c.upcall_drops_ring);
+	ctl_print_close_object(p);
 	ctl_print_nl(p);
 	ks_drops(p, &c, "    ");
 	ctl_print_close_object(p);

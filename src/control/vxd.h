@@ -40,6 +40,10 @@ struct vxd_options {
 	 * (control/kdp_ports.h), if its programs load and attach, else the
 	 * userspace one with the reason logged; "user" or NULL: userspace. */
 	const char *datapath;
+	/* datapath came from --datapath (it wins over the config file's
+	 * `datapath` line, at start and on reload); false: from that line
+	 * (vxswitchd_main.c read it before anything started) or the default. */
+	bool datapath_cmdline;
 	/* With "kernel": the programs, maps and devices outlive vxswitchd
 	 * and the next start adopts them (control/kdp_ports.h). */
 	bool keep_datapath;

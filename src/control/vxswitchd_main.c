@@ -57,7 +57,8 @@ static void usage(FILE *f)
 		"      --datapath kernel|user  kernel: afpacket, veth and vxlan ports on eBPF programs\n"
 		"                       (tc ingress, a collect_md vxlan device), taps refused; when the\n"
 		"                       programs do not load, the userspace datapath, reason logged\n"
-		"                       (default user: taps need it)\n"
+		"                       (default: CONFIG's first line `datapath kernel|user`, else user:\n"
+		"                       taps need it); this option wins over that line\n"
 		"      --keep-datapath  kernel datapath: its programs, maps and devices outlive\n"
 		"                       vxswitchd (pinned in /sys/fs/bpf/vxswitch), so VMs keep\n"
 		"                       talking while it is stopped or restarted; the next start\n"
@@ -183,6 +184,7 @@ static void apply_option(int c, const char *arg, struct cmdline *cl)
 			exit(2);
 		}
 		o->datapath = arg;
+		o->datapath_cmdline = true;
 		break;
 	case 'K': o->keep_datapath = true; break;
 	case 'X': cl->cleanup = true; break;
@@ -196,12 +198,37 @@ static void apply_option(int c, const char *arg, struct cmdline *cl)
 	}
 }
 
+/* The config file's `datapath` line (its first, ctl_config.h), read
+ * before anything starts: the datapath is chosen before any port exists.
+ * --datapath wins over it; which one is said.  A file that does not parse
+ * is left to run_config(), which refuses it with FILE:LINE. */
+static void config_datapath(struct cmdline *cl)
+{
+	struct vxd_options *o = &cl->opts;
+	struct ctl_config cfg;
+	char err[CTL_CONFIG_ERR_SIZE];
+	if (!o->config_path || ctl_config_load(o->config_path, &cfg, err, sizeof(err)) < 0)
+		return;
+	if (cfg.n_cmds && cfg.cmds[0].verb == CTL_DATAPATH) {
+		const char *file = cfg.cmds[0].datapath_kernel ? "kernel" : "user";
+		if (!o->datapath_cmdline)
+			o->datapath = file;
+		if (!o->quiet && o->datapath_cmdline)
+			fprintf(stderr, "vxswitchd: datapath %s: --datapath on the command line wins over %s:%u "
+				"(datapath %s)\n", o->datapath, o->config_path, cfg.lines[0], file);
+		else if (!o->quiet)
+			fprintf(stderr, "vxswitchd: datapath %s: from %s:%u\n", file, o->config_path, cfg.lines[0]);
+	}
+	ctl_config_release(&cfg);
+}
+
 /* The options that only make sense together; exits 2 otherwise. */
 static void check_options(const struct cmdline *cl)
 {
 	const struct vxd_options *o = &cl->opts;
 	if (o->keep_datapath && (!o->datapath || strcmp(o->datapath, "kernel"))) {
-		fprintf(stderr, "vxswitchd: --keep-datapath keeps the kernel datapath: add --datapath kernel\n");
+		fprintf(stderr, "vxswitchd: --keep-datapath keeps the kernel datapath: add --datapath kernel "
+			"(or `datapath kernel` as CONFIG's first line)\n");
 		exit(2);
 	}
 	if (o->keep_datapath && !o->config_path) {
@@ -222,6 +249,7 @@ static void parse_options(int argc, char **argv, struct cmdline *cl)
 		usage(stderr);
 		exit(2);
 	}
+	config_datapath(cl);
 	check_options(cl);
 }
 

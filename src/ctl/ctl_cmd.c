@@ -64,6 +64,19 @@ static int parse_workers(struct ctl_parser *ps, struct ctl_cmd *cmd)
 	return ctl_expect_end(ps, "workers");
 }
 
+/* datapath kernel|user */
+static int parse_datapath(struct ctl_parser *ps, struct ctl_cmd *cmd)
+{
+	const char *v;
+	int ret = ctl_take_value(ps, "datapath", "kernel or user", &v);
+	if (ret < 0)
+		return ret;
+	if (strcmp(v, "kernel") && strcmp(v, "user"))
+		return ctl_fail(ps, ps->pos - 1, "bad datapath, expected kernel or user");
+	cmd->datapath_kernel = !strcmp(v, "kernel");
+	return ctl_expect_end(ps, "datapath");
+}
+
 /* filter ...: tc's grammar, parsed from its first word (ctl_flower.h). */
 static int parse_filter(struct ctl_parser *ps, struct ctl_cmd *cmd)
 {
@@ -95,6 +108,7 @@ static const struct verb_def verbs[] = {
 	{ "capture", NULL, CTL_CAPTURE, ctl_parse_capture },
 	{ "filter", NULL, CTL_FILTER, parse_filter },
 	{ "workers", NULL, CTL_WORKERS, parse_workers },
+	{ "datapath", NULL, CTL_DATAPATH, parse_datapath },
 };
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
 
@@ -109,7 +123,7 @@ const char *ctl_verb_name(enum ctl_verb verb)
 		[CTL_DIAGNOSE] = "diagnose", [CTL_VERSION] = "version",
 		[CTL_RELOAD] = "reload", [CTL_SHOW_CONFIG] = "show config", [CTL_SAVE] = "save",
 		[CTL_CAPTURE] = "capture", [CTL_FILTER] = "filter", [CTL_WORKERS] = "workers",
-		[CTL_BATCH] = "-batch",
+		[CTL_BATCH] = "-batch", [CTL_DATAPATH] = "datapath",
 	};
 	if ((unsigned int)verb >= sizeof(names) / sizeof(names[0]) || !names[verb])
 		return "?";
@@ -229,6 +243,9 @@ int ctl_cmd_format(const struct ctl_cmd *cmd, char *buf, size_t size)
 		if (cmd->workers.has_cpus)
 			ctl_sb_printf(&sb, " cpus %s", cmd->workers.cpus);
 		break;
+	case CTL_DATAPATH:
+		ctl_sb_printf(&sb, " %s", cmd->datapath_kernel ? "kernel" : "user");
+		break;
 	default:
 		break;
 	}
@@ -300,6 +317,8 @@ const char *ctl_cmd_grammar(void)
 	       "         | filter ...      (flower rules on a port's ingress or egress, tc's grammar: FILTER)\n"
 	       "         | workers N [ cpus LIST ]  (a config line: datapath workers 1..16 and their CPUs,\n"
 	       "                           set at start-up; at run time: checks they are what runs)\n"
+	       "         | datapath { kernel | user }  (a config file's first line, read at start-up;\n"
+	       "                           refused at run time: restart vxswitchd to change it)\n"
 	       "KNOB VALUE := { gro | gso | tap-tso | udp-gro | udp-segment | rx-csum } { on | off }\n"
 	       "            | gro-hold-us 0..1000000 | gro-max-size 1500..65535\n"
 	       "            | fdb-ageing SECONDS (0..1000000, 0 = never) | fdb-max 1..16777216\n"

@@ -88,6 +88,9 @@ enum ctl_verb {
 	CTL_WORKERS,     /* workers N [cpus LIST]: the workers, set at start-up */
 	CTL_BATCH,       /* vxctl -batch FILE: filter add|del lines as one change;
 	                  * never from ctl_cmd_parse() (ctl_config_parse_batch()) */
+	CTL_DATAPATH,    /* datapath kernel|user: a config file's first line only
+	                  * (ctl_config.h); vxctl and the daemon refuse it at run
+	                  * time, the datapath is chosen at start-up */
 };
 
 enum ctl_port_type {
@@ -289,6 +292,7 @@ struct ctl_cmd {
 		struct ctl_flower filter;     /* CTL_FILTER */
 		struct ctl_workers workers;   /* CTL_WORKERS */
 		struct ctl_batch batch;       /* CTL_BATCH */
+		bool datapath_kernel;         /* CTL_DATAPATH: kernel (else user) */
 	};
 };
 

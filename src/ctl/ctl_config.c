@@ -98,6 +98,13 @@ static int parse_max(const char *name, const char *text, size_t len, size_t max,
 					   perr.msg);
 			goto err_release;
 		}
+		if (out.cmds[out.n_cmds].verb == CTL_DATAPATH && out.n_cmds) {
+			ret = config_error(err, err_size, -EINVAL,
+					   "%s:%u: word 1 \"datapath\": must be the first line that is not a "
+					   "comment (the datapath is chosen before any port exists; line %u comes first)",
+					   name, line_no, out.lines[0]);
+			goto err_release;
+		}
 		out.lines[out.n_cmds++] = line_no;
 	}
 	*cfg = out;

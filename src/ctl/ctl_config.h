@@ -6,6 +6,10 @@
  * error "FILE:LINE: word N "x": ..." and no commands: the daemon refuses to
  * start, or a live reload changes nothing.
  *
+ * `datapath kernel|user` chooses the datapath before any port exists, so
+ * it may only be the file's first command: anywhere else the file is
+ * refused, "FILE:LINE: word 1 "datapath": ...".
+ *
  * ctl_config_parse() is pure (a buffer in, commands out);
  * ctl_config_load() reads the file and calls it. */
 #ifndef VX_CTL_CTL_CONFIG_H

@@ -185,6 +185,48 @@ static void test_parse_batch(void **state)
 	assert_non_null(strstr(err, "b:1: word 7 \"x\""));
 }
 
+/* datapath kernel|user: parsed, formatted back, first command only. */
+static void test_datapath_line(void **state)
+{
+	(void)state;
+	struct ctl_config cfg;
+	char err[CTL_CONFIG_ERR_SIZE] = "";
+	const char *ok = "# kernel\n\n  datapath kernel\nset gro off\n";
+	assert_int_equal(ctl_config_parse("k", ok, strlen(ok), &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.n_cmds, 2);
+	assert_int_equal(cfg.cmds[0].verb, CTL_DATAPATH);
+	assert_true(cfg.cmds[0].datapath_kernel);
+	assert_int_equal(cfg.lines[0], 3);
+	char line[64];
+	assert_true(ctl_cmd_format(&cfg.cmds[0], line, sizeof(line)) > 0);
+	assert_string_equal(line, "datapath kernel");
+	ctl_config_release(&cfg);
+	const char *user = "datapath user\n";
+	assert_int_equal(ctl_config_parse("u", user, strlen(user), &cfg, err, sizeof(err)), 0);
+	assert_false(cfg.cmds[0].datapath_kernel);
+	assert_true(ctl_cmd_format(&cfg.cmds[0], line, sizeof(line)) > 0);
+	assert_string_equal(line, "datapath user");
+	ctl_config_release(&cfg);
+
+	const char *late = "# x\nset gro off\n\ndatapath kernel\n";
+	assert_int_equal(ctl_config_parse("late", late, strlen(late), &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "late:4: word 1 \"datapath\": must be the first line"));
+	assert_non_null(strstr(err, "line 2 comes first"));
+	assert_int_equal(cfg.n_cmds, 0);
+	const char *twice = "datapath user\ndatapath kernel\n";
+	assert_int_equal(ctl_config_parse("t", twice, strlen(twice), &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "t:2: word 1 \"datapath\""));
+	const char *bad = "datapath fast\n";
+	assert_int_equal(ctl_config_parse("b", bad, strlen(bad), &cfg, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "b:1: word 2 \"fast\": bad datapath, expected kernel or user");
+	const char *extra = "datapath kernel now\n";
+	assert_int_equal(ctl_config_parse("e", extra, strlen(extra), &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "e:1: word 3 \"now\""));
+	const char *none = "datapath\n";
+	assert_int_equal(ctl_config_parse("n", none, strlen(none), &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "n:1: word 2 (end of command)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_many_commands_grow),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_parse_batch),
+		cmocka_unit_test(test_datapath_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

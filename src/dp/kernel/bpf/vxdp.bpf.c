@@ -215,14 +215,18 @@ static __always_inline void upcall(struct vxdp_port *p, struct vxdp_counters *c,
 				   const __u32 *remote, __u32 flags)
 {
 	if (!p || !upcall_token(p)) {
-		if (c)
+		if (c) {
 			c->upcall_drops++;
+			c->upcall_drops_rate++;
+		}
 		return;
 	}
 	struct vxdp_upcall *u = bpf_ringbuf_reserve(&upcalls, sizeof(*u), 0);
 	if (!u) {
-		if (c)
+		if (c) {
 			c->upcall_drops++;
+			c->upcall_drops_ring++;
+		}
 		return;
 	}
 	u->kind = kind;

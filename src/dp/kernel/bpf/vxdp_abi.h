@@ -134,6 +134,8 @@ struct vxdp_counters {
 	__u64 tx_packets, tx_bytes;
 	__u64 flood_packets;         /* frames this port's ingress replicated */
 	__u64 upcalls, upcall_drops; /* learn events sent / refused by the token bucket or a full ring */
+	__u64 upcall_drops_rate;     /* of upcall_drops: the port's token bucket was empty */
+	__u64 upcall_drops_ring;     /* of upcall_drops: the ring had no room (vxswitchd behind) */
 	__u64 drops[VXDP_DROP_COUNT];
 	__u64 hist_frames[VXDP_HIST_BUCKETS];
 	__u64 hist_bytes[VXDP_HIST_BUCKETS];

@@ -370,6 +370,9 @@ static void test_upcalls_rate_limited_per_port(void **state)
 	uint64_t refills = (uint64_t)(elapsed_ns / 1000000000);
 	assert_in_range(c.upcalls, 3, 3 + refills);
 	assert_int_equal(c.upcalls + c.upcall_drops, 10);
+	/* each drop under its reason: the bucket, not the (empty) ring */
+	assert_int_equal(c.upcall_drops_rate, c.upcall_drops);
+	assert_int_equal(c.upcall_drops_ring, 0);
 	assert_int_equal(drain(fx), (int)c.upcalls);
 	assert_int_equal(run_port(fx, fx->p1, f, frame(f, 100, MAC2, src), &d), TC_ACT_REDIRECT);
 	assert_int_equal(drain(fx), 1);
