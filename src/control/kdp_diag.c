@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "control/kdp_ports.h"
+#include "control/kdp_rules.h"
 #include "control/vxd_internal.h"
 #include "dp/kernel/kdp.h"
 #include "dp/kernel/kdp_diag.h"
@@ -50,7 +51,8 @@ static uint32_t local_mtu(const struct ctl_ip *local)
 	return mtu;
 }
 
-static void fill_port(struct kdp *k, const struct kdp_ctl_port_info *pi, struct diag_kdp_port *dp)
+static void fill_port(struct kdp *k, struct kdp_rules_ctl *kr, const struct kdp_ctl_port_info *pi,
+		      struct diag_kdp_port *dp)
 {
 	const struct ctl_port_add *cfg = pi->cfg;
 	snprintf(dp->name, sizeof(dp->name), "%s", cfg->name);
@@ -73,6 +75,8 @@ static void fill_port(struct kdp *k, const struct kdp_ctl_port_info *pi, struct 
 	dp->attached = kdp_prog_attached(k, pi->ifindex, kdp_port_prog_fd(k));
 	dp->mtu = dp->attached == -ENODEV ? 0 : dev_mtu(dp->dev);
 	kdp_counters_read(k, pi->ifindex, &dp->c);
+	if (kr)
+		dp->rules = kdp_rules_port_stats(kr, pi->ifindex, &dp->rs);
 }
 
 void vxd_kdp_diag(struct vxd *vxd, const struct diag_input *in, struct diag_report *r)
@@ -87,10 +91,14 @@ void vxd_kdp_diag(struct vxd *vxd, const struct diag_input *in, struct diag_repo
 		snprintf(ki->tun_name, sizeof(ki->tun_name), "vxdp0");
 	ki->tun_attached = kdp_prog_attached(k, tun, kdp_tun_prog_fd(k));
 	kdp_counters_read(k, tun, &ki->tun);
+	struct kdp_rules_ctl *kr = kdp_ctl_rules(vxd->kdp); /* NULL: no rules path (it did not open) */
+	if (kr)
+		kdp_rules_cache_state(kr, &ki->rules_entries, &ki->rules_cache_full);
+	ki->rules_max = VXDP_RFLOWS;
 	struct kdp_ctl_port_info pi;
 	for (unsigned i = 0; i < kdp_ctl_port_slots() && ki->n_ports < DIAG_KDP_MAX_PORTS; i++)
 		if (kdp_ctl_port_at(vxd->kdp, i, &pi))
-			fill_port(k, &pi, &ki->ports[ki->n_ports++]);
+			fill_port(k, kr, &pi, &ki->ports[ki->n_ports++]);
 	diag_judge_kdp(in, ki, r);
 	free(ki);
 }

@@ -583,6 +583,20 @@ void kdp_rules_print_port(struct kdp_rules_ctl *kr, uint32_t ifindex, struct ctl
 	ctl_print_close_object(out);
 }
 
+bool kdp_rules_port_stats(struct kdp_rules_ctl *kr, uint32_t ifindex, struct vxdp_rstats *s)
+{
+	uint16_t id;
+	if (!kr->t || !kr->by_ifindex(kr->aux, ifindex, &id) || !flower_table_port_has_rules(kr->t, id))
+		return false;
+	return kdp_rules_stats_read(kr->r, ifindex, s) == 0;
+}
+
+void kdp_rules_cache_state(const struct kdp_rules_ctl *kr, uint64_t *entries, uint64_t *cache_full)
+{
+	*entries = kr->n_live;
+	*cache_full = kr->cache_full;
+}
+
 void kdp_rules_print(struct kdp_rules_ctl *kr, struct ctl_print *out)
 {
 	ctl_print_open_object(out, "rule_cache");

@@ -35,6 +35,7 @@
 
 #include "ctl/ctl_cmd.h"
 #include "ctl/ctl_print.h"
+#include "dp/kernel/bpf/vxdp_rules_abi.h"
 #include "dp/kernel/kdp.h"
 #include "switch/flower_table.h"
 
@@ -75,5 +76,9 @@ void kdp_rules_rule_counts(const struct kdp_rules_ctl *kr, const struct flower_r
 /* The rules path of port ifindex (stats), and the cache's own counters. */
 void kdp_rules_print_port(struct kdp_rules_ctl *kr, uint32_t ifindex, struct ctl_print *out);
 void kdp_rules_print(struct kdp_rules_ctl *kr, struct ctl_print *out);
+/* For diagnose: whether port ifindex is on the rules path and its
+ * counters (*s), and the cache's live entries and refusals (full). */
+bool kdp_rules_port_stats(struct kdp_rules_ctl *kr, uint32_t ifindex, struct vxdp_rstats *s);
+void kdp_rules_cache_state(const struct kdp_rules_ctl *kr, uint64_t *entries, uint64_t *cache_full);
 
 #endif

@@ -62,6 +62,7 @@
 	X(PROGRAM_NOT_ATTACHED, "program_not_attached")                   \
 	X(UPCALLS_DROPPED, "upcalls_dropped")                             \
 	X(SMALL_FRAMES_KERNEL, "small_frames_kernel")                     \
+	X(RULES_CACHE_THRASHING, "rules_cache_thrashing")                 \
 	/* notes: said, but no problem */                                 \
 	X(NOTE_CSUM_FINISHED, "csum_finished")
 

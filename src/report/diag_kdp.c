@@ -166,6 +166,35 @@ static void judge_config(const struct diag_input *in, const struct diag_kdp_inpu
 	diag_num(f, "underlay_mtu", vx->underlay_mtu);
 }
 
+/* A port with rules whose frames mostly miss the kernel's decision cache:
+ * each miss is an upcall, vxswitchd's classifier and a re-injection. */
+static void judge_rules_cache(const struct diag_input *in, const struct diag_kdp_input *k,
+			      const struct diag_kdp_port *p, struct diag_report *r)
+{
+	if (!p->rules)
+		return;
+	uint64_t missed = p->rs.misses + p->rs.stale, lookups = missed + p->rs.hits;
+	if (missed < DIAG_KDP_THRASH_MIN_MISSES || missed * 1000 < lookups * DIAG_KDP_THRASH_PERMILLE)
+		return;
+	uint64_t permille = missed * 1000 / lookups;
+	bool full = k->rules_cache_full > 0;
+	struct diag_finding *f = diag_add(r, in, DIAG_RULES_CACHE_THRASHING, p->name,
+		"%s: the kernel's rule cache missed %" PRIu64 " of %" PRIu64 " lookups (%" PRIu64 ".%" PRIu64
+		" %%): those frames went up to vxswitchd's classifier and back (the slow path). %s",
+		p->name, missed, lookups, permille / 10, permille % 10,
+		full ? "The cache was full (flows beyond it stay on the slow path): fewer flows through "
+		       "ports with rules, or rules only on the ports that need them"
+		     : "Its entries are exact flows (each connection, each TCP flag combination): many "
+		       "short flows miss every time; rules only on the ports that need them, or "
+		       "--datapath user for such a port's traffic");
+	diag_num(f, "misses", missed);
+	diag_num(f, "lookups", lookups);
+	diag_num(f, "miss_permille", permille);
+	diag_num(f, "cache_full", k->rules_cache_full);
+	diag_num(f, "entries", k->rules_entries);
+	diag_num(f, "max_entries", k->rules_max);
+}
+
 void diag_judge_kdp(const struct diag_input *in, const struct diag_kdp_input *k, struct diag_report *r)
 {
 	judge_attached(in, NULL, k->tun_name, k->tun_attached, "vxdp_tun_ingress", r);
@@ -181,5 +210,6 @@ void diag_judge_kdp(const struct diag_input *in, const struct diag_kdp_input *k,
 		judge_upcalls(in, p->name, &p->c, r);
 		judge_drops(in, p, r);
 		judge_sizes(in, p, r);
+		judge_rules_cache(in, k, p, r);
 	}
 }

@@ -6,8 +6,11 @@
  * attached, MTUs.  Findings use diag.h's causes: those of the userspace
  * datapath where the cause is the same (remote_silent, vni_no_vxlan,
  * mtu_underlay, port_drops) and the kernel's own (program_not_attached,
- * upcalls_dropped, small_frames_kernel).  Judged on totals since the port
- * was added (the programs' counters have no window yet).
+ * upcalls_dropped, small_frames_kernel, rules_cache_thrashing: a port with
+ * rules whose lookups in the kernel's decision cache mostly miss, so its
+ * frames take the slow path through vxswitchd's classifier).  Judged on
+ * totals since the port was added (the programs' counters have no window
+ * yet).
  *
  * No port of the kernel datapath is ever forced onto the slow path: taps
  * (the only ports that would need it) are refused at `port add`, so there
@@ -21,6 +24,7 @@
 
 #include "dp/kernel/bpf/vxdp_abi.h"
 #include "dp/kernel/bpf/vxdp_diag_abi.h"
+#include "dp/kernel/bpf/vxdp_rules_abi.h"
 #include "report/diag.h"
 
 enum diag_kdp_limits {
@@ -28,6 +32,8 @@ enum diag_kdp_limits {
 	DIAG_KDP_MAX_REMOTES = 16,
 	DIAG_KDP_SMALL_MIN_BYTES = 16 << 20, /* bytes to a VM before its frame sizes are judged */
 	DIAG_KDP_SMALL_BOUND = 8192,         /* "small": frames under this (the histogram's first two buckets) */
+	DIAG_KDP_THRASH_MIN_MISSES = 2000,   /* rule-cache misses before a port's miss share is judged */
+	DIAG_KDP_THRASH_PERMILLE = 500,      /* ... thrashing when this share of lookups misses or more */
 };
 
 struct diag_kdp_remote {
@@ -44,6 +50,8 @@ struct diag_kdp_port {
 	int attached;                /* 1, 0 (detached), -ENODEV (device gone), other -errno: unknown */
 	uint32_t mtu;                /* the device's (0: unknown) */
 	struct vxdp_counters c;
+	bool rules;                  /* on the rules path: rs is its counters */
+	struct vxdp_rstats rs;
 	/* a vxlan port */
 	uint16_t dst_port;
 	uint8_t family;              /* 4 or 6 */
@@ -57,6 +65,8 @@ struct diag_kdp_input {
 	char tun_name[IF_NAMESIZE];
 	int tun_attached;            /* as diag_kdp_port.attached */
 	struct vxdp_counters tun;
+	/* the rule cache (control/kdp_rules.h) */
+	uint64_t rules_entries, rules_max, rules_cache_full;
 	unsigned n_ports;
 	struct diag_kdp_port ports[DIAG_KDP_MAX_PORTS];
 };

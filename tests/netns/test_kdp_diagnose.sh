@@ -7,6 +7,8 @@
 #     where nobody listens; broadcasts flooded to it, nothing back;
 #   - upcalls_dropped: a MAC flood from vm1 (blast.py, 3000 new source
 #     MACs at once) beyond the port's upcall rate (1000/s, burst 100);
+#   - rules_cache_thrashing: a rule on vnet1 and 3000 new UDP flows, each
+#     a miss of the kernel's decision cache;
 #   - program_not_attached: the tcx link of an afpacket port detached from
 #     outside (bpftool link detach), then its device deleted;
 #   - mtu_underlay: the VM-facing veth's MTU raised over what fits;
@@ -78,6 +80,23 @@ d1=$(vx_stat 1 'port("vnet1")["kernel"]["upcall_drops"]')
 [ "$d1" -gt "$d0" ] || fail "a 3000-MAC flood dropped no upcall ($d0 -> $d1)"
 line=$(diag_names 1 upcalls_dropped 'f["upcall_drops"] > 0 and f["upcalls"] > 0' "vnet1: [0-9]+ learning upcalls dropped")
 pass "upcalls_dropped: $line"
+
+# ---- rules_cache_thrashing --------------------------------------------------------
+# A rule on vnet1 (it matches none of what follows) puts the port on the
+# rules path; 3000 UDP datagrams to 3000 ports are 3000 new flows, each
+# a miss of the kernel's decision cache.  Established flows (the pings
+# before) would hit.
+vx 1 filter add dev vnet1 ingress pref 1 protocol ip flower ip_proto udp dst_port 7 action drop || fail "filter add"
+nvm1 /usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for p in range(20000, 23000):
+    s.sendto(b"x" * 32, (sys.argv[1], p))
+    if p % 100 == 0:
+        time.sleep(0.01)' "$(vm_addr4 2)"
+line=$(diag_names 1 rules_cache_thrashing 'f["misses"] >= 2000 and f["miss_permille"] >= 500' "vnet1: the kernel's rule cache missed [0-9]+ of [0-9]+ lookups")
+vx 1 filter del dev vnet1 ingress pref 1 || fail "filter del"
+pass "rules_cache_thrashing: $line"
 
 # ---- program_not_attached ---------------------------------------------------------
 links() { nh1 bpftool -j link show 2>/dev/null | /usr/bin/python3 -c 'import json,sys; print(" ".join(str(l["id"]) for l in json.load(sys.stdin)))'; }

@@ -79,6 +79,9 @@ static void test_each_finding(void **state)
 	k->ports[0].c.hist_bytes[4] = 0;
 	k->ports[0].c.hist_bytes[1] = 60ull << 20;
 	k->tun_attached = 0;
+	/* a rules port whose lookups mostly miss */
+	k->ports[0].rules = true;
+	k->ports[0].rs = (struct vxdp_rstats){ .hits = 1000, .misses = 2500, .stale = 500 };
 	judge(k, r, NULL);
 	const struct diag_finding *f = diag_find(r, DIAG_REMOTE_SILENT);
 	assert_non_null(f);
@@ -95,11 +98,44 @@ static void test_each_finding(void **state)
 	assert_true(diag_field_num(f, "small_permille") >= 900);
 	assert_non_null(f = diag_find(r, DIAG_PROGRAM_NOT_ATTACHED));
 	assert_string_equal(f->port, ""); /* the vxlan device: the switch's */
+	assert_non_null(f = diag_find(r, DIAG_RULES_CACHE_THRASHING));
+	assert_int_equal(diag_field_num(f, "misses"), 3000);
+	assert_int_equal(diag_field_num(f, "miss_permille"), 750);
+	assert_non_null(strstr(f->text, "exact flows"));
 	/* only one port's: the device's finding is left out */
 	judge(k, r, "vnet1");
 	assert_null(diag_find(r, DIAG_PROGRAM_NOT_ATTACHED));
 	assert_null(diag_find(r, DIAG_REMOTE_SILENT));
 	assert_non_null(diag_find(r, DIAG_UPCALLS_DROPPED));
+	free(k);
+	free(r);
+}
+
+/* Thrashing needs both enough misses and a miss share of half or more;
+ * a full cache says so. */
+static void test_rules_cache_edges(void **state)
+{
+	(void)state;
+	struct diag_kdp_input *k = healthy();
+	struct diag_report *r = calloc(1, sizeof(*r));
+	struct diag_kdp_port *p = &k->ports[0];
+	p->rules = true;
+	p->rs = (struct vxdp_rstats){ .hits = 0, .misses = DIAG_KDP_THRASH_MIN_MISSES - 1 };
+	judge(k, r, NULL);
+	assert_null(diag_find(r, DIAG_RULES_CACHE_THRASHING)); /* too few to judge */
+	p->rs = (struct vxdp_rstats){ .hits = 1000000, .misses = 5000 };
+	judge(k, r, NULL);
+	assert_null(diag_find(r, DIAG_RULES_CACHE_THRASHING)); /* established flows hit */
+	p->rs = (struct vxdp_rstats){ .hits = 5000, .misses = 5000 };
+	k->rules_cache_full = 12;
+	judge(k, r, NULL);
+	const struct diag_finding *f = diag_find(r, DIAG_RULES_CACHE_THRASHING);
+	assert_non_null(f);
+	assert_int_equal(diag_field_num(f, "cache_full"), 12);
+	assert_non_null(strstr(f->text, "cache was full"));
+	p->rules = false; /* no rules: its counters are not the rules path's */
+	judge(k, r, NULL);
+	assert_null(diag_find(r, DIAG_RULES_CACHE_THRASHING));
 	free(k);
 	free(r);
 }
@@ -140,6 +176,7 @@ int main(void)
 		cmocka_unit_test(test_healthy_no_finding),
 		cmocka_unit_test(test_each_finding),
 		cmocka_unit_test(test_silent_edges_and_gone_device),
+		cmocka_unit_test(test_rules_cache_edges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
