@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctl/ctl_parser.h"
+#include "ctl/ctl_cmd_internal.h"
 
 static int parse_no_args(struct ctl_parser *ps, struct ctl_cmd *cmd)
 {

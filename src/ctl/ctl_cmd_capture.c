@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctl/ctl_parser.h"
+#include "ctl/ctl_cmd_internal.h"
 
 static const char *const dir_words[] = {
 	[CTL_CAPTURE_IN] = "in", [CTL_CAPTURE_OUT] = "out", [CTL_CAPTURE_BOTH] = "both",

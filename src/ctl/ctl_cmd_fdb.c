@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ctl/ctl_parser.h"
+#include "ctl/ctl_cmd_internal.h"
 
 enum { K_VNI = 1 << 0, K_PORT = 1 << 1, K_REMOTE = 1 << 2 };
 

@@ -16,7 +16,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ctl/ctl_parser.h"
+#include "ctl/ctl_cmd_internal.h"
 
 #define TAP (1u << CTL_PORT_TAP)
 #define VXLAN (1u << CTL_PORT_VXLAN)

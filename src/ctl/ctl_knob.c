@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctl/ctl_parser.h"
+#include "ctl/ctl_cmd_internal.h"
 
 static const struct ctl_knob_info knob_table[CTL_KNOB_COUNT] = {
 #define CTL_KNOB_INFO(e, nm, kd, lo, hi, hp) \

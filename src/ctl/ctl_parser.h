@@ -11,7 +11,8 @@
  *   ctl_cmd_fdb.c   fdb show / add / del / flush;
  *   ctl_knob.c      the knob table and `set`;
  *   ctl_cmd_capture.c  capture;
- *   ctl_cmd.c       the verb table and the public entry points.
+ *   ctl_cmd.c       the verb table and the public entry points
+ *                   (ctl_cmd_internal.h: what each grammar file gives it).
  * A grammar file only ever sees words through this toolkit, so every
  * refusal has the same shape and every value kind is checked one way.
  *
@@ -29,7 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_types.h"
+
+struct ctl_cmd; /* ctl_cmd.h: the key tables parse into one */
 
 struct ctl_parser {
 	int argc;
@@ -124,30 +127,5 @@ void ctl_sb_ip(struct ctl_sbuf *sb, const char *key, const struct ctl_ip *ip);
 void ctl_sb_mac(struct ctl_sbuf *sb, const uint8_t mac[6]);
 /* " vni N" */
 void ctl_sb_vni(struct ctl_sbuf *sb, uint32_t vni);
-
-/* ---- what each grammar file gives the verb table ----------------------- */
-
-/* ctl_cmd_port.c */
-int ctl_parse_port_add(struct ctl_parser *ps, struct ctl_cmd *cmd);
-int ctl_parse_port_del(struct ctl_parser *ps, struct ctl_cmd *cmd);
-int ctl_parse_port_ref(struct ctl_parser *ps, struct ctl_cmd *cmd); /* stats, diagnose */
-/* -EINVAL for a type ctl_parse_port_add() cannot produce */
-int ctl_format_port_add(struct ctl_sbuf *sb, const struct ctl_port_add *pa);
-
-/* ctl_cmd_fdb.c */
-int ctl_parse_fdb_show_flush(struct ctl_parser *ps, struct ctl_cmd *cmd);
-int ctl_parse_fdb_add(struct ctl_parser *ps, struct ctl_cmd *cmd);
-int ctl_parse_fdb_del(struct ctl_parser *ps, struct ctl_cmd *cmd);
-/* all four fdb verbs; -EINVAL for an add without a destination */
-int ctl_format_fdb(struct ctl_sbuf *sb, const struct ctl_cmd *cmd);
-
-/* ctl_knob.c */
-int ctl_parse_set(struct ctl_parser *ps, struct ctl_cmd *cmd);
-/* -EINVAL for an unknown knob */
-int ctl_format_set(struct ctl_sbuf *sb, const struct ctl_set *set);
-
-/* ctl_cmd_capture.c */
-int ctl_parse_capture(struct ctl_parser *ps, struct ctl_cmd *cmd);
-int ctl_format_capture(struct ctl_sbuf *sb, const struct ctl_capture *cap);
 
 #endif /* VX_CTL_CTL_PARSER_H */
