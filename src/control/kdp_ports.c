@@ -140,6 +140,24 @@ struct kc_vni *kc_vni(struct kdp_ctl *kc, uint32_t vni, bool make)
 	return free_slot;
 }
 
+/* The outer-header settings of vni's vxlan ports (kc_check_vxlan keeps
+ * them equal), as the program applies them per datagram. */
+static uint16_t kc_vni_flags(const struct kdp_ctl *kc, uint32_t vni)
+{
+	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
+		const struct kc_port *p = &kc->ports[i];
+		if (!p->used || p->cfg.vni != vni || p->cfg.type != CTL_PORT_VXLAN)
+			continue;
+		uint16_t f = 0;
+		if (!p->cfg.udpcsum)
+			f |= VXDP_VNI_ZERO_CSUM;
+		if (p->cfg.df == CTL_DF_SET && p->cfg.local.family == AF_INET)
+			f |= VXDP_VNI_DF;
+		return f;
+	}
+	return 0;
+}
+
 /* The VNI's flood list: its local ports, then every remote of its vxlan
  * ports (once each); no port left: the VNI goes. */
 static int kc_vni_rebuild(struct kdp_ctl *kc, uint32_t vni)
@@ -179,7 +197,7 @@ static int kc_vni_rebuild(struct kdp_ctl *kc, uint32_t vni)
 		int err = kdp_vni_del(kc->k, vni);
 		return err == -ENOENT ? 0 : err;
 	}
-	return kdp_vni_set(kc->k, vni, 0, 0, fl, n);
+	return kdp_vni_set(kc->k, vni, 0, 0, kc_vni_flags(kc, vni), fl, n);
 }
 
 /* ---- ports ----------------------------------------------------------------- */
@@ -231,10 +249,25 @@ static int kc_check_vxlan(const struct kdp_ctl *kc, const struct ctl_port_add *p
 	if (pa->dstport != kc->dstport)
 		return kc_refuse(err, -EOPNOTSUPP, "port %s: dstport %u: the kernel datapath's vxlan device listens on %u",
 			      pa->name, pa->dstport, kc->dstport);
-	if (pa->given & (CTL_PK_SRCPORT | CTL_PK_DF | CTL_PK_MTU) || !pa->udpcsum)
+	if (pa->given & (CTL_PK_SRCPORT | CTL_PK_MTU))
 		return kc_refuse(err, -EOPNOTSUPP,
-			      "port %s: srcport, df, mtu and udpcsum off are not honoured per port on the kernel "
-			      "datapath (one shared vxlan device); use --datapath user", pa->name);
+			      "port %s: srcport and mtu are not honoured per port on the kernel datapath (one shared "
+			      "vxlan device: the kernel picks the source port from the flow hash); use --datapath user",
+			      pa->name);
+	if (pa->df == CTL_DF_INHERIT)
+		return kc_refuse(err, -EOPNOTSUPP, "port %s: df inherit: the kernel datapath sets DF per VNI (set or "
+			      "unset), not from each inner packet; use --datapath user", pa->name);
+	if (!pa->udpcsum && pa->local.family == AF_INET6)
+		return kc_refuse(err, -EOPNOTSUPP, "port %s: udpcsum off over IPv6: accepting zero checksums is a "
+			      "setting of the shared vxlan device on the kernel datapath; use --datapath user", pa->name);
+	/* The settings go with the VNI (vxdp_vni.flags): its vxlan ports agree. */
+	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
+		const struct kc_port *p = &kc->ports[i];
+		if (p->used && p->cfg.type == CTL_PORT_VXLAN && p->cfg.vni == pa->vni && strcmp(p->cfg.name, pa->name) &&
+		    (p->cfg.udpcsum != pa->udpcsum || p->cfg.df != pa->df))
+			return kc_refuse(err, -EOPNOTSUPP, "port %s: udpcsum and df differ from port %s of vni %u: the "
+				      "kernel datapath applies them per VNI", pa->name, p->cfg.name, pa->vni);
+	}
 	if (pa->given & CTL_PK_EVPN)
 		return kc_refuse(err, -EOPNOTSUPP,
 			      "port %s: evpn: remote MACs and VTEPs from EVPN reach only the userspace datapath's "

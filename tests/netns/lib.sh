@@ -142,7 +142,8 @@ print([p for p in json.load(sys.stdin) if p["name"] == sys.argv[1]][0][sys.argv[
 # into vmSIDE and a vxlan port vx$VNI to the other host; lines in
 # $RIG_EXTRA_CONF are appended to its config file; VAR=value words in
 # $RIG_VXD_ENV go into its environment (e.g. an LD_PRELOAD); words in
-# $RIG_VXD_ARGS are extra vxswitchd options (e.g. --user nobody).
+# $RIG_VXD_ARGS are extra vxswitchd options (e.g. --user nobody); words in
+# $RIG_VX_OPTS end the vxlan port's line (e.g. udpcsum off).
 rig_vxswitchd() { rig_vxswitchd_start "$1" tap; }
 
 # rig_vxswitchd_bpf SIDE: vxswitchd --datapath kernel in host SIDE (the eBPF
@@ -183,7 +184,7 @@ rig_vxswitchd_start() {
 	cfg=$RIG_DIR/h$side.conf
 	sock=$RIG_DIR/h$side.sock
 	{
-		echo "port add vx$VNI type vxlan vni $VNI local $(u_addr "$side") remote $(u_addr "$other")"
+		echo "port add vx$VNI type vxlan vni $VNI local $(u_addr "$side") remote $(u_addr "$other")${RIG_VX_OPTS:+ $RIG_VX_OPTS}"
 		echo "port add vnet$side type $type vni $VNI netns $vm mtu $(vm_mtu)"
 		[ -z "${RIG_EXTRA_CONF:-}" ] || printf '%s\n' "$RIG_EXTRA_CONF"
 	} > "$cfg"

@@ -531,12 +531,12 @@ static int vteps_update(struct kdp *k, uint32_t vni, const struct vxdp_flood_ent
 	return 0;
 }
 
-int kdp_vni_set(struct kdp *k, uint32_t vni, uint8_t ttl, uint8_t tos,
+int kdp_vni_set(struct kdp *k, uint32_t vni, uint8_t ttl, uint8_t tos, uint16_t vflags,
 		const struct vxdp_flood_ent *flood, unsigned n_flood)
 {
 	if (n_flood > VXDP_FLOOD_MAX)
 		return -E2BIG;
-	struct vxdp_vni old, v = { .ttl = ttl, .tos = tos, .n_flood = n_flood };
+	struct vxdp_vni old, v = { .ttl = ttl, .tos = tos, .flags = vflags, .n_flood = n_flood };
 	if (n_flood)
 		memcpy(v.flood, flood, n_flood * sizeof(*flood));
 	int fd = bpf_map__fd(k->skel->maps.vnis);

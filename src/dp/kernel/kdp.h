@@ -126,9 +126,10 @@ int kdp_vni_each(struct kdp *k, kdp_vni_fn *fn, void *aux);
 /* Sets (on) or clears bits of the port's vxdp_port.flags. */
 int kdp_port_flags(struct kdp *k, uint32_t ifindex, uint32_t bits, bool on);
 
-/* A VNI and its flood list (replaces the whole entry); its remotes are
- * also the only VTEPs vxdp_tun_ingress takes frames of that VNI from. */
-int kdp_vni_set(struct kdp *k, uint32_t vni, uint8_t ttl, uint8_t tos,
+/* A VNI, its outer-header settings (VXDP_VNI_*) and its flood list
+ * (replaces the whole entry); its remotes are also the only VTEPs
+ * vxdp_tun_ingress takes frames of that VNI from. */
+int kdp_vni_set(struct kdp *k, uint32_t vni, uint8_t ttl, uint8_t tos, uint16_t vflags,
 		const struct vxdp_flood_ent *flood, unsigned n_flood);
 int kdp_vni_del(struct kdp *k, uint32_t vni);
 

@@ -271,6 +271,10 @@ static __always_inline long set_key(struct __sk_buff *skb, __u32 vni, const stru
 	k.tunnel_ttl = v && v->ttl ? v->ttl : 64;
 	k.tunnel_tos = v ? v->tos : 0;
 	__u64 hf = 0;
+	if (v && (v->flags & VXDP_VNI_ZERO_CSUM))
+		hf |= BPF_F_ZERO_CSUM_TX;
+	if (v && (v->flags & VXDP_VNI_DF))
+		hf |= BPF_F_DONT_FRAGMENT;
 	if (flags & VXDP_FDB_V6) {
 		k.remote_ipv6[0] = r[0];
 		k.remote_ipv6[1] = r[1];

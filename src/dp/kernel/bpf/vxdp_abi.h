@@ -78,10 +78,17 @@ struct vxdp_flood_ent {
 
 /* A configured VNI (map `vnis`, key: the VNI).  A frame whose VNI has no
  * entry is dropped: that is where VNI isolation is enforced. */
+/* vxdp_vni.flags: the VNI's vxlan port's outer-header settings, applied
+ * per datagram with the tunnel key (the vxlan device is shared). */
+enum vxdp_vni_flags {
+	VXDP_VNI_ZERO_CSUM = 1u << 0, /* udpcsum off: BPF_F_ZERO_CSUM_TX (IPv4 only) */
+	VXDP_VNI_DF = 1u << 1,        /* df set: BPF_F_DONT_FRAGMENT (IPv4) */
+};
+
 struct vxdp_vni {
 	__u8 ttl;                    /* outer TTL (0: 64) */
 	__u8 tos;
-	__u16 pad;
+	__u16 flags;                 /* VXDP_VNI_* */
 	__u32 n_flood;               /* entries used in `flood` */
 	struct vxdp_flood_ent flood[VXDP_FLOOD_MAX];
 };

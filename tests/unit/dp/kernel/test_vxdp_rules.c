@@ -69,7 +69,7 @@ static int setup(void **state)
 	assert_int_equal(kdp_port_add(fx->k, fx->p2, &veth), 0);
 	struct vxdp_flood_ent fl[2] = { { .ifindex = fx->p1, .flags = VXDP_FDB_VETH },
 					{ .ifindex = fx->p2, .flags = VXDP_FDB_VETH } };
-	assert_int_equal(kdp_vni_set(fx->k, VNI, 0, 0, fl, 2), 0);
+	assert_int_equal(kdp_vni_set(fx->k, VNI, 0, 0, 0, fl, 2), 0);
 	struct vxdp_fdb_val v1 = { .ifindex = fx->p1, .flags = VXDP_FDB_VETH };
 	struct vxdp_fdb_val v2 = { .ifindex = fx->p2, .flags = VXDP_FDB_VETH };
 	assert_int_equal(kdp_fdb_add(fx->k, VNI, MAC1, &v1), 0);
