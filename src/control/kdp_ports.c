@@ -316,14 +316,16 @@ int kdp_ctl_internal_add(struct kdp_ctl *kc, const char *dev, uint32_t vni, stru
 	uint32_t idx = if_nametoindex(dev);
 	if (!idx)
 		return kc_refuse(err, -ENODEV, "%s: no such link", dev);
-	*p = (struct kc_port){ .used = true, .internal = true };
+	*p = (struct kc_port){ .used = true, .internal = true, .flags = VXDP_PORT_OURS };
 	p->cfg.type = CTL_PORT_AFPACKET;
 	p->cfg.vni = vni;
 	snprintf(p->cfg.name, sizeof(p->cfg.name), "%s", dev);
 	snprintf(p->cfg.dev, sizeof(p->cfg.dev), "%s", dev);
 	/* No VXDP_PORT_VETH: its peer is in this namespace, where
-	 * bpf_redirect_peer drops; a plain redirect crosses the pair. */
-	struct kdp_port_opts po = { .vni = vni, .flags = 0, .attach = true };
+	 * bpf_redirect_peer drops; a plain redirect crosses the pair.
+	 * VXDP_PORT_OURS: a pair a killed --keep-datapath run left is
+	 * deleted by --cleanup and by the next start's adoption. */
+	struct kdp_port_opts po = { .vni = vni, .flags = VXDP_PORT_OURS, .attach = true };
 	int ret = kdp_port_add(kc->k, idx, &po);
 	if (ret < 0) {
 		memset(p, 0, sizeof(*p));
@@ -448,6 +450,7 @@ static void kc_info(const struct kc_port *p, struct kdp_ctl_port_info *out)
 	out->ifindex = p->ifindex;
 	out->flags = p->flags;
 	out->n_macs = p->n_macs;
+	out->internal = p->internal;
 }
 
 int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out)

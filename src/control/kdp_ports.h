@@ -109,6 +109,7 @@ struct kdp_ctl_port_info {
 	uint32_t ifindex;           /* its device; 0 for a vxlan port */
 	uint32_t flags;             /* VXDP_PORT_VETH */
 	uint32_t n_macs;            /* MACs learned behind it */
+	bool internal;              /* a slow-path link's kernel end (kdp_ctl_internal_add) */
 };
 /* Port `name` (-ENOENT: not a kernel port). */
 int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out);

@@ -143,7 +143,7 @@ static void ks_port(struct ctl_print *p, struct vxd *vxd, const struct kdp_ctl_p
 	const struct ctl_port_add *cfg = pi->cfg;
 	ctl_print_open_object(p, NULL);
 	ctl_print_string(p, CTL_PRINT_ANY, "name", "port %s", cfg->name);
-	ctl_print_string(p, CTL_PRINT_ANY, "type", " (%s", ctl_port_type_name(cfg->type) + 5);
+	ctl_print_string(p, CTL_PRINT_ANY, "type", " (%s", pi->internal ? "slowpath" : ctl_port_type_name(cfg->type) + 5);
 	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64, cfg->vni);
 	ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s)", "kernel");
 	ctl_print_nl(p);

@@ -173,9 +173,11 @@ pass "port del of VNI 99's last tap removed vxsl99 (vxsl100 stays, vm2 <-> vm3 s
 rig_vxswitchd_stop 1
 nh1 ip link show vxsl100 >/dev/null 2>&1 && fail "vxsl100 left after the daemon stopped"
 progs_after=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
-[ "$progs_after" = "$progs_before" ] || fail "BPF programs left: $progs_before before, $progs_after after"
+# Not more than before (other helpers' unit tests load vxdp programs too:
+# the count can fall while this test runs, never rise by ours).
+[ "$progs_after" -le "$progs_before" ] || fail "BPF programs left: $progs_before before, $progs_after after"
 if grep -l "Sanitizer\|runtime error" "$RIG_DIR"/h*.log >/dev/null 2>&1; then
 	cat "$RIG_DIR"/h*.log >&2
 	fail "sanitizer report in a daemon's log"
 fi
-pass "stop: no slow-path link, no program left ($progs_after vxdp programs, as before)"
+pass "stop: no slow-path link, no program left ($progs_before vxdp programs on the machine before, $progs_after after)"
