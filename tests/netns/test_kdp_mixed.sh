@@ -12,8 +12,8 @@
 # slow path via vxsl99; the link's two ends); ping tap <-> veth and tap <->
 # remote both ways, veth <-> remote with the link untouched (fast path);
 # the tap's rx/tx and the link's counters in `vxctl -j stats` match the
-# pings sent; iperf3 tap -> veth and tap -> remote (figures printed, not
-# judged); show config names no internal port and a reload keeps the
+# pings sent; iperf3 tap -> veth, tap -> remote and back (figures printed,
+# not judged); show config names no internal port and a reload keeps the
 # link; port del of the link is refused; VNI 100 has no link until a tap
 # comes, and that tap sees none of VNI 99's broadcasts; port del of the
 # last tap removes the link; no BPF program is left.
@@ -135,8 +135,10 @@ pass "veth <-> remote on the fast path: vxsl99 tx +$(( k_tx1 - k_tx0 )) during $
 # iperf3 (figures printed, not judged: 2 shared vCPUs).
 g12=$(iperf_run "$VM2" "$VM1" 192.0.2.2 5201 "$SECS" "$RIG_DIR/i12.json") || fail "iperf3 tap vm1 -> veth vm2"
 g13=$(iperf_run "$VM3" "$VM1" 192.0.2.3 5202 "$SECS" "$RIG_DIR/i13.json") || fail "iperf3 tap vm1 -> remote vm3"
+g21=$(iperf_run "$VM1" "$VM2" 192.0.2.1 5204 "$SECS" "$RIG_DIR/i21.json") || fail "iperf3 veth vm2 -> tap vm1"
+g31=$(iperf_run "$VM1" "$VM3" 192.0.2.1 5205 "$SECS" "$RIG_DIR/i31.json") || fail "iperf3 remote vm3 -> tap vm1"
 g23=$(iperf_run "$VM3" "$VM2" 192.0.2.3 5203 "$SECS" "$RIG_DIR/i23.json") || fail "iperf3 veth vm2 -> remote vm3"
-pass "iperf3 ${SECS}s: tap -> veth $g12 Gbit/s, tap -> remote $g13 (veth -> remote, fast path: $g23)"
+pass "iperf3 ${SECS}s: tap -> veth $g12 Gbit/s, tap -> remote $g13, veth -> tap $g21, remote -> tap $g31 (veth -> remote, fast path: $g23)"
 
 # show config names no internal port; a reload of it keeps the link.
 vx 1 show config | grep -q vxsl && fail "show config lists an internal port: $(vx 1 show config)"
