@@ -140,6 +140,12 @@ g31=$(iperf_run "$VM1" "$VM3" 192.0.2.1 5205 "$SECS" "$RIG_DIR/i31.json") || fai
 g23=$(iperf_run "$VM3" "$VM2" 192.0.2.3 5203 "$SECS" "$RIG_DIR/i23.json") || fail "iperf3 veth vm2 -> remote vm3"
 pass "iperf3 ${SECS}s: tap -> veth $g12 Gbit/s, tap -> remote $g13, veth -> tap $g21, remote -> tap $g31 (veth -> remote, fast path: $g23)"
 
+# diagnose judges no VM behind the link's ends (no tap offload or VM MTU
+# finding of vxsl99u / vxsl99), and VNI 99's way out is the link.
+dg=$(vx 1 diagnose 2>&1) || true
+echo "$dg" | grep -E "^vxsl99u?: (TSO|USO|VM MTU)|VNI 99 has .* no vxlan port" && fail "diagnose judges the slow-path link as a VM: $dg"
+pass "diagnose: no finding about the slow-path link ($(echo "$dg" | grep -c .) lines)"
+
 # show config names no internal port; a reload of it keeps the link.
 vx 1 show config | grep -q vxsl && fail "show config lists an internal port: $(vx 1 show config)"
 vx 1 show config | grep -q "^port add vnet1 type tap vni 99" || fail "show config lost the tap: $(vx 1 show config)"
