@@ -13,10 +13,12 @@
 # remote both ways, veth <-> remote with the link untouched (fast path);
 # the tap's rx/tx and the link's counters in `vxctl -j stats` match the
 # pings sent; iperf3 tap -> veth, tap -> remote and back (figures printed,
-# not judged); show config names no internal port and a reload keeps the
-# link; port del of the link is refused; VNI 100 has no link until a tap
-# comes, and that tap sees none of VNI 99's broadcasts; port del of the
-# last tap removes the link; no BPF program is left.
+# not judged); a flower rule and a capture on the tap; diagnose says
+# nothing of the link; show config names no internal port and a reload
+# keeps the link; port del of the link is refused; VNI 100 has no link
+# until a tap comes, and that tap sees none of VNI 99's broadcasts; port
+# del of the last tap removes the link; no BPF program is left.  Runs
+# under BUILD=build-asan too (make asan-daemon): the logs are checked.
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
@@ -139,6 +141,19 @@ g21=$(iperf_run "$VM1" "$VM2" 192.0.2.1 5204 "$SECS" "$RIG_DIR/i21.json") || fai
 g31=$(iperf_run "$VM1" "$VM3" 192.0.2.1 5205 "$SECS" "$RIG_DIR/i31.json") || fail "iperf3 remote vm3 -> tap vm1"
 g23=$(iperf_run "$VM3" "$VM2" 192.0.2.3 5203 "$SECS" "$RIG_DIR/i23.json") || fail "iperf3 veth vm2 -> remote vm3"
 pass "iperf3 ${SECS}s: tap -> veth $g12 Gbit/s, tap -> remote $g13, veth -> tap $g21, remote -> tap $g31 (veth -> remote, fast path: $g23)"
+
+# A flower rule on the tap (the userspace datapath's rules path) and a
+# capture of it work beside the kernel datapath.
+vx 1 filter add dev vnet1 pref 1 ingress protocol ip flower ip_proto icmp action drop || fail "filter add on vnet1"
+nvm1 ping -c 3 -i 0.1 -W 1 -q 192.0.2.2 >/dev/null 2>&1 && fail "the drop rule on vnet1 let the pings through"
+vx 1 filter del dev vnet1 pref 1 ingress || fail "filter del"
+nvm1 ping -c 2 -i 0.1 -q 192.0.2.2 >/dev/null || fail "ping after the rule went"
+timeout 10 "$VXCTL" --socket "$RIG_DIR/h1.sock" capture vnet1 -c 2 -w "$RIG_DIR/c.pcap" icmp >/dev/null 2>&1 &
+capp=$!
+for i in $(seq 20); do nvm1 ping -c 1 -W 1 -q 192.0.2.2 >/dev/null 2>&1; kill -0 "$capp" 2>/dev/null || break; done
+wait "$capp" || fail "capture vnet1 did not get 2 frames"
+[ "$(tcpdump -nn -r "$RIG_DIR/c.pcap" 2>/dev/null | grep -c ICMP)" = 2 ] || fail "capture: $(tcpdump -nn -r "$RIG_DIR/c.pcap" 2>&1)"
+pass "on the tap: a flower drop rule held 3 pings, its removal let them through; capture vnet1 took 2 ICMP frames"
 
 # diagnose judges no VM behind the link's ends (no tap offload or VM MTU
 # finding of vxsl99u / vxsl99), and VNI 99's way out is the link.
