@@ -172,6 +172,8 @@ static const struct ctl_port_add *vxd_wanted_port(const struct vxd_wanted *w, co
 static bool vxd_reload_keeps_port(const struct vxd *vxd, const struct vxd_wanted *w, uint16_t id)
 {
 	const struct port *p = vxd->ports[id];
+	if (vxd_port_internal(vxd, id))
+		return true; /* a slow-path link: goes with its taps (kdp_slowpath.c) */
 	const struct ctl_port_add *want = p ? vxd_wanted_port(w, p->name, NULL) : NULL;
 	return want && vxd_port_cfg_equal(want, &vxd->port_cfg[id]);
 }
@@ -364,7 +366,8 @@ static int vxd_running_config(const struct vxd *vxd, struct ctl_config *cfg)
 	unsigned nk = kdp_ctl_ports(vxd->kdp, kports, VXD_MAX_PORTS);
 	for (int pass = 0; pass < 2; pass++) { /* vxlan ports first, as show config */
 		for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
-			if (vxd->ports[i] && (pass == 0) == (vxd->port_cfg[i].type == CTL_PORT_VXLAN))
+			if (vxd->ports[i] && !vxd_port_internal(vxd, (uint16_t)i) &&
+			    (pass == 0) == (vxd->port_cfg[i].type == CTL_PORT_VXLAN))
 				cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_PORT_ADD, .port_add = vxd->port_cfg[i] };
 		for (unsigned i = 0; i < nk; i++)
 			if ((pass == 0) == (kports[i]->type == CTL_PORT_VXLAN))
@@ -416,6 +419,7 @@ int vxd_reload(struct vxd *vxd, const char *path, struct ctl_print *out, struct 
 	}
 	ctl_config_release(&before);
 	ctl_config_release(&cfg);
+	vxd_slowpath_prune(vxd); /* VNIs whose taps the reload removed */
 	return ret;
 }
 
@@ -442,7 +446,8 @@ void vxd_show_config(const struct vxd *vxd, struct ctl_print *out)
 	unsigned nk = kdp_ctl_ports(vxd->kdp, kports, VXD_MAX_PORTS);
 	for (int pass = 0; pass < 2; pass++) { /* vxlan ports first: taps take their MTU from them */
 		for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
-			if (vxd->ports[i] && (pass == 0) == (vxd->port_cfg[i].type == CTL_PORT_VXLAN))
+			if (vxd->ports[i] && !vxd_port_internal(vxd, (uint16_t)i) &&
+			    (pass == 0) == (vxd->port_cfg[i].type == CTL_PORT_VXLAN))
 				vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_PORT_ADD, .port_add = vxd->port_cfg[i] });
 		for (unsigned i = 0; i < nk; i++) /* the kernel datapath's */
 			if ((pass == 0) == (kports[i]->type == CTL_PORT_VXLAN))

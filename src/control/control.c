@@ -241,7 +241,22 @@ static void vxd_show_knobs(const struct vxd *vxd, struct ctl_print *p)
 
 /* ---- dispatch ------------------------------------------------------------------- */
 
+static int vxd_execute_one(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err);
+
+/* With the kernel datapath, taps are the userspace datapath's beside it
+ * (kdp_slowpath.c): their commands first, their links pruned after. */
 int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
+{
+	int ret;
+	if (vxd->kdp && vxd_slowpath_execute(vxd, cmd, out, err, &ret))
+		return ret;
+	ret = vxd_execute_one(vxd, cmd, out, err);
+	if (vxd->kdp && cmd->verb == CTL_PORT_DEL)
+		vxd_slowpath_prune(vxd);
+	return ret;
+}
+
+static int vxd_execute_one(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
 {
 	int kret;
 	if (vxd->kdp && kdp_ctl_execute(vxd->kdp, cmd, out, err, &kret)) {

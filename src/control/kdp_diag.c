@@ -57,6 +57,7 @@ static void fill_port(struct kdp *k, struct kdp_rules_ctl *kr, const struct kdp_
 	const struct ctl_port_add *cfg = pi->cfg;
 	snprintf(dp->name, sizeof(dp->name), "%s", cfg->name);
 	dp->vni = cfg->vni;
+	dp->internal = pi->internal;
 	if (!pi->ifindex) {
 		dp->vxlan = true;
 		dp->dst_port = cfg->dstport;

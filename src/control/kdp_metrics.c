@@ -48,7 +48,8 @@ size_t vxd_kdp_metrics_ports(struct vxd *vxd, struct metrics_port *ports, size_t
 			s->stats.tx_hist_bytes[b] = c.hist_bytes[b];
 		}
 		s->lost_ns = kdp_prog_attached(k, pi.ifindex, kdp_port_prog_fd(k)) == -ENODEV;
-		ports[n] = (struct metrics_port){ .name = pi.cfg->name, .type = ctl_port_type_name(pi.cfg->type) + 5,
+		ports[n] = (struct metrics_port){ .name = pi.cfg->name,
+						  .type = pi.internal ? "slowpath" : ctl_port_type_name(pi.cfg->type) + 5,
 						  .vni = pi.cfg->vni, .snap = s };
 		n++;
 	}
@@ -56,11 +57,13 @@ size_t vxd_kdp_metrics_ports(struct vxd *vxd, struct metrics_port *ports, size_t
 	return n;
 }
 
-static void labels(FILE *out, const struct ctl_port_add *cfg)
+static void labels(FILE *out, const struct kdp_ctl_port_info *pi)
 {
+	const struct ctl_port_add *cfg = pi->cfg;
 	fputs("port=\"", out);
 	metrics_text_label_value(out, cfg->name);
-	fprintf(out, "\",vni=\"%" PRIu32 "\",type=\"%s\"", cfg->vni, ctl_port_type_name(cfg->type) + 5);
+	fprintf(out, "\",vni=\"%" PRIu32 "\",type=\"%s\"", cfg->vni,
+		pi->internal ? "slowpath" : ctl_port_type_name(cfg->type) + 5);
 }
 
 static void family(FILE *out, const char *name, const char *type, const char *help)
@@ -79,7 +82,7 @@ static void port_families(FILE *out, struct vxd *vxd, struct kdp *k)
 			continue;
 		for (unsigned r = 0; r < VXDP_DROP_COUNT; r++) {
 			fputs("vxswitch_kdp_port_drops_total{", out);
-			labels(out, pi.cfg);
+			labels(out, &pi);
 			fprintf(out, ",reason=\"%s\"} %" PRIu64 "\n", vxd_kdp_drop_name(r), (uint64_t)c.drops[r]);
 		}
 	}
@@ -99,7 +102,7 @@ static void port_families(FILE *out, struct vxd *vxd, struct kdp *k)
 			uint64_t v = f == 0 ? c.upcalls : f == 1 ? c.upcall_drops
 					  : kdp_prog_attached(k, pi.ifindex, kdp_port_prog_fd(k)) == 1;
 			fprintf(out, "%s{", names[f]);
-			labels(out, pi.cfg);
+			labels(out, &pi);
 			fprintf(out, "} %" PRIu64 "\n", v);
 		}
 	}
@@ -127,7 +130,7 @@ static void vtep_families(FILE *out, struct vxd *vxd, struct kdp *k)
 				char a[INET6_ADDRSTRLEN] = "?";
 				inet_ntop(ip->family, ip->bytes, a, sizeof(a));
 				fprintf(out, "%s{", names[f]);
-				labels(out, pi.cfg);
+				labels(out, &pi);
 				fprintf(out, ",remote=\"%s\"} ", a);
 				if (f == 0)
 					fprintf(out, "%" PRIu64 "\n", (uint64_t)s.tx_packets);

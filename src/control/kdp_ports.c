@@ -279,11 +279,6 @@ static int kc_port_add(struct kdp_ctl *kc, const struct ctl_port_add *pa, struct
 		       struct ctl_err *err)
 {
 	(void)out;
-	if (pa->type == CTL_PORT_TAP)
-		return kc_refuse(err, -EOPNOTSUPP,
-			      "port %s: type tap needs the userspace datapath (vxswitchd --datapath user); the kernel "
-			      "datapath takes afpacket, veth and vxlan ports (QEMU's own tap: type afpacket dev TAP)",
-			      pa->name);
 	const struct kc_port *have = kc_by_name(kc, pa->name);
 	if (have && !memcmp(&have->cfg, pa, sizeof(*pa)))
 		return 0; /* a reload's unchanged line */
@@ -334,9 +329,63 @@ unsigned kdp_ctl_ports(const struct kdp_ctl *kc, const struct ctl_port_add **cfg
 {
 	unsigned n = 0;
 	for (unsigned i = 0; kc && i < KC_MAX_PORTS && n < max; i++)
-		if (kc->ports[i].used)
+		if (kc->ports[i].used && !kc->ports[i].internal)
 			cfgs[n++] = &kc->ports[i].cfg;
 	return n;
+}
+
+/* ---- the kernel ends of the taps' slow-path links (kdp_ports.h) ------------ */
+
+int kdp_ctl_internal_add(struct kdp_ctl *kc, const char *dev, uint32_t vni, struct ctl_err *err)
+{
+	if (kc_by_name(kc, dev))
+		return kc_refuse(err, -EEXIST, "port %s: a kernel datapath port of that name exists", dev);
+	struct kc_port *p = NULL;
+	for (unsigned i = 0; i < KC_MAX_PORTS && !p; i++)
+		if (!kc->ports[i].used)
+			p = &kc->ports[i];
+	if (!p)
+		return kc_refuse(err, -ENOSPC, "%s: the kernel datapath has %d ports already", dev, KC_MAX_PORTS);
+	uint32_t idx = if_nametoindex(dev);
+	if (!idx)
+		return kc_refuse(err, -ENODEV, "%s: no such link", dev);
+	*p = (struct kc_port){ .used = true, .internal = true, .flags = VXDP_PORT_OURS };
+	p->cfg.type = CTL_PORT_AFPACKET;
+	p->cfg.vni = vni;
+	snprintf(p->cfg.name, sizeof(p->cfg.name), "%s", dev);
+	snprintf(p->cfg.dev, sizeof(p->cfg.dev), "%s", dev);
+	/* No VXDP_PORT_VETH: its peer is in this namespace, where
+	 * bpf_redirect_peer drops; a plain redirect crosses the pair.
+	 * VXDP_PORT_OURS: a pair a killed --keep-datapath run left is
+	 * deleted by --cleanup and by the next start's adoption. */
+	struct kdp_port_opts po = { .vni = vni, .flags = VXDP_PORT_OURS, .attach = true };
+	int ret = kdp_port_add(kc->k, idx, &po);
+	if (ret < 0) {
+		memset(p, 0, sizeof(*p));
+		return kc_refuse(err, ret, "%s: cannot attach the kernel datapath's program: %s", dev, strerror(-ret));
+	}
+	p->ifindex = idx;
+	ret = kc_vni_rebuild(kc, vni);
+	if (ret < 0) {
+		kc_port_drop(kc, p);
+		kc_vni_rebuild(kc, vni);
+		return kc_refuse(err, ret, "%s: VNI %u: %s", dev, vni,
+				 ret == -E2BIG ? "more than 32 ports and remote VTEPs to flood to" : strerror(-ret));
+	}
+	return 0;
+}
+
+void kdp_ctl_internal_del(struct kdp_ctl *kc, const char *dev)
+{
+	struct kc_port *p = kc_by_name(kc, dev);
+	if (p && p->internal)
+		kc_port_del(kc, p);
+}
+
+bool kdp_ctl_is_internal(struct kdp_ctl *kc, const char *name)
+{
+	const struct kc_port *p = kc_by_name(kc, name);
+	return p && p->internal;
 }
 
 /* ---- what the operator sees ------------------------------------------------ */
@@ -358,10 +407,14 @@ void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out)
 			continue;
 		ctl_print_open_object(out, NULL);
 		ctl_print_string(out, CTL_PRINT_ANY, "name", "%s", p->cfg.name);
-		ctl_print_string(out, CTL_PRINT_ANY, "type", " type %s", ctl_port_type_name(p->cfg.type) + 5);
+		ctl_print_string(out, CTL_PRINT_ANY, "type", " type %s",
+				 p->internal ? "slowpath" : ctl_port_type_name(p->cfg.type) + 5);
 		ctl_print_uint(out, CTL_PRINT_ANY, "vni", " vni %" PRIu64, p->cfg.vni);
 		ctl_print_string(out, CTL_PRINT_ANY, "datapath", " datapath %s", "kernel");
-		if (p->cfg.type == CTL_PORT_AFPACKET)
+		if (p->internal)
+			ctl_print_string(out, CTL_PRINT_ANY, "peer", " peer %su (the taps' userspace datapath)",
+					 p->cfg.dev);
+		else if (p->cfg.type == CTL_PORT_AFPACKET)
 			ctl_print_string(out, CTL_PRINT_ANY, "dev", " dev %s", p->cfg.dev);
 		if (p->cfg.type == CTL_PORT_VETH)
 			ctl_print_string(out, CTL_PRINT_ANY, "netns", " netns %s", p->cfg.netns);
@@ -391,12 +444,23 @@ bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_p
 	struct kc_port *p;
 	switch (cmd->verb) {
 	case CTL_PORT_ADD:
+		if (cmd->port_add.type == CTL_PORT_TAP) {
+			if (!kc_by_name(kc, cmd->port_add.name))
+				return false; /* the userspace datapath's, beside us (kdp_slowpath.c) */
+			*ret = kc_refuse(err, -EEXIST, "port %s: exists (a kernel datapath port)", cmd->port_add.name);
+			return true;
+		}
 		*ret = kc_port_add(kc, &cmd->port_add, out, err);
 		return true;
 	case CTL_PORT_DEL:
 		p = kc_by_name(kc, cmd->port.name);
 		if (!p)
 			return false;
+		if (p->internal) {
+			*ret = kc_refuse(err, -EPERM, "port %s: the slow-path link of vni %u: it goes with the VNI's last tap",
+					 p->cfg.name, p->cfg.vni);
+			return true;
+		}
 		*ret = kc_rules_name_port(kc, p, err);
 		if (*ret == 0)
 			*ret = kc_port_del(kc, p);
@@ -419,6 +483,7 @@ static void kc_info(const struct kc_port *p, struct kdp_ctl_port_info *out)
 	out->ifindex = p->ifindex;
 	out->flags = p->flags;
 	out->n_macs = p->n_macs;
+	out->internal = p->internal;
 }
 
 int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out)

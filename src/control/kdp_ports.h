@@ -11,9 +11,14 @@
  * nothing blocks but the netlink requests of port add/del (they wait for
  * the kernel's ack).
  *
- * What it refuses on the kernel datapath, with a message saying so: tap
- * ports (their fds would need the userspace datapath and a bridge between
- * the two, not built yet), an afpacket link in another namespace (a
+ * Tap ports are not its: kdp_ctl_execute() leaves their `port add` to
+ * the userspace datapath, which serves them beside it, joined to this one
+ * by a slow-path link per VNI (control/kdp_slowpath.c), whose kernel end
+ * is an internal port here (kdp_ctl_internal_add: no config line, `port
+ * del` refuses it, `port show` says "type slowpath").
+ *
+ * What it refuses on the kernel datapath, with a message saying so: an
+ * afpacket link in another namespace (a
  * redirect reaches only devices of ours), vxlan options the shared device
  * cannot honour per port (another dstport, srcport, udpcsum off, df),
  * and more than VXDP_FLOOD_MAX targets in one VNI.
@@ -80,6 +85,16 @@ bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_p
  * reload); returns how many were written to cfgs (at most max). */
 unsigned kdp_ctl_ports(const struct kdp_ctl *kc, const struct ctl_port_add **cfgs, unsigned max);
 
+/* The kernel end of a VNI's slow-path link (control/kdp_slowpath.c): link
+ * `dev`, in vxswitchd's namespace and there already, becomes a port of
+ * `vni` that no config line names (kdp_ctl_ports() leaves it out); frames
+ * reach it by a plain redirect (its veth peer is in this namespace, where
+ * bpf_redirect_peer drops).  Learning puts the taps' MACs behind it. */
+int kdp_ctl_internal_add(struct kdp_ctl *kc, const char *dev, uint32_t vni, struct ctl_err *err);
+/* Removes it, and the entries learned behind it. */
+void kdp_ctl_internal_del(struct kdp_ctl *kc, const char *dev);
+bool kdp_ctl_is_internal(struct kdp_ctl *kc, const char *name);
+
 /* Appends the kernel ports' lines to an open `port show` array, the
  * kernel FDB's entries to an open `fdb show` array (vni: one VNI, or
  * UINT32_MAX for all). */
@@ -94,6 +109,7 @@ struct kdp_ctl_port_info {
 	uint32_t ifindex;           /* its device; 0 for a vxlan port */
 	uint32_t flags;             /* VXDP_PORT_VETH */
 	uint32_t n_macs;            /* MACs learned behind it */
+	bool internal;              /* a slow-path link's kernel end (kdp_ctl_internal_add) */
 };
 /* Port `name` (-ENOENT: not a kernel port). */
 int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out);

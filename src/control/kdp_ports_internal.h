@@ -23,6 +23,8 @@ enum {
 struct kc_port {
 	bool used;
 	bool made_veth;          /* type veth: we made the pair, port del removes it */
+	bool internal;           /* the kernel end of a VNI's slow-path link (kdp_slowpath.c):
+	                          * no config line, not removed by `port del` */
 	struct ctl_port_add cfg; /* the `port add` as given */
 	uint32_t ifindex;        /* 0: a vxlan port (no device of its own) */
 	uint32_t flags;          /* VXDP_PORT_VETH */

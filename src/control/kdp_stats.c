@@ -143,7 +143,7 @@ static void ks_port(struct ctl_print *p, struct vxd *vxd, const struct kdp_ctl_p
 	const struct ctl_port_add *cfg = pi->cfg;
 	ctl_print_open_object(p, NULL);
 	ctl_print_string(p, CTL_PRINT_ANY, "name", "port %s", cfg->name);
-	ctl_print_string(p, CTL_PRINT_ANY, "type", " (%s", ctl_port_type_name(cfg->type) + 5);
+	ctl_print_string(p, CTL_PRINT_ANY, "type", " (%s", pi->internal ? "slowpath" : ctl_port_type_name(cfg->type) + 5);
 	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64, cfg->vni);
 	ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s)", "kernel");
 	ctl_print_nl(p);
@@ -318,7 +318,9 @@ static void ks_cpu(struct ctl_print *p, struct vxd *vxd)
 int vxd_kdp_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err)
 {
 	struct kdp_ctl_port_info pi;
-	if (ref->has_port && kdp_ctl_port_info(vxd->kdp, ref->name, &pi) < 0)
+	/* Taps and their slow-path links are the userspace datapath's (kdp_slowpath.c). */
+	bool user = ref->has_port && vxd_port_by_name(vxd, ref->name);
+	if (ref->has_port && !user && kdp_ctl_port_info(vxd->kdp, ref->name, &pi) < 0)
 		return vxd_refuse(err, -ENOENT, "port %s: no such port", ref->name);
 	struct kdp *k = kdp_ctl_kdp(vxd->kdp);
 	ctl_print_open_object(p, NULL);
@@ -327,12 +329,15 @@ int vxd_kdp_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pr
 	ctl_print_string(p, CTL_PRINT_ANY, "attach", " (%s)\n",
 			 kdp_attach_kind(k) == KDP_ATTACH_CLS_BPF ? "cls_bpf" : "tcx");
 	ctl_print_open_array(p, "ports");
-	if (ref->has_port) {
+	if (user) {
+		vxd_user_ports_stats(p, vxd, ref->name);
+	} else if (ref->has_port) {
 		ks_port(p, vxd, &pi);
 	} else {
 		for (unsigned i = 0; i < kdp_ctl_port_slots(); i++)
 			if (kdp_ctl_port_at(vxd->kdp, i, &pi))
 				ks_port(p, vxd, &pi);
+		vxd_user_ports_stats(p, vxd, NULL);
 	}
 	ctl_print_close_array(p);
 	if (!ref->has_port) {

@@ -191,6 +191,7 @@ void vxd_destroy(struct vxd *vxd)
 	if (!vxd)
 		return;
 	vxd_capture_end_all(vxd, "vxswitchd stopping");
+	vxd_slowpath_close(vxd);
 	kdp_ctl_close(vxd->kdp);
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i] && vxd_port_remove(vxd, (uint16_t)i, NULL) < 0)

@@ -62,6 +62,13 @@ struct vxd_link_state {
 	const char *reattached_by;  /* the last time: "link event" or "periodic check" */
 };
 
+/* kdp_slowpath.c: a VNI whose taps are joined to the kernel datapath. */
+enum { VXD_MAX_SLOWLINKS = 64 };
+struct vxd_slowlink {
+	bool used;
+	uint32_t vni;
+};
+
 struct vxd {
 	struct vxd_options opts;
 	volatile sig_atomic_t stop;
@@ -116,6 +123,7 @@ struct vxd {
 	struct kdp_ctl *kdp;
 	char kdp_why[256];
 	struct vxd_kcap *kcap;  /* kdp_capture.c: the copies' reader while a kernel capture runs */
+	struct vxd_slowlink slow[VXD_MAX_SLOWLINKS]; /* kdp_slowpath.c: taps beside it */
 
 	struct vxd_evpn *evpn; /* evpn.c: NULL until the first `evpn` port */
 };
@@ -254,6 +262,21 @@ int vxd_kcap_set(struct vxd *vxd, const struct vxdp_cap_key *key, uint32_t dirs)
 uint64_t vxd_kcap_dropped(struct vxd *vxd, const struct vxdp_cap_key *key);
 /* Hands waiting copies to vxd_capture_kernel_frame (each control loop turn). */
 void vxd_kcap_poll(struct vxd *vxd);
+
+/* kdp_slowpath.c: taps beside the kernel datapath, through a slow-path
+ * link per VNI.  _execute: true when it handled cmd (result in *ret);
+ * _prune: links of VNIs without a tap go (after port del, reload);
+ * _close: every link goes (shutdown); vxd_port_internal: user port id
+ * is a link's end (no config line); _print: what port show adds. */
+bool vxd_slowpath_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err,
+			  int *ret);
+void vxd_slowpath_prune(struct vxd *vxd);
+void vxd_slowpath_close(struct vxd *vxd);
+bool vxd_port_internal(const struct vxd *vxd, uint16_t id);
+void vxd_slowpath_print(struct ctl_print *p, const struct vxd *vxd, const struct port *port);
+/* stats_print.c: the userspace datapath's ports' stats (all, or `only`)
+ * into an open array: for `stats` on the kernel datapath. */
+void vxd_user_ports_stats(struct ctl_print *p, struct vxd *vxd, const char *only);
 
 /* kdp_stats.c: `stats` of the kernel datapath (vxd_stats hands over when
  * vxd->kdp is set); the programs' drop reason names. */

@@ -98,6 +98,8 @@ enum diag_port_kind { DIAG_PORT_NONE = 0, DIAG_PORT_TAP, DIAG_PORT_VXLAN };
 /* What a port is (not its counters: those are in the snapshots). */
 struct diag_port {
 	enum diag_port_kind kind;
+	bool internal;             /* a slow-path link's end (control/kdp_slowpath.c): no VM
+	                            * behind it, so no tap offload findings */
 	char name[IF_NAMESIZE];
 	uint32_t vni;
 	uint32_t mtu;              /* tap: the VM-facing MTU */

@@ -154,7 +154,7 @@ static void judge_config(const struct diag_input *in, const struct diag_kdp_inpu
 		return;
 	}
 	uint32_t fit = vx->underlay_mtu > (vx->family == 6 ? 70u : 50u) ? vx->underlay_mtu - (vx->family == 6 ? 70 : 50) : 0;
-	if (!fit || !p->mtu || p->mtu <= fit)
+	if (!fit || !p->mtu || p->mtu <= fit || p->internal)
 		return;
 	struct diag_finding *f = diag_add(r, in, DIAG_MTU_UNDERLAY, p->name,
 		"%s: VM MTU %u is larger than the %u that fits VXLAN over the %u-byte IPv%u underlay of %s: "

@@ -45,6 +45,7 @@ struct diag_kdp_port {
 	char name[IF_NAMESIZE];
 	uint32_t vni;
 	bool vxlan;
+	bool internal;               /* a slow-path link's kernel end: its MTU is the link's, not a VM's */
 	/* a VM-facing port */
 	char dev[IF_NAMESIZE];
 	int attached;                /* 1, 0 (detached), -ENODEV (device gone), other -errno: unknown */

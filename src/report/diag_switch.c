@@ -29,6 +29,11 @@ static void diag_vni_no_vxlan(const struct diag_input *in, struct diag_report *r
 		const struct diag_port *p = &in->ports[i];
 		if (p->kind != DIAG_PORT_TAP || diag_vxlan_of(in, p->vni) >= 0)
 			continue;
+		bool link = false; /* a slow-path link: the kernel datapath's vxlan ports are its way out */
+		for (unsigned j = 1; j < VXD_MAX_PORTS && !link; j++)
+			link = in->ports[j].internal && in->ports[j].vni == p->vni;
+		if (link)
+			continue;
 		unsigned taps = 0, first = 0;
 		uint64_t unknown = 0;
 		for (unsigned j = 1; j < VXD_MAX_PORTS; j++) {
@@ -211,7 +216,8 @@ void diag_judge_config(const struct diag_input *in, struct diag_report *r)
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
 		if (in->ports[i].kind == DIAG_PORT_TAP) {
 			diag_tap_lost(in, r, i);
-			diag_tap_offloads(in, r, i);
+			if (!in->ports[i].internal)
+				diag_tap_offloads(in, r, i);
 		} else if (in->ports[i].kind == DIAG_PORT_VXLAN) {
 			diag_vxlan_offloads(in, r, i);
 		}

@@ -35,6 +35,7 @@ static void vxd_diag_port(const struct vxd *vxd, unsigned i, struct diag_port *d
 	snprintf(dp->name, sizeof(dp->name), "%s", port->name);
 	dp->vni = port->vni;
 	dp->mtu = port->mtu;
+	dp->internal = vxd_port_internal(vxd, (uint16_t)i);
 	if (port_is_frame(port)) { /* a tap or an afpacket port: judged alike */
 		dp->kind = DIAG_PORT_TAP;
 		struct tap_kernel_stats ks;

@@ -118,6 +118,7 @@ static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, cons
 		vxd_evpn_print_port(p, vxd, port->id);
 	}
 	ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s", "user");
+	vxd_slowpath_print(p, vxd, port);
 	vxd_print_port_state(p, vxd, port->id, ps, now_ns);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
@@ -256,13 +257,19 @@ static void vxd_print_vxlan_stats(struct ctl_print *p, const struct vxd_port_sna
 	ctl_print_close_object(p);
 }
 
-static void vxd_print_port_stats(struct ctl_print *p, const struct port *port, const struct vxd_port_snap *ps)
+static void vxd_print_port_stats(struct ctl_print *p, const struct vxd *vxd, const struct port *port,
+				 const struct vxd_port_snap *ps)
 {
 	const struct port_stats *st = &ps->stats;
 	ctl_print_open_object(p, NULL);
 	ctl_print_string(p, CTL_PRINT_ANY, "name", "port %s", port->name);
 	ctl_print_string(p, CTL_PRINT_ANY, "type", " (%s", port->cls->kind_name);
-	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64 ")", port->vni);
+	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64, port->vni);
+	if (vxd->kdp) { /* beside the kernel datapath's ports (kdp_slowpath.c) */
+		ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s", "user");
+		vxd_slowpath_print(p, vxd, port);
+	}
+	ctl_print_text(p, ")");
 	ctl_print_nl(p);
 	ctl_print_uint(p, CTL_PRINT_ANY, "rx_frames", "    rx %" PRIu64 " frames", st->rx_frames);
 	ctl_print_uint(p, CTL_PRINT_ANY, "rx_bytes", " %" PRIu64 " bytes", st->rx_bytes);
@@ -467,6 +474,18 @@ static void vxd_print_capture(struct ctl_print *p, const struct vxd *vxd, const 
 	ctl_print_close_object(p);
 }
 
+void vxd_user_ports_stats(struct ctl_print *p, struct vxd *vxd, const char *only)
+{
+	const struct vxd_snapshot *snap = NULL;
+	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
+		if (!vxd->ports[i] || (only && strcmp(only, vxd->ports[i]->name)))
+			continue;
+		if (!snap)
+			snap = vxd_snapshot(vxd);
+		vxd_print_port_stats(p, vxd, vxd->ports[i], &snap->ports[i]);
+	}
+}
+
 int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p,
 		     struct ctl_err *err)
 {
@@ -486,7 +505,7 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	ctl_print_open_array(p, "ports");
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i] && (!only || only == vxd->ports[i]))
-			vxd_print_port_stats(p, vxd->ports[i], &snap->ports[i]);
+			vxd_print_port_stats(p, vxd, vxd->ports[i], &snap->ports[i]);
 	ctl_print_close_array(p);
 	if (only) {
 		ctl_print_close_object(p);

@@ -11,9 +11,9 @@
 # behind its port); iperf3 both ways with the figures, then the kernel's
 # vxlan + bridge on the same rig for comparison; the program's counters
 # and size histogram; VNI isolation with the same MACs and IPs in VNI 100
-# (nothing crosses: vm2 sees no frame of vm3's ping); a tap is refused with
-# the reason; after the daemons stop, no program, device, veth or filter
-# of theirs is left.
+# (nothing crosses: vm2 sees no frame of vm3's ping); a tap is served
+# beside it through a slow-path link that goes with it; after the daemons
+# stop, no program, device, veth or filter of theirs is left.
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
@@ -94,10 +94,14 @@ done
 nh1 ip -d link show vxdp0 | grep -q "vxlan external" || fail "no collect_md vxlan device vxdp0 in h1"
 pass "both hosts on the kernel datapath: $(vx 1 port show | grep '^vnet1 ')"
 
-# A tap is refused on the kernel datapath, with the reason.
-out=$(vx 1 port add t9 type tap vni 99 netns "$VM1" 2>&1) && fail "a tap was accepted on the kernel datapath"
-echo "$out" | grep -q "needs the userspace datapath" || fail "tap refusal says: $out"
-pass "tap refused: $out"
+# A tap goes beside the kernel datapath, on the userspace one through the
+# VNI's slow-path link (test_kdp_mixed.sh tests its traffic); its port del
+# takes the link along.
+vx 1 port add t9 type tap vni 99 netns "$VM1" || fail "a tap was refused beside the kernel datapath"
+[ "$(vx_port 1 t9 slow_path)" = vxsl99 ] || fail "tap t9: $(vx 1 port show)"
+vx 1 port del t9 || fail "port del t9"
+nh1 ip link show vxsl99 >/dev/null 2>&1 && fail "vxsl99 outlived the tap"
+pass "a tap is served beside the kernel datapath (slow path via vxsl99), and its link goes with it"
 # So is an EVPN vxlan port (its FDB entries reach the userspace datapath only).
 out=$(vx 1 port add vx77 type vxlan vni 77 local "$(u_addr 1)" evpn 2>&1) && fail "an evpn port was accepted on the kernel datapath"
 echo "$out" | grep -q "evpn" || fail "evpn refusal says: $out"
