@@ -241,7 +241,9 @@ static void ks_vnis(struct ctl_print *p, struct vxd *vxd)
 	ctl_print_close_array(p);
 }
 
-static void ks_device(struct ctl_print *p, struct kdp *k)
+/* The vxlan device: its frames' counters, and the rules path of the
+ * vxlan ports' ingress (all its vxlan ports together, rstats by its ifindex). */
+static void ks_device(struct ctl_print *p, struct kdp *k, struct kdp_rules_ctl *kr)
 {
 	struct vxdp_counters c, np;
 	if (kdp_counters_read(k, kdp_tun_ifindex(k), &c) < 0)
@@ -263,6 +265,10 @@ static void ks_device(struct ctl_print *p, struct kdp *k)
 	ctl_print_close_object(p);
 	ctl_print_nl(p);
 	ks_drops(p, &c, "    ");
+	if (kr) {
+		kdp_rules_print_port(kr, kdp_tun_ifindex(k), p);
+		ctl_print_nl(p);
+	}
 	ctl_print_close_object(p);
 	ctl_print_open_object(p, "no_port");
 	ctl_print_uint(p, np.rx_packets ? CTL_PRINT_ANY : CTL_PRINT_JSON, "rx_frames",
@@ -337,7 +343,7 @@ int vxd_kdp_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pr
 	ctl_print_close_array(p);
 	if (!ref->has_port) {
 		ks_vnis(p, vxd);
-		ks_device(p, k);
+		ks_device(p, k, kdp_ctl_rules(vxd->kdp));
 		uint64_t learned, refused, aged;
 		kdp_ctl_learn_counts(vxd->kdp, &learned, &refused, &aged);
 		ctl_print_open_object(p, "switch");
