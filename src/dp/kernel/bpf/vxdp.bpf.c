@@ -9,7 +9,8 @@
  * vxdp_tun_ingress runs on ingress of the collect_md vxlan devices: the
  * VNI must be configured (VNI isolation is enforced here, not only by
  * what the maps hold) and the sender one of its VTEPs, the remote source
- * MAC is learned, the frame goes
+ * MAC is learned, the vxlan port's ingress rules run (when its VNI is in
+ * map rvnis: vxdp_rules.h), then the frame goes
  * to a local port of that VNI or is flooded to its local ports only
  * (split horizon: never from a remote back to remotes).
  *

@@ -2,7 +2,10 @@
  * re-injection design: vxdp_rules_abi.h).  Included by vxdp.bpf.c after its
  * helpers (ctrs, count_tx, tun_dev, rec), before vxdp_port_ingress, which
  * calls rules_ingress() for a port with VXDP_PORT_RULES ahead of learning
- * and L2 switching (where the userspace datapath runs rules: dp_switch).
+ * and L2 switching (where the userspace datapath runs rules: dp_switch),
+ * and vxdp_tun_ingress, which calls rules_tun() for a frame of a VNI in
+ * map rvnis after the VNI/VTEP checks and learning, before L2 switching
+ * (the key's tunnel section from the tunnel key: rkey_tun()).
  *
  * rkey_parse() computes struct vxdp_rkey with flow_extract()'s values for
  * what it understands: Ethernet, up to two VLAN tags (the first may be in
