@@ -50,6 +50,7 @@ struct kdp_rules_ctl {
 	void *aux;
 	uint32_t rvni[VXDP_MAX_VNIS];      /* the VNIs in map rvnis */
 	unsigned n_rvni;
+	uint32_t rvni_next[VXDP_MAX_VNIS]; /* kdp_rules_changed's: the VNIs the new table needs */
 	const struct flower_table *t;
 	uint64_t gen;
 	struct kr_ent ents[VXDP_RFLOWS];
@@ -303,7 +304,7 @@ void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, c
 	kr->t = t;
 	if (t)
 		flower_counters_reserve(kr->fc, flower_table_n_slots(t)); /* else grown by kr_fold_rule */
-	static uint32_t vnis[VXDP_MAX_VNIS]; /* control thread only */
+	uint32_t *vnis = kr->rvni_next;
 	unsigned m = kr_rule_vnis(kr, t, ids, n, vnis);
 	/* Ports (and VNIs) that gain rules first, so they start asking; then
 	 * the generation: from here no cached decision of the old rules is
