@@ -674,6 +674,14 @@ bool kdp_rules_port_stats(struct kdp_rules_ctl *kr, uint32_t ifindex, struct vxd
 	return kdp_rules_stats_read(kr->r, ifindex, s) == 0;
 }
 
+bool kdp_rules_port_id_stats(struct kdp_rules_ctl *kr, uint16_t id, struct vxdp_rstats *s)
+{
+	struct kr_port p;
+	if (!kr->t || !flower_table_port_has_rules(kr->t, id) || !kr->port(kr->aux, id, &p))
+		return false;
+	return kdp_rules_stats_read(kr->r, p.ifindex ? p.ifindex : VXDP_RSTATS_VNI | p.vni, s) == 0;
+}
+
 void kdp_rules_cache_state(const struct kdp_rules_ctl *kr, uint64_t *entries, uint64_t *cache_full)
 {
 	*entries = kr->n_live;

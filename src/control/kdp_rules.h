@@ -79,12 +79,16 @@ void kdp_rules_rule_counts(const struct kdp_rules_ctl *kr, const struct flower_r
 			   struct flower_rule_counters *rc);
 
 
-/* The rules path of port ifindex (stats), and the cache's own counters. */
+/* The rules path of port ifindex (stats; a VNI's vxlan ports: key
+ * VXDP_RSTATS_VNI | vni), and the cache's own counters. */
 void kdp_rules_print_port(struct kdp_rules_ctl *kr, uint32_t ifindex, struct ctl_print *out);
 void kdp_rules_print(struct kdp_rules_ctl *kr, struct ctl_print *out);
 /* For diagnose: whether port ifindex is on the rules path and its
  * counters (*s), and the cache's live entries and refusals (full). */
 bool kdp_rules_port_stats(struct kdp_rules_ctl *kr, uint32_t ifindex, struct vxdp_rstats *s);
+/* The same for the port of flower id `id`; a vxlan port's are its VNI's
+ * (rstats key VXDP_RSTATS_VNI | vni: the VNI's vxlan ports together). */
+bool kdp_rules_port_id_stats(struct kdp_rules_ctl *kr, uint16_t id, struct vxdp_rstats *s);
 void kdp_rules_cache_state(const struct kdp_rules_ctl *kr, uint64_t *entries, uint64_t *cache_full);
 
 #endif

@@ -100,7 +100,10 @@ static void ks_ip(struct ctl_print *p, const char *key, const char *fmt, const s
 }
 
 /* A vxlan port: its remotes' counters (rx/tx its sums). */
-static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, const struct kdp_ctl_port_info *pi)
+/* A vxlan port: its remotes' counters, and the rules path of its VNI's
+ * vxlan ports' ingress (rstats key VXDP_RSTATS_VNI | vni). */
+static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, struct kdp_rules_ctl *kr,
+			  const struct kdp_ctl_port_info *pi)
 {
 	const struct ctl_port_add *cfg = pi->cfg;
 	struct vxdp_vtep_stats s[CTL_MAX_REMOTES], tot = { 0 };
@@ -135,6 +138,10 @@ static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, const struct kdp_c
 		ctl_print_close_object(p);
 	}
 	ctl_print_close_array(p);
+	if (kr) {
+		kdp_rules_print_port(kr, VXDP_RSTATS_VNI | cfg->vni, p);
+		ctl_print_nl(p);
+	}
 }
 
 static void ks_port(struct ctl_print *p, struct vxd *vxd, const struct kdp_ctl_port_info *pi)
@@ -148,7 +155,7 @@ static void ks_port(struct ctl_print *p, struct vxd *vxd, const struct kdp_ctl_p
 	ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s)", "kernel");
 	ctl_print_nl(p);
 	if (!pi->ifindex) {
-		ks_vxlan_port(p, k, pi);
+		ks_vxlan_port(p, k, kdp_ctl_rules(vxd->kdp), pi);
 		ctl_print_close_object(p);
 		return;
 	}
@@ -241,9 +248,7 @@ static void ks_vnis(struct ctl_print *p, struct vxd *vxd)
 	ctl_print_close_array(p);
 }
 
-/* The vxlan device: its frames' counters, and the rules path of the
- * vxlan ports' ingress (all its vxlan ports together, rstats by its ifindex). */
-static void ks_device(struct ctl_print *p, struct kdp *k, struct kdp_rules_ctl *kr)
+static void ks_device(struct ctl_print *p, struct kdp *k)
 {
 	struct vxdp_counters c, np;
 	if (kdp_counters_read(k, kdp_tun_ifindex(k), &c) < 0)
@@ -265,10 +270,6 @@ static void ks_device(struct ctl_print *p, struct kdp *k, struct kdp_rules_ctl *
 	ctl_print_close_object(p);
 	ctl_print_nl(p);
 	ks_drops(p, &c, "    ");
-	if (kr) {
-		kdp_rules_print_port(kr, kdp_tun_ifindex(k), p);
-		ctl_print_nl(p);
-	}
 	ctl_print_close_object(p);
 	ctl_print_open_object(p, "no_port");
 	ctl_print_uint(p, np.rx_packets ? CTL_PRINT_ANY : CTL_PRINT_JSON, "rx_frames",
@@ -343,7 +344,7 @@ int vxd_kdp_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pr
 	ctl_print_close_array(p);
 	if (!ref->has_port) {
 		ks_vnis(p, vxd);
-		ks_device(p, k, kdp_ctl_rules(vxd->kdp));
+		ks_device(p, k);
 		uint64_t learned, refused, aged;
 		kdp_ctl_learn_counts(vxd->kdp, &learned, &refused, &aged);
 		ctl_print_open_object(p, "switch");

@@ -27,6 +27,9 @@
 #    counts;
 #  - enc_src_ip 198.51.100.3 on vx100's ingress drops h3's datagrams and
 #    none of h2's (the same VNI, the same vxlan port);
+#  - stats: vx99's rules path counters (hits, upcalls, re-injections, rule
+#    drops); diagnose: 3000 new flows through vx100 with a rule on it are
+#    rules_cache_thrashing on vx100, and vx99 (its flows hit) is not;
 #  - after the daemon stops: no BPF program of ours is left.
 set -e
 cd "$(dirname "$0")/../.."
@@ -203,6 +206,34 @@ from3=$(grep -c "^5011 " "$RIG_DIR/rx3.txt" || true)
 [ "$from3" = 20 ] || fail "after del: vm3 got $from3 of h3's 20"
 pass "enc_src_ip 198.51.100.3 on vx100: h3's 50 dropped (counted 50), h2's 50 delivered; after del h3's arrive"
 
+# ---- stats and diagnose of a vxlan port's rules path -------------------------------
+$VX -j stats > "$RIG_DIR/stats2.json"
+$PY - "$RIG_DIR/stats2.json" <<'EOF' || fail "stats: vx99's rules path"
+import json, sys
+p = [p for p in json.load(open(sys.argv[1]))["ports"] if p["name"] == "vx99"][0]["rules"]
+assert p["hits"] > 1000 and p["upcalls"] > 0 and p["reinjected"] > 0 and p["rule_drops"] > 0, p
+print("vx99 rules path: hits %d misses %d upcalls %d reinjected %d rule_drops %d" % (
+    p["hits"], p["misses"], p["upcalls"], p["reinjected"], p["rule_drops"]))
+EOF
+pass "stats: vx99's rules path counted (hits, upcalls, re-injections, rule drops)"
+# A rule on vx100 (it matches none of what follows) and 3000 new UDP flows
+# from h2: each a miss of the kernel's decision cache.
+$VX filter add dev vx100 ingress protocol ip pref 1 handle 1 flower ip_proto udp dst_port 7 action drop
+nh2 $PY -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for p in range(20000, 23000):
+    s.sendto(b"x" * 32, ("203.0.113.1", p))
+    if p % 100 == 0:
+        time.sleep(0.01)'
+line=$(diag_names 1 rules_cache_thrashing 'f["misses"] >= 2000 and f["miss_permille"] >= 500' \
+	"vx100: the kernel's rule cache missed [0-9]+ of [0-9]+ lookups")
+pass "diagnose: rules_cache_thrashing on vx100 ($line)"
+$VX -j diagnose | $PY -c '
+import json, sys
+bad = [f for f in json.load(sys.stdin)["findings"] if f["cause"] == "rules_cache_thrashing" and "vx99" in f["text"]]
+sys.exit(1 if bad else 0)' || fail "diagnose: vx99 (established flows, hits) was found thrashing too"
+pass "diagnose: vx99, whose flows hit, is not"
 $VX stats | grep -E "^rule cache"
 
 # ---- nothing left --------------------------------------------------------------

@@ -551,7 +551,7 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
 	/* The vxlan port's ingress rules (where the userspace datapath runs
 	 * them: after learning, before switching). */
 	if (bpf_map_lookup_elem(&rvnis, &vni)) {
-		int r = rules_tun(skb, ifindex);
+		int r = rules_tun(skb, ifindex, vni);
 		if (r != VXDP_RULES_CONTINUE)
 			return r;
 	}
@@ -593,7 +593,8 @@ int vxdp_rules_reinject(struct __sk_buff *skb)
 	if (!sl)
 		return TC_ACT_SHOT;
 	__u32 ifindex = sl->ifindex, vni = sl->vni;
-	struct vxdp_rstats *s = rst(ifindex);
+	bool tun = is_tun(ifindex);
+	struct vxdp_rstats *s = rst(tun ? VXDP_RSTATS_VNI | vni : ifindex);
 	if (sl->seq != seq) {
 		if (s)
 			s->reinject_stale++;
@@ -608,7 +609,7 @@ int vxdp_rules_reinject(struct __sk_buff *skb)
 	int r = ract_list(skb, sl->act, sl->n, s);
 	if (r != VXDP_RULES_CONTINUE)
 		return r;
-	if (is_tun(ifindex))
+	if (tun)
 		return reinject_tun_l2(skb, ifindex, vni);
 	return port_pipeline(skb, ifindex, true);
 }

@@ -551,11 +551,11 @@ static __always_inline int rkey_tun(struct __sk_buff *skb, struct vxdp_rkey *k)
 /* A frame of the vxlan device `ifindex` whose VNI is in rvnis (after the
  * VNI and VTEP checks and learning): the rules of the vxlan port its
  * (VNI, remote) names, cached or decided by vxswitchd.  The device's
- * port entry's token bucket bounds the upcalls; its rstats count. */
-static __always_inline int rules_tun(struct __sk_buff *skb, __u32 ifindex)
+ * port entry's token bucket bounds the upcalls; rstats count per VNI. */
+static __always_inline int rules_tun(struct __sk_buff *skb, __u32 ifindex, __u32 vni)
 {
 	struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
-	struct vxdp_rstats *s = rst(ifindex);
+	struct vxdp_rstats *s = rst(VXDP_RSTATS_VNI | vni);
 	__u32 zero = 0;
 	struct vxdp_rupcall *u = bpf_map_lookup_elem(&rup_scratch, &zero);
 	if (!u || !p)

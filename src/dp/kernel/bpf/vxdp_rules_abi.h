@@ -146,7 +146,11 @@ struct vxdp_rcount {
 	__u64 packets, bytes;
 };
 
-/* Map `rstats` (per CPU, by ifindex): the rules path of one port. */
+/* Map `rstats` (per CPU, by ifindex): the rules path of one port.  The
+ * vxlan device's frames are counted per VNI instead, key
+ * VXDP_RSTATS_VNI | vni (the rules path of that VNI's vxlan ports; an
+ * ifindex never has the bit). */
+#define VXDP_RSTATS_VNI (1u << 31)
 struct vxdp_rstats {
 	__u64 hits;                  /* cached decision executed */
 	__u64 misses;                /* no entry */

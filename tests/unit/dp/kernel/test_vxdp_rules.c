@@ -406,7 +406,7 @@ static void test_tun_miss_goes_up_with_the_tunnel_key_then_hits(void **state)
 	assert_int_equal(k->tp_dst, 5001);
 	assert_memory_equal(k->dl_src, MAC1, 6);
 	struct vxdp_rstats s;
-	assert_int_equal(kdp_rules_stats_read(fx->r, fx->tun, &s), 0);
+	assert_int_equal(kdp_rules_stats_read(fx->r, VXDP_RSTATS_VNI | VNI, &s), 0);
 	assert_int_equal(s.misses, 1);
 	assert_int_equal(s.upcalls, 1);
 
@@ -429,7 +429,7 @@ static void test_tun_miss_goes_up_with_the_tunnel_key_then_hits(void **state)
 	tun_setup(fx, "198.51.100.3");
 	t = run_tun(fx, f, len, &v);
 	assert_int_equal(t.path, 2);
-	assert_int_equal(kdp_rules_stats_read(fx->r, fx->tun, &s), 0);
+	assert_int_equal(kdp_rules_stats_read(fx->r, VXDP_RSTATS_VNI | VNI, &s), 0);
 	assert_int_equal(s.misses, 2);
 	assert_int_equal(s.hits, 2);
 	/* A VNI without rules (not in rvnis): straight to L2 (MAC2 on p2). */
@@ -458,7 +458,7 @@ static void test_tun_reinjected_frame_switches_in_its_vni(void **state)
 	assert_int_equal(v, TC_ACT_REDIRECT);
 	assert_int_equal(t.path, 3);
 	struct vxdp_rstats s;
-	assert_int_equal(kdp_rules_stats_read(fx->r, fx->tun, &s), 0);
+	assert_int_equal(kdp_rules_stats_read(fx->r, VXDP_RSTATS_VNI | VNI, &s), 0);
 	assert_int_equal(s.reinjected, 1);
 	assert_int_equal(s.misses, 0);
 	/* A VNI the program does not know: dropped, not switched. */
@@ -477,7 +477,7 @@ static void test_tun_reinjected_frame_switches_in_its_vni(void **state)
 	t = run(fx, "vxdp_rules_reinject", if_nametoindex("lo"), 9u << 8 | 4, g, len, &v);
 	assert_int_equal(v, TC_ACT_SHOT);
 	assert_int_equal(t.kind[0], VXDP_RA_DROP);
-	assert_int_equal(kdp_rules_stats_read(fx->r, fx->tun, &s), 0);
+	assert_int_equal(kdp_rules_stats_read(fx->r, VXDP_RSTATS_VNI | VNI, &s), 0);
 	assert_int_equal(s.rule_drops, 1);
 }
 
