@@ -90,10 +90,12 @@ static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flowe
 /* Egress rules (dp_egress.c): the userspace datapath's only; a mirred
  * from a port's egress back to that port would send the frame round its
  * own egress rules until the nest limit drops it: refused.  indev is
- * taken on both datapaths: on the kernel one a rule is on a VM port's
- * ingress, its upcalls are classified with in_port = that port
- * (kdp_rules.c) and a cached decision is keyed by the ingress ifindex
- * (vxdp_rkey), so an indev rule decides per port as on the userspace one. */
+ * taken on both datapaths: on the kernel one a rule is on a port's
+ * ingress (a VM port's or a vxlan port's), its upcalls are classified
+ * with in_port = that port (kdp_rules.c) and a cached decision is keyed
+ * by the ingress ifindex, and for a vxlan device's frame by its VNI and
+ * remote too, which name the vxlan port (vxdp_rkey), so an indev rule
+ * decides per port as on the userspace one. */
 static int vxd_filter_egress_check(const struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
 {
 	bool egress = f->given & CTL_FF_EGRESS;

@@ -51,9 +51,10 @@ static uint32_t local_mtu(const struct ctl_ip *local)
 	return mtu;
 }
 
-static void fill_port(struct kdp *k, struct kdp_rules_ctl *kr, const struct kdp_ctl_port_info *pi,
+static void fill_port(struct kdp_ctl *kc, struct kdp_rules_ctl *kr, const struct kdp_ctl_port_info *pi,
 		      struct diag_kdp_port *dp)
 {
+	struct kdp *k = kdp_ctl_kdp(kc);
 	const struct ctl_port_add *cfg = pi->cfg;
 	snprintf(dp->name, sizeof(dp->name), "%s", cfg->name);
 	dp->vni = cfg->vni;
@@ -69,6 +70,9 @@ static void fill_port(struct kdp *k, struct kdp_rules_ctl *kr, const struct kdp_
 			inet_ntop(ip->family, ip->bytes, dr->addr, sizeof(dr->addr));
 			kdp_vtep_stats_read(k, cfg->vni, ip->family == AF_INET6 ? VXDP_FDB_V6 : 0, ip->bytes, &dr->s);
 		}
+		uint16_t id;
+		if (kr && kdp_ctl_port_id(kc, cfg->name, &id) == 0)
+			dp->rules = kdp_rules_port_id_stats(kr, id, &dp->rs);
 		return;
 	}
 	if (!if_indextoname(pi->ifindex, dp->dev))
@@ -99,7 +103,7 @@ void vxd_kdp_diag(struct vxd *vxd, const struct diag_input *in, struct diag_repo
 	struct kdp_ctl_port_info pi;
 	for (unsigned i = 0; i < kdp_ctl_port_slots() && ki->n_ports < DIAG_KDP_MAX_PORTS; i++)
 		if (kdp_ctl_port_at(vxd->kdp, i, &pi))
-			fill_port(k, kr, &pi, &ki->ports[ki->n_ports++]);
+			fill_port(vxd->kdp, kr, &pi, &ki->ports[ki->n_ports++]);
 	diag_judge_kdp(in, ki, r);
 	free(ki);
 }

@@ -432,6 +432,8 @@ void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out)
 				ctl_print_ip(out, CTL_PRINT_ANY, NULL, " remote %s", &p->cfg.remotes[r]);
 			ctl_print_close_array(out);
 			ctl_print_uint(out, CTL_PRINT_ANY, "dstport", " dstport %" PRIu64, kc->dstport);
+			bool rules = kc->t && flower_table_port_has_rules(kc->t, kc_id(kc, p));
+			ctl_print_string(out, CTL_PRINT_ANY, "rules", " rules %s", rules ? "kernel-cache" : "none");
 		}
 		ctl_print_nl(out);
 		ctl_print_close_object(out);

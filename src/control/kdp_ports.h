@@ -138,7 +138,7 @@ enum { KDP_CTL_PORT_ID_BASE = 0x4000 };
 /* 0, or -ENOENT when `name` is no kernel port. */
 int kdp_ctl_port_id(struct kdp_ctl *kc, const char *name, uint16_t *id);
 /* What the kernel datapath cannot do of rule f is refused here, at add:
- * rules on a vxlan port's ingress, tunnel_key csum/nocsum, a dst_port or
+ * tunnel_key csum/nocsum, a dst_port or
  * src_ip other than the shared device's, more kernel actions than a
  * decision holds; and rules at all when the rules path did not open. */
 int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *f, struct ctl_err *err);

@@ -45,10 +45,19 @@ static bool kc_rules_ifindex(void *aux, uint32_t ifindex, uint16_t *id)
 	return p != NULL;
 }
 
+static bool kc_rules_vtep(void *aux, uint32_t vni, uint8_t family, const uint8_t *addr, uint16_t *id)
+{
+	struct kdp_ctl *kc = aux;
+	const struct kc_port *p = kc_vtep(kc, vni, family == 6 ? VXDP_FDB_V6 : 0, addr);
+	if (p)
+		*id = kc_id(kc, p);
+	return p != NULL;
+}
+
 void kc_rules_open(struct kdp_ctl *kc)
 {
-	int err = kdp_rules_ctl_open(kc->k, kc_rules_port, kc_rules_ifindex, kc, &kc->kr, kc->kr_why,
-				     sizeof(kc->kr_why));
+	int err = kdp_rules_ctl_open(kc->k, kc_rules_port, kc_rules_ifindex, kc_rules_vtep, kc, &kc->kr,
+				     kc->kr_why, sizeof(kc->kr_why));
 	struct epoll_event ev = { .events = EPOLLIN };
 	if (err == 0 && epoll_ctl(kc->epfd, EPOLL_CTL_ADD, kdp_rules_ctl_fd(kc->kr), &ev) < 0) {
 		snprintf(kc->kr_why, sizeof(kc->kr_why), "cannot poll the rules upcalls: %s", strerror(errno));
@@ -127,9 +136,6 @@ int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *f, struct ct
 	if (!kc->kr)
 		return kc_refuse(err, -EOPNOTSUPP, "dev %s: flower rules are not available on this kernel datapath (%s)",
 			      f->dev, kc->kr_why);
-	if (p->cfg.type == CTL_PORT_VXLAN)
-		return kc_refuse(err, -EOPNOTSUPP, "dev %s: rules on a vxlan port's ingress are not on the kernel "
-			      "datapath yet (veth and afpacket ports are); use --datapath user", f->dev);
 	unsigned n_kernel = 0;
 	for (unsigned i = 0; i < f->n_actions; i++) {
 		const struct ctl_flower_action *a = &f->actions[i];
@@ -155,14 +161,11 @@ void kdp_ctl_rules_changed(struct kdp_ctl *kc, const struct flower_table *t)
 	if (!kc->kr)
 		return;
 	uint16_t ids[KC_MAX_PORTS];
-	uint32_t ifx[KC_MAX_PORTS];
 	size_t n = 0;
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++)
-		if (kc->ports[i].used && kc->ports[i].ifindex) {
-			ids[n] = kc_id(kc, &kc->ports[i]);
-			ifx[n++] = kc->ports[i].ifindex;
-		}
-	kdp_rules_changed(kc->kr, t, ids, ifx, n);
+		if (kc->ports[i].used)
+			ids[n++] = kc_id(kc, &kc->ports[i]);
+	kdp_rules_changed(kc->kr, t, ids, n);
 }
 
 void kdp_ctl_rules_sync(struct kdp_ctl *kc)

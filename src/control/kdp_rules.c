@@ -46,7 +46,11 @@ struct kdp_rules_ctl {
 	struct kdp_rules *r;
 	kr_port_fn *port;
 	kr_ifindex_fn *by_ifindex;
+	kr_vtep_fn *by_vtep;
 	void *aux;
+	uint32_t rvni[VXDP_MAX_VNIS];      /* the VNIs in map rvnis */
+	unsigned n_rvni;
+	uint32_t rvni_next[VXDP_MAX_VNIS]; /* kdp_rules_changed's: the VNIs the new table needs */
 	const struct flower_table *t;
 	uint64_t gen;
 	struct kr_ent ents[VXDP_RFLOWS];
@@ -62,8 +66,8 @@ struct kdp_rules_ctl {
 		malformed, too_big, too_many_actions, reinject_errors, no_port;
 };
 
-int kdp_rules_ctl_open(struct kdp *k, kr_port_fn *port, kr_ifindex_fn *by_ifindex, void *aux,
-		       struct kdp_rules_ctl **out, char *why, size_t why_len)
+int kdp_rules_ctl_open(struct kdp *k, kr_port_fn *port, kr_ifindex_fn *by_ifindex, kr_vtep_fn *by_vtep,
+		       void *aux, struct kdp_rules_ctl **out, char *why, size_t why_len)
 {
 	struct kdp_rules_ctl *kr = calloc(1, sizeof(*kr));
 	if (!kr)
@@ -71,6 +75,7 @@ int kdp_rules_ctl_open(struct kdp *k, kr_port_fn *port, kr_ifindex_fn *by_ifinde
 	kr->k = k;
 	kr->port = port;
 	kr->by_ifindex = by_ifindex;
+	kr->by_vtep = by_vtep;
 	kr->aux = aux;
 	kr->gen = 1;
 	int err = -ENOMEM;
@@ -89,6 +94,7 @@ int kdp_rules_ctl_open(struct kdp *k, kr_port_fn *port, kr_ifindex_fn *by_ifinde
 	uint64_t kept;
 	if (kdp_rules_gen_get(kr->r, &kept) == 0 && kept >= kr->gen)
 		kr->gen = kept + 1;
+	kdp_rules_vni_clear(kr->r); /* a kept run's: the table says which VNIs again */
 	if ((err = kdp_rules_gen_set(kr->r, kr->gen)) < 0) {
 		snprintf(why, why_len, "cannot set the rules generation: %s", strerror(-err));
 		goto fail;
@@ -260,25 +266,66 @@ static void kr_evict(struct kdp_rules_ctl *kr, uint64_t now, bool idle_pass)
 	}
 }
 
-void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids,
-		       const uint32_t *ifindexes, size_t n)
+static bool kr_has_rules(const struct flower_table *t, uint16_t id)
+{
+	return t && flower_table_port_has_rules(t, id);
+}
+
+/* The VNIs of the vxlan ports with rules, into vnis (deduplicated). */
+static unsigned kr_rule_vnis(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids, size_t n,
+			     uint32_t *vnis)
+{
+	unsigned m = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct kr_port p;
+		if (!kr_has_rules(t, ids[i]) || !kr->port(kr->aux, ids[i], &p) || p.ifindex)
+			continue;
+		bool seen = false;
+		for (unsigned j = 0; j < m && !seen; j++)
+			seen = vnis[j] == p.vni;
+		if (!seen && m < VXDP_MAX_VNIS)
+			vnis[m++] = p.vni;
+	}
+	return m;
+}
+
+static void kr_port_flag(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids, size_t n,
+			 bool on)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct kr_port p;
+		if (kr_has_rules(t, ids[i]) == on && kr->port(kr->aux, ids[i], &p) && p.ifindex)
+			kdp_port_flags(kr->k, p.ifindex, VXDP_PORT_RULES, on);
+	}
+}
+
+void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids, size_t n)
 {
 	kr->t = t;
 	if (t)
 		flower_counters_reserve(kr->fc, flower_table_n_slots(t)); /* else grown by kr_fold_rule */
-	/* Ports that gain rules first, so they start asking; then the
-	 * generation: from here no cached decision of the old rules is used;
-	 * then ports that lost them go straight to L2 switching. */
-	for (size_t i = 0; i < n; i++)
-		if (t && flower_table_port_has_rules(t, ids[i]))
-			kdp_port_flags(kr->k, ifindexes[i], VXDP_PORT_RULES, true);
+	uint32_t *vnis = kr->rvni_next;
+	unsigned m = kr_rule_vnis(kr, t, ids, n, vnis);
+	/* Ports (and VNIs) that gain rules first, so they start asking; then
+	 * the generation: from here no cached decision of the old rules is
+	 * used; then ports that lost them go straight to L2 switching. */
+	kr_port_flag(kr, t, ids, n, true);
+	for (unsigned j = 0; j < m; j++)
+		kdp_rules_vni_set(kr->r, vnis[j], true);
 	kr->gen++;
 	int err = kdp_rules_gen_set(kr->r, kr->gen);
 	if (err < 0)
 		VLOG_WARN("filter", "cannot move the kernel rules generation on: %s", strerror(-err));
-	for (size_t i = 0; i < n; i++)
-		if (!t || !flower_table_port_has_rules(t, ids[i]))
-			kdp_port_flags(kr->k, ifindexes[i], VXDP_PORT_RULES, false);
+	kr_port_flag(kr, t, ids, n, false);
+	for (unsigned i = 0; i < kr->n_rvni; i++) {
+		bool keep = false;
+		for (unsigned j = 0; j < m && !keep; j++)
+			keep = vnis[j] == kr->rvni[i];
+		if (!keep)
+			kdp_rules_vni_set(kr->r, kr->rvni[i], false);
+	}
+	memcpy(kr->rvni, vnis, m * sizeof(*vnis));
+	kr->n_rvni = m;
 }
 
 /* ---- the slow path: missed frames ------------------------------------------ */
@@ -389,6 +436,13 @@ static void kr_key_from_flow(const struct flow_key *f, uint32_t ifindex, struct 
 {
 	memset(k, 0, sizeof(*k));
 	k->ifindex = ifindex;
+	k->tun_vni = f->tun_vni;
+	k->tun_family = f->tun_family;
+	k->tun_tos = f->tun_tos;
+	k->tun_ttl = f->tun_ttl;
+	k->tun_dst_port = f->tun_dst_port;
+	memcpy(k->tun_src, f->tun_src, 16);
+	memcpy(k->tun_dst, f->tun_dst, 16);
 	memcpy(k->dl_dst, f->dl_dst, 6);
 	memcpy(k->dl_src, f->dl_src, 6);
 	k->dl_type = f->dl_type;
@@ -411,7 +465,8 @@ static void kr_key_from_flow(const struct flow_key *f, uint32_t ifindex, struct 
 }
 
 /* Whether the rkey carries every match field of f: f rebuilt from k (in_port
- * and the tunnel section, which k leaves out, taken from f) must equal f.
+ * and the outer UDP source port, which k leaves out, taken from f) must
+ * equal f.
  * A flow_key field the rkey does not hold (one added later) and that is
  * not zero keeps the flow on the slow path instead of caching a decision
  * that frames differing only there would share. */
@@ -419,7 +474,15 @@ static bool kr_key_covers(const struct flow_key *f, const struct vxdp_rkey *k)
 {
 	struct flow_key b;
 	memset(&b, 0, sizeof(b));
-	memcpy(&b, f, offsetof(struct flow_key, dl_dst)); /* tunnel section, in_port */
+	b.in_port = f->in_port;
+	b.tun_src_port = f->tun_src_port;
+	b.tun_vni = k->tun_vni;
+	b.tun_family = k->tun_family;
+	b.tun_tos = k->tun_tos;
+	b.tun_ttl = k->tun_ttl;
+	b.tun_dst_port = k->tun_dst_port;
+	memcpy(b.tun_src, k->tun_src, 16);
+	memcpy(b.tun_dst, k->tun_dst, 16);
 	memcpy(b.dl_dst, k->dl_dst, 6);
 	memcpy(b.dl_src, k->dl_src, 6);
 	b.dl_type = k->dl_type;
@@ -475,6 +538,21 @@ static void kr_offloads(const struct pkt *pkt, const struct flow_key *key, const
 	}
 }
 
+/* A vxlan device's frame: the key's tunnel section as decap_vxlan fills
+ * it (flow_extract.c), from the program's key (the outer UDP source port
+ * is not known here, and no rule matches it). */
+static void kr_key_tunnel(struct flow_key *key, const struct vxdp_rkey *k)
+{
+	key->tun_family = k->tun_family;
+	memcpy(key->tun_src, k->tun_src, 16);
+	memcpy(key->tun_dst, k->tun_dst, 16);
+	key->tun_vni = k->tun_vni;
+	key->tun_src_port = 0;
+	key->tun_dst_port = k->tun_dst_port;
+	key->tun_tos = k->tun_tos;
+	key->tun_ttl = k->tun_ttl;
+}
+
 /* The frame as on the wire: a tag in skb metadata back in its place. */
 static uint32_t kr_frame(struct kdp_rules_ctl *kr, const struct vxdp_rupcall *u, const uint8_t *bytes)
 {
@@ -497,7 +575,10 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 	struct kdp_rules_ctl *kr = aux;
 	kr->upcalls++;
 	uint16_t id;
-	if (!kr->by_ifindex(kr->aux, u->ifindex, &id)) {
+	const struct vxdp_rkey *uk = &u->key;
+	bool tun = uk->tun_family != 0;
+	if (tun ? !kr->by_vtep(kr->aux, uk->tun_vni, uk->tun_family, uk->tun_src, &id)
+		: !kr->by_ifindex(kr->aux, u->ifindex, &id)) {
 		kr->no_port++;
 		return;
 	}
@@ -517,6 +598,8 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 		kr->malformed++; /* the userspace datapath drops it too */
 		return;
 	}
+	if (tun)
+		kr_key_tunnel(&key, uk);
 	struct flower_verdict v = { .end = FLOWER_END_NO_MATCH };
 	if (kr->t)
 		flower_table_classify(kr->t, &key, &v);
@@ -537,7 +620,7 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 		kr->key_mismatch++;
 	else
 		kr_install(kr, &mine, &v, b.act, b.n);
-	struct kdp_reinject d = { .ifindex = u->ifindex, .n = b.n, .act = b.act };
+	struct kdp_reinject d = { .ifindex = u->ifindex, .vni = uk->tun_vni, .n = b.n, .act = b.act };
 	kr_offloads(kr->pkt, &key, kr->frame, u->gso_size, &d);
 	if (kdp_rules_reinject(kr->r, &d, kr->frame, len) < 0)
 		kr->reinject_errors++;
@@ -589,6 +672,14 @@ bool kdp_rules_port_stats(struct kdp_rules_ctl *kr, uint32_t ifindex, struct vxd
 	if (!kr->t || !kr->by_ifindex(kr->aux, ifindex, &id) || !flower_table_port_has_rules(kr->t, id))
 		return false;
 	return kdp_rules_stats_read(kr->r, ifindex, s) == 0;
+}
+
+bool kdp_rules_port_id_stats(struct kdp_rules_ctl *kr, uint16_t id, struct vxdp_rstats *s)
+{
+	struct kr_port p;
+	if (!kr->t || !flower_table_port_has_rules(kr->t, id) || !kr->port(kr->aux, id, &p))
+		return false;
+	return kdp_rules_stats_read(kr->r, p.ifindex ? p.ifindex : VXDP_RSTATS_VNI | p.vni, s) == 0;
 }
 
 void kdp_rules_cache_state(const struct kdp_rules_ctl *kr, uint64_t *entries, uint64_t *cache_full)

@@ -6,7 +6,11 @@
  * flower_table.h) decides every frame a port with rules sends up:
  *   1. the bytes are parsed by flow_extract() (the userspace datapath's
  *      parser: the same key the userspace datapath would classify), a
- *      malformed frame is dropped (counted) as it would be there;
+ *      malformed frame is dropped (counted) as it would be there; a frame
+ *      of the vxlan device is the inner frame, in_port the vxlan port its
+ *      (VNI, remote) names, the key's tunnel section what the program's
+ *      key says (as decap_vxlan fills it; the outer UDP source port,
+ *      which no rule matches, left zero);
  *   2. flower_table_classify(), its rules counted as the slow path (tc's
  *      "Sent software") with the skb's length;
  *   3. the verdict compiled into a kernel action list (kr_compile);
@@ -51,9 +55,11 @@ struct kr_port {
 };
 typedef bool kr_port_fn(void *aux, uint16_t id, struct kr_port *out);
 typedef bool kr_ifindex_fn(void *aux, uint32_t ifindex, uint16_t *id);
+/* The vxlan port of `vni` naming remote `addr` (family 4 or 6). */
+typedef bool kr_vtep_fn(void *aux, uint32_t vni, uint8_t family, const uint8_t *addr, uint16_t *id);
 
-int kdp_rules_ctl_open(struct kdp *k, kr_port_fn *port, kr_ifindex_fn *by_ifindex, void *aux,
-		       struct kdp_rules_ctl **out, char *why, size_t why_len);
+int kdp_rules_ctl_open(struct kdp *k, kr_port_fn *port, kr_ifindex_fn *by_ifindex, kr_vtep_fn *by_vtep,
+		       void *aux, struct kdp_rules_ctl **out, char *why, size_t why_len);
 void kdp_rules_ctl_close(struct kdp_rules_ctl *kr);
 /* Readable when missed frames wait. */
 int kdp_rules_ctl_fd(const struct kdp_rules_ctl *kr);
@@ -61,10 +67,10 @@ int kdp_rules_ctl_fd(const struct kdp_rules_ctl *kr);
 /* Missed frames, then (once a second) eviction and the freeing of slots. */
 void kdp_rules_tick(struct kdp_rules_ctl *kr);
 
-/* The table is now t (NULL: none): ports gain or lose the rules path,
- * the generation moves on.  `ids[0..n)`/`ifindexes`: the kernel ports. */
-void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids,
-		       const uint32_t *ifindexes, size_t n);
+/* The table is now t (NULL: none): ports gain or lose the rules path
+ * (a vxlan port: its VNI, map rvnis), the generation moves on.
+ * `ids[0..n)`: the kernel ports (the port callback describes them). */
+void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids, size_t n);
 
 /* Folds what the kernel counted since the last fold into the rules. */
 void kdp_rules_sync(struct kdp_rules_ctl *kr);
@@ -73,12 +79,16 @@ void kdp_rules_rule_counts(const struct kdp_rules_ctl *kr, const struct flower_r
 			   struct flower_rule_counters *rc);
 
 
-/* The rules path of port ifindex (stats), and the cache's own counters. */
+/* The rules path of port ifindex (stats; a VNI's vxlan ports: key
+ * VXDP_RSTATS_VNI | vni), and the cache's own counters. */
 void kdp_rules_print_port(struct kdp_rules_ctl *kr, uint32_t ifindex, struct ctl_print *out);
 void kdp_rules_print(struct kdp_rules_ctl *kr, struct ctl_print *out);
 /* For diagnose: whether port ifindex is on the rules path and its
  * counters (*s), and the cache's live entries and refusals (full). */
 bool kdp_rules_port_stats(struct kdp_rules_ctl *kr, uint32_t ifindex, struct vxdp_rstats *s);
+/* The same for the port of flower id `id`; a vxlan port's are its VNI's
+ * (rstats key VXDP_RSTATS_VNI | vni: the VNI's vxlan ports together). */
+bool kdp_rules_port_id_stats(struct kdp_rules_ctl *kr, uint16_t id, struct vxdp_rstats *s);
 void kdp_rules_cache_state(const struct kdp_rules_ctl *kr, uint64_t *entries, uint64_t *cache_full);
 
 #endif

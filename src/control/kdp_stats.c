@@ -100,7 +100,10 @@ static void ks_ip(struct ctl_print *p, const char *key, const char *fmt, const s
 }
 
 /* A vxlan port: its remotes' counters (rx/tx its sums). */
-static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, const struct kdp_ctl_port_info *pi)
+/* A vxlan port: its remotes' counters, and the rules path of its VNI's
+ * vxlan ports' ingress (rstats key VXDP_RSTATS_VNI | vni). */
+static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, struct kdp_rules_ctl *kr,
+			  const struct kdp_ctl_port_info *pi)
 {
 	const struct ctl_port_add *cfg = pi->cfg;
 	struct vxdp_vtep_stats s[CTL_MAX_REMOTES], tot = { 0 };
@@ -135,6 +138,10 @@ static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, const struct kdp_c
 		ctl_print_close_object(p);
 	}
 	ctl_print_close_array(p);
+	if (kr) {
+		kdp_rules_print_port(kr, VXDP_RSTATS_VNI | cfg->vni, p);
+		ctl_print_nl(p);
+	}
 }
 
 static void ks_port(struct ctl_print *p, struct vxd *vxd, const struct kdp_ctl_port_info *pi)
@@ -148,7 +155,7 @@ static void ks_port(struct ctl_print *p, struct vxd *vxd, const struct kdp_ctl_p
 	ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s)", "kernel");
 	ctl_print_nl(p);
 	if (!pi->ifindex) {
-		ks_vxlan_port(p, k, pi);
+		ks_vxlan_port(p, k, kdp_ctl_rules(vxd->kdp), pi);
 		ctl_print_close_object(p);
 		return;
 	}

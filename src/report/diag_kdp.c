@@ -203,6 +203,7 @@ void diag_judge_kdp(const struct diag_input *in, const struct diag_kdp_input *k,
 		const struct diag_kdp_port *p = &k->ports[i];
 		if (p->vxlan) {
 			judge_remotes(in, k, p, r);
+			judge_rules_cache(in, k, p, r); /* its VNI's lookups (all its vxlan ports') */
 			continue;
 		}
 		judge_attached(in, p->name, p->dev, p->attached, "vxdp_port_ingress", r);

@@ -224,7 +224,8 @@ static int open_tun(struct kdp *k, const struct kdp_opts *o, char *why, unsigned
 	}
 	k->tun_created = true;
 	k->tun_ifindex = (uint32_t)idx;
-	struct vxdp_cfg c = { .tun4_ifindex = (uint32_t)idx, .tun6_ifindex = (uint32_t)idx };
+	struct vxdp_cfg c = { .tun4_ifindex = (uint32_t)idx, .tun6_ifindex = (uint32_t)idx,
+			      .dstport = o->dstport ? o->dstport : 4789 };
 	uint32_t zero = 0;
 	int err = bpf_map_update_elem(bpf_map__fd(k->skel->maps.cfg), &zero, &c, BPF_ANY);
 	if (err < 0)

@@ -26,7 +26,7 @@ enum { KDP_PERF_PAGES = 1024 }; /* per CPU: 4 MiB, a token bucket's burst of 64 
 
 struct kdp_rules {
 	struct kdp *k;
-	int fd_flows, fd_gen, fd_counts, fd_slots, fd_stats;
+	int fd_flows, fd_gen, fd_counts, fd_slots, fd_stats, fd_vnis;
 	struct perf_buffer *pb;
 	kdp_rupcall_fn *fn;
 	void *aux;
@@ -121,9 +121,10 @@ int kdp_rules_open(struct kdp *k, struct kdp_rules **out, char *why, unsigned wh
 	r->fd_counts = kdp_map_fd(k, "rcounts");
 	r->fd_slots = kdp_map_fd(k, "rslots");
 	r->fd_stats = kdp_map_fd(k, "rstats");
+	r->fd_vnis = kdp_map_fd(k, "rvnis");
 	int fd_up = kdp_map_fd(k, "rupcalls"), err;
 	if (r->ncpu <= 0 || r->fd_flows < 0 || r->fd_gen < 0 || r->fd_counts < 0 || r->fd_slots < 0 ||
-	    r->fd_stats < 0 || fd_up < 0) {
+	    r->fd_stats < 0 || r->fd_vnis < 0 || fd_up < 0) {
 		why_set(why, why_len, "the programs have no rules maps");
 		err = -ENOENT;
 		goto fail;
@@ -255,13 +256,31 @@ int kdp_rules_stats_del(struct kdp_rules *r, uint32_t ifindex)
 	return bpf_map_delete_elem(r->fd_stats, &ifindex) < 0 ? -errno : 0;
 }
 
+int kdp_rules_vni_set(struct kdp_rules *r, uint32_t vni, bool on)
+{
+	uint8_t one = 1;
+	if (on)
+		return bpf_map_update_elem(r->fd_vnis, &vni, &one, BPF_ANY) < 0 ? -errno : 0;
+	return bpf_map_delete_elem(r->fd_vnis, &vni) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+void kdp_rules_vni_clear(struct kdp_rules *r)
+{
+	uint32_t key, next;
+	while (bpf_map_get_next_key(r->fd_vnis, NULL, &next) == 0) {
+		key = next;
+		if (bpf_map_delete_elem(r->fd_vnis, &key) < 0)
+			break;
+	}
+}
+
 int kdp_rules_reinject(struct kdp_rules *r, const struct kdp_reinject *d, const uint8_t *frame, uint32_t len)
 {
 	if (d->n > VXDP_RACT_MAX)
 		return -E2BIG;
 	uint32_t seq = ++r->seq & 0xffffff;
 	uint32_t idx = seq % VXDP_RSLOTS;
-	struct vxdp_rslot sl = { .seq = seq, .ifindex = d->ifindex, .n = d->n };
+	struct vxdp_rslot sl = { .seq = seq, .ifindex = d->ifindex, .n = d->n, .vni = d->vni };
 	memcpy(sl.act, d->act, d->n * sizeof(*d->act));
 	if (bpf_map_update_elem(r->fd_slots, &idx, &sl, BPF_ANY) < 0)
 		return -errno;

@@ -57,6 +57,10 @@ int kdp_rules_count_read(struct kdp_rules *r, uint32_t slot, struct vxdp_rcount 
  * port never had a frame on it). */
 int kdp_rules_stats_read(struct kdp_rules *r, uint32_t ifindex, struct vxdp_rstats *sum);
 int kdp_rules_stats_del(struct kdp_rules *r, uint32_t ifindex);
+/* Map rvnis: frames of `vni` from the vxlan device take the rules path
+ * (on) or not; kdp_rules_vni_clear() empties it (a kept run's). */
+int kdp_rules_vni_set(struct kdp_rules *r, uint32_t vni, bool on);
+void kdp_rules_vni_clear(struct kdp_rules *r);
 
 /* Sends frame[0..len) back through the re-injection veth with decision
  * (ifindex, act[0..n)).  The rest is the virtio_net_hdr the frame goes
@@ -64,6 +68,7 @@ int kdp_rules_stats_del(struct kdp_rules *r, uint32_t ifindex);
  * a GSO frame (gso_type VIRTIO_NET_HDR_GSO_*, gso_size, hdr_len). */
 struct kdp_reinject {
 	uint32_t ifindex;
+	uint32_t vni;               /* a vxlan device's frame: its VNI (the L2 switching after) */
 	uint32_t n;
 	const struct vxdp_ract *act;
 	bool needs_csum;

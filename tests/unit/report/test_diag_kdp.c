@@ -136,6 +136,15 @@ static void test_rules_cache_edges(void **state)
 	p->rules = false; /* no rules: its counters are not the rules path's */
 	judge(k, r, NULL);
 	assert_null(diag_find(r, DIAG_RULES_CACHE_THRASHING));
+	/* A vxlan port with rules (the vxlan device's lookups) is judged too. */
+	struct diag_kdp_port *vx = &k->ports[1];
+	vx->rules = true;
+	vx->rs = (struct vxdp_rstats){ .hits = 100, .misses = 3000 };
+	judge(k, r, NULL);
+	f = diag_find(r, DIAG_RULES_CACHE_THRASHING);
+	assert_non_null(f);
+	assert_non_null(strstr(f->text, vx->name));
+	assert_int_equal(diag_field_num(f, "misses"), 3000);
 	free(k);
 	free(r);
 }

@@ -9,7 +9,8 @@
  * vxdp_tun_ingress runs on ingress of the collect_md vxlan devices: the
  * VNI must be configured (VNI isolation is enforced here, not only by
  * what the maps hold) and the sender one of its VTEPs, the remote source
- * MAC is learned, the frame goes
+ * MAC is learned, the vxlan port's ingress rules run (when its VNI is in
+ * map rvnis: vxdp_rules.h), then the frame goes
  * to a local port of that VNI or is flooded to its local ports only
  * (split horizon: never from a remote back to remotes).
  *
@@ -462,35 +463,6 @@ int vxdp_port_ingress(struct __sk_buff *skb)
 	return port_pipeline(skb, skb->ifindex, false);
 }
 
-/* Ingress of vxswitchd's re-injection veth (vxdp_rules_abi.h): a frame
- * that went up, with its decision in rslots[mark & 0xff] (sequence
- * mark >> 8); the slot's actions, then the pipeline of its port. */
-SEC("tc")
-int vxdp_rules_reinject(struct __sk_buff *skb)
-{
-	__u32 idx = skb->mark & 0xff, seq = skb->mark >> 8;
-	struct vxdp_rslot *sl = bpf_map_lookup_elem(&rslots, &idx);
-	if (!sl)
-		return TC_ACT_SHOT;
-	__u32 ifindex = sl->ifindex;
-	struct vxdp_rstats *s = rst(ifindex);
-	if (sl->seq != seq) {
-		if (s)
-			s->reinject_stale++;
-		return TC_ACT_SHOT;
-	}
-	if (s)
-		s->reinjected++;
-	struct vxdp_rtrace *t = rtr();
-	if (t)
-		t->path = 3;
-	skb->mark = 0;
-	int r = ract_list(skb, sl->act, sl->n, s);
-	if (r != VXDP_RULES_CONTINUE)
-		return r;
-	return port_pipeline(skb, ifindex, true);
-}
-
 /* The tunnel key of a frame the vxlan device decapsulated; remote in
  * network byte order. */
 static __always_inline int tun_key(struct __sk_buff *skb, __u32 *vni, __u32 *remote, __u32 *flags)
@@ -522,6 +494,23 @@ static __always_inline int tun_key(struct __sk_buff *skb, __u32 *vni, __u32 *rem
 	__builtin_memcpy(remote, t->remote, 16);
 	*flags = t->v6 ? VXDP_FDB_V6 : 0;
 	return 0;
+}
+
+/* L2 switching of a frame from a remote VTEP in `vni`: to a local port,
+ * or flooded to the local ports only (split horizon). */
+static __always_inline int tun_l2(struct __sk_buff *skb, struct vxdp_counters *c, __u32 vni, struct vxdp_vni *v,
+				  __u32 ifindex, const __u8 *dst)
+{
+	if (mac_is_mcast(dst))
+		return flood(skb, c, vni, v, ifindex, true);
+	struct vxdp_fdb_key k = { .vni = vni };
+	__builtin_memcpy(k.mac, dst, 6);
+	struct vxdp_fdb_val *e = bpf_map_lookup_elem(&fdb, &k);
+	if (!e)
+		return flood(skb, c, vni, v, ifindex, true);
+	if (e->flags & VXDP_FDB_REMOTE)
+		return drop(c, VXDP_DROP_SPLIT_HORIZON);
+	return deliver_local(skb, e->ifindex, e->flags);
 }
 
 SEC("tc")
@@ -563,14 +552,68 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
 		struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
 		upcall(p, c, VXDP_UPCALL_LEARN_REMOTE, vni, ifindex, &f, remote, flags);
 	}
+	/* The vxlan port's ingress rules (where the userspace datapath runs
+	 * them: after learning, before switching). */
+	if (bpf_map_lookup_elem(&rvnis, &vni)) {
+		int r = rules_tun(skb, ifindex, vni);
+		if (r != VXDP_RULES_CONTINUE)
+			return r;
+	}
+	return tun_l2(skb, c, vni, v, ifindex, f.dst);
+}
 
-	if (mac_is_mcast(f.dst))
-		return flood(skb, c, vni, v, ifindex, true);
-	__builtin_memcpy(k.mac, f.dst, 6);
-	e = bpf_map_lookup_elem(&fdb, &k);
-	if (!e)
-		return flood(skb, c, vni, v, ifindex, true);
-	if (e->flags & VXDP_FDB_REMOTE)
-		return drop(c, VXDP_DROP_SPLIT_HORIZON);
-	return deliver_local(skb, e->ifindex, e->flags);
+/* Whether ifindex is one of the collect_md vxlan devices. */
+static __always_inline bool is_tun(__u32 ifindex)
+{
+	__u32 zero = 0;
+	struct vxdp_cfg *cf = bpf_map_lookup_elem(&cfg, &zero);
+	return cf && ifindex && (cf->tun4_ifindex == ifindex || cf->tun6_ifindex == ifindex);
+}
+
+/* A re-injected frame of a vxlan device, after its actions: L2 switching
+ * in the slot's VNI (learning was done when it first came in). */
+static __always_inline int reinject_tun_l2(struct __sk_buff *skb, __u32 ifindex, __u32 vni)
+{
+	struct vxdp_counters *c = ctrs(ifindex);
+	struct vxdp_vni *v = bpf_map_lookup_elem(&vnis, &vni);
+	if (!v)
+		return drop(c, VXDP_DROP_VXLAN_UNKNOWN_VNI);
+	struct frame f;
+	int bad = parse(skb, &f);
+	if (bad)
+		return drop(c, bad - 1);
+	return tun_l2(skb, c, vni, v, ifindex, f.dst);
+}
+
+/* Ingress of vxswitchd's re-injection veth (vxdp_rules_abi.h): a frame
+ * that went up, with its decision in rslots[mark & 0xff] (sequence
+ * mark >> 8); the slot's actions, then the pipeline of its port (for a
+ * vxlan device's frame: L2 switching in the slot's VNI). */
+SEC("tc")
+int vxdp_rules_reinject(struct __sk_buff *skb)
+{
+	__u32 idx = skb->mark & 0xff, seq = skb->mark >> 8;
+	struct vxdp_rslot *sl = bpf_map_lookup_elem(&rslots, &idx);
+	if (!sl)
+		return TC_ACT_SHOT;
+	__u32 ifindex = sl->ifindex, vni = sl->vni;
+	bool tun = is_tun(ifindex);
+	struct vxdp_rstats *s = rst(tun ? VXDP_RSTATS_VNI | vni : ifindex);
+	if (sl->seq != seq) {
+		if (s)
+			s->reinject_stale++;
+		return TC_ACT_SHOT;
+	}
+	if (s)
+		s->reinjected++;
+	struct vxdp_rtrace *t = rtr();
+	if (t)
+		t->path = 3;
+	skb->mark = 0;
+	int r = ract_list(skb, sl->act, sl->n, s);
+	if (r != VXDP_RULES_CONTINUE)
+		return r;
+	if (tun)
+		return reinject_tun_l2(skb, ifindex, vni);
+	return port_pipeline(skb, ifindex, true);
 }

@@ -107,6 +107,8 @@ struct vxdp_vtep_key {
 struct vxdp_cfg {
 	__u32 tun4_ifindex;
 	__u32 tun6_ifindex;
+	__u16 dstport;               /* their UDP port (a rule's enc_dst_port) */
+	__u16 pad;
 };
 
 #define VXDP_DROP_REASONS(X)                                   \
@@ -196,6 +198,9 @@ struct vxdp_test_tunkey {
 	__u32 vni;
 	__u32 v6;
 	__u8 remote[16];
+	__u8 local[16];              /* the outer destination (enc_dst_ip) */
+	__u8 tos, ttl;               /* outer TOS and TTL */
+	__u16 pad;
 };
 
 #endif

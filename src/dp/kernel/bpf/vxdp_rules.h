@@ -2,7 +2,10 @@
  * re-injection design: vxdp_rules_abi.h).  Included by vxdp.bpf.c after its
  * helpers (ctrs, count_tx, tun_dev, rec), before vxdp_port_ingress, which
  * calls rules_ingress() for a port with VXDP_PORT_RULES ahead of learning
- * and L2 switching (where the userspace datapath runs rules: dp_switch).
+ * and L2 switching (where the userspace datapath runs rules: dp_switch),
+ * and vxdp_tun_ingress, which calls rules_tun() for a frame of a VNI in
+ * map rvnis after the VNI/VTEP checks and learning, before L2 switching
+ * (the key's tunnel section from the tunnel key: rkey_tun()).
  *
  * rkey_parse() computes struct vxdp_rkey with flow_extract()'s values for
  * what it understands: Ethernet, up to two VLAN tags (the first may be in
@@ -31,6 +34,15 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } rgen SEC(".maps");
+
+/* The VNIs one of whose vxlan ports has ingress rules (key: VNI, value
+ * unused): their frames from the vxlan device take the rules path. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VXDP_MAX_VNIS);
+	__type(key, __u32);
+	__type(value, __u8);
+} rvnis SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -447,18 +459,13 @@ static __always_inline int rules_upcall(struct __sk_buff *skb, struct vxdp_port 
 	return TC_ACT_SHOT;
 }
 
-/* A frame of a port with rules: its cached decision, or an upcall. */
-static __always_inline int rules_ingress(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex)
+/* The cache lookup of key k (in the scratch value u), cacheable or not:
+ * the cached decision's actions, or an upcall. */
+static __always_inline int rules_decide(struct __sk_buff *skb, struct vxdp_port *p, struct vxdp_rstats *s,
+					struct vxdp_rupcall *u, bool cacheable)
 {
-	struct vxdp_rstats *s = rst(ifindex);
-	__u32 zero = 0;
-	/* The key is parsed into the upcall's scratch value (per CPU), not
-	 * the stack: the combined stack of the programs' calls is 512 bytes. */
-	struct vxdp_rupcall *u = bpf_map_lookup_elem(&rup_scratch, &zero);
-	if (!u)
-		return TC_ACT_SHOT;
 	struct vxdp_rkey *k = &u->key;
-	bool cacheable = rkey_parse(skb, ifindex, k) == 0;
+	__u32 zero = 0;
 	__u64 *g = bpf_map_lookup_elem(&rgen, &zero);
 	__u64 gen = g ? *g : 0;
 	if (!cacheable) {
@@ -488,6 +495,75 @@ static __always_inline int rules_ingress(struct __sk_buff *skb, struct vxdp_port
 	if (t)
 		t->path = 1;
 	return ract_list(skb, v->act, v->n, s);
+}
+
+/* A frame of a port with rules: its cached decision, or an upcall. */
+static __always_inline int rules_ingress(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex)
+{
+	struct vxdp_rstats *s = rst(ifindex);
+	__u32 zero = 0;
+	/* The key is parsed into the upcall's scratch value (per CPU), not
+	 * the stack: the combined stack of the programs' calls is 512 bytes. */
+	struct vxdp_rupcall *u = bpf_map_lookup_elem(&rup_scratch, &zero);
+	if (!u)
+		return TC_ACT_SHOT;
+	bool cacheable = rkey_parse(skb, ifindex, &u->key) == 0;
+	return rules_decide(skb, p, s, u, cacheable);
+}
+
+/* The key's tunnel section from the frame's tunnel key (what the vxlan
+ * device decapsulated; under test_run, map test_tunkey); -1 if none. */
+static __always_inline int rkey_tun(struct __sk_buff *skb, struct vxdp_rkey *k)
+{
+	struct bpf_tunnel_key t = {};
+	__u32 a;
+	if (bpf_skb_get_tunnel_key(skb, &t, sizeof(t), 0) == 0) {
+		k->tun_family = 4;
+		a = bpf_htonl(t.remote_ipv4);
+		__builtin_memcpy(k->tun_src, &a, 4);
+		a = bpf_htonl(t.local_ipv4);
+		__builtin_memcpy(k->tun_dst, &a, 4);
+	} else if (bpf_skb_get_tunnel_key(skb, &t, sizeof(t), BPF_F_TUNINFO_IPV6) == 0) {
+		k->tun_family = 6;
+		__builtin_memcpy(k->tun_src, t.remote_ipv6, 16);
+		__builtin_memcpy(k->tun_dst, t.local_ipv6, 16);
+	} else {
+		__u32 zero = 0;
+		struct vxdp_test_tunkey *tk = vxdp_record ? bpf_map_lookup_elem(&test_tunkey, &zero) : 0;
+		if (!tk)
+			return -1;
+		k->tun_family = tk->v6 ? 6 : 4;
+		__builtin_memcpy(k->tun_src, tk->remote, 16);
+		__builtin_memcpy(k->tun_dst, tk->local, 16);
+		t.tunnel_id = tk->vni;
+		t.tunnel_tos = tk->tos;
+		t.tunnel_ttl = tk->ttl;
+	}
+	k->tun_vni = t.tunnel_id;
+	k->tun_tos = t.tunnel_tos;
+	k->tun_ttl = t.tunnel_ttl;
+	__u32 zero = 0;
+	struct vxdp_cfg *cf = bpf_map_lookup_elem(&cfg, &zero);
+	k->tun_dst_port = cf ? cf->dstport : 0;
+	return 0;
+}
+
+/* A frame of the vxlan device `ifindex` whose VNI is in rvnis (after the
+ * VNI and VTEP checks and learning): the rules of the vxlan port its
+ * (VNI, remote) names, cached or decided by vxswitchd.  The device's
+ * port entry's token bucket bounds the upcalls; rstats count per VNI. */
+static __always_inline int rules_tun(struct __sk_buff *skb, __u32 ifindex, __u32 vni)
+{
+	struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
+	struct vxdp_rstats *s = rst(VXDP_RSTATS_VNI | vni);
+	__u32 zero = 0;
+	struct vxdp_rupcall *u = bpf_map_lookup_elem(&rup_scratch, &zero);
+	if (!u || !p)
+		return TC_ACT_SHOT;
+	bool cacheable = rkey_parse(skb, ifindex, &u->key) == 0;
+	if (rkey_tun(skb, &u->key) < 0)
+		return TC_ACT_SHOT;
+	return rules_decide(skb, p, s, u, cacheable);
 }
 
 #endif

@@ -25,6 +25,15 @@
  *     runs them, then the ordinary L2 pipeline as if the frame had come in
  *     on ifindex again.  So every frame is handled by exactly one decision
  *     of the rules current when vxswitchd read it.
+ *   - The vxlan ports' ingress: a frame of the collect_md vxlan device
+ *     whose VNI is in map `rvnis` (a vxlan port of that VNI has rules)
+ *     goes the same way after the VNI and VTEP checks and learning, its
+ *     key's tunnel section filled from the tunnel key (the VNI and remote
+ *     name the vxlan port; vxswitchd classifies it with in_port that port
+ *     and the enc_* fields set, as the userspace datapath would).  The
+ *     re-injected frame needs no tunnel metadata: its slot's `vni` is
+ *     enough for the L2 switching after the actions (split horizon: to
+ *     local ports only).
  *   - Rule changes: vxswitchd bumps rgen[0] (one map write) before the
  *     command returns; every entry of an older generation is a miss from
  *     then on, and vxswitchd deletes them afterwards.
@@ -55,10 +64,21 @@ enum vxdp_rules_limits {
 #define VXDP_PORT_RULES (1u << 8)
 
 /* The flow key: struct flow_key's match fields (parse/flow.h), same
- * meaning and byte order, the tunnel section left out (rules on the vxlan
- * device are not on the kernel path yet), in_port as the ifindex. */
+ * meaning and byte order, in_port as the ifindex.  The tunnel section is
+ * zero for a VM port's frame; for a frame of the collect_md vxlan device
+ * (a vxlan port's ingress, map `rvnis`) it holds what the device's
+ * tunnel key says: VNI, remote (tun_src), local address (tun_dst), outer
+ * TOS and TTL, and the device's UDP port (vxdp_cfg.dstport), so every
+ * enc_* key a rule can match is in the key, and the (VNI, remote) pair
+ * names the vxlan port.  The outer UDP source port is not (the helper
+ * does not give it, and no rule can match it: there is no enc_src_port). */
 struct vxdp_rkey {
 	__u32 ifindex;
+	__u32 tun_vni;
+	__u8 tun_family, tun_tos, tun_ttl, tun_pad;
+	__u16 tun_dst_port, tun_pad2;
+	__u8 tun_src[16];            /* network order, IPv4 in the first 4 bytes */
+	__u8 tun_dst[16];
 	__u8 dl_dst[6];
 	__u8 dl_src[6];
 	__u16 dl_type;
@@ -117,7 +137,7 @@ struct vxdp_rslot {
 	__u32 seq;                   /* = skb->mark >> 8 of the frame it is for */
 	__u32 ifindex;               /* where the frame came in */
 	__u32 n;
-	__u32 pad;
+	__u32 vni;                   /* a vxlan device's frame: its VNI, for L2 switching after */
 	struct vxdp_ract act[VXDP_RACT_MAX];
 };
 
@@ -126,7 +146,11 @@ struct vxdp_rcount {
 	__u64 packets, bytes;
 };
 
-/* Map `rstats` (per CPU, by ifindex): the rules path of one port. */
+/* Map `rstats` (per CPU, by ifindex): the rules path of one port.  The
+ * vxlan device's frames are counted per VNI instead, key
+ * VXDP_RSTATS_VNI | vni (the rules path of that VNI's vxlan ports; an
+ * ifindex never has the bit). */
+#define VXDP_RSTATS_VNI (1u << 31)
 struct vxdp_rstats {
 	__u64 hits;                  /* cached decision executed */
 	__u64 misses;                /* no entry */

@@ -6,7 +6,11 @@
  * a miss, each action kind does what it says (the programs record what
  * they ran in map `rtrace` when the loader sets vxdp_record), a frame the
  * key parser does not understand always goes up, and a re-injected frame
- * runs the decision of its slot only when the sequence matches.
+ * runs the decision of its slot only when the sequence matches; the same
+ * on the vxlan device's program (a vxlan port's ingress): the key's tunnel
+ * section from the tunnel key, the remote a part of the key, a VNI not in
+ * rvnis not on the rules path, a re-injected frame switched in its slot's
+ * VNI.
  *
  * Root only (else skipped); runs in a network namespace of its own. */
 #include <stdarg.h>
@@ -346,6 +350,137 @@ static void test_reinjected_frame_runs_its_slot(void **state)
 	assert_int_equal(stats(fx).reinject_stale, 1);
 }
 
+/* ---- a vxlan port's ingress: vxdp_tun_ingress ------------------------------ */
+
+/* The VNI takes frames of remote 198.51.100.2 (and .3) and has a vxlan
+ * port with rules (rvnis); the frames' tunnel key: test_tunkey. */
+static void tun_setup(struct fx *fx, const char *remote)
+{
+	struct vxdp_flood_ent fl[4] = { { .ifindex = fx->p1, .flags = VXDP_FDB_VETH },
+					{ .ifindex = fx->p2, .flags = VXDP_FDB_VETH },
+					{ .flags = VXDP_FDB_REMOTE }, { .flags = VXDP_FDB_REMOTE } };
+	inet_pton(AF_INET, "198.51.100.2", fl[2].remote);
+	inet_pton(AF_INET, "198.51.100.3", fl[3].remote);
+	assert_int_equal(kdp_vni_set(fx->k, VNI, 0, 0, fl, 4), 0);
+	assert_int_equal(kdp_rules_vni_set(fx->r, VNI, true), 0);
+	struct vxdp_test_tunkey tk = { .vni = VNI, .tos = 0x20, .ttl = 63 };
+	inet_pton(AF_INET, remote, tk.remote);
+	inet_pton(AF_INET, "198.51.100.1", tk.local);
+	uint32_t zero = 0;
+	assert_int_equal(bpf_map_update_elem(kdp_map_fd(fx->k, "test_tunkey"), &zero, &tk, BPF_ANY), 0);
+}
+
+static struct rtrace run_tun(struct fx *fx, const void *data, size_t len, int *verdict)
+{
+	return run(fx, "vxdp_tun_ingress", fx->tun, 0, data, len, verdict);
+}
+
+static void test_tun_miss_goes_up_with_the_tunnel_key_then_hits(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	tun_setup(fx, "198.51.100.2");
+	uint8_t f[60];
+	int v;
+	size_t len = udp_frame(f, 1234, 5001);
+	struct rtrace t = run_tun(fx, f, len, &v);
+	assert_int_equal(v, TC_ACT_SHOT);
+	assert_int_equal(t.path, 2);
+	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
+	assert_int_equal(fx->up.ifindex, fx->tun);
+	assert_int_equal(fx->up.cacheable, 1);
+	assert_memory_equal(fx->bytes, f, 60);
+	const struct vxdp_rkey *k = &fx->up.key;
+	uint8_t a[16] = { 0 };
+	assert_int_equal(k->ifindex, fx->tun);
+	assert_int_equal(k->tun_family, 4);
+	assert_int_equal(k->tun_vni, VNI);
+	inet_pton(AF_INET, "198.51.100.2", a);
+	assert_memory_equal(k->tun_src, a, 16);
+	inet_pton(AF_INET, "198.51.100.1", a);
+	assert_memory_equal(k->tun_dst, a, 16);
+	assert_int_equal(k->tun_tos, 0x20);
+	assert_int_equal(k->tun_ttl, 63);
+	assert_int_equal(k->tun_dst_port, 4789);
+	assert_int_equal(k->tp_dst, 5001);
+	assert_memory_equal(k->dl_src, MAC1, 6);
+	struct vxdp_rstats s;
+	assert_int_equal(kdp_rules_stats_read(fx->r, VXDP_RSTATS_VNI | VNI, &s), 0);
+	assert_int_equal(s.misses, 1);
+	assert_int_equal(s.upcalls, 1);
+
+	/* The decision installed: a redirect to p1 (a veth), counted. */
+	struct vxdp_rval val = { .gen = 5, .slot = 9, .n = 1,
+				 .act = { { .kind = VXDP_RA_OUT_PORT, .ifindex = fx->p1, .flags = VXDP_RAF_VETH } } };
+	assert_int_equal(kdp_rules_count_zero(fx->r, 9), 0);
+	assert_int_equal(kdp_rules_flow_put(fx->r, &fx->up.key, &val, NULL, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		t = run_tun(fx, f, len, &v);
+		assert_int_equal(v, TC_ACT_REDIRECT);
+		assert_int_equal(t.path, 1);
+		assert_int_equal(t.kind[0], VXDP_RA_OUT_PORT);
+		assert_int_equal(t.ifindex[0], fx->p1);
+	}
+	struct vxdp_rcount c;
+	assert_int_equal(kdp_rules_count_read(fx->r, 9, &c), 0);
+	assert_int_equal(c.packets, 2);
+	/* The same inner flow from the other remote is another key: a miss. */
+	tun_setup(fx, "198.51.100.3");
+	t = run_tun(fx, f, len, &v);
+	assert_int_equal(t.path, 2);
+	assert_int_equal(kdp_rules_stats_read(fx->r, VXDP_RSTATS_VNI | VNI, &s), 0);
+	assert_int_equal(s.misses, 2);
+	assert_int_equal(s.hits, 2);
+	/* A VNI without rules (not in rvnis): straight to L2 (MAC2 on p2). */
+	assert_int_equal(kdp_rules_vni_set(fx->r, VNI, false), 0);
+	t = run_tun(fx, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);
+	assert_int_equal(t.path, 0);
+	assert_int_equal(t.n, 0);
+}
+
+static void test_tun_reinjected_frame_switches_in_its_vni(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	tun_setup(fx, "198.51.100.2");
+	uint8_t f[60];
+	size_t len = udp_frame(f, 9, 5001);
+	/* An empty decision: L2 in the slot's VNI, to MAC2's p2. */
+	struct vxdp_rslot sl = { .seq = 7, .ifindex = fx->tun, .vni = VNI, .n = 0 };
+	uint32_t idx = 4;
+	int sfd = kdp_map_fd(fx->k, "rslots");
+	assert_int_equal(bpf_map_update_elem(sfd, &idx, &sl, BPF_ANY), 0);
+	int v;
+	struct rtrace t = run(fx, "vxdp_rules_reinject", if_nametoindex("lo"), 7u << 8 | 4, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);
+	assert_int_equal(t.path, 3);
+	struct vxdp_rstats s;
+	assert_int_equal(kdp_rules_stats_read(fx->r, VXDP_RSTATS_VNI | VNI, &s), 0);
+	assert_int_equal(s.reinjected, 1);
+	assert_int_equal(s.misses, 0);
+	/* A VNI the program does not know: dropped, not switched. */
+	sl.seq = 8;
+	sl.vni = 4242;
+	assert_int_equal(bpf_map_update_elem(sfd, &idx, &sl, BPF_ANY), 0);
+	run(fx, "vxdp_rules_reinject", if_nametoindex("lo"), 8u << 8 | 4, f, len, &v);
+	assert_int_equal(v, TC_ACT_SHOT);
+	/* A decision that drops, on a multicast frame: the rule wins. */
+	uint8_t g[60];
+	len = udp_frame(g, 9, 5001);
+	memset(g, 0xff, 6);
+	sl = (struct vxdp_rslot){ .seq = 9, .ifindex = fx->tun, .vni = VNI, .n = 1,
+				  .act = { { .kind = VXDP_RA_DROP } } };
+	assert_int_equal(bpf_map_update_elem(sfd, &idx, &sl, BPF_ANY), 0);
+	t = run(fx, "vxdp_rules_reinject", if_nametoindex("lo"), 9u << 8 | 4, g, len, &v);
+	assert_int_equal(v, TC_ACT_SHOT);
+	assert_int_equal(t.kind[0], VXDP_RA_DROP);
+	assert_int_equal(kdp_rules_stats_read(fx->r, VXDP_RSTATS_VNI | VNI, &s), 0);
+	assert_int_equal(s.rule_drops, 1);
+}
+
 int main(void)
 {
 	if (kdp_test_netns("test_vxdp_rules", (const char *[]){ "p1", "p2", NULL }, &in_netns) < 0)
@@ -357,6 +492,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_each_action, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uncacheable_always_goes_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reinjected_frame_runs_its_slot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tun_miss_goes_up_with_the_tunnel_key_then_hits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tun_reinjected_frame_switches_in_its_vni, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
