@@ -359,6 +359,13 @@ rig_cleanup() {
 
 # fail MESSAGE: print and exit 1 (cleanup runs from the trap).
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# vxdp_progs: the ids of the kernel datapath's programs (vxdp_*) loaded on
+# the machine, one per line, sorted.  vxdp_progs_new BEFORE: those loaded
+# now that were not in BEFORE (an earlier vxdp_progs), space-separated:
+# what a test left behind, whatever other programs came and went meanwhile.
+vxdp_progs() { bpftool prog show 2>/dev/null | awk '/name vxdp_/ { sub(":", "", $1); print $1 }' | sort; }
+vxdp_progs_new() { comm -13 <(printf '%s\n' "$1") <(vxdp_progs) | tr '\n' ' ' | sed 's/ *$//'; }
 pass() { echo "ok: $*"; }
 
 # diag_names SIDE CAUSE PYCOND PATTERN: `vxctl diagnose` of host SIDE exits 1

@@ -26,13 +26,13 @@ VMF=$P-vmf
 MACS=${FLOOD_MACS:-200000}
 FDB_MAX=1000
 MAX_MACS=300
-progs_before=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
+progs_before=$(vxdp_progs)
 macflood_cleanup() {
 	local rc=$? left
 	rig_cleanup
-	left=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
-	if [ "$left" != "$progs_before" ]; then
-		echo "FAIL: BPF programs left: $progs_before before, $left after" >&2
+	left=$(vxdp_progs_new "$progs_before")
+	if [ -n "$left" ]; then
+		echo "FAIL: BPF programs left: ids $left" >&2
 		exit 1
 	fi
 	exit "$rc"

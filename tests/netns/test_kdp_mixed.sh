@@ -27,7 +27,7 @@ trap rig_cleanup EXIT
 
 VM3=$P-vm3; VM4=$P-vm4; VM5=$P-vm5
 SECS=${KMX_IPERF_SECONDS:-3}
-progs_before=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
+progs_before=$(vxdp_progs)
 
 rig_create 4
 for ns in "$VM3" "$VM4" "$VM5"; do rig_ns_add "$ns"; done
@@ -203,12 +203,12 @@ pass "port del of VNI 99's last tap removed vxsl99 (vxsl100 stays, vm2 <-> vm3 s
 # The daemon stops: its links and programs go.
 rig_vxswitchd_stop 1
 nh1 ip link show vxsl100 >/dev/null 2>&1 && fail "vxsl100 left after the daemon stopped"
-progs_after=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
+progs_left=$(vxdp_progs_new "$progs_before")
 # Not more than before (other helpers' unit tests load vxdp programs too:
 # the count can fall while this test runs, never rise by ours).
-[ "$progs_after" -le "$progs_before" ] || fail "BPF programs left: $progs_before before, $progs_after after"
+[ -z "$progs_left" ] || fail "BPF programs left: ids $progs_left"
 if grep -l "Sanitizer\|runtime error" "$RIG_DIR"/h*.log >/dev/null 2>&1; then
 	cat "$RIG_DIR"/h*.log >&2
 	fail "sanitizer report in a daemon's log"
 fi
-pass "stop: no slow-path link, no program left ($progs_before vxdp programs on the machine before, $progs_after after)"
+pass "stop: no slow-path link, no program left"

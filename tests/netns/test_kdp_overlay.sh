@@ -22,7 +22,7 @@ trap rig_cleanup EXIT
 
 VM3=$P-vm3; VM4=$P-vm4
 SECS=${KDP_IPERF_SECONDS:-5}
-progs_before=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
+progs_before=$(vxdp_progs)
 
 rig_create 4
 rig_ns_add "$VM3"
@@ -211,8 +211,8 @@ for h in "$H1" "$H2" "$H3"; do
 	n "$h" ip link show vxdp0 >/dev/null 2>&1 && fail "vxdp0 left in $h"
 	n "$h" ip link show type veth | grep -q vnet && fail "a veth left in $h: $(n "$h" ip link show type veth)"
 done
-progs_after=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
-[ "$progs_after" = "$progs_before" ] || fail "BPF programs left: $progs_before before, $progs_after after"
+progs_left=$(vxdp_progs_new "$progs_before")
+[ -z "$progs_left" ] || fail "BPF programs left: ids $progs_left"
 pass "cleanup: no vxdp0, no veth, no program left"
 # A sanitizer build (BUILD=build-asan) reports into the daemons' logs.
 if grep -l "Sanitizer\|runtime error" "$RIG_DIR"/h*.log >/dev/null 2>&1; then

@@ -18,7 +18,7 @@ set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
 rig_init "vxt83-$$"
-progs_before=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
+progs_before=$(vxdp_progs)
 # A bpffs of the test's own, outside /sys (`ip netns exec` gives each
 # daemon a /sys of its own, where a bpffs would die with the daemon);
 # unmounting it at the end drops any pin a failure left.
@@ -177,6 +177,6 @@ nh1 "$VXSWITCHD" --cleanup --bpffs "$BPFFS" || fail "vxswitchd --cleanup"
 [ -e "$(ns_dir "$H1")" ] && fail "pins left after --cleanup: $(ls "$(ns_dir "$H1")")"
 nh1 ip link show vxdp0 >/dev/null 2>&1 && fail "vxdp0 left after --cleanup"
 nh1 ip link show vnet1 >/dev/null 2>&1 && fail "vnet1 left after --cleanup"
-progs_after=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
-[ "$progs_after" = "$progs_before" ] || fail "BPF programs left: $progs_before before, $progs_after after"
+progs_left=$(vxdp_progs_new "$progs_before")
+[ -z "$progs_left" ] || fail "BPF programs left: ids $progs_left"
 pass "--cleanup: no pin, no vxdp0, no veth, no program left"

@@ -39,7 +39,7 @@ trap rig_cleanup EXIT
 PY=/usr/bin/python3
 UDP="$PY $PWD/tests/netns/krl_udp.py"
 SECS=${KDP_IPERF_SECONDS:-4}
-progs_before=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
+progs_before=$(vxdp_progs)
 
 rig_create 4
 VM3=$P-vm3; H3=$P-h3
@@ -243,7 +243,7 @@ for pid in $(ip netns pids "$H1"); do
 	for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 done
 sleep 0.3
-progs_after=$(bpftool prog show 2>/dev/null | grep -c "name vxdp_" || true)
-[ "$progs_after" = "$progs_before" ] || fail "BPF programs left: $progs_before before, $progs_after after"
-pass "no BPF program left after the daemon stopped ($progs_after of ours before and after)"
+progs_left=$(vxdp_progs_new "$progs_before")
+[ -z "$progs_left" ] || fail "BPF programs left: ids $progs_left"
+pass "no BPF program left after the daemon stopped"
 echo "test_kdp_rules_vx: all ok"
