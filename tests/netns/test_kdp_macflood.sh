@@ -26,18 +26,7 @@ VMF=$P-vmf
 MACS=${FLOOD_MACS:-200000}
 FDB_MAX=1000
 MAX_MACS=300
-progs_before=$(vxdp_progs)
-macflood_cleanup() {
-	local rc=$? left
-	rig_cleanup
-	left=$(vxdp_progs_new "$progs_before")
-	if [ -n "$left" ]; then
-		echo "FAIL: BPF programs left: ids $left" >&2
-		exit 1
-	fi
-	exit "$rc"
-}
-trap macflood_cleanup EXIT
+rig_trap_bpf
 
 rig_create 4
 rig_ns_add "$VMF"

@@ -14,18 +14,7 @@ set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
 rig_init "ksan-$$"
-progs_before=$(vxdp_progs)
-san_cleanup() {
-	local rc=$? left
-	rig_cleanup
-	left=$(vxdp_progs_new "$progs_before")
-	if [ -n "$left" ]; then
-		echo "FAIL: BPF programs left: ids $left" >&2
-		exit 1
-	fi
-	exit "$rc"
-}
-trap san_cleanup EXIT
+rig_trap_bpf
 
 make --no-print-directory -s tsan-daemon asan-daemon >/dev/null
 

@@ -11,18 +11,7 @@ set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
 rig_init "ksl-$$"
-progs_before=$(vxdp_progs)
-select_cleanup() {
-	local rc=$? left
-	rig_cleanup
-	left=$(vxdp_progs_new "$progs_before")
-	if [ -n "$left" ]; then
-		echo "FAIL: BPF programs left: ids $left" >&2
-		exit 1
-	fi
-	exit "$rc"
-}
-trap select_cleanup EXIT
+rig_trap_bpf
 rig_create 4
 
 # start SIDE CONF [vxswitchd options]: the daemon of host SIDE from CONF,
