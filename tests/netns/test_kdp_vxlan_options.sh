@@ -8,8 +8,9 @@
 #   1. defaults on both hosts: DF set, UDP checksum computed (non-zero),
 #      as on the userspace datapath;
 #   2. h1's vx99 with `udpcsum off df unset`: checksum 0 and DF clear on
-#      every datagram h1 sends, h2's (defaults) unchanged; ping and iperf3
-#      both ways; show config keeps the words;
+#      every datagram h1 sends, h2's (defaults) unchanged (the pings'
+#      datagrams, 10 from each host); iperf3 both ways; show config keeps
+#      the words;
 #   3. refused with the reason: df inherit, srcport, mtu, a second vxlan
 #      port of the same VNI with other settings, udpcsum off over IPv6.
 #
@@ -26,16 +27,18 @@ fields() {
 	tshark -r "$1" -o udp.check_checksum:FALSE -d udp.port==4789,vxlan -Y "vxlan && ip.src == $2" \
 		-T fields -E occurrence=f -e ip.flags.df -e udp.checksum 2>/dev/null
 }
-# wire LABEL: ping and iperf3 both ways under a capture of u1; prints
-# "N DF ZERO" for h1's datagrams then the same for h2's.
+# wire LABEL: pings both ways under a capture of u1 (10 datagrams from each
+# host), then iperf3 both ways outside it (the datapath carries big GSO
+# frames too; a capture of those would hold 10^5 datagrams for tshark);
+# prints "N DF ZERO" for h1's datagrams then the same for h2's.
 wire() {
 	local pcap=$RIG_DIR/$1.pcap s
 	rig_capture "$H1" u1 "$pcap" -s 200 udp port 4789
 	nvm1 ping -c 5 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "$1: ping vm1 -> vm2"
 	nvm2 ping -c 5 -i 0.1 -W 2 "$(vm_addr4 1)" >/dev/null || fail "$1: ping vm2 -> vm1"
-	rig_iperf 1 1 >/dev/null 2>"$RIG_DIR/iperf.err" || fail "$1: iperf3 vm1 -> vm2: $(head -c 200 "$RIG_DIR/iperf.json"; cat "$RIG_DIR/iperf.err")"
-	rig_iperf 1 2 >/dev/null || fail "$1: iperf3 vm2 -> vm1"
 	rig_capture_stop
+	rig_iperf 1 1 >/dev/null || fail "$1: iperf3 vm1 -> vm2"
+	rig_iperf 1 2 >/dev/null || fail "$1: iperf3 vm2 -> vm1"
 	for s in 198.51.100.1 198.51.100.2; do
 		fields "$pcap" "$s" | awk '{ n++; if ($1 == 1 || $1 == "True") d++; if ($2 == "0x0000" || $2 == "0") z++ }
 			END { printf "%d %d %d ", n + 0, d + 0, z + 0 }'
@@ -53,7 +56,7 @@ for i in $(seq 10); do nvm1 ping -c 1 -W 1 "$(vm_addr4 2)" >/dev/null 2>&1 && br
 
 # ---- 1. defaults ----------------------------------------------------------------
 read -r n1 df1 z1 n2 df2 z2 < <(wire defaults)
-[ "$n1" -ge 20 ] && [ "$n2" -ge 20 ] || fail "defaults: captured $n1 / $n2 datagrams"
+[ "$n1" -ge 10 ] && [ "$n2" -ge 10 ] || fail "defaults: captured $n1 / $n2 datagrams"
 [ "$df1" = "$n1" ] && [ "$df2" = "$n2" ] || fail "defaults: DF on $df1 of h1's $n1, $df2 of h2's $n2"
 [ "$z1" = 0 ] && [ "$z2" = 0 ] || fail "defaults: zero checksums on $z1 of h1's, $z2 of h2's"
 pass "defaults: DF set and checksum computed on all of h1's $n1 and h2's $n2 datagrams"
@@ -63,7 +66,7 @@ VX1="vx99 type vxlan vni 99 local $(u_addr 1) remote $(u_addr 2)"
 vx 1 port del vx99
 vx 1 port add $VX1 udpcsum off df unset || fail "port add $VX1 udpcsum off df unset"
 read -r n1 df1 z1 n2 df2 z2 < <(wire off)
-[ "$n1" -ge 20 ] && [ "$n2" -ge 20 ] || fail "udpcsum off df unset: captured $n1 / $n2 datagrams"
+[ "$n1" -ge 10 ] && [ "$n2" -ge 10 ] || fail "udpcsum off df unset: captured $n1 / $n2 datagrams"
 [ "$df1" = 0 ] && [ "$z1" = "$n1" ] || fail "udpcsum off df unset: h1 sent $n1 with DF on $df1 and zero checksums on $z1"
 [ "$df2" = "$n2" ] && [ "$z2" = 0 ] || fail "h2 (defaults) changed: DF on $df2 of $n2, $z2 zero checksums"
 vx 1 show config | grep -q "^port add $VX1 udpcsum off df unset" || fail "show config: $(vx 1 show config)"

@@ -43,13 +43,13 @@ start() {
 		fail "$refusals: the refusals were not injected into h1's vxswitchd"
 }
 
-# traffic LABEL: ping and a 2 s iperf3 each way, both faster than 0.05 Gbit/s.
+# traffic LABEL: ping and a 1 s iperf3 each way, both faster than 0.05 Gbit/s.
 traffic() {
 	nvm1 ping -c 3 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping with $1"
 	nvm1 ping -c 2 -i 0.1 -W 2 -s 3000 "$(vm_addr4 2)" >/dev/null || fail "3000-byte ping with $1"
 	local up down
-	up=$(rig_iperf 2 1) || fail "iperf3 vm1->vm2 with $1"
-	down=$(rig_iperf 2 2) || fail "iperf3 vm2->vm1 with $1"
+	up=$(rig_iperf 1 1) || fail "iperf3 vm1->vm2 with $1"
+	down=$(rig_iperf 1 2) || fail "iperf3 vm2->vm1 with $1"
 	echo "  $1: vm1->vm2 $up, vm2->vm1 $down Gbit/s"
 	/usr/bin/python3 -c "import sys; sys.exit(0 if $up > 0.05 and $down > 0.05 else 1)" ||
 		fail "too slow with $1: $up / $down Gbit/s"
