@@ -11,8 +11,9 @@
 #include <string.h>
 
 #include "ctl/ctl_print.h"
-#include "control/vxd_internal.h"
+#include "control/evpn.h"
 #include "control/kdp_ports.h"
+#include "control/vxd_internal.h"
 #include "port/afpacket.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
@@ -243,6 +244,29 @@ static void vxd_show_knobs(const struct vxd *vxd, struct ctl_print *p)
 
 static int vxd_execute_one(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err);
 
+/* A kernel datapath port came or went: EVPN follows (control/evpn.h).  A
+ * port whose shadow devices cannot be made goes again, refused. */
+static int vxd_kport_evpn(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_err *err)
+{
+	if (cmd->verb == CTL_PORT_DEL) {
+		vxd_evpn_port_removed(vxd, cmd->port.name);
+		return 0;
+	}
+	const struct ctl_port_add *pa = &cmd->port_add;
+	if (pa->type != CTL_PORT_VXLAN || !(pa->given & CTL_PK_EVPN))
+		return 0;
+	int ret = vxd_evpn_kport_added(vxd, pa, err);
+	if (ret < 0) {
+		struct ctl_cmd del = { .verb = CTL_PORT_DEL };
+		memcpy(del.port.name, pa->name, CTL_NAME_SIZE);
+		struct ctl_err e = { 0 };
+		int kret;
+		if (!kdp_ctl_execute(vxd->kdp, &del, NULL, &e, &kret) || kret < 0)
+			VLOG_ERR("port", "%s: refused for evpn but cannot be removed: %s", pa->name, e.msg);
+	}
+	return ret;
+}
+
 /* With the kernel datapath, taps are the userspace datapath's beside it
  * (kdp_slowpath.c): their commands first, their links pruned after. */
 int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
@@ -260,6 +284,8 @@ static int vxd_execute_one(struct vxd *vxd, const struct ctl_cmd *cmd, struct ct
 {
 	int kret;
 	if (vxd->kdp && kdp_ctl_execute(vxd->kdp, cmd, out, err, &kret)) {
+		if (kret == 0 && (cmd->verb == CTL_PORT_ADD || cmd->verb == CTL_PORT_DEL))
+			return vxd_kport_evpn(vxd, cmd, err);
 		/* Static entries are part of the running config (show config). */
 		if (kret == 0 && cmd->verb == CTL_FDB_ADD && vxd_statics_remember(vxd, &cmd->fdb) < 0)
 			VLOG_WARN("fdb", "out of memory: `show config` will not list this entry");

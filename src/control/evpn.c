@@ -14,6 +14,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "control/kdp_ports.h"
 #include "control/vxd_internal.h"
 #include "ctl/ctl_print.h"
 #include "port/evpn_neigh.h"
@@ -42,7 +43,8 @@ struct evpn_flap {
 
 struct evpn_vni {
 	bool used;
-	uint16_t port_id;
+	uint16_t port_id;                 /* userspace: vxd->ports[]; kernel: its flower port id */
+	char port[CTL_NAME_SIZE];
 	uint32_t vni;
 	struct evpn_shadow sh;
 	uint8_t vteps[EVPN_MAX_VTEPS][4]; /* flood list from zebra */
@@ -57,6 +59,7 @@ struct evpn_vni {
 	struct evpn_flap flaps[EVPN_FLAP_SLOTS];
 	uint64_t moves;
 	uint64_t remote_adds, remote_dels, flood_adds, flood_dels, conflicts, refused, local_adds, local_dels, nl_errors;
+	uint64_t flood_errors;            /* kernel datapath: flood lists it could not take */
 };
 
 struct vxd_evpn {
@@ -70,14 +73,61 @@ struct vxd_evpn {
 	uint8_t buf[EVPN_RX_BUF];
 };
 
-static struct evpn_vni *evpn_of_port(const struct vxd *vxd, uint16_t id)
+static struct evpn_vni *evpn_of_port(const struct vxd *vxd, const char *name)
 {
 	if (!vxd->evpn)
 		return NULL;
 	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++)
-		if (vxd->evpn->vnis[i].used && vxd->evpn->vnis[i].port_id == id)
+		if (vxd->evpn->vnis[i].used && !strcmp(vxd->evpn->vnis[i].port, name))
 			return &vxd->evpn->vnis[i];
 	return NULL;
+}
+
+/* ---- the datapath's FDB and flood lists ---------------------------------------
+ * With the kernel datapath (vxd->kdp) every vxlan port is its, and so are
+ * the FDB entries and flood lists EVPN fills (control/kdp_ports.h, "BGP
+ * EVPN"); otherwise they are the userspace datapath's FDB (switch/fdb.h)
+ * and VNI table.  Both speak switch/fdb.h's types. */
+
+static bool ev_lookup(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6], struct fdb_dst *cur)
+{
+	if (vxd->kdp)
+		return kdp_ctl_fdb_lookup(vxd->kdp, v->vni, mac, cur);
+	return fdb_lookup(vxd->fdb, v->vni, mac, vxd_clock(vxd), cur);
+}
+
+static int ev_add(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6], const uint8_t vtep[4])
+{
+	if (vxd->kdp)
+		return kdp_ctl_evpn_mac_add(vxd->kdp, v->vni, mac, vtep);
+	struct fdb_dst d = fdb_dst_vtep4(v->port_id, vtep);
+	return fdb_add_evpn(vxd->fdb, v->vni, mac, &d, vxd_clock(vxd));
+}
+
+static int ev_del(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6])
+{
+	if (vxd->kdp)
+		return kdp_ctl_evpn_mac_del(vxd->kdp, v->vni, mac);
+	return fdb_del_evpn(vxd->fdb, v->vni, mac);
+}
+
+static void ev_walk(const struct vxd *vxd, uint32_t vni, fdb_dump_cb *cb, void *ctx)
+{
+	if (vxd->kdp)
+		kdp_ctl_fdb_walk(vxd->kdp, vni, cb, ctx);
+	else
+		fdb_dump(vxd->fdb, vni, vxd_clock(vxd), cb, ctx);
+}
+
+/* The port is still there (its removal clears the slot; this guards the
+ * events of the moment in between). */
+static bool ev_port_live(const struct vxd *vxd, const struct evpn_vni *v)
+{
+	if (vxd->kdp) {
+		uint16_t id;
+		return kdp_ctl_port_id(vxd->kdp, v->port, &id) == 0;
+	}
+	return vxd->ports[v->port_id] != NULL;
 }
 
 static enum evpn_dev_role evpn_lookup(void *aux, int ifindex, uint32_t *vni)
@@ -133,10 +183,28 @@ static int vtep_find(uint8_t (*list)[4], unsigned n, const uint8_t vtep[4])
 
 /* Publishes the VNI table with every EVPN port's flood VTEPs as they are
  * now (the port's static remotes stay whatever EVPN says). */
+static void evpn_publish_kernel(struct vxd *vxd)
+{
+	struct vxd_evpn *ev = vxd->evpn;
+	for (unsigned k = 0; k < VXD_EVPN_MAX_VNIS; k++) {
+		struct evpn_vni *v = &ev->vnis[k];
+		if (!v->used)
+			continue;
+		int err = kdp_ctl_evpn_vteps(vxd->kdp, v->port, (const uint8_t(*)[4])v->vteps, v->n_vteps);
+		if (err < 0 && err != -ENOENT && !v->flood_errors++)
+			VLOG_WARN("evpn", "VNI %u: the kernel datapath's flood list keeps its VTEPs before this change "
+				  "(%u from EVPN: %s)", v->vni, v->n_vteps, strerror(-err));
+	}
+}
+
 static void evpn_publish(struct vxd *vxd)
 {
 	struct vxd_evpn *ev = vxd->evpn;
 	ev->vnis_dirty = false;
+	if (vxd->kdp) {
+		evpn_publish_kernel(vxd);
+		return;
+	}
 	struct vni_table *t;
 	if (vni_table_clone(vxd_view(vxd)->vnis, &t) < 0) {
 		VLOG_ERR("evpn", "cannot copy the VNI table: flood sets not updated");
@@ -236,13 +304,11 @@ static void evpn_moved(struct vxd *vxd, struct evpn_vni *v, const uint8_t mac[6]
 static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct evpn_neigh *n)
 {
 	struct fdb_dst d = fdb_dst_vtep4(v->port_id, n->vtep);
-	uint64_t now = vxd_clock(vxd);
 	if (n->deleted) {
 		/* Only if it still points there: a move's add may have come
 		 * first. */
 		struct fdb_dst cur;
-		if (fdb_lookup(vxd->fdb, v->vni, n->mac, now, &cur) && fdb_dst_equal(&cur, &d) &&
-		    fdb_del_evpn(vxd->fdb, v->vni, n->mac) == 0)
+		if (ev_lookup(vxd, v, n->mac, &cur) && fdb_dst_equal(&cur, &d) && ev_del(vxd, v, n->mac) == 0)
 			v->remote_dels++;
 		return;
 	}
@@ -262,10 +328,10 @@ static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct ev
 	 * it): the local entry stands.  A live event is zebra moving the MAC
 	 * away (a higher sequence elsewhere), and wins. */
 	struct fdb_dst cur;
-	if (vxd->evpn->resyncing && fdb_lookup(vxd->fdb, v->vni, n->mac, now, &cur) && cur.type == FDB_DST_PORT)
+	bool had = ev_lookup(vxd, v, n->mac, &cur);
+	if (vxd->evpn->resyncing && had && cur.type == FDB_DST_PORT)
 		return;
-	bool had = fdb_lookup(vxd->fdb, v->vni, n->mac, now, &cur);
-	int err = fdb_add_evpn(vxd->fdb, v->vni, n->mac, &d, now);
+	int err = ev_add(vxd, v, n->mac, n->vtep);
 	if (err == 0 && had && !vxd->evpn->resyncing && !fdb_dst_equal(&cur, &d))
 		evpn_moved(vxd, v, n->mac, n->vtep);
 	if (err == 0)
@@ -290,7 +356,7 @@ static void evpn_event(void *aux, const struct evpn_neigh *n)
 		return;
 	}
 	struct evpn_vni *v = evpn_of_vni(ev, n->vni);
-	if (!v || !vxd->ports[v->port_id])
+	if (!v || !ev_port_live(vxd, v))
 		return;
 	if (n->kind == EVPN_NEIGH_FLOOD)
 		evpn_flood(ev, v, n);
@@ -362,10 +428,9 @@ static void evpn_resync(struct vxd *vxd)
 		}
 		mac_sort(v->seen_macs, v->n_seen_macs);
 		struct evpn_stale s = { 0 };
-		fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_collect_stale, &s);
+		ev_walk(vxd, v->vni, evpn_collect_stale, &s);
 		for (unsigned i = 0; i < s.n; i++)
-			if (!mac_in(v->seen_macs, v->n_seen_macs, s.macs[i].mac) &&
-			    fdb_del_evpn(vxd->fdb, v->vni, s.macs[i].mac) == 0)
+			if (!mac_in(v->seen_macs, v->n_seen_macs, s.macs[i].mac) && ev_del(vxd, v, s.macs[i].mac) == 0)
 				v->remote_dels++;
 		free(s.macs);
 	}
@@ -482,9 +547,8 @@ static int evpn_open(struct vxd *vxd)
 	return 0;
 }
 
-int vxd_evpn_port_added(struct vxd *vxd, uint16_t id, struct ctl_err *err)
+static int evpn_port_added(struct vxd *vxd, const struct ctl_port_add *pa, uint16_t id, struct ctl_err *err)
 {
-	const struct ctl_port_add *pa = &vxd->port_cfg[id];
 	if (!vxd->evpn) {
 		int ret = evpn_open(vxd);
 		if (ret < 0)
@@ -510,14 +574,28 @@ int vxd_evpn_port_added(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 	v->used = true;
 	v->vni = pa->vni;
 	v->port_id = id;
+	snprintf(v->port, sizeof(v->port), "%s", pa->name);
 	VLOG_INFO("evpn", "VNI %u: shadow %s + %s + %s for zebra", v->vni, v->sh.br, v->sh.vx, v->sh.port);
 	evpn_resync(vxd);
 	return 0;
 }
 
-void vxd_evpn_port_removed(struct vxd *vxd, uint16_t id)
+int vxd_evpn_port_added(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 {
-	struct evpn_vni *v = evpn_of_port(vxd, id);
+	return evpn_port_added(vxd, &vxd->port_cfg[id], id, err);
+}
+
+int vxd_evpn_kport_added(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_err *err)
+{
+	uint16_t id;
+	if (kdp_ctl_port_id(vxd->kdp, pa->name, &id) < 0)
+		return vxd_refuse(err, -ENOENT, "port %s: evpn: not a kernel datapath port", pa->name);
+	return evpn_port_added(vxd, pa, id, err);
+}
+
+void vxd_evpn_port_removed(struct vxd *vxd, const char *name)
+{
+	struct evpn_vni *v = evpn_of_port(vxd, name);
 	if (!v)
 		return;
 	v->n_vteps = 0;
@@ -569,9 +647,9 @@ void vxd_evpn_input(struct vxd *vxd, uint32_t src)
 		return;
 	a->ev = ev;
 	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++)
-		if (ev->vnis[i].used && vxd->ports[ev->vnis[i].port_id])
+		if (ev->vnis[i].used && ev_port_live(vxd, &ev->vnis[i]))
 			a->per[i].macs = malloc(VXD_EVPN_MAX_LOCAL * sizeof(struct evpn_mac));
-	fdb_dump(vxd->fdb, FDB_VNI_ANY, vxd_clock(vxd), evpn_collect_local, a);
+	ev_walk(vxd, FDB_VNI_ANY, evpn_collect_local, a);
 	for (unsigned i = 0; i < VXD_EVPN_MAX_VNIS; i++)
 		if (a->per[i].macs)
 			evpn_sync_local(vxd, &ev->vnis[i], a->per[i]);
@@ -599,9 +677,9 @@ void vxd_evpn_close(struct vxd *vxd)
 
 /* ---- show ------------------------------------------------------------------------ */
 
-void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, uint16_t id)
+void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, const char *name)
 {
-	const struct evpn_vni *v = evpn_of_port(vxd, id);
+	const struct evpn_vni *v = evpn_of_port(vxd, name);
 	if (!v)
 		return;
 	ctl_print_open_object(p, "evpn");
@@ -625,6 +703,7 @@ void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, uint16_t id
 	ctl_print_uint(p, CTL_PRINT_JSON, "local_adds", "%" PRIu64, v->local_adds);
 	ctl_print_uint(p, CTL_PRINT_JSON, "local_dels", "%" PRIu64, v->local_dels);
 	ctl_print_uint(p, CTL_PRINT_JSON, "netlink_errors", "%" PRIu64, v->nl_errors);
+	ctl_print_uint(p, CTL_PRINT_JSON, "flood_list_refused", "%" PRIu64, v->flood_errors);
 	ctl_print_uint(p, CTL_PRINT_JSON, "resyncs", "%" PRIu64, vxd->evpn->resyncs);
 	ctl_print_uint(p, CTL_PRINT_JSON, "enobufs", "%" PRIu64, vxd->evpn->enobufs);
 	ctl_print_open_object(p, "ignored");
@@ -634,9 +713,9 @@ void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, uint16_t id
 	ctl_print_close_object(p);
 }
 
-int vxd_evpn_n_vteps(const struct vxd *vxd, uint16_t id)
+int vxd_evpn_n_vteps(const struct vxd *vxd, const char *name)
 {
-	const struct evpn_vni *v = evpn_of_port(vxd, id);
+	const struct evpn_vni *v = evpn_of_port(vxd, name);
 	return v ? (int)v->n_vteps : -1;
 }
 
@@ -691,10 +770,10 @@ static int evpn_diag_entry(const struct fdb_entry_info *e, void *ctx)
 	return 0;
 }
 
-bool vxd_evpn_diag(const struct vxd *vxd, uint16_t id, struct vxd_evpn_diag *out)
+bool vxd_evpn_diag(const struct vxd *vxd, const char *name, struct vxd_evpn_diag *out)
 {
 	memset(out, 0, sizeof(*out));
-	const struct evpn_vni *v = evpn_of_port(vxd, id);
+	const struct evpn_vni *v = evpn_of_port(vxd, name);
 	if (!v)
 		return false;
 	out->zebra = evpn_zebra_here();
@@ -718,6 +797,6 @@ bool vxd_evpn_diag(const struct vxd *vxd, uint16_t id, struct vxd_evpn_diag *out
 		inet_ntop(AF_INET, worst->vtep, out->flap_vtep, sizeof(out->flap_vtep));
 	}
 	struct evpn_diag_walk w = { .v = v, .out = out };
-	fdb_dump(vxd->fdb, v->vni, vxd_clock(vxd), evpn_diag_entry, &w);
+	ev_walk(vxd, v->vni, evpn_diag_entry, &w);
 	return true;
 }

@@ -32,6 +32,11 @@
  * The life-cycle calls vxd.c makes (reap, input, close) are declared in
  * vxd_internal.h, so that vxd.c need not include this header.
  *
+ * Datapaths: the same on both.  With the kernel datapath the FDB is its
+ * map and the flood set its VNI's flood list (control/kdp_ports.h, "BGP
+ * EVPN"), and local MACs are what its programs learned behind local ports
+ * (veths, links, and the taps' slow-path link alike).
+ *
  * Threads: the control thread only.  The FDB and VNI table changes go
  * through their own contracts (switch/fdb.h, vxd_publish). */
 #ifndef VX_CONTROL_EVPN_H
@@ -53,19 +58,23 @@ enum {
 
 /* Port `id` (a vxlan port whose port_cfg has `evpn`) was just added:
  * creates its shadow devices and mirrors what zebra has.  Refused (the
- * caller removes the port again) when the devices cannot be made. */
+ * caller removes the port again) when the devices cannot be made.
+ * kport: the same for a port of the kernel datapath (control/kdp_ports.h),
+ * whose FDB map and flood lists then take what zebra has. */
 int vxd_evpn_port_added(struct vxd *vxd, uint16_t id, struct ctl_err *err);
+int vxd_evpn_kport_added(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_err *err);
 
-/* Before port `id` goes: its EVPN VTEPs leave the VNI table (published),
- * its shadow devices are deleted.  Nothing for a port without evpn. */
-void vxd_evpn_port_removed(struct vxd *vxd, uint16_t id);
+/* Port `name` goes (userspace: before; kernel: after, its FDB entries
+ * went with it): its EVPN VTEPs leave the flood lists, its shadow devices
+ * are deleted.  Nothing for a port without evpn. */
+void vxd_evpn_port_removed(struct vxd *vxd, const char *name);
 
 /* `port show`: the port's EVPN state (nothing for a port without evpn). */
-void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, uint16_t id);
+void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, const char *name);
 
-/* For diagnose and tests: how many EVPN flood VTEPs port `id` has, or -1
- * when it is not an EVPN port. */
-int vxd_evpn_n_vteps(const struct vxd *vxd, uint16_t id);
+/* For diagnose and tests: how many EVPN flood VTEPs port `name` has, or
+ * -1 when it is not an EVPN port. */
+int vxd_evpn_n_vteps(const struct vxd *vxd, const char *name);
 
 /* What diagnose judges of an EVPN port (report/diag_evpn.c). */
 struct vxd_evpn_diag {
@@ -80,7 +89,7 @@ struct vxd_evpn_diag {
 	uint32_t flap_moves;
 	char flap_vtep[48];        /* the remote VTEP it last moved to or from */
 };
-/* false when port `id` is not an EVPN port. */
-bool vxd_evpn_diag(const struct vxd *vxd, uint16_t id, struct vxd_evpn_diag *out);
+/* false when port `name` is not an EVPN port. */
+bool vxd_evpn_diag(const struct vxd *vxd, const char *name, struct vxd_evpn_diag *out);
 
 #endif

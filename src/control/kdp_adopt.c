@@ -129,6 +129,10 @@ static void kc_recount_one(void *aux, const struct vxdp_fdb_key *key, const stru
 		kc->n_static++;
 		return;
 	}
+	if (v->flags & VXDP_FDB_EVPN) {
+		kc->n_evpn++;
+		return;
+	}
 	if (p)
 		p->n_macs++;
 	struct kc_vni *cv = kc_vni(kc, key->vni, true);
@@ -163,7 +167,7 @@ void kdp_ctl_adopt_done(struct kdp_ctl *kc)
 			kc->vnis[i].n_macs = 0;
 		for (unsigned i = 0; i < KC_MAX_PORTS; i++)
 			kc->ports[i].n_macs = 0;
-		kc->n_static = 0;
+		kc->n_static = kc->n_evpn = 0;
 		r->kc = kc;
 		do { /* entries that go, 256 a pass; then count what stays */
 			r->n = 0;
@@ -175,7 +179,7 @@ void kdp_ctl_adopt_done(struct kdp_ctl *kc)
 					kc->vnis[i].n_macs = 0;
 				for (unsigned i = 0; i < KC_MAX_PORTS; i++)
 					kc->ports[i].n_macs = 0;
-				kc->n_static = 0;
+				kc->n_static = kc->n_evpn = 0;
 			}
 		} while (r->n);
 	}

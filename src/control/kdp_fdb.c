@@ -10,6 +10,7 @@
 
 #include "control/kdp_ports_internal.h"
 #include "control/kdp_rules.h"
+#include "switch/fdb.h"
 #include "util/vlog.h"
 
 void kc_forget(struct kdp_ctl *kc, uint32_t vni, const struct vxdp_fdb_val *v)
@@ -17,6 +18,11 @@ void kc_forget(struct kdp_ctl *kc, uint32_t vni, const struct vxdp_fdb_val *v)
 	if (v->flags & VXDP_FDB_STATIC) {
 		if (kc->n_static)
 			kc->n_static--;
+		return;
+	}
+	if (v->flags & VXDP_FDB_EVPN) {
+		if (kc->n_evpn)
+			kc->n_evpn--;
 		return;
 	}
 	struct kc_port *p = (v->flags & VXDP_FDB_REMOTE) ? NULL : kc_by_ifindex(kc, v->ifindex);
@@ -48,7 +54,11 @@ static void kc_learn(void *aux, const struct vxdp_upcall *u)
 	}
 	struct vxdp_fdb_val old;
 	bool had = kdp_fdb_get(kc->k, u->vni, u->mac, &old) == 0;
-	if (had && (old.flags & VXDP_FDB_STATIC))
+	/* An operator's entry never moves; EVPN's moves to a local port only
+	 * (RFC 7432 mobility: evpn.c advertises it from here), as the
+	 * userspace FDB does (switch/fdb.c). */
+	if (had && ((old.flags & VXDP_FDB_STATIC) ||
+		    ((old.flags & VXDP_FDB_EVPN) && u->kind == VXDP_UPCALL_LEARN_REMOTE)))
 		goto refused;
 	struct kc_vni *cv = kc_vni(kc, u->vni, true);
 	if (!had && (!cv || (kc->fdb_max && cv->n_macs >= kc->fdb_max)))
@@ -83,8 +93,8 @@ struct kc_sweep {
 static void kc_sweep_one(void *aux, const struct vxdp_fdb_key *key, const struct vxdp_fdb_val *v)
 {
 	struct kc_sweep *s = aux;
-	/* Static entries never age nor flush; they go with their port. */
-	if (s->n == 256 || ((v->flags & VXDP_FDB_STATIC) && !s->ifindex && !s->vxlan))
+	/* Static and EVPN entries never age nor flush; they go with their port. */
+	if (s->n == 256 || ((v->flags & (VXDP_FDB_STATIC | VXDP_FDB_EVPN)) && !s->ifindex && !s->vxlan))
 		return;
 	bool go;
 	if (s->ifindex)
@@ -251,11 +261,12 @@ static void kc_fdb_print_one(void *aux, const struct vxdp_fdb_key *key, const st
 	ctl_print_string(fp->out, CTL_PRINT_ANY, "port", " port %s", p ? p->cfg.name : "?");
 	if (v->flags & VXDP_FDB_REMOTE)
 		kc_print_remote(fp->out, "remote", " remote %s", v->flags, v->remote);
-	bool is_static = v->flags & VXDP_FDB_STATIC;
-	ctl_print_bool(fp->out, CTL_PRINT_JSON, "static", "%s", is_static);
-	ctl_print_string(fp->out, CTL_PRINT_JSON, "source", "%s", is_static ? "static" : "learned");
-	if (is_static)
-		ctl_print_text(fp->out, " %s", "static");
+	bool is_static = v->flags & VXDP_FDB_STATIC, evpn = v->flags & VXDP_FDB_EVPN;
+	const char *source = is_static ? "static" : evpn ? "evpn" : "learned";
+	ctl_print_bool(fp->out, CTL_PRINT_JSON, "static", "%s", is_static || evpn);
+	ctl_print_string(fp->out, CTL_PRINT_JSON, "source", "%s", source);
+	if (is_static || evpn)
+		ctl_print_text(fp->out, " %s", source);
 	uint64_t age = fp->now > v->last_used_ns ? fp->now - v->last_used_ns : 0;
 	ctl_print_uint(fp->out, CTL_PRINT_ANY, "age_s", " age %" PRIu64 "s", age / 1000000000ull);
 	ctl_print_string(fp->out, CTL_PRINT_ANY, "datapath", " datapath %s", "kernel");
@@ -269,3 +280,102 @@ void kdp_ctl_fdb_show(struct kdp_ctl *kc, uint32_t vni, struct ctl_print *out)
 	kdp_fdb_dump(kc->k, kc_fdb_print_one, &fp);
 }
 
+
+/* ---- BGP EVPN's entries (kdp_ports.h) -------------------------------------- */
+
+int kdp_ctl_evpn_mac_add(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6], const uint8_t vtep[4])
+{
+	bool vxlan = false;
+	for (unsigned i = 0; i < KC_MAX_PORTS && !vxlan; i++)
+		vxlan = kc->ports[i].used && kc->ports[i].cfg.type == CTL_PORT_VXLAN && kc->ports[i].cfg.vni == vni;
+	if (!vxlan)
+		return -ENOENT;
+	struct vxdp_fdb_val v = { .flags = VXDP_FDB_REMOTE | VXDP_FDB_EVPN, .last_used_ns = kdp_now_ns() }, old;
+	memcpy(v.remote, vtep, 4);
+	bool had = kdp_fdb_get(kc->k, vni, mac, &old) == 0;
+	if (had && (old.flags & VXDP_FDB_STATIC))
+		return -EEXIST;
+	if (had && (old.flags & VXDP_FDB_EVPN) && !memcmp(old.remote, v.remote, 16))
+		return 0;
+	if (!(had && (old.flags & VXDP_FDB_EVPN)) && kc->n_evpn >= KC_MAX_EVPN)
+		return -ENOSPC;
+	int err = kdp_fdb_add(kc->k, vni, mac, &v);
+	if (err < 0)
+		return err;
+	if (had)
+		kc_forget(kc, vni, &old);
+	kc->n_evpn++;
+	return 0;
+}
+
+int kdp_ctl_evpn_mac_del(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6])
+{
+	struct vxdp_fdb_val old;
+	if (kdp_fdb_get(kc->k, vni, mac, &old) < 0 || !(old.flags & VXDP_FDB_EVPN))
+		return -ENOENT;
+	int err = kdp_fdb_del(kc->k, vni, mac);
+	if (err == 0)
+		kc_forget(kc, vni, &old);
+	return err;
+}
+
+/* The kernel entry as switch/fdb.h describes one. */
+static void kc_entry_info(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6], const struct vxdp_fdb_val *v,
+			  uint64_t now, struct fdb_entry_info *e)
+{
+	*e = (struct fdb_entry_info){
+		.vni = vni,
+		.is_static = v->flags & (VXDP_FDB_STATIC | VXDP_FDB_EVPN),
+		.evpn = v->flags & VXDP_FDB_EVPN,
+		.age_ns = now > v->last_used_ns ? now - v->last_used_ns : 0,
+	};
+	memcpy(e->mac, mac, 6);
+	if (v->flags & VXDP_FDB_REMOTE) {
+		const struct kc_port *p = kc_vtep(kc, vni, v->flags, v->remote);
+		e->dst.type = FDB_DST_VTEP;
+		e->dst.family = (v->flags & VXDP_FDB_V6) ? 6 : 4;
+		e->dst.port = p ? kc_id(kc, p) : 0;
+		memcpy(e->dst.addr, v->remote, e->dst.family == 6 ? 16 : 4);
+	} else {
+		const struct kc_port *p = kc_by_ifindex(kc, v->ifindex);
+		e->dst.type = FDB_DST_PORT;
+		e->dst.port = p ? kc_id(kc, p) : 0;
+	}
+}
+
+bool kdp_ctl_fdb_lookup(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6], struct fdb_dst *out)
+{
+	struct vxdp_fdb_val v;
+	if (kdp_fdb_get(kc->k, vni, mac, &v) < 0)
+		return false;
+	struct fdb_entry_info e;
+	kc_entry_info(kc, vni, mac, &v, kdp_now_ns(), &e);
+	*out = e.dst;
+	return true;
+}
+
+struct kc_walk {
+	struct kdp_ctl *kc;
+	uint32_t vni;
+	uint64_t now;
+	int (*cb)(const struct fdb_entry_info *e, void *ctx);
+	void *ctx;
+};
+
+static void kc_walk_one(void *aux, const struct vxdp_fdb_key *key, const struct vxdp_fdb_val *v)
+{
+	struct kc_walk *w = aux;
+	if (w->vni != UINT32_MAX && key->vni != w->vni)
+		return;
+	struct fdb_entry_info e;
+	kc_entry_info(w->kc, key->vni, key->mac, v, w->now, &e);
+	w->cb(&e, w->ctx);
+}
+
+int kdp_ctl_fdb_walk(struct kdp_ctl *kc, uint32_t vni, int (*cb)(const struct fdb_entry_info *e, void *ctx),
+		     void *ctx)
+{
+	struct kc_walk w = { .kc = kc, .vni = vni, .now = kdp_now_ns(), .cb = cb, .ctx = ctx };
+	int n = kdp_fdb_dump(kc->k, kc_walk_one, &w);
+	return n < 0 ? n : 0;
+}

@@ -121,6 +121,9 @@ struct kc_port *kc_vtep(struct kdp_ctl *kc, uint32_t vni, uint32_t flags, const 
 		for (unsigned r = 0; r < p->cfg.n_remotes; r++)
 			if (p->cfg.remotes[r].family == fam && !memcmp(p->cfg.remotes[r].bytes, addr, len))
 				return p;
+		for (unsigned r = 0; r < p->n_evpn_vteps; r++)
+			if (p->evpn_vteps[r].family == fam && !memcmp(p->evpn_vteps[r].bytes, addr, len))
+				return p;
 	}
 	return NULL;
 }
@@ -159,7 +162,7 @@ static uint16_t kc_vni_flags(const struct kdp_ctl *kc, uint32_t vni)
 }
 
 /* The VNI's flood list: its local ports, then every remote of its vxlan
- * ports (once each); no port left: the VNI goes. */
+ * ports, configured or from EVPN (once each); no port left: the VNI goes. */
 static int kc_vni_rebuild(struct kdp_ctl *kc, uint32_t vni)
 {
 	struct vxdp_flood_ent fl[VXDP_FLOOD_MAX];
@@ -179,8 +182,9 @@ static int kc_vni_rebuild(struct kdp_ctl *kc, uint32_t vni)
 			};
 			continue;
 		}
-		for (unsigned r = 0; r < p->cfg.n_remotes; r++) {
-			const struct ctl_ip *ip = &p->cfg.remotes[r];
+		for (unsigned r = 0; r < p->cfg.n_remotes + p->n_evpn_vteps; r++) {
+			const struct ctl_ip *ip = r < p->cfg.n_remotes ? &p->cfg.remotes[r]
+								       : &p->evpn_vteps[r - p->cfg.n_remotes];
 			struct vxdp_flood_ent e = { .flags = VXDP_FDB_REMOTE | (ip->family == AF_INET6 ? VXDP_FDB_V6 : 0) };
 			memcpy(e.remote, ip->bytes, ip->family == AF_INET6 ? 16 : 4);
 			bool dup = false;
@@ -268,10 +272,6 @@ static int kc_check_vxlan(const struct kdp_ctl *kc, const struct ctl_port_add *p
 			return kc_refuse(err, -EOPNOTSUPP, "port %s: udpcsum and df differ from port %s of vni %u: the "
 				      "kernel datapath applies them per VNI", pa->name, p->cfg.name, pa->vni);
 	}
-	if (pa->given & CTL_PK_EVPN)
-		return kc_refuse(err, -EOPNOTSUPP,
-			      "port %s: evpn: remote MACs and VTEPs from EVPN reach only the userspace datapath's "
-			      "FDB so far; use --datapath user", pa->name);
 	return 0;
 }
 
@@ -388,6 +388,27 @@ bool kdp_ctl_is_internal(struct kdp_ctl *kc, const char *name)
 	return p && p->internal;
 }
 
+/* ---- EVPN's flood VTEPs ---------------------------------------------------- */
+
+int kdp_ctl_evpn_vteps(struct kdp_ctl *kc, const char *port, const uint8_t (*vteps)[4], unsigned n)
+{
+	struct kc_port *p = kc_by_name(kc, port);
+	if (!p || p->cfg.type != CTL_PORT_VXLAN)
+		return -ENOENT;
+	if (n > VXDP_FLOOD_MAX)
+		return -E2BIG;
+	struct kc_port was = *p;
+	p->n_evpn_vteps = n;
+	for (unsigned i = 0; i < n; i++) {
+		p->evpn_vteps[i] = (struct ctl_ip){ .family = AF_INET };
+		memcpy(p->evpn_vteps[i].bytes, vteps[i], 4);
+	}
+	int err = kc_vni_rebuild(kc, p->cfg.vni);
+	if (err < 0) /* the flood list in the map is the one before: so is ours */
+		*p = was;
+	return err;
+}
+
 /* ---- what the operator sees ------------------------------------------------ */
 
 void kc_print_remote(struct ctl_print *out, const char *key, const char *fmt, uint32_t flags,
@@ -398,7 +419,7 @@ void kc_print_remote(struct ctl_print *out, const char *key, const char *fmt, ui
 	ctl_print_ip(out, CTL_PRINT_ANY, key, fmt, &ip);
 }
 
-void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out)
+void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out, kdp_ctl_port_extra_fn *extra, void *aux)
 {
 	const char *att = kdp_attach_kind(kc->k) == KDP_ATTACH_CLS_BPF ? "cls_bpf" : "tcx";
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
@@ -434,6 +455,8 @@ void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out)
 			ctl_print_uint(out, CTL_PRINT_ANY, "dstport", " dstport %" PRIu64, kc->dstport);
 			bool rules = kc->t && flower_table_port_has_rules(kc->t, kc_id(kc, p));
 			ctl_print_string(out, CTL_PRINT_ANY, "rules", " rules %s", rules ? "kernel-cache" : "none");
+			if (extra)
+				extra(out, p->cfg.name, aux);
 		}
 		ctl_print_nl(out);
 		ctl_print_close_object(out);

@@ -97,9 +97,36 @@ bool kdp_ctl_is_internal(struct kdp_ctl *kc, const char *name);
 
 /* Appends the kernel ports' lines to an open `port show` array, the
  * kernel FDB's entries to an open `fdb show` array (vni: one VNI, or
- * UINT32_MAX for all). */
-void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out);
+ * UINT32_MAX for all).  extra (may be NULL) adds the caller's own fields
+ * to each vxlan port's open object (EVPN's state). */
+typedef void kdp_ctl_port_extra_fn(struct ctl_print *out, const char *port, void *aux);
+void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out, kdp_ctl_port_extra_fn *extra, void *aux);
 void kdp_ctl_fdb_show(struct kdp_ctl *kc, uint32_t vni, struct ctl_print *out);
+
+/* ---- BGP EVPN on the kernel datapath (control/evpn.c) --------------------
+ * What evpn.c does with the userspace datapath's FDB and VNI table, here
+ * on the kernel's FDB map and flood lists.  An EVPN entry (VXDP_FDB_EVPN)
+ * is a remote MAC behind an IPv4 VTEP: never aged nor flushed, not moved
+ * by what a remote sends, moved by a local port's frame (mobility: the
+ * local entry replaces it, and evpn.c advertises it); at most KC_MAX_EVPN
+ * of them (-ENOSPC beyond), counted apart from the learning caps. */
+struct fdb_dst;
+struct fdb_entry_info;
+/* 0; -EEXIST when an operator's static entry holds the MAC (it stays);
+ * -ENOSPC when full; -ENOENT without a vxlan port of that VNI. */
+int kdp_ctl_evpn_mac_add(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6], const uint8_t vtep[4]);
+/* Removes an EVPN entry (-ENOENT: none, or the MAC is not EVPN's now). */
+int kdp_ctl_evpn_mac_del(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6]);
+/* The kernel FDB seen as switch/fdb.h's types: dst.port is the port's
+ * flower port id (kdp_ctl_port_id).  walk: every entry of vni (UINT32_MAX:
+ * all), the callback's return value is ignored. */
+bool kdp_ctl_fdb_lookup(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6], struct fdb_dst *out);
+int kdp_ctl_fdb_walk(struct kdp_ctl *kc, uint32_t vni, int (*cb)(const struct fdb_entry_info *e, void *ctx),
+		     void *ctx);
+/* The EVPN flood VTEPs of vxlan port `port` (IPv4), replacing the ones
+ * before; the VNI's flood list and accepted senders follow.  -E2BIG past
+ * VXDP_FLOOD_MAX targets (the list before stays), -ENOENT: no such port. */
+int kdp_ctl_evpn_vteps(struct kdp_ctl *kc, const char *port, const uint8_t (*vteps)[4], unsigned n);
 
 /* ---- for capture, stats and diagnose of kernel ports (kdp_capture.c,
  * kdp_diag.c) ---- */

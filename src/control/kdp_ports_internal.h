@@ -18,6 +18,7 @@ enum {
 	KC_MAX_VNIS = 256,
 	KC_FDB_MAX_DEFAULT = 8192, /* = FDB_DEFAULT_MAX_LEARNED, the userspace datapath's */
 	KC_MAX_STATIC = 1024,      /* = FDB_DEFAULT_MAX_STATIC */
+	KC_MAX_EVPN = 16384,       /* remote MACs from EVPN, all VNIs (a quarter of the map) */
 };
 
 struct kc_port {
@@ -29,6 +30,10 @@ struct kc_port {
 	uint32_t ifindex;        /* 0: a vxlan port (no device of its own) */
 	uint32_t flags;          /* VXDP_PORT_VETH */
 	uint32_t n_macs;         /* learned behind it */
+	/* A vxlan port with `evpn`: the flood VTEPs zebra installed
+	 * (kdp_ctl_evpn_vteps), beside the configured remotes. */
+	struct ctl_ip evpn_vteps[VXDP_FLOOD_MAX];
+	unsigned n_evpn_vteps;
 };
 
 struct kc_vni {
@@ -57,6 +62,7 @@ struct kdp_ctl {
 	uint32_t fdb_max;
 	uint64_t learned, learn_refused, aged;
 	uint32_t n_static;       /* `fdb add` entries (not under the learning caps) */
+	uint32_t n_evpn;         /* remote MACs from EVPN (their own cap, KC_MAX_EVPN) */
 	struct kdp_rules_ctl *kr;    /* flower rules (kdp_rules.h); NULL: no rules path (kr_why says why) */
 	char kr_why[160];
 	const struct flower_table *t; /* the published rules */
@@ -67,7 +73,8 @@ int kc_refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__(
 
 struct kc_port *kc_by_name(struct kdp_ctl *kc, const char *name);
 struct kc_port *kc_by_ifindex(struct kdp_ctl *kc, uint32_t ifindex);
-/* The vxlan port of `vni` naming remote `addr` (family by VXDP_FDB_V6). */
+/* The vxlan port of `vni` naming remote `addr` (family by VXDP_FDB_V6),
+ * configured or from EVPN. */
 struct kc_port *kc_vtep(struct kdp_ctl *kc, uint32_t vni, uint32_t flags, const uint8_t *addr);
 struct kc_vni *kc_vni(struct kdp_ctl *kc, uint32_t vni, bool make);
 void kc_print_remote(struct ctl_print *out, const char *key, const char *fmt, uint32_t flags,

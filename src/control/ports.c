@@ -154,7 +154,7 @@ int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 	struct port *port = vxd->ports[id];
 	if (!port)
 		return vxd_refuse(err, -ENOENT, "port id %u: no such port", id);
-	vxd_evpn_port_removed(vxd, id);
+	vxd_evpn_port_removed(vxd, vxd->port_cfg[id].name);
 	struct vni_table *vnis;
 	int ret = vxd_vnis_with(vxd, port, false, &vnis);
 	if (ret < 0)

@@ -20,6 +20,55 @@
 #include "port/tap.h"
 #include "port/vxlan.h"
 
+/* An EVPN port's state as diag_evpn.c judges it (nothing for a port
+ * without evpn), on either datapath. */
+static void vxd_diag_port_evpn(const struct vxd *vxd, const char *name, struct diag_port *dp)
+{
+	struct vxd_evpn_diag ed;
+	if (!vxd_evpn_diag(vxd, name, &ed))
+		return;
+	dp->evpn = true;
+	dp->evpn_zebra = ed.zebra;
+	dp->evpn_vteps = ed.vteps;
+	dp->evpn_macs_no_flood = ed.macs_no_flood;
+	snprintf(dp->evpn_no_flood_vtep, sizeof(dp->evpn_no_flood_vtep), "%s", ed.no_flood_vtep);
+	dp->evpn_fault = ed.fault ? evpn_shadow_fault_name(ed.fault) : NULL;
+	snprintf(dp->evpn_shadow_vx, sizeof(dp->evpn_shadow_vx), "%s", ed.shadow_vx);
+	snprintf(dp->evpn_shadow_br, sizeof(dp->evpn_shadow_br), "%s", ed.shadow_br);
+	dp->evpn_macs_flapping = ed.macs_flapping;
+	dp->evpn_flap_moves = ed.flap_moves;
+	const uint8_t *m = ed.flap_mac;
+	snprintf(dp->evpn_flap_mac, sizeof(dp->evpn_flap_mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
+		 m[3], m[4], m[5]);
+	snprintf(dp->evpn_flap_vtep, sizeof(dp->evpn_flap_vtep), "%s", ed.flap_vtep);
+}
+
+/* The kernel datapath's EVPN ports, judged by the same rules as the
+ * userspace datapath's (diag_evpn.c). */
+static void vxd_diag_kernel_evpn(const struct vxd *vxd, const struct diag_input *in, struct diag_report *r)
+{
+	struct diag_input *ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return;
+	ev->only = in->only;
+	unsigned n = 1; /* slot 0 is no port's (port ids start at 1) */
+	struct kdp_ctl_port_info pi;
+	for (unsigned i = 0; i < kdp_ctl_port_slots() && n < VXD_MAX_PORTS; i++) {
+		if (!kdp_ctl_port_at(vxd->kdp, i, &pi) || pi.cfg->type != CTL_PORT_VXLAN)
+			continue;
+		struct diag_port *dp = &ev->ports[n];
+		dp->kind = DIAG_PORT_VXLAN;
+		snprintf(dp->name, sizeof(dp->name), "%s", pi.cfg->name);
+		dp->vni = pi.cfg->vni;
+		dp->n_remotes = pi.cfg->n_remotes;
+		vxd_diag_port_evpn(vxd, pi.cfg->name, dp);
+		n += dp->evpn;
+	}
+	if (n > 1)
+		diag_judge_evpn(ev, r);
+	free(ev);
+}
+
 static void vxd_diag_port(const struct vxd *vxd, unsigned i, struct diag_port *dp)
 {
 	const struct port *port = vxd->ports[i];
@@ -53,24 +102,8 @@ static void vxd_diag_port(const struct vxd *vxd, unsigned i, struct diag_port *d
 		dp->csum_unfinished = ls->csum_unfinished && vxd->port_cfg[i].udpcsum;
 		if (dp->csum_unfinished)
 			snprintf(dp->link_dev, sizeof(dp->link_dev), "%s", ls->dev);
-		struct vxd_evpn_diag ed;
 		dp->n_remotes = o->n_remotes;
-		if (vxd_evpn_diag(vxd, (uint16_t)i, &ed)) {
-			dp->evpn = true;
-			dp->evpn_zebra = ed.zebra;
-			dp->evpn_vteps = ed.vteps;
-			dp->evpn_macs_no_flood = ed.macs_no_flood;
-			snprintf(dp->evpn_no_flood_vtep, sizeof(dp->evpn_no_flood_vtep), "%s", ed.no_flood_vtep);
-			dp->evpn_fault = ed.fault ? evpn_shadow_fault_name(ed.fault) : NULL;
-			snprintf(dp->evpn_shadow_vx, sizeof(dp->evpn_shadow_vx), "%s", ed.shadow_vx);
-			snprintf(dp->evpn_shadow_br, sizeof(dp->evpn_shadow_br), "%s", ed.shadow_br);
-			dp->evpn_macs_flapping = ed.macs_flapping;
-			dp->evpn_flap_moves = ed.flap_moves;
-			const uint8_t *m = ed.flap_mac;
-			snprintf(dp->evpn_flap_mac, sizeof(dp->evpn_flap_mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1],
-				 m[2], m[3], m[4], m[5]);
-			snprintf(dp->evpn_flap_vtep, sizeof(dp->evpn_flap_vtep), "%s", ed.flap_vtep);
-		}
+		vxd_diag_port_evpn(vxd, port->name, dp);
 	}
 }
 
@@ -152,8 +185,10 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 		if (vxd->ports[i])
 			vxd_diag_port(vxd, i, &in->ports[i]);
 	diag_judge(in, r);
-	if (vxd->kdp)
+	if (vxd->kdp) {
 		vxd_kdp_diag(vxd, in, r); /* the kernel datapath's ports */
+		vxd_diag_kernel_evpn(vxd, in, r);
+	}
 	vxd_diag_print(p, vxd, in, r);
 	int ret = diag_problems(r) ? CTL_DONE_FINDINGS : 0;
 	free(in);

@@ -115,7 +115,7 @@ static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, cons
 		for (unsigned i = 0; i < vo->n_remotes; i++)
 			vxd_print_ip(p, NULL, " remote %s", vo->remotes[i].family, vo->remotes[i].bytes);
 		ctl_print_close_array(p);
-		vxd_evpn_print_port(p, vxd, port->id);
+		vxd_evpn_print_port(p, vxd, vxd->port_cfg[port->id].name);
 	}
 	ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s", "user");
 	vxd_slowpath_print(p, vxd, port);
@@ -541,6 +541,12 @@ static void vxd_fdb_print_one(struct ctl_print *p, const struct vxd *vxd, const 
 	ctl_print_close_object(p);
 }
 
+/* A kernel vxlan port's EVPN state, in its `port show` object. */
+static void vxd_print_kport_evpn(struct ctl_print *out, const char *port, void *aux)
+{
+	vxd_evpn_print_port(out, aux, port);
+}
+
 void vxd_port_show(struct vxd *vxd, struct ctl_print *out)
 {
 	const struct vxd_snapshot *snap = vxd_snapshot(vxd);
@@ -549,7 +555,7 @@ void vxd_port_show(struct vxd *vxd, struct ctl_print *out)
 		if (vxd->ports[i])
 			vxd_print_port_line(out, vxd, vxd->ports[i], &snap->ports[i], snap->taken_ns);
 	if (vxd->kdp)
-		kdp_ctl_port_show(vxd->kdp, out);
+		kdp_ctl_port_show(vxd->kdp, out, vxd_print_kport_evpn, vxd);
 	ctl_print_close_array(out);
 }
 

@@ -36,14 +36,18 @@ evpn_vm_addr() { # I DEV
 	n "$P-vm$1" ip addr replace "192.0.2.$1/24" dev "$2"
 }
 
-# evpn_vxswitchd I: vxswitchd in hI, VNI 99 from EVPN, tap vnetI into vmI.
+# evpn_vxswitchd I: vxswitchd in hI, VNI 99 from EVPN, tap vnetI into vmI;
+# with EVPN_DP=kernel, vxswitchd --datapath kernel and a veth pair vnetI
+# the daemon makes into vmI (evpn_vm_port says which type).
+evpn_vm_port() { if [ "${EVPN_DP:-user}" = kernel ]; then echo veth; else echo tap; fi; }
 evpn_vxswitchd() {
-	local i=$1 cfg=$RIG_DIR/h$1.conf sock=$RIG_DIR/h$1.sock
+	local i=$1 cfg=$RIG_DIR/h$1.conf sock=$RIG_DIR/h$1.sock dp=""
+	[ "${EVPN_DP:-user}" = user ] || dp="--datapath ${EVPN_DP}"
 	{
 		echo "port add vx99 type vxlan vni 99 local 198.51.100.$i evpn"
-		echo "port add vnet$i type tap vni 99 netns $P-vm$i mtu 1450"
+		echo "port add vnet$i type $(evpn_vm_port) vni 99 netns $P-vm$i mtu 1450"
 	} > "$cfg"
-	n "$P-h$i" env ${EVPN_VXD_ENV:-} "$VXSWITCHD" -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$i.log" 2>&1 &
+	n "$P-h$i" env ${EVPN_VXD_ENV:-} "$VXSWITCHD" $dp -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$i.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
 	vxd_await "$P-h$i" "$P-vm$i" "vnet$i" "$sock" "$i" || return 1
 	evpn_vm_addr "$i" "vnet$i"
@@ -155,6 +159,12 @@ evpn_cleanup() {
 	done
 	EVPN_FRR_HOSTS=""
 	rig_cleanup
+}
+
+# evpn_trap: the EXIT trap (after rig_init): evpn_cleanup, and with
+# EVPN_DP=kernel the test fails if a vxdp_* program it loaded is left.
+evpn_trap() {
+	if [ "${EVPN_DP:-user}" = kernel ]; then rig_trap_bpf evpn_cleanup; else trap evpn_cleanup EXIT; fi
 }
 
 # evpn_established I N: hI has N established l2vpn evpn sessions.

@@ -367,16 +367,18 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 vxdp_progs() { bpftool prog show 2>/dev/null | awk '/name vxdp_/ { sub(":", "", $1); print $1 }' | sort; }
 vxdp_progs_new() { comm -13 <(printf '%s\n' "$1") <(vxdp_progs) | tr '\n' ' ' | sed 's/ *$//'; }
 
-# rig_trap_bpf: the EXIT trap of a test that starts the kernel datapath, in
-# place of `trap rig_cleanup EXIT` (after rig_init): rig_cleanup, then the
-# test fails if a vxdp_* program it loaded is still there.
+# rig_trap_bpf [CLEANUP]: the EXIT trap of a test that starts the kernel
+# datapath, in place of `trap rig_cleanup EXIT` (after rig_init): CLEANUP
+# (rig_cleanup unless named), then the test fails if a vxdp_* program it
+# loaded is still there.
 rig_trap_bpf() {
 	RIG_BPF_BEFORE=$(vxdp_progs)
+	RIG_BPF_CLEANUP=${1:-rig_cleanup}
 	trap rig_cleanup_bpf EXIT
 }
 rig_cleanup_bpf() {
 	local rc=$? left
-	rig_cleanup
+	"$RIG_BPF_CLEANUP"
 	left=$(vxdp_progs_new "$RIG_BPF_BEFORE")
 	if [ -n "$left" ]; then
 		echo "FAIL: BPF programs left: ids $left" >&2

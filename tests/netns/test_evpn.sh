@@ -14,15 +14,22 @@
 # vxswitchd reaps the shadow devices of the one that died; vxswitchd's
 # exit removes its shadow devices.
 #
+#
 #   vm1 - h1 (vxswitchd) -u1-.                  .-u3- h3 (kernel br99+vx99) - vm3
 #                           fab0 (198.51.100.0/24)
 #   vm2 - h2 (vxswitchd) -u2-'                  '-u254- h254 (route reflector: bgpd only)
+#
+# EVPN_DP=kernel (test_kdp_evpn.sh): the same on vxswitchd's kernel
+# datapath, the VMs on veth pairs: the FDB map and flood lists take what
+# zebra installs, the programs' learned MACs are advertised.
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
 . tests/netns/evpn_lib.sh
+EVPN_DP=${EVPN_DP:-user}
 rig_init "vxt90-$$"
-trap evpn_cleanup EXIT
+evpn_trap
+echo "datapath: $EVPN_DP"
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # until TIMEOUT_S CMD...: polls CMD every 20 ms; 1 when it never held.
@@ -137,7 +144,12 @@ pass "$BURST MACs at once: h1 overflowed $enobufs times, resynced, had all $BURS
 in_h3_at() { n "$P-h3" bridge fdb show dev vx99 | grep -q "^$1 dst $2 "; }
 rig_ns_add "$P-vm4"
 n "$P-vm2" ip link set vnet2 down
-vx 1 port add vnet4 type tap vni 99 netns "$P-vm4" mac "$mac2" mtu 1450 >/dev/null
+if [ "$EVPN_DP" = kernel ]; then
+	vx 1 port add vnet4 type veth vni 99 netns "$P-vm4" mtu 1450 >/dev/null
+	n "$P-vm4" ip link set vnet4 address "$mac2"
+else
+	vx 1 port add vnet4 type tap vni 99 netns "$P-vm4" mac "$mac2" mtu 1450 >/dev/null
+fi
 n "$P-vm4" ip link set vnet4 up
 n "$P-vm4" ip addr add 192.0.2.2/24 dev vnet4
 t0=$(now_ms)
@@ -188,7 +200,8 @@ pass "h2 killed: its MAC and flood entry withdrawn from h1, h1 <-> h3 still fine
 # them at start (their alias says whose they are) and makes its own.
 kill -9 "$VXD_PID_1"
 until_true 5 bash -c "! kill -0 $VXD_PID_1 2>/dev/null" || fail "vxswitchd of h1 outlived kill -9"
-# Its tap is persistent: out of the way, so the wait below sees the new one.
+# Its tap is persistent (and a veth pair it made outlives it): out of
+# the way, so the wait below sees the new one.
 n "$P-vm1" ip link del vnet1
 rm -f "$RIG_DIR/h1.sock"
 n "$P-h1" ip link show vxev99 >/dev/null 2>&1 || fail "expected leftover shadow devices after kill -9"

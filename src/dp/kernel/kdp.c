@@ -585,9 +585,11 @@ int kdp_fdb_get(struct kdp *k, uint32_t vni, const uint8_t mac[6], struct vxdp_f
 	return bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.fdb), &key, v) < 0 ? -errno : 0;
 }
 
-int kdp_fdb_dump(struct kdp *k, kdp_fdb_fn *fn, void *aux)
+/* Key by key: two syscalls an entry, for a kernel without batch lookups
+ * of hash maps. */
+static int fdb_dump_each(int fd, kdp_fdb_fn *fn, void *aux)
 {
-	int fd = bpf_map__fd(k->skel->maps.fdb), n = 0;
+	int n = 0;
 	struct vxdp_fdb_key key, next;
 	struct vxdp_fdb_val v;
 	void *prev = NULL;
@@ -600,6 +602,30 @@ int kdp_fdb_dump(struct kdp *k, kdp_fdb_fn *fn, void *aux)
 		prev = &key;
 	}
 	return errno == ENOENT ? n : -errno;
+}
+
+/* 256 entries a syscall: the control thread walks the whole FDB for
+ * ageing once a second and, with EVPN, for its local MACs every tick. */
+int kdp_fdb_dump(struct kdp *k, kdp_fdb_fn *fn, void *aux)
+{
+	enum { BATCH = 256 };
+	int fd = bpf_map__fd(k->skel->maps.fdb), n = 0;
+	struct vxdp_fdb_key keys[BATCH];
+	struct vxdp_fdb_val vals[BATCH];
+	uint32_t token = 0; /* the hash map's bucket to go on from */
+	for (void *in = NULL;; in = &token) {
+		uint32_t count = BATCH;
+		int err = bpf_map_lookup_batch(fd, in, &token, keys, vals, &count, NULL);
+		if (err < 0 && !in && n == 0 && count == 0 && (err == -EINVAL || err == -EOPNOTSUPP || err == -ENOTSUP))
+			return fdb_dump_each(fd, fn, aux);
+		for (uint32_t i = 0; i < count; i++)
+			fn(aux, &keys[i], &vals[i]);
+		n += (int)count;
+		if (err == -ENOENT)
+			return n;
+		if (err < 0)
+			return err;
+	}
 }
 
 int kdp_counters_read(struct kdp *k, uint32_t ifindex, struct vxdp_counters *sum)

@@ -60,6 +60,9 @@ enum vxdp_fdb_flags {
 	VXDP_FDB_V6 = 1u << 1,       /* remote is IPv6 (else IPv4 in remote[0..3]) */
 	VXDP_FDB_STATIC = 1u << 2,   /* installed by the operator: never aged */
 	VXDP_FDB_VETH = 1u << 3,     /* local port is a veth: redirect_peer */
+	VXDP_FDB_EVPN = 1u << 4,     /* a remote MAC from BGP EVPN (control/evpn.h): never aged
+	                              * nor flushed, not moved by a remote, moved by a local
+	                              * port (mobility); the programs treat it as REMOTE */
 };
 
 struct vxdp_fdb_val {
