@@ -42,8 +42,6 @@ struct vxd_cap_session {
 	struct vxdp_cap_key kkey;
 	uint32_t kifindex;           /* the port's device (0: vxlan) */
 	uint64_t kdrop_base;         /* the key's program drops at start */
-	unsigned n_kremotes;         /* vxlan: its remotes (the key is per VNI) */
-	struct ctl_ip kremotes[CTL_MAX_REMOTES];
 };
 
 /* ---- filter ---------------------------------------------------------------- */
@@ -224,8 +222,6 @@ static int cap_setup_kernel(struct vxd *vxd, struct vxd_cap_session *s, const st
 	s->kifindex = pi->ifindex;
 	s->kkey = (struct vxdp_cap_key){ .ifindex = vxlan ? kdp_tun_ifindex(kdp_ctl_kdp(vxd->kdp)) : pi->ifindex,
 					 .vni = vxlan ? pi->cfg->vni : 0 };
-	s->n_kremotes = vxlan ? pi->cfg->n_remotes : 0;
-	memcpy(s->kremotes, pi->cfg->remotes, sizeof(s->kremotes));
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	s->cap.realtime_offset_ns = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec - (int64_t)kdp_now_ns();
@@ -333,11 +329,10 @@ static bool cap_kernel_wants(const struct vxd_cap_session *s, const struct vxdp_
 		return false;
 	if (!s->cap.vxlan)
 		return true;
-	sa_family_t fam = m->v6 ? AF_INET6 : AF_INET;
-	for (unsigned r = 0; r < s->n_kremotes; r++)
-		if (s->kremotes[r].family == fam && !memcmp(s->kremotes[r].bytes, m->remote, fam == AF_INET6 ? 16 : 4))
-			return true;
-	return false;
+	/* The key is per VNI: the frame is this port's when its VTEP is one
+	 * the port names now (configured, or from EVPN since). */
+	const char *port = kdp_ctl_vtep_port(s->vxd->kdp, m->vni, m->v6, m->remote);
+	return port && !strcmp(port, s->port);
 }
 
 void vxd_capture_kernel_frame(struct vxd *vxd, const struct vxdp_cap_meta *m, const uint8_t *frame)

@@ -64,8 +64,8 @@ static void fill_port(struct kdp_ctl *kc, struct kdp_rules_ctl *kr, const struct
 		dp->dst_port = cfg->dstport;
 		dp->family = cfg->local.family == AF_INET6 ? 6 : 4;
 		dp->underlay_mtu = local_mtu(&cfg->local);
-		for (unsigned r = 0; r < cfg->n_remotes && r < DIAG_KDP_MAX_REMOTES; r++) {
-			const struct ctl_ip *ip = &cfg->remotes[r];
+		for (unsigned r = 0; r < kdp_ctl_port_n_remotes(pi) && r < DIAG_KDP_MAX_REMOTES; r++) {
+			const struct ctl_ip *ip = kdp_ctl_port_remote(pi, r);
 			struct diag_kdp_remote *dr = &dp->remotes[dp->n_remotes++];
 			inet_ntop(ip->family, ip->bytes, dr->addr, sizeof(dr->addr));
 			kdp_vtep_stats_read(k, cfg->vni, ip->family == AF_INET6 ? VXDP_FDB_V6 : 0, ip->bytes, &dr->s);

@@ -122,8 +122,8 @@ static void vtep_families(FILE *out, struct vxd *vxd, struct kdp *k)
 		for (unsigned i = 0; i < kdp_ctl_port_slots(); i++) {
 			if (!kdp_ctl_port_at(vxd->kdp, i, &pi) || pi.ifindex)
 				continue;
-			for (unsigned r = 0; r < pi.cfg->n_remotes; r++) {
-				const struct ctl_ip *ip = &pi.cfg->remotes[r];
+			for (unsigned r = 0; r < kdp_ctl_port_n_remotes(&pi); r++) {
+				const struct ctl_ip *ip = kdp_ctl_port_remote(&pi, r);
 				struct vxdp_vtep_stats s;
 				if (kdp_vtep_stats_read(k, pi.cfg->vni, ip->family == AF_INET6 ? VXDP_FDB_V6 : 0, ip->bytes, &s) < 0)
 					memset(&s, 0, sizeof(s));

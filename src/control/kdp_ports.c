@@ -502,6 +502,8 @@ bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_p
 
 /* ---- for capture, stats and diagnose (kdp_ports.h) ------------------------- */
 
+_Static_assert(KDP_CTL_MAX_REMOTES == CTL_MAX_REMOTES + VXDP_FLOOD_MAX, "kdp_ports.h's bound");
+
 static void kc_info(const struct kc_port *p, struct kdp_ctl_port_info *out)
 {
 	out->cfg = &p->cfg;
@@ -509,6 +511,24 @@ static void kc_info(const struct kc_port *p, struct kdp_ctl_port_info *out)
 	out->flags = p->flags;
 	out->n_macs = p->n_macs;
 	out->internal = p->internal;
+	out->evpn_vteps = p->evpn_vteps;
+	out->n_evpn_vteps = p->n_evpn_vteps;
+}
+
+const char *kdp_ctl_vtep_port(struct kdp_ctl *kc, uint32_t vni, bool v6, const uint8_t *addr)
+{
+	const struct kc_port *p = kc_vtep(kc, vni, v6 ? VXDP_FDB_V6 : 0, addr);
+	return p ? p->cfg.name : NULL;
+}
+
+unsigned kdp_ctl_port_n_remotes(const struct kdp_ctl_port_info *pi)
+{
+	return pi->cfg->n_remotes + pi->n_evpn_vteps;
+}
+
+const struct ctl_ip *kdp_ctl_port_remote(const struct kdp_ctl_port_info *pi, unsigned r)
+{
+	return r < pi->cfg->n_remotes ? &pi->cfg->remotes[r] : &pi->evpn_vteps[r - pi->cfg->n_remotes];
 }
 
 int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out)

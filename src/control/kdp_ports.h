@@ -137,7 +137,17 @@ struct kdp_ctl_port_info {
 	uint32_t flags;             /* VXDP_PORT_VETH */
 	uint32_t n_macs;            /* MACs learned behind it */
 	bool internal;              /* a slow-path link's kernel end (kdp_ctl_internal_add) */
+	const struct ctl_ip *evpn_vteps; /* a vxlan port's flood VTEPs from EVPN (kdp_ctl_evpn_vteps) */
+	unsigned n_evpn_vteps;
 };
+/* The name of the vxlan port of `vni` whose remotes (configured or from
+ * EVPN) include `addr` (IPv6 when v6, else the first 4 bytes), or NULL. */
+const char *kdp_ctl_vtep_port(struct kdp_ctl *kc, uint32_t vni, bool v6, const uint8_t *addr);
+/* A vxlan port's remote VTEPs, the configured ones then EVPN's: r from 0
+ * while r < kdp_ctl_port_n_remotes(pi) (at most KDP_CTL_MAX_REMOTES). */
+enum { KDP_CTL_MAX_REMOTES = CTL_MAX_REMOTES + 32 /* VXDP_FLOOD_MAX */ };
+unsigned kdp_ctl_port_n_remotes(const struct kdp_ctl_port_info *pi);
+const struct ctl_ip *kdp_ctl_port_remote(const struct kdp_ctl_port_info *pi, unsigned r);
 /* Port `name` (-ENOENT: not a kernel port). */
 int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out);
 /* The i-th slot's port; false past the last slot or for an empty one

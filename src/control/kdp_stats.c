@@ -106,10 +106,12 @@ static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, struct kdp_rules_c
 			  const struct kdp_ctl_port_info *pi)
 {
 	const struct ctl_port_add *cfg = pi->cfg;
-	struct vxdp_vtep_stats s[CTL_MAX_REMOTES], tot = { 0 };
-	for (unsigned r = 0; r < cfg->n_remotes; r++) {
-		uint32_t fl = cfg->remotes[r].family == AF_INET6 ? VXDP_FDB_V6 : 0;
-		if (kdp_vtep_stats_read(k, cfg->vni, fl, cfg->remotes[r].bytes, &s[r]) < 0)
+	struct vxdp_vtep_stats s[KDP_CTL_MAX_REMOTES], tot = { 0 };
+	unsigned n = kdp_ctl_port_n_remotes(pi);
+	for (unsigned r = 0; r < n; r++) {
+		const struct ctl_ip *ip = kdp_ctl_port_remote(pi, r);
+		uint32_t fl = ip->family == AF_INET6 ? VXDP_FDB_V6 : 0;
+		if (kdp_vtep_stats_read(k, cfg->vni, fl, ip->bytes, &s[r]) < 0)
 			memset(&s[r], 0, sizeof(s[r]));
 		tot.rx_packets += s[r].rx_packets;
 		tot.rx_bytes += s[r].rx_bytes;
@@ -123,9 +125,13 @@ static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, struct kdp_rules_c
 	ctl_print_close_object(p);
 	uint64_t now = kdp_now_ns();
 	ctl_print_open_array(p, "remotes");
-	for (unsigned r = 0; r < cfg->n_remotes; r++) {
+	for (unsigned r = 0; r < n; r++) {
 		ctl_print_open_object(p, NULL);
-		ks_ip(p, "remote", "    remote %s", &cfg->remotes[r]);
+		ks_ip(p, "remote", "    remote %s", kdp_ctl_port_remote(pi, r));
+		bool evpn = r >= cfg->n_remotes;
+		ctl_print_bool(p, CTL_PRINT_JSON, "evpn", NULL, evpn);
+		if (evpn)
+			ctl_print_text(p, "%s", " (evpn)");
 		ctl_print_uint(p, CTL_PRINT_ANY, "tx_frames", ": tx %" PRIu64, s[r].tx_packets);
 		ctl_print_uint(p, CTL_PRINT_ANY, "tx_bytes", " (%" PRIu64 " B)", s[r].tx_bytes);
 		ctl_print_uint(p, CTL_PRINT_ANY, "rx_frames", " rx %" PRIu64, s[r].rx_packets);

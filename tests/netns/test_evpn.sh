@@ -93,6 +93,24 @@ n "$P-vm1" ping -c 5 -i 0.1 -W 2 192.0.2.2 >/dev/null || fail "vm1 -> vm2 (vxswi
 n "$P-vm2" ping -c 5 -i 0.1 -W 2 192.0.2.1 >/dev/null || fail "vm2 -> vm1"
 pass "vm1 <-> vm2 through two vxswitchd with no static remote"
 
+if [ "$EVPN_DP" = kernel ]; then
+	# The kernel datapath counts per remote VTEP, EVPN's as well, and a
+	# capture on vx99 takes the datagrams of a VTEP that came from EVPN
+	# after the capture's port was made.
+	rx=$(vx_stat 1 '[r for r in port("vx99")["remotes"] if r["remote"] == "198.51.100.2" and r["evpn"]][0]["rx_frames"]') ||
+		fail "h1's stats have no EVPN remote 198.51.100.2 on vx99: $(vx 1 stats)"
+	[ "$rx" -ge 5 ] || fail "h1 counted $rx frames from EVPN VTEP 198.51.100.2 (>= 5 pings' worth expected)"
+	. tests/netns/capture_lib.sh
+	SOCK1=$RIG_DIR/h1.sock D=$RIG_DIR
+	cap_start vin vx99 in -c 3 -w "$RIG_DIR/vin.pcap" icmp
+	settle
+	n "$P-vm2" ping -c 3 -i 0.1 -W 2 192.0.2.1 >/dev/null || fail "vm2 -> vm1 during the capture"
+	cap_wait vin
+	got=$(tshark -r "$RIG_DIR/vin.pcap" -T fields -e ip.src 2>/dev/null | grep -c '^192.0.2.2$' || true)
+	[ "$got" = 3 ] || fail "the capture on vx99 has $got of vm2's 3 echo requests: $(tshark -r "$RIG_DIR/vin.pcap" 2>&1 | head -5)"
+	pass "kernel datapath: $rx frames counted from EVPN VTEP 198.51.100.2; a capture on vx99 took vm2's 3 requests"
+fi
+
 # vxswitch <-> the kernel's own vxlan + bridge under the same FRR.
 n "$P-vm3" ping -c 5 -i 0.1 -W 2 192.0.2.1 >/dev/null || fail "vm3 (kernel) -> vm1 (vxswitch)"
 n "$P-vm1" ping -c 5 -i 0.1 -W 2 192.0.2.3 >/dev/null || fail "vm1 -> vm3"

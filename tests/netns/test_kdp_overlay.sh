@@ -102,11 +102,6 @@ vx 1 port add t9 type tap vni 99 netns "$VM1" || fail "a tap was refused beside 
 vx 1 port del t9 || fail "port del t9"
 nh1 ip link show vxsl99 >/dev/null 2>&1 && fail "vxsl99 outlived the tap"
 pass "a tap is served beside the kernel datapath (slow path via vxsl99), and its link goes with it"
-# So is an EVPN vxlan port (its FDB entries reach the userspace datapath only).
-out=$(vx 1 port add vx77 type vxlan vni 77 local "$(u_addr 1)" evpn 2>&1) && fail "an evpn port was accepted on the kernel datapath"
-echo "$out" | grep -q "evpn" || fail "evpn refusal says: $out"
-vx 1 port show | grep -q '^vx77 ' && fail "the refused evpn port is in port show"
-pass "evpn port refused: $out"
 
 ping_ok() { # NS ADDR
 	local i
