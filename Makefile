@@ -310,6 +310,7 @@ demo: deps
 EVPN_HOSTS ?= 32
 bench-evpn: all
 	bench/evpn_scale.sh $(EVPN_HOSTS) vxswitch
+	bench/evpn_scale.sh $(EVPN_HOSTS) vxswitch-kernel
 	bench/evpn_scale.sh $(EVPN_HOSTS) kernel
 
 # vxswitch in a BGP EVPN fabric of unmodified FRR (scripts/frr/*.conf as shipped).

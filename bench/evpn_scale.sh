@@ -2,16 +2,20 @@
 # EVPN at scale (a benchmark, not a test: `make bench-evpn`; figures in
 # docs/BENCHMARKS.md).  N host namespaces and one route reflector on one
 # fabric bridge, each host one zebra + bgpd (unmodified FRR 8.4, -N
-# pathspace) and either one vxswitchd (MODE=vxswitch) or the kernel's
-# vxlan + bridge per VNI (MODE=kernel), driven by the same FRR
-# configuration; 4 VNIs (101-104), one VM namespace per VNI per host.
+# pathspace) and either one vxswitchd (MODE=vxswitch: its userspace
+# datapath, VMs on taps; MODE=vxswitch-kernel: its kernel datapath, VMs
+# on veth pairs) or the kernel's vxlan + bridge per VNI (MODE=kernel),
+# driven by the same FRR configuration; 4 VNIs (101-104), one VM
+# namespace per VNI per host.
 # Printed (one "figure:" line each):
 #   - first frame: a VM's first frames (ARP) to every other host having
 #     its MAC from EVPN (rounds over the hosts, a cheap check each: the
 #     round's length, printed, is the resolution);
 #   - churn: 1,000 MACs appear behind host 1 (frames with 1,000 source
 #     MACs from one VM, AF_PACKET), then move to host 2 (the same from
-#     host 2's VM of that VNI): time until every host points all 1,000 at
+#     host 2's VM of that VNI; MODE=vxswitch-kernel sends them 1 ms apart,
+#     under the kernel datapath's learning rate limit of 1,000 new MACs a
+#     second per port): time until every host points all 1,000 at
 #     host 2; CPU (utime+stime of vxswitchd, zebra and bgpd of each host:
 #     the kernel's own work in MODE=kernel is in no process and not
 #     counted) and RSS per host, idle (10 s) and during the moves;
@@ -38,13 +42,14 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # ---- the rig -------------------------------------------------------------------
 
 host_vxswitch() { # I
-	local i=$1 v cfg=$RIG_DIR/h$1.conf
+	local i=$1 v cfg=$RIG_DIR/h$1.conf dp=user type=tap
+	[ "$MODE" = vxswitch-kernel ] && { dp=kernel; type=veth; }
 	: > "$cfg"
 	for v in $VNIS; do
 		echo "port add vx$v type vxlan vni $v local 198.51.100.$i evpn" >> "$cfg"
-		echo "port add t$v type tap vni $v netns $P-m$i-$v mtu 1450" >> "$cfg"
+		echo "port add t$v type $type vni $v netns $P-m$i-$v mtu 1450" >> "$cfg"
 	done
-	n "$P-h$i" "$VXSWITCHD" -c "$cfg" -s "$RIG_DIR/h$i.sock" -q > "$RIG_DIR/h$i.log" 2>&1 &
+	n "$P-h$i" "$VXSWITCHD" --datapath "$dp" -c "$cfg" -s "$RIG_DIR/h$i.sock" -q > "$RIG_DIR/h$i.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
 }
 
@@ -75,7 +80,7 @@ vm_up() { # I
 
 # macs_at I VNI VTEP: "MAC" lines of hI's entries of VNI behind VTEP.
 macs_at() {
-	if [ "$MODE" = vxswitch ]; then
+	if [ "$MODE" != kernel ]; then
 		"$VXCTL" --socket "$RIG_DIR/h$1.sock" -j fdb show vni "$2" | /usr/bin/python3 -c '
 import json, sys
 for e in json.load(sys.stdin):
@@ -120,7 +125,7 @@ evpn_fabric "$N"
 evpn_rr
 for i in $(seq "$N"); do
 	for v in $VNIS; do rig_ns_add "$P-m$i-$v"; done
-	if [ "$MODE" = vxswitch ]; then host_vxswitch "$i"; else host_kernel "$i"; fi
+	if [ "$MODE" = kernel ]; then host_kernel "$i"; else host_vxswitch "$i"; fi
 done
 for i in $(seq "$N"); do vm_up "$i"; done
 for i in $(seq "$N"); do evpn_frr "$i" "$N"; done
@@ -136,7 +141,7 @@ mac=$(n "$P-m1-101" cat /sys/class/net/t101/address)
 # bridge's), each host's time taken when first seen: parallel pollers
 # loaded the 2 vCPUs more than the fabric did.
 has_mac() { # I
-	if [ "$MODE" = vxswitch ]; then
+	if [ "$MODE" != kernel ]; then
 		"$VXCTL" --socket "$RIG_DIR/h$1.sock" fdb show vni 101 | grep -q "^$mac vni 101 .* remote 198.51.100.1 "
 	else
 		n "$P-h$1" bridge fdb show dev vx101 | grep -q "^$mac dst 198.51.100.1 "
@@ -169,13 +174,16 @@ echo "figure: idle $(( (w1 - w0) / 1000 )) s: CPU per host $(( (c1 - c0) * 1000 
 # ---- churn: 1,000 MACs appear behind host 1, then move to host 2 -------------------
 send_macs() { # I: hI's VM of VNI 101 sends one frame from each of the MOVES MACs
 	n "$P-m$1-101" /usr/bin/python3 -c '
-import socket, struct, sys
+import socket, struct, sys, time
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind(("t101", 0))
+gap = float(sys.argv[2])
 for k in range(int(sys.argv[1])):
     src = bytes([0x02, 0x77, 0, 0, k >> 8, k & 0xff])
     # to a MAC nobody has: flooded once, its source learned
-    s.send(b"\x02\x66\x00\x00\x00\x01" + src + struct.pack("!H", 0x88b5) + b"\x00" * 46)' "$MOVES"
+    s.send(b"\x02\x66\x00\x00\x00\x01" + src + struct.pack("!H", 0x88b5) + b"\x00" * 46)
+    if gap:
+        time.sleep(gap)' "$MOVES" "$([ "$MODE" = vxswitch-kernel ] && echo 0.001 || echo 0)"
 }
 # A burst of 1,000 frames can lose a few on the way into the switch (a
 # 32-host run lost 3 of 1,000 into a tap): a second pass 1 s later, in

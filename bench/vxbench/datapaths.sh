@@ -80,7 +80,7 @@ vxswitchd_afpacket() { # SIDE
 		echo "port add vx$VNI type vxlan vni $VNI local $(u_addr "$side") remote $(u_addr "$other")"
 		echo "port add vm$side type afpacket dev kv$side vni $VNI"
 	} > "$cfg"
-	n "$host" "$VXSWITCHD" -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$side.log" 2>&1 &
+	n "$host" "$VXSWITCHD" --datapath user -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$side.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
 	for i in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
 	[ -S "$sock" ] || { cat "$RIG_DIR/h$side.log" >&2; return 1; }

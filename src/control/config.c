@@ -81,39 +81,49 @@ static bool vxd_port_cfg_equal(const struct ctl_port_add *a, const struct ctl_po
 	       strcmp(fa, fb) == 0;
 }
 
-static bool vxd_kernel_asked(const struct vxd *vxd)
+/* The datapath asked for at start-up (command line or the file's line),
+ * so that show config, fed back to reload or saved and started from, asks
+ * the same; false: the default (vxd.h), which says no line. */
+static bool vxd_datapath_asked(const struct vxd *vxd, bool *kernel)
 {
-	return vxd->opts.datapath && !strcmp(vxd->opts.datapath, "kernel");
+	*kernel = vxd->opts.datapath && !strcmp(vxd->opts.datapath, "kernel");
+	return vxd->opts.datapath != NULL;
 }
 
-/* The file's datapath (its first line, ctl_config.h; none: user) against
- * the one the switch started with.  The datapath is chosen before any
- * port exists, so a file that changes it is refused whole, as a changed
- * `workers` line is: nothing of it is applied and the ports keep
- * forwarding.  --datapath on the command line wins over the file's line,
- * at start as here. */
+/* The file's datapath (its first line, ctl_config.h) against the one the
+ * switch runs.  The datapath is chosen before any port exists, so a file
+ * that changes it is refused whole, as a changed `workers` line is:
+ * nothing of it is applied and the ports keep forwarding.  A file without
+ * the line asks for the default (kernel where it loads, vxd.h), which
+ * whatever runs satisfies unless a `datapath user` line chose it.
+ * --datapath on the command line wins over the file's line, at start as
+ * here. */
 static int vxd_datapath_check(const struct vxd *vxd, const char *path, const struct ctl_config *cfg,
 			      struct ctl_err *err)
 {
 	bool has = cfg->n_cmds && cfg->cmds[0].verb == CTL_DATAPATH;
 	bool file_kernel = has && cfg->cmds[0].datapath_kernel;
-	bool run_kernel = vxd_kernel_asked(vxd);
-	if (file_kernel == run_kernel)
-		return 0;
+	bool run_kernel = vxd_datapath_kernel(vxd);
+	const char *run = run_kernel ? "kernel" : "user";
 	if (vxd->opts.datapath_cmdline) {
-		if (has)
+		if (has && file_kernel != !strcmp(vxd->opts.datapath, "kernel"))
 			VLOG_INFO("config", "%s:%u: datapath %s: --datapath %s on the command line wins", path,
 				  cfg->lines[0], file_kernel ? "kernel" : "user", vxd->opts.datapath);
 		return 0;
 	}
-	const char *run = run_kernel ? "kernel" : "user";
+	if (has && file_kernel == run_kernel)
+		return 0;
+	if (!has && (run_kernel || !vxd->opts.datapath))
+		return 0; /* the default, as at start */
 	if (has)
 		return vxd_refuse(err, -EBUSY, "%s:%u: datapath %s: vxswitchd runs datapath %s, chosen at start-up "
-				  "before any port: restart vxswitchd to change it (nothing of this reload applied)",
-				  path, cfg->lines[0], file_kernel ? "kernel" : "user", run);
-	return vxd_refuse(err, -EBUSY, "%s: no \"datapath %s\" line any more (the default is user): vxswitchd runs "
-			  "datapath %s, chosen at start-up before any port: restart vxswitchd to change it (nothing "
-			  "of this reload applied)", path, run, run);
+				  "before any port%s%s%s: restart vxswitchd to change it (nothing of this reload applied)",
+				  path, cfg->lines[0], file_kernel ? "kernel" : "user", run,
+				  vxd->kdp_why[0] ? " (the kernel datapath: " : "", vxd->kdp_why,
+				  vxd->kdp_why[0] ? ")" : "");
+	return vxd_refuse(err, -EBUSY, "%s: no \"datapath user\" line any more (the default is kernel, where it "
+			  "loads): vxswitchd runs datapath user, chosen at start-up before any port: restart "
+			  "vxswitchd to change it (nothing of this reload applied)", path);
 }
 
 static int vxd_wanted_build(const struct vxd *vxd, const char *path, const struct ctl_config *cfg,
@@ -358,8 +368,9 @@ static int vxd_running_config(const struct vxd *vxd, struct ctl_config *cfg)
 		ctl_config_release(cfg);
 		return -ENOMEM;
 	}
-	if (vxd_kernel_asked(vxd)) /* first, as the grammar wants it */
-		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_DATAPATH, .datapath_kernel = true };
+	bool kernel;
+	if (vxd_datapath_asked(vxd, &kernel)) /* first, as the grammar wants it */
+		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_DATAPATH, .datapath_kernel = kernel };
 	if (vxd->workers_asked.n)
 		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_WORKERS, .workers = vxd->workers_asked };
 	const struct ctl_port_add *kports[VXD_MAX_PORTS];
@@ -435,11 +446,10 @@ static void vxd_print_cmd(struct ctl_print *out, const struct ctl_cmd *c)
 void vxd_show_config(const struct vxd *vxd, struct ctl_print *out)
 {
 	ctl_print_open_array(out, NULL);
-	/* The datapath asked for at start-up, so that this fed back to reload,
-	 * or saved and started from, asks the same (a kernel datapath that did
-	 * not load is said by port show, stats and diagnose). */
-	if (vxd_kernel_asked(vxd))
-		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_DATAPATH, .datapath_kernel = true });
+	/* A kernel datapath that did not load is said by stats and diagnose. */
+	bool kernel;
+	if (vxd_datapath_asked(vxd, &kernel))
+		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_DATAPATH, .datapath_kernel = kernel });
 	if (vxd->workers_asked.n)
 		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_WORKERS, .workers = vxd->workers_asked });
 	const struct ctl_port_add *kports[VXD_MAX_PORTS];

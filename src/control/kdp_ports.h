@@ -145,7 +145,7 @@ struct kdp_ctl_port_info {
 const char *kdp_ctl_vtep_port(struct kdp_ctl *kc, uint32_t vni, bool v6, const uint8_t *addr);
 /* A vxlan port's remote VTEPs, the configured ones then EVPN's: r from 0
  * while r < kdp_ctl_port_n_remotes(pi) (at most KDP_CTL_MAX_REMOTES). */
-enum { KDP_CTL_MAX_REMOTES = CTL_MAX_REMOTES + 32 /* VXDP_FLOOD_MAX */ };
+enum { KDP_CTL_MAX_REMOTES = CTL_MAX_REMOTES + 64 /* VXDP_FLOOD_MAX */ };
 unsigned kdp_ctl_port_n_remotes(const struct kdp_ctl_port_info *pi);
 const struct ctl_ip *kdp_ctl_port_remote(const struct kdp_ctl_port_info *pi, unsigned r);
 /* Port `name` (-ENOENT: not a kernel port). */

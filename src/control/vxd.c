@@ -115,17 +115,24 @@ static int vxd_open_control(struct vxd *vxd)
 	return epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, ctl_server_fd(vxd->ctl), &ev) < 0 ? -errno : 0;
 }
 
-/* --datapath kernel: the programs, the vxlan device, the upcall ring in
- * the control loop; any failure leaves the userspace datapath, said why. */
+/* --datapath kernel or the default: the programs, the vxlan device, the
+ * upcall ring in the control loop; any failure leaves the userspace
+ * datapath, said why (kdp_why: logged, shown by stats and diagnose). */
 static void vxd_kdp_open(struct vxd *vxd)
 {
-	if (!vxd->opts.datapath || strcmp(vxd->opts.datapath, "kernel"))
+	if (vxd->opts.datapath_why) {
+		snprintf(vxd->kdp_why, sizeof(vxd->kdp_why), "%s", vxd->opts.datapath_why);
+		VLOG_WARN("vxd", "datapath kernel unavailable (%s): using the userspace datapath", vxd->kdp_why);
+		return;
+	}
+	if (vxd->opts.datapath && strcmp(vxd->opts.datapath, "kernel"))
 		return;
 	int err = kdp_ctl_open(0, vxd->opts.keep_datapath, vxd->opts.bpffs, &vxd->kdp, vxd->kdp_why, sizeof(vxd->kdp_why));
 	if (err == 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = VXD_KDP_SRC };
 		if (epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, kdp_ctl_fd(vxd->kdp), &ev) == 0) {
-			VLOG_INFO("vxd", "datapath kernel: eBPF programs loaded and attached");
+			VLOG_INFO("vxd", "datapath kernel%s: eBPF programs loaded and attached",
+				  vxd->opts.datapath ? "" : " (the default)");
 			return;
 		}
 		snprintf(vxd->kdp_why, sizeof(vxd->kdp_why), "cannot poll the upcall ring: %s", strerror(errno));
@@ -179,6 +186,11 @@ int vxd_create(const struct vxd_options *opts, struct vxd **out)
 err_destroy:
 	vxd_destroy(vxd);
 	return err;
+}
+
+bool vxd_datapath_kernel(const struct vxd *vxd)
+{
+	return vxd->kdp != NULL;
 }
 
 void vxd_kdp_adopt_done(struct vxd *vxd)

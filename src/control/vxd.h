@@ -38,8 +38,12 @@ struct vxd_options {
 	const char *underlay;    /* the device whose NUMA node counts; NULL: found from the config */
 	/* "kernel": afpacket, veth and vxlan ports on the eBPF datapath
 	 * (control/kdp_ports.h), if its programs load and attach, else the
-	 * userspace one with the reason logged; "user" or NULL: userspace. */
+	 * userspace one with the reason logged, shown by stats and diagnose;
+	 * "user": userspace.  NULL, the default: as "kernel", and a start-up
+	 * config the kernel datapath refuses (vxswitchd_main.c) starts again
+	 * on the userspace one, datapath_why saying why. */
 	const char *datapath;
+	const char *datapath_why;
 	/* datapath came from --datapath (it wins over the config file's
 	 * `datapath` line, at start and on reload); false: from that line
 	 * (vxswitchd_main.c read it before anything started) or the default. */
@@ -51,6 +55,8 @@ struct vxd_options {
 };
 
 int vxd_create(const struct vxd_options *opts, struct vxd **out);
+/* The kernel datapath serves the switch's ports (it loaded and attached). */
+bool vxd_datapath_kernel(const struct vxd *vxd);
 void vxd_destroy(struct vxd *vxd);
 
 /* Serves the control socket until vxd_stop() (safe from a signal handler). */

@@ -121,7 +121,7 @@ struct vxd {
 	/* --datapath kernel: the eBPF datapath and its ports (NULL: none);
 	 * why it is not in use when it was asked for. */
 	struct kdp_ctl *kdp;
-	char kdp_why[256];
+	char kdp_why[512];
 	struct vxd_kcap *kcap;  /* kdp_capture.c: the copies' reader while a kernel capture runs */
 	struct vxd_slowlink slow[VXD_MAX_SLOWLINKS]; /* kdp_slowpath.c: taps beside it */
 

@@ -58,8 +58,10 @@ static void usage(FILE *f)
 		"                       (tc ingress, a collect_md vxlan device); taps work beside it\n"
 		"                       on the userspace datapath through the slow path (a veth pair\n"
 		"                       vxslVNI per VNI with taps); when the programs do not load,\n"
-		"                       the userspace datapath, reason logged (default: CONFIG's first\n"
-		"                       line `datapath kernel|user`, else user); --datapath wins over it\n"
+		"                       the userspace datapath, reason logged and shown by stats and\n"
+		"                       diagnose.  Default: CONFIG's first line `datapath kernel|user`,\n"
+		"                       else kernel where it loads and takes CONFIG (else user, and\n"
+		"                       why); --datapath wins over the line\n"
 		"      --keep-datapath  kernel datapath: its programs, maps and devices outlive\n"
 		"                       vxswitchd (pinned in /sys/fs/bpf/vxswitch), so VMs keep\n"
 		"                       talking while it is stopped or restarted; the next start\n"
@@ -109,16 +111,16 @@ static uint32_t option_uint(const char *opt, const char *arg, uint32_t min, uint
 
 /* The config file, applied to the empty switch: a refused line stops the
  * start (FILE:LINE: why). */
-static int run_config(struct vxd *vxd)
+/* The config file applied; on failure err says why (not printed). */
+static int run_config(struct vxd *vxd, struct ctl_err *err)
 {
 	struct ctl_print out;
-	struct ctl_err err = { 0 };
 	ctl_print_init(&out, false, 0);
-	int ret = vxd_apply_config(vxd, &out, &err);
+	int ret = vxd_apply_config(vxd, &out, err);
 	ctl_print_finish(&out);
-	if (ret < 0)
-		fprintf(stderr, "vxswitchd: %s\n", err.msg[0] ? err.msg : strerror(-ret));
-	else
+	if (ret < 0 && !err->msg[0])
+		snprintf(err->msg, sizeof(err->msg), "%s", strerror(-ret));
+	else if (ret == 0)
 		fputs(ctl_print_data(&out), stderr);
 	ctl_print_release(&out);
 	return ret;
@@ -277,6 +279,52 @@ static int give_up_root(const struct privs *pv, const char *ctl_path)
 	return ret;
 }
 
+/* The switch, its metrics listener and its config file.  With the
+ * default datapath (no --datapath, no `datapath` line) a config the
+ * kernel datapath refuses (an option it cannot honour) starts the switch
+ * again on the userspace datapath, which then says why (log, stats,
+ * diagnose); a datapath asked for is never changed. */
+static int start_switch(struct cmdline *cl, struct vxd **out)
+{
+	static char why[sizeof(((struct ctl_err *)0)->msg) + 32];
+	for (;;) {
+		struct vxd *vxd;
+		int ret = vxd_create(&cl->opts, &vxd);
+		if (ret < 0) {
+			fprintf(stderr, "vxswitchd: cannot start: %s\n", strerror(-ret));
+			return -1;
+		}
+		the_vxd = vxd;
+		/* Bound before root goes, so a port under 1024 works too. */
+		char merr[300];
+		if (cl->metrics && vxd_metrics_start(vxd, cl->metrics, merr, sizeof(merr)) < 0) {
+			fprintf(stderr, "vxswitchd: %s\n", merr);
+			the_vxd = NULL;
+			vxd_destroy(vxd);
+			return -1;
+		}
+		struct ctl_err err = { 0 };
+		if (!cl->opts.config_path || (ret = run_config(vxd, &err)) == 0) {
+			*out = vxd;
+			return 0;
+		}
+		/* EOPNOTSUPP: what the kernel datapath cannot honour; any other
+		 * error (a bad line) the userspace datapath would refuse too. */
+		bool again = ret == -EOPNOTSUPP && !cl->opts.datapath && !cl->opts.datapath_why &&
+			     vxd_datapath_kernel(vxd);
+		the_vxd = NULL;
+		vxd_destroy(vxd);
+		if (!again) {
+			fprintf(stderr, "vxswitchd: %s\n", err.msg);
+			return -1;
+		}
+		snprintf(why, sizeof(why), "it refused the configuration: %s", err.msg);
+		cl->opts.datapath_why = why;
+		fprintf(stderr, "vxswitchd: the default datapath, kernel, refused the configuration (%s): starting "
+			"again on the userspace datapath (--datapath user says so and skips the try)\n", err.msg);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct cmdline cl = { 0 };
@@ -302,25 +350,15 @@ int main(int argc, char **argv)
 	}
 	make_socket_dir(cl.opts.ctl_path);
 
-	struct vxd *vxd;
-	int ret = vxd_create(&cl.opts, &vxd);
-	if (ret < 0) {
-		fprintf(stderr, "vxswitchd: cannot start: %s\n", strerror(-ret));
-		return 1;
-	}
-	the_vxd = vxd;
 	install_signals();
-	/* Bound before root goes, so a port under 1024 works too. */
-	char merr[300];
-	if (cl.metrics && vxd_metrics_start(vxd, cl.metrics, merr, sizeof(merr)) < 0) {
-		fprintf(stderr, "vxswitchd: %s\n", merr);
+	struct vxd *vxd;
+	if (start_switch(&cl, &vxd) < 0)
+		return 1;
+	if (give_up_root(&pv, cl.opts.ctl_path) < 0) {
 		vxd_destroy(vxd);
 		return 1;
 	}
-	if ((cl.opts.config_path && run_config(vxd) < 0) || give_up_root(&pv, cl.opts.ctl_path) < 0) {
-		vxd_destroy(vxd);
-		return 1;
-	}
+	int ret;
 	vxd_kdp_adopt_done(vxd);
 	if (!cl.opts.quiet)
 		fprintf(stderr, "vxswitchd: ready, control socket %s\n", cl.opts.ctl_path);

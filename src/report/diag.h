@@ -63,6 +63,7 @@
 	X(UPCALLS_DROPPED, "upcalls_dropped")                             \
 	X(SMALL_FRAMES_KERNEL, "small_frames_kernel")                     \
 	X(RULES_CACHE_THRASHING, "rules_cache_thrashing")                 \
+	X(KERNEL_DATAPATH_UNAVAILABLE, "kernel_datapath_unavailable")     \
 	/* notes: said, but no problem */                                 \
 	X(NOTE_CSUM_FINISHED, "csum_finished")
 
@@ -140,6 +141,9 @@ struct diag_input {
 	const char *only;                /* findings of this port only (NULL: all) */
 	int underlay_node;               /* placement.h: the underlay's NUMA node (-1: unknown) */
 	const char *underlay;            /* its name ("" unknown) */
+	/* The kernel datapath was asked for (or is the default) but the
+	 * userspace one runs: why (vxd.h, kdp_why); NULL: not so. */
+	const char *kernel_unavailable;
 };
 
 struct diag_field {

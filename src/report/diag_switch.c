@@ -230,4 +230,12 @@ void diag_judge_config(const struct diag_input *in, struct diag_report *r)
 			     "read it; `set gso on`");
 	diag_fdb(in, r);
 	diag_judge_evpn(in, r);
+	if (in->kernel_unavailable) {
+		struct diag_finding *f = diag_add(r, in, DIAG_KERNEL_DATAPATH_UNAVAILABLE, NULL,
+			"the kernel datapath is unavailable (%s): every frame takes the userspace datapath, four "
+			"kernel copies and two daemon wake-ups per trip more than the kernel's own path; fix that "
+			"and restart vxswitchd, or start it with --datapath user to choose this",
+			in->kernel_unavailable);
+		diag_str(f, "reason", in->kernel_unavailable);
+	}
 }

@@ -181,6 +181,7 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 	in->only = ref->has_port ? ref->name : NULL;
 	in->underlay_node = vxd->placement.dev_node;
 	in->underlay = vxd->placement.dev;
+	in->kernel_unavailable = !vxd->kdp && vxd->kdp_why[0] ? vxd->kdp_why : NULL;
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i])
 			vxd_diag_port(vxd, i, &in->ports[i]);

@@ -502,6 +502,10 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	/* The worker's CLOCK_MONOTONIC when the counters were copied out:
 	 * `stats --watch` divides by the difference of two. */
 	ctl_print_uint(p, CTL_PRINT_JSON, "time_ns", "%" PRIu64, snap->taken_ns);
+	ctl_print_string(p, CTL_PRINT_JSON, "datapath", NULL, "user");
+	if (vxd->kdp_why[0]) /* the kernel one was asked for, or the default */
+		ctl_print_string(p, CTL_PRINT_ANY, "kernel_unavailable",
+				 "datapath user: the kernel datapath is unavailable: %s\n", vxd->kdp_why);
 	ctl_print_open_array(p, "ports");
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i] && (!only || only == vxd->ports[i]))

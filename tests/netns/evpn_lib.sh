@@ -41,8 +41,7 @@ evpn_vm_addr() { # I DEV
 # the daemon makes into vmI (evpn_vm_port says which type).
 evpn_vm_port() { if [ "${EVPN_DP:-user}" = kernel ]; then echo veth; else echo tap; fi; }
 evpn_vxswitchd() {
-	local i=$1 cfg=$RIG_DIR/h$1.conf sock=$RIG_DIR/h$1.sock dp=""
-	[ "${EVPN_DP:-user}" = user ] || dp="--datapath ${EVPN_DP}"
+	local i=$1 cfg=$RIG_DIR/h$1.conf sock=$RIG_DIR/h$1.sock dp="--datapath ${EVPN_DP:-user}"
 	{
 		echo "port add vx99 type vxlan vni 99 local 198.51.100.$i evpn"
 		echo "port add vnet$i type $(evpn_vm_port) vni 99 netns $P-vm$i mtu 1450"

@@ -177,9 +177,12 @@ vxd_await() {
 
 # rig_vxswitchd_start SIDE PORT-TYPE [VXSWITCHD-OPTIONS...]: the two above;
 # sets VXD_PID_SIDE (the daemon itself, not `ip netns exec`'s wrapper).
+# Without a --datapath among the options: --datapath user (the tests of
+# the userspace datapath say so; the default is the kernel one).
 rig_vxswitchd_start() {
 	local side=$1 type=$2 other=$(( 3 - $1 )) host vm cfg sock
 	shift 2
+	case " $* ${RIG_VXD_ARGS:-} " in *" --datapath "*) ;; *) set -- --datapath user "$@" ;; esac
 	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; else host=$H2; vm=$VM2; fi
 	cfg=$RIG_DIR/h$side.conf
 	sock=$RIG_DIR/h$side.sock

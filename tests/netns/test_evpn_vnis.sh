@@ -46,7 +46,7 @@ for i in 1 2 3; do
 		echo "port add ta$i type tap vni 99 netns $P-a$i mac $(mac_of "$i") mtu 1450"
 		echo "port add tb$i type tap vni 100 netns $P-b$i mac $(mac_of "$(id100 "$i")") mtu 1450"
 	} > "$cfg"
-	n "$P-h$i" "$VXSWITCHD" -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$i.log" 2>&1 &
+	n "$P-h$i" "$VXSWITCHD" --datapath user -c "$cfg" -s "$sock" -q > "$RIG_DIR/h$i.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
 	started() { [ -S "$RIG_DIR/h$1.sock" ] && n "$P-b$1" ip link show "tb$1" >/dev/null 2>&1; }
 	until_true 20 started "$i" || fail "vxswitchd $i did not start: $(cat "$RIG_DIR/h$i.log")"

@@ -53,7 +53,7 @@ rig_create 4
 
 # ---- one daemon per datapath ------------------------------------------------------
 dp_start() { # user|kernel
-	local type=tap args="" i p
+	local type=tap args="--datapath user" i p
 	[ "$DP" = kernel ] && { type=veth; args="--datapath kernel"; }
 	cat > "$RIG_DIR/h1.conf" <<CONF
 port add vx$VNI type vxlan vni $VNI local 198.51.100.1 remote 198.51.100.2

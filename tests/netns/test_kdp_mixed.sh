@@ -71,7 +71,7 @@ port add vnet3 type tap vni 99 netns $VM3 mtu 1450
 CONF
 nh1 "$VXSWITCHD" --datapath kernel -c "$RIG_DIR/h1.conf" -s "$RIG_DIR/h1.sock" > "$RIG_DIR/h1.log" 2>&1 &
 RIG_PIDS="$RIG_PIDS $!"
-nh2 "$VXSWITCHD" -c "$RIG_DIR/h2.conf" -s "$RIG_DIR/h2.sock" > "$RIG_DIR/h2.log" 2>&1 &
+nh2 "$VXSWITCHD" --datapath user -c "$RIG_DIR/h2.conf" -s "$RIG_DIR/h2.sock" > "$RIG_DIR/h2.log" 2>&1 &
 RIG_PIDS="$RIG_PIDS $!"
 wait_dev "$VM1" vnet1 && wait_dev "$VM5" vnet5 && wait_dev "$VM3" vnet3 || fail "daemons: $(cat "$RIG_DIR"/h*.log)"
 for i in $(seq 100); do [ -S "$RIG_DIR/h1.sock" ] && [ -S "$RIG_DIR/h2.sock" ] && break; sleep 0.05; done

@@ -1,10 +1,15 @@
 #!/bin/bash
-# The config file's `datapath kernel|user` line (its first; ctl_config.h):
-# a daemon started with only that line (no --datapath) runs the kernel
-# datapath; --datapath on the command line wins over it and says so; a
-# reload whose file changes it is refused whole (nothing of that reload
-# applied) while the switch keeps forwarding; vxctl refuses `datapath` at
-# run time; a misplaced line stops the start with FILE:LINE:word.
+# Which datapath runs.  The config file's `datapath kernel|user` line (its
+# first; ctl_config.h): a daemon started with only that line (no
+# --datapath) runs the kernel datapath; --datapath on the command line
+# wins over it and says so; a reload whose file changes it is refused
+# whole (nothing of that reload applied) while the switch keeps
+# forwarding; vxctl refuses `datapath` at run time; a misplaced line stops
+# the start with FILE:LINE:word.  The default (neither): the kernel
+# datapath; where it cannot serve, the userspace one with the reason in
+# the log, `vxctl stats` and `diagnose` (kernel_datapath_unavailable):
+# a config it refuses (srcport), a daemon without CAP_BPF.  A datapath
+# chosen explicitly has no such finding.
 #
 #   vm1 vnet1 192.0.2.1 <= veth => h1 [vxdp0] -- u1 ==== u2 -- [vxdp0] h2 <= veth => vnet2 192.0.2.2 vm2
 set -e
@@ -16,11 +21,12 @@ rig_create 4
 
 # start SIDE CONF [vxswitchd options]: the daemon of host SIDE from CONF,
 # not quiet (its choice of datapath is logged); waits for its socket.
+# START_WRAP: a command it runs under (setpriv).
 start() {
 	local side=$1 cfg=$2 host i p; shift 2
 	if [ "$side" = 1 ]; then host=$H1; else host=$H2; fi
 	rm -f "$RIG_DIR/h$side.sock"
-	n "$host" "$VXSWITCHD" -c "$cfg" -s "$RIG_DIR/h$side.sock" "$@" > "$RIG_DIR/h$side.log" 2>&1 &
+	n "$host" ${START_WRAP:-} "$VXSWITCHD" -c "$cfg" -s "$RIG_DIR/h$side.sock" "$@" > "$RIG_DIR/h$side.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
 	for i in $(seq 200); do
 		[ -S "$RIG_DIR/h$side.sock" ] && vx "$side" version >/dev/null 2>&1 && break
@@ -69,8 +75,10 @@ grep -q "datapath user: --datapath on the command line wins over .*h2.conf:1 (da
 kernel_in_stats 2 && fail "--datapath user ran the kernel datapath anyway"
 nh2 ip link show vxdp0 >/dev/null 2>&1 && fail "--datapath user made the kernel datapath's vxdp0"
 vx 2 reload > "$RIG_DIR/reload.out" 2>&1 || fail "reload of the same file under --datapath user: $(cat "$RIG_DIR/reload.out")"
-vx 2 show config | grep -q "^datapath" && fail "show config of a user datapath has a datapath line: $(vx 2 show config)"
-pass "--datapath user wins over the file's datapath kernel (logged), no vxdp0; reload of that file accepted"
+[ "$(vx 2 show config | head -1)" = "datapath user" ] || fail "show config of --datapath user: $(vx 2 show config)"
+vx 2 -j diagnose | grep -q kernel_datapath_unavailable && fail "--datapath user chosen, yet: $(vx 2 diagnose)"
+vx 2 stats | grep -q "kernel datapath is unavailable" && fail "--datapath user chosen, yet stats: $(vx 2 stats | head -2)"
+pass "--datapath user wins over the file's datapath kernel (logged), no vxdp0, no finding; reload of that file accepted"
 rig_vxswitchd_stop 2
 
 # 3. Only the config line: both hosts run the kernel datapath.
@@ -106,9 +114,6 @@ conf 1 "datapath user" "set fdb-ageing 77" > "$RIG_DIR/h1.conf"
 if vx 1 reload > "$RIG_DIR/r1.out" 2>&1; then fail "a reload to datapath user was accepted"; fi
 grep -q "h1.conf:1: datapath user: vxswitchd runs datapath kernel.*restart vxswitchd" "$RIG_DIR/r1.out" ||
 	fail "reload to user: $(cat "$RIG_DIR/r1.out")"
-conf 1 "set fdb-ageing 77" > "$RIG_DIR/h1.conf"
-if vx 1 reload > "$RIG_DIR/r2.out" 2>&1; then fail "a reload without the datapath line was accepted"; fi
-grep -q "no \"datapath kernel\" line any more" "$RIG_DIR/r2.out" || fail "reload without the line: $(cat "$RIG_DIR/r2.out")"
 conf 1 "set fdb-ageing 77" "datapath kernel" > "$RIG_DIR/h1.conf"
 if vx 1 reload > "$RIG_DIR/r3.out" 2>&1; then fail "a reload with datapath on line 2 was accepted"; fi
 grep -q "h1.conf:2: word 1 \"datapath\"" "$RIG_DIR/r3.out" || fail "reload, misplaced line: $(cat "$RIG_DIR/r3.out")"
@@ -116,7 +121,11 @@ vx 1 show knobs | grep -E "fdb-ageing +77" >/dev/null && fail "a refused reload 
 wait "$pinger" || true
 lost=$(awk '/packets transmitted/ {print $1 - $4}' "$RIG_DIR/ping.txt")
 [ "$lost" = 0 ] || fail "pings lost across the refused reloads: $(cat "$RIG_DIR/ping.txt")"
-pass "reloads to datapath user / without the line / with it on line 2 refused, fdb-ageing untouched, 0 of 150 pings lost: $(head -c 100 "$RIG_DIR/r1.out")..."
+pass "reloads to datapath user / with it on line 2 refused, fdb-ageing untouched, 0 of 150 pings lost: $(head -c 100 "$RIG_DIR/r1.out")..."
+# Without the line the file asks for the default, kernel: what runs.
+conf 1 > "$RIG_DIR/h1.conf"
+vx 1 reload > "$RIG_DIR/r2.out" 2>&1 || fail "a reload without the datapath line (the default, kernel): $(cat "$RIG_DIR/r2.out")"
+pass "a reload without the datapath line is accepted on the kernel datapath (the default is kernel)"
 
 # 6. A reload that keeps the datapath applies (fdb-ageing 77 takes).
 conf 1 "datapath kernel" "set fdb-ageing 77" > "$RIG_DIR/h1.conf"
@@ -127,3 +136,50 @@ cp "$RIG_DIR/show.conf" "$RIG_DIR/h1.conf"
 vx 1 reload > "$RIG_DIR/r5.out" 2>&1 || fail "show config fed back to reload: $(cat "$RIG_DIR/r5.out")"
 nvm1 ping -c 3 -i 0.1 -W 1 -q 192.0.2.2 >/dev/null || fail "ping after the reloads"
 pass "a reload keeping datapath kernel applies (fdb-ageing 77); show config fed back reloads cleanly"
+
+# 7. The default, neither line nor --datapath: the kernel datapath.
+rig_vxswitchd_stop 2
+conf 2 > "$RIG_DIR/h2.conf"
+start 2 "$RIG_DIR/h2.conf" || fail "h2 with the default datapath"
+grep -q "datapath kernel (the default): eBPF programs loaded" "$RIG_DIR/h2.log" || fail "h2's log: $(cat "$RIG_DIR/h2.log")"
+kernel_in_stats 2 || fail "the default did not run the kernel datapath: $(vx 2 stats | head -3)"
+vx 2 show config | grep -q "^datapath" && fail "show config of the default has a datapath line: $(vx 2 show config)"
+rig_vm_addrs 2 vnet2
+nvm1 ip neigh flush all # vm2's device is new, its MAC too
+for i in $(seq 10); do nvm1 ping -c 1 -W 1 192.0.2.2 >/dev/null 2>&1 && break; done
+nvm1 ping -c 3 -i 0.1 -W 1 -q 192.0.2.2 >/dev/null || fail "ping vm1 -> vm2 on the default: $(vx 2 port show; vx 2 fdb show)"
+pass "the default (no line, no --datapath): the kernel datapath, logged; show config names no datapath; vm1 -> vm2 pings"
+
+# 8. The default, and a config the kernel datapath refuses (srcport):
+# the switch starts again on the userspace datapath and says why.
+rig_vxswitchd_stop 2
+{
+	echo "port add vx99 type vxlan vni 99 local $(u_addr 2) remote $(u_addr 1) srcport 5000-5063"
+	echo "port add vnet2 type tap vni 99 netns $VM2 mtu 1450"
+} > "$RIG_DIR/h2.conf"
+start 2 "$RIG_DIR/h2.conf" || fail "h2 with a config the kernel datapath refuses"
+grep -q "the default datapath, kernel, refused the configuration (.*srcport.*): starting again on the userspace" \
+	"$RIG_DIR/h2.log" || fail "h2's log: $(cat "$RIG_DIR/h2.log")"
+kernel_in_stats 2 && fail "srcport on the kernel datapath?"
+why=$(vx_stat 2 'd["kernel_unavailable"]')
+grep -q "srcport" <<<"$why" || fail "stats' kernel_unavailable: $why"
+vx 2 stats | head -1 | grep -q "^datapath user: the kernel datapath is unavailable: .*srcport" || fail "stats: $(vx 2 stats | head -2)"
+diag_names 2 kernel_datapath_unavailable '"srcport" in f["text"]' "kernel datapath is unavailable.*--datapath user" >/dev/null
+nh2 ip link show vxdp0 >/dev/null 2>&1 && fail "the refused kernel datapath left vxdp0"
+rig_vm_addrs 2 vnet2
+nvm1 ip neigh flush all
+for i in $(seq 10); do nvm1 ping -c 1 -W 1 192.0.2.2 >/dev/null 2>&1 && break; done
+nvm1 ping -c 3 -i 0.1 -W 1 -q 192.0.2.2 >/dev/null || fail "ping vm1 (kernel) -> vm2 (userspace, after the fallback)"
+pass "default + srcport: started again on the userspace datapath; log, stats and diagnose say why ($why); vm1 -> vm2 pings"
+
+# 9. The default without CAP_BPF (the programs cannot load): the userspace
+# datapath, and why.
+rig_vxswitchd_stop 2
+echo "port add vx99 type vxlan vni 99 local $(u_addr 2) remote $(u_addr 1)" > "$RIG_DIR/h2.conf"
+START_WRAP="setpriv --bounding-set -bpf,-sys_admin,-perfmon" start 2 "$RIG_DIR/h2.conf" ||
+	fail "h2 without CAP_BPF"
+grep -q "datapath kernel unavailable (.*Operation not permitted.*): using the userspace datapath" "$RIG_DIR/h2.log" ||
+	fail "h2's log without CAP_BPF: $(cat "$RIG_DIR/h2.log")"
+kernel_in_stats 2 && fail "the kernel datapath without CAP_BPF?"
+diag_names 2 kernel_datapath_unavailable '"not permitted" in f["text"]' "kernel datapath is unavailable" >/dev/null
+pass "default without CAP_BPF: the userspace datapath; log, stats and diagnose: $(vx_stat 2 'd["kernel_unavailable"]')"

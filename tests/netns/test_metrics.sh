@@ -132,20 +132,20 @@ pass "the half-open clients were closed by the server after ${secs} s (timeout 5
 # ---- bad values and a taken port ------------------------------------------------------------
 for bad in "198.51.100.1:0" "198.51.100.1" "localhost:9108" "198.51.100.1:70000" "[2001:db8:ff::1:9108"; do
 	set +e
-	msg=$(nh1 "$VXSWITCHD" -s "$RIG_DIR/bad.sock" -q --metrics "$bad" 2>&1 < /dev/null)
+	msg=$(nh1 "$VXSWITCHD" --datapath user -s "$RIG_DIR/bad.sock" -q --metrics "$bad" 2>&1 < /dev/null)
 	rc=$?
 	set -e
 	[ "$rc" = 1 ] && [[ $msg == "vxswitchd: --metrics $bad: "* ]] || fail "--metrics $bad: rc $rc, \"$msg\""
 done
-pass "5 bad --metrics values refused (exit 1), e.g. \"$(nh1 "$VXSWITCHD" -s "$RIG_DIR/bad.sock" -q --metrics 198.51.100.1:0 2>&1)\""
+pass "5 bad --metrics values refused (exit 1), e.g. \"$(nh1 "$VXSWITCHD" --datapath user -s "$RIG_DIR/bad.sock" -q --metrics 198.51.100.1:0 2>&1)\""
 set +e
-msg=$(nh1 "$VXSWITCHD" -s "$RIG_DIR/bad.sock" -q --metrics 198.51.100.1:9108 2>&1 < /dev/null)
+msg=$(nh1 "$VXSWITCHD" --datapath user -s "$RIG_DIR/bad.sock" -q --metrics 198.51.100.1:9108 2>&1 < /dev/null)
 rc=$?
 set -e
 [ "$rc" = 1 ] && echo "$msg" | grep -q "bind: Address already in use" || fail "port taken: rc $rc, \"$msg\""
 pass "port taken: \"$msg\" (exit 1)"
 # IPv6: brackets, served the same.
-nh1 "$VXSWITCHD" -s "$RIG_DIR/v6.sock" -q --metrics "[2001:db8:ff::1]:9109" > "$RIG_DIR/v6.log" 2>&1 &
+nh1 "$VXSWITCHD" --datapath user -s "$RIG_DIR/v6.sock" -q --metrics "[2001:db8:ff::1]:9109" > "$RIG_DIR/v6.log" 2>&1 &
 v6=$!
 RIG_PIDS="$RIG_PIDS $v6"
 for i in $(seq 50); do [ -S "$RIG_DIR/v6.sock" ] && break; sleep 0.05; done

@@ -32,7 +32,7 @@ vm1_state() { # MAC and IPv4 address of vm1's interface
 # Start vxswitchd 1 again with its config; wait until it answers.
 restart_vxd1() {
 	local sock=$RIG_DIR/h1.sock i p
-	nh1 "$VXSWITCHD" -c "$RIG_DIR/h1.conf" -s "$sock" -q >> "$RIG_DIR/h1.log" 2>&1 &
+	nh1 "$VXSWITCHD" --datapath user -c "$RIG_DIR/h1.conf" -s "$sock" -q >> "$RIG_DIR/h1.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
 	for i in $(seq 200); do
 		vx 1 version >/dev/null 2>&1 && break

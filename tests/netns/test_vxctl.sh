@@ -35,7 +35,7 @@ expect() {
 json_ok() { $PY -c 'import json,sys; json.load(sys.stdin)' <"$D/out" || fail "invalid JSON from: $*"; }
 
 start_daemon() {
-	"$VXSWITCHD" -q -s "$SOCK" "$@" >"$D/daemon.log" 2>&1 &
+	"$VXSWITCHD" --datapath user -q -s "$SOCK" "$@" >"$D/daemon.log" 2>&1 &
 	PID=$!
 	for _ in $(seq 100); do
 		[ -S "$SOCK" ] && return 0

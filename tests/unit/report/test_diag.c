@@ -641,6 +641,23 @@ static void test_evpn(void **state)
 	assert_string_equal(diag_cause_name(DIAG_EVPN_NO_ZEBRA), "evpn_no_zebra");
 }
 
+/* The kernel datapath asked for (or the default) but the userspace one
+ * runs: a problem, with the reason; not for a port filter, not when the
+ * userspace datapath was chosen (no reason given). */
+static void test_kernel_datapath_unavailable(void **state)
+{
+	struct fx *f = *state;
+	assert_no_finding(f);
+	f->in.kernel_unavailable = "cannot load the programs: Operation not permitted";
+	const struct diag_finding *fd = assert_cause(f, DIAG_KERNEL_DATAPATH_UNAVAILABLE);
+	assert_non_null(strstr(fd->text, "Operation not permitted"));
+	assert_non_null(strstr(fd->text, "--datapath user"));
+	assert_string_equal(fd->port, "");
+	f->in.only = "vnet1";
+	assert_no_finding(f);
+	assert_string_equal(diag_cause_name(DIAG_KERNEL_DATAPATH_UNAVAILABLE), "kernel_datapath_unavailable");
+}
+
 static void test_cause_names_are_stable(void **state)
 {
 	(void)state;
@@ -689,6 +706,7 @@ int main(void)
 		T(test_link_down),
 		T(test_only_one_port),
 		T(test_evpn),
+		T(test_kernel_datapath_unavailable),
 		T(test_cause_names_are_stable),
 #undef T
 	};

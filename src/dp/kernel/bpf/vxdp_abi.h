@@ -15,8 +15,11 @@ enum vxdp_limits {
 	VXDP_MAX_PORTS = 1024,
 	VXDP_MAX_VNIS = 4096,
 	VXDP_FDB_SIZE = 65536,
-	/* Head-end replication list of one VNI: local ports + remote VTEPs. */
-	VXDP_FLOOD_MAX = 32,
+	/* Head-end replication list of one VNI: local ports + remote VTEPs
+	 * (a power of two: the program masks its index).  64: an EVPN fabric
+	 * of 60 hosts with 4 VMs of a VNI each; the userspace datapath takes
+	 * 64 VTEPs a VNI (VNI_MAX_VTEPS). */
+	VXDP_FLOOD_MAX = 64,
 	VXDP_HIST_BUCKETS = 6,       /* = PORT_HIST_BUCKETS, same edges */
 	VXDP_UPCALL_RING = 256 * 1024,
 	/* The program refreshes an FDB entry's last-used time only when it is
