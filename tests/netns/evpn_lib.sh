@@ -190,3 +190,55 @@ import json, sys
 p = [p for p in json.load(sys.stdin) if p["name"] == "vx99"][0]
 print(" ".join(sorted(p.get("evpn", {}).get("vteps", []))))'
 }
+
+# FRR's duplicate-address detection (DAD), read from zebra (used by
+# test_evpn_diag; docs/EVPN.md, "MAC flaps and FRR's duplicate-address
+# detection").
+# evpn_dad_cfg I: zebra's DAD settings on hI, "on|off MAX_MOVES SECONDS".
+evpn_dad_cfg() {
+	evpn_vtysh "$1" "show evpn json" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("on" if d.get("isDuplicateAddrDetection") else "off", d.get("maxMoves"), d.get("detectionTime"))' 2>/dev/null ||
+		echo "unknown"
+}
+
+# evpn_zebra_mac I MAC: zebra's entry of MAC in VNI 99 on hI, as
+# "TYPE DETECTION_COUNT dup|-" (TYPE local, remote or auto), or "none"
+# when zebra has no entry of it.
+evpn_zebra_mac() {
+	evpn_vtysh "$1" "show evpn mac vni 99 mac $2 json" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    d = {}
+m = d.get(sys.argv[1].lower())
+print("none" if m is None else "%s %d %s" % (m.get("type"), m.get("detectionCount", 0),
+                                               "dup" if m.get("isDuplicate") else "-"))' "$2"
+}
+
+# evpn_frr_dup I MAC: FRR's DAD on hI lists MAC as a duplicate
+# (`show evpn mac vni 99 duplicate`).
+evpn_frr_dup() {
+	evpn_vtysh "$1" "show evpn mac vni 99 duplicate" 2>/dev/null | grep -qi -- "$2"
+}
+
+# evpn_fdb_source I MAC: how vxswitchd of hI has MAC in VNI 99:
+# "SOURCE WHERE" (SOURCE learned, static or evpn; WHERE the local port or
+# the remote VTEP), or "none".
+evpn_fdb_source() {
+	"$VXCTL" --socket "$RIG_DIR/h$1.sock" -j fdb show vni 99 | /usr/bin/python3 -c '
+import json, sys
+e = [e for e in json.load(sys.stdin) if e["mac"] == sys.argv[1].lower()]
+print("none" if not e else "%s %s" % (e[0].get("source"), e[0].get("remote") or e[0].get("port")))' "$2"
+}
+
+# evpn_local_dels I: how many times vxswitchd of hI withdrew a local MAC
+# from its shadow port (port show -j, evpn.local_dels of vx99).
+evpn_local_dels() {
+	"$VXCTL" --socket "$RIG_DIR/h$1.sock" -j port show | /usr/bin/python3 -c '
+import json, sys
+p = [p for p in json.load(sys.stdin) if p["name"] == "vx99"][0]
+print(p.get("evpn", {}).get("local_dels", 0))'
+}
