@@ -74,6 +74,25 @@ static void ks_rxtx(struct ctl_print *p, uint64_t rxf, uint64_t rxb, uint64_t tx
 	ctl_print_uint(p, CTL_PRINT_JSON, "lost_events", NULL, 0);
 }
 
+/* flooded and VXDP_UPCALL_COUNTERS: " flooded N upcalls N upcall drops N"
+ * (MODE CTL_PRINT_JSON: the keys alone, a port's flat copies). */
+static void ks_upcalls(struct ctl_print *p, const struct vxdp_counters *c, enum ctl_print_mode mode)
+{
+	ctl_print_uint(p, mode, "flooded", " flooded %" PRIu64, c->flood_packets);
+#define KS_UPCALL(f, text, help) ctl_print_uint(p, mode, #f, " " text " %" PRIu64, c->f);
+	VXDP_UPCALL_COUNTERS(KS_UPCALL)
+#undef KS_UPCALL
+}
+
+/* Each dropped upcall under its reason (their sum is upcall_drops). */
+static void ks_upcall_drops_by_reason(struct ctl_print *p, const struct vxdp_counters *c)
+{
+	ctl_print_open_object(p, "upcall_drops_by_reason");
+	ctl_print_uint(p, CTL_PRINT_ANY, "rate_limit", " (rate limit %" PRIu64, c->upcall_drops_rate);
+	ctl_print_uint(p, CTL_PRINT_ANY, "ring_full", ", ring full %" PRIu64 ")", c->upcall_drops_ring);
+	ctl_print_close_object(p);
+}
+
 /* The kernel-only block of a port: the program's own counts. */
 static void ks_kernel_block(struct ctl_print *p, struct kdp *k, const struct kdp_ctl_port_info *pi,
 			    const struct vxdp_counters *c)
@@ -82,14 +101,8 @@ static void ks_kernel_block(struct ctl_print *p, struct kdp *k, const struct kdp
 	ctl_print_uint(p, CTL_PRINT_ANY, "ifindex", "    kernel: ifindex %" PRIu64, pi->ifindex);
 	int att = kdp_prog_attached(k, pi->ifindex, kdp_port_prog_fd(k));
 	ctl_print_bool(p, CTL_PRINT_ANY, "attached", " program attached %s", att == 1);
-	ctl_print_uint(p, CTL_PRINT_ANY, "flooded", " flooded %" PRIu64, c->flood_packets);
-	ctl_print_uint(p, CTL_PRINT_ANY, "upcalls", " upcalls %" PRIu64, c->upcalls);
-	ctl_print_uint(p, CTL_PRINT_ANY, "upcall_drops", " upcall drops %" PRIu64, c->upcall_drops);
-	/* Each dropped upcall under its reason (their sum is upcall_drops). */
-	ctl_print_open_object(p, "upcall_drops_by_reason");
-	ctl_print_uint(p, CTL_PRINT_ANY, "rate_limit", " (rate limit %" PRIu64, c->upcall_drops_rate);
-	ctl_print_uint(p, CTL_PRINT_ANY, "ring_full", ", ring full %" PRIu64 ")", c->upcall_drops_ring);
-	ctl_print_close_object(p);
+	ks_upcalls(p, c, CTL_PRINT_ANY);
+	ks_upcall_drops_by_reason(p, c);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }
@@ -185,9 +198,7 @@ static void ks_port(struct ctl_print *p, struct vxd *vxd, const struct kdp_ctl_p
 	}
 	/* Flat copies of the kernel block's counters: the keys this port's
 	 * JSON had before (scripts). */
-	ctl_print_uint(p, CTL_PRINT_JSON, "flooded", NULL, c.flood_packets);
-	ctl_print_uint(p, CTL_PRINT_JSON, "upcalls", NULL, c.upcalls);
-	ctl_print_uint(p, CTL_PRINT_JSON, "upcall_drops", NULL, c.upcall_drops);
+	ks_upcalls(p, &c, CTL_PRINT_JSON);
 	ctl_print_close_object(p);
 }
 
@@ -267,13 +278,8 @@ static void ks_device(struct ctl_print *p, struct kdp *k)
 	ctl_print_bool(p, CTL_PRINT_ANY, "attached", ": program attached %s", att == 1);
 	ctl_print_nl(p);
 	ks_rxtx(p, c.rx_packets, c.rx_bytes, c.tx_packets, c.tx_bytes);
-	ctl_print_uint(p, CTL_PRINT_ANY, "flooded", " flooded %" PRIu64, c.flood_packets);
-	ctl_print_uint(p, CTL_PRINT_ANY, "upcalls", " upcalls %" PRIu64, c.upcalls);
-	ctl_print_uint(p, CTL_PRINT_ANY, "upcall_drops", " upcall drops %" PRIu64, c.upcall_drops);
-	ctl_print_open_object(p, "upcall_drops_by_reason");
-	ctl_print_uint(p, CTL_PRINT_ANY, "rate_limit", " (rate limit %" PRIu64, c.upcall_drops_rate);
-	ctl_print_uint(p, CTL_PRINT_ANY, "ring_full", ", ring full %" PRIu64 ")", c.upcall_drops_ring);
-	ctl_print_close_object(p);
+	ks_upcalls(p, &c, CTL_PRINT_ANY);
+	ks_upcall_drops_by_reason(p, &c);
 	ctl_print_nl(p);
 	ks_drops(p, &c, "    ");
 	ctl_print_close_object(p);
