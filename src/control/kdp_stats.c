@@ -64,14 +64,10 @@ static void ks_hist(struct ctl_print *p, const struct vxdp_counters *c)
 	ctl_print_close_object(p);
 }
 
+/* vxd_print_rxtx, as on the userspace datapath (the programs lose no events). */
 static void ks_rxtx(struct ctl_print *p, uint64_t rxf, uint64_t rxb, uint64_t txf, uint64_t txb)
 {
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_frames", "    rx %" PRIu64 " frames", rxf);
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_bytes", " %" PRIu64 " bytes", rxb);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_frames", "  tx %" PRIu64 " frames", txf);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_bytes", " %" PRIu64 " bytes", txb);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_avg_frame", "  avg tx frame %" PRIu64, txf ? txb / txf : 0);
-	ctl_print_uint(p, CTL_PRINT_JSON, "lost_events", NULL, 0);
+	vxd_print_rxtx(p, rxf, rxb, txf, txb, 0);
 }
 
 /* flooded and VXDP_UPCALL_COUNTERS: " flooded N upcalls N upcall drops N"
