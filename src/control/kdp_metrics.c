@@ -10,6 +10,7 @@
  * Names: docs/STATS.md. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,22 +87,28 @@ static void port_families(FILE *out, struct vxd *vxd, struct kdp *k)
 			fprintf(out, ",reason=\"%s\"} %" PRIu64 "\n", vxd_kdp_drop_name(r), (uint64_t)c.drops[r]);
 		}
 	}
-	static const char *const names[3] = { "vxswitch_kdp_port_upcalls_total", "vxswitch_kdp_port_upcall_drops_total",
-					      "vxswitch_kdp_program_attached" };
-	static const char *const helps[3] = { "Learning upcalls the port's frames sent to vxswitchd.",
-					      "Learning upcalls dropped: the port's rate limit or a full ring.",
-					      "1 while the program is on the port's ingress." };
-	for (unsigned f = 0; f < 3; f++) {
-		family(out, names[f], f == 2 ? "gauge" : "counter", helps[f]);
+	/* VXDP_UPCALL_COUNTERS' families, then the gauge (off: 0). */
+#define KM_FAMILY(f, text, help) { "vxswitch_kdp_port_" #f "_total", help, offsetof(struct vxdp_counters, f) },
+	static const struct { const char *name, *help; size_t off; } fams[] = {
+		VXDP_UPCALL_COUNTERS(KM_FAMILY)
+		{ "vxswitch_kdp_program_attached", "1 while the program is on the port's ingress.", 0 },
+	};
+#undef KM_FAMILY
+	const unsigned n_fams = sizeof(fams) / sizeof(fams[0]), gauge = n_fams - 1;
+	for (unsigned f = 0; f < n_fams; f++) {
+		family(out, fams[f].name, f == gauge ? "gauge" : "counter", fams[f].help);
 		for (unsigned i = 0; i < kdp_ctl_port_slots(); i++) {
 			struct vxdp_counters c;
 			if (!kdp_ctl_port_at(vxd->kdp, i, &pi) || !pi.ifindex)
 				continue;
 			if (kdp_counters_read(k, pi.ifindex, &c) < 0)
 				memset(&c, 0, sizeof(c));
-			uint64_t v = f == 0 ? c.upcalls : f == 1 ? c.upcall_drops
-					  : kdp_prog_attached(k, pi.ifindex, kdp_port_prog_fd(k)) == 1;
-			fprintf(out, "%s{", names[f]);
+			uint64_t v;
+			if (f == gauge)
+				v = kdp_prog_attached(k, pi.ifindex, kdp_port_prog_fd(k)) == 1;
+			else
+				memcpy(&v, (const char *)&c + fams[f].off, sizeof(v));
+			fprintf(out, "%s{", fams[f].name);
 			labels(out, &pi);
 			fprintf(out, "} %" PRIu64 "\n", v);
 		}

@@ -646,6 +646,12 @@ void kdp_rules_tick(struct kdp_rules_ctl *kr)
 
 /* ---- what the operator sees ------------------------------------------------ */
 
+/* Every field of the rules path's counters is in VXDP_RSTATS_COUNTERS. */
+#define KR_ONE(f, help) +1
+_Static_assert(sizeof(struct vxdp_rstats) == (0 VXDP_RSTATS_COUNTERS(KR_ONE)) * sizeof(__u64),
+	       "struct vxdp_rstats and VXDP_RSTATS_COUNTERS disagree");
+#undef KR_ONE
+
 void kdp_rules_print_port(struct kdp_rules_ctl *kr, uint32_t ifindex, struct ctl_print *out)
 {
 	struct vxdp_rstats s;
@@ -653,16 +659,10 @@ void kdp_rules_print_port(struct kdp_rules_ctl *kr, uint32_t ifindex, struct ctl
 		return;
 	ctl_print_open_object(out, "rules");
 	ctl_print_text(out, " rules:");
-	ctl_print_uint(out, CTL_PRINT_ANY, "hits", " hits %" PRIu64, s.hits);
-	ctl_print_uint(out, CTL_PRINT_ANY, "misses", " misses %" PRIu64, s.misses);
-	ctl_print_uint(out, CTL_PRINT_ANY, "stale", " stale %" PRIu64, s.stale);
-	ctl_print_uint(out, CTL_PRINT_ANY, "uncacheable", " uncacheable %" PRIu64, s.uncacheable);
-	ctl_print_uint(out, CTL_PRINT_ANY, "upcalls", " upcalls %" PRIu64, s.upcalls);
-	ctl_print_uint(out, CTL_PRINT_ANY, "upcall_drops", " upcall_drops %" PRIu64, s.upcall_drops);
-	ctl_print_uint(out, CTL_PRINT_ANY, "reinjected", " reinjected %" PRIu64, s.reinjected);
-	ctl_print_uint(out, CTL_PRINT_ANY, "reinject_stale", " reinject_stale %" PRIu64, s.reinject_stale);
-	ctl_print_uint(out, CTL_PRINT_ANY, "rule_drops", " rule_drops %" PRIu64, s.rule_drops);
-	ctl_print_uint(out, CTL_PRINT_ANY, "tx_errors", " tx_errors %" PRIu64, s.tx_errors);
+	/* Each counter as "NAME VALUE", its JSON key NAME (the field's). */
+#define KR_PRINT(f, help) ctl_print_uint(out, CTL_PRINT_ANY, #f, " " #f " %" PRIu64, s.f);
+	VXDP_RSTATS_COUNTERS(KR_PRINT)
+#undef KR_PRINT
 	ctl_print_close_object(out);
 }
 

@@ -64,14 +64,29 @@ static void ks_hist(struct ctl_print *p, const struct vxdp_counters *c)
 	ctl_print_close_object(p);
 }
 
+/* vxd_print_rxtx, as on the userspace datapath (the programs lose no events). */
 static void ks_rxtx(struct ctl_print *p, uint64_t rxf, uint64_t rxb, uint64_t txf, uint64_t txb)
 {
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_frames", "    rx %" PRIu64 " frames", rxf);
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_bytes", " %" PRIu64 " bytes", rxb);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_frames", "  tx %" PRIu64 " frames", txf);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_bytes", " %" PRIu64 " bytes", txb);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_avg_frame", "  avg tx frame %" PRIu64, txf ? txb / txf : 0);
-	ctl_print_uint(p, CTL_PRINT_JSON, "lost_events", NULL, 0);
+	vxd_print_rxtx(p, rxf, rxb, txf, txb, 0);
+}
+
+/* flooded and VXDP_UPCALL_COUNTERS: " flooded N upcalls N upcall drops N"
+ * (MODE CTL_PRINT_JSON: the keys alone, a port's flat copies). */
+static void ks_upcalls(struct ctl_print *p, const struct vxdp_counters *c, enum ctl_print_mode mode)
+{
+	ctl_print_uint(p, mode, "flooded", " flooded %" PRIu64, c->flood_packets);
+#define KS_UPCALL(f, text, help) ctl_print_uint(p, mode, #f, " " text " %" PRIu64, c->f);
+	VXDP_UPCALL_COUNTERS(KS_UPCALL)
+#undef KS_UPCALL
+}
+
+/* Each dropped upcall under its reason (their sum is upcall_drops). */
+static void ks_upcall_drops_by_reason(struct ctl_print *p, const struct vxdp_counters *c)
+{
+	ctl_print_open_object(p, "upcall_drops_by_reason");
+	ctl_print_uint(p, CTL_PRINT_ANY, "rate_limit", " (rate limit %" PRIu64, c->upcall_drops_rate);
+	ctl_print_uint(p, CTL_PRINT_ANY, "ring_full", ", ring full %" PRIu64 ")", c->upcall_drops_ring);
+	ctl_print_close_object(p);
 }
 
 /* The kernel-only block of a port: the program's own counts. */
@@ -82,14 +97,8 @@ static void ks_kernel_block(struct ctl_print *p, struct kdp *k, const struct kdp
 	ctl_print_uint(p, CTL_PRINT_ANY, "ifindex", "    kernel: ifindex %" PRIu64, pi->ifindex);
 	int att = kdp_prog_attached(k, pi->ifindex, kdp_port_prog_fd(k));
 	ctl_print_bool(p, CTL_PRINT_ANY, "attached", " program attached %s", att == 1);
-	ctl_print_uint(p, CTL_PRINT_ANY, "flooded", " flooded %" PRIu64, c->flood_packets);
-	ctl_print_uint(p, CTL_PRINT_ANY, "upcalls", " upcalls %" PRIu64, c->upcalls);
-	ctl_print_uint(p, CTL_PRINT_ANY, "upcall_drops", " upcall drops %" PRIu64, c->upcall_drops);
-	/* Each dropped upcall under its reason (their sum is upcall_drops). */
-	ctl_print_open_object(p, "upcall_drops_by_reason");
-	ctl_print_uint(p, CTL_PRINT_ANY, "rate_limit", " (rate limit %" PRIu64, c->upcall_drops_rate);
-	ctl_print_uint(p, CTL_PRINT_ANY, "ring_full", ", ring full %" PRIu64 ")", c->upcall_drops_ring);
-	ctl_print_close_object(p);
+	ks_upcalls(p, c, CTL_PRINT_ANY);
+	ks_upcall_drops_by_reason(p, c);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }
@@ -185,9 +194,7 @@ static void ks_port(struct ctl_print *p, struct vxd *vxd, const struct kdp_ctl_p
 	}
 	/* Flat copies of the kernel block's counters: the keys this port's
 	 * JSON had before (scripts). */
-	ctl_print_uint(p, CTL_PRINT_JSON, "flooded", NULL, c.flood_packets);
-	ctl_print_uint(p, CTL_PRINT_JSON, "upcalls", NULL, c.upcalls);
-	ctl_print_uint(p, CTL_PRINT_JSON, "upcall_drops", NULL, c.upcall_drops);
+	ks_upcalls(p, &c, CTL_PRINT_JSON);
 	ctl_print_close_object(p);
 }
 
@@ -267,13 +274,8 @@ static void ks_device(struct ctl_print *p, struct kdp *k)
 	ctl_print_bool(p, CTL_PRINT_ANY, "attached", ": program attached %s", att == 1);
 	ctl_print_nl(p);
 	ks_rxtx(p, c.rx_packets, c.rx_bytes, c.tx_packets, c.tx_bytes);
-	ctl_print_uint(p, CTL_PRINT_ANY, "flooded", " flooded %" PRIu64, c.flood_packets);
-	ctl_print_uint(p, CTL_PRINT_ANY, "upcalls", " upcalls %" PRIu64, c.upcalls);
-	ctl_print_uint(p, CTL_PRINT_ANY, "upcall_drops", " upcall drops %" PRIu64, c.upcall_drops);
-	ctl_print_open_object(p, "upcall_drops_by_reason");
-	ctl_print_uint(p, CTL_PRINT_ANY, "rate_limit", " (rate limit %" PRIu64, c.upcall_drops_rate);
-	ctl_print_uint(p, CTL_PRINT_ANY, "ring_full", ", ring full %" PRIu64 ")", c.upcall_drops_ring);
-	ctl_print_close_object(p);
+	ks_upcalls(p, &c, CTL_PRINT_ANY);
+	ks_upcall_drops_by_reason(p, &c);
 	ctl_print_nl(p);
 	ks_drops(p, &c, "    ");
 	ctl_print_close_object(p);

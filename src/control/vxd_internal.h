@@ -277,6 +277,11 @@ void vxd_slowpath_print(struct ctl_print *p, const struct vxd *vxd, const struct
 /* stats_print.c: the userspace datapath's ports' stats (all, or `only`)
  * into an open array: for `stats` on the kernel datapath. */
 void vxd_user_ports_stats(struct ctl_print *p, struct vxd *vxd, const char *only);
+/* stats_print.c: a port's rx/tx line ("    rx N frames N bytes  tx ...",
+ * keys rx_frames ... tx_avg_frame, lost_events JSON only), the same on
+ * both datapaths (kdp_stats.c prints its ports' with it). */
+void vxd_print_rxtx(struct ctl_print *p, uint64_t rx_frames, uint64_t rx_bytes, uint64_t tx_frames,
+		    uint64_t tx_bytes, uint64_t lost_events);
 
 /* kdp_stats.c: `stats` of the kernel datapath (vxd_stats hands over when
  * vxd->kdp is set); the programs' drop reason names. */

@@ -257,6 +257,17 @@ static void vxd_print_vxlan_stats(struct ctl_print *p, const struct vxd_port_sna
 	ctl_print_close_object(p);
 }
 
+void vxd_print_rxtx(struct ctl_print *p, uint64_t rx_frames, uint64_t rx_bytes, uint64_t tx_frames,
+		    uint64_t tx_bytes, uint64_t lost_events)
+{
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_frames", "    rx %" PRIu64 " frames", rx_frames);
+	ctl_print_uint(p, CTL_PRINT_ANY, "rx_bytes", " %" PRIu64 " bytes", rx_bytes);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_frames", "  tx %" PRIu64 " frames", tx_frames);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_bytes", " %" PRIu64 " bytes", tx_bytes);
+	ctl_print_uint(p, CTL_PRINT_ANY, "tx_avg_frame", "  avg tx frame %" PRIu64, tx_frames ? tx_bytes / tx_frames : 0);
+	ctl_print_uint(p, CTL_PRINT_JSON, "lost_events", NULL, lost_events);
+}
+
 static void vxd_print_port_stats(struct ctl_print *p, const struct vxd *vxd, const struct port *port,
 				 const struct vxd_port_snap *ps)
 {
@@ -271,13 +282,7 @@ static void vxd_print_port_stats(struct ctl_print *p, const struct vxd *vxd, con
 	}
 	ctl_print_text(p, ")");
 	ctl_print_nl(p);
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_frames", "    rx %" PRIu64 " frames", st->rx_frames);
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_bytes", " %" PRIu64 " bytes", st->rx_bytes);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_frames", "  tx %" PRIu64 " frames", st->tx_frames);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_bytes", " %" PRIu64 " bytes", st->tx_bytes);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_avg_frame", "  avg tx frame %" PRIu64,
-		       st->tx_frames ? st->tx_bytes / st->tx_frames : 0);
-	ctl_print_uint(p, CTL_PRINT_JSON, "lost_events", NULL, ps->lost_events);
+	vxd_print_rxtx(p, st->rx_frames, st->rx_bytes, st->tx_frames, st->tx_bytes, ps->lost_events);
 	ctl_print_nl(p);
 	vxd_print_drops(p, st->drops, "    ");
 	vxd_print_hist(p, st);

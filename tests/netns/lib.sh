@@ -151,20 +151,22 @@ rig_vxswitchd() { rig_vxswitchd_start "$1" tap; }
 # vnetSIDE moved into the VM's namespace.
 rig_vxswitchd_bpf() { rig_vxswitchd_start "$1" veth --datapath kernel; }
 
-# vxd_await HOST-NS VM-NS DEV SOCK ID: a vxswitchd just started in HOST-NS
-# (its log $RIG_DIR/hID.log) is up once its control socket SOCK exists
-# and it made DEV in VM-NS (20 s at most: a start under ASan or TSan on a
-# busy machine takes seconds); sets VXD_PID_ID to the daemon itself, not
-# `ip netns exec`'s wrapper.  Returns 1, the log on stderr, if it is not.
-vxd_await() {
-	local host=$1 vm=$2 dev=$3 sock=$4 id=$5 k p
+# vxd_await_until HOST-NS ID WHAT CHECK...: a vxswitchd just started in
+# HOST-NS (its log $RIG_DIR/hID.log) is up once the command CHECK succeeds
+# (20 s at most: a start under ASan or TSan on a busy machine takes
+# seconds); sets VXD_PID_ID to the daemon itself, not `ip netns exec`'s
+# wrapper, and adds it to RIG_PIDS.  Returns 1 if it is not, with
+# "vxswitchd ID did not start (WHAT)" and the daemon's log on stderr.
+vxd_await_until() {
+	local host=$1 id=$2 what=$3 k p
+	shift 3
 	for k in $(seq 400); do
-		[ -S "$sock" ] && n "$vm" ip link show "$dev" >/dev/null 2>&1 && break
+		"$@" && break
 		sleep 0.05
 	done
-	if ! [ -S "$sock" ] || ! n "$vm" ip link show "$dev" >/dev/null 2>&1; then
-		echo "vxswitchd $id did not start (or made no $dev in $vm):" >&2
-		cat "$RIG_DIR/h$id.log" >&2
+	if ! "$@"; then
+		echo "vxswitchd $id did not start ($what); the tail of $RIG_DIR/h$id.log:" >&2
+		tail -n 40 "$RIG_DIR/h$id.log" >&2
 		return 1
 	fi
 	for p in $(ip netns pids "$host"); do
@@ -173,6 +175,52 @@ vxd_await() {
 			RIG_PIDS="$RIG_PIDS $p"
 		fi
 	done
+}
+# Readiness checks for vxd_await_until.
+vxd_made_dev() { [ -S "$1" ] && n "$2" ip link show "$3" >/dev/null 2>&1; } # SOCK VM-NS DEV
+vxd_answers() { [ -S "$RIG_DIR/h$1.sock" ] && vx "$1" version >/dev/null 2>&1; } # ID
+
+# vxd_await HOST-NS VM-NS DEV SOCK ID: up once its control socket SOCK
+# exists and it made DEV in VM-NS (the VM's port: traffic can start).
+vxd_await() {
+	vxd_await_until "$1" "$5" "or made no $3 in $2" vxd_made_dev "$4" "$2" "$3"
+}
+
+# vxd_start HOST-NS ID VM-NS DEV [VXSWITCHD-OPTIONS...]: vxswitchd in
+# HOST-NS from $RIG_DIR/hID.conf, control socket $RIG_DIR/hID.sock, log
+# $RIG_DIR/hID.log; waits (vxd_await) for DEV in VM-NS.
+vxd_start() {
+	local host=$1 id=$2 vm=$3 dev=$4
+	shift 4
+	n "$host" "$VXSWITCHD" "$@" -c "$RIG_DIR/h$id.conf" -s "$RIG_DIR/h$id.sock" > "$RIG_DIR/h$id.log" 2>&1 &
+	RIG_PIDS="$RIG_PIDS $!"
+	vxd_await "$host" "$vm" "$dev" "$RIG_DIR/h$id.sock" "$id"
+}
+
+# vxd_stop_all HOST-NS: every process of RIG_PIDS signalled; returns once
+# the vxswitchd of HOST-NS has exited (5 s at most each: bounds a daemon
+# that does not, which the caller's checks of what is left then show).
+vxd_stop_all() {
+	local pid i
+	for pid in $RIG_PIDS; do kill "$pid" 2>/dev/null || true; done
+	for pid in $(ip netns pids "$1"); do
+		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = vxswitchd ] || continue
+		for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	done
+}
+
+# rig_h3: a third host, H3 ($P-h3), with its own underlay link to h1 only:
+# u13 198.51.100.1 in h1 == u31 198.51.100.3 in h3 (host routes both ways).
+rig_h3() {
+	H3=$P-h3
+	rig_ns_add "$H3"
+	ip link add u13 netns "$H1" type veth peer name u31 netns "$H3"
+	nh1 ip addr add 198.51.100.1/32 dev u13
+	nh1 ip link set u13 up
+	nh1 ip route add 198.51.100.3/32 dev u13
+	n "$H3" ip addr add 198.51.100.3/32 dev u31
+	n "$H3" ip link set u31 up
+	n "$H3" ip route add 198.51.100.1/32 dev u31
 }
 
 # rig_vxswitchd_start SIDE PORT-TYPE [VXSWITCHD-OPTIONS...]: the two above;

@@ -29,23 +29,16 @@ rig_ns_add "$VM3"
 rig_ns_add "$VM4"
 # A third host h3 (vm5 in VNI 99) on a second underlay link to h1 only:
 # h1 floods to h2 and h3.
-H3=$P-h3; VM5=$P-vm5
-rig_ns_add "$H3"
+VM5=$P-vm5
 rig_ns_add "$VM5"
-ip link add u13 netns "$H1" type veth peer name u31 netns "$H3"
-nh1 ip addr add 198.51.100.1/32 dev u13
-nh1 ip link set u13 up
-nh1 ip route add 198.51.100.3/32 dev u13
-n "$H3" ip addr add 198.51.100.3/32 dev u31
-n "$H3" ip link set u31 up
-n "$H3" ip route add 198.51.100.1/32 dev u31
+rig_h3
 
 # kdp_vxswitchd SIDE: vxswitchd --datapath kernel in host SIDE with VNI 99
 # (vnetSIDE into vmSIDE) and VNI 100 (vnet{SIDE+2} into vm{SIDE+2}).
 kdp_vxswitchd() {
-	local side=$1 other=$(( 3 - $1 )) host vm vmb cfg sock p i
+	local side=$1 other=$(( 3 - $1 )) host vm vmb cfg
 	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; vmb=$VM3; else host=$H2; vm=$VM2; vmb=$VM4; fi
-	cfg=$RIG_DIR/h$side.conf; sock=$RIG_DIR/h$side.sock
+	cfg=$RIG_DIR/h$side.conf
 	local r3=""
 	[ "$side" = 1 ] && r3="remote 198.51.100.3"
 	cat > "$cfg" <<CONF
@@ -54,16 +47,7 @@ port add vx100 type vxlan vni 100 local $(u_addr "$side") remote $(u_addr "$othe
 port add vnet$side type veth vni 99 netns $vm mtu 1450
 port add vnet$(( side + 2 )) type veth vni 100 netns $vmb mtu 1450
 CONF
-	n "$host" "$VXSWITCHD" --datapath kernel -c "$cfg" -s "$sock" > "$RIG_DIR/h$side.log" 2>&1 &
-	RIG_PIDS="$RIG_PIDS $!"
-	for i in $(seq 100); do
-		[ -S "$sock" ] && n "$vmb" ip link show "vnet$(( side + 2 ))" >/dev/null 2>&1 && break
-		sleep 0.05
-	done
-	[ -S "$sock" ] || { cat "$RIG_DIR/h$side.log" >&2; fail "vxswitchd $side did not start"; }
-	for p in $(ip netns pids "$host"); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = vxswitchd ] && { eval "VXD_PID_$side=$p"; RIG_PIDS="$RIG_PIDS $p"; }
-	done
+	vxd_start "$host" "$side" "$vmb" "vnet$(( side + 2 ))" --datapath kernel || fail "vxswitchd $side did not start"
 	rig_vm_addrs "$side" "vnet$side"
 }
 kdp_vxswitchd 1
@@ -72,9 +56,7 @@ cat > "$RIG_DIR/h3.conf" <<CONF
 port add vx99 type vxlan vni 99 local 198.51.100.3 remote 198.51.100.1
 port add vnet5 type veth vni 99 netns $VM5 mtu 1450
 CONF
-n "$H3" "$VXSWITCHD" --datapath kernel -c "$RIG_DIR/h3.conf" -s "$RIG_DIR/h3.sock" > "$RIG_DIR/h3.log" 2>&1 &
-RIG_PIDS="$RIG_PIDS $!"
-for i in $(seq 100); do n "$VM5" ip link show vnet5 >/dev/null 2>&1 && break; sleep 0.05; done
+vxd_start "$H3" 3 "$VM5" vnet5 --datapath kernel || fail "vxswitchd 3 did not start"
 n "$VM5" ip link set vnet5 up
 n "$VM5" ip addr add 192.0.2.5/24 dev vnet5
 # VNI 100: the same MACs and addresses as VNI 99's VMs.

@@ -42,16 +42,9 @@ SECS=${KDP_IPERF_SECONDS:-4}
 progs_before=$(vxdp_progs)
 
 rig_create 4
-VM3=$P-vm3; H3=$P-h3
+VM3=$P-vm3
 rig_ns_add "$VM3"
-rig_ns_add "$H3"
-ip link add u13 netns "$H1" type veth peer name u31 netns "$H3"
-nh1 ip addr add 198.51.100.1/32 dev u13
-nh1 ip link set u13 up
-nh1 ip route add 198.51.100.3/32 dev u13
-n "$H3" ip addr add 198.51.100.3/32 dev u31
-n "$H3" ip link set u31 up
-n "$H3" ip route add 198.51.100.1/32 dev u31
+rig_h3
 # h2: vm2 behind the kernel's vxlan 99 + bridge; VNI 100 ends on h2 and h3
 # in a plain vxlan device with an address of its own.
 rig_kernel 2
@@ -68,9 +61,7 @@ port add vx100 type vxlan vni 100 local 198.51.100.1 remote 198.51.100.2 remote 
 port add vnet1 type veth vni 99 netns $VM1 mtu 1450
 port add vnet3 type veth vni 100 netns $VM3 mtu 1450
 CONF
-nh1 "$VXSWITCHD" --datapath kernel -c "$RIG_DIR/h1.conf" -s "$RIG_DIR/h1.sock" > "$RIG_DIR/h1.log" 2>&1 &
-RIG_PIDS="$RIG_PIDS $!"
-vxd_await "$H1" "$VM3" vnet3 "$RIG_DIR/h1.sock" 1 || fail "vxswitchd did not start"
+vxd_start "$H1" 1 "$VM3" vnet3 --datapath kernel || fail "vxswitchd did not start"
 rig_vm_addrs 1 vnet1
 n "$VM3" ip link set vnet3 up
 n "$VM3" ip addr add 203.0.113.1/24 dev vnet3
@@ -154,28 +145,8 @@ nvm2 $UDP marked 192.0.2.1 5001 5002 1500 500 1000 \
 	"$VX filter del dev vx99 ingress protocol ip pref 5 handle 1 flower" > "$RIG_DIR/marks.txt"
 sleep 0.5
 $VX -j stats > "$RIG_DIR/stats1.json"
-ADD=$(awk '/added/ {print $2}' "$RIG_DIR/marks.txt")
-DEL=$(awk '/deleted/ {print $2}' "$RIG_DIR/marks.txt")
-$PY - "$RIG_DIR/rx1.txt" "$ADD" "$DEL" "$RIG_DIR/stats1.json" <<'EOF' || fail "marked flow"
-import json, sys
-st = json.load(open(sys.argv[4]))
-got = {}
-for l in open(sys.argv[1]):
-    p, s = l.split()
-    got.setdefault(int(p), set()).add(int(s))
-add, dele = int(sys.argv[2]), int(sys.argv[3])
-m, o = got.get(5001, set()), got.get(5002, set())
-late = sorted(s for s in m if add <= s < dele)
-assert not late, "marked datagrams sent after filter add returned were delivered: %s" % late[:10]
-missing_after = sorted(s for s in range(dele, 1501) if s not in m)
-assert not missing_after, "marked datagrams sent after filter del returned were lost: %s" % missing_after[:10]
-missing_before = sorted(s for s in range(1, add - 20) if s not in m)
-assert not missing_before, "marked datagrams before the rule were lost: %s" % missing_before[:10]
-lost_o = sorted(set(range(1, 1501)) - o)
-assert not lost_o, "the other flow lost %d datagrams: %s" % (len(lost_o), lost_o[:10])
-print("marked (vx99 ingress, enc_key_id 99 + dst_port 5001): %d delivered before add at %d, none in [%d, %d), "
-      "all %d after del; other flow %d/1500" % (len([s for s in m if s < add]), add, add, dele, 1501 - dele, len(o)))
-EOF
+$UDP check-marked "$RIG_DIR/rx1.txt" "$RIG_DIR/marks.txt" "$RIG_DIR/stats1.json" - \
+	"vx99 ingress, enc_key_id 99 + dst_port 5001" || fail "marked flow"
 pass "drop on vx99's ingress by enc_key_id + dst_port: from the first datagram after add returns to the first after del returns"
 
 # ---- enc_src_ip: only that remote's frames ---------------------------------------
@@ -237,11 +208,7 @@ pass "diagnose: vx99, whose flows hit, is not"
 $VX stats | grep -E "^rule cache"
 
 # ---- nothing left --------------------------------------------------------------
-for pid in $RIG_PIDS; do kill "$pid" 2>/dev/null || true; done
-for pid in $(ip netns pids "$H1"); do
-	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = vxswitchd ] || continue
-	for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-done
+vxd_stop_all "$H1"
 sleep 0.3
 progs_left=$(vxdp_progs_new "$progs_before")
 [ -z "$progs_left" ] || fail "BPF programs left: ids $progs_left"

@@ -22,7 +22,7 @@ make --no-print-directory -s tsan-daemon asan-daemon >/dev/null
 # datapath, the rig's vxlan port and a veth port into vmSIDE.  A start
 # under a sanitizer on a busy 2-vCPU machine takes seconds: 20 s at most.
 start() {
-	local side=$1 env_=$2 other=$(( 3 - $1 )) host vm i p
+	local side=$1 env_=$2 other=$(( 3 - $1 )) host vm
 	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; else host=$H2; vm=$VM2; fi
 	{
 		echo "datapath kernel"
@@ -32,14 +32,7 @@ start() {
 	n "$host" env $env_ "$VXSWITCHD" -c "$RIG_DIR/h$side.conf" -s "$RIG_DIR/h$side.sock" -q \
 		> "$RIG_DIR/h$side.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
-	for i in $(seq 400); do
-		[ -S "$RIG_DIR/h$side.sock" ] && vx "$side" version >/dev/null 2>&1 && break
-		sleep 0.05
-	done
-	vx "$side" version >/dev/null 2>&1 || { cat "$RIG_DIR/h$side.log" >&2; return 1; }
-	for p in $(ip netns pids "$host"); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = vxswitchd ] && eval "VXD_PID_$side=$p" && RIG_PIDS="$RIG_PIDS $p"
-	done
+	vxd_await_until "$host" "$side" "no answer to vxctl version" vxd_answers "$side" || return 1
 	rig_vm_addrs "$side" "vnet$side"
 }
 

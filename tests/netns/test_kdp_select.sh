@@ -20,23 +20,16 @@ rig_trap_bpf
 rig_create 4
 
 # start SIDE CONF [vxswitchd options]: the daemon of host SIDE from CONF,
-# not quiet (its choice of datapath is logged); waits for its socket.
+# not quiet (its choice of datapath is logged); waits until `vxctl version`
+# answers (which datapath it chose is what is checked, not traffic).
 # START_WRAP: a command it runs under (setpriv).
 start() {
-	local side=$1 cfg=$2 host i p; shift 2
+	local side=$1 cfg=$2 host; shift 2
 	if [ "$side" = 1 ]; then host=$H1; else host=$H2; fi
 	rm -f "$RIG_DIR/h$side.sock"
 	n "$host" ${START_WRAP:-} "$VXSWITCHD" -c "$cfg" -s "$RIG_DIR/h$side.sock" "$@" > "$RIG_DIR/h$side.log" 2>&1 &
 	RIG_PIDS="$RIG_PIDS $!"
-	for i in $(seq 200); do
-		[ -S "$RIG_DIR/h$side.sock" ] && vx "$side" version >/dev/null 2>&1 && break
-		sleep 0.05
-	done
-	vx "$side" version >/dev/null 2>&1 || { cat "$RIG_DIR/h$side.log" >&2; return 1; }
-	for p in $(ip netns pids "$host"); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = vxswitchd ] && eval "VXD_PID_$side=$p" && RIG_PIDS="$RIG_PIDS $p"
-	done
-	return 0
+	vxd_await_until "$host" "$side" "no answer to vxctl version" vxd_answers "$side"
 }
 conf() { # SIDE DATAPATH-LINE...: the rig's two ports after the given first lines
 	local side=$1 other=$(( 3 - $1 )) vm; shift

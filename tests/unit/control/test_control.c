@@ -59,7 +59,9 @@ static int run(struct vxd *vxd, bool json, struct ctl_print *out, struct ctl_err
 
 static int setup(void **state)
 {
-	struct vxd_options opts = { .ctl_path = NULL, .pool_size = 64, .quiet = true };
+	/* The userspace datapath, as these tests' ports and counters are its
+	 * (the default is the kernel one where its programs load: as root). */
+	struct vxd_options opts = { .ctl_path = NULL, .pool_size = 64, .quiet = true, .datapath = "user" };
 	struct vxd *vxd;
 	if (vxd_create(&opts, &vxd) < 0)
 		return -1;
@@ -422,7 +424,7 @@ static void test_gro_hold_timer_is_real(void **state)
 		skip();
 	/* A pool big enough that runs are not completed early for want of
 	 * buffers (pool_low_flushes). */
-	struct vxd_options opts = { .pool_size = 2048, .quiet = true, .clock = warped_clock };
+	struct vxd_options opts = { .pool_size = 2048, .quiet = true, .datapath = "user", .clock = warped_clock };
 	struct vxd *vxd;
 	assert_int_equal(vxd_create(&opts, &vxd), 0);
 	struct ctl_print out;

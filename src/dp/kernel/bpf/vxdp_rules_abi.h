@@ -164,6 +164,23 @@ struct vxdp_rstats {
 	__u64 tx_errors;             /* a redirect/clone/vlan helper failed */
 };
 
+/* struct vxdp_rstats's fields in their order, X(field, "what it counts"),
+ * for vxswitchd's printers (`stats` text and JSON: kdp_rules_print_port):
+ * a counter added to the struct is added here too, one line, and
+ * printed under its field's name (kdp_rules.c asserts the two agree in
+ * size).  The struct itself stays written out: it is the maps' layout. */
+#define VXDP_RSTATS_COUNTERS(X) \
+	X(hits, "cached decision executed") \
+	X(misses, "no entry") \
+	X(stale, "entry of an older generation") \
+	X(uncacheable, "the key parser gave up: always upcalled") \
+	X(upcalls, "frames sent up") \
+	X(upcall_drops, "refused by the token bucket or the perf buffer") \
+	X(reinjected, "frames back from vxswitchd with their decision") \
+	X(reinject_stale, "re-injected frame whose slot was reused: dropped") \
+	X(rule_drops, "dropped by a rule (fast path and re-injected)") \
+	X(tx_errors, "a redirect/clone/vlan helper failed")
+
 /* The header of a perf event of `rupcalls`; the frame's bytes follow. */
 struct vxdp_rupcall {
 	__u32 ifindex;
