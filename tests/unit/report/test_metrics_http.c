@@ -206,7 +206,7 @@ static void test_half_open_client(void **state)
 static void test_vxd_scrape(void **state)
 {
 	(void)state;
-	struct vxd_options opts = { .ctl_path = NULL, .pool_size = 64, .quiet = true };
+	struct vxd_options opts = { .ctl_path = NULL, .pool_size = 64, .quiet = true, .datapath = "user" };
 	struct vxd *vxd;
 	assert_int_equal(vxd_create(&opts, &vxd), 0);
 	char spec[32], err[300];
