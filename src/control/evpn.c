@@ -41,8 +41,13 @@ struct evpn_flap {
 	uint64_t first_ns, last_ns;
 };
 
+/* MACs zebra took off our shadow port in one read of its events, whose
+ * VTEP the next dump names (evpn_local_taken). */
+enum { EVPN_TAKEN_MAX = 256 };
+
 struct evpn_vni {
 	bool used;
+	bool going;                       /* its port is being removed */
 	uint16_t port_id;                 /* userspace: vxd->ports[]; kernel: its flower port id */
 	char port[CTL_NAME_SIZE];
 	uint32_t vni;
@@ -51,6 +56,9 @@ struct evpn_vni {
 	unsigned n_vteps;
 	struct evpn_mac *local;           /* advertised on the shadow port, sorted */
 	unsigned n_local;
+	struct evpn_mac taken[EVPN_TAKEN_MAX]; /* of local, moved away by zebra: not yet installed */
+	unsigned n_taken;
+	bool taken_overflow;              /* more than EVPN_TAKEN_MAX: any MAC not in local counts */
 	/* A resync's marks: what the dump had. */
 	uint8_t seen_vteps[EVPN_MAX_VTEPS][4];
 	unsigned n_seen_vteps;
@@ -66,6 +74,7 @@ struct vxd_evpn {
 	int fd;       /* RTNLGRP_NEIGH */
 	int timer_fd; /* local MAC sync */
 	bool resyncing;
+	bool resync_due; /* a local MAC was taken away: dump to learn where to */
 	bool vnis_dirty; /* flood sets changed: publish */
 	uint64_t enobufs, resyncs;
 	uint64_t ignored[EVPN_IGN_COUNT];
@@ -219,6 +228,7 @@ static void evpn_publish(struct vxd *vxd)
 		const struct vni *cur = vni_lookup(t, v->vni);
 		if (!port || !cur)
 			continue;
+		vni_set_evpn(t, v->vni, !v->going);
 		/* Out: VTEPs of this port that are neither static nor EVPN's. */
 		struct fdb_dst gone[VNI_MAX_VTEPS];
 		unsigned n_gone = 0;
@@ -301,6 +311,46 @@ static void evpn_moved(struct vxd *vxd, struct evpn_vni *v, const uint8_t mac[6]
 
 /* ---- remote MACs ------------------------------------------------------------- */
 
+/* `mac` is not on our shadow port any more (zebra moved the bridge's
+ * entry): not ours to delete, and advertised anew when it is local again. */
+static bool evpn_local_forget(struct evpn_vni *v, const uint8_t mac[6])
+{
+	struct evpn_mac *m = v->n_local ? bsearch(mac, v->local, v->n_local, sizeof(*m), mac_cmp) : NULL;
+	if (!m)
+		return false;
+	unsigned at = (unsigned)(m - v->local);
+	memmove(&v->local[at], &v->local[at + 1], (v->n_local - at - 1) * sizeof(*m));
+	v->n_local--;
+	return true;
+}
+
+/* Zebra moved a MAC we advertise to the shadow vxlan: a remote route won
+ * (RFC 7432 mobility, a higher sequence number).  When zebra's vxlan entry
+ * of it was left from before the MAC moved here, that entry does not
+ * change and no event names the VTEP: the bridge's entry moving from our
+ * port is all there is.  So the MAC is forgotten as ours and a dump reads
+ * the VTEP (evpn_remote_mac installs it over our local entry, a move);
+ * the next frame from the local port learns it here again, the sync
+ * advertises it, and zebra counts that move too. */
+static void evpn_local_taken(struct vxd_evpn *ev, struct evpn_vni *v, const uint8_t mac[6])
+{
+	if (!evpn_local_forget(v, mac))
+		return; /* a remote MAC's copy, or one the vxlan's event moved */
+	if (v->n_taken < EVPN_TAKEN_MAX)
+		memcpy(v->taken[v->n_taken++].mac, mac, 6);
+	else
+		v->taken_overflow = true;
+	ev->resync_due = true;
+}
+
+static bool evpn_was_taken(const struct evpn_vni *v, const uint8_t mac[6])
+{
+	for (unsigned i = 0; i < v->n_taken; i++)
+		if (!memcmp(v->taken[i].mac, mac, 6))
+			return true;
+	return v->taken_overflow && !mac_in(v->local, v->n_local, mac);
+}
+
 static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct evpn_neigh *n)
 {
 	struct fdb_dst d = fdb_dst_vtep4(v->port_id, n->vtep);
@@ -325,15 +375,20 @@ static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct ev
 			memcpy(v->seen_macs[v->n_seen_macs++].mac, n->mac, 6);
 	}
 	/* A dump shows zebra's entry of a MAC that moved here (zebra leaves
-	 * it): the local entry stands.  A live event is zebra moving the MAC
+	 * it): the local entry stands, unless zebra took the MAC off our port
+	 * since (evpn_local_taken).  A live event is zebra moving the MAC
 	 * away (a higher sequence elsewhere), and wins. */
 	struct fdb_dst cur;
 	bool had = ev_lookup(vxd, v, n->mac, &cur);
-	if (vxd->evpn->resyncing && had && cur.type == FDB_DST_PORT)
+	bool was_local = had && cur.type == FDB_DST_PORT;
+	bool taken = vxd->evpn->resyncing && was_local && evpn_was_taken(v, n->mac);
+	if (vxd->evpn->resyncing && was_local && !taken)
 		return;
 	int err = ev_add(vxd, v, n->mac, n->vtep);
-	if (err == 0 && had && !vxd->evpn->resyncing && !fdb_dst_equal(&cur, &d))
+	if (err == 0 && had && (taken || !vxd->evpn->resyncing) && !fdb_dst_equal(&cur, &d))
 		evpn_moved(vxd, v, n->mac, n->vtep);
+	if (err == 0 && was_local)
+		evpn_local_forget(v, n->mac); /* zebra's now: no delete of ours to send */
 	if (err == 0)
 		v->remote_adds++;
 	else if (err == -EEXIST)
@@ -362,6 +417,8 @@ static void evpn_event(void *aux, const struct evpn_neigh *n)
 		evpn_flood(ev, v, n);
 	else if (n->kind == EVPN_NEIGH_REMOTE_MAC)
 		evpn_remote_mac(vxd, v, n);
+	else if (n->kind == EVPN_NEIGH_BRIDGE_REMOTE && !n->deleted && !ev->resyncing)
+		evpn_local_taken(ev, v, n->mac);
 	else if (n->kind == EVPN_NEIGH_LOCAL && ev->resyncing && !n->deleted &&
 		 !mac_in(v->local, v->n_local, n->mac))
 		evpn_nl_local(false, v->sh.port_ifindex, n->mac); /* not ours (any more) */
@@ -404,6 +461,7 @@ static void evpn_resync(struct vxd *vxd)
 	struct vxd_evpn *ev = vxd->evpn;
 	ev->resyncs++;
 	ev->resyncing = true;
+	ev->resync_due = false;
 	for (unsigned k = 0; k < VXD_EVPN_MAX_VNIS; k++)
 		ev->vnis[k].n_seen_vteps = ev->vnis[k].n_seen_macs = 0;
 	int err = evpn_nl_dump(evpn_dump_chunk, vxd);
@@ -426,6 +484,8 @@ static void evpn_resync(struct vxd *vxd)
 			v->flood_dels++;
 			ev->vnis_dirty = true;
 		}
+		v->n_taken = 0;
+		v->taken_overflow = false;
 		mac_sort(v->seen_macs, v->n_seen_macs);
 		struct evpn_stale s = { 0 };
 		ev_walk(vxd, v->vni, evpn_collect_stale, &s);
@@ -576,6 +636,7 @@ static int evpn_port_added(struct vxd *vxd, const struct ctl_port_add *pa, uint1
 	v->port_id = id;
 	snprintf(v->port, sizeof(v->port), "%s", pa->name);
 	VLOG_INFO("evpn", "VNI %u: shadow %s + %s + %s for zebra", v->vni, v->sh.br, v->sh.vx, v->sh.port);
+	ev->vnis_dirty = true; /* the VNI's evpn mark, for the userspace datapath */
 	evpn_resync(vxd);
 	return 0;
 }
@@ -599,6 +660,7 @@ void vxd_evpn_port_removed(struct vxd *vxd, const char *name)
 	if (!v)
 		return;
 	v->n_vteps = 0;
+	v->going = true;
 	evpn_publish(vxd);
 	/* The EVPN entries go with the port's FDB entries (ports.c). */
 	evpn_shadow_destroy(&v->sh);
@@ -625,6 +687,8 @@ static void evpn_read(struct vxd *vxd)
 			break;
 		evpn_neigh_parse_all(ev->buf, (size_t)n, evpn_lookup, ev, evpn_event, vxd);
 	}
+	if (ev->resync_due)
+		evpn_resync(vxd);
 	if (ev->vnis_dirty)
 		evpn_publish(vxd);
 }

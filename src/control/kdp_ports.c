@@ -144,8 +144,9 @@ struct kc_vni *kc_vni(struct kdp_ctl *kc, uint32_t vni, bool make)
 }
 
 /* The outer-header settings of vni's vxlan ports (kc_check_vxlan keeps
- * them equal), as the program applies them per datagram. */
-static uint16_t kc_vni_flags(const struct kdp_ctl *kc, uint32_t vni)
+ * them equal), as the program applies them per datagram, and whether the
+ * VNI is EVPN's. */
+uint16_t kc_vni_flags(const struct kdp_ctl *kc, uint32_t vni)
 {
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
 		const struct kc_port *p = &kc->ports[i];
@@ -156,6 +157,8 @@ static uint16_t kc_vni_flags(const struct kdp_ctl *kc, uint32_t vni)
 			f |= VXDP_VNI_ZERO_CSUM;
 		if (p->cfg.df == CTL_DF_SET && p->cfg.local.family == AF_INET)
 			f |= VXDP_VNI_DF;
+		if (p->cfg.given & CTL_PK_EVPN)
+			f |= VXDP_VNI_EVPN;
 		return f;
 	}
 	return 0;

@@ -276,6 +276,8 @@ static void ks_device(struct ctl_print *p, struct kdp *k)
 	ks_rxtx(p, c.rx_packets, c.rx_bytes, c.tx_packets, c.tx_bytes);
 	ks_upcalls(p, &c, CTL_PRINT_ANY);
 	ks_upcall_drops_by_reason(p, &c);
+	ctl_print_uint(p, c.evpn_local_kept ? CTL_PRINT_ANY : CTL_PRINT_JSON, "evpn_local_kept",
+		       " evpn: local MACs kept %" PRIu64, c.evpn_local_kept);
 	ctl_print_nl(p);
 	ks_drops(p, &c, "    ");
 	ctl_print_close_object(p);

@@ -77,7 +77,12 @@ static enum evpn_ignore ignore(struct evpn_neigh *out, enum evpn_ignore why)
 static void classify_vxlan(const struct nda *a, struct evpn_neigh *out)
 {
 	if (!(out->flags & NTF_SELF)) {
-		ignore(out, EVPN_IGN_BRIDGE_COPY);
+		/* The bridge's entry: of a unicast MAC, the one zebra moves
+		 * off our port when a remote route wins (evpn_neigh.h). */
+		if (mac_is_zero(out->mac) || (out->mac[0] & 1))
+			ignore(out, EVPN_IGN_BRIDGE_COPY);
+		else
+			out->kind = EVPN_NEIGH_BRIDGE_REMOTE;
 		return;
 	}
 	if (a->len[NDA_NH_ID] >= 0) {

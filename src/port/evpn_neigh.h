@@ -20,10 +20,17 @@
  *       all-zero MAC + IPv4 NDA_DST            -> FLOOD (vni, vtep)
  *       unicast MAC + IPv4 NDA_DST + NTF_EXT_LEARNED or NTF_STICKY
  *                                              -> REMOTE_MAC (vni, mac, vtep)
+ *   - on a shadow vxlan device, without NTF_SELF (the bridge's entry),
+ *     of a unicast MAC                         -> BRIDGE_REMOTE (vni, mac)
+ *     Every remote MAC zebra installs has one, so it is mostly a copy of
+ *     a REMOTE_MAC; it matters for a MAC we advertise: zebra moving it to
+ *     a remote VTEP whose vxlan entry it had left in place (from before
+ *     the MAC moved here) changes only the bridge's entry, from our port
+ *     to the vxlan, and this is the one notification of that move.
  *   - on a shadow veth port, the bridge's entry (no NTF_SELF) of a unicast
  *     MAC that is not permanent                -> LOCAL (vni, mac): ours
  *   - anything else is IGNORED with a reason (evpn_ignore_name()): the
- *     bridge's copy of a remote MAC (no NTF_SELF), an EVPN multihoming
+ *     bridge's copy of a flood entry or group MAC, an EVPN multihoming
  *     entry (NDA_NH_ID: a nexthop group, no single VTEP), an IPv6 NDA_DST
  *     (FRR 8.4's EVPN is IPv4 only), an entry for another VNI (NDA_VNI) or
  *     UDP port (NDA_PORT), a device we do not own, a missing or short
@@ -45,6 +52,7 @@ enum evpn_neigh_kind {
 	EVPN_NEIGH_REMOTE_MAC, /* a MAC behind a remote VTEP (type-2 route) */
 	EVPN_NEIGH_FLOOD,      /* the VTEP gets a copy of BUM traffic (type-3 route) */
 	EVPN_NEIGH_LOCAL,      /* an entry on our shadow port: one we advertise */
+	EVPN_NEIGH_BRIDGE_REMOTE, /* the bridge's entry of a MAC on the shadow vxlan (no VTEP) */
 };
 
 enum evpn_ignore {
@@ -58,7 +66,7 @@ enum evpn_ignore {
 	EVPN_IGN_NO_DST,        /* no NDA_DST */
 	EVPN_IGN_IPV6_DST,      /* NDA_DST is IPv6 */
 	EVPN_IGN_BAD_DST,       /* NDA_DST neither 4 nor 16 bytes, or 0.0.0.0 */
-	EVPN_IGN_BRIDGE_COPY,   /* the bridge's notification of a vxlan entry */
+	EVPN_IGN_BRIDGE_COPY,   /* the bridge's notification of a flood entry or group MAC */
 	EVPN_IGN_MULTICAST_MAC, /* a group MAC */
 	EVPN_IGN_NOT_EXTERN,    /* a remote MAC nobody learned externally (static by hand) */
 	EVPN_IGN_OTHER_VNI,     /* NDA_VNI differs from the device's */

@@ -15,11 +15,9 @@
  *   - a MAC flapping between hosts: it moved (remote VTEP <-> here, or
  *     VTEP <-> VTEP) 5 times within 180 s, the defaults of FRR's
  *     duplicate-address detection: two VMs with one MAC, or a loop.  FRR
- *     does not list such a MAC itself, and the finding says so: vxswitchd
- *     also learns it from the other host's flooded frames and withdraws
- *     it from its shadow port, so zebra deletes its entry (and the count
- *     of moves it keeps in it) instead of seeing a move (FRR 8.4.4
- *     zebra/zebra_evpn_mac.c, docs/EVPN.md). */
+ *     counts the same moves (a datagram does not move a local MAC of an
+ *     EVPN VNI, only zebra's remote route does, so zebra sees each flap
+ *     as a move: docs/EVPN.md), and the finding names where to look. */
 #include <inttypes.h>
 
 #include "report/diag.h"
@@ -49,11 +47,10 @@ static void diag_evpn_port(const struct diag_input *in, struct diag_report *r, c
 	if (p->evpn_macs_flapping) {
 		f = diag_add(r, in, DIAG_EVPN_MAC_FLAPPING, p->name,
 			"%s: %" PRIu32 " MACs of VNI %u flap between hosts (moved 5 times or more within 180 s, "
-			"FRR's duplicate-address detection thresholds; FRR does not list them: vxswitchd also learns "
-			"them from the other host's frames and withdraws them, so zebra sees each flap as a MAC "
-			"withdrawn and learned anew, not moved, docs/EVPN.md); %s moved %" PRIu32 " times, last "
-			"between here and %s: two VMs with one MAC, or a loop",
-			p->name, p->evpn_macs_flapping, p->vni, p->evpn_flap_mac, p->evpn_flap_moves,
+			"FRR's duplicate-address detection thresholds; zebra counts the same moves: `vtysh -c "
+			"'show evpn mac vni %u duplicate'`); %s moved %" PRIu32 " times, last between here and %s: "
+			"two VMs with one MAC, or a loop",
+			p->name, p->evpn_macs_flapping, p->vni, p->vni, p->evpn_flap_mac, p->evpn_flap_moves,
 			p->evpn_flap_vtep);
 		diag_num(f, "macs", p->evpn_macs_flapping);
 		diag_str(f, "mac", p->evpn_flap_mac);

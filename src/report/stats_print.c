@@ -385,6 +385,7 @@ static void vxd_print_switch(struct ctl_print *p, const struct vxd *vxd, const s
 	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_static_conflicts", NULL, fdb.static_conflicts);
 	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_lookups", NULL, snap->fwd.fdb_lookups);
 	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_hits", NULL, snap->fwd.fdb_hits);
+	ctl_print_uint(p, CTL_PRINT_JSON, "fdb_evpn_local_kept", NULL, snap->fwd.evpn_local_kept);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 

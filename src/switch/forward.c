@@ -90,8 +90,15 @@ enum fwd_action fwd_frame(struct fwd_switch *sw, const struct fdb_dst *ingress, 
 		return fwd_drop(sw, res, DROP_INVALID_SRC_MAC);
 	}
 
-	/* A full table or a static conflict refuses the entry, not the frame. */
-	(void)fdb_learn(sw->fdb, vni, src_mac, ingress, now_ns);
+	/* A full table or a static conflict refuses the entry, not the frame.
+	 * On an EVPN VNI a datagram does not take a MAC from a local port
+	 * (struct vni's evpn). */
+	struct fdb_dst was;
+	if (!(v->evpn && ingress->type == FDB_DST_VTEP && fdb_lookup(sw->fdb, vni, src_mac, now_ns, &was) &&
+	      was.type == FDB_DST_PORT))
+		(void)fdb_learn(sw->fdb, vni, src_mac, ingress, now_ns);
+	else
+		sw->stats.evpn_local_kept++;
 
 	struct fdb_dst dst;
 	sw->stats.fdb_lookups++;

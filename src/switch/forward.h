@@ -64,6 +64,7 @@ struct fwd_stats {
 	uint64_t dropped;
 	uint64_t drops[DROP_REASON_COUNT]; /* per reason */
 	uint64_t fdb_lookups, fdb_hits;    /* destination MACs looked up, found */
+	uint64_t evpn_local_kept; /* from a VTEP, source MAC on a local port of an EVPN VNI: not moved */
 };
 
 struct fwd_switch {

@@ -193,6 +193,15 @@ int vni_del_vtep(struct vni_table *table, uint32_t vni, const struct fdb_dst *vt
 	return 0;
 }
 
+int vni_set_evpn(struct vni_table *table, uint32_t vni, bool evpn)
+{
+	struct vni *v = vni_find_mut(table, vni);
+	if (!v)
+		return -ENOENT;
+	v->evpn = evpn;
+	return 0;
+}
+
 uint32_t vni_table_count(const struct vni_table *table)
 {
 	return table->n_vnis;

@@ -40,6 +40,13 @@ struct vni {
 	uint32_t vni;
 	uint16_t n_ports;
 	uint16_t n_vteps;
+	/* Remote MACs come from BGP EVPN (control/evpn.h): a datagram from a
+	 * VTEP does not move a MAC learned on a local port.  Only zebra moves
+	 * a local MAC away, with a route of a higher sequence number, so the
+	 * move reaches zebra and its duplicate-address detection (RFC 7432
+	 * section 15); learning from a flooded copy would withdraw the MAC
+	 * instead (docs/EVPN.md, "MAC flaps"). */
+	bool evpn;
 	uint16_t ports[VNI_MAX_PORTS];          /* in insertion order */
 	struct fdb_dst vteps[VNI_MAX_VTEPS];    /* type FDB_DST_VTEP */
 };
@@ -63,6 +70,7 @@ void vni_table_destroy(struct vni_table *table);
  *   vni_del_port:  -ENOENT.
  *   vni_add_vtep:  -EINVAL (not a VTEP dst), -ENOENT, -EEXIST, -ENOSPC.
  *   vni_del_vtep:  -ENOENT.
+ *   vni_set_evpn:  -ENOENT.
  * After vni_del / vni_del_port / vni_del_vtep the caller also flushes the
  * matching fdb entries (fdb_flush with that vni / dst): forwarding refuses
  * to send to a port outside the VNI anyway, but the entries would linger. */
@@ -72,6 +80,7 @@ int vni_add_port(struct vni_table *table, uint32_t vni, uint16_t port);
 int vni_del_port(struct vni_table *table, uint32_t vni, uint16_t port);
 int vni_add_vtep(struct vni_table *table, uint32_t vni, const struct fdb_dst *vtep);
 int vni_del_vtep(struct vni_table *table, uint32_t vni, const struct fdb_dst *vtep);
+int vni_set_evpn(struct vni_table *table, uint32_t vni, bool evpn);
 
 /* Lookups: any thread, on a published (immutable) table. */
 const struct vni *vni_lookup(const struct vni_table *table, uint32_t vni);

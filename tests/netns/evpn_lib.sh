@@ -234,6 +234,16 @@ e = [e for e in json.load(sys.stdin) if e["mac"] == sys.argv[1].lower()]
 print("none" if not e else "%s %s" % (e[0].get("source"), e[0].get("remote") or e[0].get("port")))' "$2"
 }
 
+# evpn_local_kept I: datagrams vxswitchd of hI did not let move a local MAC
+# (EVPN VNI): switch.fdb_evpn_local_kept, or the kernel datapath's
+# vxlan_device.evpn_local_kept.
+evpn_local_kept() {
+	"$VXCTL" --socket "$RIG_DIR/h$1.sock" -j stats | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d.get("vxlan_device", {}).get("evpn_local_kept", d.get("switch", {}).get("fdb_evpn_local_kept", -1)))'
+}
+
 # evpn_local_dels I: how many times vxswitchd of hI withdrew a local MAC
 # from its shadow port (port show -j, evpn.local_dels of vx99).
 evpn_local_dels() {

@@ -184,9 +184,22 @@ static void test_ignored(void **state)
 	msg_attr(&m, NDA_DST, VTEP, 4);
 	parse(&m, &n);
 	assert_int_equal(n.why, EVPN_IGN_FOREIGN_DEV);
-	/* The bridge's copy (no NTF_SELF, no NDA_DST). */
-	msg_start(&m, RTM_NEWNEIGH, AF_BRIDGE, VX_IF, NUD_REACHABLE, NTF_EXT_LEARNED);
+	/* The bridge's entry of a unicast MAC on the vxlan (no NTF_SELF, no
+	 * NDA_DST): BRIDGE_REMOTE, with the MAC and VNI, no VTEP. */
+	msg_start(&m, RTM_NEWNEIGH, AF_BRIDGE, VX_IF, NUD_REACHABLE, NTF_MASTER | NTF_EXT_LEARNED);
 	msg_attr(&m, NDA_LLADDR, MAC, 6);
+	parse(&m, &n);
+	assert_int_equal(n.kind, EVPN_NEIGH_BRIDGE_REMOTE);
+	assert_memory_equal(n.mac, MAC, 6);
+	assert_int_equal(n.vni, VNI);
+	/* Of a flood entry or a group MAC: ignored as the bridge's copy. */
+	static const uint8_t zero_mac[6], group_mac[6] = { 0x01, 0x00, 0x5e, 0, 0, 1 };
+	msg_start(&m, RTM_NEWNEIGH, AF_BRIDGE, VX_IF, NUD_REACHABLE, NTF_MASTER | NTF_EXT_LEARNED);
+	msg_attr(&m, NDA_LLADDR, zero_mac, 6);
+	parse(&m, &n);
+	assert_int_equal(n.why, EVPN_IGN_BRIDGE_COPY);
+	msg_start(&m, RTM_NEWNEIGH, AF_BRIDGE, VX_IF, NUD_REACHABLE, NTF_MASTER);
+	msg_attr(&m, NDA_LLADDR, group_mac, 6);
 	parse(&m, &n);
 	assert_int_equal(n.why, EVPN_IGN_BRIDGE_COPY);
 	/* No NDA_DST on the vxlan driver's entry. */

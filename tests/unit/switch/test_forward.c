@@ -176,6 +176,44 @@ static void test_learning_turns_flood_into_unicast(void **state)
 	assert_int_equal(st.learned, 3);
 }
 
+/* A MAC learned on a local port moves with a datagram from a VTEP, except
+ * on an EVPN VNI: there only zebra moves it away (control/evpn.c), and the
+ * datagram is still switched. */
+static void test_evpn_vni_keeps_local_macs(void **state)
+{
+	struct rig *r = *state;
+	/* VNI 20 plain: vm1 from port 4, then the same MAC from A moves it. */
+	assert_int_equal(from_port(r, 4, 20, bcast, mac_vm1, SEC), FWD_FLOOD);
+	assert_int_equal(from_vtep(r, &r->vtep_a, 20, bcast, mac_vm1, SEC), FWD_FLOOD);
+	assert_int_equal(from_port(r, 5, 20, mac_vm1, mac_vm2, SEC), FWD_UNICAST);
+	assert_string_equal(outputs_str(r), "A");
+	assert_int_equal(r->sw.stats.evpn_local_kept, 0);
+
+	/* VNI 10 EVPN (a new table, as the control thread publishes one). */
+	struct vni_table *t;
+	assert_int_equal(vni_table_clone(r->vnis, &t), 0);
+	assert_int_equal(vni_set_evpn(t, 10, true), 0);
+	assert_int_equal(vni_set_evpn(t, 99, true), -ENOENT);
+	vni_table_destroy(r->vnis);
+	r->vnis = t;
+	r->sw.vnis = t;
+	assert_int_equal(from_port(r, 1, 10, bcast, mac_vm1, SEC), FWD_FLOOD);
+	assert_int_equal(from_vtep(r, &r->vtep_a, 10, mac_vm2, mac_vm1, SEC), FWD_FLOOD);
+	assert_string_equal(outputs_str(r), "p1 p2 p3");
+	assert_int_equal(r->sw.stats.evpn_local_kept, 1);
+	assert_int_equal(from_port(r, 2, 10, mac_vm1, mac_vm2, SEC), FWD_UNICAST);
+	assert_string_equal(outputs_str(r), "p1");
+	/* A MAC not local here is still learned behind the VTEP. */
+	assert_int_equal(from_vtep(r, &r->vtep_b, 10, bcast, mac_far, SEC), FWD_FLOOD);
+	assert_int_equal(from_port(r, 2, 10, mac_far, mac_vm2, SEC), FWD_UNICAST);
+	assert_string_equal(outputs_str(r), "B");
+	/* Once the local entry aged out, the VTEP's datagram learns it. */
+	assert_int_equal(from_vtep(r, &r->vtep_a, 10, bcast, mac_vm1, 400 * SEC), FWD_FLOOD);
+	assert_int_equal(from_port(r, 2, 10, mac_vm1, mac_vm2, 400 * SEC), FWD_UNICAST);
+	assert_string_equal(outputs_str(r), "A");
+	assert_int_equal(r->sw.stats.evpn_local_kept, 1);
+}
+
 static void test_unicast_back_to_ingress_is_dropped(void **state)
 {
 	struct rig *r = *state;
@@ -344,6 +382,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flood_from_vtep_reaches_local_ports_only, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_learning_turns_flood_into_unicast, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_unicast_back_to_ingress_is_dropped, rig_setup, rig_teardown),
+		cmocka_unit_test_setup_teardown(test_evpn_vni_keeps_local_macs, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_vtep_to_vtep_unicast_is_split_horizon, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_identical_macs_in_two_vnis_stay_apart, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_isolation_refusals, rig_setup, rig_teardown),

@@ -548,6 +548,10 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
 	if (e && er && (e->flags & VXDP_FDB_REMOTE) && (e->flags & VXDP_FDB_V6) == flags &&
 	    er[0] == remote[0] && er[1] == remote[1] && er[2] == remote[2] && er[3] == remote[3]) {
 		touch(e);
+	} else if (e && !(e->flags & VXDP_FDB_REMOTE) && (v->flags & VXDP_VNI_EVPN)) {
+		/* Only zebra moves a local MAC away on an EVPN VNI. */
+		if (c)
+			c->evpn_local_kept++;
 	} else {
 		struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
 		upcall(p, c, VXDP_UPCALL_LEARN_REMOTE, vni, ifindex, &f, remote, flags);

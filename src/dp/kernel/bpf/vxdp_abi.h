@@ -89,6 +89,8 @@ struct vxdp_flood_ent {
 enum vxdp_vni_flags {
 	VXDP_VNI_ZERO_CSUM = 1u << 0, /* udpcsum off: BPF_F_ZERO_CSUM_TX (IPv4 only) */
 	VXDP_VNI_DF = 1u << 1,        /* df set: BPF_F_DONT_FRAGMENT (IPv4) */
+	VXDP_VNI_EVPN = 1u << 2,      /* an EVPN port's: a datagram does not move a local MAC
+				       * (switch/vni.h, struct vni's evpn) */
 };
 
 struct vxdp_vni {
@@ -151,6 +153,8 @@ struct vxdp_counters {
 	__u64 upcalls, upcall_drops; /* learn events sent / refused by the token bucket or a full ring */
 	__u64 upcall_drops_rate;     /* of upcall_drops: the port's token bucket was empty */
 	__u64 upcall_drops_ring;     /* of upcall_drops: the ring had no room (vxswitchd behind) */
+	__u64 evpn_local_kept;       /* the vxlan device's: datagrams of an EVPN VNI whose source MAC
+				      * is on a local port, not learned (only zebra moves it away) */
 	__u64 drops[VXDP_DROP_COUNT];
 	__u64 hist_frames[VXDP_HIST_BUCKETS];
 	__u64 hist_bytes[VXDP_HIST_BUCKETS];
