@@ -9,6 +9,8 @@
  *     with NTF_SELF and a non-zero IPv4 VTEP;
  *   - a FLOOD entry has the zero MAC and a non-zero IPv4 VTEP;
  *   - a LOCAL entry is on our port, unicast, not permanent;
+ *   - a BRIDGE_REMOTE is the bridge's entry (no NTF_SELF) of a unicast,
+ *     non-zero MAC on a vxlan device of ours;
  *   - an IGNORED one names a reason.
  * Each message is also parsed alone, with the datagram's length as its
  * bound, which must agree with the walk. */
@@ -51,6 +53,10 @@ static void check(void *aux, const struct evpn_neigh *n)
 		break;
 	case EVPN_NEIGH_LOCAL:
 		CHECK(n->ifindex == 11 && !(n->mac[0] & 1) && !(n->state & NUD_PERMANENT));
+		break;
+	case EVPN_NEIGH_BRIDGE_REMOTE:
+		CHECK(n->ifindex == 10 && n->vni == 99 && !(n->flags & NTF_SELF));
+		CHECK(!(n->mac[0] & 1) && memcmp(n->mac, zero, 6));
 		break;
 	case EVPN_NEIGH_IGNORED:
 		CHECK(n->why > EVPN_IGN_NONE && n->why < EVPN_IGN_COUNT);
