@@ -140,34 +140,44 @@ struct vxlan_icmp_remote {
 	int last_errno;
 };
 
+/* The underlay socket's summed counters, X(field, text, what): one list for
+ * the struct, the sum over a port's lanes (dp/user/snapshot_sum.c) and
+ * `vxctl stats` (report/stats_print.c: text " TEXT N" in this order, or
+ * JSON only when TEXT is ""; JSON key: the field).  A counter of this
+ * kind is added here, one line, and in docs/STATS.md. */
+#define VXLAN_SOCK_COUNTERS(X) \
+	X(rx_calls, "rx msgs", "recvmmsg messages returned") \
+	X(rx_gro_buffers, "udp-gro msgs", "messages that carried > 1 datagram") \
+	X(rx_datagrams, "datagrams", "datagrams received") \
+	X(rx_no_buffer, "no buffer", "datagrams lost: pkt pool empty") \
+	X(rx_queue_drops, "kernel rx-buffer drops", "dropped by the kernel: receive buffer full (SO_RXQ_OVFL)") \
+	X(rx_zero_csum, "zero-csum", "with a zero outer UDP checksum (udp_zero_csum.h)") \
+	X(rx_icmp_port_unreach, "icmp port-unreachable", "from the error queue, all remotes (vxlan_icmp.c)") \
+	X(tx_sends, "tx sends", "messages handed to the kernel") \
+	X(tx_gso_sends, "udp-segment sends", "of which with UDP_SEGMENT") \
+	X(tx_datagrams, "datagrams", "datagrams on the wire (segments counted)") \
+	X(tx_errors, "errors", "sends that failed") \
+	X(rx_errors, "rx errors", "recvmmsg failures other than EAGAIN") \
+	X(tx_backlogged, "backlogged", "messages put in the backlog") \
+	X(tx_backlog_drops, "backlog drops", "messages dropped: backlog full") \
+	X(tx_backlog_len, "backlog now", "messages in the backlog now (a gauge, summed)") \
+	X(udp_segment_fallbacks, "udp-segment fallbacks", "sends resent without UDP_SEGMENT") \
+	X(rx_icmp_errors, "", "every error the queue gave, port unreachable included") \
+	X(tx_icmp_retries, "", "sends redone: an ICMP error had failed them (sk_err)") \
+	X(rx_bytes, "", "UDP payload bytes received") \
+	X(rx_too_short, "", "datagrams shorter than a VXLAN header") \
+	X(tx_bytes, "", "UDP payload bytes sent") \
+	X(tx_blocked_events, "", "times the backlog went from empty to not")
+
 struct vxlan_sock_stats {
-	uint64_t rx_calls;          /* recvmmsg messages returned */
-	uint64_t rx_gro_buffers;    /* messages that carried > 1 datagram */
-	uint64_t rx_datagrams;
-	uint64_t rx_bytes;
-	uint64_t rx_too_short;      /* datagrams shorter than a VXLAN header */
-	uint64_t rx_no_buffer;      /* datagrams lost: pkt pool empty */
-	uint64_t rx_queue_drops;    /* datagrams the kernel dropped: receive buffer full (SO_RXQ_OVFL) */
-	uint64_t rx_zero_csum;      /* datagrams with a zero outer UDP checksum (udp_zero_csum.h) */
+#define VXLAN_SOCK_FIELD(f, text, what) uint64_t f;
+	VXLAN_SOCK_COUNTERS(VXLAN_SOCK_FIELD)
+#undef VXLAN_SOCK_FIELD
 	bool rx_zero_csum_counted;  /* the kernel took the counting filter (IPv4 sockets only) */
-	uint64_t rx_icmp_port_unreach; /* from the error queue, all remotes (vxlan_icmp.c) */
-	uint64_t rx_icmp_errors;    /* every error the queue gave, port unreachable included */
-	uint64_t tx_icmp_retries;   /* sends redone: an ICMP error had failed them (sk_err) */
 	unsigned n_icmp_remotes;
 	struct vxlan_icmp_remote icmp_remotes[VXLAN_ICMP_REMOTES]; /* the first remotes seen */
-	uint64_t rx_errors;         /* recvmmsg failures other than EAGAIN */
 	int last_rx_errno;
-	uint64_t tx_sends;          /* messages handed to the kernel */
-	uint64_t tx_gso_sends;      /* of which with UDP_SEGMENT */
-	uint64_t tx_datagrams;      /* datagrams on the wire (segments counted) */
-	uint64_t tx_bytes;          /* UDP payload bytes */
-	uint64_t tx_errors;
 	int last_tx_errno;
-	uint64_t tx_backlogged;     /* messages put in the backlog */
-	uint64_t tx_backlog_drops;  /* messages dropped: backlog full */
-	uint64_t tx_blocked_events; /* times the backlog went from empty to not */
-	uint32_t tx_backlog_len;    /* messages in the backlog now */
-	uint64_t udp_segment_fallbacks; /* sends resent without UDP_SEGMENT */
 	bool udp_gro_probed;        /* the kernel accepted UDP_GRO at open */
 	bool udp_gro_on;
 	bool udp_segment_probed;

@@ -220,32 +220,12 @@ static void vxd_print_vxlan_stats(struct ctl_print *p, const struct vxd_port_sna
 	ctl_print_uint(p, CTL_PRINT_ANY, "plain_frames", " plain frames %" PRIu64, vi.tx_plain_frames);
 	ctl_print_nl(p);
 	ctl_print_open_object(p, "socket");
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_calls", "    socket: rx msgs %" PRIu64, ss.rx_calls);
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_gro_buffers", " udp-gro msgs %" PRIu64, ss.rx_gro_buffers);
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_datagrams", " datagrams %" PRIu64, ss.rx_datagrams);
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_no_buffer", " no buffer %" PRIu64, ss.rx_no_buffer);
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_queue_drops", " kernel rx-buffer drops %" PRIu64, ss.rx_queue_drops);
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_zero_csum", " zero-csum %" PRIu64, ss.rx_zero_csum);
+	ctl_print_text(p, "    socket:");
+#define PRINT_SOCK_COUNTER(f, text, what) \
+	ctl_print_uint(p, sizeof(text) > 1 ? CTL_PRINT_ANY : CTL_PRINT_JSON, #f, " " text " %" PRIu64, ss.f);
+	VXLAN_SOCK_COUNTERS(PRINT_SOCK_COUNTER)
+#undef PRINT_SOCK_COUNTER
 	ctl_print_bool(p, CTL_PRINT_JSON, "rx_zero_csum_counted", NULL, ss.rx_zero_csum_counted);
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_icmp_port_unreach", " icmp port-unreachable %" PRIu64,
-		       ss.rx_icmp_port_unreach);
-	ctl_print_uint(p, CTL_PRINT_JSON, "rx_icmp_errors", NULL, ss.rx_icmp_errors);
-	ctl_print_uint(p, CTL_PRINT_JSON, "tx_icmp_retries", NULL, ss.tx_icmp_retries);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_sends", " tx sends %" PRIu64, ss.tx_sends);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_gso_sends", " udp-segment sends %" PRIu64, ss.tx_gso_sends);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_datagrams", " datagrams %" PRIu64, ss.tx_datagrams);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_errors", " errors %" PRIu64, ss.tx_errors);
-	ctl_print_uint(p, CTL_PRINT_ANY, "rx_errors", " rx errors %" PRIu64, ss.rx_errors);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlogged", " backlogged %" PRIu64, ss.tx_backlogged);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlog_drops", " backlog drops %" PRIu64, ss.tx_backlog_drops);
-	ctl_print_uint(p, CTL_PRINT_ANY, "tx_backlog_len", " backlog now %" PRIu64, ss.tx_backlog_len);
-	ctl_print_uint(p, CTL_PRINT_ANY, "udp_segment_fallbacks", " udp-segment fallbacks %" PRIu64,
-		       ss.udp_segment_fallbacks);
-	/* JSON only, so that -j has every counter the socket keeps. */
-	ctl_print_uint(p, CTL_PRINT_JSON, "rx_bytes", NULL, ss.rx_bytes);
-	ctl_print_uint(p, CTL_PRINT_JSON, "rx_too_short", NULL, ss.rx_too_short);
-	ctl_print_uint(p, CTL_PRINT_JSON, "tx_bytes", NULL, ss.tx_bytes);
-	ctl_print_uint(p, CTL_PRINT_JSON, "tx_blocked_events", NULL, ss.tx_blocked_events);
 	ctl_print_int(p, CTL_PRINT_JSON, "last_rx_errno", NULL, ss.last_rx_errno);
 	ctl_print_int(p, CTL_PRINT_JSON, "last_tx_errno", NULL, ss.last_tx_errno);
 	ctl_print_bool(p, CTL_PRINT_ANY, "udp_gro", " udp-gro %s", ss.udp_gro_on);

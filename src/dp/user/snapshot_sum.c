@@ -44,32 +44,13 @@ static void merge_icmp_remotes(struct vxlan_sock_stats *d, const struct vxlan_so
 
 static void merge_sock(struct vxlan_sock_stats *d, const struct vxlan_sock_stats *s)
 {
-	d->rx_calls += s->rx_calls;
-	d->rx_gro_buffers += s->rx_gro_buffers;
-	d->rx_datagrams += s->rx_datagrams;
-	d->rx_bytes += s->rx_bytes;
-	d->rx_too_short += s->rx_too_short;
-	d->rx_no_buffer += s->rx_no_buffer;
-	d->rx_queue_drops += s->rx_queue_drops;
-	d->rx_zero_csum += s->rx_zero_csum;
+#define MERGE_SOCK_COUNTER(f, text, what) d->f += s->f;
+	VXLAN_SOCK_COUNTERS(MERGE_SOCK_COUNTER)
+#undef MERGE_SOCK_COUNTER
 	d->rx_zero_csum_counted = d->rx_zero_csum_counted && s->rx_zero_csum_counted;
-	d->rx_icmp_port_unreach += s->rx_icmp_port_unreach;
-	d->rx_icmp_errors += s->rx_icmp_errors;
-	d->tx_icmp_retries += s->tx_icmp_retries;
 	merge_icmp_remotes(d, s);
-	d->rx_errors += s->rx_errors;
 	d->last_rx_errno = s->last_rx_errno ? s->last_rx_errno : d->last_rx_errno;
-	d->tx_sends += s->tx_sends;
-	d->tx_gso_sends += s->tx_gso_sends;
-	d->tx_datagrams += s->tx_datagrams;
-	d->tx_bytes += s->tx_bytes;
-	d->tx_errors += s->tx_errors;
 	d->last_tx_errno = s->last_tx_errno ? s->last_tx_errno : d->last_tx_errno;
-	d->tx_backlogged += s->tx_backlogged;
-	d->tx_backlog_drops += s->tx_backlog_drops;
-	d->tx_blocked_events += s->tx_blocked_events;
-	d->tx_backlog_len += s->tx_backlog_len;
-	d->udp_segment_fallbacks += s->udp_segment_fallbacks;
 	/* The knobs are the group's: on only if every lane has them on. */
 	d->udp_gro_on = d->udp_gro_on && s->udp_gro_on;
 	d->udp_segment_on = d->udp_segment_on && s->udp_segment_on;
