@@ -318,7 +318,7 @@ void fl_sb_mac(struct ctl_sbuf *sb, const char *key, const uint8_t mac[6], const
 
 /* ---- filter add / del / show -------------------------------------------- */
 
-/* In `allowed` beside the CTL_FF_* keys: the verb takes `protocol`. */
+/* In `allowed` beside the FLOWER_SF_* keys: the verb takes `protocol`. */
 #define KEY_PROTOCOL (1u << 31)
 
 static const char *const verb_names[] = {
@@ -405,7 +405,7 @@ static int parse_dev_ingress(struct ctl_parser *ps, struct ctl_flower *f, uint32
 }
 
 /* pref/handle/chain/protocol before `flower` (add) or alone (del, show).
- * `allowed` are the CTL_FF_* the verb takes; protocol only for add. */
+ * `allowed` are the FLOWER_SF_* the verb takes; protocol only for add. */
 static int parse_filter_keys(struct ctl_parser *ps, struct ctl_flower *f, uint32_t allowed,
 			     bool add)
 {

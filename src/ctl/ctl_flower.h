@@ -5,10 +5,13 @@
  *   parses into a struct ctl_flower, and ctl_flower_format() prints the
  *   canonical form back, so `show config` output can be pasted back in:
  *   parse(split(format(f))) == f, held for every key by the unit tests and
- *   by fuzz/fuzz_flower.c.  The struct is in tc's terms (a protocol, a MAC
- *   and its mask, a port range, a device *name* to redirect to); the switch
- *   layer compiles it into a match over struct flow_key (switch/flower_rule.h)
- *   and keeps this struct to print the rule back.
+ *   by fuzz/fuzz_flower.c.  The struct is a verb around the rule it names,
+ *   a struct flower_spec: the switch's representation of a rule, in tc's
+ *   terms (a protocol, a MAC and its mask, a port range, a device *name*
+ *   to redirect to), which the grammar fills and prints but does not own
+ *   (switch/flower_spec.h).  The switch compiles that spec into a match
+ *   over struct flow_key (switch/flower_rule.h) and keeps it to print the
+ *   rule back; ctl_flower_ops() hands a batch of commands to it.
  *
  * Grammar (ctl_flower_grammar() prints it):
  *
@@ -217,7 +220,7 @@ struct ctl_print;
  * the parent out with (a show leaves it out: the kernel dumps the parent
  * asked for, ffff:fff2 or ffff:fff3).  `indev` prints after the handle,
  * before the keys ("indev" in "options", outside "keys"); with f->verb
- * CTL_FILTER_SHOW and FLOWER_SF_CHAIN in f->given the chain is left out, as
+ * CTL_FILTER_SHOW and FLOWER_SF_CHAIN in f->rule.given the chain is left out, as
  * tc leaves out the chain a `show ... chain N` asked for. */
 void ctl_flower_print_pref(struct ctl_print *p, const struct ctl_flower *f);
 int ctl_flower_print_rule(struct ctl_print *p, const struct ctl_flower *f,

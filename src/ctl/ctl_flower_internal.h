@@ -70,7 +70,7 @@ static inline struct ctl_ip fl_ip_to_ctl(const struct flower_ip *ip)
  * on that word), then checks tc's dependency rules.  skip_hw and skip_sw
  * are taken anywhere among the keys, as f_flower.c's one loop over flower
  * options takes them (`flower vlan_prio 6 skip_hw dst_mac ...` is a line of
- * the kernel's tc_flower.sh): into *flags (ctl_flower.given). */
+ * the kernel's tc_flower.sh): into *flags (flower_spec.given). */
 int fl_parse_match(struct ctl_parser *ps, struct flower_match *m, uint32_t *flags);
 /* skip_hw (FLOWER_SF_SKIP_HW into *given) or skip_sw (refused) at ps->pos:
  * 1 when taken (ps->pos moves past it), 0 when the word is neither, < 0
@@ -114,7 +114,8 @@ void fl_format_actions(struct ctl_sbuf *sb, const struct flower_spec *f);
 
 /* ---- hook and indev (ctl_flower_egress.c) ------------------------------ */
 
-/* `ingress` or `egress` at ps->pos (egress: FLOWER_SF_EGRESS in f->given). */
+/* `ingress` or `egress` at ps->pos (egress: FLOWER_SF_EGRESS in f->given).
+ * The rule's part of the command: the spec (ctl_flower.rule). */
 int fl_take_hook(struct ctl_parser *ps, struct flower_spec *f);
 /* "ingress" or "egress", as parsed. */
 const char *fl_hook_name(const struct flower_spec *f);

@@ -24,8 +24,8 @@ enum fl_need {
 
 struct fl_key {
 	const char *word;
-	uint32_t flag;             /* in ctl_flower_match.given, or */
-	uint32_t xflag;            /* in ctl_flower_match.given_ext */
+	uint32_t flag;             /* in flower_match.given, or */
+	uint32_t xflag;            /* in flower_match.given_ext */
 	enum fl_need need;
 	int (*parse)(struct ctl_parser *ps, const char *key, struct flower_match *m);
 	void (*print)(struct ctl_sbuf *sb, const char *key, const struct flower_match *m);

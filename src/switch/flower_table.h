@@ -11,8 +11,9 @@
  *   classifies at a hook other than the key's in_port (egress).
  *
  * Immutable and versioned: atomic batches
- *   A table never changes once built.  A change is a *batch* of filter add
- *   and del commands: flower_table_apply() copies the old table's rule set
+ *   A table never changes once built.  A change is a *batch* of ops (add,
+ *   del, replace, change, each with its rule as written, struct flower_spec
+ *   of flower_spec.h): flower_table_apply() copies the old table's rule set
  *   (pointers: a rule object is shared by every table that holds it),
  *   applies the whole batch, rebuilds the classifiers and returns a new
  *   table with version old + 1, or refuses the batch and leaves nothing
