@@ -104,11 +104,12 @@ static int vxd_filter_egress_check(const struct vxd *vxd, const struct ctl_flowe
 				  "datapath yet; use --datapath user", ctl_flower_verb_name(f->verb), f->rule.dev);
 	if (!ctl_flower_has_rule(f))
 		return 0;
-	for (unsigned i = 0; egress && i < f->rule.n_actions; i++) {
-		uint8_t type = f->rule.actions[i].type;
-		if ((type == FLOWER_ACT_REDIRECT || type == FLOWER_ACT_MIRROR) && !strcmp(f->rule.actions[i].dev, f->rule.dev))
+	const struct flower_spec *r = &f->rule;
+	for (unsigned i = 0; egress && i < r->n_actions; i++) {
+		uint8_t type = r->actions[i].type;
+		if ((type == FLOWER_ACT_REDIRECT || type == FLOWER_ACT_MIRROR) && !strcmp(r->actions[i].dev, r->dev))
 			return vxd_refuse(err, -EINVAL, "action %u \"mirred\": refused, dev %s from its own egress "
-					  "would loop through the same rules (pass sends the frame on)", i + 1, f->rule.dev);
+					  "would loop through the same rules (pass sends the frame on)", i + 1, r->dev);
 	}
 	return 0;
 }

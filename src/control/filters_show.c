@@ -113,8 +113,9 @@ static bool vxd_filter_wanted(const struct flower_rule *r, const struct ctl_flow
 	bool get = f->verb == CTL_FILTER_GET; /* one rule: chain (0 unless given), pref, handle */
 	if (r->port != port || ((f->rule.given & FLOWER_SF_CHAIN || get) && r->chain != f->rule.chain))
 		return false;
+	const struct flower_match *m = &f->rule.match;
 	return !get || (r->pref == f->rule.pref && r->handle == f->rule.handle &&
-			(!(f->rule.match.given & FLOWER_FM_PROTOCOL) || r->spec.match.protocol == f->rule.match.protocol));
+			(!(m->given & FLOWER_FM_PROTOCOL) || r->spec.match.protocol == m->protocol));
 }
 
 /* Prints rules [sh->next, sh->next + max) of the table that the request
