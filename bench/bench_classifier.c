@@ -115,10 +115,14 @@ static void apply_rules(struct flower_table **t, uint32_t from, uint32_t to, uin
 	}
 	struct flower_table *next = NULL;
 	struct flower_error err;
-	if (!ops || flower_table_apply(*t, ops, to - from, resolve, NULL, 0, &next, &err)) {
-		fprintf(stderr, "table of %u rules refused: %s\n", n, ops ? err.msg : "no memory");
+	struct flower_op *batch = ops ? calloc(to - from, sizeof(*batch)) : NULL;
+	if (batch)
+		ctl_flower_ops(ops, to - from, batch);
+	if (!batch || flower_table_apply(*t, batch, to - from, resolve, NULL, 0, &next, &err)) {
+		fprintf(stderr, "table of %u rules refused: %s\n", n, batch ? err.msg : "no memory");
 		exit(1);
 	}
+	free(batch);
 	free(ops);
 	flower_table_destroy(*t);
 	*t = next;
@@ -229,12 +233,14 @@ static void print_batch_cost(const struct flower_table *t, uint64_t build_ns)
 	int nw = ctl_split_words(line, words, CTL_MAX_WORDS + 1);
 	if (ctl_flower_parse(nw, (const char *const *)words, &f, NULL))
 		exit(1);
+	struct flower_op op;
+	ctl_flower_ops(&f, 1, &op);
 	uint64_t add_ns[9];
 	for (int i = 0; i < 9; i++) {
 		struct flower_table *next;
 		struct flower_error err;
 		uint64_t t0 = cpu_ns();
-		if (flower_table_apply(t, &f, 1, resolve, NULL, 0, &next, &err))
+		if (flower_table_apply(t, &op, 1, resolve, NULL, 0, &next, &err))
 			exit(1);
 		add_ns[i] = cpu_ns() - t0;
 		flower_table_destroy(next);

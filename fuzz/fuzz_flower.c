@@ -26,16 +26,18 @@ static void run_table(const struct ctl_flower *f)
 {
 	struct flower_table *t = NULL;
 	struct flower_error err;
-	if (flower_table_apply(NULL, f, 1, resolve, NULL, 0, &t, &err))
+	struct flower_op op;
+	ctl_flower_ops(f, 1, &op);
+	if (flower_table_apply(NULL, &op, 1, resolve, NULL, 0, &t, &err))
 		return;
 	struct flow_key key;
 	memset(&key, 0, sizeof(key));
 	key.in_port = flower_table_rule(t, 0)->port;
-	key.dl_type = f->match.protocol;
+	key.dl_type = f->rule.match.protocol;
 	struct flower_verdict v;
 	flower_table_classify(t, &key, &v);
 	/* a frame enters chain 0 only; other chains are reached by goto */
-	bool want = f->chain == 0 && cls_match_matches(&flower_table_rule(t, 0)->match, &key);
+	bool want = f->rule.chain == 0 && cls_match_matches(&flower_table_rule(t, 0)->match, &key);
 	if (want != (v.n_rules > 0))
 		abort();
 	flower_table_destroy(t);

@@ -195,7 +195,8 @@ static int vxd_reload_filters_prepare(struct vxd *vxd, struct vxd_wanted *w, str
 	bool same = n == w->n_filters;
 	for (size_t i = 0; i < n && same; i++) {
 		char a[1024], b[1024];
-		same = ctl_flower_format(vxd_filter_spec(vxd, i), a, sizeof(a)) >= 0 &&
+		const struct ctl_flower have = { .verb = CTL_FILTER_ADD, .rule = *vxd_filter_spec(vxd, i) };
+		same = ctl_flower_format(&have, a, sizeof(a)) >= 0 &&
 		       ctl_flower_format(&w->filters[i], b, sizeof(b)) >= 0 && !strcmp(a, b);
 	}
 	for (size_t i = 0; i < n && same; i++) {
@@ -391,7 +392,8 @@ static int vxd_running_config(const struct vxd *vxd, struct ctl_config *cfg)
 	for (size_t i = 0; i < vxd->n_statics; i++)
 		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_FDB_ADD, .fdb = vxd->statics[i] };
 	for (size_t i = 0; i < vxd_filters_n(vxd); i++)
-		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_FILTER, .filter = *vxd_filter_spec(vxd, i) };
+		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_FILTER,
+						   .filter = { .verb = CTL_FILTER_ADD, .rule = *vxd_filter_spec(vxd, i) } };
 	for (size_t i = 0; i < n; i++)
 		cfg->lines[i] = (unsigned)i + 1;
 	cfg->n_cmds = n;
@@ -470,7 +472,8 @@ void vxd_show_config(const struct vxd *vxd, struct ctl_print *out)
 	for (size_t i = 0; i < vxd->n_statics; i++)
 		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_FDB_ADD, .fdb = vxd->statics[i] });
 	for (size_t i = 0; i < vxd_filters_n(vxd); i++)
-		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_FILTER, .filter = *vxd_filter_spec(vxd, i) });
+		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_FILTER,
+						      .filter = { .verb = CTL_FILTER_ADD, .rule = *vxd_filter_spec(vxd, i) } });
 	ctl_print_close_array(out);
 }
 

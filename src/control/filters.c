@@ -63,21 +63,21 @@ static int vxd_filters_install(struct vxd *vxd, struct flower_table *t, struct c
  * the port sends from its own socket, bound to its local address, so a
  * src_ip other than that is refused here rather than sent otherwise than
  * asked. */
-static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flower *f, unsigned i,
+static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct flower_spec *f, unsigned i,
 				   struct ctl_err *err)
 {
-	const struct ctl_flower_action *t = &f->actions[i];
+	const struct flower_spec_action *t = &f->actions[i];
 	unsigned j = i + 1;
-	while (j < f->n_actions && f->actions[j].type != CTL_ACT_REDIRECT && f->actions[j].type != CTL_ACT_MIRROR)
+	while (j < f->n_actions && f->actions[j].type != FLOWER_ACT_REDIRECT && f->actions[j].type != FLOWER_ACT_MIRROR)
 		j++;
 	const struct port *p = j < f->n_actions ? vxd_port_by_name(vxd, f->actions[j].dev) : NULL;
 	/* On a vxlan port's egress with no mirred after it: the key of the
 	 * frame the port is sending (dp_egress.c). */
-	if (j == f->n_actions && (f->given & CTL_FF_EGRESS))
+	if (j == f->n_actions && (f->given & FLOWER_SF_EGRESS))
 		p = vxd_port_by_name(vxd, f->dev);
 	if (!p || !port_is_vxlan(p))
 		return vxd_refuse(err, -EINVAL, "action %u \"tunnel_key set\": needs a later mirred to a vxlan port "
-				  "(it sets that port's tunnel key)%s", i + 1, (f->given & CTL_FF_EGRESS) ?
+				  "(it sets that port's tunnel key)%s", i + 1, (f->given & FLOWER_SF_EGRESS) ?
 				  ", or the egress of a vxlan port (the key of what it sends)" : "");
 	const struct vxlan_options *o = vxlan_port_options(p);
 	uint8_t family = t->src.family == AF_INET6 ? 6 : 4;
@@ -98,17 +98,18 @@ static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct ctl_flowe
  * decides per port as on the userspace one. */
 static int vxd_filter_egress_check(const struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
 {
-	bool egress = f->given & CTL_FF_EGRESS;
+	bool egress = f->rule.given & FLOWER_SF_EGRESS;
 	if (vxd->kdp && egress)
 		return vxd_refuse(err, -EOPNOTSUPP, "filter %s dev %s egress: egress rules are not on the kernel "
-				  "datapath yet; use --datapath user", ctl_flower_verb_name(f->verb), f->dev);
+				  "datapath yet; use --datapath user", ctl_flower_verb_name(f->verb), f->rule.dev);
 	if (!ctl_flower_has_rule(f))
 		return 0;
-	for (unsigned i = 0; egress && i < f->n_actions; i++) {
-		uint8_t type = f->actions[i].type;
-		if ((type == CTL_ACT_REDIRECT || type == CTL_ACT_MIRROR) && !strcmp(f->actions[i].dev, f->dev))
+	const struct flower_spec *r = &f->rule;
+	for (unsigned i = 0; egress && i < r->n_actions; i++) {
+		uint8_t type = r->actions[i].type;
+		if ((type == FLOWER_ACT_REDIRECT || type == FLOWER_ACT_MIRROR) && !strcmp(r->actions[i].dev, r->dev))
 			return vxd_refuse(err, -EINVAL, "action %u \"mirred\": refused, dev %s from its own egress "
-					  "would loop through the same rules (pass sends the frame on)", i + 1, f->dev);
+					  "would loop through the same rules (pass sends the frame on)", i + 1, r->dev);
 	}
 	return 0;
 }
@@ -120,12 +121,12 @@ static int vxd_filter_supported(const struct vxd *vxd, const struct ctl_flower *
 	int ret = vxd_filter_egress_check(vxd, f, err);
 	if (ret < 0)
 		return ret;
-	if (vxd->kdp && !vxd_port_by_name(vxd, f->dev))
+	if (vxd->kdp && !vxd_port_by_name(vxd, f->rule.dev))
 		return kdp_ctl_rule_check(vxd->kdp, f, err);
-	for (unsigned i = 0; ctl_flower_has_rule(f) && i < f->n_actions; i++) {
-		switch (f->actions[i].type) {
-		case CTL_ACT_TUNNEL_SET: {
-			ret = vxd_filter_tunnel_check(vxd, f, i, err);
+	for (unsigned i = 0; ctl_flower_has_rule(f) && i < f->rule.n_actions; i++) {
+		switch (f->rule.actions[i].type) {
+		case FLOWER_ACT_TUNNEL_SET: {
+			ret = vxd_filter_tunnel_check(vxd, &f->rule, i, err);
 			if (ret < 0)
 				return ret;
 			break;
@@ -137,27 +138,34 @@ static int vxd_filter_supported(const struct vxd *vxd, const struct ctl_flower *
 	return 0;
 }
 
-/* A batch from nothing, as a change of the current table (its version
- * grows, which the workers' flow caches rely on, flow_cache.h): a del of
- * every port's rules first, then ops. */
-static struct ctl_flower *vxd_filters_from_empty(const struct vxd *vxd, const struct ctl_flower *ops, size_t n,
-						 size_t *n_out)
+/* The batch as the switch's ops, each pointing at its command's rule.
+ * From nothing, as a change of the current table (its version grows,
+ * which the workers' flow caches rely on, flow_cache.h): a del of every
+ * hook's rules first, whose specs are *dels (the caller frees it), then
+ * the commands. */
+static struct flower_op *vxd_filter_ops(const struct vxd *vxd, bool from_empty, const struct ctl_flower *cmds,
+					size_t n, struct flower_spec **dels, size_t *n_out)
 {
-	size_t have = vxd_filters_n(vxd), k = 0;
-	struct ctl_flower *all = calloc(have + n + 1, sizeof(*all));
-	if (!all)
+	size_t have = from_empty ? vxd_filters_n(vxd) : 0, k = 0;
+	struct flower_op *all = calloc(have + n + 1, sizeof(*all));
+	struct flower_spec *del = *dels = calloc(have + 1, sizeof(*del));
+	if (!all || !del) {
+		free(all);
+		free(del);
+		*dels = NULL;
 		return NULL;
-	for (size_t i = 0; i < have; i++) {
-		const struct ctl_flower *s = vxd_filter_spec(vxd, i);
-		bool egress = s->given & CTL_FF_EGRESS;
-		if (k && !strcmp(all[k - 1].dev, s->dev) && egress == !!(all[k - 1].given & CTL_FF_EGRESS))
-			continue; /* sorted by hook (port, then its egress): one del each */
-		all[k].verb = CTL_FILTER_DEL;
-		all[k].given = egress ? CTL_FF_EGRESS : 0;
-		memcpy(all[k++].dev, s->dev, sizeof(s->dev));
 	}
-	if (n)
-		memcpy(all + k, ops, n * sizeof(*ops));
+	for (size_t i = 0; i < have; i++) {
+		const struct flower_spec *s = vxd_filter_spec(vxd, i);
+		bool egress = s->given & FLOWER_SF_EGRESS;
+		if (k && !strcmp(del[k - 1].dev, s->dev) && egress == !!(del[k - 1].given & FLOWER_SF_EGRESS))
+			continue; /* sorted by hook (port, then its egress): one del each */
+		del[k].given = egress ? FLOWER_SF_EGRESS : 0;
+		memcpy(del[k].dev, s->dev, sizeof(s->dev));
+		all[k] = (struct flower_op){ .kind = FLOWER_OP_DEL, .spec = &del[k] };
+		k++;
+	}
+	ctl_flower_ops(cmds, n, all + k);
 	*n_out = k + n;
 	return all;
 }
@@ -189,19 +197,17 @@ static int vxd_filters_apply_src(struct vxd *vxd, bool from_empty, const struct 
 	for (size_t i = 0; i < n; i++)
 		if ((ret = vxd_filter_supported(vxd, &ops[i], err)) < 0)
 			return vxd_refuse_op(err, ret, src, i, n, err->msg);
-	size_t n_all = n, skip = 0;
-	struct ctl_flower *all = NULL;
-	if (from_empty) {
-		all = vxd_filters_from_empty(vxd, ops, n, &n_all);
-		if (!all)
-			return vxd_refuse(err, -ENOMEM, "filter: out of memory");
-		skip = n_all - n;
-		ops = all;
-	}
+	size_t n_all = 0;
+	struct flower_spec *dels = NULL;
+	struct flower_op *all = vxd_filter_ops(vxd, from_empty, ops, n, &dels, &n_all);
+	if (!all)
+		return vxd_refuse(err, -ENOMEM, "filter: out of memory");
+	size_t skip = n_all - n;
 	struct flower_table *t = NULL;
 	struct flower_error fe = { 0 };
-	ret = flower_table_apply(vxd->flower, ops, n_all, vxd_filter_resolve, vxd, vxd_now_ns(), &t, &fe);
+	ret = flower_table_apply(vxd->flower, all, n_all, vxd_filter_resolve, vxd, vxd_now_ns(), &t, &fe);
 	free(all);
+	free(dels);
 	if (ret < 0)
 		return vxd_refuse_op(err, ret, src, fe.op - skip, n, fe.msg);
 	return vxd_filters_install(vxd, t, err);
@@ -267,7 +273,8 @@ int vxd_filters_port_in_use(const struct vxd *vxd, uint16_t id, const char *name
 	if (!count)
 		return 0;
 	char line[512];
-	if (ctl_flower_format(&first->spec, line, sizeof(line)) < 0)
+	const struct ctl_flower add = { .verb = CTL_FILTER_ADD, .rule = first->spec };
+	if (ctl_flower_format(&add, line, sizeof(line)) < 0)
 		snprintf(line, sizeof(line), "dev %s pref %u handle %u", first->spec.dev, first->pref,
 			 first->handle);
 	return vxd_refuse(err, -EBUSY, "port %s: named by %zu flower rule%s (first: %s): delete %s first",
@@ -281,7 +288,7 @@ int vxd_filter(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *ou
 	int ret = vxd_filters_apply(vxd, false, f, 1, err);
 	if (ret == 0)
 		VLOG_INFO("filter", "%s dev %s: done (%zu rules)", ctl_flower_verb_name(f->verb),
-			  f->dev, flower_table_n_rules(vxd->flower));
+			  f->rule.dev, flower_table_n_rules(vxd->flower));
 	return ret;
 }
 
@@ -290,7 +297,7 @@ size_t vxd_filters_n(const struct vxd *vxd)
 	return vxd->flower ? flower_table_n_rules(vxd->flower) : 0;
 }
 
-const struct ctl_flower *vxd_filter_spec(const struct vxd *vxd, size_t i)
+const struct flower_spec *vxd_filter_spec(const struct vxd *vxd, size_t i)
 {
 	return &flower_table_rule(vxd->flower, i)->spec;
 }

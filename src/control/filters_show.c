@@ -88,18 +88,18 @@ static void vxd_filter_stats(struct kdp_ctl *kdp, const struct flower_counters *
 static unsigned vxd_filter_act_kind(uint8_t type)
 {
 	switch (type) {
-	case CTL_ACT_REDIRECT:
-	case CTL_ACT_MIRROR:
+	case FLOWER_ACT_REDIRECT:
+	case FLOWER_ACT_MIRROR:
 		return 0;
-	case CTL_ACT_DROP:
-	case CTL_ACT_PASS:
-	case CTL_ACT_GOTO:
-	case CTL_ACT_CONTINUE:
-	case CTL_ACT_PIPE:
+	case FLOWER_ACT_DROP:
+	case FLOWER_ACT_PASS:
+	case FLOWER_ACT_GOTO:
+	case FLOWER_ACT_CONTINUE:
+	case FLOWER_ACT_PIPE:
 		return 1;
-	case CTL_ACT_VLAN_PUSH:
-	case CTL_ACT_VLAN_POP:
-	case CTL_ACT_VLAN_MODIFY:
+	case FLOWER_ACT_VLAN_PUSH:
+	case FLOWER_ACT_VLAN_POP:
+	case FLOWER_ACT_VLAN_MODIFY:
 		return 2;
 	default:
 		return 3;
@@ -108,13 +108,14 @@ static unsigned vxd_filter_act_kind(uint8_t type)
 
 static bool vxd_filter_wanted(const struct flower_rule *r, const struct ctl_flower *f, uint16_t port)
 {
-	if (f->given & CTL_FF_EGRESS) /* the port's egress rules, apart (flower_hook.h) */
+	if (f->rule.given & FLOWER_SF_EGRESS) /* the port's egress rules, apart (flower_hook.h) */
 		port |= FLOWER_HOOK_EGRESS;
 	bool get = f->verb == CTL_FILTER_GET; /* one rule: chain (0 unless given), pref, handle */
-	if (r->port != port || ((f->given & CTL_FF_CHAIN || get) && r->chain != f->chain))
+	if (r->port != port || ((f->rule.given & FLOWER_SF_CHAIN || get) && r->chain != f->rule.chain))
 		return false;
-	return !get || (r->pref == f->pref && r->handle == f->handle &&
-			(!(f->match.given & CTL_FM_PROTOCOL) || r->spec.match.protocol == f->match.protocol));
+	const struct flower_match *m = &f->rule.match;
+	return !get || (r->pref == f->rule.pref && r->handle == f->rule.handle &&
+			(!(m->given & FLOWER_FM_PROTOCOL) || r->spec.match.protocol == m->protocol));
 }
 
 /* Prints rules [sh->next, sh->next + max) of the table that the request
@@ -125,24 +126,23 @@ static bool show_rules(struct show *sh, struct ctl_print *out, size_t max)
 	size_t n = sh->t ? flower_table_n_rules(sh->t) : 0, end = sh->next + max < n ? sh->next + max : n;
 	for (; sh->next < end; sh->next++) {
 		const struct flower_rule *r = flower_table_rule(sh->t, sh->next);
-		uint32_t idx[CTL_FLOWER_MAX_ACTIONS];
-		for (uint32_t a = 0; a < r->spec.n_actions && a < CTL_FLOWER_MAX_ACTIONS; a++)
+		uint32_t idx[FLOWER_MAX_ACTIONS];
+		for (uint32_t a = 0; a < r->spec.n_actions && a < FLOWER_MAX_ACTIONS; a++)
 			idx[a] = ++sh->kind_n[vxd_filter_act_kind(r->spec.actions[a].type)];
 		if (!vxd_filter_wanted(r, f, sh->port))
 			continue;
 		sh->shown++;
-		struct ctl_flower spec = r->spec;
-		spec.chain = r->chain, spec.pref = r->pref, spec.handle = r->handle;
 		/* the request's verb and chain filter: what tc leaves out of its answer */
-		spec.verb = f->verb;
-		spec.given = (spec.given & ~CTL_FF_CHAIN) | (f->given & CTL_FF_CHAIN);
+		struct ctl_flower spec = { .verb = f->verb, .rule = r->spec };
+		spec.rule.chain = r->chain, spec.rule.pref = r->pref, spec.rule.handle = r->handle;
+		spec.rule.given = (spec.rule.given & ~FLOWER_SF_CHAIN) | (f->rule.given & FLOWER_SF_CHAIN);
 		if (f->verb != CTL_FILTER_GET && (!sh->prev || sh->prev->chain != r->chain || sh->prev->pref != r->pref))
 			ctl_flower_print_pref(out, &spec); /* the kernel's entry of a new (chain, pref) */
 		sh->prev = r;
 		struct ctl_flower_stats st;
 		if (sh->stats)
 			vxd_filter_stats(sh->kdp, &sh->counters, r, sh->now, &st);
-		if (f->given & CTL_FF_BRIEF)
+		if (f->flags & CTL_FF_BRIEF)
 			ctl_flower_print_brief(out, &spec, sh->stats ? &st : NULL);
 		else
 			ctl_flower_print_rule(out, &spec, idx, sh->stats ? &st : NULL);
@@ -241,20 +241,20 @@ static int show_stream_begin(struct vxd *vxd, struct show *sh, const struct ctl_
 int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct ctl_print *out, struct ctl_err *err)
 {
 	uint16_t port_id;
-	if (vxd_filter_resolve(vxd, f->dev, &port_id) < 0)
-		return vxd_refuse(err, -ENOENT, "dev \"%s\": no such port", f->dev);
+	if (vxd_filter_resolve(vxd, f->rule.dev, &port_id) < 0)
+		return vxd_refuse(err, -ENOENT, "dev \"%s\": no such port", f->rule.dev);
 	struct show *sh = calloc(1, sizeof(*sh));
 	if (!sh)
 		return vxd_refuse(err, -ENOMEM, "filter show: out of memory");
 	sh->req = *f;
 	sh->port = port_id;
-	sh->kdp = (f->given & CTL_FF_STATS) ? vxd->kdp : NULL;
+	sh->kdp = (f->flags & CTL_FF_STATS) ? vxd->kdp : NULL;
 	if (sh->kdp)
 		kdp_ctl_rules_sync(sh->kdp); /* the kernel's per-entry counts, folded in */
 	sh->now = vxd_now_ns();
 	if ((sh->t = vxd->flower))
 		flower_table_hold(sh->t);
-	if (f->given & CTL_FF_STATS) {
+	if (f->flags & CTL_FF_STATS) {
 		const struct flower_counters *c = vxd_filter_counters(vxd);
 		if (!c || flower_counters_reserve(&sh->counters, c->n) < 0) {
 			show_free(sh);
@@ -273,6 +273,6 @@ int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct ctl_prin
 	show_free(sh);
 	if (f->verb == CTL_FILTER_GET && !shown)
 		return vxd_refuse(err, -ENOENT, "dev %s chain %u pref %u handle %u: no such filter",
-				  f->dev, f->chain, f->pref, f->handle);
+				  f->rule.dev, f->rule.chain, f->rule.pref, f->rule.handle);
 	return 0;
 }

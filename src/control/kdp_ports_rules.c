@@ -103,21 +103,21 @@ int kc_rules_name_port(struct kdp_ctl *kc, const struct kc_port *p, struct ctl_e
 
 /* tunnel_key set (action i) on the kernel datapath: the shared vxlan
  * device's UDP port and checksum setting, its route's source address. */
-static int kc_rule_tunnel(struct kdp_ctl *kc, const struct ctl_flower *f, unsigned i, struct ctl_err *err)
+static int kc_rule_tunnel(struct kdp_ctl *kc, const struct flower_spec *f, unsigned i, struct ctl_err *err)
 {
-	const struct ctl_flower_action *t = &f->actions[i];
+	const struct flower_spec_action *t = &f->actions[i];
 	unsigned j = i + 1;
-	while (j < f->n_actions && f->actions[j].type != CTL_ACT_REDIRECT && f->actions[j].type != CTL_ACT_MIRROR)
+	while (j < f->n_actions && f->actions[j].type != FLOWER_ACT_REDIRECT && f->actions[j].type != FLOWER_ACT_MIRROR)
 		j++;
 	const struct kc_port *p = j < f->n_actions ? kc_by_name(kc, f->actions[j].dev) : NULL;
 	if (!p || p->cfg.type != CTL_PORT_VXLAN)
 		return kc_refuse(err, -EINVAL, "action %u \"tunnel_key set\": needs a later mirred to a vxlan port "
 			      "(it sets that port's tunnel key)", i + 1);
-	if (t->given & (CTL_AK_CSUM | CTL_AK_NOCSUM))
+	if (t->given & (FLOWER_AK_CSUM | FLOWER_AK_NOCSUM))
 		return kc_refuse(err, -EOPNOTSUPP, "action %u \"tunnel_key set %s\": refused on the kernel datapath "
 			      "(the shared vxlan device's checksum setting applies); use --datapath user", i + 1,
-			      t->given & CTL_AK_CSUM ? "csum" : "nocsum");
-	if ((t->given & CTL_AK_DST_PORT) && t->dst_port != kc->dstport)
+			      t->given & FLOWER_AK_CSUM ? "csum" : "nocsum");
+	if ((t->given & FLOWER_AK_DST_PORT) && t->dst_port != kc->dstport)
 		return kc_refuse(err, -EOPNOTSUPP, "action %u \"dst_port %u\": refused, the kernel datapath's vxlan "
 			      "device sends to %u only", i + 1, t->dst_port, kc->dstport);
 	if (t->src.family != p->cfg.local.family || memcmp(t->src.bytes, p->cfg.local.bytes, 16))
@@ -126,10 +126,11 @@ static int kc_rule_tunnel(struct kdp_ctl *kc, const struct ctl_flower *f, unsign
 	return 0;
 }
 
-int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *f, struct ctl_err *err)
+int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *cmd, struct ctl_err *err)
 {
-	if (!ctl_flower_has_rule(f))
+	if (!ctl_flower_has_rule(cmd))
 		return 0;
+	const struct flower_spec *f = &cmd->rule;
 	const struct kc_port *p = kc_by_name(kc, f->dev);
 	if (!p)
 		return 0; /* the table refuses it: no such port */
@@ -138,16 +139,16 @@ int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *f, struct ct
 			      f->dev, kc->kr_why);
 	unsigned n_kernel = 0;
 	for (unsigned i = 0; i < f->n_actions; i++) {
-		const struct ctl_flower_action *a = &f->actions[i];
-		int ret = a->type == CTL_ACT_TUNNEL_SET ? kc_rule_tunnel(kc, f, i, err) : 0;
+		const struct flower_spec_action *a = &f->actions[i];
+		int ret = a->type == FLOWER_ACT_TUNNEL_SET ? kc_rule_tunnel(kc, f, i, err) : 0;
 		if (ret < 0)
 			return ret;
-		const struct kc_port *q = a->type == CTL_ACT_REDIRECT || a->type == CTL_ACT_MIRROR
+		const struct kc_port *q = a->type == FLOWER_ACT_REDIRECT || a->type == FLOWER_ACT_MIRROR
 						  ? kc_by_name(kc, a->dev) : NULL;
-		bool tun = i && f->actions[i - 1].type == CTL_ACT_TUNNEL_SET;
+		bool tun = i && f->actions[i - 1].type == FLOWER_ACT_TUNNEL_SET;
 		n_kernel += q && q->cfg.type == CTL_PORT_VXLAN && !tun ? q->cfg.n_remotes
-			    : a->type == CTL_ACT_TUNNEL_SET || a->type == CTL_ACT_TUNNEL_UNSET ||
-			      a->type == CTL_ACT_GOTO || a->type == CTL_ACT_PASS ? 0 : 1;
+			    : a->type == FLOWER_ACT_TUNNEL_SET || a->type == FLOWER_ACT_TUNNEL_UNSET ||
+			      a->type == FLOWER_ACT_GOTO || a->type == FLOWER_ACT_PASS ? 0 : 1;
 	}
 	if (n_kernel > VXDP_RACT_MAX)
 		return kc_refuse(err, -EOPNOTSUPP, "filter: %u kernel actions (a mirred to a vxlan port is one per "

@@ -222,7 +222,7 @@ int vxd_filter_batch(struct vxd *vxd, const struct ctl_batch *b, struct ctl_prin
 int vxd_filters_port_in_use(const struct vxd *vxd, uint16_t id, const char *name, struct ctl_err *err);
 bool vxd_filter_names_port(const struct flower_rule *r, uint16_t id);
 size_t vxd_filters_n(const struct vxd *vxd);
-const struct ctl_flower *vxd_filter_spec(const struct vxd *vxd, size_t i); /* as added, pref/handle filled */
+const struct flower_spec *vxd_filter_spec(const struct vxd *vxd, size_t i); /* as added, pref/handle filled */
 
 /* links.c */
 /* Starts following the device of port `id` (just added, port_cfg set):

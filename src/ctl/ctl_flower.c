@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "ctl/ctl_flower_internal.h"
+#include "switch/flower_table.h"
 
 /* ---- numbers ------------------------------------------------------------- */
 
@@ -107,12 +108,12 @@ static const struct {
 	const char *name;
 	uint16_t eth;
 } protocols[] = {
-	{ "ip", CTL_ETH_IP },         { "ipv6", CTL_ETH_IPV6 },
-	{ "ipv4", CTL_ETH_IP }, /* iproute2's ll_proto.c alias; "ip" is printed (found first) */
-	{ "arp", CTL_ETH_ARP },       { "802.1Q", CTL_ETH_8021Q },
-	{ "802.1ad", CTL_ETH_8021AD }, { "all", CTL_ETH_ALL },
-	{ "mpls_uc", CTL_ETH_MPLS_UC }, { "mpls_mc", CTL_ETH_MPLS_MC }, /* ll_proto.c's names */
-	{ "rarp", CTL_ETH_RARP },
+	{ "ip", FLOWER_ETH_IP },         { "ipv6", FLOWER_ETH_IPV6 },
+	{ "ipv4", FLOWER_ETH_IP }, /* iproute2's ll_proto.c alias; "ip" is printed (found first) */
+	{ "arp", FLOWER_ETH_ARP },       { "802.1Q", FLOWER_ETH_8021Q },
+	{ "802.1ad", FLOWER_ETH_8021AD }, { "all", FLOWER_ETH_ALL },
+	{ "mpls_uc", FLOWER_ETH_MPLS_UC }, { "mpls_mc", FLOWER_ETH_MPLS_MC }, /* ll_proto.c's names */
+	{ "rarp", FLOWER_ETH_RARP },
 };
 
 int fl_take_protocol(struct ctl_parser *ps, const char *key, uint16_t *eth)
@@ -223,7 +224,7 @@ static bool parse_v6(const char *s, uint8_t *out)
 	return strchr(s, ':') && inet_pton(AF_INET6, s, out) == 1;
 }
 
-int fl_take_prefix(struct ctl_parser *ps, const char *key, struct ctl_prefix *p)
+int fl_take_prefix(struct ctl_parser *ps, const char *key, struct flower_prefix *p)
 {
 	const char *v = NULL;
 	int ret = ctl_take_value(ps, key, "ADDRESS[/LEN|/MASK]", &v);
@@ -267,7 +268,7 @@ static void sb_v6(struct ctl_sbuf *sb, const uint8_t *a)
 	ctl_sb_printf(sb, "%s", text);
 }
 
-void fl_sb_prefix(struct ctl_sbuf *sb, const char *key, const struct ctl_prefix *p)
+void fl_sb_prefix(struct ctl_sbuf *sb, const char *key, const struct flower_prefix *p)
 {
 	bool v6 = p->addr.family == AF_INET6;
 	ctl_sb_printf(sb, " %s ", key);
@@ -317,7 +318,7 @@ void fl_sb_mac(struct ctl_sbuf *sb, const char *key, const uint8_t mac[6], const
 
 /* ---- filter add / del / show -------------------------------------------- */
 
-/* In `allowed` beside the CTL_FF_* keys: the verb takes `protocol`. */
+/* In `allowed` beside the FLOWER_SF_* keys: the verb takes `protocol`. */
 #define KEY_PROTOCOL (1u << 31)
 
 static const char *const verb_names[] = {
@@ -337,22 +338,22 @@ static int parse_filter_key(struct ctl_parser *ps, struct ctl_flower *f, uint32_
 	uint64_t n = 0;
 	int ret;
 	if (!strcmp(w, "pref") || !strcmp(w, "prio") || !strcmp(w, "priority")) {
-		flag = CTL_FF_PREF;
-		ret = fl_take_num(ps, w, 1, CTL_FLOWER_PREF_MAX, &n);
-		f->pref = (uint32_t)n;
+		flag = FLOWER_SF_PREF;
+		ret = fl_take_num(ps, w, 1, FLOWER_PREF_MAX, &n);
+		f->rule.pref = (uint32_t)n;
 	} else if (!strcmp(w, "handle")) {
-		flag = CTL_FF_HANDLE;
+		flag = FLOWER_SF_HANDLE;
 		ret = fl_take_num(ps, w, 1, UINT32_MAX, &n);
-		f->handle = (uint32_t)n;
+		f->rule.handle = (uint32_t)n;
 	} else if (!strcmp(w, "chain")) {
-		flag = CTL_FF_CHAIN;
+		flag = FLOWER_SF_CHAIN;
 		ret = fl_take_num(ps, w, 0, UINT32_MAX, &n);
-		f->chain = (uint32_t)n;
+		f->rule.chain = (uint32_t)n;
 	} else if ((allowed & KEY_PROTOCOL) && !strcmp(w, "protocol")) {
-		if (f->match.given & CTL_FM_PROTOCOL)
+		if (f->rule.match.given & FLOWER_FM_PROTOCOL)
 			return ctl_fail(ps, word, "duplicate \"protocol\"");
-		f->match.given |= CTL_FM_PROTOCOL;
-		ret = fl_take_protocol(ps, w, &f->match.protocol);
+		f->rule.match.given |= FLOWER_FM_PROTOCOL;
+		ret = fl_take_protocol(ps, w, &f->rule.match.protocol);
 	} else if (add && !strcmp(w, "flower")) {
 		ps->pos--;
 		*stop = true;
@@ -364,15 +365,15 @@ static int parse_filter_key(struct ctl_parser *ps, struct ctl_flower *f, uint32_
 		return ctl_fail(ps, word, add ? "unknown keyword, expected pref, handle, "
 				"chain, protocol or flower" : "unknown keyword, expected %s",
 				allowed & KEY_PROTOCOL ? "pref, handle, chain or protocol"
-				: allowed & CTL_FF_PREF ? "pref, handle or chain" : "chain");
+				: allowed & FLOWER_SF_PREF ? "pref, handle or chain" : "chain");
 	}
 	if (ret)
 		return ret;
 	if (!(flag & allowed) && flag)
 		return ctl_fail(ps, word, "not valid for filter %s", verb_names[f->verb]);
-	if (f->given & flag)
+	if (f->rule.given & flag)
 		return ctl_fail(ps, word, "duplicate \"%s\"", w);
-	f->given |= flag;
+	f->rule.given |= flag;
 	return 0;
 }
 
@@ -391,7 +392,7 @@ static int parse_dev_ingress(struct ctl_parser *ps, struct ctl_flower *f, uint32
 	if (ctl_at_end(ps) || strcmp(ps->argv[ps->pos], "dev"))
 		return ctl_fail(ps, ps->pos, "expected \"dev PORT\"");
 	ps->pos++;
-	int ret = ctl_parse_name(ps, "dev", CTL_NAME_SIZE, false, f->dev);
+	int ret = ctl_parse_name(ps, "dev", CTL_NAME_SIZE, false, f->rule.dev);
 	if (ret)
 		return ret;
 	bool stop = false;
@@ -400,11 +401,11 @@ static int parse_dev_ingress(struct ctl_parser *ps, struct ctl_flower *f, uint32
 		if (ret)
 			return ret;
 	}
-	return fl_take_hook(ps, f);
+	return fl_take_hook(ps, &f->rule);
 }
 
 /* pref/handle/chain/protocol before `flower` (add) or alone (del, show).
- * `allowed` are the CTL_FF_* the verb takes; protocol only for add. */
+ * `allowed` are the FLOWER_SF_* the verb takes; protocol only for add. */
 static int parse_filter_keys(struct ctl_parser *ps, struct ctl_flower *f, uint32_t allowed,
 			     bool add)
 {
@@ -419,24 +420,24 @@ static int parse_filter_keys(struct ctl_parser *ps, struct ctl_flower *f, uint32
 
 static int parse_add(struct ctl_parser *ps, struct ctl_flower *f)
 {
-	int ret = parse_filter_keys(ps, f, CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN | KEY_PROTOCOL,
+	int ret = parse_filter_keys(ps, f, FLOWER_SF_PREF | FLOWER_SF_HANDLE | FLOWER_SF_CHAIN | KEY_PROTOCOL,
 				    true);
 	if (ret)
 		return ret;
 	if (ctl_at_end(ps))
 		return ctl_fail(ps, ps->pos, "expected \"flower\", the only classifier");
 	ps->pos++; /* "flower" */
-	ret = fl_parse_match(ps, &f->match, &f->given);
-	return ret ? ret : fl_parse_actions(ps, f);
+	ret = fl_parse_match(ps, &f->rule.match, &f->rule.given);
+	return ret ? ret : fl_parse_actions(ps, &f->rule);
 }
 
 int fl_parse_hw_flag(struct ctl_parser *ps, uint32_t *given)
 {
 	const char *w = ps->argv[ps->pos];
 	if (!strcmp(w, "skip_hw")) {
-		if (*given & CTL_FF_SKIP_HW)
+		if (*given & FLOWER_SF_SKIP_HW)
 			return ctl_fail(ps, ps->pos, "duplicate \"skip_hw\"");
-		*given |= CTL_FF_SKIP_HW;
+		*given |= FLOWER_SF_SKIP_HW;
 		ps->pos++;
 		return 1;
 	}
@@ -477,14 +478,14 @@ static int word_of(const struct ctl_parser *ps, const char *w)
 /* What each verb needs of pref/handle/protocol, with tc's reasons. */
 static int check_selectors(struct ctl_parser *ps, const struct ctl_flower *f)
 {
-	bool pref = f->given & CTL_FF_PREF, handle = f->given & CTL_FF_HANDLE;
+	bool pref = f->rule.given & FLOWER_SF_PREF, handle = f->rule.given & FLOWER_SF_HANDLE;
 	if (handle && !pref && f->verb != CTL_FILTER_ADD && f->verb != CTL_FILTER_REPLACE)
 		return ctl_fail(ps, word_of(ps, "handle"), "\"handle\" needs \"pref\": a handle "
 				"is unique within one pref only");
 	if ((f->verb == CTL_FILTER_CHANGE || f->verb == CTL_FILTER_GET) && !(pref && handle))
 		return ctl_fail(ps, 1, "filter %s needs \"pref\" and \"handle\": it names one "
 				"existing rule", verb_names[f->verb]);
-	if (f->verb == CTL_FILTER_DEL && !pref && (f->match.given & CTL_FM_PROTOCOL))
+	if (f->verb == CTL_FILTER_DEL && !pref && (f->rule.match.given & FLOWER_FM_PROTOCOL))
 		return ctl_fail(ps, word_of(ps, "protocol"), "cannot flush filters with protocol "
 				"set (tc's rule): give \"pref\" too, or no protocol to delete the "
 				"whole chain");
@@ -500,6 +501,28 @@ bool ctl_flower_has_rule(const struct ctl_flower *f)
 {
 	return f->verb == CTL_FILTER_ADD || f->verb == CTL_FILTER_REPLACE ||
 	       f->verb == CTL_FILTER_CHANGE;
+}
+
+static uint8_t op_kind(enum ctl_flower_verb verb)
+{
+	switch (verb) {
+	case CTL_FILTER_ADD:
+		return FLOWER_OP_ADD;
+	case CTL_FILTER_DEL:
+		return FLOWER_OP_DEL;
+	case CTL_FILTER_REPLACE:
+		return FLOWER_OP_REPLACE;
+	case CTL_FILTER_CHANGE:
+		return FLOWER_OP_CHANGE;
+	default:
+		return 0;
+	}
+}
+
+void ctl_flower_ops(const struct ctl_flower *cmds, size_t n, struct flower_op *out)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct flower_op){ .kind = op_kind(cmds[i].verb), .spec = &cmds[i].rule };
 }
 
 int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
@@ -520,19 +543,19 @@ int ctl_flower_parse(int argc, const char *const *argv, struct ctl_flower *f,
 	 * `tc -s filter show`) puts this word here (cli/vxctl_opts.h). */
 	if ((f->verb == CTL_FILTER_SHOW || f->verb == CTL_FILTER_GET) && ps.pos < argc &&
 	    (!strcmp(argv[ps.pos], "-s") || !strcmp(argv[ps.pos], "-stats"))) {
-		f->given |= CTL_FF_STATS;
+		f->flags |= CTL_FF_STATS;
 		ps.pos++;
 	}
 	/* tc's terse dump (`tc -br filter show`): show only, as tc asks the
 	 * kernel for it in a dump and not in a get. */
 	if (f->verb == CTL_FILTER_SHOW && ps.pos < argc &&
 	    (!strcmp(argv[ps.pos], "-br") || !strcmp(argv[ps.pos], "-brief"))) {
-		f->given |= CTL_FF_BRIEF;
+		f->flags |= CTL_FF_BRIEF;
 		ps.pos++;
 	}
 	bool add = ctl_flower_has_rule(f);
-	uint32_t allowed = f->verb == CTL_FILTER_SHOW ? CTL_FF_CHAIN
-			   : CTL_FF_PREF | CTL_FF_HANDLE | CTL_FF_CHAIN | KEY_PROTOCOL;
+	uint32_t allowed = f->verb == CTL_FILTER_SHOW ? FLOWER_SF_CHAIN
+			   : FLOWER_SF_PREF | FLOWER_SF_HANDLE | FLOWER_SF_CHAIN | KEY_PROTOCOL;
 	int ret = parse_dev_ingress(&ps, f, allowed, add);
 	if (ret)
 		return ret;
@@ -549,29 +572,29 @@ int ctl_flower_format(const struct ctl_flower *f, char *buf, size_t size)
 		return -EINVAL;
 	bool rule = ctl_flower_has_rule(f);
 	if (rule &&
-	    (f->n_actions < 1 || f->n_actions > CTL_FLOWER_MAX_ACTIONS))
+	    (f->rule.n_actions < 1 || f->rule.n_actions > FLOWER_MAX_ACTIONS))
 		return -EINVAL;
 	struct ctl_sbuf sb = { .buf = buf, .size = size };
 	if (size)
 		buf[0] = '\0';
 	ctl_sb_printf(&sb, "filter %s%s%s dev %s %s", verb_names[f->verb],
-		      f->given & CTL_FF_STATS ? " -s" : "", f->given & CTL_FF_BRIEF ? " -br" : "", f->dev,
-		      fl_hook_name(f));
-	if (f->given & CTL_FF_PREF)
-		ctl_sb_printf(&sb, " pref %u", f->pref);
-	if (f->given & CTL_FF_HANDLE)
-		ctl_sb_printf(&sb, " handle %u", f->handle);
-	if (f->given & CTL_FF_CHAIN)
-		ctl_sb_printf(&sb, " chain %u", f->chain);
-	if (f->match.given & CTL_FM_PROTOCOL)
-		fl_sb_protocol(&sb, "protocol", f->match.protocol);
+		      f->flags & CTL_FF_STATS ? " -s" : "", f->flags & CTL_FF_BRIEF ? " -br" : "", f->rule.dev,
+		      fl_hook_name(&f->rule));
+	if (f->rule.given & FLOWER_SF_PREF)
+		ctl_sb_printf(&sb, " pref %u", f->rule.pref);
+	if (f->rule.given & FLOWER_SF_HANDLE)
+		ctl_sb_printf(&sb, " handle %u", f->rule.handle);
+	if (f->rule.given & FLOWER_SF_CHAIN)
+		ctl_sb_printf(&sb, " chain %u", f->rule.chain);
+	if (f->rule.match.given & FLOWER_FM_PROTOCOL)
+		fl_sb_protocol(&sb, "protocol", f->rule.match.protocol);
 	if (rule) {
 		ctl_sb_printf(&sb, " flower");
-		if (f->given & CTL_FF_SKIP_HW)
+		if (f->rule.given & FLOWER_SF_SKIP_HW)
 			ctl_sb_printf(&sb, " skip_hw");
-		fl_format_indev(&sb, &f->match);
-		fl_format_match(&sb, &f->match);
-		fl_format_actions(&sb, f);
+		fl_format_indev(&sb, &f->rule.match);
+		fl_format_match(&sb, &f->rule.match);
+		fl_format_actions(&sb, &f->rule);
 	}
 	if (sb.overflow)
 		return -ENOSPC;

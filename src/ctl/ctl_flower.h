@@ -5,10 +5,13 @@
  *   parses into a struct ctl_flower, and ctl_flower_format() prints the
  *   canonical form back, so `show config` output can be pasted back in:
  *   parse(split(format(f))) == f, held for every key by the unit tests and
- *   by fuzz/fuzz_flower.c.  The struct is in tc's terms (a protocol, a MAC
- *   and its mask, a port range, a device *name* to redirect to); the switch
- *   layer compiles it into a match over struct flow_key (switch/flower_rule.h)
- *   and keeps this struct to print the rule back.
+ *   by fuzz/fuzz_flower.c.  The struct is a verb around the rule it names,
+ *   a struct flower_spec: the switch's representation of a rule, in tc's
+ *   terms (a protocol, a MAC and its mask, a port range, a device *name*
+ *   to redirect to), which the grammar fills and prints but does not own
+ *   (switch/flower_spec.h).  The switch compiles that spec into a match
+ *   over struct flow_key (switch/flower_rule.h) and keeps it to print the
+ *   rule back; ctl_flower_ops() hands a batch of commands to it.
  *
  * Grammar (ctl_flower_grammar() prints it):
  *
@@ -108,13 +111,9 @@
 #include <stdint.h>
 
 #include "ctl/ctl_types.h"
+#include "switch/flower_spec.h"
 
-enum ctl_flower_limits {
-	CTL_FLOWER_MAX_ACTIONS = 8,
-	CTL_FLOWER_PREF_MAX = 65535,    /* tc: 16 bits; 0 = chosen at add */
-	CTL_FLOWER_AUTO_PREF = 49152,   /* tc's first automatic pref */
-	CTL_FLOWER_TCP_FLAGS_MASK = 0xfff,
-};
+_Static_assert((int)FLOWER_NAME_SIZE == (int)CTL_NAME_SIZE, "a rule's port name is a command's");
 
 enum ctl_flower_verb {
 	CTL_FILTER_ADD = 1,
@@ -125,187 +124,19 @@ enum ctl_flower_verb {
 	CTL_FILTER_GET,     /* one rule, by pref and handle */
 };
 
-/* ctl_flower.given: the filter-level keys. */
-enum ctl_flower_key {
-	CTL_FF_PREF = 1 << 0,
-	CTL_FF_HANDLE = 1 << 1,
-	CTL_FF_CHAIN = 1 << 2,
-	CTL_FF_SKIP_HW = 1 << 3,
-	CTL_FF_STATS = 1 << 4,   /* show -s: with counters */
-	CTL_FF_BRIEF = 1 << 5,   /* show -br: tc's terse dump */
-	CTL_FF_EGRESS = 1 << 6,  /* `egress` where `ingress` goes: the rule sits
-	                          * on the port's egress (tc's clsact egress,
-	                          * parent ffff:fff3), ctl_flower_egress.c */
+/* ctl_flower.flags: how show and get print, not part of the rule. */
+enum ctl_flower_flag {
+	CTL_FF_STATS = 1 << 0,   /* show -s: with counters */
+	CTL_FF_BRIEF = 1 << 1,   /* show -br: tc's terse dump */
 };
 
-/* ctl_flower_match.given: one bit per match key, in printing order. */
-enum ctl_fm_key {
-	CTL_FM_PROTOCOL = 1 << 0,
-	CTL_FM_DST_MAC = 1 << 1,
-	CTL_FM_SRC_MAC = 1 << 2,
-	CTL_FM_VLAN_ID = 1 << 3,
-	CTL_FM_VLAN_PRIO = 1 << 4,
-	CTL_FM_VLAN_ETHTYPE = 1 << 5,
-	CTL_FM_IP_PROTO = 1 << 6,
-	CTL_FM_SRC_IP = 1 << 7,
-	CTL_FM_DST_IP = 1 << 8,
-	CTL_FM_SRC_PORT = 1 << 9,
-	CTL_FM_DST_PORT = 1 << 10,
-	CTL_FM_TCP_FLAGS = 1 << 11,
-	CTL_FM_IP_TOS = 1 << 12,
-	CTL_FM_IP_TTL = 1 << 13,
-	CTL_FM_IP_FLAGS = 1 << 14,
-	CTL_FM_ICMP_TYPE = 1 << 15,
-	CTL_FM_ICMP_CODE = 1 << 16,
-	CTL_FM_ENC_KEY_ID = 1 << 17,
-	CTL_FM_ENC_SRC_IP = 1 << 18,
-	CTL_FM_ENC_DST_IP = 1 << 19,
-	CTL_FM_ENC_DST_PORT = 1 << 20,
-	/* indev NAME (ctl_flower_egress.c): far from the bits above, which
-	 * grow with the keys added in printing order. */
-	CTL_FM_INDEV = 1 << 30,
-};
-
-/* ctl_flower_match.given_ext: the keys added after `given` filled up
- * (ctl_flower_mpls.c, ctl_flower_arp.c), in printing order. */
-enum ctl_fx_key {
-	CTL_FX_MPLS = 1 << 0,        /* mpls lse ...: mpls[] */
-	CTL_FX_MPLS_LABEL = 1 << 1,  /* the first entry's fields, tc's older form */
-	CTL_FX_MPLS_TC = 1 << 2,
-	CTL_FX_MPLS_BOS = 1 << 3,
-	CTL_FX_MPLS_TTL = 1 << 4,
-	CTL_FX_ARP_SIP = 1 << 5,
-	CTL_FX_ARP_TIP = 1 << 6,
-	CTL_FX_ARP_OP = 1 << 7,
-	CTL_FX_ARP_SHA = 1 << 8,
-	CTL_FX_ARP_THA = 1 << 9,
-	CTL_FX_ENC_TOS = 1 << 10,    /* the outer IP header of a VXLAN frame */
-	CTL_FX_ENC_TTL = 1 << 11,
-};
-
-/* One `lse` of `mpls`: the label stack entry at depth 1..CTL_MPLS_MAX
- * (tc-flower(8); the kernel's TCA_FLOWER_KEY_MPLS_OPTS_LSE). */
-enum { CTL_MPLS_MAX = 7 }; /* the kernel's FLOW_DIS_MPLS_MAX */
-enum ctl_mpls_field {
-	CTL_MPLS_DEPTH = 1 << 0,     /* the entry is matched (it must exist) */
-	CTL_MPLS_LABEL = 1 << 1,
-	CTL_MPLS_TC = 1 << 2,
-	CTL_MPLS_BOS = 1 << 3,
-	CTL_MPLS_TTL = 1 << 4,
-};
-struct ctl_mpls_lse {
-	uint8_t given;               /* CTL_MPLS_*; 0: depth not matched */
-	uint8_t tc, bos, ttl;
-	uint32_t label;              /* 20 bits */
-};
-
-/* Ethertypes the grammar names. */
-enum ctl_eth_type {
-	CTL_ETH_ALL = 0x0000, /* protocol all: no match on the ethertype */
-	CTL_ETH_IP = 0x0800,
-	CTL_ETH_ARP = 0x0806,
-	CTL_ETH_8021Q = 0x8100,
-	CTL_ETH_IPV6 = 0x86dd,
-	CTL_ETH_8021AD = 0x88a8,
-	CTL_ETH_MPLS_UC = 0x8847,
-	CTL_ETH_MPLS_MC = 0x8848,
-	CTL_ETH_RARP = 0x8035,
-};
-
-/* ip_flags bits, tc's names. */
-enum ctl_ip_flag {
-	CTL_IPF_FRAG = 1 << 0,      /* the packet is a fragment */
-	CTL_IPF_FIRSTFRAG = 1 << 1, /* ... and the first one (offset 0) */
-};
-
-/* An address and its mask; addr has no bit outside mask, family is the
- * family of both. */
-struct ctl_prefix {
-	struct ctl_ip addr;
-	struct ctl_ip mask;
-};
-
-struct ctl_flower_match {
-	uint32_t given;            /* CTL_FM_*; a field not given is zero */
-	uint16_t protocol;         /* ethertype, CTL_ETH_ALL for `all` */
-	uint8_t dst_mac[6], dst_mac_mask[6];
-	uint8_t src_mac[6], src_mac_mask[6];
-	uint16_t vlan_id;
-	uint8_t vlan_prio;
-	uint8_t ip_proto;
-	uint16_t vlan_ethtype;
-	uint16_t src_port_min, src_port_max; /* min == max for one port */
-	uint16_t dst_port_min, dst_port_max;
-	uint16_t src_port_mask, dst_port_mask; /* 0xffff but for VALUE/MASK (min == max
-	                                        * == VALUE & MASK then) */
-	uint16_t tcp_flags, tcp_flags_mask;
-	uint8_t ip_tos, ip_tos_mask;
-	uint8_t ip_ttl, ip_ttl_mask;
-	uint8_t ip_flags, ip_flags_mask; /* CTL_IPF_* */
-	uint8_t icmp_type, icmp_code;
-	uint8_t icmp_type_mask, icmp_code_mask; /* 0xff unless a mask is given */
-	uint16_t enc_dst_port;
-	uint32_t enc_key_id;
-	struct ctl_prefix src_ip, dst_ip, enc_src_ip, enc_dst_ip;
-	uint32_t given_ext;        /* CTL_FX_* */
-	struct ctl_mpls_lse mpls[CTL_MPLS_MAX]; /* mpls lse: by depth - 1 */
-	uint32_t mpls_label;       /* mpls_label/_tc/_bos/_ttl: depth 1 */
-	uint8_t mpls_tc, mpls_bos, mpls_ttl;
-	uint8_t arp_op, arp_op_mask;
-	uint8_t arp_sha[6], arp_sha_mask[6], arp_tha[6], arp_tha_mask[6];
-	struct ctl_prefix arp_sip, arp_tip; /* IPv4 */
-	uint8_t enc_tos, enc_tos_mask, enc_ttl, enc_ttl_mask;
-	char indev[CTL_NAME_SIZE]; /* CTL_FM_INDEV: the port the frame came in on */
-};
-
-enum ctl_flower_act_type {
-	CTL_ACT_REDIRECT = 1, /* mirred egress redirect: ends the list */
-	CTL_ACT_MIRROR,       /* mirred egress mirror: a copy, goes on */
-	CTL_ACT_DROP,
-	CTL_ACT_PASS,         /* on to L2 switching */
-	CTL_ACT_GOTO,         /* goto chain N */
-	CTL_ACT_TUNNEL_SET,
-	CTL_ACT_TUNNEL_UNSET,
-	CTL_ACT_VLAN_PUSH,
-	CTL_ACT_VLAN_POP,
-	CTL_ACT_VLAN_MODIFY,
-	CTL_ACT_CONTINUE,     /* gact continue: ends the list, classification
-	                       * goes on at the next pref (TC_ACT_UNSPEC) */
-	CTL_ACT_PIPE,         /* gact pipe: nothing, the list goes on */
-};
-
-/* ctl_flower_action.given for tunnel_key set and vlan push/modify. */
-enum ctl_act_key {
-	CTL_AK_DST_PORT = 1 << 0,
-	CTL_AK_NOCSUM = 1 << 1,
-	CTL_AK_CSUM = 1 << 2,
-	CTL_AK_PRIORITY = 1 << 3,
-	CTL_AK_PROTOCOL = 1 << 4,
-};
-
-struct ctl_flower_action {
-	uint8_t type;             /* enum ctl_flower_act_type */
-	uint8_t given;            /* CTL_AK_* */
-	uint8_t vlan_prio;        /* vlan push/modify */
-	uint16_t vlan_id;         /* vlan push/modify */
-	uint16_t vlan_tpid;       /* vlan push: CTL_ETH_8021Q unless given */
-	uint16_t dst_port;        /* tunnel_key set: CTL_VXLAN_DEFAULT_DSTPORT unless given */
-	uint32_t chain;           /* goto */
-	uint32_t vni;             /* tunnel_key set id */
-	char dev[CTL_NAME_SIZE];  /* mirred */
-	struct ctl_ip src, dst;   /* tunnel_key set, one family */
-};
-
+/* A filter command: a verb and the rule it names (switch/flower_spec.h:
+ * its place, match and actions; `egress` where `ingress` goes is
+ * FLOWER_SF_EGRESS in rule.given, ctl_flower_egress.c). */
 struct ctl_flower {
 	enum ctl_flower_verb verb;
-	char dev[CTL_NAME_SIZE];
-	uint32_t given;           /* CTL_FF_* */
-	uint32_t pref;            /* 1..65535 when given */
-	uint32_t handle;          /* 1..0xffffffff when given */
-	uint32_t chain;           /* 0 unless given */
-	struct ctl_flower_match match;   /* add only */
-	unsigned int n_actions;   /* add: 1..CTL_FLOWER_MAX_ACTIONS */
-	struct ctl_flower_action actions[CTL_FLOWER_MAX_ACTIONS];
+	uint32_t flags;           /* CTL_FF_* */
+	struct flower_spec rule;  /* match and actions: add, replace, change */
 };
 
 /* Parse argv[0..argc-1], argv[0] being "filter".  Zeroes *f first (two
@@ -331,6 +162,14 @@ const char *ctl_flower_verb_name(enum ctl_flower_verb verb);
 /* Whether the verb carries a rule (match and actions): add, replace,
  * change. */
 bool ctl_flower_has_rule(const struct ctl_flower *f);
+
+struct flower_op;
+
+/* out[0..n-1]: cmds[0..n-1] as a batch of the switch (switch/
+ * flower_table.h): each verb's op (add, del, replace, change; 0 for show
+ * and get, which flower_table_apply() refuses) and a pointer to its rule,
+ * valid while cmds is. */
+void ctl_flower_ops(const struct ctl_flower *cmds, size_t n, struct flower_op *out);
 
 /* What `filter show -s` adds to a rule, split as tc splits hardware from
  * software: fast path = flow-cache hits, slow path = classifier lookups. */
@@ -381,7 +220,7 @@ struct ctl_print;
  * the parent out with (a show leaves it out: the kernel dumps the parent
  * asked for, ffff:fff2 or ffff:fff3).  `indev` prints after the handle,
  * before the keys ("indev" in "options", outside "keys"); with f->verb
- * CTL_FILTER_SHOW and CTL_FF_CHAIN in f->given the chain is left out, as
+ * CTL_FILTER_SHOW and FLOWER_SF_CHAIN in f->rule.given the chain is left out, as
  * tc leaves out the chain a `show ... chain N` asked for. */
 void ctl_flower_print_pref(struct ctl_print *p, const struct ctl_flower *f);
 int ctl_flower_print_rule(struct ctl_print *p, const struct ctl_flower *f,

@@ -29,16 +29,16 @@ static int expect(struct ctl_parser *ps, const char *word, const char *why)
 
 /* ---- mirred ---------------------------------------------------------------- */
 
-static int parse_mirred(struct ctl_parser *ps, struct ctl_flower_action *a)
+static int parse_mirred(struct ctl_parser *ps, struct flower_spec_action *a)
 {
 	int ret = expect(ps, "egress", ": only egress mirred is supported (an ingress "
 			 "redirect would re-enter a port's own receive path)");
 	if (ret)
 		return ret;
 	if (next_is(ps, "redirect"))
-		a->type = CTL_ACT_REDIRECT;
+		a->type = FLOWER_ACT_REDIRECT;
 	else if (next_is(ps, "mirror"))
-		a->type = CTL_ACT_MIRROR;
+		a->type = FLOWER_ACT_MIRROR;
 	else
 		return ctl_fail(ps, ps->pos, "expected \"redirect\" or \"mirror\"");
 	ret = expect(ps, "dev", ": mirred needs its target, dev PORT");
@@ -47,32 +47,32 @@ static int parse_mirred(struct ctl_parser *ps, struct ctl_flower_action *a)
 
 /* ---- gact ------------------------------------------------------------------ */
 
-static int parse_goto(struct ctl_parser *ps, struct ctl_flower_action *a)
+static int parse_goto(struct ctl_parser *ps, struct flower_spec_action *a)
 {
 	int ret = expect(ps, "chain", " after \"goto\"");
 	if (ret)
 		return ret;
 	uint64_t n;
 	ret = fl_take_num_base(ps, "chain", 10, 0, UINT32_MAX, &n);
-	a->type = CTL_ACT_GOTO;
+	a->type = FLOWER_ACT_GOTO;
 	a->chain = (uint32_t)n;
 	return ret;
 }
 
 /* drop|shot|pass|ok|goto chain N, with its word at ps->pos - 1; 1 if the
  * word is none of them. */
-static int parse_verdict(struct ctl_parser *ps, const char *w, struct ctl_flower_action *a)
+static int parse_verdict(struct ctl_parser *ps, const char *w, struct flower_spec_action *a)
 {
 	if (!strcmp(w, "drop") || !strcmp(w, "shot"))
-		a->type = CTL_ACT_DROP;
+		a->type = FLOWER_ACT_DROP;
 	else if (!strcmp(w, "pass") || !strcmp(w, "ok"))
-		a->type = CTL_ACT_PASS;
+		a->type = FLOWER_ACT_PASS;
 	else if (!strcmp(w, "goto"))
 		return parse_goto(ps, a);
 	else if (!strcmp(w, "continue"))
-		a->type = CTL_ACT_CONTINUE;
+		a->type = FLOWER_ACT_CONTINUE;
 	else if (!strcmp(w, "pipe"))
-		a->type = CTL_ACT_PIPE;
+		a->type = FLOWER_ACT_PIPE;
 	else if (!strcmp(w, "reclassify"))
 		return ctl_fail(ps, ps->pos - 1, "\"reclassify\" is not supported: it restarts "
 				"classification of a frame the actions before did not change, which "
@@ -88,7 +88,7 @@ static int parse_verdict(struct ctl_parser *ps, const char *w, struct ctl_flower
 	return 0;
 }
 
-static int parse_gact(struct ctl_parser *ps, struct ctl_flower_action *a)
+static int parse_gact(struct ctl_parser *ps, struct flower_spec_action *a)
 {
 	if (ctl_at_end(ps))
 		return ctl_fail(ps, ps->pos, "expected drop, pass, continue, pipe or goto chain "
@@ -103,7 +103,7 @@ static int parse_gact(struct ctl_parser *ps, struct ctl_flower_action *a)
 
 /* ---- tunnel_key ------------------------------------------------------------ */
 
-/* The key bits of tunnel_key set: CTL_AK_* for what is printed only when
+/* The key bits of tunnel_key set: FLOWER_AK_* for what is printed only when
  * given, these for the keys it requires. */
 enum { TK_ID = 1u << 8, TK_SRC = 1u << 9, TK_DST = 1u << 10 };
 
@@ -114,7 +114,7 @@ static uint32_t tunnel_key_bit(const char *w)
 		uint32_t bit;
 	} tk[] = {
 		{ "id", TK_ID }, { "src_ip", TK_SRC }, { "dst_ip", TK_DST },
-		{ "dst_port", CTL_AK_DST_PORT }, { "csum", CTL_AK_CSUM }, { "nocsum", CTL_AK_NOCSUM },
+		{ "dst_port", FLOWER_AK_DST_PORT }, { "csum", FLOWER_AK_CSUM }, { "nocsum", FLOWER_AK_NOCSUM },
 	};
 	for (size_t i = 0; i < sizeof(tk) / sizeof(tk[0]); i++)
 		if (!strcmp(w, tk[i].word))
@@ -123,7 +123,7 @@ static uint32_t tunnel_key_bit(const char *w)
 }
 
 /* One key of tunnel_key set, its word at ps->pos - 1; 1 if unknown. */
-static int tunnel_set_key(struct ctl_parser *ps, const char *w, struct ctl_flower_action *a,
+static int tunnel_set_key(struct ctl_parser *ps, const char *w, struct flower_spec_action *a,
 			  uint32_t *seen)
 {
 	uint32_t bit = tunnel_key_bit(w);
@@ -132,7 +132,7 @@ static int tunnel_set_key(struct ctl_parser *ps, const char *w, struct ctl_flowe
 	uint32_t have = *seen | a->given;
 	if (have & bit)
 		return ctl_fail(ps, ps->pos - 1, "duplicate \"%s\"", w);
-	if ((bit & (CTL_AK_CSUM | CTL_AK_NOCSUM)) && (have & (CTL_AK_CSUM | CTL_AK_NOCSUM)))
+	if ((bit & (FLOWER_AK_CSUM | FLOWER_AK_NOCSUM)) && (have & (FLOWER_AK_CSUM | FLOWER_AK_NOCSUM)))
 		return ctl_fail(ps, ps->pos - 1, "\"csum\" and \"nocsum\": one at most");
 	uint64_t n = 0;
 	int ret = 0;
@@ -140,8 +140,10 @@ static int tunnel_set_key(struct ctl_parser *ps, const char *w, struct ctl_flowe
 		ret = fl_take_num_base(ps, w, 10, 0, CTL_VNI_MAX, &n);
 		a->vni = (uint32_t)n;
 	} else if (bit == TK_SRC || bit == TK_DST) {
-		ret = ctl_parse_ip(ps, w, bit == TK_SRC ? &a->src : &a->dst);
-	} else if (bit == CTL_AK_DST_PORT) {
+		struct ctl_ip ip = { 0 };
+		ret = ctl_parse_ip(ps, w, &ip);
+		fl_ip_from_ctl(bit == TK_SRC ? &a->src : &a->dst, &ip);
+	} else if (bit == FLOWER_AK_DST_PORT) {
 		ret = fl_take_num_base(ps, w, 10, 1, 65535, &n);
 		a->dst_port = (uint16_t)n;
 	}
@@ -152,16 +154,16 @@ static int tunnel_set_key(struct ctl_parser *ps, const char *w, struct ctl_flowe
 	return ret;
 }
 
-static int parse_tunnel_key(struct ctl_parser *ps, struct ctl_flower_action *a)
+static int parse_tunnel_key(struct ctl_parser *ps, struct flower_spec_action *a)
 {
 	if (next_is(ps, "unset")) {
-		a->type = CTL_ACT_TUNNEL_UNSET;
+		a->type = FLOWER_ACT_TUNNEL_UNSET;
 		return 0;
 	}
 	int ret = expect(ps, "set", ": tunnel_key takes set or unset");
 	if (ret)
 		return ret;
-	a->type = CTL_ACT_TUNNEL_SET;
+	a->type = FLOWER_ACT_TUNNEL_SET;
 	a->dst_port = CTL_VXLAN_DEFAULT_DSTPORT;
 	uint32_t seen = 0;
 	while (peek(ps) && strcmp(peek(ps), "action") && strcmp(peek(ps), "actions")) {
@@ -187,7 +189,7 @@ static int parse_tunnel_key(struct ctl_parser *ps, struct ctl_flower_action *a)
 
 /* ---- vlan ------------------------------------------------------------------ */
 
-static int vlan_key(struct ctl_parser *ps, const char *w, struct ctl_flower_action *a,
+static int vlan_key(struct ctl_parser *ps, const char *w, struct flower_spec_action *a,
 		    bool *have_id)
 {
 	uint64_t n;
@@ -202,17 +204,17 @@ static int vlan_key(struct ctl_parser *ps, const char *w, struct ctl_flower_acti
 		return ret;
 	}
 	if (!strcmp(w, "priority")) {
-		bit = CTL_AK_PRIORITY;
+		bit = FLOWER_AK_PRIORITY;
 		ret = fl_take_num(ps, w, 0, 7, &n);
 		a->vlan_prio = (uint8_t)n;
-	} else if (!strcmp(w, "protocol") && a->type == CTL_ACT_VLAN_PUSH) {
-		bit = CTL_AK_PROTOCOL;
+	} else if (!strcmp(w, "protocol") && a->type == FLOWER_ACT_VLAN_PUSH) {
+		bit = FLOWER_AK_PROTOCOL;
 		ret = fl_take_protocol(ps, w, &a->vlan_tpid);
-		if (!ret && a->vlan_tpid != CTL_ETH_8021Q && a->vlan_tpid != CTL_ETH_8021AD)
+		if (!ret && a->vlan_tpid != FLOWER_ETH_8021Q && a->vlan_tpid != FLOWER_ETH_8021AD)
 			ret = ctl_fail(ps, ps->pos - 1, "vlan push protocol must be 802.1Q or 802.1ad");
 	} else {
 		return ctl_fail(ps, ps->pos - 1, "unknown vlan key, expected id, priority%s",
-				a->type == CTL_ACT_VLAN_PUSH ? " or protocol" : "");
+				a->type == FLOWER_ACT_VLAN_PUSH ? " or protocol" : "");
 	}
 	if (ret)
 		return ret;
@@ -222,19 +224,19 @@ static int vlan_key(struct ctl_parser *ps, const char *w, struct ctl_flower_acti
 	return 0;
 }
 
-static int parse_vlan(struct ctl_parser *ps, struct ctl_flower_action *a)
+static int parse_vlan(struct ctl_parser *ps, struct flower_spec_action *a)
 {
 	if (next_is(ps, "pop")) {
-		a->type = CTL_ACT_VLAN_POP;
+		a->type = FLOWER_ACT_VLAN_POP;
 		return 0;
 	}
 	if (next_is(ps, "push"))
-		a->type = CTL_ACT_VLAN_PUSH;
+		a->type = FLOWER_ACT_VLAN_PUSH;
 	else if (next_is(ps, "modify"))
-		a->type = CTL_ACT_VLAN_MODIFY;
+		a->type = FLOWER_ACT_VLAN_MODIFY;
 	else
 		return ctl_fail(ps, ps->pos, "expected push, pop or modify after \"vlan\"");
-	a->vlan_tpid = CTL_ETH_8021Q;
+	a->vlan_tpid = FLOWER_ETH_8021Q;
 	bool have_id = false;
 	while (peek(ps) && strcmp(peek(ps), "action") && strcmp(peek(ps), "actions")) {
 		const char *w = ps->argv[ps->pos++];
@@ -244,7 +246,7 @@ static int parse_vlan(struct ctl_parser *ps, struct ctl_flower_action *a)
 	}
 	if (!have_id)
 		return ctl_fail(ps, ps->pos, "vlan %s needs \"id\"",
-				a->type == CTL_ACT_VLAN_PUSH ? "push" : "modify");
+				a->type == FLOWER_ACT_VLAN_PUSH ? "push" : "modify");
 	return 0;
 }
 
@@ -252,11 +254,11 @@ static int parse_vlan(struct ctl_parser *ps, struct ctl_flower_action *a)
 
 static bool is_terminal(uint8_t type)
 {
-	return type == CTL_ACT_REDIRECT || type == CTL_ACT_DROP || type == CTL_ACT_PASS ||
-	       type == CTL_ACT_GOTO || type == CTL_ACT_CONTINUE;
+	return type == FLOWER_ACT_REDIRECT || type == FLOWER_ACT_DROP || type == FLOWER_ACT_PASS ||
+	       type == FLOWER_ACT_GOTO || type == FLOWER_ACT_CONTINUE;
 }
 
-static int parse_one(struct ctl_parser *ps, struct ctl_flower_action *a)
+static int parse_one(struct ctl_parser *ps, struct flower_spec_action *a)
 {
 	if (ctl_at_end(ps))
 		return ctl_fail(ps, ps->pos, "missing action after \"action\"");
@@ -276,7 +278,7 @@ static int parse_one(struct ctl_parser *ps, struct ctl_flower_action *a)
 	return ret;
 }
 
-int fl_parse_actions(struct ctl_parser *ps, struct ctl_flower *f)
+int fl_parse_actions(struct ctl_parser *ps, struct flower_spec *f)
 {
 	if (ctl_at_end(ps))
 		return ctl_fail(ps, ps->pos, "a rule needs an action, expected \"action ACTION\"");
@@ -288,9 +290,9 @@ int fl_parse_actions(struct ctl_parser *ps, struct ctl_flower *f)
 			return ctl_fail(ps, ps->pos, "unreachable: the action before ends the list "
 					"(drop, pass, goto, continue and redirect are "
 					"final)");
-		if (f->n_actions == CTL_FLOWER_MAX_ACTIONS)
+		if (f->n_actions == FLOWER_MAX_ACTIONS)
 			return ctl_fail(ps, ps->pos, "too many actions, at most %d",
-					CTL_FLOWER_MAX_ACTIONS);
+					FLOWER_MAX_ACTIONS);
 		ps->pos++;
 		int ret = parse_one(ps, &f->actions[f->n_actions]);
 		if (ret)
@@ -311,59 +313,60 @@ int fl_parse_actions(struct ctl_parser *ps, struct ctl_flower *f)
 
 /* ---- printers ---------------------------------------------------------------- */
 
-static void print_one(struct ctl_sbuf *sb, const struct ctl_flower_action *a)
+static void print_one(struct ctl_sbuf *sb, const struct flower_spec_action *a)
 {
 	switch (a->type) {
-	case CTL_ACT_REDIRECT:
-	case CTL_ACT_MIRROR:
+	case FLOWER_ACT_REDIRECT:
+	case FLOWER_ACT_MIRROR:
 		ctl_sb_printf(sb, " mirred egress %s dev %s",
-			      a->type == CTL_ACT_REDIRECT ? "redirect" : "mirror", a->dev);
+			      a->type == FLOWER_ACT_REDIRECT ? "redirect" : "mirror", a->dev);
 		break;
-	case CTL_ACT_DROP:
+	case FLOWER_ACT_DROP:
 		ctl_sb_printf(sb, " drop");
 		break;
-	case CTL_ACT_PASS:
+	case FLOWER_ACT_PASS:
 		ctl_sb_printf(sb, " pass");
 		break;
-	case CTL_ACT_GOTO:
+	case FLOWER_ACT_GOTO:
 		ctl_sb_printf(sb, " goto chain %u", a->chain);
 		break;
-	case CTL_ACT_CONTINUE:
+	case FLOWER_ACT_CONTINUE:
 		ctl_sb_printf(sb, " continue");
 		break;
-	case CTL_ACT_PIPE:
+	case FLOWER_ACT_PIPE:
 		ctl_sb_printf(sb, " pipe");
 		break;
-	case CTL_ACT_TUNNEL_SET:
+	case FLOWER_ACT_TUNNEL_SET:
 		ctl_sb_printf(sb, " tunnel_key set id %u", a->vni);
-		ctl_sb_ip(sb, "src_ip", &a->src);
-		ctl_sb_ip(sb, "dst_ip", &a->dst);
-		if (a->given & CTL_AK_DST_PORT)
+		struct ctl_ip src = fl_ip_to_ctl(&a->src), dst = fl_ip_to_ctl(&a->dst);
+		ctl_sb_ip(sb, "src_ip", &src);
+		ctl_sb_ip(sb, "dst_ip", &dst);
+		if (a->given & FLOWER_AK_DST_PORT)
 			ctl_sb_printf(sb, " dst_port %u", a->dst_port);
-		if (a->given & CTL_AK_CSUM)
+		if (a->given & FLOWER_AK_CSUM)
 			ctl_sb_printf(sb, " csum");
-		if (a->given & CTL_AK_NOCSUM)
+		if (a->given & FLOWER_AK_NOCSUM)
 			ctl_sb_printf(sb, " nocsum");
 		break;
-	case CTL_ACT_TUNNEL_UNSET:
+	case FLOWER_ACT_TUNNEL_UNSET:
 		ctl_sb_printf(sb, " tunnel_key unset");
 		break;
-	case CTL_ACT_VLAN_POP:
+	case FLOWER_ACT_VLAN_POP:
 		ctl_sb_printf(sb, " vlan pop");
 		break;
-	case CTL_ACT_VLAN_PUSH:
-	case CTL_ACT_VLAN_MODIFY:
-		ctl_sb_printf(sb, " vlan %s id %u", a->type == CTL_ACT_VLAN_PUSH ? "push" : "modify",
+	case FLOWER_ACT_VLAN_PUSH:
+	case FLOWER_ACT_VLAN_MODIFY:
+		ctl_sb_printf(sb, " vlan %s id %u", a->type == FLOWER_ACT_VLAN_PUSH ? "push" : "modify",
 			      a->vlan_id);
-		if (a->given & CTL_AK_PRIORITY)
+		if (a->given & FLOWER_AK_PRIORITY)
 			ctl_sb_printf(sb, " priority %u", a->vlan_prio);
-		if (a->given & CTL_AK_PROTOCOL)
+		if (a->given & FLOWER_AK_PROTOCOL)
 			fl_sb_protocol(sb, "protocol", a->vlan_tpid);
 		break;
 	}
 }
 
-void fl_format_actions(struct ctl_sbuf *sb, const struct ctl_flower *f)
+void fl_format_actions(struct ctl_sbuf *sb, const struct flower_spec *f)
 {
 	for (unsigned int i = 0; i < f->n_actions; i++) {
 		ctl_sb_printf(sb, " action");

@@ -19,14 +19,14 @@
 #include "ctl/ctl_flower_internal.h"
 #include "ctl/ctl_print.h"
 
-int fl_take_hook(struct ctl_parser *ps, struct ctl_flower *f)
+int fl_take_hook(struct ctl_parser *ps, struct flower_spec *f)
 {
 	if (!ctl_at_end(ps) && !strcmp(ps->argv[ps->pos], "ingress")) {
 		ps->pos++;
 		return 0;
 	}
 	if (!ctl_at_end(ps) && !strcmp(ps->argv[ps->pos], "egress")) {
-		f->given |= CTL_FF_EGRESS;
+		f->given |= FLOWER_SF_EGRESS;
 		ps->pos++;
 		return 0;
 	}
@@ -34,32 +34,32 @@ int fl_take_hook(struct ctl_parser *ps, struct ctl_flower *f)
 			"ingress or egress (no parent, root or other qdisc)");
 }
 
-const char *fl_hook_name(const struct ctl_flower *f)
+const char *fl_hook_name(const struct flower_spec *f)
 {
-	return (f->given & CTL_FF_EGRESS) ? "egress" : "ingress";
+	return (f->given & FLOWER_SF_EGRESS) ? "egress" : "ingress";
 }
 
-int fl_parse_indev(struct ctl_parser *ps, struct ctl_flower_match *m)
+int fl_parse_indev(struct ctl_parser *ps, struct flower_match *m)
 {
 	int word = ps->pos++;
-	if (m->given & CTL_FM_INDEV)
+	if (m->given & FLOWER_FM_INDEV)
 		return ctl_fail(ps, word, "duplicate \"indev\"");
 	int ret = ctl_parse_name(ps, "indev", CTL_NAME_SIZE, false, m->indev);
 	if (ret)
 		return ret;
-	m->given |= CTL_FM_INDEV;
+	m->given |= FLOWER_FM_INDEV;
 	return 0;
 }
 
-void fl_format_indev(struct ctl_sbuf *sb, const struct ctl_flower_match *m)
+void fl_format_indev(struct ctl_sbuf *sb, const struct flower_match *m)
 {
-	if (m->given & CTL_FM_INDEV)
+	if (m->given & FLOWER_FM_INDEV)
 		ctl_sb_printf(sb, " indev %s", m->indev);
 }
 
-void fl_tc_print_indev(struct ctl_print *p, const struct ctl_flower_match *m)
+void fl_tc_print_indev(struct ctl_print *p, const struct flower_match *m)
 {
-	if (!(m->given & CTL_FM_INDEV))
+	if (!(m->given & FLOWER_FM_INDEV))
 		return;
 	ctl_print_string(p, CTL_PRINT_ANY, "indev", "\n  indev %s", m->indev);
 }

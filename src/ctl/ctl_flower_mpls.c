@@ -28,36 +28,36 @@ static const struct {
 	uint8_t bit;
 	uint32_t max;
 } lse_fields[] = {
-	{ "label", CTL_MPLS_LABEL, MPLS_LABEL_MAX }, { "tc", CTL_MPLS_TC, MPLS_TC_MAX },
-	{ "bos", CTL_MPLS_BOS, MPLS_BOS_MAX },       { "ttl", CTL_MPLS_TTL, MPLS_TTL_MAX },
+	{ "label", FLOWER_MPLS_LABEL, MPLS_LABEL_MAX }, { "tc", FLOWER_MPLS_TC, MPLS_TC_MAX },
+	{ "bos", FLOWER_MPLS_BOS, MPLS_BOS_MAX },       { "ttl", FLOWER_MPLS_TTL, MPLS_TTL_MAX },
 };
 enum { N_LSE_FIELDS = sizeof(lse_fields) / sizeof(lse_fields[0]) };
 
-static void lse_set(struct ctl_mpls_lse *l, uint8_t bit, uint32_t v)
+static void lse_set(struct flower_mpls_lse *l, uint8_t bit, uint32_t v)
 {
 	l->given |= bit;
-	if (bit == CTL_MPLS_LABEL)
+	if (bit == FLOWER_MPLS_LABEL)
 		l->label = v;
-	else if (bit == CTL_MPLS_TC)
+	else if (bit == FLOWER_MPLS_TC)
 		l->tc = (uint8_t)v;
-	else if (bit == CTL_MPLS_BOS)
+	else if (bit == FLOWER_MPLS_BOS)
 		l->bos = (uint8_t)v;
 	else
 		l->ttl = (uint8_t)v;
 }
 
-static uint32_t lse_get(const struct ctl_mpls_lse *l, uint8_t bit)
+static uint32_t lse_get(const struct flower_mpls_lse *l, uint8_t bit)
 {
-	return bit == CTL_MPLS_LABEL ? l->label : bit == CTL_MPLS_TC ? l->tc
-	       : bit == CTL_MPLS_BOS ? l->bos : l->ttl;
+	return bit == FLOWER_MPLS_LABEL ? l->label : bit == FLOWER_MPLS_TC ? l->tc
+	       : bit == FLOWER_MPLS_BOS ? l->bos : l->ttl;
 }
 
 /* One `lse`'s fields, in any order, up to a word that is none of them (as
  * tc's loop breaks there); depth is required (tc: missarg("depth")). */
-static int parse_one_lse(struct ctl_parser *ps, struct ctl_flower_match *m)
+static int parse_one_lse(struct ctl_parser *ps, struct flower_match *m)
 {
 	int lse_word = ps->pos - 1;
-	struct ctl_mpls_lse l = { 0 };
+	struct flower_mpls_lse l = { 0 };
 	uint64_t depth = 0;
 	while (!ctl_at_end(ps)) {
 		const char *w = ps->argv[ps->pos];
@@ -67,7 +67,7 @@ static int parse_one_lse(struct ctl_parser *ps, struct ctl_flower_match *m)
 				return ctl_fail(ps, ps->pos, "duplicate \"depth\" in this lse");
 			ps->pos++;
 			/* tc: get_u8(.., 10) >= 1; the kernel: at most FLOW_DIS_MPLS_MAX */
-			ret = fl_take_num_base(ps, "depth", 10, 1, CTL_MPLS_MAX, &depth);
+			ret = fl_take_num_base(ps, "depth", 10, 1, FLOWER_MPLS_MAX, &depth);
 			if (ret)
 				return ret;
 			continue;
@@ -88,16 +88,16 @@ static int parse_one_lse(struct ctl_parser *ps, struct ctl_flower_match *m)
 	}
 	if (!depth)
 		return ctl_fail(ps, lse_word, "\"lse\" needs \"depth 1..%d\" (tc: missing depth)",
-				CTL_MPLS_MAX);
+				FLOWER_MPLS_MAX);
 	if (m->mpls[depth - 1].given)
 		return ctl_fail(ps, lse_word, "a second lse of depth %u (the kernel refuses it: "
 				"duplicated MPLS LSE)", (unsigned)depth);
-	l.given |= CTL_MPLS_DEPTH;
+	l.given |= FLOWER_MPLS_DEPTH;
 	m->mpls[depth - 1] = l;
 	return 0;
 }
 
-int fl_parse_mpls(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+int fl_parse_mpls(struct ctl_parser *ps, const char *k, struct flower_match *m)
 {
 	int n = 0;
 	while (!ctl_at_end(ps) && !strcmp(ps->argv[ps->pos], "lse")) {
@@ -114,11 +114,11 @@ int fl_parse_mpls(struct ctl_parser *ps, const char *k, struct ctl_flower_match 
 	return 0;
 }
 
-void fl_sb_mpls(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+void fl_sb_mpls(struct ctl_sbuf *sb, const char *k, const struct flower_match *m)
 {
 	ctl_sb_printf(sb, " %s", k);
-	for (int d = 0; d < CTL_MPLS_MAX; d++) {
-		const struct ctl_mpls_lse *l = &m->mpls[d];
+	for (int d = 0; d < FLOWER_MPLS_MAX; d++) {
+		const struct flower_mpls_lse *l = &m->mpls[d];
 		if (!l->given)
 			continue;
 		ctl_sb_printf(sb, " lse depth %d", d + 1);
@@ -128,32 +128,32 @@ void fl_sb_mpls(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_matc
 	}
 }
 
-void fl_mpls_canonical(struct ctl_flower_match *m)
+void fl_mpls_canonical(struct flower_match *m)
 {
-	if (!(m->given_ext & CTL_FX_MPLS) || !(m->mpls[0].given & ~CTL_MPLS_DEPTH))
+	if (!(m->given_ext & FLOWER_FX_MPLS) || !(m->mpls[0].given & ~FLOWER_MPLS_DEPTH))
 		return;
-	for (int d = 1; d < CTL_MPLS_MAX; d++)
+	for (int d = 1; d < FLOWER_MPLS_MAX; d++)
 		if (m->mpls[d].given)
 			return;
 	static const struct { uint8_t lse_bit; uint32_t fx_bit; } older[] = {
-		{ CTL_MPLS_LABEL, CTL_FX_MPLS_LABEL }, { CTL_MPLS_TC, CTL_FX_MPLS_TC },
-		{ CTL_MPLS_BOS, CTL_FX_MPLS_BOS },     { CTL_MPLS_TTL, CTL_FX_MPLS_TTL },
+		{ FLOWER_MPLS_LABEL, FLOWER_FX_MPLS_LABEL }, { FLOWER_MPLS_TC, FLOWER_FX_MPLS_TC },
+		{ FLOWER_MPLS_BOS, FLOWER_FX_MPLS_BOS },     { FLOWER_MPLS_TTL, FLOWER_FX_MPLS_TTL },
 	};
-	const struct ctl_mpls_lse l = m->mpls[0];
+	const struct flower_mpls_lse l = m->mpls[0];
 	for (size_t i = 0; i < sizeof(older) / sizeof(older[0]); i++)
 		if (l.given & older[i].lse_bit)
 			m->given_ext |= older[i].fx_bit;
-	m->mpls_label = (l.given & CTL_MPLS_LABEL) ? l.label : 0;
-	m->mpls_tc = (l.given & CTL_MPLS_TC) ? l.tc : 0;
-	m->mpls_bos = (l.given & CTL_MPLS_BOS) ? l.bos : 0;
-	m->mpls_ttl = (l.given & CTL_MPLS_TTL) ? l.ttl : 0;
+	m->mpls_label = (l.given & FLOWER_MPLS_LABEL) ? l.label : 0;
+	m->mpls_tc = (l.given & FLOWER_MPLS_TC) ? l.tc : 0;
+	m->mpls_bos = (l.given & FLOWER_MPLS_BOS) ? l.bos : 0;
+	m->mpls_ttl = (l.given & FLOWER_MPLS_TTL) ? l.ttl : 0;
 	memset(&m->mpls[0], 0, sizeof(m->mpls[0]));
-	m->given_ext &= ~(uint32_t)CTL_FX_MPLS;
+	m->given_ext &= ~(uint32_t)FLOWER_FX_MPLS;
 }
 
 /* mpls_label / mpls_tc / mpls_bos / mpls_ttl: the first entry's fields,
  * each get_u32/get_u8(.., 10) within its field's width. */
-int fl_parse_mpls_field(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+int fl_parse_mpls_field(struct ctl_parser *ps, const char *k, struct flower_match *m)
 {
 	const char *field = k + strlen("mpls_");
 	for (int i = 0; i < N_LSE_FIELDS; i++) {
@@ -163,11 +163,11 @@ int fl_parse_mpls_field(struct ctl_parser *ps, const char *k, struct ctl_flower_
 		int ret = fl_take_num_base(ps, k, 10, 0, lse_fields[i].max, &v);
 		if (ret)
 			return ret;
-		if (lse_fields[i].bit == CTL_MPLS_LABEL)
+		if (lse_fields[i].bit == FLOWER_MPLS_LABEL)
 			m->mpls_label = (uint32_t)v;
-		else if (lse_fields[i].bit == CTL_MPLS_TC)
+		else if (lse_fields[i].bit == FLOWER_MPLS_TC)
 			m->mpls_tc = (uint8_t)v;
-		else if (lse_fields[i].bit == CTL_MPLS_BOS)
+		else if (lse_fields[i].bit == FLOWER_MPLS_BOS)
 			m->mpls_bos = (uint8_t)v;
 		else
 			m->mpls_ttl = (uint8_t)v;
@@ -176,7 +176,7 @@ int fl_parse_mpls_field(struct ctl_parser *ps, const char *k, struct ctl_flower_
 	return ctl_fail(ps, ps->pos - 1, "unknown MPLS field \"%s\"", k);
 }
 
-void fl_sb_mpls_field(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+void fl_sb_mpls_field(struct ctl_sbuf *sb, const char *k, const struct flower_match *m)
 {
 	const char *field = k + strlen("mpls_");
 	uint32_t v = !strcmp(field, "label") ? m->mpls_label : !strcmp(field, "tc") ? m->mpls_tc
@@ -187,9 +187,9 @@ void fl_sb_mpls_field(struct ctl_sbuf *sb, const char *k, const struct ctl_flowe
 /* ---- arp_sip / arp_tip / arp_op / arp_sha / arp_tha --------------------------- */
 
 /* tc: get_prefix() with AF_INET only (flower_parse_arp_ip_addr()). */
-int fl_parse_arp_ip(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+int fl_parse_arp_ip(struct ctl_parser *ps, const char *k, struct flower_match *m)
 {
-	struct ctl_prefix *p = !strcmp(k, "arp_sip") ? &m->arp_sip : &m->arp_tip;
+	struct flower_prefix *p = !strcmp(k, "arp_sip") ? &m->arp_sip : &m->arp_tip;
 	int ret = fl_take_prefix(ps, k, p);
 	if (!ret && p->addr.family != AF_INET)
 		return ctl_fail(ps, ps->pos - 1, "\"%s\" takes an IPv4 address (ARP for IPv4, "
@@ -197,14 +197,14 @@ int fl_parse_arp_ip(struct ctl_parser *ps, const char *k, struct ctl_flower_matc
 	return ret;
 }
 
-void fl_sb_arp_ip(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+void fl_sb_arp_ip(struct ctl_sbuf *sb, const char *k, const struct flower_match *m)
 {
 	fl_sb_prefix(sb, k, !strcmp(k, "arp_sip") ? &m->arp_sip : &m->arp_tip);
 }
 
 /* tc's flower_parse_u8() with flower_arp_op_from_name(): request, reply or
  * get_u8(.., 10) that is 0, 1 or 2; /MASK get_u8(.., 10). */
-int fl_parse_arp_op(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+int fl_parse_arp_op(struct ctl_parser *ps, const char *k, struct flower_match *m)
 {
 	const char *v = NULL;
 	int ret = ctl_take_value(ps, k, "request, reply or 0..2, [/MASK]", &v);
@@ -231,7 +231,7 @@ int fl_parse_arp_op(struct ctl_parser *ps, const char *k, struct ctl_flower_matc
 	return 0;
 }
 
-void fl_sb_arp_op(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+void fl_sb_arp_op(struct ctl_sbuf *sb, const char *k, const struct flower_match *m)
 {
 	if (m->arp_op_mask == 0xff && m->arp_op == ARPOP_REQUEST_)
 		ctl_sb_printf(sb, " %s request", k);
@@ -243,14 +243,14 @@ void fl_sb_arp_op(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_ma
 		ctl_sb_printf(sb, " %s %u/%u", k, m->arp_op, m->arp_op_mask);
 }
 
-int fl_parse_arp_mac(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+int fl_parse_arp_mac(struct ctl_parser *ps, const char *k, struct flower_match *m)
 {
 	if (!strcmp(k, "arp_sha"))
 		return fl_take_mac(ps, k, m->arp_sha, m->arp_sha_mask);
 	return fl_take_mac(ps, k, m->arp_tha, m->arp_tha_mask);
 }
 
-void fl_sb_arp_mac(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+void fl_sb_arp_mac(struct ctl_sbuf *sb, const char *k, const struct flower_match *m)
 {
 	if (!strcmp(k, "arp_sha"))
 		fl_sb_mac(sb, k, m->arp_sha, m->arp_sha_mask);
@@ -262,7 +262,7 @@ void fl_sb_arp_mac(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_m
 
 /* tc's flower_parse_ip_tos_ttl(): the value get_u8(.., 10), else (.., 16);
  * /MASK get_u8(.., 16). */
-int fl_parse_enc_tos_ttl(struct ctl_parser *ps, const char *k, struct ctl_flower_match *m)
+int fl_parse_enc_tos_ttl(struct ctl_parser *ps, const char *k, struct flower_match *m)
 {
 	uint32_t v, mask;
 	int ret = fl_take_masked(ps, k, 0xff, FL_BASE_10_16, 16, &v, &mask);
@@ -277,7 +277,7 @@ int fl_parse_enc_tos_ttl(struct ctl_parser *ps, const char *k, struct ctl_flower
 }
 
 /* As ip_tos (0x hex) and ip_ttl (decimal) print. */
-void fl_sb_enc_tos_ttl(struct ctl_sbuf *sb, const char *k, const struct ctl_flower_match *m)
+void fl_sb_enc_tos_ttl(struct ctl_sbuf *sb, const char *k, const struct flower_match *m)
 {
 	if (!strcmp(k, "enc_tos")) {
 		ctl_sb_printf(sb, " %s 0x%x", k, m->enc_tos);

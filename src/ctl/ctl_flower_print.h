@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 struct ctl_print;
-struct ctl_flower;
+struct flower_spec;
 struct ctl_flower_stats;
 
 /* iproute2's ll_proto_n2a(): a name, or "[N]" in buf. */
@@ -23,7 +23,7 @@ const char *fl_tc_proto_name(uint16_t eth, char *buf, size_t size);
 /* The "actions" array: each action as tc prints a filter's action (bound,
  * ref 1 bind 1), with st its counters (tc -s); terse: the kind alone, as
  * the kernel's terse dump sends no options. */
-void fl_tc_print_actions(struct ctl_print *p, const struct ctl_flower *f,
+void fl_tc_print_actions(struct ctl_print *p, const struct flower_spec *f,
 			 const uint32_t *act_index, const struct ctl_flower_stats *st, bool terse);
 
 #endif /* VX_CTL_CTL_FLOWER_PRINT_H */

@@ -49,9 +49,9 @@ static void index_line(struct ctl_print *p, const char *sp, uint32_t index,
 	ctl_print_nl(p);
 }
 
-static void print_mirred(struct ctl_print *p, const struct ctl_flower_action *a)
+static void print_mirred(struct ctl_print *p, const struct flower_spec_action *a)
 {
-	bool redir = a->type == CTL_ACT_REDIRECT;
+	bool redir = a->type == FLOWER_ACT_REDIRECT;
 	ctl_print_string(p, CTL_PRINT_ANY, "kind", "%s ", "mirred");
 	ctl_print_text(p, "(%s", redir ? "Egress Redirect" : "Egress Mirror");
 	ctl_print_string(p, CTL_PRINT_JSON, "mirred_action", NULL, redir ? "redirect" : "mirror");
@@ -62,13 +62,13 @@ static void print_mirred(struct ctl_print *p, const struct ctl_flower_action *a)
 
 /* m_gact with tc's default build (CONFIG_GACT_PROB): the "random type
  * none pass val 0" line of a gact without probability. */
-static void print_gact(struct ctl_print *p, const struct ctl_flower_action *a)
+static void print_gact(struct ctl_print *p, const struct flower_spec_action *a)
 {
 	ctl_print_string(p, CTL_PRINT_ANY, "kind", "%s ", "gact");
-	const char *t = a->type == CTL_ACT_DROP ? "drop" : a->type == CTL_ACT_PASS ? "pass"
-		      : a->type == CTL_ACT_CONTINUE ? "continue" : a->type == CTL_ACT_PIPE ? "pipe"
+	const char *t = a->type == FLOWER_ACT_DROP ? "drop" : a->type == FLOWER_ACT_PASS ? "pass"
+		      : a->type == FLOWER_ACT_CONTINUE ? "continue" : a->type == FLOWER_ACT_PIPE ? "pipe"
 		      : "goto";
-	control(p, "action ", t, a->type == CTL_ACT_GOTO ? &a->chain : NULL);
+	control(p, "action ", t, a->type == FLOWER_ACT_GOTO ? &a->chain : NULL);
 	ctl_print_open_object(p, "prob");
 	ctl_print_nl(p);
 	ctl_print_string(p, CTL_PRINT_ANY, "random_type", "\t random type %s", "none");
@@ -80,24 +80,24 @@ static void print_gact(struct ctl_print *p, const struct ctl_flower_action *a)
 
 /* The kernel dumps id, protocol (802.1Q unless given) and priority (0
  * unless given) for push and modify. */
-static void print_vlan(struct ctl_print *p, const struct ctl_flower_action *a)
+static void print_vlan(struct ctl_print *p, const struct flower_spec_action *a)
 {
 	char buf[16];
-	const char *what = a->type == CTL_ACT_VLAN_POP ? "pop" : a->type == CTL_ACT_VLAN_PUSH ? "push" : "modify";
+	const char *what = a->type == FLOWER_ACT_VLAN_POP ? "pop" : a->type == FLOWER_ACT_VLAN_PUSH ? "push" : "modify";
 	ctl_print_string(p, CTL_PRINT_ANY, "kind", "%s ", "vlan");
 	ctl_print_string(p, CTL_PRINT_ANY, "vlan_action", " %s", what);
-	if (a->type != CTL_ACT_VLAN_POP) {
-		uint16_t tpid = (a->given & CTL_AK_PROTOCOL) ? a->vlan_tpid : CTL_ETH_8021Q;
+	if (a->type != FLOWER_ACT_VLAN_POP) {
+		uint16_t tpid = (a->given & FLOWER_AK_PROTOCOL) ? a->vlan_tpid : FLOWER_ETH_8021Q;
 		ctl_print_uint(p, CTL_PRINT_ANY, "id", " id %" PRIu64, a->vlan_id);
 		ctl_print_string(p, CTL_PRINT_ANY, "protocol", " protocol %s",
 				 fl_tc_proto_name(tpid, buf, sizeof(buf)));
 		ctl_print_uint(p, CTL_PRINT_ANY, "priority", " priority %" PRIu64,
-			       (a->given & CTL_AK_PRIORITY) ? a->vlan_prio : 0);
+			       (a->given & FLOWER_AK_PRIORITY) ? a->vlan_prio : 0);
 	}
 	control(p, " ", "pipe", NULL);
 }
 
-static void tunnel_ip(struct ctl_print *p, const char *name, const struct ctl_ip *ip)
+static void tunnel_ip(struct ctl_print *p, const char *name, const struct flower_ip *ip)
 {
 	char s[INET6_ADDRSTRLEN], fmt[32];
 	if (!inet_ntop(ip->family, ip->bytes, s, sizeof(s)))
@@ -109,23 +109,23 @@ static void tunnel_ip(struct ctl_print *p, const char *name, const struct ctl_ip
 
 /* The kernel dumps dst_port only when one was given, and the checksum
  * flag always (csum unless nocsum). */
-static void print_tunnel_key(struct ctl_print *p, const struct ctl_flower_action *a)
+static void print_tunnel_key(struct ctl_print *p, const struct flower_spec_action *a)
 {
 	ctl_print_string(p, CTL_PRINT_ANY, "kind", "%s ", "tunnel_key");
-	bool set = a->type == CTL_ACT_TUNNEL_SET;
+	bool set = a->type == FLOWER_ACT_TUNNEL_SET;
 	ctl_print_string(p, CTL_PRINT_ANY, "mode", " %s", set ? "set" : "unset");
 	if (set) {
 		tunnel_ip(p, "src_ip", &a->src);
 		tunnel_ip(p, "dst_ip", &a->dst);
 		ctl_print_nl(p);
 		ctl_print_uint(p, CTL_PRINT_ANY, "key_id", "\tkey_id %" PRIu64, a->vni);
-		if (a->given & CTL_AK_DST_PORT) {
+		if (a->given & FLOWER_AK_DST_PORT) {
 			ctl_print_nl(p);
 			ctl_print_uint(p, CTL_PRINT_ANY, "dst_port", "\tdst_port %" PRIu64, a->dst_port);
 		}
 		ctl_print_nl(p);
 		ctl_print_string(p, CTL_PRINT_ANY, "flag", "\t%s",
-				 (a->given & CTL_AK_NOCSUM) ? "nocsum" : "csum");
+				 (a->given & FLOWER_AK_NOCSUM) ? "nocsum" : "csum");
 	}
 	control(p, " ", "pipe", NULL);
 }
@@ -134,7 +134,7 @@ static void print_tunnel_key(struct ctl_print *p, const struct ctl_flower_action
  * basic, queue (drops: what gact dropped), basic_hw.  Hardware is the
  * fast path (flow-cache hits), software the slow path (classifier
  * lookups); tc prints the split only when hardware counted something. */
-static void print_stats(struct ctl_print *p, const struct ctl_flower_action *a,
+static void print_stats(struct ctl_print *p, const struct flower_spec_action *a,
 			const struct ctl_flower_stats *st)
 {
 	uint64_t pk = st->fast_packets + st->slow_packets, by = st->fast_bytes + st->slow_bytes;
@@ -143,7 +143,7 @@ static void print_stats(struct ctl_print *p, const struct ctl_flower_action *a,
 	ctl_print_open_object(p, "stats");
 	ctl_print_uint(p, CTL_PRINT_ANY, "bytes", "\tSent %" PRIu64 " bytes", by);
 	ctl_print_uint(p, CTL_PRINT_ANY, "packets", " %" PRIu64 " pkt", pk);
-	ctl_print_uint(p, CTL_PRINT_ANY, "drops", " (dropped %" PRIu64, a->type == CTL_ACT_DROP ? pk : 0);
+	ctl_print_uint(p, CTL_PRINT_ANY, "drops", " (dropped %" PRIu64, a->type == FLOWER_ACT_DROP ? pk : 0);
 	ctl_print_uint(p, CTL_PRINT_ANY, "overlimits", ", overlimits %" PRIu64, 0);
 	ctl_print_uint(p, CTL_PRINT_ANY, "requeues", " requeues %" PRIu64 ") ", 0);
 	if (st->fast_packets || st->fast_bytes) {
@@ -164,26 +164,26 @@ static void print_stats(struct ctl_print *p, const struct ctl_flower_action *a,
 	ctl_print_nl(p);
 }
 
-static void print_one(struct ctl_print *p, const struct ctl_flower_action *a, uint32_t index,
+static void print_one(struct ctl_print *p, const struct flower_spec_action *a, uint32_t index,
 		      const struct ctl_flower_stats *st)
 {
 	switch (a->type) {
-	case CTL_ACT_REDIRECT:
-	case CTL_ACT_MIRROR:
+	case FLOWER_ACT_REDIRECT:
+	case FLOWER_ACT_MIRROR:
 		print_mirred(p, a);
 		index_line(p, "", index, st);
 		break;
-	case CTL_ACT_DROP:
-	case CTL_ACT_PASS:
-	case CTL_ACT_GOTO:
-	case CTL_ACT_CONTINUE:
-	case CTL_ACT_PIPE:
+	case FLOWER_ACT_DROP:
+	case FLOWER_ACT_PASS:
+	case FLOWER_ACT_GOTO:
+	case FLOWER_ACT_CONTINUE:
+	case FLOWER_ACT_PIPE:
 		print_gact(p, a);
 		index_line(p, " ", index, st);
 		break;
-	case CTL_ACT_VLAN_PUSH:
-	case CTL_ACT_VLAN_POP:
-	case CTL_ACT_VLAN_MODIFY:
+	case FLOWER_ACT_VLAN_PUSH:
+	case FLOWER_ACT_VLAN_POP:
+	case FLOWER_ACT_VLAN_MODIFY:
 		print_vlan(p, a);
 		index_line(p, " ", index, st);
 		break;
@@ -197,31 +197,31 @@ static void print_one(struct ctl_print *p, const struct ctl_flower_action *a, ui
 }
 
 /* print_aopt() of an action with no options (the terse dump): its kind. */
-static void print_kind(struct ctl_print *p, const struct ctl_flower_action *a)
+static void print_kind(struct ctl_print *p, const struct flower_spec_action *a)
 {
 	const char *kind = "tunnel_key";
 	switch (a->type) {
-	case CTL_ACT_REDIRECT:
-	case CTL_ACT_MIRROR:
+	case FLOWER_ACT_REDIRECT:
+	case FLOWER_ACT_MIRROR:
 		kind = "mirred";
 		break;
-	case CTL_ACT_DROP:
-	case CTL_ACT_PASS:
-	case CTL_ACT_GOTO:
-	case CTL_ACT_CONTINUE:
-	case CTL_ACT_PIPE:
+	case FLOWER_ACT_DROP:
+	case FLOWER_ACT_PASS:
+	case FLOWER_ACT_GOTO:
+	case FLOWER_ACT_CONTINUE:
+	case FLOWER_ACT_PIPE:
 		kind = "gact";
 		break;
-	case CTL_ACT_VLAN_PUSH:
-	case CTL_ACT_VLAN_POP:
-	case CTL_ACT_VLAN_MODIFY:
+	case FLOWER_ACT_VLAN_PUSH:
+	case FLOWER_ACT_VLAN_POP:
+	case FLOWER_ACT_VLAN_MODIFY:
 		kind = "vlan";
 		break;
 	}
 	ctl_print_string(p, CTL_PRINT_ANY, "kind", "%s ", kind);
 }
 
-void fl_tc_print_actions(struct ctl_print *p, const struct ctl_flower *f,
+void fl_tc_print_actions(struct ctl_print *p, const struct flower_spec *f,
 			 const uint32_t *act_index, const struct ctl_flower_stats *st, bool terse)
 {
 	ctl_print_open_array(p, "actions");

@@ -42,14 +42,14 @@ static inline bool flower_hook_is_egress(uint16_t hook)
 	return hook & FLOWER_HOOK_EGRESS;
 }
 
-/* The hook of f (its dev, resolved, and its ingress/egress word): 0 or
+/* The hook of f (its dev, resolved, and FLOWER_SF_EGRESS): 0 or
  * -ENOENT (no such port). */
-int flower_hook_resolve(const struct ctl_flower *f, flower_port_resolver *resolve, void *aux,
+int flower_hook_resolve(const struct flower_spec *f, flower_port_resolver *resolve, void *aux,
 			uint16_t *hook);
 
 /* f's indev, if any, into out's in_port (exact).  0, or -ENOENT with err
  * naming the missing port. */
-int flower_indev_compile(const struct ctl_flower_match *cm, flower_port_resolver *resolve, void *aux,
+int flower_indev_compile(const struct flower_match *cm, flower_port_resolver *resolve, void *aux,
 			 struct cls_match *out, char *err, size_t err_size);
 
 #endif /* VX_SWITCH_FLOWER_HOOK_H */

@@ -8,7 +8,7 @@
 
 #include "util/hash.h"
 
-uint32_t flower_match_hash(const struct ctl_flower_match *m)
+uint32_t flower_match_hash(const struct flower_match *m)
 {
 	return hash_murmur3_finish(hash_murmur3_bytes(0x666c6f77u, (const uint8_t *)m, sizeof(*m)));
 }

@@ -47,14 +47,14 @@ struct fidx {
 struct fidx_key {
 	uint16_t port;
 	uint32_t chain, pref, handle;
-	const struct ctl_flower_match *match;
+	const struct flower_match *match;
 	uint32_t key_hash;
 };
 
 /* The key of rule r (its spec.match and key_hash). */
 struct fidx_key fidx_key_of(const struct flower_rule *r);
 /* The hash a rule's key_hash must hold: of its match. */
-uint32_t flower_match_hash(const struct ctl_flower_match *m);
+uint32_t flower_match_hash(const struct flower_match *m);
 
 /* Room for `expect` entries without growing.  0 or -ENOMEM. */
 int fidx_init(struct fidx *ix, enum fidx_kind kind, size_t expect);

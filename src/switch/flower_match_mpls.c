@@ -6,22 +6,22 @@
 
 #include <string.h>
 
-static void lse_compile(const struct ctl_mpls_lse *l, unsigned depth0, struct cls_match *out)
+static void lse_compile(const struct flower_mpls_lse *l, unsigned depth0, struct cls_match *out)
 {
 	uint32_t key = 0, mask = 0;
-	if (l->given & CTL_MPLS_LABEL) {
+	if (l->given & FLOWER_MPLS_LABEL) {
 		key |= l->label << FLOW_MPLS_LABEL_SHIFT;
 		mask |= 0xfffffu << FLOW_MPLS_LABEL_SHIFT;
 	}
-	if (l->given & CTL_MPLS_TC) {
+	if (l->given & FLOWER_MPLS_TC) {
 		key |= (uint32_t)l->tc << FLOW_MPLS_TC_SHIFT;
 		mask |= 7u << FLOW_MPLS_TC_SHIFT;
 	}
-	if (l->given & CTL_MPLS_BOS) {
+	if (l->given & FLOWER_MPLS_BOS) {
 		key |= (uint32_t)l->bos << FLOW_MPLS_BOS_SHIFT;
 		mask |= 1u << FLOW_MPLS_BOS_SHIFT;
 	}
-	if (l->given & CTL_MPLS_TTL) {
+	if (l->given & FLOWER_MPLS_TTL) {
 		key |= l->ttl;
 		mask |= FLOW_MPLS_TTL_MASK;
 	}
@@ -33,30 +33,30 @@ static void lse_compile(const struct ctl_mpls_lse *l, unsigned depth0, struct cl
 	out->mask.mpls_used |= (uint8_t)(1u << depth0);
 }
 
-void flower_match_compile_mpls(const struct ctl_flower_match *cm, struct cls_match *out)
+void flower_match_compile_mpls(const struct flower_match *cm, struct cls_match *out)
 {
 	uint32_t x = cm->given_ext;
-	if (x & CTL_FX_MPLS) {
-		for (unsigned d = 0; d < CTL_MPLS_MAX && d < FLOW_MPLS_MAX; d++)
+	if (x & FLOWER_FX_MPLS) {
+		for (unsigned d = 0; d < FLOWER_MPLS_MAX && d < FLOW_MPLS_MAX; d++)
 			if (cm->mpls[d].given)
 				lse_compile(&cm->mpls[d], d, out);
 		return;
 	}
-	struct ctl_mpls_lse first = { 0 };
-	if (x & CTL_FX_MPLS_LABEL) {
-		first.given |= CTL_MPLS_LABEL;
+	struct flower_mpls_lse first = { 0 };
+	if (x & FLOWER_FX_MPLS_LABEL) {
+		first.given |= FLOWER_MPLS_LABEL;
 		first.label = cm->mpls_label;
 	}
-	if (x & CTL_FX_MPLS_TC) {
-		first.given |= CTL_MPLS_TC;
+	if (x & FLOWER_FX_MPLS_TC) {
+		first.given |= FLOWER_MPLS_TC;
 		first.tc = cm->mpls_tc;
 	}
-	if (x & CTL_FX_MPLS_BOS) {
-		first.given |= CTL_MPLS_BOS;
+	if (x & FLOWER_FX_MPLS_BOS) {
+		first.given |= FLOWER_MPLS_BOS;
 		first.bos = cm->mpls_bos;
 	}
-	if (x & CTL_FX_MPLS_TTL) {
-		first.given |= CTL_MPLS_TTL;
+	if (x & FLOWER_FX_MPLS_TTL) {
+		first.given |= FLOWER_MPLS_TTL;
 		first.ttl = cm->mpls_ttl;
 	}
 	if (first.given)
@@ -73,33 +73,33 @@ static void set_masked(uint8_t *key, uint8_t *mask, const uint8_t *v, const uint
 
 /* enc_tos / enc_ttl: the outer header of a tunnelled frame (tun_family
  * bit 2 is set for 4 and 6, as for the other enc_* keys). */
-static void compile_enc(const struct ctl_flower_match *cm, struct cls_match *out)
+static void compile_enc(const struct flower_match *cm, struct cls_match *out)
 {
 	uint32_t x = cm->given_ext;
-	if (!(x & (CTL_FX_ENC_TOS | CTL_FX_ENC_TTL)))
+	if (!(x & (FLOWER_FX_ENC_TOS | FLOWER_FX_ENC_TTL)))
 		return;
 	out->key.tun_family |= 0x4;
 	out->mask.tun_family |= 0x4;
-	if (x & CTL_FX_ENC_TOS)
+	if (x & FLOWER_FX_ENC_TOS)
 		set_masked(&out->key.tun_tos, &out->mask.tun_tos, &cm->enc_tos, &cm->enc_tos_mask, 1);
-	if (x & CTL_FX_ENC_TTL)
+	if (x & FLOWER_FX_ENC_TTL)
 		set_masked(&out->key.tun_ttl, &out->mask.tun_ttl, &cm->enc_ttl, &cm->enc_ttl_mask, 1);
 }
 
-void flower_match_compile_arp_enc(const struct ctl_flower_match *cm, struct cls_match *out)
+void flower_match_compile_arp_enc(const struct flower_match *cm, struct cls_match *out)
 {
 	compile_enc(cm, out);
 	uint32_t x = cm->given_ext;
-	if (x & CTL_FX_ARP_SIP)
+	if (x & FLOWER_FX_ARP_SIP)
 		set_masked(out->key.nw_src, out->mask.nw_src, cm->arp_sip.addr.bytes,
 			   cm->arp_sip.mask.bytes, 4);
-	if (x & CTL_FX_ARP_TIP)
+	if (x & FLOWER_FX_ARP_TIP)
 		set_masked(out->key.nw_dst, out->mask.nw_dst, cm->arp_tip.addr.bytes,
 			   cm->arp_tip.mask.bytes, 4);
-	if (x & CTL_FX_ARP_OP)
+	if (x & FLOWER_FX_ARP_OP)
 		set_masked(&out->key.nw_proto, &out->mask.nw_proto, &cm->arp_op, &cm->arp_op_mask, 1);
-	if (x & CTL_FX_ARP_SHA)
+	if (x & FLOWER_FX_ARP_SHA)
 		set_masked(out->key.arp_sha, out->mask.arp_sha, cm->arp_sha, cm->arp_sha_mask, 6);
-	if (x & CTL_FX_ARP_THA)
+	if (x & FLOWER_FX_ARP_THA)
 		set_masked(out->key.arp_tha, out->mask.arp_tha, cm->arp_tha, cm->arp_tha_mask, 6);
 }

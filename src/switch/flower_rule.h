@@ -1,11 +1,11 @@
 /* flower_rule: one flower rule as the datapath sees it, compiled from the
- * grammar's struct ctl_flower (ctl/ctl_flower.h).
+ * rule as written, struct flower_spec (switch/flower_spec.h).
  *
  * What?
  *   A rule sits on one port's ingress or egress (flower_hook.h), in one chain, at (pref, handle); it
  *   has a match over struct flow_key (classifier.h's struct cls_match) and
  *   a list of actions whose port names are resolved to port ids.  It keeps
- *   the struct ctl_flower it came from, with pref and handle filled in, so
+ *   the struct flower_spec it came from, with pref and handle filled in, so
  *   `filter show` prints back exactly the canonical line of what was added.
  *
  * How tc's keys map onto struct flow_key
@@ -74,23 +74,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctl/ctl_flower.h"
 #include "switch/classifier.h"
-
-enum flower_act_type {
-	FLOWER_ACT_REDIRECT = CTL_ACT_REDIRECT,
-	FLOWER_ACT_MIRROR = CTL_ACT_MIRROR,
-	FLOWER_ACT_DROP = CTL_ACT_DROP,
-	FLOWER_ACT_PASS = CTL_ACT_PASS,
-	FLOWER_ACT_GOTO = CTL_ACT_GOTO,
-	FLOWER_ACT_TUNNEL_SET = CTL_ACT_TUNNEL_SET,
-	FLOWER_ACT_TUNNEL_UNSET = CTL_ACT_TUNNEL_UNSET,
-	FLOWER_ACT_VLAN_PUSH = CTL_ACT_VLAN_PUSH,
-	FLOWER_ACT_VLAN_POP = CTL_ACT_VLAN_POP,
-	FLOWER_ACT_VLAN_MODIFY = CTL_ACT_VLAN_MODIFY,
-	FLOWER_ACT_CONTINUE = CTL_ACT_CONTINUE,
-	FLOWER_ACT_PIPE = CTL_ACT_PIPE,
-};
+#include "switch/flower_spec.h"
 
 struct flower_action {
 	uint8_t type;            /* enum flower_act_type */
@@ -120,29 +105,29 @@ struct flower_rule {
 	uint64_t installed_ns;
 	struct cls_match match;
 	uint32_t n_actions;
-	struct flower_action actions[CTL_FLOWER_MAX_ACTIONS];
-	struct ctl_flower spec;  /* as added, pref and handle filled in */
+	struct flower_action actions[FLOWER_MAX_ACTIONS];
+	struct flower_spec spec; /* as added, pref and handle filled in */
 	uint32_t refs;           /* tables holding it: control thread only */
 	uint32_t key_hash;       /* flower_match_hash(&spec.match), for the
 	                          * batch's duplicate index (flower_index.h):
 	                          * control thread only */
 };
 
-/* The match of a parsed rule; never fails for what ctl_flower_parse()
- * produces (-EINVAL otherwise). */
-int flower_match_compile(const struct ctl_flower_match *cm, struct cls_match *out);
+/* The match of a rule; never fails for a spec that keeps
+ * flower_spec.h's invariants (-EINVAL otherwise). */
+int flower_match_compile(const struct flower_match *cm, struct cls_match *out);
 
 /* The MPLS, ARP and enc_tos/enc_ttl parts of flower_match_compile()
  * (flower_match_mpls.c). */
-void flower_match_compile_mpls(const struct ctl_flower_match *cm, struct cls_match *out);
-void flower_match_compile_arp_enc(const struct ctl_flower_match *cm, struct cls_match *out);
+void flower_match_compile_mpls(const struct flower_match *cm, struct cls_match *out);
+void flower_match_compile_arp_enc(const struct flower_match *cm, struct cls_match *out);
 
 /* Resolves a port name to its id: 0 or -ENOENT.  Given by the daemon. */
 typedef int flower_port_resolver(void *aux, const char *name, uint16_t *id);
 
 /* The actions of f, port names resolved.  -ENOENT with err naming the
- * missing port, -EINVAL for a struct the parser cannot produce. */
-int flower_actions_compile(const struct ctl_flower *f, flower_port_resolver *resolve, void *aux,
+ * missing port, -EINVAL for a spec that breaks flower_spec.h's invariants. */
+int flower_actions_compile(const struct flower_spec *f, flower_port_resolver *resolve, void *aux,
 			   struct flower_action *out, char *err, size_t err_size);
 
 /* Whether the action ends the list (redirect, drop, pass, goto, continue). */

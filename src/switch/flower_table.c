@@ -227,12 +227,12 @@ static uint32_t auto_pref(const struct work *w, uint16_t port, uint32_t chain)
 	size_t i = bound(w, &p, 2, false);
 	if (i < w->n && same_chain(w->rules[i], port, chain))
 		return w->rules[i]->pref - 1;
-	return CTL_FLOWER_AUTO_PREF;
+	return FLOWER_AUTO_PREF;
 }
 
 /* Refuses a taken handle, a key the pref already has, or another protocol
  * at the pref; picks the lowest free handle from 1 when none is given. */
-static int check_place(struct work *w, const struct ctl_flower *f, uint16_t port, uint32_t pref,
+static int check_place(struct work *w, const struct flower_spec *f, uint16_t port, uint32_t pref,
 		       uint32_t key_hash, uint32_t *handle)
 {
 	struct fidx_key k = { .port = port, .chain = f->chain, .pref = pref, .handle = f->handle,
@@ -241,7 +241,7 @@ static int check_place(struct work *w, const struct ctl_flower *f, uint16_t port
 	if (e && e->r->spec.match.protocol != f->match.protocol)
 		return fail(w, -EINVAL, "pref %u of dev %s already holds rules of another "
 			    "protocol (tc: one protocol per pref)", pref, f->dev);
-	if ((f->given & CTL_FF_HANDLE) && fidx_find(&w->place, &k))
+	if ((f->given & FLOWER_SF_HANDLE) && fidx_find(&w->place, &k))
 		return fail(w, -EEXIST, "dev %s chain %u pref %u handle %u: Filter already "
 			    "exists (duplicate handle)", f->dev, f->chain, pref, f->handle);
 	/* Then, as the kernel does after the handle: flower keeps one filter
@@ -252,7 +252,7 @@ static int check_place(struct work *w, const struct ctl_flower *f, uint16_t port
 		return fail(w, -EEXIST, "dev %s chain %u pref %u: Filter already exists: "
 			    "handle %u has the same key (tc: RTNETLINK answers: File exists)",
 			    f->dev, f->chain, pref, e->r->handle);
-	if (f->given & CTL_FF_HANDLE) {
+	if (f->given & FLOWER_SF_HANDLE) {
 		*handle = f->handle;
 		return 0;
 	}
@@ -280,16 +280,16 @@ static int new_rule(struct work *w, struct flower_rule **out)
 	return 0;
 }
 
-static int op_add(struct work *w, const struct ctl_flower *f, flower_port_resolver *resolve,
+static int op_add(struct work *w, const struct flower_spec *f, flower_port_resolver *resolve,
 		  void *aux, uint64_t now_ns)
 {
 	uint16_t port; /* the hook: the port's ingress or egress (flower_hook.h) */
 	int ret;
 	if (flower_hook_resolve(f, resolve, aux, &port))
 		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
-	if (!(f->given & CTL_FF_PREF) && (ret = flush(w)))
+	if (!(f->given & FLOWER_SF_PREF) && (ret = flush(w)))
 		return ret;
-	uint32_t pref = (f->given & CTL_FF_PREF) ? f->pref : auto_pref(w, port, f->chain);
+	uint32_t pref = (f->given & FLOWER_SF_PREF) ? f->pref : auto_pref(w, port, f->chain);
 	if (!pref)
 		return fail(w, -EINVAL, "dev %s chain %u: no automatic pref left below 1, give one",
 			    f->dev, f->chain);
@@ -298,7 +298,7 @@ static int op_add(struct work *w, const struct ctl_flower *f, flower_port_resolv
 	struct flower_rule *r = NULL;
 	if (ret || (ret = new_rule(w, &r)))
 		return ret;
-	char msg[CTL_ERR_SIZE];
+	char msg[FLOWER_ERR_SIZE];
 	ret = flower_actions_compile(f, resolve, aux, r->actions, msg, sizeof(msg));
 	if (ret)
 		return fail(w, ret, "%s", msg);
@@ -315,30 +315,29 @@ static int op_add(struct work *w, const struct ctl_flower *f, flower_port_resolv
 	r->installed_ns = now_ns;
 	r->key_hash = key_hash;
 	r->spec = *f;
-	r->spec.verb = CTL_FILTER_ADD; /* printed back as the line that adds it */
 	r->spec.pref = pref;
 	r->spec.handle = handle;
-	r->spec.given |= CTL_FF_PREF | CTL_FF_HANDLE;
+	r->spec.given |= FLOWER_SF_PREF | FLOWER_SF_HANDLE;
 	return add_live(w, r);
 }
 
 /* tc's selector: the pref's protocol must be the one given. */
-static int check_del_protocol(struct work *w, const struct ctl_flower *f, const struct flower_rule *r)
+static int check_del_protocol(struct work *w, const struct flower_spec *f, const struct flower_rule *r)
 {
-	if ((f->match.given & CTL_FM_PROTOCOL) && r->spec.match.protocol != f->match.protocol)
+	if ((f->match.given & FLOWER_FM_PROTOCOL) && r->spec.match.protocol != f->match.protocol)
 		return fail(w, -EINVAL, "dev %s chain %u pref %u: Filter with specified "
 			    "priority/protocol not found (the pref holds another protocol)",
 			    f->dev, f->chain, f->pref);
 	return 0;
 }
 
-static int op_del(struct work *w, const struct ctl_flower *f, flower_port_resolver *resolve,
+static int op_del(struct work *w, const struct flower_spec *f, flower_port_resolver *resolve,
 		  void *aux)
 {
 	struct place p = { .chain = f->chain, .pref = f->pref, .handle = f->handle };
 	if (flower_hook_resolve(f, resolve, aux, &p.port))
 		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
-	int depth = (f->given & CTL_FF_HANDLE) ? 4 : (f->given & CTL_FF_PREF) ? 3 : 2, ret;
+	int depth = (f->given & FLOWER_SF_HANDLE) ? 4 : (f->given & FLOWER_SF_PREF) ? 3 : 2, ret;
 	if (depth == 4) { /* one rule, by the index */
 		struct fidx_key k = { .port = p.port, .chain = p.chain, .pref = p.pref, .handle = p.handle };
 		const struct fidx_entry *e = fidx_find(&w->place, &k);
@@ -365,15 +364,15 @@ static int op_del(struct work *w, const struct ctl_flower *f, flower_port_resolv
  * (port, chain, pref, handle) leaves the working set and the new one is
  * added in its place, in the same batch, so the published table has one or
  * the other.  Without pref and handle, replace is an add. */
-static int op_replace(struct work *w, const struct ctl_flower *f, flower_port_resolver *resolve,
-		      void *aux, uint64_t now_ns)
+static int op_replace(struct work *w, const struct flower_spec *f, bool change,
+		      flower_port_resolver *resolve, void *aux, uint64_t now_ns)
 {
-	bool named = (f->given & CTL_FF_PREF) && (f->given & CTL_FF_HANDLE);
+	bool named = (f->given & FLOWER_SF_PREF) && (f->given & FLOWER_SF_HANDLE);
 	struct fidx_key k = { .chain = f->chain, .pref = f->pref, .handle = f->handle };
 	if (flower_hook_resolve(f, resolve, aux, &k.port))
 		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
 	const struct fidx_entry *e = named ? fidx_find(&w->place, &k) : NULL;
-	if (!e && f->verb == CTL_FILTER_CHANGE)
+	if (!e && change)
 		return fail(w, -ENOENT, "dev %s chain %u pref %u handle %u: no such filter to "
 			    "change (tc: use replace, or add, to create one)", f->dev, f->chain,
 			    f->pref, f->handle);
@@ -508,7 +507,7 @@ static int make_table(const struct flower_table *old, struct work *w, struct flo
 	return 0;
 }
 
-int flower_table_apply(const struct flower_table *old, const struct ctl_flower *ops, size_t n,
+int flower_table_apply(const struct flower_table *old, const struct flower_op *ops, size_t n,
 		       flower_port_resolver *resolve, void *aux, uint64_t now_ns,
 		       struct flower_table **out, struct flower_error *err)
 {
@@ -517,12 +516,13 @@ int flower_table_apply(const struct flower_table *old, const struct ctl_flower *
 	int ret = work_init(&w, old, n);
 	for (size_t i = 0; i < n && !ret; i++) {
 		w.op = i;
-		if (ops[i].verb == CTL_FILTER_ADD)
-			ret = op_add(&w, &ops[i], resolve, aux, now_ns);
-		else if (ops[i].verb == CTL_FILTER_DEL)
-			ret = op_del(&w, &ops[i], resolve, aux);
-		else if (ops[i].verb == CTL_FILTER_REPLACE || ops[i].verb == CTL_FILTER_CHANGE)
-			ret = op_replace(&w, &ops[i], resolve, aux, now_ns);
+		const struct flower_spec *f = ops[i].spec;
+		if (ops[i].kind == FLOWER_OP_ADD)
+			ret = op_add(&w, f, resolve, aux, now_ns);
+		else if (ops[i].kind == FLOWER_OP_DEL)
+			ret = op_del(&w, f, resolve, aux);
+		else if (ops[i].kind == FLOWER_OP_REPLACE || ops[i].kind == FLOWER_OP_CHANGE)
+			ret = op_replace(&w, f, ops[i].kind == FLOWER_OP_CHANGE, resolve, aux, now_ns);
 		else
 			ret = fail(&w, -EINVAL, "only filter add, replace, change and del change the table");
 	}

@@ -11,8 +11,9 @@
  *   classifies at a hook other than the key's in_port (egress).
  *
  * Immutable and versioned: atomic batches
- *   A table never changes once built.  A change is a *batch* of filter add
- *   and del commands: flower_table_apply() copies the old table's rule set
+ *   A table never changes once built.  A change is a *batch* of ops (add,
+ *   del, replace, change, each with its rule as written, struct flower_spec
+ *   of flower_spec.h): flower_table_apply() copies the old table's rule set
  *   (pointers: a rule object is shared by every table that holds it),
  *   applies the whole batch, rebuilds the classifiers and returns a new
  *   table with version old + 1, or refuses the batch and leaves nothing
@@ -61,8 +62,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctl/ctl_flower.h"
 #include "switch/flower_rule.h"
+#include "switch/flower_spec.h"
 
 enum flower_table_limits {
 	/* No cap below memory: this one is the classifier's (CLS_MAX_RULES,
@@ -73,6 +74,7 @@ enum flower_table_limits {
 	 * goto only; continue only moves on to later prefs, and the kernel's
 	 * tc_flower.sh crosses 10 rules with it (match_mpls_lse_test). */
 	FLOWER_MAX_HOPS = 16,
+	FLOWER_ERR_SIZE = 256,    /* struct flower_error's message incl. NUL */
 };
 
 struct flower_table;
@@ -81,11 +83,25 @@ struct flower_table;
 
 struct flower_error {
 	size_t op;                /* index of the refused command in the batch */
-	char msg[CTL_ERR_SIZE];
+	char msg[FLOWER_ERR_SIZE]; /* one line, no trailing newline */
 };
 
-/* A new table: old (NULL = empty) with ops[0..n-1] applied in order, each
- * a CTL_FILTER_ADD, _REPLACE, _CHANGE or _DEL from ctl_flower_parse()
+/* What one command of a batch does with its rule (tc's filter add, del,
+ * replace and change; the command language's verbs map onto these). */
+enum flower_op_kind {
+	FLOWER_OP_ADD = 1,
+	FLOWER_OP_DEL,      /* the rules at spec's place: dev and hook, then
+	                     * chain, pref and handle as given (FLOWER_SF_*) */
+	FLOWER_OP_REPLACE,  /* the rule at pref and handle replaced, else added */
+	FLOWER_OP_CHANGE,   /* the rule at pref and handle replaced: it must exist */
+};
+
+struct flower_op {
+	uint8_t kind;                   /* enum flower_op_kind */
+	const struct flower_spec *spec; /* the caller's, read during the call only */
+};
+
+/* A new table: old (NULL = empty) with ops[0..n-1] applied in order
  * (replace/change: the rule at the op's pref and handle leaves and the new
  * one takes its place in the same new table; change refuses with -ENOENT
  * when there is none, replace adds).  Port names
@@ -102,7 +118,7 @@ struct flower_error {
  *   -ENOSPC  more than FLOWER_MAX_TABLE_RULES rules
  *   -ENOMEM
  * `now_ns` is the added rules' install time. */
-int flower_table_apply(const struct flower_table *old, const struct ctl_flower *ops, size_t n,
+int flower_table_apply(const struct flower_table *old, const struct flower_op *ops, size_t n,
 		       flower_port_resolver *resolve, void *aux, uint64_t now_ns,
 		       struct flower_table **out, struct flower_error *err);
 

@@ -95,7 +95,7 @@ static inline int dispatch(void *ctx, const struct ctl_cmd *cmd, struct ctl_prin
 	case CTL_BATCH: /* its pointers live only during dispatch */
 		f->batch_n = cmd->batch.n_cmds;
 		f->batch_last_line = cmd->batch.lines[cmd->batch.n_cmds - 1];
-		f->batch_last_pref = cmd->batch.cmds[cmd->batch.n_cmds - 1].filter.pref;
+		f->batch_last_pref = cmd->batch.cmds[cmd->batch.n_cmds - 1].filter.rule.pref;
 		advance_ms(f->batch_busy_ms); /* a large batch takes seconds */
 		return 0;
 	case CTL_FDB_SHOW: /* a long reply, to exercise partial sends */

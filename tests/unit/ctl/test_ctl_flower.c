@@ -92,10 +92,10 @@ static void test_l2_keys(void **state)
 
 	struct ctl_flower f;
 	parse_ok(ADD "protocol 802.1Q flower vlan_id 4095 vlan_prio 7 vlan_ethtype ipv6" RD, &f);
-	assert_int_equal(f.match.protocol, 0x8100);
-	assert_int_equal(f.match.vlan_id, 4095);
-	assert_int_equal(f.match.vlan_prio, 7);
-	assert_int_equal(f.match.vlan_ethtype, 0x86dd);
+	assert_int_equal(f.rule.match.protocol, 0x8100);
+	assert_int_equal(f.rule.match.vlan_id, 4095);
+	assert_int_equal(f.rule.match.vlan_prio, 7);
+	assert_int_equal(f.rule.match.vlan_ethtype, 0x86dd);
 }
 
 static void test_l3_keys(void **state)
@@ -131,9 +131,9 @@ static void test_l3_keys(void **state)
 
 	struct ctl_flower f;
 	parse_ok(ADD "protocol ip flower dst_ip 192.0.2.77/28" RD, &f);
-	assert_int_equal(f.match.dst_ip.addr.family, AF_INET);
-	assert_int_equal(ntohl(f.match.dst_ip.addr.v4.s_addr), 0xc0000240);
-	assert_int_equal(ntohl(f.match.dst_ip.mask.v4.s_addr), 0xfffffff0);
+	assert_int_equal(f.rule.match.dst_ip.addr.family, AF_INET);
+	assert_int_equal(ntohl(f.rule.match.dst_ip.addr.v4.s_addr), 0xc0000240);
+	assert_int_equal(ntohl(f.rule.match.dst_ip.mask.v4.s_addr), 0xfffffff0);
 }
 
 static void test_l4_keys(void **state)
@@ -150,10 +150,10 @@ static void test_l4_keys(void **state)
 
 	struct ctl_flower f;
 	parse_ok(ADD "protocol ip flower ip_proto tcp src_port 10-20 tcp_flags 0x3/0x7" RD, &f);
-	assert_int_equal(f.match.src_port_min, 10);
-	assert_int_equal(f.match.src_port_max, 20);
-	assert_int_equal(f.match.tcp_flags, 0x3);
-	assert_int_equal(f.match.tcp_flags_mask, 0x7);
+	assert_int_equal(f.rule.match.src_port_min, 10);
+	assert_int_equal(f.rule.match.src_port_max, 20);
+	assert_int_equal(f.rule.match.tcp_flags, 0x3);
+	assert_int_equal(f.rule.match.tcp_flags_mask, 0x7);
 }
 
 static void test_tunnel_keys(void **state)
@@ -204,11 +204,11 @@ static void test_actions(void **state)
 	struct ctl_flower f;
 	parse_ok(ADD "flower action tunnel_key set id 5 src_ip 198.51.100.1 dst_ip 198.51.100.2" RD,
 		 &f);
-	assert_int_equal(f.n_actions, 2);
-	assert_int_equal(f.actions[0].type, CTL_ACT_TUNNEL_SET);
-	assert_int_equal(f.actions[0].dst_port, 4789);
-	assert_int_equal(f.actions[1].type, CTL_ACT_REDIRECT);
-	assert_string_equal(f.actions[1].dev, "vxlan0");
+	assert_int_equal(f.rule.n_actions, 2);
+	assert_int_equal(f.rule.actions[0].type, FLOWER_ACT_TUNNEL_SET);
+	assert_int_equal(f.rule.actions[0].dst_port, 4789);
+	assert_int_equal(f.rule.actions[1].type, FLOWER_ACT_REDIRECT);
+	assert_string_equal(f.rule.actions[1].dev, "vxlan0");
 }
 
 static void test_del_show(void **state)
@@ -240,8 +240,8 @@ static void test_del_show(void **state)
 	struct ctl_flower f;
 	parse_ok("filter del dev vnet0 ingress prio 9 handle 3", &f);
 	assert_int_equal(f.verb, CTL_FILTER_DEL);
-	assert_int_equal(f.pref, 9);
-	assert_int_equal(f.handle, 3);
+	assert_int_equal(f.rule.pref, 9);
+	assert_int_equal(f.rule.handle, 3);
 }
 
 static int n_bad;

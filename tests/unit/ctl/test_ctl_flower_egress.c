@@ -70,9 +70,9 @@ static void test_egress_verbs(void **state)
 	(void)state;
 	struct ctl_flower f;
 	parse_ok(EADD "protocol ip flower action drop", &f);
-	assert_true(f.given & CTL_FF_EGRESS);
+	assert_true(f.rule.given & FLOWER_SF_EGRESS);
 	parse_ok("filter add dev vnet0 ingress protocol ip flower action drop", &f);
-	assert_false(f.given & CTL_FF_EGRESS);
+	assert_false(f.rule.given & FLOWER_SF_EGRESS);
 	check_canonical(EADD "pref 1 handle 1 protocol ip flower skip_hw ip_proto tcp dst_port 80 "
 			"action mirred egress mirror dev vx0 action pass",
 			EADD "pref 1 handle 1 protocol ip flower skip_hw ip_proto tcp dst_port 80 "
@@ -105,8 +105,8 @@ static void test_indev(void **state)
 	(void)state;
 	struct ctl_flower f;
 	parse_ok(EADD "protocol ip flower ip_proto icmp indev vx0 action drop", &f);
-	assert_true(f.match.given & CTL_FM_INDEV);
-	assert_string_equal(f.match.indev, "vx0");
+	assert_true(f.rule.match.given & FLOWER_FM_INDEV);
+	assert_string_equal(f.rule.match.indev, "vx0");
 	/* anywhere among the keys; printed first (after skip_hw) */
 	check_canonical(EADD "protocol ip flower ip_proto icmp indev vx0 action drop",
 			EADD "protocol ip flower indev vx0 ip_proto icmp action drop");

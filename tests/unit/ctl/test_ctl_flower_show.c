@@ -278,7 +278,7 @@ static void test_brief(void **state)
 	ctl_print_release(&p);
 	/* the grammar's word: show only, after -s */
 	parse("filter show -s -br dev vnet0 ingress", &f);
-	assert_true((f.given & CTL_FF_BRIEF) && (f.given & CTL_FF_STATS));
+	assert_true((f.flags & CTL_FF_BRIEF) && (f.flags & CTL_FF_STATS));
 	char line[128];
 	assert_true(ctl_flower_format(&f, line, sizeof(line)) > 0);
 	assert_string_equal(line, "filter show -s -br dev vnet0 ingress");

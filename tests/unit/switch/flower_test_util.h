@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl/ctl_cmd.h"
@@ -39,6 +40,25 @@ static inline void test_parse_rule(const char *line, struct ctl_flower *f)
 		fail_msg("\"%s\" refused: %s", line, err.msg);
 }
 
+/* The `filter add` line of a rule as the table keeps it (ctl_flower_format()). */
+static inline int test_format_rule(const struct flower_spec *spec, char *buf, size_t size)
+{
+	const struct ctl_flower add = { .verb = CTL_FILTER_ADD, .rule = *spec };
+	return ctl_flower_format(&add, buf, size);
+}
+
+/* old + the parsed commands as one batch: flower_table_apply(). */
+static inline int test_apply_cmds(const struct flower_table *old, const struct ctl_flower *cmds, size_t n,
+				  uint64_t now_ns, struct flower_table **out, struct flower_error *err)
+{
+	struct flower_op *ops = calloc(n + 1, sizeof(*ops));
+	assert_non_null(ops);
+	ctl_flower_ops(cmds, n, ops);
+	int ret = flower_table_apply(old, ops, n, test_resolve, NULL, now_ns, out, err);
+	free(ops);
+	return ret;
+}
+
 /* old + the lines as one batch; returns what flower_table_apply() did. */
 static inline int test_apply(const struct flower_table *old, const char *const *lines, size_t n,
 		      struct flower_table **out, struct flower_error *err)
@@ -47,7 +67,7 @@ static inline int test_apply(const struct flower_table *old, const char *const *
 	assert_true(n <= 64);
 	for (size_t i = 0; i < n; i++)
 		test_parse_rule(lines[i], &ops[i]);
-	return flower_table_apply(old, ops, n, test_resolve, NULL, 1000, out, err);
+	return test_apply_cmds(old, ops, n, 1000, out, err);
 }
 
 /* A table of the lines, which must all be accepted. */

@@ -444,7 +444,7 @@ static void test_batches(void **state)
 	}
 	/* the printed rule carries its pref and handle */
 	char text[512];
-	assert_true(ctl_flower_format(&flower_table_rule(t, 0)->spec, text, sizeof(text)) > 0);
+	assert_true(test_format_rule(&flower_table_rule(t, 0)->spec, text, sizeof(text)) > 0);
 	assert_string_equal(text, A "pref 1 handle 1 protocol arp flower action drop");
 
 	/* a duplicate handle: refused, the table unchanged */
@@ -495,7 +495,7 @@ static void test_batches(void **state)
 	assert_int_equal(nr->pref, 2);
 	assert_int_equal(nr->handle, 2);
 	assert_true(nr->uid > flower_table_rule(t, 3)->uid);
-	assert_true(ctl_flower_format(&nr->spec, text, sizeof(text)) > 0);
+	assert_true(test_format_rule(&nr->spec, text, sizeof(text)) > 0);
 	assert_string_equal(text, A "pref 2 handle 2 protocol ip flower dst_ip 192.0.2.1 action pass");
 	flower_table_destroy(t2);
 	/* replace of a free handle adds; change of one refuses */

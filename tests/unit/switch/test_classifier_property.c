@@ -154,14 +154,14 @@ static const struct flower_rule *linear_lookup(const struct flower_table *t,
 static bool same_key_before(const struct flower_table *base, const struct ctl_flower *ops, size_t i)
 {
 	for (size_t j = 0; base && j < flower_table_n_rules(base); j++) {
-		const struct ctl_flower *r = &flower_table_rule(base, j)->spec;
-		if (r->pref == ops[i].pref && !strcmp(r->dev, ops[i].dev) &&
-		    !memcmp(&r->match, &ops[i].match, sizeof(ops[i].match)))
+		const struct flower_spec *r = &flower_table_rule(base, j)->spec;
+		if (r->pref == ops[i].rule.pref && !strcmp(r->dev, ops[i].rule.dev) &&
+		    !memcmp(&r->match, &ops[i].rule.match, sizeof(ops[i].rule.match)))
 			return true;
 	}
 	for (size_t j = 0; j < i; j++)
-		if (ops[j].pref == ops[i].pref && !strcmp(ops[j].dev, ops[i].dev) &&
-		    !memcmp(&ops[j].match, &ops[i].match, sizeof(ops[i].match)))
+		if (ops[j].rule.pref == ops[i].rule.pref && !strcmp(ops[j].rule.dev, ops[i].rule.dev) &&
+		    !memcmp(&ops[j].rule.match, &ops[i].rule.match, sizeof(ops[i].rule.match)))
 			return true;
 	return false;
 }
@@ -179,7 +179,7 @@ static struct flower_table *random_batch(const struct flower_table *base, size_t
 		const char *dev = rnd(3) ? "vnet0" : "vnet1";
 		uint32_t pref = pref0 + 1 + rnd(4000);
 		if (i && rnd(4) == 0) { /* share an earlier rule's pref and shape */
-			pref = ops[rnd((uint32_t)i)].pref;
+			pref = ops[rnd((uint32_t)i)].rule.pref;
 			shape = shape_of_pref[pref];
 		} else {
 			while (shape_of_pref[pref] != 0xffffffffu)
@@ -196,7 +196,7 @@ static struct flower_table *random_batch(const struct flower_table *base, size_t
 	}
 	struct flower_table *t = NULL;
 	struct flower_error err;
-	if (flower_table_apply(base, ops, n, test_resolve, NULL, 0, &t, &err))
+	if (test_apply_cmds(base, ops, n, 0, &t, &err))
 		fail_msg("random batch refused at %zu: %s", err.op, err.msg);
 	return t;
 }
@@ -255,14 +255,14 @@ static struct flower_table *random_dels(struct flower_table *t)
 		const struct flower_rule *r = flower_table_rule(t, rnd((uint32_t)n_rules));
 		memset(&ops[i], 0, sizeof(ops[i]));
 		ops[i].verb = CTL_FILTER_DEL;
-		strcpy(ops[i].dev, test_port_names[r->port]);
-		ops[i].given = CTL_FF_PREF | (rnd(2) ? CTL_FF_HANDLE : 0);
-		ops[i].pref = r->pref;
-		ops[i].handle = r->handle;
+		strcpy(ops[i].rule.dev, test_port_names[r->port]);
+		ops[i].rule.given = FLOWER_SF_PREF | (rnd(2) ? FLOWER_SF_HANDLE : 0);
+		ops[i].rule.pref = r->pref;
+		ops[i].rule.handle = r->handle;
 	}
 	struct flower_table *next = NULL;
 	struct flower_error err;
-	int ret = flower_table_apply(t, ops, n, test_resolve, NULL, 0, &next, &err);
+	int ret = test_apply_cmds(t, ops, n, 0, &next, &err);
 	if (ret == -ENOENT) /* a del of what an earlier del of the batch took */
 		return t;
 	if (ret)
@@ -272,9 +272,9 @@ static struct flower_table *random_dels(struct flower_table *t)
 		const struct flower_rule *r = flower_table_rule(t, i);
 		bool gone = false;
 		for (size_t k = 0; k < n; k++)
-			gone |= r->port == (uint16_t)(strcmp(ops[k].dev, "vnet0") ? 2 : 1) &&
-				r->pref == ops[k].pref &&
-				(!(ops[k].given & CTL_FF_HANDLE) || r->handle == ops[k].handle);
+			gone |= r->port == (uint16_t)(strcmp(ops[k].rule.dev, "vnet0") ? 2 : 1) &&
+				r->pref == ops[k].rule.pref &&
+				(!(ops[k].rule.given & FLOWER_SF_HANDLE) || r->handle == ops[k].rule.handle);
 		if (!gone && flower_table_rule(next, j++) != r)
 			fail_msg("after the dels, rule %zu is not the one expected", j - 1);
 	}
@@ -360,9 +360,9 @@ static void test_against_linear_scan(void **state)
 			if (got != want) {
 				char text[512] = "-", text2[512] = "-";
 				if (want)
-					ctl_flower_format(&want->spec, text, sizeof(text));
+					test_format_rule(&want->spec, text, sizeof(text));
 				if (got)
-					ctl_flower_format(&got->spec, text2, sizeof(text2));
+					test_format_rule(&got->spec, text2, sizeof(text2));
 				fail_msg("seed %#x, %zu rules, key %d: classifier gave \"%s\", linear "
 					 "scan \"%s\"", seed, n, i, text2, text);
 			}

@@ -55,9 +55,9 @@ static void test_hooks_apart(void **state)
 	const struct flower_rule *in = first(t, 1, &k), *out = first(t, EG1, &k);
 	assert_non_null(in);
 	assert_non_null(out);
-	assert_true(in->spec.actions[0].type == CTL_ACT_PASS);
-	assert_true(out->spec.actions[0].type == CTL_ACT_DROP);
-	assert_true(out->spec.given & CTL_FF_EGRESS);
+	assert_true(in->spec.actions[0].type == FLOWER_ACT_PASS);
+	assert_true(out->spec.actions[0].type == FLOWER_ACT_DROP);
+	assert_true(out->spec.given & FLOWER_SF_EGRESS);
 	/* classify() is the ingress of key->in_port */
 	struct flower_verdict v;
 	k.in_port = 1;
@@ -77,7 +77,7 @@ static void test_auto_pref_per_hook(void **state)
 	(void)state;
 	struct flower_table *t = TABLE(IN "protocol ip flower action pass", OUT "protocol ip flower action drop");
 	for (size_t i = 0; i < flower_table_n_rules(t); i++)
-		assert_int_equal(flower_table_rule(t, i)->pref, CTL_FLOWER_AUTO_PREF);
+		assert_int_equal(flower_table_rule(t, i)->pref, FLOWER_AUTO_PREF);
 	flower_table_destroy(t);
 }
 
@@ -115,16 +115,16 @@ static void test_cache_by_hook(void **state)
 	bool fast;
 	const struct flower_verdict *v = flow_cache_classify_hook(fc, t, 1, &k, &fast);
 	assert_false(fast);
-	assert_true(v->rules[0]->spec.actions[0].type == CTL_ACT_PASS);
+	assert_true(v->rules[0]->spec.actions[0].type == FLOWER_ACT_PASS);
 	v = flow_cache_classify_hook(fc, t, EG1, &k, &fast);
 	assert_false(fast); /* the same key at another hook: another entry */
-	assert_true(v->rules[0]->spec.actions[0].type == CTL_ACT_DROP);
+	assert_true(v->rules[0]->spec.actions[0].type == FLOWER_ACT_DROP);
 	v = flow_cache_classify_hook(fc, t, EG1, &k, &fast);
 	assert_true(fast);
-	assert_true(v->rules[0]->spec.actions[0].type == CTL_ACT_DROP);
+	assert_true(v->rules[0]->spec.actions[0].type == FLOWER_ACT_DROP);
 	v = flow_cache_classify(fc, t, &k, &fast);
 	assert_true(fast);
-	assert_true(v->rules[0]->spec.actions[0].type == CTL_ACT_PASS);
+	assert_true(v->rules[0]->spec.actions[0].type == FLOWER_ACT_PASS);
 	flow_cache_destroy(fc);
 	flower_table_destroy(t);
 }

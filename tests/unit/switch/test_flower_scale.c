@@ -83,7 +83,7 @@ static int apply_range(struct flower_table **t, const char *verb, unsigned from,
 		test_parse_rule(line, &ops[i]);
 	}
 	struct flower_table *nt = NULL;
-	int ret = flower_table_apply(*t, ops, n, test_resolve, NULL, 1000, &nt, err);
+	int ret = test_apply_cmds(*t, ops, n, 1000, &nt, err);
 	if (ret == 0) {
 		flower_table_destroy(*t);
 		*t = nt;
@@ -142,7 +142,7 @@ static void test_concurrency_cases(void **state)
 	snprintf(other, sizeof(other), "filter add dev vnet0 ingress protocol ip pref 1 handle 777777 flower%s", key);
 	test_parse_rule(other, &ops[0]);
 	struct flower_table *nt = NULL;
-	assert_int_equal(flower_table_apply(t, ops, 1, test_resolve, NULL, 1, &nt, &err), -EEXIST);
+	assert_int_equal(test_apply_cmds(t, ops, 1, 1, &nt, &err), -EEXIST);
 	assert_non_null(strstr(err.msg, "handle 54322 has the same key"));
 	assert_int_equal(flower_table_version(t), version);
 
@@ -189,7 +189,7 @@ static void test_mixed_batch(void **state)
 		assert_int_equal(flower_table_rule(t, i)->pref, want[i][0]);
 		assert_int_equal(flower_table_rule(t, i)->handle, want[i][1]);
 	}
-	assert_int_equal(flower_table_rule(t, 1)->spec.actions[0].type, CTL_ACT_PASS);
+	assert_int_equal(flower_table_rule(t, 1)->spec.actions[0].type, FLOWER_ACT_PASS);
 	/* added and deleted in the same batch: in no table */
 	static const char *const gone[] = { A "pref 9 handle 1 protocol ip flower action drop",
 					    "filter del dev vnet0 ingress pref 9 handle 1" };
