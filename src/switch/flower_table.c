@@ -36,8 +36,11 @@ struct flower_table {
  * the ones taken out since: a rule is live iff the place index holds it.
  * Commands that name a place exactly (flower.json's batches: add, replace,
  * del with pref and handle) only touch the indexes and `pending`, O(1);
- * those that need the order (an automatic pref or handle, a del of a whole
- * pref, chain or port) merge first (flush(), O(rules)). */
+ * so do an automatic pref (each chain's lowest pref is kept, `lowest`)
+ * and an automatic handle in an empty pref (1).  Those that need the
+ * order (an automatic handle in a pref that has rules, a del of a whole
+ * pref, chain or port, the lowest pref of a chain whose lowest rule left)
+ * merge first (flush(), O(rules)). */
 struct work {
 	struct flower_rule **rules;   /* in place order */
 	size_t n, cap;
@@ -45,6 +48,8 @@ struct work {
 	size_t n_pending, cap_pending;
 	bool dirty;                   /* pending or taken-out rules to merge */
 	struct fidx place, key, pref;
+	struct chain_lowest *lowest;  /* per (port, chain) seen by an automatic pref */
+	size_t n_lowest, cap_lowest;
 	struct flower_rule **created; /* allocated by this batch */
 	size_t n_created, cap_created;
 	uint64_t next_uid;
@@ -70,6 +75,14 @@ static bool same_chain(const struct flower_rule *r, uint16_t port, uint32_t chai
 {
 	return r->port == port && r->chain == chain;
 }
+
+/* A chain's lowest pref among the live rules, while `known`. */
+struct chain_lowest {
+	uint16_t port;
+	uint32_t chain;
+	uint32_t pref; /* 0: the chain is empty */
+	bool known;
+};
 
 /* A place (port, chain, pref, handle) compared on its first `depth` fields. */
 struct place {
@@ -176,9 +189,20 @@ static int index_rule(struct work *w, struct flower_rule *r)
 	return 0;
 }
 
+static struct chain_lowest *lowest_of(struct work *w, uint16_t port, uint32_t chain)
+{
+	for (size_t i = 0; i < w->n_lowest; i++)
+		if (w->lowest[i].port == port && w->lowest[i].chain == chain)
+			return &w->lowest[i];
+	return NULL;
+}
+
 /* r joins the live set (it was not live). */
 static int add_live(struct work *w, struct flower_rule *r)
 {
+	struct chain_lowest *l = lowest_of(w, r->port, r->chain);
+	if (l && l->known && (!l->pref || r->pref < l->pref))
+		l->pref = r->pref;
 	if (append(&w->pending, &w->n_pending, &w->cap_pending, r))
 		return fail(w, -ENOMEM, "out of memory");
 	w->dirty = true;
@@ -188,6 +212,9 @@ static int add_live(struct work *w, struct flower_rule *r)
 /* r, live, leaves the live set. */
 static void remove_live(struct work *w, const struct flower_rule *r)
 {
+	struct chain_lowest *l = lowest_of(w, r->port, r->chain);
+	if (l && l->pref == r->pref)
+		l->known = false; /* the pref may still hold others: found again by flush() */
 	fidx_remove(&w->place, r);
 	fidx_remove(&w->key, r);
 	fidx_remove(&w->pref, r);
@@ -217,17 +244,39 @@ static void work_fini(struct work *w)
 	fidx_free(&w->pref);
 	free(w->pending);
 	free(w->rules);
+	free(w->lowest);
 }
 
 /* tc's automatic pref: one below the lowest pref of the chain, 49152 in an
- * empty one; 0 if none is left.  After flush(). */
-static uint32_t auto_pref(const struct work *w, uint16_t port, uint32_t chain)
+ * empty one; 0 if none is left (*pref).  The chain's lowest pref is found
+ * by flush() and a search the first time, then kept (add_live,
+ * remove_live). */
+static int auto_pref(struct work *w, uint16_t port, uint32_t chain, uint32_t *pref)
 {
-	struct place p = { .port = port, .chain = chain };
-	size_t i = bound(w, &p, 2, false);
-	if (i < w->n && same_chain(w->rules[i], port, chain))
-		return w->rules[i]->pref - 1;
-	return FLOWER_AUTO_PREF;
+	struct chain_lowest *l = lowest_of(w, port, chain);
+	if (!l) {
+		if (w->n_lowest == w->cap_lowest) {
+			size_t cap = w->cap_lowest ? 2 * w->cap_lowest : 16;
+			struct chain_lowest *a = realloc(w->lowest, cap * sizeof(*a));
+			if (!a)
+				return fail(w, -ENOMEM, "out of memory");
+			w->lowest = a;
+			w->cap_lowest = cap;
+		}
+		l = &w->lowest[w->n_lowest++];
+		*l = (struct chain_lowest){ .port = port, .chain = chain };
+	}
+	if (!l->known) {
+		int ret = flush(w);
+		if (ret)
+			return ret;
+		struct place p = { .port = port, .chain = chain };
+		size_t i = bound(w, &p, 2, false);
+		l->pref = i < w->n && same_chain(w->rules[i], port, chain) ? w->rules[i]->pref : 0;
+		l->known = true;
+	}
+	*pref = l->pref ? l->pref - 1 : FLOWER_AUTO_PREF;
+	return 0;
 }
 
 /* Refuses a taken handle, a key the pref already has, or another protocol
@@ -238,6 +287,7 @@ static int check_place(struct work *w, const struct flower_spec *f, uint16_t por
 	struct fidx_key k = { .port = port, .chain = f->chain, .pref = pref, .handle = f->handle,
 			      .match = &f->match, .key_hash = key_hash };
 	const struct fidx_entry *e = fidx_find(&w->pref, &k);
+	bool pref_empty = !e;
 	if (e && e->r->spec.match.protocol != f->match.protocol)
 		return fail(w, -EINVAL, "pref %u of dev %s already holds rules of another "
 			    "protocol (tc: one protocol per pref)", pref, f->dev);
@@ -254,6 +304,10 @@ static int check_place(struct work *w, const struct flower_spec *f, uint16_t por
 			    f->dev, f->chain, pref, e->r->handle);
 	if (f->given & FLOWER_SF_HANDLE) {
 		*handle = f->handle;
+		return 0;
+	}
+	if (pref_empty) {
+		*handle = 1; /* no need of the order */
 		return 0;
 	}
 	int ret = flush(w);
@@ -287,9 +341,9 @@ static int op_add(struct work *w, const struct flower_spec *f, flower_port_resol
 	int ret;
 	if (flower_hook_resolve(f, resolve, aux, &port))
 		return fail(w, -ENOENT, "dev \"%s\": no such port", f->dev);
-	if (!(f->given & FLOWER_SF_PREF) && (ret = flush(w)))
+	uint32_t pref = f->pref;
+	if (!(f->given & FLOWER_SF_PREF) && (ret = auto_pref(w, port, f->chain, &pref)))
 		return ret;
-	uint32_t pref = (f->given & FLOWER_SF_PREF) ? f->pref : auto_pref(w, port, f->chain);
 	if (!pref)
 		return fail(w, -EINVAL, "dev %s chain %u: no automatic pref left below 1, give one",
 			    f->dev, f->chain);

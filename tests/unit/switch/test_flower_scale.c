@@ -207,12 +207,52 @@ static void test_mixed_batch(void **state)
 #undef A
 }
 
+/* Automatic prefs in one batch follow the chain's lowest pref as rules
+ * come and go (kept per chain, found again when the lowest leaves), and an
+ * automatic handle in an empty pref is 1. */
+static void test_auto_pref_batch(void **state)
+{
+	(void)state;
+#define A "filter add dev vnet0 ingress "
+	static const char *const lines[] = {
+		A "protocol ip flower ip_proto tcp action drop",           /* 49152 */
+		A "protocol ip flower ip_proto udp action drop",           /* 49151 */
+		A "protocol ip flower ip_proto icmp action drop",          /* 49150 */
+		"filter del dev vnet0 ingress pref 49150",
+		A "protocol ip flower ip_proto 47 action drop",            /* 49150 again */
+		A "chain 3 protocol ip flower ip_proto 47 action drop",    /* chain 3: 49152 */
+		A "pref 100 handle 7 protocol ip flower ip_proto 50 action drop",
+		A "protocol ip flower ip_proto 51 action drop",            /* 99 */
+		"filter del dev vnet0 ingress pref 99 handle 1",
+		"filter del dev vnet0 ingress pref 100",
+		A "protocol ip flower ip_proto 52 action drop",            /* 49149 */
+		A "pref 7 protocol ip flower ip_proto 53 action drop",     /* pref 7, handle 1 */
+	};
+	struct flower_table *t = test_table(NULL, lines, sizeof(lines) / sizeof(lines[0]));
+	static const uint32_t want[][3] = { { 0, 7, 1 },     { 0, 49149, 1 }, { 0, 49150, 1 },
+					    { 0, 49151, 1 }, { 0, 49152, 1 }, { 3, 49152, 1 } };
+	assert_int_equal(flower_table_n_rules(t), 6);
+	for (unsigned i = 0; i < 6; i++) {
+		assert_int_equal(flower_table_rule(t, i)->chain, want[i][0]);
+		assert_int_equal(flower_table_rule(t, i)->pref, want[i][1]);
+		assert_int_equal(flower_table_rule(t, i)->handle, want[i][2]);
+	}
+	/* A second batch starts from the table: one below 7. */
+	static const char *const more[] = { A "protocol ip flower ip_proto 54 action drop" };
+	struct flower_table *t2 = test_table(t, more, 1);
+	assert_int_equal(flower_table_rule(t2, 0)->pref, 6);
+	flower_table_destroy(t);
+	flower_table_destroy(t2);
+#undef A
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_index_model),
 		cmocka_unit_test(test_concurrency_cases),
 		cmocka_unit_test(test_mixed_batch),
+		cmocka_unit_test(test_auto_pref_batch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
