@@ -31,16 +31,22 @@ struct flower_table {
 
 /* ---- the working set of a batch ---------------------------------------- */
 
+/* A place (port, chain, pref, handle) compared on its first `depth` fields. */
+struct place {
+	uint16_t port;
+	uint32_t chain, pref, handle;
+};
+
 /* The live rules of a batch are the sorted `rules` (the old table's, then
  * merged) plus the unsorted `pending` (added since the last merge), less
  * the ones taken out since: a rule is live iff the place index holds it.
  * Commands that name a place exactly (flower.json's batches: add, replace,
  * del with pref and handle) only touch the indexes and `pending`, O(1);
  * so do an automatic pref (each chain's lowest pref is kept, `lowest`)
- * and an automatic handle in an empty pref (1).  Those that need the
- * order (an automatic handle in a pref that has rules, a del of a whole
- * pref, chain or port, the lowest pref of a chain whose lowest rule left)
- * merge first (flush(), O(rules)). */
+ * and an automatic handle (the place index probed from 1: O(rules of the
+ * pref)).  Those that need the order (a del
+ * of a whole pref, chain or port, the lowest pref of a chain whose lowest
+ * rule left) merge first (flush(), O(rules)). */
 struct work {
 	struct flower_rule **rules;   /* in place order */
 	size_t n, cap;
@@ -49,6 +55,8 @@ struct work {
 	bool dirty;                   /* pending or taken-out rules to merge */
 	struct fidx place, key, pref;
 	struct chain_lowest *lowest;  /* per (port, chain) seen by an automatic pref */
+	struct place next_handle;     /* the last automatic handle's place, + 1 (while valid) */
+	bool next_handle_valid;       /* every handle below it taken, none taken out since */
 	size_t n_lowest, cap_lowest;
 	struct flower_rule **created; /* allocated by this batch */
 	size_t n_created, cap_created;
@@ -82,12 +90,6 @@ struct chain_lowest {
 	uint32_t chain;
 	uint32_t pref; /* 0: the chain is empty */
 	bool known;
-};
-
-/* A place (port, chain, pref, handle) compared on its first `depth` fields. */
-struct place {
-	uint16_t port;
-	uint32_t chain, pref, handle;
 };
 
 static int cmp_u32(uint32_t a, uint32_t b)
@@ -215,6 +217,7 @@ static void remove_live(struct work *w, const struct flower_rule *r)
 	struct chain_lowest *l = lowest_of(w, r->port, r->chain);
 	if (l && l->pref == r->pref)
 		l->known = false; /* the pref may still hold others: found again by flush() */
+	w->next_handle_valid = false;
 	fidx_remove(&w->place, r);
 	fidx_remove(&w->key, r);
 	fidx_remove(&w->pref, r);
@@ -306,20 +309,17 @@ static int check_place(struct work *w, const struct flower_spec *f, uint16_t por
 		*handle = f->handle;
 		return 0;
 	}
-	if (pref_empty) {
-		*handle = 1; /* no need of the order */
-		return 0;
-	}
-	int ret = flush(w);
-	if (ret)
-		return ret;
-	struct place p = { .port = port, .chain = f->chain, .pref = pref };
-	size_t lo = bound(w, &p, 3, false), hi = bound(w, &p, 3, true);
-	uint32_t lowest_free = 1; /* handles are in order within the pref */
-	for (size_t i = lo; i < hi && w->rules[i]->handle <= lowest_free; i++)
-		if (w->rules[i]->handle == lowest_free)
-			lowest_free++;
-	*handle = lowest_free;
+	/* The lowest free handle (flower's idr from 1): the place index probed
+	 * from 1 up, without merging the batch; from the last automatic
+	 * handle's successor when it was in this pref and no rule left since,
+	 * so that a run of adds to one pref is not quadratic. */
+	struct place *nh = &w->next_handle;
+	bool resume = w->next_handle_valid && nh->port == port && nh->chain == f->chain && nh->pref == pref;
+	for (k.handle = resume ? nh->handle : 1; !pref_empty && fidx_find(&w->place, &k); k.handle++)
+		;
+	*handle = k.handle;
+	*nh = (struct place){ .port = port, .chain = f->chain, .pref = pref, .handle = k.handle + 1 };
+	w->next_handle_valid = true;
 	return 0;
 }
 

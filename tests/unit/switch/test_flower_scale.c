@@ -237,6 +237,26 @@ static void test_auto_pref_batch(void **state)
 		assert_int_equal(flower_table_rule(t, i)->pref, want[i][1]);
 		assert_int_equal(flower_table_rule(t, i)->handle, want[i][2]);
 	}
+	/* Automatic handles in one pref: the lowest free, also after a del. */
+	static const char *const handles[] = {
+		A "pref 300 protocol ip flower ip_proto 1 action drop",    /* 1 */
+		A "pref 300 protocol ip flower ip_proto 2 action drop",    /* 2 */
+		A "pref 300 handle 4 protocol ip flower ip_proto 4 action drop",
+		A "pref 300 protocol ip flower ip_proto 3 action drop",    /* 3 */
+		A "pref 300 protocol ip flower ip_proto 5 action drop",    /* 5 */
+		"filter del dev vnet0 ingress pref 300 handle 2",
+		A "pref 300 protocol ip flower ip_proto 6 action drop",    /* 2 */
+		A "pref 300 protocol ip flower ip_proto 7 action drop",    /* 6 */
+	};
+	struct flower_table *th = test_table(NULL, handles, sizeof(handles) / sizeof(handles[0]));
+	static const uint8_t proto_of_handle[] = { 0, 1, 6, 3, 4, 5, 7 };
+	assert_int_equal(flower_table_n_rules(th), 6);
+	for (unsigned i = 0; i < 6; i++) {
+		const struct flower_rule *r = flower_table_rule(th, i);
+		assert_int_equal(r->handle, i + 1);
+		assert_int_equal(r->spec.match.ip_proto, proto_of_handle[i + 1]);
+	}
+	flower_table_destroy(th);
 	/* A second batch starts from the table: one below 7. */
 	static const char *const more[] = { A "protocol ip flower ip_proto 54 action drop" };
 	struct flower_table *t2 = test_table(t, more, 1);
