@@ -1,6 +1,6 @@
 /* evpn: zebra's entries on the shadow devices mirrored into the FDB and
  * the VNI table, and our local MACs written back (contract: evpn.h). */
-#include "control/evpn.h"
+#include "control/evpn_internal.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -22,67 +22,7 @@
 #include "port/vxlan.h"
 #include "util/vlog.h"
 
-enum { EVPN_MAX_VTEPS = VNI_MAX_VTEPS, EVPN_RX_BUF = 64 << 10 };
-
-struct evpn_mac {
-	uint8_t mac[6];
-};
-
-/* A MAC seen moving (diagnose's evpn_mac_flapping): between a remote VTEP
- * and a local port, or between two VTEPs.  FRR's duplicate-address
- * detection defaults: 5 moves within 180 s. */
-enum { EVPN_FLAP_SLOTS = 32, EVPN_DAD_MOVES = 5 };
-#define EVPN_DAD_WINDOW_NS (180ull * 1000000000ull)
-struct evpn_flap {
-	bool used, local;   /* local: it was here at its last move */
-	uint8_t mac[6];
-	uint8_t vtep[4];    /* the remote VTEP of its last move (or before, when local) */
-	uint32_t moves;     /* within the window from first_ns */
-	uint64_t first_ns, last_ns;
-};
-
-/* MACs zebra took off our shadow port in one read of its events, whose
- * VTEP the next dump names (evpn_local_taken). */
-enum { EVPN_TAKEN_MAX = 256 };
-
-struct evpn_vni {
-	bool used;
-	bool going;                       /* its port is being removed */
-	uint16_t port_id;                 /* userspace: vxd->ports[]; kernel: its flower port id */
-	char port[CTL_NAME_SIZE];
-	uint32_t vni;
-	struct evpn_shadow sh;
-	uint8_t vteps[EVPN_MAX_VTEPS][4]; /* flood list from zebra */
-	unsigned n_vteps;
-	struct evpn_mac *local;           /* advertised on the shadow port, sorted */
-	unsigned n_local;
-	struct evpn_mac taken[EVPN_TAKEN_MAX]; /* of local, moved away by zebra: not yet installed */
-	unsigned n_taken;
-	bool taken_overflow;              /* more than EVPN_TAKEN_MAX: any MAC not in local counts */
-	/* A resync's marks: what the dump had. */
-	uint8_t seen_vteps[EVPN_MAX_VTEPS][4];
-	unsigned n_seen_vteps;
-	struct evpn_mac *seen_macs;
-	unsigned n_seen_macs, cap_seen_macs;
-	struct evpn_flap flaps[EVPN_FLAP_SLOTS];
-	uint64_t moves;
-	uint64_t remote_adds, remote_dels, flood_adds, flood_dels, conflicts, refused, local_adds, local_dels, nl_errors;
-	uint64_t flood_errors;            /* kernel datapath: flood lists it could not take */
-};
-
-struct vxd_evpn {
-	int fd;       /* RTNLGRP_NEIGH */
-	int timer_fd; /* local MAC sync */
-	bool resyncing;
-	bool resync_due; /* a local MAC was taken away: dump to learn where to */
-	bool vnis_dirty; /* flood sets changed: publish */
-	uint64_t enobufs, resyncs;
-	uint64_t ignored[EVPN_IGN_COUNT];
-	struct evpn_vni vnis[VXD_EVPN_MAX_VNIS];
-	uint8_t buf[EVPN_RX_BUF];
-};
-
-static struct evpn_vni *evpn_of_port(const struct vxd *vxd, const char *name)
+struct evpn_vni *evpn_of_port(const struct vxd *vxd, const char *name)
 {
 	if (!vxd->evpn)
 		return NULL;
@@ -120,7 +60,7 @@ static int ev_del(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6
 	return fdb_del_evpn(vxd->fdb, v->vni, mac);
 }
 
-static void ev_walk(const struct vxd *vxd, uint32_t vni, fdb_dump_cb *cb, void *ctx)
+void ev_walk(const struct vxd *vxd, uint32_t vni, fdb_dump_cb *cb, void *ctx)
 {
 	if (vxd->kdp)
 		kdp_ctl_fdb_walk(vxd->kdp, vni, cb, ctx);
@@ -182,7 +122,7 @@ static void mac_sort(struct evpn_mac *set, unsigned n)
 
 /* ---- flood sets -------------------------------------------------------------- */
 
-static int vtep_find(uint8_t (*list)[4], unsigned n, const uint8_t vtep[4])
+int vtep_find(uint8_t (*list)[4], unsigned n, const uint8_t vtep[4])
 {
 	for (unsigned i = 0; i < n; i++)
 		if (!memcmp(list[i], vtep, 4))
@@ -737,130 +677,4 @@ void vxd_evpn_close(struct vxd *vxd)
 	close(ev->timer_fd);
 	free(ev);
 	vxd->evpn = NULL;
-}
-
-/* ---- show ------------------------------------------------------------------------ */
-
-void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, const char *name)
-{
-	const struct evpn_vni *v = evpn_of_port(vxd, name);
-	if (!v)
-		return;
-	ctl_print_open_object(p, "evpn");
-	ctl_print_string(p, CTL_PRINT_ANY, "shadow_vxlan", " evpn (zebra drives %s", v->sh.vx);
-	ctl_print_uint(p, CTL_PRINT_ANY, "shadow_dstport", " dstport %" PRIu64 ")", EVPN_SHADOW_UDP_PORT);
-	ctl_print_open_array(p, "vteps");
-	for (unsigned i = 0; i < v->n_vteps; i++) {
-		struct ctl_ip ip = { .family = AF_INET };
-		memcpy(ip.bytes, v->vteps[i], 4);
-		ctl_print_ip(p, CTL_PRINT_ANY, NULL, " remote %s (evpn)", &ip);
-	}
-	ctl_print_close_array(p);
-	ctl_print_uint(p, CTL_PRINT_ANY, "local_macs", " advertised %" PRIu64, v->n_local);
-	ctl_print_uint(p, CTL_PRINT_JSON, "remote_adds", "%" PRIu64, v->remote_adds);
-	ctl_print_uint(p, CTL_PRINT_JSON, "remote_dels", "%" PRIu64, v->remote_dels);
-	ctl_print_uint(p, CTL_PRINT_JSON, "flood_adds", "%" PRIu64, v->flood_adds);
-	ctl_print_uint(p, CTL_PRINT_JSON, "flood_dels", "%" PRIu64, v->flood_dels);
-	ctl_print_uint(p, CTL_PRINT_JSON, "static_conflicts", "%" PRIu64, v->conflicts);
-	ctl_print_uint(p, CTL_PRINT_JSON, "remote_refused", "%" PRIu64, v->refused);
-	ctl_print_uint(p, CTL_PRINT_JSON, "moves", "%" PRIu64, v->moves);
-	ctl_print_uint(p, CTL_PRINT_JSON, "local_adds", "%" PRIu64, v->local_adds);
-	ctl_print_uint(p, CTL_PRINT_JSON, "local_dels", "%" PRIu64, v->local_dels);
-	ctl_print_uint(p, CTL_PRINT_JSON, "netlink_errors", "%" PRIu64, v->nl_errors);
-	ctl_print_uint(p, CTL_PRINT_JSON, "flood_list_refused", "%" PRIu64, v->flood_errors);
-	ctl_print_uint(p, CTL_PRINT_JSON, "resyncs", "%" PRIu64, vxd->evpn->resyncs);
-	ctl_print_uint(p, CTL_PRINT_JSON, "enobufs", "%" PRIu64, vxd->evpn->enobufs);
-	ctl_print_open_object(p, "ignored");
-	for (unsigned i = 1; i < EVPN_IGN_COUNT; i++)
-		ctl_print_uint(p, CTL_PRINT_JSON, evpn_ignore_name(i), "%" PRIu64, vxd->evpn->ignored[i]);
-	ctl_print_close_object(p);
-	ctl_print_close_object(p);
-}
-
-int vxd_evpn_n_vteps(const struct vxd *vxd, const char *name)
-{
-	const struct evpn_vni *v = evpn_of_port(vxd, name);
-	return v ? (int)v->n_vteps : -1;
-}
-
-/* ---- diagnose --------------------------------------------------------------------- */
-
-/* A zebra process whose network namespace is ours (/proc: comm, ns/net). */
-static bool evpn_zebra_here(void)
-{
-	struct stat mine;
-	if (stat("/proc/self/ns/net", &mine) < 0)
-		return false;
-	DIR *d = opendir("/proc");
-	if (!d)
-		return false;
-	bool found = false;
-	struct dirent *de;
-	while (!found && (de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		char path[300], comm[32] = "";
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		FILE *f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (!fgets(comm, sizeof(comm), f))
-			comm[0] = 0;
-		fclose(f);
-		if (strcmp(comm, "zebra\n"))
-			continue;
-		struct stat ns;
-		snprintf(path, sizeof(path), "/proc/%s/ns/net", de->d_name);
-		found = stat(path, &ns) == 0 && ns.st_ino == mine.st_ino && ns.st_dev == mine.st_dev;
-	}
-	closedir(d);
-	return found;
-}
-
-struct evpn_diag_walk {
-	const struct evpn_vni *v;
-	struct vxd_evpn_diag *out;
-};
-
-static int evpn_diag_entry(const struct fdb_entry_info *e, void *ctx)
-{
-	struct evpn_diag_walk *w = ctx;
-	if (!e->evpn || e->dst.type != FDB_DST_VTEP || e->dst.family != 4)
-		return 0;
-	if (vtep_find((uint8_t(*)[4])w->v->vteps, w->v->n_vteps, e->dst.addr) >= 0)
-		return 0;
-	if (!w->out->macs_no_flood++)
-		inet_ntop(AF_INET, e->dst.addr, w->out->no_flood_vtep, sizeof(w->out->no_flood_vtep));
-	return 0;
-}
-
-bool vxd_evpn_diag(const struct vxd *vxd, const char *name, struct vxd_evpn_diag *out)
-{
-	memset(out, 0, sizeof(*out));
-	const struct evpn_vni *v = evpn_of_port(vxd, name);
-	if (!v)
-		return false;
-	out->zebra = evpn_zebra_here();
-	out->vteps = v->n_vteps;
-	out->fault = evpn_shadow_check(&v->sh);
-	snprintf(out->shadow_vx, sizeof(out->shadow_vx), "%s", v->sh.vx);
-	snprintf(out->shadow_br, sizeof(out->shadow_br), "%s", v->sh.br);
-	uint64_t now = vxd_clock(vxd);
-	const struct evpn_flap *worst = NULL;
-	for (unsigned i = 0; i < EVPN_FLAP_SLOTS; i++) {
-		const struct evpn_flap *f = &v->flaps[i];
-		if (!f->used || f->moves < EVPN_DAD_MOVES || now - f->first_ns > EVPN_DAD_WINDOW_NS)
-			continue;
-		out->macs_flapping++;
-		if (!worst || f->moves > worst->moves)
-			worst = f;
-	}
-	if (worst) {
-		memcpy(out->flap_mac, worst->mac, 6);
-		out->flap_moves = worst->moves;
-		inet_ntop(AF_INET, worst->vtep, out->flap_vtep, sizeof(out->flap_vtep));
-	}
-	struct evpn_diag_walk w = { .v = v, .out = out };
-	ev_walk(vxd, v->vni, evpn_diag_entry, &w);
-	return true;
 }
