@@ -62,6 +62,8 @@
 	X(MTU_EXCEEDED, "mtu_exceeded")                                     \
 	X(NO_BUFFER, "no_buffer")                                           \
 	X(FDB_DST_UNKNOWN, "fdb_dst_unknown")                               \
+	/* from a VTEP, flooded into a VNI with no local port (yet) */      \
+	X(NO_LOCAL_PORT, "no_local_port")                                   \
 	X(LOOP_TO_INGRESS, "loop_to_ingress")                               \
 	X(SPLIT_HORIZON, "split_horizon")                                   \
 	X(PORT_NOT_IN_VNI, "port_not_in_vni")                               \

@@ -65,7 +65,8 @@
 	X(RULES_CACHE_THRASHING, "rules_cache_thrashing")                 \
 	X(KERNEL_DATAPATH_UNAVAILABLE, "kernel_datapath_unavailable")     \
 	/* notes: said, but no problem */                                 \
-	X(NOTE_CSUM_FINISHED, "csum_finished")
+	X(NOTE_CSUM_FINISHED, "csum_finished")                            \
+	X(NOTE_VNI_NO_LOCAL_PORT, "vni_no_local_port")
 
 enum diag_cause {
 #define DIAG_CAUSE_ENUM(e, name) DIAG_##e,

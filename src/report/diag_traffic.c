@@ -297,14 +297,35 @@ static void diag_sock_drops(const struct diag_input *in, struct diag_report *r, 
 	}
 }
 
+/* Floods from remote VTEPs into a VNI that has no local port: the sender's
+ * flood list names this host for a VNI it serves, no VM of it is here
+ * (yet), the frames end here.  Not a fault (a start adds its ports one by
+ * one, a VNI's last VM may leave), so a note, and only while the VNI has
+ * no local port: drops of a moment without one are no news later. */
+static void diag_vni_no_local_port(const struct diag_input *in, struct diag_report *r, unsigned i)
+{
+	uint64_t dropped = in->now->ports[i].stats.drops[DROP_NO_LOCAL_PORT];
+	if (in->ports[i].kind != DIAG_PORT_VXLAN || !dropped)
+		return;
+	for (unsigned j = 1; j < VXD_MAX_PORTS; j++)
+		if (in->ports[j].kind == DIAG_PORT_TAP && in->ports[j].vni == in->ports[i].vni)
+			return;
+	struct diag_finding *f = diag_add(r, in, DIAG_NOTE_VNI_NO_LOCAL_PORT, in->ports[i].name,
+		"%s: VNI %u has no local port: %" PRIu64 " frames flooded here by remote VTEPs were dropped "
+		"(no_local_port)", in->ports[i].name, in->ports[i].vni, dropped);
+	diag_num(f, "vni", in->ports[i].vni);
+	diag_num(f, "dropped", dropped);
+}
+
 static void diag_worst_drop(const struct diag_input *in, struct diag_report *r, unsigned i)
 {
 	const struct port_stats *st = &in->now->ports[i].stats;
 	uint64_t worst = 0;
 	unsigned reason = 0;
 	for (unsigned k = 1; k < DROP_REASON_COUNT; k++)
-		if (st->drops[k] > worst)
+		if (k != DROP_NO_LOCAL_PORT && st->drops[k] > worst)
 			worst = st->drops[k], reason = k;
+	diag_vni_no_local_port(in, r, i);
 	if (!worst)
 		return;
 	struct diag_finding *f = diag_add(r, in, DIAG_PORT_DROPS, in->ports[i].name,

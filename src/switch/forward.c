@@ -59,8 +59,11 @@ static enum fwd_action fwd_flood(struct fwd_switch *sw, const struct vni *vni,
 	if (ingress->type == FDB_DST_PORT)
 		for (uint16_t i = 0; i < vni->n_vteps; i++)
 			res->outputs[n++] = vni->vteps[i];
+	/* From a VTEP with no local port to flood to: the VNI is configured
+	 * here but no VM is in it (yet; a start adds ports one by one), the
+	 * frame had nowhere to go, and the sender's flood list is not wrong. */
 	if (n == 0)
-		return fwd_drop(sw, res, DROP_FDB_DST_UNKNOWN);
+		return fwd_drop(sw, res, ingress->type == FDB_DST_PORT ? DROP_FDB_DST_UNKNOWN : DROP_NO_LOCAL_PORT);
 
 	res->action = FWD_FLOOD;
 	res->reason = DROP_NONE;

@@ -218,6 +218,27 @@ static void test_a_note_is_no_problem(void **state)
 	assert_int_equal(diag_problems(r), 0);
 }
 
+/* Floods from a VTEP while the VNI had no local port (a start between the
+ * vxlan port and the tap): no problem, and no note once the tap is there;
+ * a note while the VNI has no local port. */
+static void test_no_local_port_drops(void **state)
+{
+	struct fx *f = *state;
+	f->now.ports[VX].stats.drops[DROP_NO_LOCAL_PORT] = 1;
+	assert_no_finding(f);
+	f->in.ports[TAP].kind = DIAG_PORT_NONE;
+	f->now.ports[VX].stats.drops[DROP_NO_LOCAL_PORT] = 30;
+	const struct diag_report *r = judge(f);
+	const struct diag_finding *fd = diag_find(r, DIAG_NOTE_VNI_NO_LOCAL_PORT);
+	assert_non_null(fd);
+	assert_int_equal(diag_problems(r), 0);
+	assert_int_equal(diag_field_num(fd, "dropped"), 30);
+	assert_non_null(strstr(fd->text, "vx99: VNI 99 has no local port: 30 frames flooded here by remote VTEPs"));
+	/* Other drops of the port are still a problem beside it. */
+	f->now.ports[VX].stats.drops[DROP_TRUNCATED_VXLAN] = 2;
+	assert_non_null(strstr(assert_cause(f, DIAG_PORT_DROPS)->text, "2 frames dropped as truncated_vxlan"));
+}
+
 /* ---- remote VTEPs ----------------------------------------------------------- */
 
 static void test_remote_silent(void **state)
@@ -681,6 +702,7 @@ int main(void)
 		T(test_slow_ovs_like_peer),
 		T(test_small_udp_is_no_problem),
 		T(test_a_note_is_no_problem),
+		T(test_no_local_port_drops),
 		T(test_remote_silent),
 		T(test_remote_silent_port_unreachable),
 		T(test_remote_silent_csum_unfinished),

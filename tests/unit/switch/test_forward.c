@@ -299,6 +299,18 @@ static void test_empty_flood_set_is_counted(void **state)
 	assert_dropped(r, DROP_FDB_DST_UNKNOWN);
 }
 
+/* From a VTEP into a VNI with no local port (a start between its vxlan
+ * port and its taps): not the FDB's fault, a reason of its own. */
+static void test_flood_from_vtep_without_local_port(void **state)
+{
+	struct rig *r = *state;
+	assert_int_equal(vni_add(r->vnis, 31), 0);
+	assert_int_equal(vni_add_vtep(r->vnis, 31, &r->vtep_a), 0);
+	assert_int_equal(from_vtep(r, &r->vtep_a, 31, bcast, mac_vm1, SEC), FWD_DROP);
+	assert_dropped(r, DROP_NO_LOCAL_PORT);
+	assert_int_equal(r->sw.stats.drops[DROP_FDB_DST_UNKNOWN], 0);
+}
+
 static void test_invalid_source_is_dropped_and_not_learnt(void **state)
 {
 	struct rig *r = *state;
@@ -387,6 +399,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_identical_macs_in_two_vnis_stay_apart, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_isolation_refusals, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_flood_set_is_counted, rig_setup, rig_teardown),
+		cmocka_unit_test_setup_teardown(test_flood_from_vtep_without_local_port, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_source_is_dropped_and_not_learnt, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_ipv6_vteps, rig_setup, rig_teardown),
 		cmocka_unit_test_setup_teardown(test_forwarding_survives_a_mac_flood, rig_setup_small, rig_teardown),
