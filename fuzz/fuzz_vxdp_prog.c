@@ -86,7 +86,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	};
 	inet_pton(AF_INET, "198.51.100.2", fl[3].remote);
 	struct vxdp_flood_ent fl2 = { .ifindex = p4, .flags = VXDP_FDB_VETH };
-	if (kdp_vni_set(k, 1, 0, 0, 0, fl, 4) || kdp_vni_set(k, 2, 0, 0, 0, &fl2, 1))
+	if (kdp_vni_set(k, 1, NULL, fl, 4) || kdp_vni_set(k, 2, NULL, &fl2, 1))
 		abort();
 	const uint8_t m2[6] = { 2, 0, 0, 0, 0, 2 }, mr[6] = { 2, 0, 0, 0, 0, 0xa };
 	struct vxdp_fdb_val e2 = { .ifindex = p2, .flags = VXDP_FDB_VETH | VXDP_FDB_STATIC };

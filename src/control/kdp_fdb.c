@@ -63,7 +63,7 @@ static void kc_learn(void *aux, const struct vxdp_upcall *u)
 	/* Nor does a datagram take a local MAC on an EVPN VNI (the programs
 	 * do not ask; an upcall queued before the MAC was learned here may). */
 	if (had && !(old.flags & VXDP_FDB_REMOTE) && u->kind == VXDP_UPCALL_LEARN_REMOTE &&
-	    (kc_vni_flags(kc, u->vni) & VXDP_VNI_EVPN))
+	    (kc_vni_outer(kc, u->vni).flags & VXDP_VNI_EVPN))
 		goto refused;
 	struct kc_vni *cv = kc_vni(kc, u->vni, true);
 	if (!had && (!cv || (kc->fdb_max && cv->n_macs >= kc->fdb_max)))

@@ -146,22 +146,24 @@ struct kc_vni *kc_vni(struct kdp_ctl *kc, uint32_t vni, bool make)
 /* The outer-header settings of vni's vxlan ports (kc_check_vxlan keeps
  * them equal), as the program applies them per datagram, and whether the
  * VNI is EVPN's. */
-uint16_t kc_vni_flags(const struct kdp_ctl *kc, uint32_t vni)
+struct kdp_vni_outer kc_vni_outer(const struct kdp_ctl *kc, uint32_t vni)
 {
+	struct kdp_vni_outer o = { 0 };
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
 		const struct kc_port *p = &kc->ports[i];
 		if (!p->used || p->cfg.vni != vni || p->cfg.type != CTL_PORT_VXLAN)
 			continue;
-		uint16_t f = 0;
 		if (!p->cfg.udpcsum)
-			f |= VXDP_VNI_ZERO_CSUM;
+			o.flags |= VXDP_VNI_ZERO_CSUM;
 		if (p->cfg.df == CTL_DF_SET && p->cfg.local.family == AF_INET)
-			f |= VXDP_VNI_DF;
+			o.flags |= VXDP_VNI_DF;
 		if (p->cfg.given & CTL_PK_EVPN)
-			f |= VXDP_VNI_EVPN;
-		return f;
+			o.flags |= VXDP_VNI_EVPN;
+		o.sport_min = p->cfg.srcport_min;
+		o.sport_max = p->cfg.srcport_max;
+		return o;
 	}
-	return 0;
+	return o;
 }
 
 /* The VNI's flood list: its local ports, then every remote of its vxlan
@@ -204,7 +206,8 @@ static int kc_vni_rebuild(struct kdp_ctl *kc, uint32_t vni)
 		int err = kdp_vni_del(kc->k, vni);
 		return err == -ENOENT ? 0 : err;
 	}
-	return kdp_vni_set(kc->k, vni, 0, 0, kc_vni_flags(kc, vni), fl, n);
+	struct kdp_vni_outer outer = kc_vni_outer(kc, vni);
+	return kdp_vni_set(kc->k, vni, &outer, fl, n);
 }
 
 /* ---- ports ----------------------------------------------------------------- */
@@ -256,11 +259,15 @@ static int kc_check_vxlan(const struct kdp_ctl *kc, const struct ctl_port_add *p
 	if (pa->dstport != kc->dstport)
 		return kc_refuse(err, -EOPNOTSUPP, "port %s: dstport %u: the kernel datapath's vxlan device listens on %u",
 			      pa->name, pa->dstport, kc->dstport);
-	if (pa->given & (CTL_PK_SRCPORT | CTL_PK_MTU))
+	if (pa->given & CTL_PK_MTU)
 		return kc_refuse(err, -EOPNOTSUPP,
-			      "port %s: srcport and mtu are not honoured per port on the kernel datapath (one shared "
-			      "vxlan device: the kernel picks the source port from the flow hash); use --datapath user",
+			      "port %s: mtu: the kernel datapath cannot cut a VM's TSO frames to a smaller MTU than "
+			      "the VM's (no eBPF helper re-segments); set the VM's MTU, or use --datapath user",
 			      pa->name);
+	if ((pa->given & CTL_PK_SRCPORT) && pa->srcport_max > VXDP_SPORT_TOP)
+		return kc_refuse(err, -EOPNOTSUPP, "port %s: srcport %u-%u: the kernel datapath's vxlan device "
+			      "sends from ports up to %u; use --datapath user", pa->name, pa->srcport_min,
+			      pa->srcport_max, VXDP_SPORT_TOP);
 	if (pa->df == CTL_DF_INHERIT)
 		return kc_refuse(err, -EOPNOTSUPP, "port %s: df inherit: the kernel datapath sets DF per VNI (set or "
 			      "unset), not from each inner packet; use --datapath user", pa->name);
@@ -271,9 +278,10 @@ static int kc_check_vxlan(const struct kdp_ctl *kc, const struct ctl_port_add *p
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
 		const struct kc_port *p = &kc->ports[i];
 		if (p->used && p->cfg.type == CTL_PORT_VXLAN && p->cfg.vni == pa->vni && strcmp(p->cfg.name, pa->name) &&
-		    (p->cfg.udpcsum != pa->udpcsum || p->cfg.df != pa->df))
-			return kc_refuse(err, -EOPNOTSUPP, "port %s: udpcsum and df differ from port %s of vni %u: the "
-				      "kernel datapath applies them per VNI", pa->name, p->cfg.name, pa->vni);
+		    (p->cfg.udpcsum != pa->udpcsum || p->cfg.df != pa->df || p->cfg.srcport_min != pa->srcport_min ||
+		     p->cfg.srcport_max != pa->srcport_max))
+			return kc_refuse(err, -EOPNOTSUPP, "port %s: udpcsum, df and srcport differ from port %s of vni "
+				      "%u: the kernel datapath applies them per VNI", pa->name, p->cfg.name, pa->vni);
 	}
 	return 0;
 }

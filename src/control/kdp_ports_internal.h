@@ -94,7 +94,7 @@ int kc_rules_name_port(struct kdp_ctl *kc, const struct kc_port *p, struct ctl_e
 /* An entry removed: the caps no longer count it. */
 void kc_forget(struct kdp_ctl *kc, uint32_t vni, const struct vxdp_fdb_val *v);
 /* vni's VXDP_VNI_* flags, from its vxlan port's settings (kdp_ports.c). */
-uint16_t kc_vni_flags(const struct kdp_ctl *kc, uint32_t vni);
+struct kdp_vni_outer kc_vni_outer(const struct kdp_ctl *kc, uint32_t vni);
 /* Every entry behind port p (learned and static) goes with it. */
 void kc_flush_port(struct kdp_ctl *kc, const struct kc_port *p);
 int kc_fdb_cmd(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err);

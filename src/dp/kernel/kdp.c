@@ -209,6 +209,22 @@ static int counters_zero(struct kdp *k, uint32_t key)
 	return err < 0 ? -errno : 0;
 }
 
+/* The namespace's ip_local_port_range (the kernel's vxlan default
+ * source ports), within what the device can give (vxdp_abi.h). */
+static void local_port_range(uint16_t *min, uint16_t *max)
+{
+	unsigned lo = 32768, hi = 60999; /* the kernel's default */
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	if (f) {
+		unsigned a, b;
+		if (fscanf(f, "%u %u", &a, &b) == 2 && a >= 1 && a <= b && b <= 65535)
+			lo = a, hi = b;
+		fclose(f);
+	}
+	*max = (uint16_t)(hi > VXDP_SPORT_TOP ? VXDP_SPORT_TOP : hi);
+	*min = (uint16_t)(lo > *max ? *max : lo);
+}
+
 static int open_tun(struct kdp *k, const struct kdp_opts *o, char *why, unsigned why_len)
 {
 	int idx = k->adopted ? (int)if_nametoindex(k->tun_name) : 0;
@@ -226,6 +242,7 @@ static int open_tun(struct kdp *k, const struct kdp_opts *o, char *why, unsigned
 	k->tun_ifindex = (uint32_t)idx;
 	struct vxdp_cfg c = { .tun4_ifindex = (uint32_t)idx, .tun6_ifindex = (uint32_t)idx,
 			      .dstport = o->dstport ? o->dstport : 4789 };
+	local_port_range(&c.sport_min, &c.sport_max);
 	uint32_t zero = 0;
 	int err = bpf_map_update_elem(bpf_map__fd(k->skel->maps.cfg), &zero, &c, BPF_ANY);
 	if (err < 0)
@@ -532,12 +549,17 @@ static int vteps_update(struct kdp *k, uint32_t vni, const struct vxdp_flood_ent
 	return 0;
 }
 
-int kdp_vni_set(struct kdp *k, uint32_t vni, uint8_t ttl, uint8_t tos, uint16_t vflags,
+int kdp_vni_set(struct kdp *k, uint32_t vni, const struct kdp_vni_outer *outer,
 		const struct vxdp_flood_ent *flood, unsigned n_flood)
 {
+	static const struct kdp_vni_outer defaults;
+	const struct kdp_vni_outer *o = outer ? outer : &defaults;
 	if (n_flood > VXDP_FLOOD_MAX)
 		return -E2BIG;
-	struct vxdp_vni old, v = { .ttl = ttl, .tos = tos, .flags = vflags, .n_flood = n_flood };
+	if (o->sport_max < o->sport_min || o->sport_max > VXDP_SPORT_TOP || (o->sport_max && !o->sport_min))
+		return -ERANGE;
+	struct vxdp_vni old, v = { .ttl = o->ttl, .tos = o->tos, .flags = o->flags, .n_flood = n_flood,
+				   .sport_min = o->sport_min, .sport_max = o->sport_max };
 	if (n_flood)
 		memcpy(v.flood, flood, n_flood * sizeof(*flood));
 	int fd = bpf_map__fd(k->skel->maps.vnis);

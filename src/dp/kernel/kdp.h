@@ -126,10 +126,17 @@ int kdp_vni_each(struct kdp *k, kdp_vni_fn *fn, void *aux);
 /* Sets (on) or clears bits of the port's vxdp_port.flags. */
 int kdp_port_flags(struct kdp *k, uint32_t ifindex, uint32_t bits, bool on);
 
-/* A VNI, its outer-header settings (VXDP_VNI_*) and its flood list
+/* A VNI's outer headers, as its vxlan ports' options set them. */
+struct kdp_vni_outer {
+	uint8_t ttl, tos;            /* 0, 0: TTL 64, TOS 0 */
+	uint16_t flags;              /* VXDP_VNI_* */
+	uint16_t sport_min, sport_max; /* srcport (0, 0: the default range) */
+};
+
+/* A VNI, its outer headers (NULL: the defaults) and its flood list
  * (replaces the whole entry); its remotes are also the only VTEPs
  * vxdp_tun_ingress takes frames of that VNI from. */
-int kdp_vni_set(struct kdp *k, uint32_t vni, uint8_t ttl, uint8_t tos, uint16_t vflags,
+int kdp_vni_set(struct kdp *k, uint32_t vni, const struct kdp_vni_outer *outer,
 		const struct vxdp_flood_ent *flood, unsigned n_flood);
 int kdp_vni_del(struct kdp *k, uint32_t vni);
 

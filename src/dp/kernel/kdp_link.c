@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "dp/kernel/bpf/vxdp_abi.h"
 #include "port/rtnl.h"
 
 struct nlreq {
@@ -95,6 +96,10 @@ int kdp_link_vxlan_create(const char *name, uint16_t dstport)
 	nl_attr(&r, IFLA_VXLAN_COLLECT_METADATA, &one, 1);
 	nl_attr(&r, IFLA_VXLAN_LEARNING, &zero, 1);
 	nl_attr(&r, IFLA_VXLAN_PORT, &port, 2);
+	/* The widest source port range: the program picks each datagram's
+	 * port inside it (bpf/vxdp_abi.h, vxdp_sport_hash). */
+	struct ifla_vxlan_port_range range = { .low = htons(VXDP_SPORT_DEV_MIN), .high = htons(VXDP_SPORT_DEV_MAX) };
+	nl_attr(&r, IFLA_VXLAN_PORT_RANGE, &range, sizeof(range));
 	nl_nest_end(&r, data);
 	nl_nest_end(&r, li);
 	int err = nl_talk(&r);

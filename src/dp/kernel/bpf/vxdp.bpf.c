@@ -262,10 +262,31 @@ static __always_inline __u32 tun_dev(__u32 flags)
 	return (flags & VXDP_FDB_V6) ? cf->tun6_ifindex : cf->tun4_ifindex;
 }
 
-/* Sets the tunnel key for a remote VTEP; 0 or a negative errno. */
-static __always_inline long set_key(struct __sk_buff *skb, __u32 vni, const struct vxdp_vni *v,
-				    const __u8 *remote, __u32 flags)
+/* Makes the vxlan device send from the port of the VNI's range that the
+ * inner flow `flow` (the skb's hash before any of ours) takes
+ * (vxdp_abi.h, vxdp_sport_hash). */
+static __always_inline void set_src_port(struct __sk_buff *skb, const struct vxdp_vni *v, __u32 flow)
 {
+	__u32 min = v ? v->sport_min : 0, max = v ? v->sport_max : 0;
+	if (!min) {
+		__u32 zero = 0;
+		struct vxdp_cfg *cf = bpf_map_lookup_elem(&cfg, &zero);
+		if (!cf || !cf->sport_min)
+			return;
+		min = cf->sport_min;
+		max = cf->sport_max;
+	}
+	if (max < min || max > VXDP_SPORT_TOP)
+		return;
+	bpf_set_hash(skb, vxdp_sport_hash(vxdp_sport_pick(flow, min, max)));
+}
+
+/* Sets the tunnel key for a remote VTEP, and the source port for the
+ * inner flow `flow`; 0 or a negative errno. */
+static __always_inline long set_key(struct __sk_buff *skb, __u32 vni, const struct vxdp_vni *v,
+				    const __u8 *remote, __u32 flags, __u32 flow)
+{
+	set_src_port(skb, v, flow);
 	struct bpf_tunnel_key k = {};
 	const __u32 *r = (const __u32 *)remote;
 	k.tunnel_id = vni;
@@ -309,7 +330,7 @@ static __always_inline int deliver_remote(struct __sk_buff *skb, struct vxdp_cou
 	__u32 dev = tun_dev(flags);
 	if (!dev)
 		return drop(c, VXDP_DROP_NO_TUNNEL_DEV);
-	if (set_key(skb, vni, v, remote, flags) < 0)
+	if (set_key(skb, vni, v, remote, flags, bpf_get_hash_recalc(skb)) < 0)
 		return drop(c, VXDP_DROP_TX_ERROR);
 	count_tx(dev, skb->len);
 	VXDP_CAPTURE(skb, dev, vni, VXDP_CAP_OUT, (const __u32 *)remote, flags & VXDP_FDB_V6);
@@ -334,6 +355,7 @@ struct flood_ctx {
 	__u32 in_ifindex;
 	__u32 from_remote;
 	__u32 sent;
+	__u32 flow;                  /* the inner flow's hash, before set_key's */
 };
 
 /* One target of the flood list; a bpf_loop callback, so the verifier
@@ -355,7 +377,7 @@ static long flood_one(__u32 i, void *arg)
 		if (x->from_remote)
 			return 0;
 		target = tun_dev(e->flags);
-		if (!target || set_key(x->skb, x->vni, v, e->remote, e->flags) < 0)
+		if (!target || set_key(x->skb, x->vni, v, e->remote, e->flags, x->flow) < 0)
 			goto err;
 	} else {
 		target = e->ifindex;
@@ -390,6 +412,7 @@ static __always_inline int flood(struct __sk_buff *skb, struct vxdp_counters *c,
 	struct flood_ctx x = {
 		.skb = skb, .c = c, .v = v, .d = rec(), .vni = vni,
 		.in_ifindex = in_ifindex, .from_remote = from_remote,
+		.flow = from_remote ? 0 : bpf_get_hash_recalc(skb),
 	};
 	if (c)
 		c->flood_packets++;

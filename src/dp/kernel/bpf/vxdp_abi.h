@@ -98,6 +98,10 @@ struct vxdp_vni {
 	__u8 tos;
 	__u16 flags;                 /* VXDP_VNI_* */
 	__u32 n_flood;               /* entries used in `flood` */
+	/* UDP source ports of its datagrams, from the inner flow's hash
+	 * (vxdp_sport_hash); 0, 0: vxdp_cfg's default range. */
+	__u16 sport_min, sport_max;
+	__u32 pad;
 	struct vxdp_flood_ent flood[VXDP_FLOOD_MAX];
 };
 
@@ -116,8 +120,47 @@ struct vxdp_cfg {
 	__u32 tun4_ifindex;
 	__u32 tun6_ifindex;
 	__u16 dstport;               /* their UDP port (a rule's enc_dst_port) */
+	/* The source ports of a VNI without `srcport`: the namespace's
+	 * ip_local_port_range when the loader started, the range the kernel's
+	 * own vxlan device takes by default. */
+	__u16 sport_min, sport_max;
 	__u16 pad;
 };
+
+/* UDP source ports on the shared vxlan device.  The kernel picks a
+ * datagram's source port itself (udp_flow_src_port(): the skb's hash h,
+ * h ^= h << 16, then min + (h * (max - min) >> 32) over the device's
+ * range), and bpf_skb_set_tunnel_key() has no field for it.  So the
+ * loader makes the device with the widest range it takes, 1-65535
+ * (ports 1-65534 come out), and the program chooses the port: it scales
+ * the inner flow's hash into the VNI's range (as the userspace datapath
+ * does, vxlan_src_port()) and sets the skb's hash to one the kernel maps
+ * to exactly that port.  Ports above VXDP_SPORT_TOP cannot come out. */
+#define VXDP_SPORT_DEV_MIN 1u
+#define VXDP_SPORT_DEV_MAX 65535u
+#define VXDP_SPORT_TOP (VXDP_SPORT_DEV_MAX - 1)
+
+/* The port of the range [min, max] that a flow of hash `flow` takes. */
+static inline __u32 vxdp_sport_pick(__u32 flow, __u32 min, __u32 max)
+{
+	__u32 h = flow ^ (flow << 16);
+	return min + (__u32)(((__u64)h * (max - min + 1)) >> 32);
+}
+
+/* An skb hash with which the device's udp_flow_src_port() gives `port`
+ * (VXDP_SPORT_DEV_MIN..VXDP_SPORT_TOP); never 0, which the kernel would
+ * replace by a hash of its own. */
+static inline __u32 vxdp_sport_hash(__u32 port)
+{
+	__u64 span = VXDP_SPORT_DEV_MAX - VXDP_SPORT_DEV_MIN;
+	/* The least h' with (h' * span) >> 32 == port - min. */
+	__u64 want = (((__u64)(port - VXDP_SPORT_DEV_MIN) << 32) + span - 1) / span;
+	__u32 w = want ? (__u32)want : 1;
+	/* h' = h ^ (h << 16): h keeps h''s low half, its high half is
+	 * h''s high half xor the low one. */
+	__u32 lo = w & 0xffff;
+	return (((w >> 16) ^ lo) << 16) | lo;
+}
 
 #define VXDP_DROP_REASONS(X)                                   \
 	X(TRUNCATED_ETH, "truncated_eth")                      \

@@ -325,6 +325,8 @@ static __always_inline long ract_tun(struct __sk_buff *skb, const struct vxdp_ra
 	*dev = tun_dev(fl);
 	if (!*dev)
 		return -1;
+	__u32 key_vni = a->vni;
+	set_src_port(skb, bpf_map_lookup_elem(&vnis, &key_vni), bpf_get_hash_recalc(skb));
 	struct bpf_tunnel_key k = {};
 	const __u32 *r = (const __u32 *)a->remote;
 	k.tunnel_id = a->vni;

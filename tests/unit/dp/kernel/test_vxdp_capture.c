@@ -78,7 +78,7 @@ static int setup(void **state)
 		{ .flags = VXDP_FDB_REMOTE },
 	};
 	inet_pton(AF_INET, "198.51.100.2", fl[2].remote);
-	assert_int_equal(kdp_vni_set(fx->k, VNI, 0, 0, 0, fl, 3), 0);
+	assert_int_equal(kdp_vni_set(fx->k, VNI, NULL, fl, 3), 0);
 	struct vxdp_fdb_val v1 = { .ifindex = fx->p1, .flags = VXDP_FDB_VETH };
 	struct vxdp_fdb_val v2 = { .ifindex = fx->p2, .flags = VXDP_FDB_VETH };
 	struct vxdp_fdb_val vr = { .flags = VXDP_FDB_REMOTE };

@@ -74,9 +74,9 @@ static int setup(void **state)
 		{ .flags = VXDP_FDB_REMOTE },
 	};
 	inet_pton(AF_INET, "198.51.100.2", fl[3].remote);
-	assert_int_equal(kdp_vni_set(fx->k, VNI, 0, 0, 0, fl, 4), 0);
+	assert_int_equal(kdp_vni_set(fx->k, VNI, NULL, fl, 4), 0);
 	struct vxdp_flood_ent fl2 = { .ifindex = fx->p4, .flags = VXDP_FDB_VETH };
-	assert_int_equal(kdp_vni_set(fx->k, VNI2, 0, 0, 0, &fl2, 1), 0);
+	assert_int_equal(kdp_vni_set(fx->k, VNI2, NULL, &fl2, 1), 0);
 	struct vxdp_fdb_val v2 = { .ifindex = fx->p2, .flags = VXDP_FDB_VETH };
 	assert_int_equal(kdp_fdb_add(fx->k, VNI, MAC2, &v2), 0);
 	struct vxdp_fdb_val v3 = { .ifindex = fx->d3 };
@@ -404,9 +404,9 @@ static void test_tun_delivers_learns_isolates(void **state)
 	inet_pton(AF_INET, "198.51.100.2", fl[3].remote);
 	inet_pton(AF_INET, "198.51.100.3", fl[4].remote);
 	inet_pton(AF_INET, "198.51.100.9", fl[5].remote);
-	assert_int_equal(kdp_vni_set(fx->k, VNI, 0, 0, 0, fl, 6), 0);
+	assert_int_equal(kdp_vni_set(fx->k, VNI, NULL, fl, 6), 0);
 	struct vxdp_flood_ent fl2[2] = { { .ifindex = fx->p4, .flags = VXDP_FDB_VETH }, fl[3] };
-	assert_int_equal(kdp_vni_set(fx->k, VNI2, 0, 0, 0, fl2, 2), 0);
+	assert_int_equal(kdp_vni_set(fx->k, VNI2, NULL, fl2, 2), 0);
 	assert_int_equal(run_tun(fx, VNI, "198.51.100.3", f, frame(f, 100, MAC2, newr), &d), TC_ACT_REDIRECT);
 	assert_int_equal(d.kind, VXDP_V_LOCAL);
 	assert_int_equal(d.ifindex, fx->p2);

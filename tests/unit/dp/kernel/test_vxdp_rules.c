@@ -73,7 +73,7 @@ static int setup(void **state)
 	assert_int_equal(kdp_port_add(fx->k, fx->p2, &veth), 0);
 	struct vxdp_flood_ent fl[2] = { { .ifindex = fx->p1, .flags = VXDP_FDB_VETH },
 					{ .ifindex = fx->p2, .flags = VXDP_FDB_VETH } };
-	assert_int_equal(kdp_vni_set(fx->k, VNI, 0, 0, 0, fl, 2), 0);
+	assert_int_equal(kdp_vni_set(fx->k, VNI, NULL, fl, 2), 0);
 	struct vxdp_fdb_val v1 = { .ifindex = fx->p1, .flags = VXDP_FDB_VETH };
 	struct vxdp_fdb_val v2 = { .ifindex = fx->p2, .flags = VXDP_FDB_VETH };
 	assert_int_equal(kdp_fdb_add(fx->k, VNI, MAC1, &v1), 0);
@@ -361,7 +361,7 @@ static void tun_setup(struct fx *fx, const char *remote)
 					{ .flags = VXDP_FDB_REMOTE }, { .flags = VXDP_FDB_REMOTE } };
 	inet_pton(AF_INET, "198.51.100.2", fl[2].remote);
 	inet_pton(AF_INET, "198.51.100.3", fl[3].remote);
-	assert_int_equal(kdp_vni_set(fx->k, VNI, 0, 0, 0, fl, 4), 0);
+	assert_int_equal(kdp_vni_set(fx->k, VNI, NULL, fl, 4), 0);
 	assert_int_equal(kdp_rules_vni_set(fx->r, VNI, true), 0);
 	struct vxdp_test_tunkey tk = { .vni = VNI, .tos = 0x20, .ttl = 63 };
 	inet_pton(AF_INET, remote, tk.remote);
