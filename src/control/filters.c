@@ -87,7 +87,9 @@ static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct flower_sp
 	return 0;
 }
 
-/* Egress rules (dp_egress.c): the userspace datapath's only; a mirred
+/* Egress rules (dp_egress.c on the userspace datapath; on the kernel one
+ * a VM port's, on its device's egress hook: kdp_ports_rules.c says what
+ * it refuses there, and a tap beside it takes none); a mirred
  * from a port's egress back to that port would send the frame round its
  * own egress rules until the nest limit drops it: refused.  indev is
  * taken on both datapaths: on the kernel one a rule is on a port's
@@ -99,9 +101,10 @@ static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct flower_sp
 static int vxd_filter_egress_check(const struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
 {
 	bool egress = f->rule.given & FLOWER_SF_EGRESS;
-	if (vxd->kdp && egress)
-		return vxd_refuse(err, -EOPNOTSUPP, "filter %s dev %s egress: egress rules are not on the kernel "
-				  "datapath yet; use --datapath user", ctl_flower_verb_name(f->verb), f->rule.dev);
+	if (vxd->kdp && egress && vxd_port_by_name(vxd, f->rule.dev))
+		return vxd_refuse(err, -EOPNOTSUPP, "filter %s dev %s egress: a tap beside the kernel datapath takes "
+				  "no egress rules (its VM ports do); use --datapath user", ctl_flower_verb_name(f->verb),
+				  f->rule.dev);
 	if (!ctl_flower_has_rule(f))
 		return 0;
 	const struct flower_spec *r = &f->rule;

@@ -1,6 +1,7 @@
 #include "control/kdp_ports.h"
 #include "control/kdp_ports_internal.h"
 #include "control/kdp_rules.h"
+#include "switch/flower_hook.h"
 #include "switch/flower_table.h"
 
 #include <arpa/inet.h>
@@ -453,11 +454,16 @@ void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out, kdp_ctl_port_e
 		if (p->ifindex) {
 			ctl_print_uint(out, CTL_PRINT_ANY, "ifindex", " ifindex %" PRIu64, p->ifindex);
 			ctl_print_string(out, CTL_PRINT_ANY, "attach", " attach %s", att);
+			/* Egress rules: through the device's egress hook, which
+			 * redirect_peer would skip (bpf/vxdp_rules_abi.h). */
+			bool erules = kc->t && flower_table_port_has_rules(kc->t, kc_id(kc, p) | FLOWER_HOOK_EGRESS);
 			ctl_print_string(out, CTL_PRINT_ANY, "deliver", " deliver %s",
-					 p->flags & VXDP_PORT_VETH ? "redirect_peer" : "redirect");
+					 (p->flags & VXDP_PORT_VETH) && !erules ? "redirect_peer" : "redirect");
 			ctl_print_uint(out, CTL_PRINT_ANY, "macs", " macs %" PRIu64, p->n_macs);
 			bool rules = kc->t && flower_table_port_has_rules(kc->t, kc_id(kc, p));
 			ctl_print_string(out, CTL_PRINT_ANY, "rules", " rules %s", rules ? "kernel-cache" : "none");
+			ctl_print_string(out, CTL_PRINT_ANY, "egress_rules", " egress-rules %s",
+					 erules ? "kernel-cache" : "none");
 		} else {
 			ctl_print_open_array(out, "remotes");
 			for (unsigned r = 0; r < p->cfg.n_remotes; r++)

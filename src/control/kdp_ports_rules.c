@@ -10,6 +10,7 @@
 #include "control/kdp_rules.h"
 #include "dp/kernel/bpf/vxdp_rules_abi.h"
 #include "dp/kernel/kdp.h"
+#include "switch/flower_hook.h"
 #include "switch/flower_table.h"
 #include "util/vlog.h"
 
@@ -81,7 +82,7 @@ int kdp_ctl_port_id(struct kdp_ctl *kc, const char *name, uint16_t *id)
 
 static bool kc_rule_names(const struct flower_rule *r, uint16_t id)
 {
-	if (r->port == id)
+	if (flower_hook_port(r->port) == id) /* its ingress or its egress */
 		return true;
 	for (uint32_t a = 0; a < r->n_actions; a++)
 		if ((r->actions[a].type == FLOWER_ACT_REDIRECT || r->actions[a].type == FLOWER_ACT_MIRROR) &&
@@ -126,6 +127,25 @@ static int kc_rule_tunnel(struct kdp_ctl *kc, const struct flower_spec *f, unsig
 	return 0;
 }
 
+/* A rule on a port's egress (bpf/vxdp_rules_abi.h): a VM port's only, and
+ * keyed by the frame as it leaves, which carries neither the port it came
+ * in on nor the tunnel it came out of. */
+static int kc_rule_egress(const struct kc_port *p, const struct flower_spec *f, struct ctl_err *err)
+{
+	if (!(f->given & FLOWER_SF_EGRESS))
+		return 0;
+	if (p->cfg.type == CTL_PORT_VXLAN)
+		return kc_refuse(err, -EOPNOTSUPP, "dev %s egress: a vxlan port's egress rules are not on the kernel "
+			      "datapath (a VM port's are); use --datapath user", f->dev);
+	const uint32_t enc = FLOWER_FM_ENC_KEY_ID | FLOWER_FM_ENC_SRC_IP | FLOWER_FM_ENC_DST_IP |
+			     FLOWER_FM_ENC_DST_PORT;
+	if ((f->match.given & (FLOWER_FM_INDEV | enc)) || (f->match.given_ext & (FLOWER_FX_ENC_TOS | FLOWER_FX_ENC_TTL)))
+		return kc_refuse(err, -EOPNOTSUPP, "dev %s egress: the kernel datapath matches a frame on a port's "
+			      "egress as it leaves, without the port or tunnel it came in by: indev and enc_* are "
+			      "refused there; use --datapath user", f->dev);
+	return 0;
+}
+
 int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *cmd, struct ctl_err *err)
 {
 	if (!ctl_flower_has_rule(cmd))
@@ -137,10 +157,13 @@ int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *cmd, struct 
 	if (!kc->kr)
 		return kc_refuse(err, -EOPNOTSUPP, "dev %s: flower rules are not available on this kernel datapath (%s)",
 			      f->dev, kc->kr_why);
+	int ret = kc_rule_egress(p, f, err);
+	if (ret < 0)
+		return ret;
 	unsigned n_kernel = 0;
 	for (unsigned i = 0; i < f->n_actions; i++) {
 		const struct flower_spec_action *a = &f->actions[i];
-		int ret = a->type == FLOWER_ACT_TUNNEL_SET ? kc_rule_tunnel(kc, f, i, err) : 0;
+		ret = a->type == FLOWER_ACT_TUNNEL_SET ? kc_rule_tunnel(kc, f, i, err) : 0;
 		if (ret < 0)
 			return ret;
 		const struct kc_port *q = a->type == FLOWER_ACT_REDIRECT || a->type == FLOWER_ACT_MIRROR

@@ -14,6 +14,7 @@
 #include "packet/hdr.h"
 #include "packet/pkt.h"
 #include "parse/flow_extract.h"
+#include "switch/flower_hook.h"
 #include "util/vlog.h"
 
 /* Not in Debian 12's uapi headers (6.1); the kernel has it since 6.2. */
@@ -289,13 +290,21 @@ static unsigned kr_rule_vnis(struct kdp_rules_ctl *kr, const struct flower_table
 	return m;
 }
 
+/* The ports whose ingress (egress) rules are `on` in t get (lose)
+ * VXDP_PORT_RULES (the egress hook, kdp_port_egress). */
 static void kr_port_flag(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids, size_t n,
 			 bool on)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct kr_port p;
-		if (kr_has_rules(t, ids[i]) == on && kr->port(kr->aux, ids[i], &p) && p.ifindex)
+		if (!kr->port(kr->aux, ids[i], &p) || !p.ifindex)
+			continue;
+		if (kr_has_rules(t, ids[i]) == on)
 			kdp_port_flags(kr->k, p.ifindex, VXDP_PORT_RULES, on);
+		int err;
+		if (kr_has_rules(t, ids[i] | FLOWER_HOOK_EGRESS) == on && (err = kdp_port_egress(kr->k, p.ifindex, on)) < 0)
+			VLOG_WARN("filter", "ifindex %u: cannot %s the egress rules' program: %s", p.ifindex,
+				  on ? "attach" : "detach", strerror(-err));
 	}
 }
 
@@ -358,9 +367,12 @@ static void kr_mirred(const struct kdp_rules_ctl *kr, struct kr_build *b, uint16
 		return;
 	}
 	if (p.ifindex) {
+		/* A port with egress rules is reached through its egress hook,
+		 * which redirect_peer would skip, and which counts it. */
+		bool erules = kr_has_rules(kr->t, id | FLOWER_HOOK_EGRESS);
 		kr_emit(b, &(struct vxdp_ract){
 			.kind = stop ? VXDP_RA_OUT_PORT : VXDP_RA_CLONE_PORT, .ifindex = p.ifindex,
-			.flags = (p.flags & VXDP_PORT_VETH) ? VXDP_RAF_VETH : 0 });
+			.flags = erules ? VXDP_RAF_ERULES : (p.flags & VXDP_PORT_VETH) ? VXDP_RAF_VETH : 0 });
 		return;
 	}
 	unsigned n = tun ? 1 : p.n_remotes;
@@ -577,8 +589,11 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 	uint16_t id;
 	const struct vxdp_rkey *uk = &u->key;
 	bool tun = uk->tun_family != 0;
+	/* A port's egress hook: its rules, the frame as it leaves (no
+	 * ingress port: indev is refused on such rules). */
+	bool egress = u->ifindex & VXDP_RKEY_EGRESS;
 	if (tun ? !kr->by_vtep(kr->aux, uk->tun_vni, uk->tun_family, uk->tun_src, &id)
-		: !kr->by_ifindex(kr->aux, u->ifindex, &id)) {
+		: !kr->by_ifindex(kr->aux, u->ifindex & ~VXDP_RKEY_EGRESS, &id)) {
 		kr->no_port++;
 		return;
 	}
@@ -593,7 +608,7 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 		kr->too_big++;
 		return;
 	}
-	kr->pkt->in_port = id;
+	kr->pkt->in_port = egress ? 0 : id;
 	if (flow_extract(kr->pkt, 0, &key) != DROP_NONE) {
 		kr->malformed++; /* the userspace datapath drops it too */
 		return;
@@ -602,7 +617,7 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 		kr_key_tunnel(&key, uk);
 	struct flower_verdict v = { .end = FLOWER_END_NO_MATCH };
 	if (kr->t)
-		flower_table_classify(kr->t, &key, &v);
+		flower_table_classify_hook(kr->t, egress ? id | FLOWER_HOOK_EGRESS : id, &key, &v);
 	uint64_t now = kdp_now_ns();
 	for (unsigned i = 0; v.end != FLOWER_END_NO_MATCH && i < v.n_rules; i++)
 		kr_fold_rule(kr, v.rules[i]->slot, v.rules[i]->uid, 1, u->len, false, now);

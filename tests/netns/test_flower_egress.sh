@@ -257,6 +257,6 @@ for i in $(seq 200); do [ -S "$RIG_DIR/h3.sock" ] && break; sleep 0.05; done
 grep -q "datapath kernel unavailable" "$RIG_DIR/h3.log" && fail "no kernel datapath here: $(cat "$RIG_DIR/h3.log")"
 rc=0
 vx 3 filter add dev "$VX" egress protocol ip flower action drop 2>"$RIG_DIR/err" || rc=$?
-[ "$rc" = 1 ] && grep -q "egress rules are not on the kernel datapath yet; use --datapath user" "$RIG_DIR/err" ||
+[ "$rc" = 1 ] && grep -q "a vxlan port's egress rules are not on the kernel datapath (a VM port's are); use --datapath user" "$RIG_DIR/err" ||
 	fail "--datapath kernel: exit $rc, $(cat "$RIG_DIR/err")"
-pass "--datapath kernel refuses egress rules: $(cat "$RIG_DIR/err")"
+pass "--datapath kernel refuses a vxlan port's egress rules (its VM ports': test_kdp_rules.sh): $(cat "$RIG_DIR/err")"

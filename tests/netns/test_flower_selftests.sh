@@ -22,10 +22,9 @@
 #   - match_erspan_opts_test: refused on both datapaths with the reason
 #     (vxswitch has no ERSPAN tunnel; erspan_opts is "tc-flower's key, not
 #     supported by vxswitch"); the test asserts the message.
-#   - tc_flower_port_range.sh's rules on swp2 egress: on the kernel
-#     datapath refused with "egress rules are not on the kernel datapath
-#     yet" (asserted); the ingress half of each case runs and its counts
-#     are checked on both datapaths.
+#   - tc_flower_port_range.sh's rules on swp2 egress: vnet2's egress on
+#     both datapaths (on the kernel one the program on the veth's egress
+#     hook, bpf/vxdp_rules_abi.h).
 #   - tc_offload_check (skip_sw): no rule is in hardware; the skip_hw runs
 #     are the ones ported.
 #   - added, fast_path_test: the selftests send one frame per flow, which
@@ -145,7 +144,6 @@ refused() {
 case_done() { # RESULT
 	local d
 	for d in "vnet1 ingress" "vnet2 egress"; do
-		[ "$DP" = kernel ] && [ "$d" = "vnet2 egress" ] && continue
 		[ -z "$(X filter show dev $d)" ] || fail "[$DP] $CASE: rules left on $d: $(X filter show dev $d)"
 	done
 	pass "[$DP] $CASE: $1"
@@ -308,18 +306,12 @@ match_erspan_opts_test() {
 # ---- tc_flower_port_range.sh --------------------------------------------------------
 port_range_test() { # PROTOCOL IP_PROTO SIP DIP FAMILY
 	local rule="flower src_ip $3 dst_ip $4 ip_proto $2 src_port 100-200 dst_port 300-400"
-	local f=$5 p=$2 eg=""
+	local f=$5 p=$2
 	X filter add dev vnet1 ingress protocol "$1" handle 101 pref 1 $rule action pass ||
 		fail "[$DP] $CASE: ingress rule"
-	if [ "$DP" = kernel ]; then
-		refused "egress rules are not on the kernel datapath yet" \
-			filter add dev vnet2 egress protocol "$1" handle 101 pref 1 $rule action drop
-		eg="egress refused: $REFUSAL"
-	else
-		X filter add dev vnet2 egress protocol "$1" handle 101 pref 1 $rule action drop ||
-			fail "[$DP] $CASE: egress rule"
-	fi
-	egress_check() { [ "$DP" = kernel ] || check vnet2 egress "$@"; }
+	X filter add dev vnet2 egress protocol "$1" handle 101 pref 1 $rule action drop ||
+		fail "[$DP] $CASE: egress rule"
+	egress_check() { check vnet2 egress "$@"; }
 	local n=0 ports
 	for ports in "100, 300" "150, 350" "200, 400"; do
 		send "l4($f, '$p', $ports)"
@@ -331,10 +323,9 @@ port_range_test() { # PROTOCOL IP_PROTO SIP DIP FAMILY
 		"l4($f, '$p', 100, 401)" "l4($f, '$p', 201, 401)"
 	check "101=3" "out of range, ingress"
 	egress_check "101=3" "out of range, egress"
-	[ "$DP" = kernel ] || X filter del dev vnet2 egress protocol "$1" pref 1 handle 101 flower ||
-		fail "[$DP] $CASE: egress del"
+	X filter del dev vnet2 egress protocol "$1" pref 1 handle 101 flower || fail "[$DP] $CASE: egress del"
 	del protocol "$1" pref 1 handle 101 flower
-	case_done "min, mid, max: 1 2 3; 5 out of range: 3${eg:+; $eg}"
+	case_done "min, mid, max: 1 2 3 at vnet1's ingress and vnet2's egress; 5 out of range: 3"
 }
 test_port_range_ipv4_udp() { port_range_test ipv4 udp 192.0.2.1 192.0.2.2 4; }
 test_port_range_ipv4_tcp() { port_range_test ipv4 tcp 192.0.2.1 192.0.2.2 4; }

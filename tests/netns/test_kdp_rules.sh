@@ -23,7 +23,16 @@
 #    see all), redirect to the vxlan port (VXLAN VNI 99 on the wire),
 #    tunnel_key set id 77 + redirect (VNI 77 on the wire), vlan push id 42
 #    + redirect (vm3 sees the tag), each counted on the wire by tcpdump;
-#  - port show says which ports are on the rules path.
+#  - port show says which ports are on the rules path;
+#  - egress rules on vnet2 and vnet3 (the program on each veth's egress
+#    hook): refused on the vxlan port's egress and with indev or enc_*
+#    keys; an egress drop under traffic from the first datagram after add
+#    to the first after del, the other flow losing nothing uncounted; fast
+#    + slow = sent across two invalidations; a broadcast ARP's flood copy
+#    dropped at vnet3's egress and not at vnet2's; an egress mirror from
+#    vnet2 to vnet3 and a vlan push at vnet3's egress, on the wire; port
+#    show says `deliver redirect egress-rules kernel-cache` while vnet2 has
+#    them, `redirect_peer` again after.
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
@@ -66,7 +75,8 @@ refused "sends to 4789 only" filter add dev vnet1 ingress protocol ip flower act
 
 # ---- marked flow: drop from the next datagram, and back -----------------------
 nvm2 $UDP recv "$RIG_DIR/rx.txt" 5001 5002 5003 5004 5005 &
-RIG_PIDS="$RIG_PIDS $!"
+RECV=$!
+RIG_PIDS="$RIG_PIDS $RECV"
 # Under iperf3 (vm1 -> vm2, TCP): its big GSO frames miss after each rule
 # change too, go up and come back (re-injected as GSO frames).
 nvm2 iperf3 -s -D -1 -p 5201
@@ -87,26 +97,34 @@ $UDP check-marked "$RIG_DIR/rx.txt" "$RIG_DIR/marks.txt" "$RIG_DIR/stats1.json" 
 pass "drop rule: from the first datagram after add returns to the first after del returns; other flow loses only what upcall_drops counts"
 
 # ---- counters: fast + slow = sent, across invalidations -----------------------
-$VX filter add dev vnet1 ingress protocol ip pref 10 handle 1 flower ip_proto udp dst_port 5003 action pass
-nvm1 $UDP send 192.0.2.2 5003 300 500
-$VX filter add dev vnet2 ingress protocol ip pref 10 handle 1 flower ip_proto udp dst_port 9 action drop
-nvm1 $UDP send 192.0.2.2 5003 300 500
-$VX filter del dev vnet2 ingress protocol ip pref 10 handle 1 flower
-nvm1 $UDP send 192.0.2.2 5003 300 500
-sleep 0.3
-$VX -j filter show -s dev vnet1 ingress > "$RIG_DIR/show.json"
-$PY - "$RIG_DIR/show.json" "$RIG_DIR/rx.txt" <<'EOF' || fail "counters"
+# fast_slow DEV DIR PORT RX OTHER LABEL: the pass rule DEV DIR has for UDP
+# dst_port PORT sees 3 x 300 datagrams from vm1, with the cache invalidated
+# twice between (a rule on OTHER's ingress added, then deleted); its Sent
+# hardware + Sent software = 900 = what vm2's receiver wrote to RX, both
+# parts > 0.
+fast_slow() {
+	local dev=$1 dir=$2 port=$3 rx=$4 other=$5 label=$6
+	$VX filter add dev "$dev" "$dir" protocol ip pref 10 handle 1 flower ip_proto udp dst_port "$port" action pass
+	nvm1 $UDP send 192.0.2.2 "$port" 300 500
+	$VX filter add dev "$other" ingress protocol ip pref 20 handle 1 flower ip_proto udp dst_port 9 action drop
+	nvm1 $UDP send 192.0.2.2 "$port" 300 500
+	$VX filter del dev "$other" ingress protocol ip pref 20 handle 1 flower
+	nvm1 $UDP send 192.0.2.2 "$port" 300 500
+	sleep 0.3
+	$VX -j filter show -s dev "$dev" "$dir" > "$RIG_DIR/show-$dir.json"
+	$PY - "$RIG_DIR/show-$dir.json" "$rx" "$port" "$label" <<'EOF' || fail "$label counters"
 import json, sys
 rules = [r for r in json.load(open(sys.argv[1])) if "options" in r]
 st = rules[0]["options"]["actions"][0]["stats"]
 hw, sw = st.get("hw_packets", 0), st.get("sw_packets", 0)
-rx = sum(1 for l in open(sys.argv[2]) if l.startswith("5003 "))
-assert hw + sw == 900, "fast %d + slow %d != 900 sent" % (hw, sw)
-assert st["packets"] == 900, st
+rx = sum(1 for l in open(sys.argv[2]) if l.startswith(sys.argv[3] + " "))
+assert hw + sw == 900 and st["packets"] == 900, "fast %d + slow %d != 900 sent (%s)" % (hw, sw, st)
 assert hw > 0 and sw > 0, (hw, sw)
 assert rx == 900, "vm2 received %d of 900" % rx
-print("fast %d + slow %d = 900 sent = 900 received" % (hw, sw))
+print("%s: fast %d + slow %d = 900 sent = 900 received" % (sys.argv[4], hw, sw))
 EOF
+}
+fast_slow vnet1 ingress 5003 "$RIG_DIR/rx.txt" vnet2 "vnet1 ingress"
 pass "counters: Sent hardware + Sent software = datagrams sent, exactly, across two invalidations"
 $VX port show | grep -E "^vnet1 .*rules kernel-cache" >/dev/null || fail "port show: vnet1 not on the rules path"
 $VX port show | grep -E "^vnet2 .*rules none" >/dev/null || fail "port show: vnet2 should have no rules"
@@ -179,6 +197,71 @@ nvm1 $UDP send 192.0.2.2 5008 20
 capstop
 [ "$(count "$RIG_DIR/vlan.pcap")" = 20 ] || fail "vlan push: vm3 saw $(count "$RIG_DIR/vlan.pcap") of 20 tagged 42"
 pass "vlan push id 42 + redirect: vm3 saw 20 of 20 tagged"
+
+# ---- egress rules --------------------------------------------------------------
+refused "a vxlan port's egress rules are not on the kernel" filter add dev vx99 egress protocol ip flower \
+	ip_proto udp action drop
+refused "indev and enc_. are refused there" filter add dev vnet2 egress protocol ip flower indev vnet1 action drop
+refused "indev and enc_. are refused there" filter add dev vnet2 egress protocol ip flower enc_key_id 99 action drop
+pkill -f "recv $RIG_DIR/rx.txt" || true # the receiver, not the shell that started it
+wait "$RECV" 2>/dev/null || true
+nvm2 $UDP recv "$RIG_DIR/rx2.txt" 5001 5002 5010 5011 &
+RIG_PIDS="$RIG_PIDS $!"
+sleep 0.3
+nvm1 $UDP marked 192.0.2.2 5001 5002 1500 500 1000 \
+	"$VX filter add dev vnet2 egress protocol ip pref 5 handle 1 flower ip_proto udp dst_port 5001 action drop" \
+	"$VX filter del dev vnet2 egress protocol ip pref 5 handle 1 flower" > "$RIG_DIR/marks2.txt"
+sleep 0.5
+$VX -j stats > "$RIG_DIR/stats2.json"
+$UDP check-marked "$RIG_DIR/rx2.txt" "$RIG_DIR/marks2.txt" "$RIG_DIR/stats2.json" vnet2 \
+	"egress drop by ip_proto + dst_port 5001 on vnet2" || fail "egress: marked flow"
+pass "egress drop on vnet2: from the first datagram after add returns to the first after del returns"
+
+fast_slow vnet2 egress 5010 "$RIG_DIR/rx2.txt" vnet1 "vnet2 egress"
+$VX port show | grep -E "^vnet2 .*deliver redirect .*egress-rules kernel-cache" >/dev/null ||
+	fail "port show with egress rules: $($VX port show | grep ^vnet2)"
+pass "egress counters: Sent hardware + Sent software = datagrams sent, exactly, across two invalidations"
+
+# A flood's copies: vm1 asks for 192.0.2.99 (no one), the ARP broadcast is
+# flooded to vnet2 and vnet3; vnet3's egress drops ARP.
+$VX filter add dev vnet3 egress protocol arp pref 1 handle 1 flower action drop
+cap "$VM3" vnet3 "arp" "$RIG_DIR/arp3.pcap"
+cap3_pid=$CAP_PID
+cap "$VM2" vnet2 "arp and host 192.0.2.99" "$RIG_DIR/arp2.pcap"
+nvm1 ping -c 3 -i 0.3 -W 1 192.0.2.99 >/dev/null 2>&1 || true
+capstop
+CAP_PID=$cap3_pid capstop
+a2=$(count "$RIG_DIR/arp2.pcap") a3=$(count "$RIG_DIR/arp3.pcap")
+[ "$a2" -ge 1 ] && [ "$a3" = 0 ] || fail "flood at vnet3's egress: vm2 saw $a2 ARP, vm3 $a3 (want >= 1, 0)"
+$VX -j -s filter show dev vnet3 egress |
+	$PY -c 'import json,sys; r=[x for x in json.load(sys.stdin) if "options" in x][0]; sys.exit(r["options"]["actions"][0]["stats"]["packets"] < 1)' ||
+	fail "the ARP drop at vnet3's egress counted nothing"
+$VX filter del dev vnet3 egress protocol arp pref 1 handle 1 flower
+pass "a flooded ARP: dropped at vnet3's egress ($a3 seen there), delivered by vnet2 ($a2)"
+
+$VX filter add dev vnet2 egress protocol ip pref 11 flower ip_proto udp dst_port 5011 \
+	action mirred egress mirror dev vnet3
+cap "$VM3" vnet3 "udp dst port 5011" "$RIG_DIR/emirror.pcap"
+nvm1 $UDP send 192.0.2.2 5011 20
+capstop
+got=$(grep -c "^5011 " "$RIG_DIR/rx2.txt" || true)
+[ "$(count "$RIG_DIR/emirror.pcap")" = 20 ] && [ "$got" = 20 ] ||
+	fail "egress mirror: vm3 saw $(count "$RIG_DIR/emirror.pcap"), vm2 received $got, of 20"
+pass "egress mirror from vnet2 to vnet3: vm3 saw 20, vm2 received 20"
+
+$VX filter add dev vnet3 egress protocol ip pref 12 flower ip_proto udp dst_port 5012 action vlan push id 43
+cap "$VM3" vnet3 "vlan 43 and udp dst port 5012" "$RIG_DIR/evlan.pcap"
+nvm1 $UDP send 192.0.2.3 5012 20
+capstop
+[ "$(count "$RIG_DIR/evlan.pcap")" = 20 ] || fail "egress vlan push: vm3 saw $(count "$RIG_DIR/evlan.pcap") of 20 tagged 43"
+pass "vlan push id 43 at vnet3's egress: vm3 saw 20 of 20 tagged"
+
+$VX filter del dev vnet2 egress protocol ip pref 10 handle 1 flower
+$VX filter del dev vnet2 egress protocol ip pref 11 flower
+$VX port show | grep -E "^vnet2 .*deliver redirect_peer .*egress-rules none" >/dev/null ||
+	fail "port show after the egress rules: $($VX port show | grep ^vnet2)"
+nvm1 ping -c 2 -W 2 192.0.2.2 >/dev/null || fail "vm1 -> vm2 after the egress rules went"
+pass "egress rules gone from vnet2: redirect_peer again, vm2 reachable"
 
 $VX stats > "$RIG_DIR/stats.txt"
 grep -q "rule cache:" "$RIG_DIR/stats.txt" || fail "stats: no rule cache line"

@@ -24,8 +24,8 @@
 #include "port/rtnl.h"
 #include "vxdp.skel.h"
 
-/* Not in Debian 12's uapi headers (6.1); the kernel (6.8+) has it. */
-enum { KDP_BPF_TCX_INGRESS = 46 };
+/* Not in Debian 12's uapi headers (6.1); the kernel (6.8+) has them. */
+enum { KDP_BPF_TCX_INGRESS = 46, KDP_BPF_TCX_EGRESS = 47 };
 /* cls_bpf handle and priority of our filters, to find and remove only them. */
 enum { KDP_TC_HANDLE = 0x7678, KDP_TC_PRIO = 1 };
 #define KDP_BPFFS "/sys/fs/bpf"
@@ -33,6 +33,7 @@ enum { KDP_TC_HANDLE = 0x7678, KDP_TC_PRIO = 1 };
 struct kdp_att {
 	uint32_t ifindex;
 	int link_fd;            /* tcx link, or -1 for cls_bpf */
+	bool egress;            /* the egress hook (vxdp_port_egress), else ingress */
 };
 
 struct kdp {
@@ -70,20 +71,21 @@ uint64_t kdp_now_ns(void)
 }
 
 /* tcx through a raw BPF_LINK_CREATE: the link's fd owns the attachment. */
-static int attach_tcx(int prog_fd, uint32_t ifindex)
+static int attach_tcx(int prog_fd, uint32_t ifindex, bool egress)
 {
 	union bpf_attr a;
 	memset(&a, 0, sizeof(a));
 	a.link_create.prog_fd = (uint32_t)prog_fd;
 	a.link_create.target_ifindex = ifindex;
-	a.link_create.attach_type = KDP_BPF_TCX_INGRESS;
+	a.link_create.attach_type = egress ? KDP_BPF_TCX_EGRESS : KDP_BPF_TCX_INGRESS;
 	long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
 	return fd < 0 ? -errno : (int)fd;
 }
 
-static int attach_cls(int prog_fd, uint32_t ifindex)
+static int attach_cls(int prog_fd, uint32_t ifindex, bool egress)
 {
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex, .attach_point = BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex,
+			    .attach_point = egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
 	int err = bpf_tc_hook_create(&hook);
 	if (err && err != -EEXIST)
 		return err;
@@ -92,24 +94,25 @@ static int attach_cls(int prog_fd, uint32_t ifindex)
 	return bpf_tc_attach(&hook, &o);
 }
 
-static void detach_cls(uint32_t ifindex)
+static void detach_cls(uint32_t ifindex, bool egress)
 {
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex, .attach_point = BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex,
+			    .attach_point = egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, o, .handle = KDP_TC_HANDLE, .priority = KDP_TC_PRIO);
 	bpf_tc_detach(&hook, &o);
 }
 
-static void link_pin_path(const struct kdp *k, uint32_t ifindex, char *path, size_t len)
+static void link_pin_path(const struct kdp *k, uint32_t ifindex, bool egress, char *path, size_t len)
 {
-	snprintf(path, len, "%s/link-%u", k->keep_dir, ifindex);
+	snprintf(path, len, "%s/%slink-%u", k->keep_dir, egress ? "e" : "", ifindex);
 }
 
 /* A kept tcx link of `ifindex`, switched to this run's program: the
  * device never runs without one (BPF_LINK_UPDATE swaps it in place). */
-static int adopt_tcx(struct kdp *k, int prog_fd, uint32_t ifindex)
+static int adopt_tcx(struct kdp *k, int prog_fd, uint32_t ifindex, bool egress)
 {
 	char path[PATH_MAX + 32];
-	link_pin_path(k, ifindex, path, sizeof(path));
+	link_pin_path(k, ifindex, egress, path, sizeof(path));
 	int fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -ENOENT;
@@ -122,70 +125,76 @@ static int adopt_tcx(struct kdp *k, int prog_fd, uint32_t ifindex)
 	return fd;
 }
 
-static int attach(struct kdp *k, int prog_fd, uint32_t ifindex)
+static int attach(struct kdp *k, int prog_fd, uint32_t ifindex, bool egress)
 {
 	if (k->n_atts >= sizeof(k->atts) / sizeof(k->atts[0]))
 		return -ENOSPC;
 	int fd = -1, err;
-	if (k->keep_dir[0] && !k->force_cls_bpf && (fd = adopt_tcx(k, prog_fd, ifindex)) >= 0) {
+	if (k->keep_dir[0] && !k->force_cls_bpf && (fd = adopt_tcx(k, prog_fd, ifindex, egress)) >= 0) {
 		k->attach = KDP_ATTACH_TCX;
-		k->atts[k->n_atts++] = (struct kdp_att){ .ifindex = ifindex, .link_fd = fd };
+		k->atts[k->n_atts++] = (struct kdp_att){ .ifindex = ifindex, .link_fd = fd, .egress = egress };
 		return 0;
 	}
 	fd = -1;
 	if (!k->force_cls_bpf && k->attach != KDP_ATTACH_CLS_BPF) {
-		fd = attach_tcx(prog_fd, ifindex);
+		fd = attach_tcx(prog_fd, ifindex, egress);
 		if (fd >= 0)
 			k->attach = KDP_ATTACH_TCX;
 		else if (k->attach == KDP_ATTACH_TCX)
 			return fd;  /* tcx works here: this device refuses */
 	}
 	if (fd < 0) {
-		err = attach_cls(prog_fd, ifindex);
+		err = attach_cls(prog_fd, ifindex, egress);
 		if (err < 0)
 			return err;
 		k->attach = KDP_ATTACH_CLS_BPF;
 	}
 	if (fd >= 0 && k->keep_dir[0]) {
 		char path[PATH_MAX + 32];
-		link_pin_path(k, ifindex, path, sizeof(path));
+		link_pin_path(k, ifindex, egress, path, sizeof(path));
 		if (bpf_obj_pin(fd, path) < 0) {
 			err = -errno;
 			close(fd);
 			return err;
 		}
 	}
-	k->atts[k->n_atts++] = (struct kdp_att){ .ifindex = ifindex, .link_fd = fd };
+	k->atts[k->n_atts++] = (struct kdp_att){ .ifindex = ifindex, .link_fd = fd, .egress = egress };
 	return 0;
 }
 
-/* Takes the program off `ifindex` (a kept link's pin goes first, else
- * the link would outlive its fd). */
-static void detach(struct kdp *k, uint32_t ifindex)
+/* Takes the program off one hook of `ifindex` (a kept link's pin goes
+ * first, else the link would outlive its fd). */
+static void detach_hook(struct kdp *k, uint32_t ifindex, bool egress)
 {
+	char path[PATH_MAX + 32];
 	for (unsigned i = 0; i < k->n_atts; i++) {
-		if (k->atts[i].ifindex != ifindex)
+		if (k->atts[i].ifindex != ifindex || k->atts[i].egress != egress)
 			continue;
 		if (k->atts[i].link_fd >= 0) {
 			if (k->keep_dir[0]) {
-				char path[PATH_MAX + 32];
-				link_pin_path(k, ifindex, path, sizeof(path));
+				link_pin_path(k, ifindex, egress, path, sizeof(path));
 				unlink(path);
 			}
 			close(k->atts[i].link_fd);
 		} else {
-			detach_cls(ifindex);
+			detach_cls(ifindex, egress);
 		}
 		k->atts[i] = k->atts[--k->n_atts];
 		return;
 	}
 	if (k->keep_dir[0]) {
 		/* A kept port this run did not adopt. */
-		char path[PATH_MAX + 32];
-		link_pin_path(k, ifindex, path, sizeof(path));
+		link_pin_path(k, ifindex, egress, path, sizeof(path));
 		if (unlink(path) < 0)
-			detach_cls(ifindex);
+			detach_cls(ifindex, egress);
 	}
+}
+
+/* Takes the programs off `ifindex`. */
+static void detach(struct kdp *k, uint32_t ifindex)
+{
+	detach_hook(k, ifindex, false);
+	detach_hook(k, ifindex, true);
 }
 
 static int ring_cb(void *ctx, void *data, size_t len)
@@ -252,7 +261,7 @@ static int open_tun(struct kdp *k, const struct kdp_opts *o, char *why, unsigned
 		return -errno;
 	if (!k->adopted && (err = counters_zero(k, k->tun_ifindex)) < 0)
 		return err;
-	err = attach(k, bpf_program__fd(k->skel->progs.vxdp_tun_ingress), k->tun_ifindex);
+	err = attach(k, bpf_program__fd(k->skel->progs.vxdp_tun_ingress), k->tun_ifindex, false);
 	if (err < 0)
 		why_set(why, why_len, "cannot attach to %s (tcx nor cls_bpf): %s", k->tun_name,
 			strerror(-err));
@@ -313,7 +322,8 @@ static void kept_unpin_orphan_links(const char *dir)
 	while ((e = readdir(d))) {
 		unsigned ifindex;
 		char name[IF_NAMESIZE];
-		if (sscanf(e->d_name, "link-%u", &ifindex) != 1 || if_indextoname(ifindex, name))
+		if ((sscanf(e->d_name, "link-%u", &ifindex) != 1 && sscanf(e->d_name, "elink-%u", &ifindex) != 1) ||
+		    if_indextoname(ifindex, name))
 			continue;
 		char path[PATH_MAX + 300];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
@@ -482,7 +492,7 @@ int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o)
 		err = -errno;
 		goto undo;
 	}
-	if (o->attach && (err = attach(k, kdp_port_prog_fd(k), ifindex)) < 0)
+	if (o->attach && (err = attach(k, kdp_port_prog_fd(k), ifindex, false)) < 0)
 		goto undo;
 	return 0;
 undo:
@@ -697,7 +707,25 @@ int kdp_prog_fd(const struct kdp *k, const char *name)
 
 int kdp_attach_prog(struct kdp *k, int prog_fd, uint32_t ifindex)
 {
-	return attach(k, prog_fd, ifindex);
+	return attach(k, prog_fd, ifindex, false);
+}
+
+int kdp_port_egress(struct kdp *k, uint32_t ifindex, bool on)
+{
+	bool have = false;
+	for (unsigned i = 0; i < k->n_atts && !have; i++)
+		have = k->atts[i].ifindex == ifindex && k->atts[i].egress;
+	int err;
+	if (on) {
+		/* The program first: from the flag on, frames come by its hook. */
+		if (!have && (err = attach(k, bpf_program__fd(k->skel->progs.vxdp_port_egress), ifindex, true)) < 0)
+			return err;
+		return kdp_port_flags(k, ifindex, VXDP_PORT_ERULES, true);
+	}
+	err = kdp_port_flags(k, ifindex, VXDP_PORT_ERULES, false);
+	if (have)
+		detach_hook(k, ifindex, true);
+	return err;
 }
 
 void kdp_detach(struct kdp *k, uint32_t ifindex)

@@ -125,6 +125,11 @@ int kdp_vni_each(struct kdp *k, kdp_vni_fn *fn, void *aux);
 
 /* Sets (on) or clears bits of the port's vxdp_port.flags. */
 int kdp_port_flags(struct kdp *k, uint32_t ifindex, uint32_t bits, bool on);
+/* The port's egress rules hook (bpf/vxdp_rules_abi.h): on attaches
+ * vxdp_port_egress to its device's egress (kept state: pinned as
+ * elink-IFINDEX) and sets VXDP_PORT_ERULES; off clears the flag and takes
+ * the program off.  0 or -errno. */
+int kdp_port_egress(struct kdp *k, uint32_t ifindex, bool on);
 
 /* A VNI's outer headers, as its vxlan ports' options set them. */
 struct kdp_vni_outer {

@@ -313,7 +313,12 @@ static __always_inline long set_key(struct __sk_buff *skb, __u32 vni, const stru
 static __always_inline int deliver_local(struct __sk_buff *skb, __u32 ifindex, __u32 flags)
 {
 	bool peer = flags & VXDP_FDB_VETH;
-	count_tx(ifindex, skb->len);
+	/* A port with egress rules: through its egress hook, which counts. */
+	struct vxdp_port *out = bpf_map_lookup_elem(&ports, &ifindex);
+	if (out && (out->flags & VXDP_PORT_ERULES))
+		peer = false;
+	else
+		count_tx(ifindex, skb->len);
 	VXDP_CAPTURE(skb, ifindex, 0, VXDP_CAP_OUT, 0, 0);
 	struct vxdp_decision *d = rec();
 	if (d) {
@@ -386,7 +391,9 @@ static long flood_one(__u32 i, void *arg)
 	}
 	if (bpf_clone_redirect(x->skb, target, 0) < 0)
 		goto err;
-	count_tx(target, x->skb->len);
+	struct vxdp_port *out = (e->flags & VXDP_FDB_REMOTE) ? 0 : bpf_map_lookup_elem(&ports, &target);
+	if (!out || !(out->flags & VXDP_PORT_ERULES)) /* else its egress hook counts */
+		count_tx(target, x->skb->len);
 	if (e->flags & VXDP_FDB_REMOTE) {
 		VXDP_CAPTURE(x->skb, target, x->vni, VXDP_CAP_OUT, (const __u32 *)e->remote, e->flags & VXDP_FDB_V6);
 		vxdp_vtep_count(x->vni, e->flags, (const __u32 *)e->remote, x->skb->len, 0);
@@ -612,10 +619,23 @@ static __always_inline int reinject_tun_l2(struct __sk_buff *skb, __u32 ifindex,
 	return tun_l2(skb, c, vni, v, ifindex, f.dst);
 }
 
+/* A re-injected frame of a port's egress hook, after its actions: out
+ * by that port, past its egress hook (vxdp_rules_abi.h). */
+static __always_inline int reinject_egress(struct __sk_buff *skb, __u32 ifindex)
+{
+	count_tx(ifindex, skb->len);
+	struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
+	if (p && (p->flags & VXDP_PORT_VETH))
+		return bpf_redirect_peer(ifindex, 0);
+	skb->mark = VXDP_MARK_EGRESS_DONE;
+	return bpf_redirect(ifindex, 0);
+}
+
 /* Ingress of vxswitchd's re-injection veth (vxdp_rules_abi.h): a frame
  * that went up, with its decision in rslots[mark & 0xff] (sequence
  * mark >> 8); the slot's actions, then the pipeline of its port (for a
- * vxlan device's frame: L2 switching in the slot's VNI). */
+ * vxlan device's frame: L2 switching in the slot's VNI; for a port's
+ * egress hook: out by that port). */
 SEC("tc")
 int vxdp_rules_reinject(struct __sk_buff *skb)
 {
@@ -623,8 +643,9 @@ int vxdp_rules_reinject(struct __sk_buff *skb)
 	struct vxdp_rslot *sl = bpf_map_lookup_elem(&rslots, &idx);
 	if (!sl)
 		return TC_ACT_SHOT;
-	__u32 ifindex = sl->ifindex, vni = sl->vni;
-	bool tun = is_tun(ifindex);
+	__u32 ifindex = sl->ifindex & ~VXDP_RKEY_EGRESS, vni = sl->vni;
+	bool egress = sl->ifindex & VXDP_RKEY_EGRESS;
+	bool tun = !egress && is_tun(ifindex);
 	struct vxdp_rstats *s = rst(tun ? VXDP_RSTATS_VNI | vni : ifindex);
 	if (sl->seq != seq) {
 		if (s)
@@ -640,7 +661,28 @@ int vxdp_rules_reinject(struct __sk_buff *skb)
 	int r = ract_list(skb, sl->act, sl->n, s);
 	if (r != VXDP_RULES_CONTINUE)
 		return r;
+	if (egress)
+		return reinject_egress(skb, ifindex);
 	if (tun)
 		return reinject_tun_l2(skb, ifindex, vni);
 	return port_pipeline(skb, ifindex, true);
+}
+
+/* Egress of a VM port's device (attached while the port has egress rules,
+ * control/kdp_rules.c): its cached decision or an upcall
+ * (vxdp_rules_abi.h).  A frame vxswitchd decided already (marked by
+ * reinject_egress) and every frame while the port has no egress rules
+ * pass. */
+SEC("tc")
+int vxdp_port_egress(struct __sk_buff *skb)
+{
+	if (skb->mark == VXDP_MARK_EGRESS_DONE) {
+		skb->mark = 0;
+		return TC_ACT_OK;
+	}
+	__u32 ifindex = skb->ifindex;
+	struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
+	if (!p || !(p->flags & VXDP_PORT_ERULES))
+		return TC_ACT_OK;
+	return rules_egress(skb, p, ifindex);
 }

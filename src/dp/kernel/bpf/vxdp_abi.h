@@ -35,6 +35,11 @@ enum vxdp_port_flags {
 	 * removing the port removes it.  Kept in the map so that a restart
 	 * that adopts kept state knows which devices are its own. */
 	VXDP_PORT_OURS = 1u << 1,
+	/* The port has egress rules (vxdp_rules_abi.h): vxdp_port_egress is
+	 * on its device's egress hook, and no frame reaches it by
+	 * redirect_peer, which skips that hook.  (Bit 8 is the rules'
+	 * VXDP_PORT_RULES.) */
+	VXDP_PORT_ERULES = 1u << 9,
 };
 
 /* One VM-facing netdev (map `ports`, key: its ifindex). */

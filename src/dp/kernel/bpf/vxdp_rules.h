@@ -358,12 +358,14 @@ static __always_inline int ract_run(struct __sk_buff *skb, const struct vxdp_rac
 			s->rule_drops++;
 		return TC_ACT_SHOT;
 	case VXDP_RA_OUT_PORT:
-		count_tx(a->ifindex, skb->len);
+		if (!(a->flags & VXDP_RAF_ERULES))
+			count_tx(a->ifindex, skb->len);
 		return (a->flags & VXDP_RAF_VETH) ? bpf_redirect_peer(a->ifindex, 0) : bpf_redirect(a->ifindex, 0);
 	case VXDP_RA_CLONE_PORT:
 		if (bpf_clone_redirect(skb, a->ifindex, 0) < 0)
 			goto err;
-		count_tx(a->ifindex, skb->len);
+		if (!(a->flags & VXDP_RAF_ERULES))
+			count_tx(a->ifindex, skb->len);
 		return VXDP_RULES_CONTINUE;
 	case VXDP_RA_OUT_TUN:
 		if (ract_tun(skb, a, &dev) < 0)
@@ -499,8 +501,10 @@ static __always_inline int rules_decide(struct __sk_buff *skb, struct vxdp_port 
 	return ract_list(skb, v->act, v->n, s);
 }
 
-/* A frame of a port with rules: its cached decision, or an upcall. */
-static __always_inline int rules_ingress(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex)
+/* A frame at a hook of port `ifindex` with rules (key_ifindex: the
+ * ifindex, | VXDP_RKEY_EGRESS at its egress): its cached decision, or an
+ * upcall. */
+static __always_inline int rules_port(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex, __u32 key_ifindex)
 {
 	struct vxdp_rstats *s = rst(ifindex);
 	__u32 zero = 0;
@@ -509,8 +513,24 @@ static __always_inline int rules_ingress(struct __sk_buff *skb, struct vxdp_port
 	struct vxdp_rupcall *u = bpf_map_lookup_elem(&rup_scratch, &zero);
 	if (!u)
 		return TC_ACT_SHOT;
-	bool cacheable = rkey_parse(skb, ifindex, &u->key) == 0;
+	bool cacheable = rkey_parse(skb, key_ifindex, &u->key) == 0;
 	return rules_decide(skb, p, s, u, cacheable);
+}
+
+static __always_inline int rules_ingress(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex)
+{
+	return rules_port(skb, p, ifindex, ifindex);
+}
+
+/* A frame leaving by port `ifindex`, which has egress rules: its cached
+ * decision (then out of the device, counted as sent) or an upcall. */
+static __always_inline int rules_egress(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex)
+{
+	int r = rules_port(skb, p, ifindex, ifindex | VXDP_RKEY_EGRESS);
+	if (r != VXDP_RULES_CONTINUE)
+		return r;
+	count_tx(ifindex, skb->len);
+	return TC_ACT_OK;
 }
 
 /* The key's tunnel section from the frame's tunnel key (what the vxlan

@@ -62,6 +62,26 @@ enum vxdp_rules_limits {
 
 /* vxdp_port.flags: the port has rules (distinct from vxdp_abi.h's bits). */
 #define VXDP_PORT_RULES (1u << 8)
+/* VXDP_PORT_ERULES (vxdp_abi.h: the switching reads it): egress rules. */
+
+/* Egress rules of a VM port (map `rflows` and the upcall and re-injection
+ * as above, on the port's own egress hook, where the kernel runs a
+ * device's clsact egress filters: after the switching, an ingress rule's
+ * mirred or a flood chose it, for every copy):
+ *   - the key is the frame as it leaves, its ifindex that of the port |
+ *     VXDP_RKEY_EGRESS; no tunnel section and no ingress port, so `indev`
+ *     and the enc_* keys are refused on such rules (control/
+ *     kdp_ports_rules.c); the userspace datapath takes them;
+ *   - the verdict's actions run there; at their end the frame goes on
+ *     out of the device (TC_ACT_OK);
+ *   - a re-injected frame of the egress hook (its slot's ifindex has the
+ *     bit) runs the slot's actions on the re-injection veth, then goes to
+ *     the port by redirect_peer (a veth) or, marked
+ *     VXDP_MARK_EGRESS_DONE, by redirect, whose egress hook lets it pass
+ *     (clearing the mark).
+ * The vxlan ports' egress rules stay on the userspace datapath. */
+#define VXDP_RKEY_EGRESS (1u << 31)
+#define VXDP_MARK_EGRESS_DONE 0x76786564u
 
 /* The flow key: struct flow_key's match fields (parse/flow.h), same
  * meaning and byte order, in_port as the ifindex.  The tunnel section is
@@ -111,6 +131,7 @@ enum vxdp_ract_flags {
 	VXDP_RAF_VETH = 1u << 0,     /* = VXDP_FDB_VETH's meaning */
 	VXDP_RAF_V6 = 1u << 1,       /* remote is IPv6 */
 	VXDP_RAF_SET_PRIO = 1u << 2,
+	VXDP_RAF_ERULES = 1u << 3,   /* the target has egress rules: its egress hook counts it */
 };
 
 struct vxdp_ract {
@@ -135,7 +156,7 @@ struct vxdp_rval {
 /* Map `rslots` value: one re-injected frame's decision. */
 struct vxdp_rslot {
 	__u32 seq;                   /* = skb->mark >> 8 of the frame it is for */
-	__u32 ifindex;               /* where the frame came in */
+	__u32 ifindex;               /* where the frame came in (| VXDP_RKEY_EGRESS: the port it leaves by) */
 	__u32 n;
 	__u32 vni;                   /* a vxlan device's frame: its VNI, for L2 switching after */
 	struct vxdp_ract act[VXDP_RACT_MAX];

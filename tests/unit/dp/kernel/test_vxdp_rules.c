@@ -350,6 +350,84 @@ static void test_reinjected_frame_runs_its_slot(void **state)
 	assert_int_equal(stats(fx).reinject_stale, 1);
 }
 
+/* ---- a VM port's egress: vxdp_port_egress ---------------------------------- */
+
+static struct vxdp_decision decision(struct fx *fx)
+{
+	struct vxdp_decision d;
+	uint32_t zero = 0;
+	assert_int_equal(bpf_map_lookup_elem(kdp_map_fd(fx->k, "decision"), &zero, &d), 0);
+	return d;
+}
+
+static void test_egress_hook(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	uint8_t f[60];
+	size_t len = udp_frame(f, 1234, 5001);
+	int v;
+	/* No egress rules: out, nothing looked up; p1 -> MAC2 by redirect_peer. */
+	struct rtrace t = run(fx, "vxdp_port_egress", fx->p2, 0, f, len, &v);
+	assert_int_equal(v, TC_ACT_OK);
+	assert_int_equal(t.path, 0);
+	assert_int_equal(kdp_port_flags(fx->k, fx->p1, VXDP_PORT_RULES, false), 0);
+	run(fx, "vxdp_port_ingress", fx->p1, 0, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);
+	assert_int_equal(decision(fx).peer, 1);
+	/* With them: delivered by redirect (the egress hook runs), where a
+	 * miss goes up with the egress key. */
+	assert_int_equal(kdp_port_flags(fx->k, fx->p2, VXDP_PORT_ERULES, true), 0);
+	run(fx, "vxdp_port_ingress", fx->p1, 0, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);
+	assert_int_equal(decision(fx).peer, 0);
+	assert_int_equal(decision(fx).ifindex, fx->p2);
+	fx->n_up = 0;
+	t = run(fx, "vxdp_port_egress", fx->p2, 0, f, len, &v);
+	assert_int_equal(v, TC_ACT_SHOT);
+	assert_int_equal(t.path, 2);
+	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
+	assert_int_equal(fx->up.ifindex, fx->p2 | VXDP_RKEY_EGRESS);
+	assert_int_equal(fx->up.key.ifindex, fx->p2 | VXDP_RKEY_EGRESS);
+	assert_int_equal(fx->up.key.tp_dst, 5001);
+	/* A cached drop, then a cached pass of another flow. */
+	struct vxdp_rval val = { .gen = 5, .slot = 9, .n = 1, .act = { { .kind = VXDP_RA_DROP } } };
+	assert_int_equal(kdp_rules_count_zero(fx->r, 9), 0);
+	assert_int_equal(kdp_rules_flow_put(fx->r, &fx->up.key, &val, NULL, NULL), 0);
+	t = run(fx, "vxdp_port_egress", fx->p2, 0, f, len, &v);
+	assert_int_equal(v, TC_ACT_SHOT);
+	assert_int_equal(t.path, 1);
+	assert_int_equal(t.kind[0], VXDP_RA_DROP);
+	struct vxdp_rstats s;
+	assert_int_equal(kdp_rules_stats_read(fx->r, fx->p2, &s), 0);
+	assert_int_equal(s.rule_drops, 1);
+	assert_int_equal(s.hits, 1);
+	struct vxdp_rkey k = fx->up.key;
+	k.tp_dst = 5002;
+	val = (struct vxdp_rval){ .gen = 5, .slot = 10, .n = 0 };
+	assert_int_equal(kdp_rules_count_zero(fx->r, 10), 0);
+	assert_int_equal(kdp_rules_flow_put(fx->r, &k, &val, NULL, NULL), 0);
+	uint8_t g[60];
+	t = run(fx, "vxdp_port_egress", fx->p2, 0, g, udp_frame(g, 1234, 5002), &v);
+	assert_int_equal(v, TC_ACT_OK);
+	assert_int_equal(t.path, 1);
+	/* A frame whose egress decision vxswitchd made (re-injected): passes. */
+	t = run(fx, "vxdp_port_egress", fx->p2, VXDP_MARK_EGRESS_DONE, f, len, &v);
+	assert_int_equal(v, TC_ACT_OK);
+	assert_int_equal(t.path, 0);
+	/* Its re-injection: the slot's actions, then out by p2 (a veth:
+	 * redirect_peer, past its egress hook). */
+	struct vxdp_rslot sl = { .seq = 12, .ifindex = fx->p2 | VXDP_RKEY_EGRESS, .n = 0 };
+	uint32_t idx = 5;
+	assert_int_equal(bpf_map_update_elem(kdp_map_fd(fx->k, "rslots"), &idx, &sl, BPF_ANY), 0);
+	t = run(fx, "vxdp_rules_reinject", if_nametoindex("lo"), 12u << 8 | 5, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);
+	assert_int_equal(t.path, 3);
+	assert_int_equal(kdp_rules_stats_read(fx->r, fx->p2, &s), 0);
+	assert_int_equal(s.reinjected, 1);
+}
+
 /* ---- a vxlan port's ingress: vxdp_tun_ingress ------------------------------ */
 
 /* The VNI takes frames of remote 198.51.100.2 (and .3) and has a vxlan
@@ -492,6 +570,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_each_action, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uncacheable_always_goes_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reinjected_frame_runs_its_slot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_egress_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tun_miss_goes_up_with_the_tunnel_key_then_hits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tun_reinjected_frame_switches_in_its_vni, setup, teardown),
 	};
