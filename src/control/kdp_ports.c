@@ -472,6 +472,9 @@ void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out, kdp_ctl_port_e
 			ctl_print_uint(out, CTL_PRINT_ANY, "dstport", " dstport %" PRIu64, kc->dstport);
 			bool rules = kc->t && flower_table_port_has_rules(kc->t, kc_id(kc, p));
 			ctl_print_string(out, CTL_PRINT_ANY, "rules", " rules %s", rules ? "kernel-cache" : "none");
+			bool erules = kc->t && flower_table_port_has_rules(kc->t, kc_id(kc, p) | FLOWER_HOOK_EGRESS);
+			ctl_print_string(out, CTL_PRINT_ANY, "egress_rules", " egress-rules %s",
+					 erules ? "kernel-cache" : "none");
 			if (extra)
 				extra(out, p->cfg.name, aux);
 		}

@@ -127,16 +127,13 @@ static int kc_rule_tunnel(struct kdp_ctl *kc, const struct flower_spec *f, unsig
 	return 0;
 }
 
-/* A rule on a port's egress (bpf/vxdp_rules_abi.h): a VM port's only, and
- * keyed by the frame as it leaves, which carries neither the port it came
- * in on nor the tunnel it came out of. */
-static int kc_rule_egress(const struct kc_port *p, const struct flower_spec *f, struct ctl_err *err)
+/* A rule on a port's egress (bpf/vxdp_rules_abi.h): keyed by the frame as
+ * it leaves, which carries neither the port it came in on nor the tunnel
+ * it came out of. */
+static int kc_rule_egress(const struct flower_spec *f, struct ctl_err *err)
 {
 	if (!(f->given & FLOWER_SF_EGRESS))
 		return 0;
-	if (p->cfg.type == CTL_PORT_VXLAN)
-		return kc_refuse(err, -EOPNOTSUPP, "dev %s egress: a vxlan port's egress rules are not on the kernel "
-			      "datapath (a VM port's are); use --datapath user", f->dev);
 	const uint32_t enc = FLOWER_FM_ENC_KEY_ID | FLOWER_FM_ENC_SRC_IP | FLOWER_FM_ENC_DST_IP |
 			     FLOWER_FM_ENC_DST_PORT;
 	if ((f->match.given & (FLOWER_FM_INDEV | enc)) || (f->match.given_ext & (FLOWER_FX_ENC_TOS | FLOWER_FX_ENC_TTL)))
@@ -157,7 +154,7 @@ int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *cmd, struct 
 	if (!kc->kr)
 		return kc_refuse(err, -EOPNOTSUPP, "dev %s: flower rules are not available on this kernel datapath (%s)",
 			      f->dev, kc->kr_why);
-	int ret = kc_rule_egress(p, f, err);
+	int ret = kc_rule_egress(f, err);
 	if (ret < 0)
 		return ret;
 	unsigned n_kernel = 0;

@@ -52,6 +52,7 @@ struct kdp_rules_ctl {
 	uint32_t rvni[VXDP_MAX_VNIS];      /* the VNIs in map rvnis */
 	unsigned n_rvni;
 	uint32_t rvni_next[VXDP_MAX_VNIS]; /* kdp_rules_changed's: the VNIs the new table needs */
+	uint8_t rvni_hooks[VXDP_MAX_VNIS]; /* and at which hooks (VXDP_RVNI_*) */
 	const struct flower_table *t;
 	uint64_t gen;
 	struct kr_ent ents[VXDP_RFLOWS];
@@ -272,20 +273,27 @@ static bool kr_has_rules(const struct flower_table *t, uint16_t id)
 	return t && flower_table_port_has_rules(t, id);
 }
 
-/* The VNIs of the vxlan ports with rules, into vnis (deduplicated). */
+/* The VNIs of the vxlan ports with rules, into vnis (deduplicated), and
+ * at which of their hooks (VXDP_RVNI_*), into hooks. */
 static unsigned kr_rule_vnis(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids, size_t n,
-			     uint32_t *vnis)
+			     uint32_t *vnis, uint8_t *hooks)
 {
 	unsigned m = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct kr_port p;
-		if (!kr_has_rules(t, ids[i]) || !kr->port(kr->aux, ids[i], &p) || p.ifindex)
+		uint8_t h = (kr_has_rules(t, ids[i]) ? VXDP_RVNI_INGRESS : 0) |
+			    (kr_has_rules(t, ids[i] | FLOWER_HOOK_EGRESS) ? VXDP_RVNI_EGRESS : 0);
+		if (!h || !kr->port(kr->aux, ids[i], &p) || p.ifindex)
 			continue;
-		bool seen = false;
-		for (unsigned j = 0; j < m && !seen; j++)
-			seen = vnis[j] == p.vni;
-		if (!seen && m < VXDP_MAX_VNIS)
-			vnis[m++] = p.vni;
+		unsigned j = 0;
+		while (j < m && vnis[j] != p.vni)
+			j++;
+		if (j == m && m < VXDP_MAX_VNIS) {
+			vnis[m] = p.vni;
+			hooks[m++] = 0;
+		}
+		if (j < m)
+			hooks[j] |= h;
 	}
 	return m;
 }
@@ -310,19 +318,25 @@ static void kr_port_flag(struct kdp_rules_ctl *kr, const struct flower_table *t,
 
 void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids, size_t n)
 {
+	int err;
 	kr->t = t;
 	if (t)
 		flower_counters_reserve(kr->fc, flower_table_n_slots(t)); /* else grown by kr_fold_rule */
 	uint32_t *vnis = kr->rvni_next;
-	unsigned m = kr_rule_vnis(kr, t, ids, n, vnis);
+	unsigned m = kr_rule_vnis(kr, t, ids, n, vnis, kr->rvni_hooks);
+	bool tun_egress = false;
+	for (unsigned j = 0; j < m; j++)
+		tun_egress |= kr->rvni_hooks[j] & VXDP_RVNI_EGRESS;
 	/* Ports (and VNIs) that gain rules first, so they start asking; then
 	 * the generation: from here no cached decision of the old rules is
 	 * used; then ports that lost them go straight to L2 switching. */
 	kr_port_flag(kr, t, ids, n, true);
+	if (tun_egress && (err = kdp_tun_egress(kr->k, true)) < 0)
+		VLOG_WARN("filter", "cannot attach the vxlan ports' egress rules program: %s", strerror(-err));
 	for (unsigned j = 0; j < m; j++)
-		kdp_rules_vni_set(kr->r, vnis[j], true);
+		kdp_rules_vni_set(kr->r, vnis[j], kr->rvni_hooks[j]);
 	kr->gen++;
-	int err = kdp_rules_gen_set(kr->r, kr->gen);
+	err = kdp_rules_gen_set(kr->r, kr->gen);
 	if (err < 0)
 		VLOG_WARN("filter", "cannot move the kernel rules generation on: %s", strerror(-err));
 	kr_port_flag(kr, t, ids, n, false);
@@ -331,8 +345,10 @@ void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, c
 		for (unsigned j = 0; j < m && !keep; j++)
 			keep = vnis[j] == kr->rvni[i];
 		if (!keep)
-			kdp_rules_vni_set(kr->r, kr->rvni[i], false);
+			kdp_rules_vni_set(kr->r, kr->rvni[i], 0);
 	}
+	if (!tun_egress)
+		kdp_tun_egress(kr->k, false);
 	memcpy(kr->rvni, vnis, m * sizeof(*vnis));
 	kr->n_rvni = m;
 }
@@ -391,6 +407,14 @@ static void kr_mirred(const struct kdp_rules_ctl *kr, struct kr_build *b, uint16
 	}
 	if (stop && !n)
 		kr_emit(b, &(struct vxdp_ract){ .kind = VXDP_RA_DROP });
+}
+
+/* Whether b's list ends the frame's way itself (a redirect or a drop),
+ * rather than letting it go on. */
+static bool kr_sends(const struct kr_build *b)
+{
+	uint8_t last = b->n ? b->act[b->n - 1].kind : VXDP_RA_END;
+	return last == VXDP_RA_DROP || last == VXDP_RA_OUT_PORT || last == VXDP_RA_OUT_TUN;
 }
 
 /* The kernel action list of a verdict (dp_rules.c's semantics). */
@@ -474,6 +498,8 @@ static void kr_key_from_flow(const struct flow_key *f, uint32_t ifindex, struct 
 	k->tp_src = f->tp_src;
 	k->tp_dst = f->tp_dst;
 	k->tcp_flags = f->tcp_flags;
+	memcpy(k->mpls_lse, f->mpls_lse, sizeof(k->mpls_lse));
+	k->mpls_used = f->mpls_used;
 }
 
 /* Whether the rkey carries every match field of f: f rebuilt from k (in_port
@@ -514,6 +540,8 @@ static bool kr_key_covers(const struct flow_key *f, const struct vxdp_rkey *k)
 	b.tp_src = k->tp_src;
 	b.tp_dst = k->tp_dst;
 	b.tcp_flags = k->tcp_flags;
+	memcpy(b.mpls_lse, k->mpls_lse, sizeof(b.mpls_lse));
+	b.mpls_used = k->mpls_used;
 	return !memcmp(&b, f, FLOW_KEY_MATCH_SIZE);
 }
 
@@ -635,6 +663,18 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 		kr->key_mismatch++;
 	else
 		kr_install(kr, &mine, &v, b.act, b.n);
+	if (egress && tun && !kr_sends(&b)) {
+		/* Re-injected, it has no tunnel key: the list sends it to its
+		 * remote itself, past the device's egress hook. */
+		if (b.n == VXDP_RACT_MAX) {
+			kr->too_many_actions++;
+			return;
+		}
+		struct vxdp_ract *out = &b.act[b.n++];
+		*out = (struct vxdp_ract){ .kind = VXDP_RA_OUT_TUN, .vni = uk->tun_vni,
+					   .flags = VXDP_RAF_EGRESS_DONE | (uk->tun_family == 6 ? VXDP_RAF_V6 : 0) };
+		memcpy(out->remote, uk->tun_src, 16);
+	}
 	struct kdp_reinject d = { .ifindex = u->ifindex, .vni = uk->tun_vni, .n = b.n, .act = b.act };
 	kr_offloads(kr->pkt, &key, kr->frame, u->gso_size, &d);
 	if (kdp_rules_reinject(kr->r, &d, kr->frame, len) < 0)

@@ -24,9 +24,11 @@
 #    tunnel_key set id 77 + redirect (VNI 77 on the wire), vlan push id 42
 #    + redirect (vm3 sees the tag), each counted on the wire by tcpdump;
 #  - port show says which ports are on the rules path;
+#  - MPLS frames of two label stacks, one rule on each mpls_label: each
+#    counts its own 50, with fast path hits (the stack is in the key);
 #  - egress rules on vnet2 and vnet3 (the program on each veth's egress
-#    hook): refused on the vxlan port's egress and with indev or enc_*
-#    keys; an egress drop under traffic from the first datagram after add
+#    hook): refused with indev or enc_* keys, and a tunnel_key set on
+#    the vxlan port's egress without a mirred; an egress drop under traffic from the first datagram after add
 #    to the first after del, the other flow losing nothing uncounted; fast
 #    + slow = sent across two invalidations; a broadcast ARP's flood copy
 #    dropped at vnet3's egress and not at vnet2's; an egress mirror from
@@ -198,9 +200,42 @@ capstop
 [ "$(count "$RIG_DIR/vlan.pcap")" = 20 ] || fail "vlan push: vm3 saw $(count "$RIG_DIR/vlan.pcap") of 20 tagged 42"
 pass "vlan push id 42 + redirect: vm3 saw 20 of 20 tagged"
 
+# ---- MPLS: the label stack in the kernel's key --------------------------------
+# Frames of two label stacks (100 and 200) from vm1 to vm2's MAC; rules on
+# mpls_label: each counts its own, mostly on the fast path (the stack is in
+# the cache key, so the two flows are two entries, not one).
+$VX filter add dev vnet1 ingress protocol mpls_uc pref 30 flower mpls_label 100 action drop
+$VX filter add dev vnet1 ingress protocol mpls_uc pref 31 flower mpls_label 200 action drop
+mac2=$(nvm2 cat /sys/class/net/vnet2/address)
+nvm1 $PY - "$mac2" <<'EOF'
+import socket, struct, sys
+dst = bytes.fromhex(sys.argv[1].replace(":", ""))
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("vnet1", 0))
+src = open("/sys/class/net/vnet1/address").read().strip()
+src = bytes.fromhex(src.replace(":", ""))
+for label in (100, 200):
+    for i in range(50):
+        lse = struct.pack("!I", label << 12 | 1 << 8 | 64)
+        s.send(dst + src + b"\x88\x47" + lse + bytes(46))
+EOF
+sleep 0.3
+$VX -j -s filter show dev vnet1 ingress | $PY -c '
+import json, sys
+rules = {r["pref"]: r["options"]["actions"][0]["stats"] for r in json.load(sys.stdin) if "options" in r}
+for pref, label in ((30, 100), (31, 200)):
+    st = rules[pref]
+    assert st["packets"] == 50, "mpls_label %d: %s, want 50" % (label, st)
+    assert st.get("hw_packets", 0) > 0, "mpls_label %d: none on the fast path: %s" % (label, st)
+    print("mpls_label %d: %d (fast %d, slow %d)" % (label, st["packets"], st.get("hw_packets", 0), st.get("sw_packets", 0)))
+' || fail "MPLS rules on the kernel datapath"
+$VX filter del dev vnet1 ingress protocol mpls_uc pref 30 flower
+$VX filter del dev vnet1 ingress protocol mpls_uc pref 31 flower
+pass "MPLS: mpls_label 100 and 200 each counted 50, on the kernel's fast path"
+
 # ---- egress rules --------------------------------------------------------------
-refused "a vxlan port's egress rules are not on the kernel" filter add dev vx99 egress protocol ip flower \
-	ip_proto udp action drop
+refused "needs a later mirred to a vxlan port" filter add dev vx99 egress protocol ip flower \
+	action tunnel_key set id 5 src_ip 198.51.100.1 dst_ip 198.51.100.2
 refused "indev and enc_. are refused there" filter add dev vnet2 egress protocol ip flower indev vnet1 action drop
 refused "indev and enc_. are refused there" filter add dev vnet2 egress protocol ip flower enc_key_id 99 action drop
 pkill -f "recv $RIG_DIR/rx.txt" || true # the receiver, not the shell that started it

@@ -27,6 +27,10 @@
 #    counts;
 #  - enc_src_ip 198.51.100.3 on vx100's ingress drops h3's datagrams and
 #    none of h2's (the same VNI, the same vxlan port);
+#  - vx100's egress (the vxlan device's egress hook): enc_* refused there;
+#    a drop by dst_port on a marked flow from vm3 to h2 from the first
+#    datagram after add to the first after del; a pass rule's fast + slow
+#    = sent; a broadcast's two flood copies (h2, h3) each decided there;
 #  - stats: vx99's rules path counters (hits, upcalls, re-injections, rule
 #    drops); diagnose: 3000 new flows through vx100 with a rule on it are
 #    rules_cache_thrashing on vx100, and vx99 (its flows hit) is not;
@@ -176,6 +180,55 @@ sleep 0.3
 from3=$(grep -c "^5011 " "$RIG_DIR/rx3.txt" || true)
 [ "$from3" = 20 ] || fail "after del: vm3 got $from3 of h3's 20"
 pass "enc_src_ip 198.51.100.3 on vx100: h3's 50 dropped (counted 50), h2's 50 delivered; after del h3's arrive"
+
+# ---- vx100's egress: the vxlan device's egress hook --------------------------------
+nh2 $UDP recv "$RIG_DIR/rx4.txt" 5001 5002 5013 &
+RIG_PIDS="$RIG_PIDS $!"
+sleep 0.3
+n "$VM3" ping -c 1 -W 2 203.0.113.2 >/dev/null || fail "vm3 cannot reach h2 over VNI 100"
+if out=$($VX filter add dev vx100 egress protocol ip flower enc_key_id 100 action drop 2>&1); then
+	fail "enc_key_id on vx100's egress accepted"
+fi
+grep -q "indev and enc_. are refused there" <<<"$out" || fail "enc_key_id on vx100's egress: $out"
+n "$VM3" $UDP marked 203.0.113.2 5001 5002 1500 500 1000 \
+	"$VX filter add dev vx100 egress protocol ip pref 5 handle 1 flower ip_proto udp dst_port 5001 action drop" \
+	"$VX filter del dev vx100 egress protocol ip pref 5 handle 1 flower" > "$RIG_DIR/marks4.txt"
+sleep 0.5
+$VX -j stats > "$RIG_DIR/stats4.json"
+$UDP check-marked "$RIG_DIR/rx4.txt" "$RIG_DIR/marks4.txt" "$RIG_DIR/stats4.json" - \
+	"vx100 egress, dst_port 5001" || fail "marked flow at vx100's egress"
+pass "drop at vx100's egress: from the first datagram after add returns to the first after del returns"
+$VX filter add dev vx100 egress protocol ip pref 6 handle 1 flower ip_proto udp dst_port 5013 action pass
+$VX port show | grep -E "^vx100 .*egress-rules kernel-cache" >/dev/null ||
+	fail "port show: vx100's egress rules: $($VX port show | grep ^vx100)"
+n "$VM3" $UDP send 203.0.113.2 5013 300 500
+$VX filter add dev vx100 egress protocol ip pref 7 handle 1 flower ip_proto udp dst_port 5014 action drop
+# The same datagrams broadcast: flooded, one copy to each remote, each
+# through the device's egress with its own tunnel key, both dropped.
+n "$VM3" $PY -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+for i in range(10):
+    s.sendto(b"x", ("203.0.113.255", 5014))'
+sleep 0.3
+$VX -j filter show -s dev vx100 egress > "$RIG_DIR/vxe.json"
+$PY - "$RIG_DIR/vxe.json" "$RIG_DIR/rx4.txt" <<'EOF' || fail "vx100 egress counters"
+import json, sys
+rules = {r["pref"]: r["options"]["actions"][0]["stats"] for r in json.load(open(sys.argv[1])) if "options" in r}
+st = rules[6]
+hw, sw = st.get("hw_packets", 0), st.get("sw_packets", 0)
+got = sum(1 for l in open(sys.argv[2]) if l.startswith("5013 "))
+assert hw + sw == 300 and hw > 0, "vx100 egress pass: fast %d + slow %d, want 300 with fast > 0" % (hw, sw)
+assert got == 300, "h2 received %d of 300" % got
+assert rules[7]["packets"] == 20, "the broadcast's copies at vx100's egress: %s, want 2 x 10" % rules[7]
+print("vx100 egress pass (udp 5013): fast %d + slow %d = 300 sent = 300 received; broadcast drop: %d copies (2 remotes x 10)" % (
+    hw, sw, rules[7]["packets"]))
+EOF
+pass "vx100's egress: fast + slow = sent, flood copies decided one by one"
+$VX filter del dev vx100 egress protocol ip pref 6 handle 1 flower
+$VX filter del dev vx100 egress protocol ip pref 7 handle 1 flower
+n "$VM3" ping -c 1 -W 2 203.0.113.2 >/dev/null || fail "vm3 -> h2 after vx100's egress rules went"
 
 # ---- stats and diagnose of a vxlan port's rules path -------------------------------
 $VX -j stats > "$RIG_DIR/stats2.json"

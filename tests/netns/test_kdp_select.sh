@@ -8,7 +8,7 @@
 # the start with FILE:LINE:word.  The default (neither): the kernel
 # datapath; where it cannot serve, the userspace one with the reason in
 # the log, `vxctl stats` and `diagnose` (kernel_datapath_unavailable):
-# a config it refuses (srcport), a daemon without CAP_BPF.  A datapath
+# a config it refuses (df inherit), a daemon without CAP_BPF.  A datapath
 # chosen explicitly has no such finding.
 #
 #   vm1 vnet1 192.0.2.1 <= veth => h1 [vxdp0] -- u1 ==== u2 -- [vxdp0] h2 <= veth => vnet2 192.0.2.2 vm2
@@ -143,27 +143,27 @@ for i in $(seq 10); do nvm1 ping -c 1 -W 1 192.0.2.2 >/dev/null 2>&1 && break; d
 nvm1 ping -c 3 -i 0.1 -W 1 -q 192.0.2.2 >/dev/null || fail "ping vm1 -> vm2 on the default: $(vx 2 port show; vx 2 fdb show)"
 pass "the default (no line, no --datapath): the kernel datapath, logged; show config names no datapath; vm1 -> vm2 pings"
 
-# 8. The default, and a config the kernel datapath refuses (srcport):
+# 8. The default, and a config the kernel datapath refuses (df inherit):
 # the switch starts again on the userspace datapath and says why.
 rig_vxswitchd_stop 2
 {
-	echo "port add vx99 type vxlan vni 99 local $(u_addr 2) remote $(u_addr 1) srcport 5000-5063"
+	echo "port add vx99 type vxlan vni 99 local $(u_addr 2) remote $(u_addr 1) df inherit"
 	echo "port add vnet2 type tap vni 99 netns $VM2 mtu 1450"
 } > "$RIG_DIR/h2.conf"
 start 2 "$RIG_DIR/h2.conf" || fail "h2 with a config the kernel datapath refuses"
-grep -q "the default datapath, kernel, refused the configuration (.*srcport.*): starting again on the userspace" \
+grep -q "the default datapath, kernel, refused the configuration (.*df inherit.*): starting again on the userspace" \
 	"$RIG_DIR/h2.log" || fail "h2's log: $(cat "$RIG_DIR/h2.log")"
-kernel_in_stats 2 && fail "srcport on the kernel datapath?"
+kernel_in_stats 2 && fail "df inherit on the kernel datapath?"
 why=$(vx_stat 2 'd["kernel_unavailable"]')
-grep -q "srcport" <<<"$why" || fail "stats' kernel_unavailable: $why"
-vx 2 stats | head -1 | grep -q "^datapath user: the kernel datapath is unavailable: .*srcport" || fail "stats: $(vx 2 stats | head -2)"
-diag_names 2 kernel_datapath_unavailable '"srcport" in f["text"]' "kernel datapath is unavailable.*--datapath user" >/dev/null
+grep -q "df inherit" <<<"$why" || fail "stats' kernel_unavailable: $why"
+vx 2 stats | head -1 | grep -q "^datapath user: the kernel datapath is unavailable: .*df inherit" || fail "stats: $(vx 2 stats | head -2)"
+diag_names 2 kernel_datapath_unavailable '"df inherit" in f["text"]' "kernel datapath is unavailable.*--datapath user" >/dev/null
 nh2 ip link show vxdp0 >/dev/null 2>&1 && fail "the refused kernel datapath left vxdp0"
 rig_vm_addrs 2 vnet2
 nvm1 ip neigh flush all
 for i in $(seq 10); do nvm1 ping -c 1 -W 1 192.0.2.2 >/dev/null 2>&1 && break; done
 nvm1 ping -c 3 -i 0.1 -W 1 -q 192.0.2.2 >/dev/null || fail "ping vm1 (kernel) -> vm2 (userspace, after the fallback)"
-pass "default + srcport: started again on the userspace datapath; log, stats and diagnose say why ($why); vm1 -> vm2 pings"
+pass "default + df inherit: started again on the userspace datapath; log, stats and diagnose say why ($why); vm1 -> vm2 pings"
 
 # 9. The default without CAP_BPF (the programs cannot load): the userspace
 # datapath, and why.

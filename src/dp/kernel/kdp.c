@@ -710,22 +710,33 @@ int kdp_attach_prog(struct kdp *k, int prog_fd, uint32_t ifindex)
 	return attach(k, prog_fd, ifindex, false);
 }
 
-int kdp_port_egress(struct kdp *k, uint32_t ifindex, bool on)
+/* prog_fd on (or off) ifindex's egress hook, once. */
+static int egress_hook(struct kdp *k, uint32_t ifindex, int prog_fd, bool on)
 {
 	bool have = false;
 	for (unsigned i = 0; i < k->n_atts && !have; i++)
 		have = k->atts[i].ifindex == ifindex && k->atts[i].egress;
-	int err;
-	if (on) {
-		/* The program first: from the flag on, frames come by its hook. */
-		if (!have && (err = attach(k, bpf_program__fd(k->skel->progs.vxdp_port_egress), ifindex, true)) < 0)
-			return err;
-		return kdp_port_flags(k, ifindex, VXDP_PORT_ERULES, true);
-	}
-	err = kdp_port_flags(k, ifindex, VXDP_PORT_ERULES, false);
-	if (have)
+	if (on && !have)
+		return attach(k, prog_fd, ifindex, true);
+	if (!on && have)
 		detach_hook(k, ifindex, true);
+	return 0;
+}
+
+int kdp_port_egress(struct kdp *k, uint32_t ifindex, bool on)
+{
+	int prog = bpf_program__fd(k->skel->progs.vxdp_port_egress), err;
+	if (on) /* the program first: from the flag on, frames come by its hook */
+		return (err = egress_hook(k, ifindex, prog, true)) < 0 ? err
+		       : kdp_port_flags(k, ifindex, VXDP_PORT_ERULES, true);
+	err = kdp_port_flags(k, ifindex, VXDP_PORT_ERULES, false);
+	egress_hook(k, ifindex, prog, false);
 	return err;
+}
+
+int kdp_tun_egress(struct kdp *k, bool on)
+{
+	return egress_hook(k, k->tun_ifindex, bpf_program__fd(k->skel->progs.vxdp_tun_egress), on);
 }
 
 void kdp_detach(struct kdp *k, uint32_t ifindex)

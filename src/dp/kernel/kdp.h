@@ -130,6 +130,9 @@ int kdp_port_flags(struct kdp *k, uint32_t ifindex, uint32_t bits, bool on);
  * elink-IFINDEX) and sets VXDP_PORT_ERULES; off clears the flag and takes
  * the program off.  0 or -errno. */
 int kdp_port_egress(struct kdp *k, uint32_t ifindex, bool on);
+/* vxdp_tun_egress on the vxlan device's egress (a vxlan port's egress
+ * rules; which VNIs: map rvnis), or off.  0 or -errno. */
+int kdp_tun_egress(struct kdp *k, bool on);
 
 /* A VNI's outer headers, as its vxlan ports' options set them. */
 struct kdp_vni_outer {

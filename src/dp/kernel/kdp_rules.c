@@ -256,11 +256,10 @@ int kdp_rules_stats_del(struct kdp_rules *r, uint32_t ifindex)
 	return bpf_map_delete_elem(r->fd_stats, &ifindex) < 0 ? -errno : 0;
 }
 
-int kdp_rules_vni_set(struct kdp_rules *r, uint32_t vni, bool on)
+int kdp_rules_vni_set(struct kdp_rules *r, uint32_t vni, uint8_t hooks)
 {
-	uint8_t one = 1;
-	if (on)
-		return bpf_map_update_elem(r->fd_vnis, &vni, &one, BPF_ANY) < 0 ? -errno : 0;
+	if (hooks)
+		return bpf_map_update_elem(r->fd_vnis, &vni, &hooks, BPF_ANY) < 0 ? -errno : 0;
 	return bpf_map_delete_elem(r->fd_vnis, &vni) < 0 && errno != ENOENT ? -errno : 0;
 }
 

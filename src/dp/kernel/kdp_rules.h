@@ -57,9 +57,10 @@ int kdp_rules_count_read(struct kdp_rules *r, uint32_t slot, struct vxdp_rcount 
  * port never had a frame on it). */
 int kdp_rules_stats_read(struct kdp_rules *r, uint32_t ifindex, struct vxdp_rstats *sum);
 int kdp_rules_stats_del(struct kdp_rules *r, uint32_t ifindex);
-/* Map rvnis: frames of `vni` from the vxlan device take the rules path
- * (on) or not; kdp_rules_vni_clear() empties it (a kept run's). */
-int kdp_rules_vni_set(struct kdp_rules *r, uint32_t vni, bool on);
+/* Map rvnis: frames of `vni` take the rules path at the vxlan device's
+ * ingress (hooks & VXDP_RVNI_INGRESS), its egress (VXDP_RVNI_EGRESS), or
+ * neither (0); kdp_rules_vni_clear() empties it (a kept run's). */
+int kdp_rules_vni_set(struct kdp_rules *r, uint32_t vni, uint8_t hooks);
 void kdp_rules_vni_clear(struct kdp_rules *r);
 
 /* Sends frame[0..len) back through the re-injection veth with decision

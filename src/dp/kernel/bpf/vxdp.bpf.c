@@ -588,7 +588,8 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
 	}
 	/* The vxlan port's ingress rules (where the userspace datapath runs
 	 * them: after learning, before switching). */
-	if (bpf_map_lookup_elem(&rvnis, &vni)) {
+	__u8 *hooks = bpf_map_lookup_elem(&rvnis, &vni);
+	if (hooks && (*hooks & VXDP_RVNI_INGRESS)) {
 		int r = rules_tun(skb, ifindex, vni);
 		if (r != VXDP_RULES_CONTINUE)
 			return r;
@@ -645,7 +646,7 @@ int vxdp_rules_reinject(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	__u32 ifindex = sl->ifindex & ~VXDP_RKEY_EGRESS, vni = sl->vni;
 	bool egress = sl->ifindex & VXDP_RKEY_EGRESS;
-	bool tun = !egress && is_tun(ifindex);
+	bool tun = is_tun(ifindex);
 	struct vxdp_rstats *s = rst(tun ? VXDP_RSTATS_VNI | vni : ifindex);
 	if (sl->seq != seq) {
 		if (s)
@@ -661,6 +662,8 @@ int vxdp_rules_reinject(struct __sk_buff *skb)
 	int r = ract_list(skb, sl->act, sl->n, s);
 	if (r != VXDP_RULES_CONTINUE)
 		return r;
+	if (egress && tun)
+		return TC_ACT_SHOT; /* its list ends with the OUT_TUN that sends it */
 	if (egress)
 		return reinject_egress(skb, ifindex);
 	if (tun)
@@ -685,4 +688,18 @@ int vxdp_port_egress(struct __sk_buff *skb)
 	if (!p || !(p->flags & VXDP_PORT_ERULES))
 		return TC_ACT_OK;
 	return rules_egress(skb, p, ifindex);
+}
+
+/* Egress of the collect_md vxlan device (attached while a vxlan port has
+ * egress rules, control/kdp_rules.c): the rules of the vxlan port each
+ * frame's tunnel key names (vxdp_rules_abi.h); a re-injected frame
+ * vxswitchd decided (marked by its OUT_TUN) and every other frame pass. */
+SEC("tc")
+int vxdp_tun_egress(struct __sk_buff *skb)
+{
+	if (skb->mark == VXDP_MARK_EGRESS_DONE) {
+		skb->mark = 0;
+		return TC_ACT_OK;
+	}
+	return rules_tun_egress(skb, skb->ifindex);
 }

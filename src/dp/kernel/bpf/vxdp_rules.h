@@ -11,7 +11,7 @@
  * what it understands: Ethernet, up to two VLAN tags (the first may be in
  * skb metadata), IPv4 (any IHL, fragments), IPv6 without extension
  * headers, TCP, UDP, SCTP ports, ICMP/ICMPv6 type and code, Ethernet/IPv4
- * ARP, other ethertypes.  Anything else (IPv6 extension headers, lengths
+ * ARP, MPLS label stacks (up to 7 entries), other ethertypes.  Anything else (IPv6 extension headers, lengths
  * flow_extract() would drop the frame for, more tags) is "uncacheable":
  * every such frame goes up and vxswitchd decides it, exactly and slowly.
  * vxswitchd also compares the key with its own parse of the bytes before
@@ -246,6 +246,24 @@ static __always_inline int rkey_arp(struct __sk_buff *skb, struct vxdp_rkey *k, 
 }
 
 /* The key of skb as flow_extract() would make it; 0 or -1 (uncacheable). */
+/* The MPLS label stack at l3, as flow_extract's parse_mpls(): entry by
+ * entry to the bottom of stack, at most 7; a stack the frame cuts short
+ * keeps what was read. */
+static __always_inline void rkey_mpls(struct __sk_buff *skb, struct vxdp_rkey *k, __u32 l3)
+{
+#pragma unroll
+	for (int i = 0; i < 7; i++) {
+		__u32 lse;
+		if (bpf_skb_load_bytes(skb, l3 + 4 * i, &lse, 4) < 0)
+			return;
+		lse = bpf_ntohl(lse);
+		k->mpls_lse[i] = lse;
+		k->mpls_used |= (__u8)(1u << i);
+		if (lse & 0x100) /* bottom of stack */
+			return;
+	}
+}
+
 static __always_inline int rkey_parse(struct __sk_buff *skb, __u32 ifindex, struct vxdp_rkey *k)
 {
 	__builtin_memset(k, 0, sizeof(*k));
@@ -294,6 +312,11 @@ static __always_inline int rkey_parse(struct __sk_buff *skb, __u32 ifindex, stru
 	case 0x0806:
 		k->dl_type = type;
 		return rkey_arp(skb, k, l3);
+	case 0x8847:
+	case 0x8848:
+		k->dl_type = type;
+		rkey_mpls(skb, k, l3);
+		return 0;
 	default:
 		k->dl_type = type < 0x0600 ? 0x05ff : type;
 		return 0;
@@ -325,24 +348,11 @@ static __always_inline long ract_tun(struct __sk_buff *skb, const struct vxdp_ra
 	*dev = tun_dev(fl);
 	if (!*dev)
 		return -1;
+	/* The VNI's outer headers (TTL, TOS, checksum, DF, source port), as a
+	 * switched frame of it gets; a VNI no port has (tunnel_key set id N):
+	 * the defaults. */
 	__u32 key_vni = a->vni;
-	set_src_port(skb, bpf_map_lookup_elem(&vnis, &key_vni), bpf_get_hash_recalc(skb));
-	struct bpf_tunnel_key k = {};
-	const __u32 *r = (const __u32 *)a->remote;
-	k.tunnel_id = a->vni;
-	k.tunnel_ttl = a->ttl ? a->ttl : 64;
-	k.tunnel_tos = a->tos;
-	__u64 hf = 0;
-	if (fl) {
-		k.remote_ipv6[0] = r[0];
-		k.remote_ipv6[1] = r[1];
-		k.remote_ipv6[2] = r[2];
-		k.remote_ipv6[3] = r[3];
-		hf = BPF_F_TUNINFO_IPV6;
-	} else {
-		k.remote_ipv4 = bpf_ntohl(r[0]);
-	}
-	return bpf_skb_set_tunnel_key(skb, &k, sizeof(k), hf);
+	return set_key(skb, a->vni, bpf_map_lookup_elem(&vnis, &key_vni), a->remote, fl, bpf_get_hash_recalc(skb));
 }
 
 /* One action; returns VXDP_RULES_CONTINUE to go on to the next, else the
@@ -370,6 +380,8 @@ static __always_inline int ract_run(struct __sk_buff *skb, const struct vxdp_rac
 	case VXDP_RA_OUT_TUN:
 		if (ract_tun(skb, a, &dev) < 0)
 			goto err_shot;
+		if (a->flags & VXDP_RAF_EGRESS_DONE)
+			skb->mark = VXDP_MARK_EGRESS_DONE;
 		count_tx(dev, skb->len);
 		return bpf_redirect(dev, 0);
 	case VXDP_RA_CLONE_TUN:
@@ -534,21 +546,27 @@ static __always_inline int rules_egress(struct __sk_buff *skb, struct vxdp_port 
 }
 
 /* The key's tunnel section from the frame's tunnel key (what the vxlan
- * device decapsulated; under test_run, map test_tunkey); -1 if none. */
-static __always_inline int rkey_tun(struct __sk_buff *skb, struct vxdp_rkey *k)
+ * device decapsulated; under test_run, map test_tunkey); -1 if none.
+ * `tx`: the key a program set for the device to send with, whose remote
+ * the helper returns as the local address (it reads the key's source
+ * and destination, and the sender's destination is the remote): the
+ * section's tun_src is then the remote VTEP, as for a received frame,
+ * and tun_dst zero. */
+static __always_inline int rkey_tun(struct __sk_buff *skb, struct vxdp_rkey *k, bool tx)
 {
 	struct bpf_tunnel_key t = {};
 	__u32 a;
 	if (bpf_skb_get_tunnel_key(skb, &t, sizeof(t), 0) == 0) {
 		k->tun_family = 4;
-		a = bpf_htonl(t.remote_ipv4);
+		a = bpf_htonl(tx ? t.local_ipv4 : t.remote_ipv4);
 		__builtin_memcpy(k->tun_src, &a, 4);
-		a = bpf_htonl(t.local_ipv4);
+		a = tx ? 0 : bpf_htonl(t.local_ipv4);
 		__builtin_memcpy(k->tun_dst, &a, 4);
 	} else if (bpf_skb_get_tunnel_key(skb, &t, sizeof(t), BPF_F_TUNINFO_IPV6) == 0) {
 		k->tun_family = 6;
-		__builtin_memcpy(k->tun_src, t.remote_ipv6, 16);
-		__builtin_memcpy(k->tun_dst, t.local_ipv6, 16);
+		__builtin_memcpy(k->tun_src, tx ? t.local_ipv6 : t.remote_ipv6, 16);
+		if (!tx)
+			__builtin_memcpy(k->tun_dst, t.local_ipv6, 16);
 	} else {
 		__u32 zero = 0;
 		struct vxdp_test_tunkey *tk = vxdp_record ? bpf_map_lookup_elem(&test_tunkey, &zero) : 0;
@@ -556,7 +574,8 @@ static __always_inline int rkey_tun(struct __sk_buff *skb, struct vxdp_rkey *k)
 			return -1;
 		k->tun_family = tk->v6 ? 6 : 4;
 		__builtin_memcpy(k->tun_src, tk->remote, 16);
-		__builtin_memcpy(k->tun_dst, tk->local, 16);
+		if (!tx)
+			__builtin_memcpy(k->tun_dst, tk->local, 16);
 		t.tunnel_id = tk->vni;
 		t.tunnel_tos = tk->tos;
 		t.tunnel_ttl = tk->ttl;
@@ -583,9 +602,33 @@ static __always_inline int rules_tun(struct __sk_buff *skb, __u32 ifindex, __u32
 	if (!u || !p)
 		return TC_ACT_SHOT;
 	bool cacheable = rkey_parse(skb, ifindex, &u->key) == 0;
-	if (rkey_tun(skb, &u->key) < 0)
+	if (rkey_tun(skb, &u->key, false) < 0)
 		return TC_ACT_SHOT;
 	return rules_decide(skb, p, s, u, cacheable);
+}
+
+/* A frame the vxlan device `ifindex` is about to encapsulate (its egress
+ * hook; the tunnel key set by the program that sent it here): if its VNI
+ * has a vxlan port with egress rules (rvnis & VXDP_RVNI_EGRESS), the
+ * rules of the vxlan port its (VNI, remote) names, at that port's egress,
+ * cached or decided by vxswitchd; else, and at the end of the actions,
+ * out (the device encapsulates it).  rstats count per VNI. */
+static __always_inline int rules_tun_egress(struct __sk_buff *skb, __u32 ifindex)
+{
+	__u32 zero = 0;
+	struct vxdp_rupcall *u = bpf_map_lookup_elem(&rup_scratch, &zero);
+	if (!u)
+		return TC_ACT_OK;
+	bool cacheable = rkey_parse(skb, ifindex | VXDP_RKEY_EGRESS, &u->key) == 0;
+	if (rkey_tun(skb, &u->key, true) < 0)
+		return TC_ACT_OK; /* not sent by the programs: not a port's frame */
+	__u32 vni = u->key.tun_vni;
+	__u8 *hooks = bpf_map_lookup_elem(&rvnis, &vni);
+	struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
+	if (!hooks || !(*hooks & VXDP_RVNI_EGRESS) || !p)
+		return TC_ACT_OK;
+	int r = rules_decide(skb, p, rst(VXDP_RSTATS_VNI | vni), u, cacheable);
+	return r == VXDP_RULES_CONTINUE ? TC_ACT_OK : r;
 }
 
 #endif

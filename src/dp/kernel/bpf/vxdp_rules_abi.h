@@ -79,8 +79,19 @@ enum vxdp_rules_limits {
  *     the port by redirect_peer (a veth) or, marked
  *     VXDP_MARK_EGRESS_DONE, by redirect, whose egress hook lets it pass
  *     (clearing the mark).
- * The vxlan ports' egress rules stay on the userspace datapath. */
+ * A vxlan port's egress rules: the same on the vxlan device's egress
+ * hook (vxdp_tun_egress, attached while a VNI's vxlan port has egress
+ * rules, map `rvnis` & VXDP_RVNI_EGRESS), for the frames the programs
+ * send there with a tunnel key (switched, flooded, an ingress rule's
+ * mirred), each copy with its own: key ifindex = the device's |
+ * VXDP_RKEY_EGRESS, tunnel section VNI, remote (as tun_src), TOS, TTL and
+ * UDP port, which name the vxlan port as on its ingress.  Its re-injected
+ * frame ends its slot's actions with VXDP_RA_OUT_TUN to that remote,
+ * flagged VXDP_RAF_EGRESS_DONE: marked, the device's hook lets it pass. */
 #define VXDP_RKEY_EGRESS (1u << 31)
+/* Map `rvnis` value: the hooks at which the VNI's vxlan ports have rules. */
+#define VXDP_RVNI_INGRESS 1u
+#define VXDP_RVNI_EGRESS 2u
 #define VXDP_MARK_EGRESS_DONE 0x76786564u
 
 /* The flow key: struct flow_key's match fields (parse/flow.h), same
@@ -113,6 +124,11 @@ struct vxdp_rkey {
 	__u8 arp_sha[6];
 	__u8 arp_tha[6];
 	__u16 tp_src, tp_dst, tcp_flags, pad2;
+	/* MPLS (dl_type 0x8847/0x8848): the label stack entries as
+	 * flow_extract() keeps them (parse/flow.h: host order, at most 7,
+	 * bit i of mpls_used for entry i); zero for any other frame. */
+	__u32 mpls_lse[7];
+	__u8 mpls_used, mpls_pad[3];
 };
 
 enum vxdp_ract_kind {
@@ -132,6 +148,7 @@ enum vxdp_ract_flags {
 	VXDP_RAF_V6 = 1u << 1,       /* remote is IPv6 */
 	VXDP_RAF_SET_PRIO = 1u << 2,
 	VXDP_RAF_ERULES = 1u << 3,   /* the target has egress rules: its egress hook counts it */
+	VXDP_RAF_EGRESS_DONE = 1u << 4, /* OUT_TUN of a re-injected egress decision: past the device's hook */
 };
 
 struct vxdp_ract {
@@ -139,7 +156,7 @@ struct vxdp_ract {
 	__u8 flags;
 	__u16 tpid;                  /* host order */
 	__u16 tci;
-	__u8 ttl, tos;               /* tunnel: the VNI's outer TTL (0: 64) and TOS */
+	__u8 ttl, tos;               /* unused: a tunnel's outer headers are its VNI's (set_key) */
 	__u32 ifindex;
 	__u32 vni;
 	__u8 remote[16];             /* network order, IPv4 in the first 4 bytes */

@@ -350,6 +350,40 @@ static void test_reinjected_frame_runs_its_slot(void **state)
 	assert_int_equal(stats(fx).reinject_stale, 1);
 }
 
+/* An MPLS frame's label stack is in the key, as flow_extract() reads it
+ * (parse/flow.h), so rules on mpls_* keys are cached per stack. */
+static void test_mpls_stack_in_the_key(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	uint8_t f[60] = { 0 };
+	memcpy(f, MAC2, 6);
+	memcpy(f + 6, MAC1, 6);
+	f[12] = 0x88, f[13] = 0x47;
+	const uint32_t lse[3] = { 100u << 12 | 2u << 9 | 64, 200u << 12 | 1u << 8 | 63, 300u << 12 | 1u << 8 | 1 };
+	for (int i = 0; i < 3; i++)
+		for (int b = 0; b < 4; b++)
+			f[14 + 4 * i + b] = (uint8_t)(lse[i] >> (24 - 8 * b));
+	int v;
+	fx->n_up = 0;
+	run_port(fx, f, sizeof(f), &v);
+	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
+	const struct vxdp_rkey *k = &fx->up.key;
+	assert_int_equal(fx->up.cacheable, 1);
+	assert_int_equal(k->dl_type, 0x8847);
+	assert_int_equal(k->mpls_used, 3); /* to the bottom of stack, not past it */
+	assert_int_equal(k->mpls_lse[0], lse[0]);
+	assert_int_equal(k->mpls_lse[1], lse[1]);
+	assert_int_equal(k->mpls_lse[2], 0);
+	/* A stack the frame cuts short: the entries read. */
+	fx->n_up = 0;
+	run_port(fx, f, 18, &v);
+	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
+	assert_int_equal(fx->up.key.mpls_used, 1);
+	assert_int_equal(fx->up.key.mpls_lse[0], lse[0]);
+}
+
 /* ---- a VM port's egress: vxdp_port_egress ---------------------------------- */
 
 static struct vxdp_decision decision(struct fx *fx)
@@ -440,7 +474,7 @@ static void tun_setup(struct fx *fx, const char *remote)
 	inet_pton(AF_INET, "198.51.100.2", fl[2].remote);
 	inet_pton(AF_INET, "198.51.100.3", fl[3].remote);
 	assert_int_equal(kdp_vni_set(fx->k, VNI, NULL, fl, 4), 0);
-	assert_int_equal(kdp_rules_vni_set(fx->r, VNI, true), 0);
+	assert_int_equal(kdp_rules_vni_set(fx->r, VNI, VXDP_RVNI_INGRESS), 0);
 	struct vxdp_test_tunkey tk = { .vni = VNI, .tos = 0x20, .ttl = 63 };
 	inet_pton(AF_INET, remote, tk.remote);
 	inet_pton(AF_INET, "198.51.100.1", tk.local);
@@ -559,6 +593,68 @@ static void test_tun_reinjected_frame_switches_in_its_vni(void **state)
 	assert_int_equal(s.rule_drops, 1);
 }
 
+/* A vxlan port's egress: vxdp_tun_egress, the frame's tunnel key (under
+ * test_run: test_tunkey) naming the port. */
+static void test_tun_egress_hook(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	tun_setup(fx, "198.51.100.2");
+	uint8_t f[60];
+	size_t len = udp_frame(f, 9, 5001);
+	int v;
+	/* Ingress rules only: out, nothing looked up. */
+	struct rtrace t = run(fx, "vxdp_tun_egress", fx->tun, 0, f, len, &v);
+	assert_int_equal(v, TC_ACT_OK);
+	assert_int_equal(t.path, 0);
+	assert_int_equal(kdp_rules_vni_set(fx->r, VNI, VXDP_RVNI_INGRESS | VXDP_RVNI_EGRESS), 0);
+	fx->n_up = 0;
+	t = run(fx, "vxdp_tun_egress", fx->tun, 0, f, len, &v);
+	assert_int_equal(v, TC_ACT_SHOT);
+	assert_int_equal(t.path, 2);
+	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
+	const struct vxdp_rkey *k = &fx->up.key;
+	assert_int_equal(k->ifindex, fx->tun | VXDP_RKEY_EGRESS);
+	assert_int_equal(k->tun_vni, VNI);
+	assert_int_equal(k->tun_family, 4);
+	uint8_t remote[16] = { 0 }, zero16[16] = { 0 };
+	inet_pton(AF_INET, "198.51.100.2", remote);
+	assert_memory_equal(k->tun_src, remote, 16); /* the remote the frame goes to */
+	assert_memory_equal(k->tun_dst, zero16, 16);
+	assert_int_equal(k->tp_dst, 5001);
+	/* A cached drop, counted per VNI. */
+	struct vxdp_rval val = { .gen = 5, .slot = 11, .n = 1, .act = { { .kind = VXDP_RA_DROP } } };
+	assert_int_equal(kdp_rules_count_zero(fx->r, 11), 0);
+	assert_int_equal(kdp_rules_flow_put(fx->r, k, &val, NULL, NULL), 0);
+	t = run(fx, "vxdp_tun_egress", fx->tun, 0, f, len, &v);
+	assert_int_equal(v, TC_ACT_SHOT);
+	assert_int_equal(t.path, 1);
+	struct vxdp_rstats s;
+	assert_int_equal(kdp_rules_stats_read(fx->r, VXDP_RSTATS_VNI | VNI, &s), 0);
+	assert_int_equal(s.rule_drops, 1);
+	/* Decided by vxswitchd: passes; its re-injection ends with the OUT_TUN
+	 * that sends it to the remote. */
+	t = run(fx, "vxdp_tun_egress", fx->tun, VXDP_MARK_EGRESS_DONE, f, len, &v);
+	assert_int_equal(v, TC_ACT_OK);
+	assert_int_equal(t.path, 0);
+	struct vxdp_rslot sl = { .seq = 13, .ifindex = fx->tun | VXDP_RKEY_EGRESS, .vni = VNI, .n = 1,
+				 .act = { { .kind = VXDP_RA_OUT_TUN, .vni = VNI, .flags = VXDP_RAF_EGRESS_DONE } } };
+	memcpy(sl.act[0].remote, remote, 16);
+	uint32_t idx = 6;
+	assert_int_equal(bpf_map_update_elem(kdp_map_fd(fx->k, "rslots"), &idx, &sl, BPF_ANY), 0);
+	t = run(fx, "vxdp_rules_reinject", if_nametoindex("lo"), 13u << 8 | 6, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);
+	assert_int_equal(t.kind[0], VXDP_RA_OUT_TUN);
+	assert_int_equal(kdp_rules_stats_read(fx->r, VXDP_RSTATS_VNI | VNI, &s), 0);
+	assert_int_equal(s.reinjected, 1);
+	/* A slot of the device's egress that ends without sending: dropped. */
+	sl = (struct vxdp_rslot){ .seq = 14, .ifindex = fx->tun | VXDP_RKEY_EGRESS, .vni = VNI, .n = 0 };
+	assert_int_equal(bpf_map_update_elem(kdp_map_fd(fx->k, "rslots"), &idx, &sl, BPF_ANY), 0);
+	run(fx, "vxdp_rules_reinject", if_nametoindex("lo"), 14u << 8 | 6, f, len, &v);
+	assert_int_equal(v, TC_ACT_SHOT);
+}
+
 int main(void)
 {
 	if (kdp_test_netns("test_vxdp_rules", (const char *[]){ "p1", "p2", NULL }, &in_netns) < 0)
@@ -570,9 +666,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_each_action, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uncacheable_always_goes_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reinjected_frame_runs_its_slot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mpls_stack_in_the_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_egress_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tun_miss_goes_up_with_the_tunnel_key_then_hits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tun_reinjected_frame_switches_in_its_vni, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tun_egress_hook, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
