@@ -280,42 +280,56 @@ int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *ou
 	return ret;
 }
 
+/* A command the kernel datapath takes (its ports, FDB, rules' checks):
+ * true with *ret its result, and what vxswitchd keeps of it beside (EVPN
+ * shadow devices, static entries for show config). */
+static bool vxd_execute_kernel(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out,
+			       struct ctl_err *err, int *ret)
+{
+	if (!vxd->kdp || !kdp_ctl_execute(vxd->kdp, cmd, out, err, ret))
+		return false;
+	if (*ret == 0 && (cmd->verb == CTL_PORT_ADD || cmd->verb == CTL_PORT_DEL))
+		*ret = vxd_kport_evpn(vxd, cmd, err);
+	/* Static entries are part of the running config (show config). */
+	else if (*ret == 0 && cmd->verb == CTL_FDB_ADD && vxd_statics_remember(vxd, &cmd->fdb) < 0)
+		VLOG_WARN("fdb", "out of memory: `show config` will not list this entry");
+	else if (cmd->verb == CTL_FDB_DEL)
+		vxd_statics_forget(vxd, cmd->fdb.vni, cmd->fdb.mac);
+	return true;
+}
+
+static int vxd_port_del(struct vxd *vxd, const char *name, struct ctl_err *err)
+{
+	struct port *port = vxd_port_by_name(vxd, name);
+	if (!port)
+		return vxd_refuse(err, -ENOENT, "port %s: no such port", name);
+	if (vxd_filters_port_in_use(vxd, port->id, port->name, err) < 0)
+		return -EBUSY;
+	/* port del (unlike a shutdown) deletes a tap a vxswitchd made. */
+	bool tap = port_is_tap(port);
+	if (tap)
+		tap_port_set_delete(port, true);
+	int ret = vxd_port_remove(vxd, port->id, err);
+	if (ret == 0)
+		VLOG_INFO("port", "%s: removed", name);
+	else if (tap)
+		tap_port_set_delete(port, false);
+	return ret;
+}
+
 static int vxd_execute_one(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
 {
 	int kret;
-	if (vxd->kdp && kdp_ctl_execute(vxd->kdp, cmd, out, err, &kret)) {
-		if (kret == 0 && (cmd->verb == CTL_PORT_ADD || cmd->verb == CTL_PORT_DEL))
-			return vxd_kport_evpn(vxd, cmd, err);
-		/* Static entries are part of the running config (show config). */
-		if (kret == 0 && cmd->verb == CTL_FDB_ADD && vxd_statics_remember(vxd, &cmd->fdb) < 0)
-			VLOG_WARN("fdb", "out of memory: `show config` will not list this entry");
-		if (cmd->verb == CTL_FDB_DEL)
-			vxd_statics_forget(vxd, cmd->fdb.vni, cmd->fdb.mac);
+	if (vxd_execute_kernel(vxd, cmd, out, err, &kret))
 		return kret;
-	}
 	switch (cmd->verb) {
 	case CTL_PORT_ADD:
 		if (cmd->port_add.type == CTL_PORT_VETH)
 			return vxd_refuse(err, -EOPNOTSUPP, "port %s: type veth needs the kernel datapath (%s)",
 					  cmd->port_add.name, vxd->kdp_why[0] ? vxd->kdp_why : "vxswitchd --datapath kernel");
 		return vxd_port_add(vxd, &cmd->port_add, out, err);
-	case CTL_PORT_DEL: {
-		struct port *port = vxd_port_by_name(vxd, cmd->port.name);
-		if (!port)
-			return vxd_refuse(err, -ENOENT, "port %s: no such port", cmd->port.name);
-		if (vxd_filters_port_in_use(vxd, port->id, port->name, err) < 0)
-			return -EBUSY;
-		/* port del (unlike a shutdown) deletes a tap a vxswitchd made. */
-		bool tap = port_is_tap(port);
-		if (tap)
-			tap_port_set_delete(port, true);
-		int ret = vxd_port_remove(vxd, port->id, err);
-		if (ret == 0)
-			VLOG_INFO("port", "%s: removed", cmd->port.name);
-		else if (tap)
-			tap_port_set_delete(port, false);
-		return ret;
-	}
+	case CTL_PORT_DEL:
+		return vxd_port_del(vxd, cmd->port.name, err);
 	case CTL_PORT_SHOW:
 		vxd_port_show(vxd, out);
 		return 0;
