@@ -205,10 +205,11 @@ test: deps
 # another MTU, and the two modes' OVS set-ups took 3 minutes of CI; it
 # judges no speed).
 # The smoke check of the benchmark tooling: the kernel, Open vSwitch's
-# userspace datapath and vxswitch (the TSO and AF_XDP variants of OVS, which
-# take minutes to set up, run in `make bench` / `vxbench compare`).
+# userspace datapath and vxswitch on both its datapaths (the TSO and AF_XDP
+# variants of OVS, which take minutes to set up, run in `make bench` /
+# `vxbench compare`).
 bench-smoke: all
-	BUILD=$(abspath $(BUILD)) bench/vxbench/vxbench compare --quick --datapaths kernel,ovs,vxswitch --modes gso-wire -o $(BUILD)/bench-smoke
+	BUILD=$(abspath $(BUILD)) bench/vxbench/vxbench compare --quick --datapaths kernel,ovs,vxswitch,vxswitch_bpf --modes gso-wire -o $(BUILD)/bench-smoke
 
 # ---- fuzzing (clang libFuzzer, ASan+UBSan) --------------------------------
 

@@ -214,10 +214,15 @@ s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind(("vnet1", 0))
 src = open("/sys/class/net/vnet1/address").read().strip()
 src = bytes.fromhex(src.replace(":", ""))
-for label in (100, 200):
-    for i in range(50):
-        lse = struct.pack("!I", label << 12 | 1 << 8 | 64)
-        s.send(dst + src + b"\x88\x47" + lse + bytes(46))
+import time
+# One frame of each stack first, and the rest once vxswitchd has had time
+# to install their entries: a burst sent at once would all miss.
+for burst in (1, 49):
+    for label in (100, 200):
+        for i in range(burst):
+            lse = struct.pack("!I", label << 12 | 1 << 8 | 64)
+            s.send(dst + src + b"\x88\x47" + lse + bytes(46))
+    time.sleep(0.5)
 EOF
 sleep 0.3
 $VX -j -s filter show dev vnet1 ingress | $PY -c '
