@@ -117,12 +117,38 @@ static int vxd_filter_egress_check(const struct vxd *vxd, const struct ctl_flowe
 	return 0;
 }
 
+/* Beside the kernel datapath, taps run on the userspace one, joined to
+ * each VNI by a slow-path link that L2-switches (kdp_slowpath.c).  A
+ * mirred from a port of one datapath to a port of the other would reach
+ * it as a frame to switch, not one to send out of that port, so neither
+ * datapath could honour it: refused, naming both. */
+static int vxd_filter_one_datapath(const struct vxd *vxd, const struct flower_spec *r, struct ctl_err *err)
+{
+	uint16_t id;
+	bool user = vxd_port_by_name(vxd, r->dev) != NULL;
+	for (unsigned i = 0; i < r->n_actions; i++) {
+		const struct flower_spec_action *a = &r->actions[i];
+		if (a->type != FLOWER_ACT_REDIRECT && a->type != FLOWER_ACT_MIRROR)
+			continue;
+		bool to_user = vxd_port_by_name(vxd, a->dev) != NULL;
+		if (to_user == user || (!to_user && kdp_ctl_port_id(vxd->kdp, a->dev, &id) < 0))
+			continue; /* one datapath, or no such port (the table says so) */
+		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"mirred dev %s\": refused, %s is a tap beside the "
+				  "kernel datapath and %s a port of it: a mirred cannot cross between them; make "
+				  "the VM's port a veth, or use --datapath user", i + 1, a->dev, user ? r->dev : a->dev,
+				  user ? a->dev : r->dev);
+	}
+	return 0;
+}
+
 /* What the datapath cannot do yet is refused here, at add, rather than
  * accepted and ignored. */
 static int vxd_filter_supported(const struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
 {
 	int ret = vxd_filter_egress_check(vxd, f, err);
 	if (ret < 0)
+		return ret;
+	if (vxd->kdp && ctl_flower_has_rule(f) && (ret = vxd_filter_one_datapath(vxd, &f->rule, err)) < 0)
 		return ret;
 	if (vxd->kdp && !vxd_port_by_name(vxd, f->rule.dev))
 		return kdp_ctl_rule_check(vxd->kdp, f, err);

@@ -148,12 +148,23 @@ vx 1 filter add dev vnet1 pref 1 ingress protocol ip flower ip_proto icmp action
 nvm1 ping -c 3 -i 0.1 -W 1 -q 192.0.2.2 >/dev/null 2>&1 && fail "the drop rule on vnet1 let the pings through"
 vx 1 filter del dev vnet1 pref 1 ingress || fail "filter del"
 nvm1 ping -c 2 -i 0.1 -q 192.0.2.2 >/dev/null || fail "ping after the rule went"
+# A mirred between the tap (userspace datapath) and a kernel port would
+# reach the other side as a frame to switch: refused both ways, naming both.
+for rule in "vnet1 redirect dev vx99" "vx99 mirror dev vnet1" "vnet2 redirect dev vnet1"; do
+	set -- $rule
+	rc=0; vx 1 filter add dev "$1" pref 1 ingress protocol ip flower action mirred egress "$2" dev "$4" \
+		2>"$RIG_DIR/err" || rc=$?
+	[ "$rc" = 1 ] && grep -q "mirred cannot cross between them" "$RIG_DIR/err" ||
+		fail "a mirred $1 -> $4 across the datapaths: exit $rc, $(cat "$RIG_DIR/err")"
+	[ -z "$(vx 1 filter show dev "$1" ingress)" ] || fail "the refused rule is on $1"
+done
+nvm1 ping -c 2 -i 0.1 -q 192.0.2.2 >/dev/null || fail "ping after the refusals"
 timeout 10 "$VXCTL" --socket "$RIG_DIR/h1.sock" capture vnet1 -c 2 -w "$RIG_DIR/c.pcap" icmp >/dev/null 2>&1 &
 capp=$!
 for i in $(seq 20); do nvm1 ping -c 1 -W 1 -q 192.0.2.2 >/dev/null 2>&1; kill -0 "$capp" 2>/dev/null || break; done
 wait "$capp" || fail "capture vnet1 did not get 2 frames"
 [ "$(tcpdump -nn -r "$RIG_DIR/c.pcap" 2>/dev/null | grep -c ICMP)" = 2 ] || fail "capture: $(tcpdump -nn -r "$RIG_DIR/c.pcap" 2>&1)"
-pass "on the tap: a flower drop rule held 3 pings, its removal let them through; capture vnet1 took 2 ICMP frames"
+pass "on the tap: a flower drop rule held 3 pings, its removal let them through; a mirred across the datapaths refused ($(cut -c1-90 "$RIG_DIR/err")...); capture vnet1 took 2 ICMP frames"
 
 # diagnose judges no VM behind the link's ends (no tap offload or VM MTU
 # finding of vxsl99u / vxsl99), and VNI 99's way out is the link.
