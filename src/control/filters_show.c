@@ -65,6 +65,11 @@ static const struct flower_counters *vxd_filter_counters(struct vxd *vxd)
 	return vxd->fcounters;
 }
 
+static uint64_t vxd_secs_since(uint64_t now_ns, uint64_t then_ns)
+{
+	return now_ns > then_ns ? (now_ns - then_ns) / 1000000000ull : 0;
+}
+
 /* The counters of rule r, summed over the worker's snapshot (NULL: none). */
 static void vxd_filter_stats(struct kdp_ctl *kdp, const struct flower_counters *c, const struct flower_rule *r,
 			     uint64_t now_ns, struct ctl_flower_stats *st)
@@ -74,9 +79,11 @@ static void vxd_filter_stats(struct kdp_ctl *kdp, const struct flower_counters *
 		flower_counters_get(c, r, &rc);
 	if (kdp)
 		kdp_ctl_rule_counts(kdp, r, &rc);
+	/* A worker (or the kernel) may stamp a use after now_ns was read:
+	 * that is 0 s ago, not 2^64 ns. */
 	*st = (struct ctl_flower_stats){
-		.installed_sec = (now_ns - r->installed_ns) / 1000000000ull,
-		.used_sec = rc.last_used_ns ? (int64_t)((now_ns - rc.last_used_ns) / 1000000000ull) : -1,
+		.installed_sec = vxd_secs_since(now_ns, r->installed_ns),
+		.used_sec = rc.last_used_ns ? (int64_t)vxd_secs_since(now_ns, rc.last_used_ns) : -1,
 		.fast_packets = rc.fast_packets, .fast_bytes = rc.fast_bytes,
 		.slow_packets = rc.slow_packets, .slow_bytes = rc.slow_bytes,
 	};
