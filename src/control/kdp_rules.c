@@ -393,7 +393,8 @@ static void kr_mirred(const struct kdp_rules_ctl *kr, struct kr_build *b, uint16
 	}
 	unsigned n = tun ? 1 : p.n_remotes;
 	for (unsigned i = 0; i < n; i++) {
-		struct vxdp_ract a = { .kind = (stop && i + 1 == n) ? VXDP_RA_OUT_TUN : VXDP_RA_CLONE_TUN };
+		struct vxdp_ract a = { .kind = (stop && i + 1 == n) ? VXDP_RA_OUT_TUN : VXDP_RA_CLONE_TUN,
+				       .hdr_vni = p.vni };
 		if (tun) {
 			a.vni = tun->tun_vni;
 			a.flags = tun->tun_family == 6 ? VXDP_RAF_V6 : 0;
@@ -671,7 +672,7 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 			return;
 		}
 		struct vxdp_ract *out = &b.act[b.n++];
-		*out = (struct vxdp_ract){ .kind = VXDP_RA_OUT_TUN, .vni = uk->tun_vni,
+		*out = (struct vxdp_ract){ .kind = VXDP_RA_OUT_TUN, .vni = uk->tun_vni, .hdr_vni = uk->tun_vni,
 					   .flags = VXDP_RAF_EGRESS_DONE | (uk->tun_family == 6 ? VXDP_RAF_V6 : 0) };
 		memcpy(out->remote, uk->tun_src, 16);
 	}

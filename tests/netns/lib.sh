@@ -108,6 +108,31 @@ def big_share(name):
 print(eval(sys.argv[1]))' "$@"
 }
 
+# vx_rule_cache SIDE hits|misses|version: the rules' cache of host SIDE's
+# datapath: the userspace flow cache (flow_cache.hits, .misses,
+# .rules_version), or on the kernel datapath its cached decisions (each
+# port's rules.hits and .misses summed, rule_cache.generation).
+vx_rule_cache() {
+	if on_kernel_dp; then
+		case $2 in
+		version) vx_stat "$1" 'd["rule_cache"]["generation"]' ;;
+		*) vx_stat "$1" "sum(p.get('rules', {}).get('$2', 0) for p in d['ports'])" ;;
+		esac
+	else
+		case $2 in
+		version) vx_stat "$1" 'd["flow_cache"]["rules_version"]' ;;
+		*) vx_stat "$1" "d['flow_cache']['$2']" ;;
+		esac
+	fi
+}
+
+# vx_rule_drops SIDE PORT: the frames PORT's rules dropped (the port's
+# drops.rule_drop; on the kernel datapath its rules.rule_drops).
+vx_rule_drops() {
+	if on_kernel_dp; then vx_stat "$1" "port('$2')['rules']['rule_drops']"
+	else vx_stat "$1" "port('$2')['drops'].get('rule_drop', 0)"; fi
+}
+
 # vx_drops SIDE: "reason count" lines of every drop counter of host SIDE,
 # the switch's and every port's summed, sorted (for join against what a
 # test sent).
@@ -144,7 +169,7 @@ print([p for p in json.load(sys.stdin) if p["name"] == sys.argv[1]][0][sys.argv[
 # $RIG_VXD_ENV go into its environment (e.g. an LD_PRELOAD); words in
 # $RIG_VXD_ARGS are extra vxswitchd options (e.g. --user nobody); words in
 # $RIG_VX_OPTS end the vxlan port's line (e.g. udpcsum off).
-rig_vxswitchd() { rig_vxswitchd_start "$1" tap; }
+rig_vxswitchd() { rig_vxswitchd_start "$1" "$(vm_port_type)"; }
 
 # rig_vxswitchd_bpf SIDE: vxswitchd --datapath kernel in host SIDE (the eBPF
 # datapath): the same, with the VM's port a veth pair the daemon makes,
@@ -209,6 +234,17 @@ vxd_stop_all() {
 	done
 }
 
+# rig_mirror_port NAME: a port NAME in VNI $VNI of h1's vxswitchd, of
+# vm_port_type, its VM end up in a namespace of its own, MIR_NS ($P-NAME):
+# the target of a mirred, watched with `n "$MIR_NS" tcpdump -i NAME`.
+rig_mirror_port() {
+	MIR_NS=$P-$1
+	rig_ns_add "$MIR_NS"
+	vx 1 port add "$1" type "$(vm_port_type)" vni "$VNI" netns "$MIR_NS" || return 1
+	n "$MIR_NS" ip link set "$1" up
+}
+nmir() { n "$MIR_NS" "$@"; }
+
 # rig_h3: a third host, H3 ($P-h3), with its own underlay link to h1 only:
 # u13 198.51.100.1 in h1 == u31 198.51.100.3 in h3 (host routes both ways).
 rig_h3() {
@@ -225,12 +261,14 @@ rig_h3() {
 
 # rig_vxswitchd_start SIDE PORT-TYPE [VXSWITCHD-OPTIONS...]: the two above;
 # sets VXD_PID_SIDE (the daemon itself, not `ip netns exec`'s wrapper).
-# Without a --datapath among the options: --datapath user (the tests of
-# the userspace datapath say so; the default is the kernel one).
+# Without a --datapath among the options: --datapath $VXT_DP, user unless
+# set (the tests of the userspace datapath say so; the daemon's default is
+# the kernel one).  On the kernel datapath a `type tap` port is a veth pair
+# the daemon makes.
 rig_vxswitchd_start() {
 	local side=$1 type=$2 other=$(( 3 - $1 )) host vm cfg sock
 	shift 2
-	case " $* ${RIG_VXD_ARGS:-} " in *" --datapath "*) ;; *) set -- --datapath user "$@" ;; esac
+	case " $* ${RIG_VXD_ARGS:-} " in *" --datapath "*) ;; *) set -- --datapath "${VXT_DP:-user}" "$@" ;; esac
 	if [ "$side" = 1 ]; then host=$H1; vm=$VM1; else host=$H2; vm=$VM2; fi
 	cfg=$RIG_DIR/h$side.conf
 	sock=$RIG_DIR/h$side.sock
@@ -438,6 +476,29 @@ rig_cleanup_bpf() {
 	exit "$rc"
 }
 pass() { echo "ok: $*"; }
+
+# rig_each_datapath "$0" "$@": at the top of a test that holds on either
+# datapath: unless VXT_DP names one, the test runs itself once per
+# datapath, VXT_DP=user then VXT_DP=kernel, and exits with the first
+# failure.  rig_trap: the EXIT trap for VXT_DP (rig_trap_bpf on the kernel
+# datapath, which also fails the test for a program left behind).
+rig_each_datapath() {
+	[ -n "${VXT_DP:-}" ] && return 0
+	local dp
+	for dp in user kernel; do
+		echo "-- $(basename "$1") on the $dp datapath"
+		VXT_DP=$dp "$@" || exit $?
+	done
+	exit 0
+}
+rig_trap() {
+	if [ "${VXT_DP:-user}" = kernel ]; then rig_trap_bpf "$@"; else trap "${1:-rig_cleanup}" EXIT; fi
+}
+# on_kernel_dp: true when this run is on the kernel datapath.  vm_port_type:
+# the type of a VM's port there (a veth pair the daemon makes: a tap would
+# run beside it on the userspace datapath), else tap.
+on_kernel_dp() { [ "${VXT_DP:-user}" = kernel ]; }
+vm_port_type() { if on_kernel_dp; then echo veth; else echo tap; fi; }
 
 # diag_names SIDE CAUSE PYCOND PATTERN: `vxctl diagnose` of host SIDE exits 1
 # and its text matches PATTERN (grep -E); `-j diagnose` has a finding of

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Flower rules in the running daemon: `vxctl filter add|del|show` (tc's
+# Flower rules in the running daemon, on each datapath in turn (lib.sh's
+# rig_each_datapath; VXT_DP=user|kernel runs one): `vxctl filter add|del|show` (tc's
 # grammar), refusals that name the word and leave the rules unchanged, a
 # port named by rules that cannot be deleted, rules in `show config` and a
 # reload round-trip; then the datapath: the seed 002 redirect set-up both
@@ -14,8 +15,9 @@
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
+rig_each_datapath "$0" "$@"
 rig_init "vxt64-$$"
-trap rig_cleanup EXIT
+rig_trap
 # cap_start NSFUNC OUT TCPDUMP-ARGS...: tcpdump in the background (CAP_PID),
 # returning once it listens: a fixed "sleep 1" lost frames when the other
 # core was busy.  It ends at its -c count or when killed; the 60-s timeout
@@ -198,9 +200,9 @@ arp=$(rule_count vnet1 1 1 packets)
 [ $((slow1 - slow0)) -ge 1 ] && [ $((slow1 - slow0)) -lt $N ] ||
 	fail "slow path (classifier) counted $((slow1 - slow0)) of $N: the flow cache did not serve the rest"
 [ "$(rule_count vnet1 2 1 used)" -ge 0 ] || fail "used time not set"
-hits=$(vx_stat 1 'd["flow_cache"]["hits"]'); misses=$(vx_stat 1 'd["flow_cache"]["misses"]')
-[ "$hits" -gt 0 ] && [ "$misses" -gt 0 ] || fail "flow_cache stats: hits $hits misses $misses"
-pass "seed 002 redirect both ways: ping -c $N counted $N on each side's ip rule (fast + slow = total, slow $((slow1 - slow0))), ARP $arp; flow cache hits $hits misses $misses"
+hits=$(vx_rule_cache 1 hits); misses=$(vx_rule_cache 1 misses)
+[ "$hits" -gt 0 ] && [ "$misses" -gt 0 ] || fail "rule cache stats: hits $hits misses $misses"
+pass "seed 002 redirect both ways: ping -c $N counted $N on each side's ip rule (fast + slow = total, slow $((slow1 - slow0))), ARP $arp; rule cache hits $hits misses $misses"
 
 # --- everything else is dropped, and counted -----------------------------------------------
 nvm1 ip addr replace 2001:db8:1::1/64 dev vnet1 nodad
@@ -211,10 +213,10 @@ nvm2 ip addr replace 2001:db8:1::2/64 dev vnet2 nodad
 # counter reads held 2 of them.
 nvm1 ip -6 neigh replace 2001:db8:1::2 lladdr "$(nvm2 cat /sys/class/net/vnet2/address)" dev vnet1
 d0=$(rule_count vnet1 3 1 packets)
-rd0=$(vx_stat 1 'port("vnet1")["drops"]["rule_drop"]' 2>/dev/null || echo 0)
+rd0=$(vx_rule_drops 1 vnet1)
 nvm1 ping -6 -c 3 -i 0.1 -W 1 2001:db8:1::2 >/dev/null 2>&1 && fail "IPv6 went through the drop-everything-else rule"
 d1=$(rule_count vnet1 3 1 packets)
-rd1=$(vx_stat 1 'port("vnet1")["drops"]["rule_drop"]')
+rd1=$(vx_rule_drops 1 vnet1)
 [ $((d1 - d0)) -ge 3 ] || fail "the drop rule counted $((d1 - d0)) frames for 3+ IPv6 frames"
 [ $((rd1 - rd0)) -ge 3 ] || fail "rule_drop on vnet1 counted $((rd1 - rd0))"
 pass "pref 3 drops what the redirects do not take: IPv6 ping fails, rule counted $((d1 - d0)), vnet1 rule_drop $((rd1 - rd0))"
@@ -232,13 +234,12 @@ nvm1 ping -c 2 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after the dr
 pass "overlapping rules: the lower (pref, handle) wins, the other counts nothing"
 
 # --- mirror to a third tap, seen by tcpdump there ---------------------------------------------
-vx 1 port add mir1 type tap vni "$VNI" || fail "port add mir1"
-nh1 ip link set mir1 up
+rig_mirror_port mir1 || fail "port add mir1"
 vx 1 filter del dev "$VX" ingress pref 2
 vx 1 filter add dev "$VX" ingress pref 2 protocol ip flower ip_proto icmp action mirred egress mirror dev mir1 \
 	action mirred egress redirect dev vnet1 || fail "mirror + redirect rule"
 vx 1 filter add dev "$VX" ingress pref 2 protocol ip flower action mirred egress redirect dev vnet1 || fail "pref 2 handle 2"
-cap_start nh1 "$RIG_DIR/mirror" -n -i mir1 -c 5 icmp
+cap_start nmir "$RIG_DIR/mirror" -n -i mir1 -c 5 icmp
 tpid=$CAP_PID
 nvm1 ping -c 5 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping with the mirror rule"
 wait $tpid || true
@@ -286,9 +287,9 @@ PY
 # serving the stream) and a slower datapath.  The first is counted; the
 # second is judged against the kernel's own underlay measured in the same
 # minute, because the host's steal (19 % of a case here) can halve a 4 s run.
-hits0=$(vx_stat 1 'd["flow_cache"]["hits"]'); misses0=$(vx_stat 1 'd["flow_cache"]["misses"]')
+hits0=$(vx_rule_cache 1 hits); misses0=$(vx_rule_cache 1 misses)
 r_after=$(rig_iperf 4 1) || fail "iperf3 after the churn"
-hits=$(( $(vx_stat 1 'd["flow_cache"]["hits"]') - hits0 )); misses=$(( $(vx_stat 1 'd["flow_cache"]["misses"]') - misses0 ))
+hits=$(( $(vx_rule_cache 1 hits) - hits0 )); misses=$(( $(vx_rule_cache 1 misses) - misses0 ))
 # (a handful of misses is right: each connection's flag combinations, SYN,
 # ACK, PSH|ACK, FIN|ACK, are keys of their own, per direction and worker)
 [ "$hits" -gt 1000 ] && [ $((misses * 100)) -le "$hits" ] ||
@@ -305,7 +306,7 @@ if [ "$(echo "$r_after > 0.5 * $r12" | bc)" != 1 ]; then
 fi
 [ "$(vx 1 filter show dev vnet1 ingress | grep -c " handle 0x")" = 3 ] || fail "rules left after the deletes"
 nvm1 ping -c 2 -i 0.1 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after the churn"
-pass "$CHURN rules added ($(echo "$t1 - $t0" | bc) s) and deleted ($(echo "$t2 - $t_added" | bc) s) one vxctl each while iperf3 ran (no gap, $(cat "$RIG_DIR/rate") Gbit/s); $after_note; flow cache $hits hits, $misses misses"
+pass "$CHURN rules added ($(echo "$t1 - $t0" | bc) s) and deleted ($(echo "$t2 - $t_added" | bc) s) one vxctl each while iperf3 ran (no gap, $(cat "$RIG_DIR/rate") Gbit/s); $after_note; rule cache $hits hits, $misses misses"
 
 # --- tunnel_key set picks the remote VTEP of a vxlan port --------------------------------------
 U1=$(u_addr 1); U2=$(u_addr 2); FAR=198.51.100.77

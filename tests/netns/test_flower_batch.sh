@@ -1,5 +1,7 @@
 #!/bin/bash
-# vxctl -batch (tc's -batch) and rule churn under traffic.
+# vxctl -batch (tc's -batch) and rule churn under traffic, on each datapath
+# in turn (VXT_DP=user|kernel runs one; on the kernel one the version is
+# rule_cache.generation and the misses the kernel cache's: lib.sh vx_rule_cache).
 #
 # -batch: a 1000-line file of `filter add` lines (with # comments and blank
 # lines) is applied as ONE change: filter show lists all 1000 and the
@@ -22,19 +24,20 @@
 #
 #   vxt65-PID-vm1       vxt65-PID-h1                          vxt65-PID-h2       vxt65-PID-vm2
 #   vnet1 192.0.2.1 <-- vxswitchd -- u1 ============== u2 -- vxswitchd --> vnet2 192.0.2.2
-#                        mir1 (tap in h1: mirror target, tcpdump)
+#                        mir1 (tap or veth, its end in a namespace of its own: mirror target, tcpdump)
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
+rig_each_datapath "$0" "$@"
 rig_init "vxt65-$$"
-trap rig_cleanup EXIT
+rig_trap
 
 rig_create 4
 rig_vxswitchd 1
 rig_vxswitchd 2
 VX=vx$VNI
 nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping before any rule"
-version() { vx_stat 1 'd["flow_cache"]["rules_version"]'; }
+version() { vx_rule_cache 1 version; }
 n_rules() { vx 1 filter show dev vnet1 ingress | grep -c " handle 0x"; }
 
 # churn_file ADD|DEL FILE: 1000 rules that never match the test traffic
@@ -105,8 +108,7 @@ nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping after the re
 pass "a batch with a bad line N is refused as FILE:N (syntax and non-filter lines by vxctl, before sending; missing port, duplicate handle, del of nothing by the daemon): rules and version unchanged"
 
 # --- churn under iperf3; a deleted rule never matches again ---------------------------------
-vx 1 port add mir1 type tap vni "$VNI" || fail "port add mir1"
-nh1 ip link set mir1 up
+rig_mirror_port mir1 || fail "port add mir1"
 r_before=$(rig_iperf 4 1) || fail "iperf3 before the churn"
 # marked: UDP to vm2 port 7777, a payload tag per phase; vm2 counts what it gets
 MARK=7777
@@ -155,7 +157,7 @@ PY
 got() { awk -v t="$1" '$1 == t { print $2 }' "$RIG_DIR/got"; }
 # Stopped below once the last phase is sent; the 900-s timeout only ends it
 # if the test dies first (not a bound on the churn: 120 s once was).
-nh1 timeout 900 tcpdump -U -n -i mir1 -w "$RIG_DIR/mir1.pcap" "udp port $MARK" 2>"$RIG_DIR/tcpdump.err" &
+nmir timeout 900 tcpdump -U -n -i mir1 -w "$RIG_DIR/mir1.pcap" "udp port $MARK" 2>"$RIG_DIR/tcpdump.err" &
 tpid=$!
 tcpdump_ready() { grep -q "listening on" "$RIG_DIR/tcpdump.err"; }
 wait_for 30 tcpdump_ready || fail "tcpdump on mir1 did not start in 30 s"
@@ -195,20 +197,20 @@ grep -Eq '^	Sent hardware [0-9]+ bytes [1-9][0-9]* pkt$' "$RIG_DIR/show_s.txt" |
 send_marked during2 2000 20000 &
 spid=$!
 sleep 0.05
-miss0=$(vx_stat 1 'd["flow_cache"]["misses"]')
+miss0=$(vx_rule_cache 1 misses)
 vx 1 filter del dev vnet1 ingress pref 50 || fail "del of the marked rule"
 # del returned: from here no datagram may meet the rule
-drop0=$(vx_stat 1 'port("vnet1")["drops"]["rule_drop"]')
+drop0=$(vx_rule_drops 1 vnet1)
 wait $spid
 send_marked after 500 2000
-drop1=$(vx_stat 1 'port("vnet1")["drops"]["rule_drop"]')
-miss1=$(vx_stat 1 'd["flow_cache"]["misses"]')
+drop1=$(vx_rule_drops 1 vnet1)
+miss1=$(vx_rule_cache 1 misses)
 # replace is one table change (tc's replace, in place): a drop rule replaced
 # 40 times under a marked stream lets no datagram through, where a del then
 # an add would open a gap between two tables
 vx 1 filter add dev vnet1 ingress pref 50 handle 1 protocol ip flower ip_proto udp dst_port $MARK \
 	action drop || fail "the rule to replace"
-rdrop0=$(vx_stat 1 'port("vnet1")["drops"]["rule_drop"]')
+rdrop0=$(vx_rule_drops 1 vnet1)
 send_marked replace 6000 3000 &
 spid=$!
 sleep 0.1
@@ -217,7 +219,7 @@ for i in $(seq 40); do
 		dst_port $MARK action drop || fail "replace $i"
 done
 wait $spid
-rdrop1=$(vx_stat 1 'port("vnet1")["drops"]["rule_drop"]')
+rdrop1=$(vx_rule_drops 1 vnet1)
 vx 1 filter get dev vnet1 ingress protocol ip pref 50 handle 1 flower >"$RIG_DIR/get"
 grep -qx "  dst_port $MARK" "$RIG_DIR/get" && grep -q "action order 1: gact action drop" "$RIG_DIR/get" ||
 	fail "filter get of the replaced rule"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Flower's MPLS and ARP keys and `action continue` in the running daemon,
-# userspace datapath: MPLS and ARP frames sent with scapy from vm1 through
+# each datapath in turn (VXT_DP=user|kernel runs one): MPLS and ARP frames sent with scapy from vm1 through
 # vnet1's rules, each rule's counter checked exactly, and what reached vm2
 # across the overlay counted with tcpdump (dropped frames never arrive,
 # redirected and passed ones do).  continue crosses two rules, both counted.
@@ -14,8 +14,9 @@
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
+rig_each_datapath "$0" "$@"
 rig_init "vxmpl-$$"
-trap rig_cleanup EXIT
+rig_trap
 
 rig_create 4
 rig_vxswitchd 1

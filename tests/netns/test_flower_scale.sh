@@ -1,4 +1,5 @@
 #!/bin/bash
+# On each datapath in turn (VXT_DP=user|kernel runs one):
 # flower.json's concurrency cases (tc-testing, filters/flower.json: "Add,
 # replace and delete 1M flower filters with 10 parallel tc instances"), at
 # FSC_RULES rules (100,000 here, 1,000,000 in `make bench-flower-scale`):
@@ -33,8 +34,9 @@
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
+rig_each_datapath "$0" "$@"
 rig_init "fsc-$$"
-trap rig_cleanup EXIT
+rig_trap
 
 N=${FSC_RULES:-100000}
 P=${FSC_PROCS:-10}
@@ -53,10 +55,10 @@ nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping before any r
 # N / PORTS each (the issue's 100,000 on each of 20 ports)
 DEVS=vnet1
 for q in $(seq 1 $((PORTS - 1))); do
-	vx 1 port add "fsc$q" type tap vni "$VNI" || fail "port add fsc$q"
+	vx 1 port add "fsc$q" type "$(vm_port_type)" vni "$VNI" || fail "port add fsc$q"
 	DEVS="$DEVS fsc$q"
 done
-version() { vx_stat 1 'd["flow_cache"]["rules_version"]'; }
+version() { vx_rule_cache 1 version; }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$VXD_PID_1/status"; }
 
 # tdc_batch.py's lines: process k has handles k*M+1 .. (k+1)*M

@@ -11,6 +11,10 @@
 #     the other VM, every datagram (the first 20,000) with checksum 0, and the socket keeps
 #     UDP_SEGMENT (no fallback counted);
 #   - src_ip other than the port's local address is still refused.
+# On the kernel datapath (run second; VXT_DP=user|kernel runs one) one
+# vxlan device sends every VNI on port 4789: the key's id on the wire with
+# the vxlan port's checksum setting, whatever the id; dstport, dst_port,
+# csum and nocsum refused with the reason; a stream on the fast path.
 #
 #   vxt66-PID-vm1       vxt66-PID-h1                          vxt66-PID-h2       vxt66-PID-vm2
 #   vnet1 192.0.2.1 <-- vxswitchd -- u1 ============== u2 -- vxswitchd --> vnet2 192.0.2.2
@@ -18,8 +22,9 @@
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
+rig_each_datapath "$0" "$@"
 rig_init "vxt66-$$"
-trap rig_cleanup EXIT
+rig_trap
 
 rig_create 4
 rig_vxswitchd 1
@@ -27,7 +32,16 @@ rig_vxswitchd 2
 VX=vx$VNI
 U1=$(u_addr 1); U2=$(u_addr 2)
 nvm1 ping -c 2 -i 0.2 -W 2 "$(vm_addr4 2)" >/dev/null || fail "ping before any rule"
-vx 1 port add vxoff type vxlan vni 77 local "$U1" remote "$U2" dstport 4791 udpcsum off || fail "port add vxoff"
+if on_kernel_dp; then
+	# One vxlan device carries every VNI, on one UDP port: another
+	# dstport is refused at port add, so vxoff keeps 4789 there.
+	rc=0; vx 1 port add vxoff type vxlan vni 77 local "$U1" remote "$U2" dstport 4791 udpcsum off 2>"$RIG_DIR/err" || rc=$?
+	[ "$rc" = 1 ] && grep -q "dstport 4791: the kernel datapath's vxlan device listens on 4789" "$RIG_DIR/err" ||
+		fail "kernel datapath: a vxlan port on dstport 4791: exit $rc, $(cat "$RIG_DIR/err")"
+	vx 1 port add vxoff type vxlan vni 77 local "$U1" remote "$U2" udpcsum off || fail "port add vxoff"
+else
+	vx 1 port add vxoff type vxlan vni 77 local "$U1" remote "$U2" dstport 4791 udpcsum off || fail "port add vxoff"
+fi
 
 # wire SECONDS CMD...: runs CMD while tshark reads u1 for SECONDS (it stops
 # itself: -a duration), or for WIRE_MAX datagrams if that comes first (a
@@ -63,6 +77,35 @@ expect() { # WHAT VNI DPORT CSUM(zero|nonzero)
 		fail "$1: want 5 datagrams vni $2 dport $3 checksum $4, tshark saw: $(tr '\n' ';' <"$RIG_DIR/wire")"
 }
 
+if on_kernel_dp; then
+	# The kernel datapath: the key's id on the wire; the UDP port and
+	# checksum are the shared device's and its VNI's, so dst_port other
+	# than 4789, csum and nocsum are refused, naming the word.
+	rule id 4242 src_ip "$U1" dst_ip "$U2" dst_port 4789 "$VX"
+	wire 4 ping5; expect "id 4242 dst_port 4789 via $VX" 4242 4789 nonzero
+	rule id 4343 src_ip "$U1" dst_ip "$U2" vxoff
+	wire 4 ping5; expect "id 4343 via vxoff (udpcsum off: its outer headers, whatever the key's VNI)" 4343 4789 zero
+	vx 1 show config >"$RIG_DIR/cfg-before"
+	for words in "dst_port 4790:dst_port 4790\": refused" "csum:tunnel_key set csum\": refused" \
+		"nocsum:tunnel_key set nocsum\": refused"; do
+		rc=0
+		vx 1 filter add dev vnet1 ingress pref 3 protocol ip flower action tunnel_key set id 5 src_ip "$U1" \
+			dst_ip "$U2" ${words%%:*} action mirred egress redirect dev "$VX" 2>"$RIG_DIR/err" || rc=$?
+		[ "$rc" = 1 ] && grep -q "${words#*:}" "$RIG_DIR/err" ||
+			fail "kernel datapath: tunnel_key set ${words%%:*}: exit $rc, $(cat "$RIG_DIR/err")"
+	done
+	vx 1 show config | diff "$RIG_DIR/cfg-before" - >/dev/null || fail "a refused rule changed the state"
+	pass "kernel datapath: tunnel_key set id on the wire (tshark: vni 4242 via $VX with a checksum, 4343 via vxoff without, its udpcsum off; port 4789); dstport 4791 at port add, dst_port 4790, csum and nocsum refused with the reason"
+	vx 1 filter del dev vnet1 ingress
+	vx 1 filter add dev vnet1 ingress pref 1 protocol arp flower action mirred egress redirect dev "$VX"
+	vx 1 filter add dev vnet1 ingress pref 2 protocol ip flower action tunnel_key set id "$VNI" src_ip "$U1" \
+		dst_ip "$U2" action mirred egress redirect dev "$VX" || fail "tunnel_key rule for iperf3"
+	rate=$(rig_iperf 3 1) || fail "iperf3 through tunnel_key set on the kernel datapath"
+	[ "$(echo "$rate > 0.1" | bc)" = 1 ] || fail "iperf3 through tunnel_key set: $rate Gbit/s"
+	vx 1 filter show -s dev vnet1 ingress | grep -q "Sent hardware" || fail "the stream did not go on the fast path"
+	pass "iperf3 through tunnel_key set id $VNI on the kernel datapath: $rate Gbit/s, on the fast path"
+	exit 0
+fi
 rule id 4242 src_ip "$U1" dst_ip "$U2" dst_port 4790 nocsum "$VX"
 wire 4 ping5; expect "id 4242 dst_port 4790 nocsum via $VX" 4242 4790 zero
 rule id 4242 src_ip "$U1" dst_ip "$U2" "$VX"

@@ -348,11 +348,11 @@ static __always_inline long ract_tun(struct __sk_buff *skb, const struct vxdp_ra
 	*dev = tun_dev(fl);
 	if (!*dev)
 		return -1;
-	/* The VNI's outer headers (TTL, TOS, checksum, DF, source port), as a
-	 * switched frame of it gets; a VNI no port has (tunnel_key set id N):
-	 * the defaults. */
-	__u32 key_vni = a->vni;
-	return set_key(skb, a->vni, bpf_map_lookup_elem(&vnis, &key_vni), a->remote, fl, bpf_get_hash_recalc(skb));
+	/* The vxlan port's outer headers (TTL, TOS, checksum, DF, source
+	 * port), as a switched frame of its VNI gets, whatever VNI the key
+	 * carries (tunnel_key set id N). */
+	__u32 hdr_vni = a->hdr_vni;
+	return set_key(skb, a->vni, bpf_map_lookup_elem(&vnis, &hdr_vni), a->remote, fl, bpf_get_hash_recalc(skb));
 }
 
 /* One action; returns VXDP_RULES_CONTINUE to go on to the next, else the

@@ -156,10 +156,13 @@ struct vxdp_ract {
 	__u8 flags;
 	__u16 tpid;                  /* host order */
 	__u16 tci;
-	__u8 ttl, tos;               /* unused: a tunnel's outer headers are its VNI's (set_key) */
+	__u16 pad;
 	__u32 ifindex;
-	__u32 vni;
+	__u32 vni;                   /* OUT_TUN, CLONE_TUN: the VNI on the wire (tunnel_key set id, else the port's) */
 	__u8 remote[16];             /* network order, IPv4 in the first 4 bytes */
+	__u32 hdr_vni;               /* OUT_TUN, CLONE_TUN: the vxlan port's VNI, whose outer headers (TTL, TOS,
+				      * checksum, DF, source port: set_key) the frame gets, as the userspace
+				      * datapath sends a key's frame with its port's settings */
 };
 
 /* Map `rflows` value. */
