@@ -570,6 +570,14 @@ int kdp_vni_set(struct kdp *k, uint32_t vni, const struct kdp_vni_outer *outer,
 		return -ERANGE;
 	struct vxdp_vni old, v = { .ttl = o->ttl, .tos = o->tos, .flags = o->flags, .n_flood = n_flood,
 				   .sport_min = o->sport_min, .sport_max = o->sport_max };
+	/* The default range written into the entry, so that a datagram does
+	 * not look `cfg` up too (set_src_port does only for a VNI no port has). */
+	struct vxdp_cfg c;
+	uint32_t zero = 0;
+	if (!v.sport_min && bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.cfg), &zero, &c) == 0) {
+		v.sport_min = c.sport_min;
+		v.sport_max = c.sport_max;
+	}
 	if (n_flood)
 		memcpy(v.flood, flood, n_flood * sizeof(*flood));
 	int fd = bpf_map__fd(k->skel->maps.vnis);

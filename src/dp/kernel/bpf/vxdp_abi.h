@@ -104,7 +104,8 @@ struct vxdp_vni {
 	__u16 flags;                 /* VXDP_VNI_* */
 	__u32 n_flood;               /* entries used in `flood` */
 	/* UDP source ports of its datagrams, from the inner flow's hash
-	 * (vxdp_sport_hash); 0, 0: vxdp_cfg's default range. */
+	 * (vxdp_sport_hash); kdp_vni_set writes vxdp_cfg's default range here
+	 * for a VNI without `srcport` (0, 0: the program reads vxdp_cfg's). */
 	__u16 sport_min, sport_max;
 	__u32 pad;
 	struct vxdp_flood_ent flood[VXDP_FLOOD_MAX];

@@ -249,6 +249,21 @@ static void test_remote_sets_tunnel_key(void **state)
 	assert_int_equal(d.tun_v6, 1);
 	inet_pton(AF_INET6, "2001:db8::2", want);
 	assert_memory_equal(d.tun_remote, want, 16);
+	/* A VNI without srcport carries cfg's default range in its own entry
+	 * (no cfg lookup per datagram); one with srcport, its own. */
+	struct vxdp_cfg c;
+	struct vxdp_vni v;
+	uint32_t zero = 0, vni = VNI;
+	assert_int_equal(bpf_map_lookup_elem(kdp_map_fd(fx->k, "cfg"), &zero, &c), 0);
+	assert_int_equal(bpf_map_lookup_elem(kdp_map_fd(fx->k, "vnis"), &vni, &v), 0);
+	assert_true(c.sport_min > 0 && c.sport_max >= c.sport_min);
+	assert_int_equal(v.sport_min, c.sport_min);
+	assert_int_equal(v.sport_max, c.sport_max);
+	struct kdp_vni_outer o = { .sport_min = 5000, .sport_max = 5009 };
+	assert_int_equal(kdp_vni_set(fx->k, VNI, &o, v.flood, v.n_flood), 0);
+	assert_int_equal(bpf_map_lookup_elem(kdp_map_fd(fx->k, "vnis"), &vni, &v), 0);
+	assert_int_equal(v.sport_min, 5000);
+	assert_int_equal(v.sport_max, 5009);
 }
 
 static void test_flood_split_horizon(void **state)
