@@ -1,16 +1,24 @@
 # vxbench flower: iperf3 through flower rules, vxswitch and the kernel's tc
 # flower side by side, in one run.  Sourced by bench/vxbench/vxbench.
 #
-# Cases, each rep builds the rig afresh (gso-wire) and runs all of them:
+# Cases, each rep builds the rig afresh (gso-wire) and runs all of them,
+# the vx_* on vxswitch's userspace datapath (taps) and the same as kdp_* on
+# its kernel datapath (veths; rules as decisions cached in the kernel):
 #   vx_1       vxswitch, one rule on vnet1's ingress: `protocol ip flower
 #              action mirred egress redirect dev vx99` (the hit rule)
 #   vx_10k     the same daemon, with 9,999 rules before it (-batch): the hit
 #              rule is the lowest priority (pref 10000); the 9,999 match UDP
 #              ports under 16 distinct masks (dst_ip or src_ip prefixes /25
 #              to /32), so the TCP stream matches none of them
+#   vx_10k_crr netperf TCP_CRR vm1 -> vm2 through the 10,000 rules: a new
+#              TCP connection per transaction, each a flow the datapath has
+#              not seen (on the kernel datapath an upcall per connection:
+#              the cache is exact, no megaflows)
 #   vx_seed    seed 002 on both hosts: ARP (pref 1) and IP (pref 2)
 #              redirected between the VM tap and the vxlan port both ways,
 #              everything else dropped (pref 3); vm1->vm2 and vm2->vm1
+#   k_0        the kernel's vxlan + bridge with no rules (the goals'
+#              reference)
 #   k_1, k_10k the kernel datapath of the rig (vxlan device + bridge, VM on
 #              a veth) with the same rules given to `tc -batch` on the
 #              VM-facing veth kv1 (clsact ingress, in software), the hit
@@ -91,10 +99,12 @@ seed_rules_on() { # SIDE TAP VXLAN
 	done
 }
 
-flower_vxswitch_rep() { # REP
-	local rep=$1 vxp="vx$VNI" one ten f r
+# flower_vxswitch_rep REP DATAPATH(user|kernel) NAME(vx|kdp): the vxswitch
+# cases on one datapath, their rows named NAME_*.
+flower_vxswitch_rep() {
+	local rep=$1 dp=$2 name=$3 vxp="vx$VNI" one ten crr10 f r
 	rig_up "$NS_PREFIX" gso-wire
-	rig_vxswitchd 1 && rig_vxswitchd 2 && wait_for_overlay ||
+	VXT_DP=$dp rig_vxswitchd 1 && VXT_DP=$dp rig_vxswitchd 2 && wait_for_overlay ||
 		{ echo "vxswitch rig failed: $(cat "$RIG_DIR"/h*.log 2>/dev/null | tail -5 | tr '\n' ' ')" >&2
 		  [ -z "${FLOWER_DEBUG:-}" ] || { n "$VM1" ping -c 3 -W 3 "$(vm_addr4 2)" >&2; vx 1 stats >&2; vx 2 stats >&2; }
 		  return 1; }
@@ -107,9 +117,11 @@ flower_vxswitch_rep() { # REP
 		one=$(flower_iperf_cpu 1 2 1)
 		vx 1 -batch "$RIG_DIR/rest" || return 1
 		ten=$(flower_iperf_cpu 1 2 1)
+		crr10=$(crr)
 	else
 		vx 1 -batch "$RIG_DIR/rest" || return 1
 		ten=$(flower_iperf_cpu 1 2 1)
+		crr10=$(crr)
 		vx 1 -batch "$RIG_DIR/rest-del" || return 1
 		one=$(flower_iperf_cpu 1 2 1)
 	fi
@@ -119,11 +131,12 @@ import json, sys
 d = json.load(sys.stdin)
 print(sum(r["options"]["actions"][0]["stats"]["packets"] for r in d
           if "options" in r and r["pref"] == int(sys.argv[1])))' "$FLOWER_N")
-	echo "vx_1 $rep ${one% *}" >>"$RAW"
-	echo "vx_10k $rep ${ten% *}" >>"$RAW"
-	echo "vx_1_cpu $rep ${one#* }" >>"$RAW"
-	echo "vx_10k_cpu $rep ${ten#* }" >>"$RAW"
-	echo "  rep $rep vxswitch: 1 rule ${one% *}, $FLOWER_N rules ${ten% *} Gbit/s; h1 vxswitchd CPU ${one#* } and ${ten#* } us/KB (hit rule counted $hits packets)"
+	echo "${name}_1 $rep ${one% *}" >>"$RAW"
+	echo "${name}_10k $rep ${ten% *}" >>"$RAW"
+	echo "${name}_1_cpu $rep ${one#* }" >>"$RAW"
+	echo "${name}_10k_cpu $rep ${ten#* }" >>"$RAW"
+	echo "${name}_10k_crr $rep $crr10" >>"$RAW"
+	echo "  rep $rep vxswitch ($dp datapath): 1 rule ${one% *}, $FLOWER_N rules ${ten% *} Gbit/s, TCP_CRR $crr10/s; h1 vxswitchd CPU ${one#* } and ${ten#* } us/KB (hit rule counted $hits packets)"
 	vx 1 filter del dev vnet1 ingress
 	seed_rules_on 1 vnet1 "$vxp" && seed_rules_on 2 vnet2 "$vxp" || return 1
 	n "$VM1" ip neigh flush all; n "$VM2" ip neigh flush all
@@ -131,24 +144,25 @@ print(sum(r["options"]["actions"][0]["stats"]["packets"] for r in d
 	# each direction with the CPU of its sending host's daemon (tap in,
 	# rules, encapsulation: the same work both ways)
 	f=$(flower_iperf_cpu 1 2 1); r=$(flower_iperf_cpu 2 1 2)
-	echo "vx_seed_fwd $rep ${f% *}" >>"$RAW"
-	echo "vx_seed_rev $rep ${r% *}" >>"$RAW"
-	echo "vx_seed_fwd_cpu $rep ${f#* }" >>"$RAW"
-	echo "vx_seed_rev_cpu $rep ${r#* }" >>"$RAW"
-	echo "  rep $rep vxswitch seed 002: vm1->vm2 ${f% *}, vm2->vm1 ${r% *} Gbit/s; sender's vxswitchd CPU ${f#* } and ${r#* } us/KB"
+	echo "${name}_seed_fwd $rep ${f% *}" >>"$RAW"
+	echo "${name}_seed_rev $rep ${r% *}" >>"$RAW"
+	echo "${name}_seed_fwd_cpu $rep ${f#* }" >>"$RAW"
+	echo "${name}_seed_rev_cpu $rep ${r#* }" >>"$RAW"
+	echo "  rep $rep vxswitch ($dp datapath) seed 002: vm1->vm2 ${f% *}, vm2->vm1 ${r% *} Gbit/s; sender's vxswitchd CPU ${f#* } and ${r#* } us/KB"
 	rig_vxswitchd_stop 1; rig_vxswitchd_stop 2
 	rig_down
 	RIG_DIR=
 }
 
 flower_kernel_rep() { # REP
-	local rep=$1 one ten t0 t1
+	local rep=$1 zero one ten crr10 t0 t1
 	rig_up "$NS_PREFIX" gso-wire
 	KERNEL_UDPCSUM=0 rig_kernel 1 && KERNEL_UDPCSUM=0 rig_kernel 2 && wait_for_overlay ||
 		{ echo "kernel rig failed" >&2; return 1; }
 	flower_rules "$RIG_DIR/rules" kv1 kvx "$FLOWER_N" "$KERNEL_CLS"
 	tail -1 "$RIG_DIR/rules" >"$RIG_DIR/tc-hit"
 	head -n -1 "$RIG_DIR/rules" >"$RIG_DIR/tc-rest"
+	zero=$(flower_iperf 1 2)
 	n "$H1" tc qdisc add dev kv1 clsact
 	n "$H1" tc -batch "$RIG_DIR/tc-hit"
 	one=$(flower_iperf 1 2)
@@ -156,11 +170,14 @@ flower_kernel_rep() { # REP
 	n "$H1" tc -batch "$RIG_DIR/tc-rest"
 	t1=$(date +%s.%N)
 	ten=$(flower_iperf 1 2)
+	crr10=$(crr)
 	local hits
 	hits=$(n "$H1" tc -s filter show dev kv1 ingress pref "$FLOWER_N" | awk '/Sent/ { print $4; exit }')
+	echo "k_0 $rep $zero" >>"$RAW"
 	echo "k_1 $rep $one" >>"$RAW"
 	echo "k_10k $rep $ten" >>"$RAW"
-	echo "  rep $rep kernel tc $KERNEL_CLS: 1 rule $one, $FLOWER_N rules $ten Gbit/s (tc -batch of $((FLOWER_N - 1)) took $(echo "$t1 - $t0" | bc) s; hit rule counted $hits packets)"
+	echo "k_10k_crr $rep $crr10" >>"$RAW"
+	echo "  rep $rep kernel: no rules $zero; tc $KERNEL_CLS: 1 rule $one, $FLOWER_N rules $ten Gbit/s, TCP_CRR $crr10/s (tc -batch of $((FLOWER_N - 1)) took $(echo "$t1 - $t0" | bc) s; hit rule counted $hits packets)"
 	rig_down
 	RIG_DIR=
 }
@@ -195,6 +212,7 @@ cmd_flower() {
 	done
 	[ "$(id -u)" = 0 ] || { echo "vxbench: needs root (network namespaces)" >&2; exit 2; }
 	[ -x "$VXSWITCHD" ] && [ -x "$FRAME_SIZES" ] || make -C "$TOP" -s BUILD="$BUILD" all
+	bench_deps_netperf
 	KERNEL_CLS=${KERNEL_CLS:-$(flower_kernel_probe)}
 	out=${out:-$TOP/bench-results/flower-$(date +%Y%m%d-%H%M%S)}
 	mkdir -p "$out"
@@ -205,7 +223,8 @@ cmd_flower() {
 	echo "vxbench flower: $reps reps x ${SECONDS_PER_RUN}s, $FLOWER_N rules, kernel classifier tc $KERNEL_CLS; $(lscpu | sed -n 's/^Model name: *//p')"
 	local rep
 	for rep in $(seq "$reps"); do
-		flower_vxswitch_rep "$rep"
+		flower_vxswitch_rep "$rep" user vx
+		flower_vxswitch_rep "$rep" kernel kdp
 		flower_kernel_rep "$rep"
 	done
 	/usr/bin/python3 - "$RAW" "$out/results.json" "$FLOWER_N" "$KERNEL_CLS" <<-'PY'
@@ -218,31 +237,44 @@ cmd_flower() {
 	med = {k: statistics.median(v) for k, v in cases.items()}
 	def cell(k):
 	    v = cases[k]
-	    fmt = "%.3f (%.3f..%.3f)" if k.endswith("_cpu") else "%.2f (%.2f..%.2f)"
+	    fmt = "%.3f (%.3f..%.3f)" if k.endswith("_cpu") else "%.0f (%.0f..%.0f)" if k.endswith("_crr") \
+	        else "%.2f (%.2f..%.2f)"
 	    return fmt % (med[k], min(v), max(v))
 	def ratio(a, b):
 	    return med[a] / med[b] if med.get(b) else float("nan")
-	rows = [
-	    ("vxswitch, 1 rule (the hit rule)", cell("vx_1")),
-	    ("vxswitch, %d rules, hit rule lowest priority" % n, cell("vx_10k")),
-	    ("  ratio %d / 1 (goal >= 0.95)" % n, "%.3f" % ratio("vx_10k", "vx_1")),
-	    ("  h1 vxswitchd CPU us/KB, 1 rule", cell("vx_1_cpu")),
-	    ("  h1 vxswitchd CPU us/KB, %d rules" % n, cell("vx_10k_cpu")),
-	    ("  ratio of CPU per KB %d / 1" % n, "%.3f" % ratio("vx_10k_cpu", "vx_1_cpu")),
-	    ("vxswitch seed 002, vm1->vm2", cell("vx_seed_fwd")),
-	    ("vxswitch seed 002, vm2->vm1", cell("vx_seed_rev")),
-	    ("  ratio slower / faster (goal >= 0.90)",
-	     "%.3f" % (min(med["vx_seed_fwd"], med["vx_seed_rev"]) / max(med["vx_seed_fwd"], med["vx_seed_rev"]))),
-	    ("  sender's vxswitchd CPU us/KB, vm1->vm2", cell("vx_seed_fwd_cpu")),
-	    ("  sender's vxswitchd CPU us/KB, vm2->vm1", cell("vx_seed_rev_cpu")),
+	def seed_ratio(p):
+	    f, r = med[p + "_seed_fwd"], med[p + "_seed_rev"]
+	    return "%.3f" % (min(f, r) / max(f, r))
+	rows = []
+	for p, what in (("vx", "userspace"), ("kdp", "kernel")):
+	    rows += [
+	        ("vxswitch, %s datapath, 1 rule (the hit rule)" % what, cell(p + "_1")),
+	        ("vxswitch, %s datapath, %d rules, hit rule lowest priority" % (what, n), cell(p + "_10k")),
+	        ("  ratio %d / 1 (goal >= 0.95)" % n, "%.3f" % ratio(p + "_10k", p + "_1")),
+	        ("  ratio %d rules / kernel with no rules (goal >= 1.0)" % n, "%.3f" % ratio(p + "_10k", "k_0")),
+	        ("  h1 vxswitchd CPU us/KB, 1 rule", cell(p + "_1_cpu")),
+	        ("  h1 vxswitchd CPU us/KB, %d rules" % n, cell(p + "_10k_cpu")),
+	        ("  TCP_CRR through %d rules, transactions/s" % n, cell(p + "_10k_crr")),
+	        ("  seed 002, vm1->vm2", cell(p + "_seed_fwd")),
+	        ("  seed 002, vm2->vm1", cell(p + "_seed_rev")),
+	        ("    ratio slower / faster (goal >= 0.90)", seed_ratio(p)),
+	        ("    ratio each / kernel with no rules (goal >= 0.90)",
+	         "%.3f / %.3f" % (ratio(p + "_seed_fwd", "k_0"), ratio(p + "_seed_rev", "k_0"))),
+	        ("    sender's vxswitchd CPU us/KB, vm1->vm2", cell(p + "_seed_fwd_cpu")),
+	        ("    sender's vxswitchd CPU us/KB, vm2->vm1", cell(p + "_seed_rev_cpu")),
+	    ]
+	rows += [
+	    ("kernel vxlan + bridge, no rules", cell("k_0")),
 	    ("kernel tc %s (software), 1 rule" % kcls, cell("k_1")),
 	    ("kernel tc %s (software), %d rules" % (kcls, n), cell("k_10k")),
 	    ("  ratio kernel %d / 1" % n, "%.3f" % ratio("k_10k", "k_1")),
-	    ("  ratio vxswitch / kernel, %d rules" % n, "%.3f" % ratio("vx_10k", "k_10k")),
-	    ("  ratio vxswitch / kernel, 1 rule", "%.3f" % ratio("vx_1", "k_1")),
+	    ("  TCP_CRR through %d rules, transactions/s" % n, cell("k_10k_crr")),
+	    ("ratio vxswitch / kernel tc, %d rules: userspace, kernel datapath" % n,
+	     "%.3f, %.3f" % (ratio("vx_10k", "k_10k"), ratio("kdp_10k", "k_10k"))),
+	    ("ratio TCP_CRR kernel datapath / userspace datapath, %d rules" % n, "%.3f" % ratio("kdp_10k_crr", "vx_10k_crr")),
 	]
 	w = max(len(r[0]) for r in rows)
-	print("\nGbit/s, one iperf3 stream, median of %d (min..max):" % len(cases["vx_1"]))
+	print("\nGbit/s, one iperf3 stream (TCP_CRR: transactions/s), median of %d (min..max):" % len(cases["vx_1"]))
 	for a, b in rows:
 	    print("  %-*s  %s" % (w, a, b))
 	json.dump({"cases": cases, "median": med}, open(out, "w"), indent=1)

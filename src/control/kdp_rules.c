@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/kdp_rules_key.h"
+#include "dp/kernel/kdp.h"
 #include "dp/kernel/kdp_rules.h"
 #include "packet/csum.h"
 #include "packet/hdr.h"
@@ -55,6 +57,7 @@ struct kdp_rules_ctl {
 	uint8_t rvni_hooks[VXDP_MAX_VNIS]; /* and at which hooks (VXDP_RVNI_*) */
 	const struct flower_table *t;
 	uint64_t gen;
+	struct kr_masks masks;             /* the hooks' masks (megaflows) */
 	struct kr_ent ents[VXDP_RFLOWS];
 	uint32_t cursor;                   /* where the next free slot is looked for */
 	uint32_t n_live;
@@ -316,6 +319,44 @@ static void kr_port_flag(struct kdp_rules_ctl *kr, const struct flower_table *t,
 	}
 }
 
+/* The mask of hook `hook` (port p's ingress or egress) into the new set:
+ * what its rules read, and the port's identity. */
+static void kr_mask_hook(struct kdp_rules_ctl *kr, const struct flower_table *t, uint16_t hook, const struct kr_port *p)
+{
+	bool egress = flower_hook_is_egress(hook);
+	struct flow_key f;
+	memset(&f, 0, sizeof(f));
+	flower_table_hook_mask(t, hook, &f);
+	struct vxdp_rkey mask;
+	kr_rkey_from_flow(&f, UINT32_MAX, &mask);
+	mask.tun_family = 0xff;
+	mask.tun_vni = UINT32_MAX;
+	memset(mask.tun_src, 0xff, sizeof(mask.tun_src));
+	memset(mask.tun_dst, 0xff, sizeof(mask.tun_dst));
+	struct vxdp_rmask_key key = { .ifindex = p->ifindex ? p->ifindex : kdp_tun_ifindex(kr->k),
+				      .vni = p->ifindex ? 0 : p->vni };
+	if (egress)
+		key.ifindex |= VXDP_RKEY_EGRESS;
+	kr_masks_add(&kr->masks, &key, &mask);
+}
+
+/* The new table's masks into the kernel under generation gen. */
+static void kr_masks_build(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids, size_t n,
+			   uint64_t gen)
+{
+	kr_masks_begin(&kr->masks);
+	for (size_t i = 0; t && i < n; i++) {
+		struct kr_port p;
+		if (!kr->port(kr->aux, ids[i], &p))
+			continue;
+		if (kr_has_rules(t, ids[i]))
+			kr_mask_hook(kr, t, ids[i], &p);
+		if (kr_has_rules(t, ids[i] | FLOWER_HOOK_EGRESS))
+			kr_mask_hook(kr, t, ids[i] | FLOWER_HOOK_EGRESS, &p);
+	}
+	kr_masks_write(&kr->masks, kr->r, gen);
+}
+
 void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, const uint16_t *ids, size_t n)
 {
 	int err;
@@ -335,10 +376,12 @@ void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, c
 		VLOG_WARN("filter", "cannot attach the vxlan ports' egress rules program: %s", strerror(-err));
 	for (unsigned j = 0; j < m; j++)
 		kdp_rules_vni_set(kr->r, vnis[j], kr->rvni_hooks[j]);
+	kr_masks_build(kr, t, ids, n, kr->gen + 1);
 	kr->gen++;
 	err = kdp_rules_gen_set(kr->r, kr->gen);
 	if (err < 0)
 		VLOG_WARN("filter", "cannot move the kernel rules generation on: %s", strerror(-err));
+	kr_masks_retire(&kr->masks, kr->r);
 	kr_port_flag(kr, t, ids, n, false);
 	for (unsigned i = 0; i < kr->n_rvni; i++) {
 		bool keep = false;
@@ -468,84 +511,6 @@ static void kr_compile(const struct kdp_rules_ctl *kr, const struct flower_verdi
 	}
 }
 
-/* The program's key as flow_extract's key says it should be. */
-static void kr_key_from_flow(const struct flow_key *f, uint32_t ifindex, struct vxdp_rkey *k)
-{
-	memset(k, 0, sizeof(*k));
-	k->ifindex = ifindex;
-	k->tun_vni = f->tun_vni;
-	k->tun_family = f->tun_family;
-	k->tun_tos = f->tun_tos;
-	k->tun_ttl = f->tun_ttl;
-	k->tun_dst_port = f->tun_dst_port;
-	memcpy(k->tun_src, f->tun_src, 16);
-	memcpy(k->tun_dst, f->tun_dst, 16);
-	memcpy(k->dl_dst, f->dl_dst, 6);
-	memcpy(k->dl_src, f->dl_src, 6);
-	k->dl_type = f->dl_type;
-	k->n_vlans = f->n_vlans;
-	memcpy(k->vlan_tci, f->vlan_tci, sizeof(k->vlan_tci));
-	memcpy(k->vlan_tpid, f->vlan_tpid, sizeof(k->vlan_tpid));
-	k->nw_family = f->nw_family;
-	k->nw_proto = f->nw_proto;
-	k->nw_tos = f->nw_tos;
-	k->nw_ttl = f->nw_ttl;
-	k->nw_frag = f->nw_frag;
-	k->ipv6_label = f->ipv6_label;
-	memcpy(k->nw_src, f->nw_src, 16);
-	memcpy(k->nw_dst, f->nw_dst, 16);
-	memcpy(k->arp_sha, f->arp_sha, 6);
-	memcpy(k->arp_tha, f->arp_tha, 6);
-	k->tp_src = f->tp_src;
-	k->tp_dst = f->tp_dst;
-	k->tcp_flags = f->tcp_flags;
-	memcpy(k->mpls_lse, f->mpls_lse, sizeof(k->mpls_lse));
-	k->mpls_used = f->mpls_used;
-}
-
-/* Whether the rkey carries every match field of f: f rebuilt from k (in_port
- * and the outer UDP source port, which k leaves out, taken from f) must
- * equal f.
- * A flow_key field the rkey does not hold (one added later) and that is
- * not zero keeps the flow on the slow path instead of caching a decision
- * that frames differing only there would share. */
-static bool kr_key_covers(const struct flow_key *f, const struct vxdp_rkey *k)
-{
-	struct flow_key b;
-	memset(&b, 0, sizeof(b));
-	b.in_port = f->in_port;
-	b.tun_src_port = f->tun_src_port;
-	b.tun_vni = k->tun_vni;
-	b.tun_family = k->tun_family;
-	b.tun_tos = k->tun_tos;
-	b.tun_ttl = k->tun_ttl;
-	b.tun_dst_port = k->tun_dst_port;
-	memcpy(b.tun_src, k->tun_src, 16);
-	memcpy(b.tun_dst, k->tun_dst, 16);
-	memcpy(b.dl_dst, k->dl_dst, 6);
-	memcpy(b.dl_src, k->dl_src, 6);
-	b.dl_type = k->dl_type;
-	b.n_vlans = (uint8_t)k->n_vlans;
-	memcpy(b.vlan_tci, k->vlan_tci, sizeof(b.vlan_tci));
-	memcpy(b.vlan_tpid, k->vlan_tpid, sizeof(b.vlan_tpid));
-	b.nw_family = k->nw_family;
-	b.nw_proto = k->nw_proto;
-	b.nw_tos = k->nw_tos;
-	b.nw_ttl = k->nw_ttl;
-	b.nw_frag = k->nw_frag;
-	b.ipv6_label = k->ipv6_label;
-	memcpy(b.nw_src, k->nw_src, 16);
-	memcpy(b.nw_dst, k->nw_dst, 16);
-	memcpy(b.arp_sha, k->arp_sha, 6);
-	memcpy(b.arp_tha, k->arp_tha, 6);
-	b.tp_src = k->tp_src;
-	b.tp_dst = k->tp_dst;
-	b.tcp_flags = k->tcp_flags;
-	memcpy(b.mpls_lse, k->mpls_lse, sizeof(b.mpls_lse));
-	b.mpls_used = k->mpls_used;
-	return !memcmp(&b, f, FLOW_KEY_MATCH_SIZE);
-}
-
 /* The virtio_net_hdr of a re-injected frame: a TCP/UDP checksum the VM
  * left to offload (the field does not verify: it holds the pseudo
  * header's sum) is completed by the kernel; a GSO frame stays one. */
@@ -657,13 +622,15 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 		return;
 	}
 	struct vxdp_rkey mine;
-	kr_key_from_flow(&key, u->ifindex, &mine);
+	kr_rkey_from_flow(&key, u->ifindex, &mine);
 	if (!u->cacheable)
 		kr->uncacheable++;
-	else if (memcmp(&mine, &u->key, sizeof(mine)) || !kr_key_covers(&key, &mine))
+	else if (memcmp(&mine, &u->key, sizeof(mine)) || !kr_rkey_covers(&key, &mine))
 		kr->key_mismatch++;
-	else
+	else {
+		kr_masks_apply(&kr->masks, &mine); /* one decision for every frame equal under the mask */
 		kr_install(kr, &mine, &v, b.act, b.n);
+	}
 	if (egress && tun && !kr_sends(&b)) {
 		/* Re-injected, it has no tunnel key: the list sends it to its
 		 * remote itself, past the device's egress hook. */
@@ -751,6 +718,8 @@ void kdp_rules_print(struct kdp_rules_ctl *kr, struct ctl_print *out)
 	ctl_print_uint(out, CTL_PRINT_ANY, "generation", " generation %" PRIu64, kr->gen);
 	ctl_print_uint(out, CTL_PRINT_ANY, "entries", " entries %" PRIu64, kr->n_live);
 	ctl_print_uint(out, CTL_PRINT_ANY, "max", "/%" PRIu64, (uint64_t)VXDP_RFLOWS);
+	ctl_print_uint(out, CTL_PRINT_ANY, "masks", " masks %" PRIu64, (uint64_t)kr->masks.n);
+	ctl_print_uint(out, CTL_PRINT_ANY, "mask_errors", " mask_errors %" PRIu64, kr->masks.write_errors);
 	ctl_print_uint(out, CTL_PRINT_ANY, "upcalls", " upcalls %" PRIu64, kr->upcalls);
 	ctl_print_uint(out, CTL_PRINT_ANY, "installed", " installed %" PRIu64, kr->installed);
 	ctl_print_uint(out, CTL_PRINT_ANY, "evicted_idle", " evicted_idle %" PRIu64, kr->evicted_idle);

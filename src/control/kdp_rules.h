@@ -15,7 +15,9 @@
  *      "Sent software") with the skb's length;
  *   3. the verdict compiled into a kernel action list (kr_compile);
  *   4. if the program's key equals the one made from flow_extract's key,
- *      the entry (key -> generation, counter slot, actions) is installed;
+ *      the entry (key -> generation, counter slot, actions) is installed,
+ *      keyed by the key under its hook's mask (kdp_rules_key.h: the bits
+ *      the hook's rules read, so that one entry serves a megaflow);
  *   5. the frame is re-injected with that decision (never lost, never
  *      decided twice).
  * Entries are counted in the kernel per slot; kdp_rules_sync() folds the

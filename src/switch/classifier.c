@@ -75,6 +75,20 @@ bool cls_match_matches(const struct cls_match *m, const struct flow_key *key)
 	return true;
 }
 
+void cls_match_widen(const struct cls_match *m, struct flow_key *mask)
+{
+	cls_word *w = (cls_word *)mask;
+	const cls_word *mk = words_of(&m->mask);
+	for (int i = 0; i < CLS_WORDS; i++)
+		w[i] |= mk[i];
+	if (m->extra & CLS_SRC_RANGE)
+		mask->tp_src = 0xffff;
+	if (m->extra & CLS_DST_RANGE)
+		mask->tp_dst = 0xffff;
+	if (m->extra & CLS_NOT_FIRSTFRAG)
+		mask->nw_frag |= FLOW_FRAG_ANY | FLOW_FRAG_LATER;
+}
+
 /* ---- hashing: murmur3 (util/hash.h), seed 0 ------------------------------ */
 
 /* The key's words under st's mask into out[], and their hash. */

@@ -105,6 +105,10 @@ struct cls_match {
 
 /* The reference semantics, one rule: what cls_lookup() must agree with. */
 bool cls_match_matches(const struct cls_match *m, const struct flow_key *key);
+/* ORs into *mask every bit of a key that cls_match_matches(m, key) reads:
+ * m's mask, the whole port of a port range, both fragment bits for "not
+ * a first fragment".  Two keys equal under the result match m alike. */
+void cls_match_widen(const struct cls_match *m, struct flow_key *mask);
 
 /* One rule given to cls_build(); `data` is what cls_lookup() returns. */
 struct cls_rule {

@@ -179,6 +179,19 @@ void flower_table_classify(const struct flower_table *t, const struct flow_key *
 void flower_table_classify_hook(const struct flower_table *t, uint16_t hook, const struct flow_key *key,
 				struct flower_verdict *v);
 
+/* ---- what a verdict depends on (megaflows) -------------------------------- */
+
+/* ORs into *mask the bits of a key that some rule at hook `hook` reads
+ * (cls_match_widen over its rules, every chain).  Two keys equal under it,
+ * in_port included, get the same verdict from flower_table_classify_hook()
+ * whatever their other bits, so a cache may keep one verdict for the
+ * masked key, as Open vSwitch's megaflows do: the kernel datapath's
+ * decisions (control/kdp_rules.c), where a port whose rules read no TCP
+ * port or flag takes one entry for every connection rather than one per
+ * connection and flag combination.  O(rules of the table): called when a
+ * table is published, not per frame.  flower_wildcards.c. */
+void flower_table_hook_mask(const struct flower_table *t, uint16_t hook, struct flow_key *mask);
+
 /* ---- a worker's counters ------------------------------------------------- */
 
 struct flower_rule_counters {

@@ -5,6 +5,7 @@ recv OUT PORT...      bind the ports, append "PORT SEQ" per datagram to OUT
                       (flushed each line) until SIGTERM.
 send DST PORT COUNT [GAP_US]
                       COUNT datagrams "SEQ" to DST:PORT.
+sports DST PORT COUNT the same, each from a socket (a source port) of its own.
 marked DST MARKED OTHER COUNT AT_ADD AT_DEL CMD_ADD CMD_DEL
                       alternates datagrams to ports MARKED and OTHER, seq
                       1..COUNT each; before seq AT_ADD it runs CMD_ADD (a
@@ -52,6 +53,14 @@ def send(dst, port, count, gap_us=1000):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     for i in range(1, count + 1):
         s.sendto(b"%d pad" % i, (dst, port))
+        time.sleep(gap_us / 1e6)
+
+
+def sports(dst, port, count, gap_us=1000):
+    for i in range(1, count + 1):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # a new source port each
+        s.sendto(b"%d pad" % i, (dst, port))
+        s.close()
         time.sleep(gap_us / 1e6)
 
 
@@ -106,6 +115,8 @@ if __name__ == "__main__":
         recv(a[1], a[2:])
     elif a[0] == "send":
         send(a[1], int(a[2]), int(a[3]), int(a[4]) if len(a) > 4 else 1000)
+    elif a[0] == "sports":
+        sports(a[1], int(a[2]), int(a[3]))
     elif a[0] == "marked":
         marked(a[1], int(a[2]), int(a[3]), int(a[4]), int(a[5]), int(a[6]), a[7], a[8])
     elif a[0] == "check-marked":

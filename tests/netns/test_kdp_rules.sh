@@ -24,6 +24,8 @@
 #    tunnel_key set id 77 + redirect (VNI 77 on the wire), vlan push id 42
 #    + redirect (vm3 sees the tag), each counted on the wire by tcpdump;
 #  - port show says which ports are on the rules path;
+#  - megaflows: 300 source ports to one destination port, which no rule
+#    tells apart, take a few upcalls, not 300;
 #  - MPLS frames of two label stacks, one rule on each mpls_label: each
 #    counts its own 50, with fast path hits (the stack is in the key);
 #  - egress rules on vnet2 and vnet3 (the program on each veth's egress
@@ -237,6 +239,24 @@ for pref, label in ((30, 100), (31, 200)):
 $VX filter del dev vnet1 ingress protocol mpls_uc pref 30 flower
 $VX filter del dev vnet1 ingress protocol mpls_uc pref 31 flower
 pass "MPLS: mpls_label 100 and 200 each counted 50, on the kernel's fast path"
+
+# ---- megaflows: one decision for every source port ----------------------------
+# vnet1's rules read ip_proto and dst_port, never a source port: 300
+# datagrams from 300 source ports to 5005 are one megaflow (the entry's key
+# is the frame's under vnet1's mask), a few upcalls, not 300.
+rc_stat() { $VX -j stats | $PY -c 'import json, sys; print(json.load(sys.stdin)["rule_cache"][sys.argv[1]])' "$1"; }
+$VX filter add dev vnet1 ingress protocol ip pref 40 flower ip_proto udp dst_port 5005 action pass ||
+	fail "filter add (pref 40, pass)"
+rx0=$(rx_of 5005)
+nvm1 $UDP send 192.0.2.2 5005 2 # the decision installed
+up0=$(rc_stat upcalls); ent0=$(rc_stat entries)
+nvm1 $UDP sports 192.0.2.2 5005 300
+sleep 0.3
+up=$(( $(rc_stat upcalls) - up0 )); ent=$(( $(rc_stat entries) - ent0 ))
+[ $(( $(rx_of 5005) - rx0 )) = 302 ] || fail "megaflow: vm2 received $(( $(rx_of 5005) - rx0 )) of 302 to port 5005"
+[ "$up" -le 3 ] && [ "$ent" -le 2 ] || fail "300 source ports to 5005 took $up upcalls and $ent new entries (one megaflow)"
+[ "$(rc_stat masks)" -ge 1 ] || fail "rule cache: no mask"
+pass "megaflows: 300 datagrams from 300 source ports, $up upcalls, $ent new entries, all 302 received"
 
 # ---- egress rules --------------------------------------------------------------
 refused "needs a later mirred to a vxlan port" filter add dev vx99 egress protocol ip flower \

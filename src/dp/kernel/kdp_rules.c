@@ -26,7 +26,7 @@ enum { KDP_PERF_PAGES = 1024 }; /* per CPU: 4 MiB, a token bucket's burst of 64 
 
 struct kdp_rules {
 	struct kdp *k;
-	int fd_flows, fd_gen, fd_counts, fd_slots, fd_stats, fd_vnis;
+	int fd_flows, fd_gen, fd_counts, fd_slots, fd_stats, fd_vnis, fd_masks;
 	struct perf_buffer *pb;
 	kdp_rupcall_fn *fn;
 	void *aux;
@@ -122,9 +122,10 @@ int kdp_rules_open(struct kdp *k, struct kdp_rules **out, char *why, unsigned wh
 	r->fd_slots = kdp_map_fd(k, "rslots");
 	r->fd_stats = kdp_map_fd(k, "rstats");
 	r->fd_vnis = kdp_map_fd(k, "rvnis");
+	r->fd_masks = kdp_map_fd(k, "rmasks");
 	int fd_up = kdp_map_fd(k, "rupcalls"), err;
 	if (r->ncpu <= 0 || r->fd_flows < 0 || r->fd_gen < 0 || r->fd_counts < 0 || r->fd_slots < 0 ||
-	    r->fd_stats < 0 || r->fd_vnis < 0 || fd_up < 0) {
+	    r->fd_stats < 0 || r->fd_vnis < 0 || r->fd_masks < 0 || fd_up < 0) {
 		why_set(why, why_len, "the programs have no rules maps");
 		err = -ENOENT;
 		goto fail;
@@ -202,6 +203,16 @@ int kdp_rules_flow_put(struct kdp_rules *r, const struct vxdp_rkey *key, const s
 	if (bpf_map_update_elem(r->fd_flows, key, v, BPF_ANY) < 0)
 		return -errno;
 	return 0;
+}
+
+int kdp_rules_mask_set(struct kdp_rules *r, const struct vxdp_rmask_key *key, const struct vxdp_rmask *m)
+{
+	return bpf_map_update_elem(r->fd_masks, key, m, BPF_ANY) < 0 ? -errno : 0;
+}
+
+int kdp_rules_mask_del(struct kdp_rules *r, const struct vxdp_rmask_key *key)
+{
+	return bpf_map_delete_elem(r->fd_masks, key) < 0 ? -errno : 0;
 }
 
 int kdp_rules_flow_del(struct kdp_rules *r, const struct vxdp_rkey *key)

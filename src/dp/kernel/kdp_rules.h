@@ -50,6 +50,9 @@ int kdp_rules_gen_get(struct kdp_rules *r, uint64_t *gen);
 int kdp_rules_flow_put(struct kdp_rules *r, const struct vxdp_rkey *key, const struct vxdp_rval *v,
 		       struct vxdp_rval *old, bool *had);
 int kdp_rules_flow_del(struct kdp_rules *r, const struct vxdp_rkey *key);
+/* A hook's mask (vxdp_rules_abi.h, megaflows): set, or gone. */
+int kdp_rules_mask_set(struct kdp_rules *r, const struct vxdp_rmask_key *key, const struct vxdp_rmask *m);
+int kdp_rules_mask_del(struct kdp_rules *r, const struct vxdp_rmask_key *key);
 /* A counter slot, zeroed / summed over the CPUs. */
 int kdp_rules_count_zero(struct kdp_rules *r, uint32_t slot);
 int kdp_rules_count_read(struct kdp_rules *r, uint32_t slot, struct vxdp_rcount *sum);

@@ -78,6 +78,21 @@ struct {
 	__type(value, struct vxdp_rupcall);
 } rup_scratch SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VXDP_RMASKS);
+	__type(key, struct vxdp_rmask_key);
+	__type(value, struct vxdp_rmask);
+} rmasks SEC(".maps");
+
+/* The masked key (per CPU, off the stack as rup_scratch). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vxdp_rkey);
+} rkey_masked SEC(".maps");
+
 /* Test-only (vxdp_record): what the actions did, map `rtrace` key 0. */
 struct vxdp_rtrace {
 	__u32 n;
@@ -475,6 +490,25 @@ static __always_inline int rules_upcall(struct __sk_buff *skb, struct vxdp_port 
 	return TC_ACT_SHOT;
 }
 
+/* The key k's decision is looked up by: k under its hook's mask when the
+ * mask is of generation gen, else k itself (vxdp_rules_abi.h, megaflows). */
+static __always_inline const struct vxdp_rkey *rkey_lookup_key(const struct vxdp_rkey *k, __u64 gen)
+{
+	struct vxdp_rmask_key mk = { .ifindex = k->ifindex, .vni = k->tun_family ? k->tun_vni : 0 };
+	struct vxdp_rmask *m = bpf_map_lookup_elem(&rmasks, &mk);
+	if (!m || m->gen != gen)
+		return k;
+	__u32 zero = 0;
+	struct vxdp_rkey *out = bpf_map_lookup_elem(&rkey_masked, &zero);
+	if (!out)
+		return k;
+	const __u32 *a = (const __u32 *)k, *b = (const __u32 *)&m->mask;
+	__u32 *o = (__u32 *)out;
+	for (int i = 0; i < (int)(sizeof(*k) / 4); i++)
+		o[i] = a[i] & b[i];
+	return out;
+}
+
 /* The cache lookup of key k (in the scratch value u), cacheable or not:
  * the cached decision's actions, or an upcall. */
 static __always_inline int rules_decide(struct __sk_buff *skb, struct vxdp_port *p, struct vxdp_rstats *s,
@@ -489,7 +523,7 @@ static __always_inline int rules_decide(struct __sk_buff *skb, struct vxdp_port 
 			s->uncacheable++;
 		return rules_upcall(skb, p, s, k, false, gen);
 	}
-	struct vxdp_rval *v = bpf_map_lookup_elem(&rflows, k);
+	struct vxdp_rval *v = bpf_map_lookup_elem(&rflows, rkey_lookup_key(k, gen));
 	if (!v || v->gen != gen) {
 		if (s) {
 			if (v)

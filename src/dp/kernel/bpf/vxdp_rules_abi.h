@@ -1,7 +1,7 @@
 /* Flower rules on the kernel datapath: the contract between the programs
  * (vxdp_rules.h, included by vxdp.bpf.c) and vxswitchd (dp/kernel/kdp_rules.h,
  * control/kdp_rules.c).  Rules as cached decisions, the megaflow idea of
- * Open vSwitch's kernel datapath, with exact-match keys:
+ * Open vSwitch's kernel datapath:
  *
  *   - vxswitchd's classifier (switch/flower_table.h) stays the one source
  *     of rule semantics.  A port with rules (VXDP_PORT_RULES in its
@@ -34,6 +34,17 @@
  *     re-injected frame needs no tunnel metadata: its slot's `vni` is
  *     enough for the L2 switching after the actions (split horizon: to
  *     local ports only).
+ *   - Megaflows: an entry's key is the frame's key under its hook's mask
+ *     (map `rmasks`, struct vxdp_rmask: the bits some rule of that hook
+ *     reads, switch/flower_table.h flower_table_hook_mask, plus the port's
+ *     identity), so frames that differ only in bits no rule reads (a new
+ *     TCP connection's source port, its flags) share one entry.  The
+ *     program masks the key only with a mask of the current generation;
+ *     without one it looks the whole key up, which is as right (an entry
+ *     for a masked key is right for every key equal to it under its mask,
+ *     that key first) and mostly misses.  vxswitchd writes a table's masks
+ *     with its generation before it bumps rgen[0].  The upcall carries the
+ *     whole key; vxswitchd masks it to install.
  *   - Rule changes: vxswitchd bumps rgen[0] (one map write) before the
  *     command returns; every entry of an older generation is a miss from
  *     then on, and vxswitchd deletes them afterwards.
@@ -58,6 +69,7 @@ enum vxdp_rules_limits {
 	VXDP_RFLOWS = 8192,          /* cache entries = counter slots */
 	VXDP_RSLOTS = 256,           /* re-injection decisions in flight */
 	VXDP_RUP_MAX = 65000,        /* bytes of a frame an upcall carries */
+	VXDP_RMASKS = 1024,          /* hooks with a mask: VM ports' two, each VNI's two */
 };
 
 /* vxdp_port.flags: the port has rules (distinct from vxdp_abi.h's bits). */
@@ -129,6 +141,20 @@ struct vxdp_rkey {
 	 * bit i of mpls_used for entry i); zero for any other frame. */
 	__u32 mpls_lse[7];
 	__u8 mpls_used, mpls_pad[3];
+};
+
+/* Map `rmasks` key: the key's ifindex (| VXDP_RKEY_EGRESS) and, for a
+ * frame of the vxlan device, its VNI (0 for any other: a VM port's hook). */
+struct vxdp_rmask_key {
+	__u32 ifindex;
+	__u32 vni;
+};
+
+/* Map `rmasks` value: the bits of struct vxdp_rkey that decide, for the
+ * rules of generation `gen`. */
+struct vxdp_rmask {
+	__u64 gen;
+	struct vxdp_rkey mask;
 };
 
 enum vxdp_ract_kind {

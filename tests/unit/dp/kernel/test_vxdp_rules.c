@@ -189,14 +189,21 @@ static void test_miss_goes_up_whole_with_the_key(void **state)
 	assert_int_equal(s.hits, 0);
 }
 
-/* Installs the program's own key of f (taken from an upcall) -> act. */
-static struct vxdp_rkey install(struct fx *fx, const uint8_t *f, size_t len, uint64_t gen, uint32_t slot,
-				const struct vxdp_ract *act, uint32_t n)
+/* The program's own key of f, taken from its upcall. */
+static struct vxdp_rkey upcalled_key(struct fx *fx, const uint8_t *f, size_t len)
 {
 	int v;
 	run_port(fx, f, len, &v);
 	fx->n_up = 0;
 	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
+	return fx->up.key;
+}
+
+/* Installs the program's own key of f (taken from an upcall) -> act. */
+static struct vxdp_rkey install(struct fx *fx, const uint8_t *f, size_t len, uint64_t gen, uint32_t slot,
+				const struct vxdp_ract *act, uint32_t n)
+{
+	upcalled_key(fx, f, len);
 	struct vxdp_rval val = { .gen = gen, .slot = slot, .n = n };
 	if (n)
 		memcpy(val.act, act, n * sizeof(*act));
@@ -240,6 +247,46 @@ static void test_hit_runs_the_cached_drop_and_counts_then_stale_generation_misse
 	assert_int_equal(stats(fx).stale, 1);
 	assert_int_equal(kdp_rules_count_read(fx->r, 7, &c), 0);
 	assert_int_equal(c.packets, 3);
+}
+
+/* Megaflows: with the port's mask of the current generation leaving
+ * tp_src out, one entry under the masked key serves every source port;
+ * with a mask of another generation the program looks the whole key up
+ * (a miss for another source port, a hit for the very key). */
+static void test_masked_key_serves_every_source_port(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	uint8_t f[60];
+	int v;
+	struct vxdp_rkey key = upcalled_key(fx, f, udp_frame(f, 1234, 5001));
+	struct vxdp_rmask m = { .gen = 5 };
+	memset(&m.mask, 0xff, sizeof(m.mask));
+	m.mask.tp_src = 0;
+	struct vxdp_rmask_key mk = { .ifindex = fx->p1 };
+	assert_int_equal(kdp_rules_mask_set(fx->r, &mk, &m), 0);
+	key.tp_src = 0;
+	struct vxdp_rval val = { .gen = 5, .slot = 9, .n = 1, .act = { { .kind = VXDP_RA_DROP } } };
+	assert_int_equal(kdp_rules_count_zero(fx->r, 9), 0);
+	assert_int_equal(kdp_rules_flow_put(fx->r, &key, &val, NULL, NULL), 0);
+	for (uint16_t sport = 1000; sport < 1005; sport++) {
+		struct rtrace t = run_port(fx, f, udp_frame(f, sport, 5001), &v);
+		assert_int_equal(v, TC_ACT_SHOT);
+		assert_int_equal(t.path, 1);
+	}
+	struct vxdp_rcount c;
+	assert_int_equal(kdp_rules_count_read(fx->r, 9, &c), 0);
+	assert_int_equal(c.packets, 5);
+	/* another destination port: under the mask a key of its own */
+	assert_int_equal(run_port(fx, f, udp_frame(f, 1000, 5002), &v).path, 2);
+	/* a mask of an older generation is not used */
+	m.gen = 4;
+	assert_int_equal(kdp_rules_mask_set(fx->r, &mk, &m), 0);
+	assert_int_equal(run_port(fx, f, udp_frame(f, 1001, 5001), &v).path, 2);
+	assert_int_equal(run_port(fx, f, udp_frame(f, 0, 5001), &v).path, 1);
+	assert_int_equal(kdp_rules_mask_del(fx->r, &mk), 0);
+	assert_int_equal(stats(fx).hits, 6);
 }
 
 static void test_each_action(void **state)
@@ -671,6 +718,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tun_miss_goes_up_with_the_tunnel_key_then_hits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tun_reinjected_frame_switches_in_its_vni, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tun_egress_hook, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_masked_key_serves_every_source_port, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
