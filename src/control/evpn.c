@@ -268,7 +268,9 @@ static bool evpn_local_forget(struct evpn_vni *v, const uint8_t mac[6])
  * (RFC 7432 mobility, a higher sequence number).  When zebra's vxlan entry
  * of it was left from before the MAC moved here, that entry does not
  * change and no event names the VTEP: the bridge's entry moving from our
- * port is all there is.  So the MAC is forgotten as ours and a dump reads
+ * port is all there is.  So the MAC is forgotten as ours and the shadow
+ * vxlan's entry of that MAC is read (evpn_resolve_taken: one netlink get
+ * per MAC, a dump of the whole FDB only past EVPN_TAKEN_MAX of them) for
  * the VTEP (evpn_remote_mac installs it over our local entry, a move);
  * the next frame from the local port learns it here again, the sync
  * advertises it, and zebra counts that move too. */
@@ -276,11 +278,13 @@ static void evpn_local_taken(struct vxd_evpn *ev, struct evpn_vni *v, const uint
 {
 	if (!evpn_local_forget(v, mac))
 		return; /* a remote MAC's copy, or one the vxlan's event moved */
-	if (v->n_taken < EVPN_TAKEN_MAX)
+	if (v->n_taken < EVPN_TAKEN_MAX) {
 		memcpy(v->taken[v->n_taken++].mac, mac, 6);
-	else
+		ev->taken_due = true;
+	} else {
 		v->taken_overflow = true;
-	ev->resync_due = true;
+		ev->resync_due = true;
+	}
 }
 
 static bool evpn_was_taken(const struct evpn_vni *v, const uint8_t mac[6])
@@ -394,6 +398,34 @@ static void evpn_dump_chunk(void *aux, const void *buf, size_t len)
 	evpn_neigh_parse_all(buf, len, evpn_lookup, vxd->evpn, evpn_event, vxd);
 }
 
+/* Each taken MAC's entry on its VNI's shadow vxlan, read as a dump's
+ * entry would be (evpn_remote_mac then installs its VTEP over our local
+ * entry); a failed get other than "no entry" leaves resync_due for the
+ * caller's dump. */
+static void evpn_resolve_taken(struct vxd *vxd)
+{
+	struct vxd_evpn *ev = vxd->evpn;
+	ev->taken_due = false;
+	for (unsigned k = 0; k < VXD_EVPN_MAX_VNIS; k++) {
+		struct evpn_vni *v = &ev->vnis[k];
+		unsigned seen = v->n_seen_macs; /* a get marks nothing a later resync reads */
+		for (unsigned i = 0; v->used && i < v->n_taken; i++) {
+			ev->resyncing = true;
+			int err = evpn_nl_get(v->sh.vx_ifindex, v->taken[i].mac, evpn_dump_chunk, vxd);
+			ev->resyncing = false;
+			ev->taken_gets++;
+			if (err < 0 && err != -ENOENT) {
+				VLOG_WARN("evpn", "VNI %u: cannot read a taken MAC's entry (%s): dumping the FDB",
+					  v->vni, strerror(-err));
+				ev->resync_due = true;
+			}
+		}
+		v->n_seen_macs = seen;
+		if (!ev->resync_due)
+			v->n_taken = 0;
+	}
+}
+
 /* The whole FDB again: what it has is installed, the EVPN entries and
  * flood VTEPs it lacks are removed. */
 static void evpn_resync(struct vxd *vxd)
@@ -401,7 +433,7 @@ static void evpn_resync(struct vxd *vxd)
 	struct vxd_evpn *ev = vxd->evpn;
 	ev->resyncs++;
 	ev->resyncing = true;
-	ev->resync_due = false;
+	ev->resync_due = ev->taken_due = false;
 	for (unsigned k = 0; k < VXD_EVPN_MAX_VNIS; k++)
 		ev->vnis[k].n_seen_vteps = ev->vnis[k].n_seen_macs = 0;
 	int err = evpn_nl_dump(evpn_dump_chunk, vxd);
@@ -627,6 +659,8 @@ static void evpn_read(struct vxd *vxd)
 			break;
 		evpn_neigh_parse_all(ev->buf, (size_t)n, evpn_lookup, ev, evpn_event, vxd);
 	}
+	if (ev->taken_due && !ev->resync_due)
+		evpn_resolve_taken(vxd);
 	if (ev->resync_due)
 		evpn_resync(vxd);
 	if (ev->vnis_dirty)

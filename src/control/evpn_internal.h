@@ -69,9 +69,10 @@ struct vxd_evpn {
 	int fd;       /* RTNLGRP_NEIGH */
 	int timer_fd; /* local MAC sync */
 	bool resyncing;
-	bool resync_due; /* a local MAC was taken away: dump to learn where to */
+	bool resync_due; /* more local MACs taken away than a VNI lists: dump to learn where to */
+	bool taken_due;  /* local MACs taken away (evpn_vni.taken): get each one's entry */
 	bool vnis_dirty; /* flood sets changed: publish */
-	uint64_t enobufs, resyncs;
+	uint64_t enobufs, resyncs, taken_gets;
 	uint64_t ignored[EVPN_IGN_COUNT];
 	struct evpn_vni vnis[VXD_EVPN_MAX_VNIS];
 	uint8_t buf[EVPN_RX_BUF];

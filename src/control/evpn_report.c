@@ -45,6 +45,7 @@ void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, const char 
 	ctl_print_uint(p, CTL_PRINT_JSON, "netlink_errors", "%" PRIu64, v->nl_errors);
 	ctl_print_uint(p, CTL_PRINT_JSON, "flood_list_refused", "%" PRIu64, v->flood_errors);
 	ctl_print_uint(p, CTL_PRINT_JSON, "resyncs", "%" PRIu64, vxd->evpn->resyncs);
+	ctl_print_uint(p, CTL_PRINT_JSON, "taken_gets", "%" PRIu64, vxd->evpn->taken_gets);
 	ctl_print_uint(p, CTL_PRINT_JSON, "enobufs", "%" PRIu64, vxd->evpn->enobufs);
 	ctl_print_open_object(p, "ignored");
 	for (unsigned i = 1; i < EVPN_IGN_COUNT; i++)

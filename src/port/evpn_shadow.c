@@ -273,7 +273,17 @@ static int reap_link(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int dump(uint16_t type, uint8_t family, mnl_cb_t cb, void *data, evpn_nl_chunk_fn *fn, void *aux)
+/* One neighbour entry to get (RTM_GETNEIGH without NLM_F_DUMP): the FDB
+ * entry of `mac` on device `ifindex` (NTF_SELF: the device's own FDB). */
+struct nl_get {
+	int ifindex;
+	const uint8_t *mac;
+};
+
+/* A dump of `type` (get NULL), or the one entry `get` names: each
+ * datagram of the reply to fn, and its messages to cb. */
+static int request(uint16_t type, uint8_t family, const struct nl_get *get, mnl_cb_t cb, void *data,
+		   evpn_nl_chunk_fn *fn, void *aux)
 {
 	struct mnl_socket *nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
 	if (!nl)
@@ -281,11 +291,16 @@ static int dump(uint16_t type, uint8_t family, mnl_cb_t cb, void *data, evpn_nl_
 	char buf[NL_BUF * 4];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_flags = NLM_F_REQUEST | (get ? 0 : NLM_F_DUMP);
 	nlh->nlmsg_seq = (uint32_t)time(NULL);
 	if (type == RTM_GETNEIGH) {
 		struct ndmsg *ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
 		ndm->ndm_family = family;
+		if (get) {
+			ndm->ndm_ifindex = get->ifindex;
+			ndm->ndm_flags = NTF_SELF;
+			mnl_attr_put(nlh, NDA_LLADDR, 6, get->mac);
+		}
 	} else {
 		struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 		ifi->ifi_family = family;
@@ -304,7 +319,7 @@ static int dump(uint16_t type, uint8_t family, mnl_cb_t cb, void *data, evpn_nl_
 		if (fn)
 			fn(aux, buf, (size_t)n);
 		int r = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, mnl_socket_get_portid(nl), cb, data);
-		if (r <= MNL_CB_STOP) {
+		if (r <= MNL_CB_STOP || get) { /* a get's answer is one datagram: the entry or an error */
 			err = r < 0 ? -errno : 0;
 			break;
 		}
@@ -319,7 +334,7 @@ int evpn_shadow_reap(void)
 	struct reap *r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	int err = dump(RTM_GETLINK, AF_UNSPEC, reap_link, r, NULL, NULL);
+	int err = request(RTM_GETLINK, AF_UNSPEC, NULL, reap_link, r, NULL, NULL);
 	int n = 0;
 	for (unsigned i = 0; err == 0 && i < r->n; i++)
 		if (link_delete(r->names[i]) == 0)
@@ -366,7 +381,13 @@ int evpn_nl_watch_read(int fd, void *buf, size_t size)
 
 int evpn_nl_dump(evpn_nl_chunk_fn *fn, void *aux)
 {
-	return dump(RTM_GETNEIGH, AF_BRIDGE, NULL, NULL, fn, aux);
+	return request(RTM_GETNEIGH, AF_BRIDGE, NULL, NULL, NULL, fn, aux);
+}
+
+int evpn_nl_get(int ifindex, const uint8_t mac[6], evpn_nl_chunk_fn *fn, void *aux)
+{
+	const struct nl_get get = { .ifindex = ifindex, .mac = mac };
+	return request(RTM_GETNEIGH, AF_BRIDGE, &get, NULL, NULL, fn, aux);
 }
 
 int evpn_nl_local(bool add, int port_ifindex, const uint8_t mac[6])

@@ -89,6 +89,12 @@ int evpn_nl_watch_read(int fd, void *buf, size_t size);
 typedef void evpn_nl_chunk_fn(void *aux, const void *buf, size_t len);
 int evpn_nl_dump(evpn_nl_chunk_fn *fn, void *aux);
 
+/* The one entry of `mac` in the FDB of device `ifindex` itself (the
+ * vxlan device's, with its NDA_DST), to `fn` as a dump's datagram would
+ * be: what a single MAC costs, where a dump reads every entry of the
+ * namespace.  -ENOENT when it has none. */
+int evpn_nl_get(int ifindex, const uint8_t mac[6], evpn_nl_chunk_fn *fn, void *aux);
+
 /* Adds (extern_learn) or deletes our entry of `mac` on port_ifindex.
  * A delete of an entry that is not there is 0. */
 int evpn_nl_local(bool add, int port_ifindex, const uint8_t mac[6]);

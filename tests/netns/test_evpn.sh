@@ -177,14 +177,26 @@ until_true 5 bash -c "'$VXCTL' --socket $RIG_DIR/h2.sock fdb show | grep -q '^$m
 	fail "h2 does not point vm2's MAC at h1: $(vx 2 fdb show | grep "$mac2")"
 echo "figure: vm2 moved to h1, first ping to h3 and h2 pointing its MAC at h1: $(( $(now_ms) - t0 )) ms"
 n "$P-vm3" ping -c 2 -i 0.1 -W 2 192.0.2.2 >/dev/null || fail "vm3 -> moved vm2"
-vx 1 port del vnet4 >/dev/null
+# Back: vm4 goes quiet (its port stays, h1's entry of the MAC local) and
+# vm2 speaks on h2.  Zebra on h1 takes the MAC off h1's shadow port for
+# h2's higher sequence; h1 reads where to from that one MAC's entry on the
+# shadow vxlan (a netlink get), not from a dump of the whole FDB.
+ev1() { vx_port 1 vx99 evpn | /usr/bin/python3 -c 'import ast, sys; print(ast.literal_eval(sys.stdin.read())[sys.argv[1]])' "$1"; }
+resyncs0=$(ev1 resyncs); gets0=$(ev1 taken_gets)
+n "$P-vm4" ip link set vnet4 down
 n "$P-vm2" ip link set vnet2 up
 t0=$(now_ms)
 until_true 5 n "$P-vm2" ping -c 1 -W 1 192.0.2.3 >/dev/null 2>&1 || fail "vm2 back on h2 cannot reach vm3"
 until_true 5 in_h3_at "$mac2" 198.51.100.2 || fail "h3 does not see vm2's MAC back at h2: $(n "$P-h3" bridge fdb show dev vx99 | grep "$mac2")"
 until_true 5 evpn_fdb_has 1 "$mac2" evpn || fail "h1 has no EVPN entry for vm2 after it moved back: $(vx 1 fdb show | grep "$mac2")"
 echo "figure: vm2 moved back to h2, to h3 and h1 pointing at h2: $(( $(now_ms) - t0 )) ms"
-pass "a VM moved to another host and back: reachable again, the fabric follows both moves"
+vx 1 fdb show | grep -q "^$mac2 vni 99 port vx99 remote 198.51.100.2 evpn" ||
+	fail "h1 does not point vm2's MAC at h2: $(vx 1 fdb show | grep "$mac2")"
+resyncs1=$(ev1 resyncs); gets1=$(ev1 taken_gets)
+[ "$resyncs1" = "$resyncs0" ] && [ "$gets1" -gt "$gets0" ] ||
+	fail "h1 learnt the taken MAC's VTEP with $((resyncs1 - resyncs0)) dumps and $((gets1 - gets0)) gets (0 dumps, 1+ gets)"
+vx 1 port del vnet4 >/dev/null
+pass "a VM moved to another host and back: reachable again, the fabric follows both moves; h1 read the taken MAC's VTEP with $((gets1 - gets0)) netlink get(s), no dump"
 
 # A local MAC that ages out of vxswitchd's FDB is withdrawn: its
 # extern_learn entry leaves the shadow port, zebra withdraws the route,
