@@ -676,13 +676,21 @@ int vxdp_rules_reinject(struct __sk_buff *skb)
  * (vxdp_rules_abi.h).  A frame vxswitchd decided already (marked by
  * reinject_egress) and every frame while the port has no egress rules
  * pass. */
+/* A frame whose egress rules already ran (a re-injected decision, or one
+ * sent past the hook): its mark is cleared and it goes out. */
+static __always_inline bool egress_done(struct __sk_buff *skb)
+{
+	if (skb->mark != VXDP_MARK_EGRESS_DONE)
+		return false;
+	skb->mark = 0;
+	return true;
+}
+
 SEC("tc")
 int vxdp_port_egress(struct __sk_buff *skb)
 {
-	if (skb->mark == VXDP_MARK_EGRESS_DONE) {
-		skb->mark = 0;
+	if (egress_done(skb))
 		return TC_ACT_OK;
-	}
 	__u32 ifindex = skb->ifindex;
 	struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
 	if (!p || !(p->flags & VXDP_PORT_ERULES))
@@ -697,9 +705,7 @@ int vxdp_port_egress(struct __sk_buff *skb)
 SEC("tc")
 int vxdp_tun_egress(struct __sk_buff *skb)
 {
-	if (skb->mark == VXDP_MARK_EGRESS_DONE) {
-		skb->mark = 0;
+	if (egress_done(skb))
 		return TC_ACT_OK;
-	}
 	return rules_tun_egress(skb, skb->ifindex);
 }

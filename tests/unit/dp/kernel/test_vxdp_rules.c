@@ -97,12 +97,18 @@ static int teardown(void **state)
 
 /* MAC1 -> MAC2, IPv4 192.0.2.1 -> 192.0.2.2 TTL 64 TOS 0x10, UDP
  * sport -> dport, 18 bytes of payload: 60 bytes. */
+/* MAC1 -> MAC2, EtherType `type`. */
+static void eth_header(uint8_t *f, uint16_t type)
+{
+	memcpy(f, MAC2, 6);
+	memcpy(f + 6, MAC1, 6);
+	f[12] = (uint8_t)(type >> 8), f[13] = (uint8_t)type;
+}
+
 static size_t udp_frame(uint8_t *f, uint16_t sport, uint16_t dport)
 {
 	memset(f, 0, 60);
-	memcpy(f, MAC2, 6);
-	memcpy(f + 6, MAC1, 6);
-	f[12] = 0x08;
+	eth_header(f, 0x0800);
 	uint8_t *ip = f + 14;
 	ip[0] = 0x45;
 	ip[1] = 0x10;
@@ -352,9 +358,7 @@ static void test_uncacheable_always_goes_up(void **state)
 	/* IPv6 with a hop-by-hop header: the program's parser does not walk
 	 * extension headers. */
 	uint8_t f[80] = { 0 };
-	memcpy(f, MAC2, 6);
-	memcpy(f + 6, MAC1, 6);
-	f[12] = 0x86, f[13] = 0xdd;
+	eth_header(f, 0x86dd);
 	f[14] = 0x60;
 	f[19] = 16;     /* payload length: 8 hop-by-hop + 8 UDP */
 	f[20] = 0;      /* next header: hop-by-hop */
@@ -405,9 +409,7 @@ static void test_mpls_stack_in_the_key(void **state)
 	if (!fx)
 		skip();
 	uint8_t f[60] = { 0 };
-	memcpy(f, MAC2, 6);
-	memcpy(f + 6, MAC1, 6);
-	f[12] = 0x88, f[13] = 0x47;
+	eth_header(f, 0x8847);
 	const uint32_t lse[3] = { 100u << 12 | 2u << 9 | 64, 200u << 12 | 1u << 8 | 63, 300u << 12 | 1u << 8 | 1 };
 	for (int i = 0; i < 3; i++)
 		for (int b = 0; b < 4; b++)
