@@ -111,11 +111,14 @@ print(eval(sys.argv[1]))' "$@"
 # vx_rule_cache SIDE hits|misses|version: the rules' cache of host SIDE's
 # datapath: the userspace flow cache (flow_cache.hits, .misses,
 # .rules_version), or on the kernel datapath its cached decisions (each
-# port's rules.hits and .misses summed, rule_cache.generation).
+# port's rules.hits summed; misses are its rules.misses and .stale summed,
+# an entry of an older generation being a miss as the userspace cache's
+# version change is; rule_cache.generation).
 vx_rule_cache() {
 	if on_kernel_dp; then
 		case $2 in
 		version) vx_stat "$1" 'd["rule_cache"]["generation"]' ;;
+		misses) vx_stat "$1" "sum(p.get('rules', {}).get('misses', 0) + p.get('rules', {}).get('stale', 0) for p in d['ports'])" ;;
 		*) vx_stat "$1" "sum(p.get('rules', {}).get('$2', 0) for p in d['ports'])" ;;
 		esac
 	else
