@@ -344,17 +344,63 @@ rig_vxswitchd_stop() { # SIDE
 # a one-shot server, one TCP stream to it; prints Gbit/s (receiver side).
 iperf_run() {
 	local sns=$1 cns=$2 addr=$3 port=$4 secs=$5 json=$6; shift 6
-	n "$sns" iperf3 -s -1 -D -B "$addr" -p "$port" --logfile "$json.server.log" >/dev/null 2>&1
+	iperf_server "$sns" "$addr" "$port" "$json"
+	n "$cns" iperf3 -c "$addr" -p "$port" -t "$secs" --connect-timeout 5000 -J "$@" > "$json" 2>&1 || {
+		cat "$json" >&2; return 1; }
+	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.2f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$json"
+}
+
+# iperf_server NS ADDR PORT JSON: a one-client iperf3 server, once it listens.
+iperf_server() {
+	n "$1" iperf3 -s -1 -D -B "$2" -p "$3" --logfile "$4.server.log" >/dev/null 2>&1
 	local i
 	# Until the server listens; 30 s only bounds a broken one (2.5 s was
 	# too short for a daemonising iperf3 with the other core busy).
 	for i in $(seq 600); do
-		n "$sns" ss -ltn 2>/dev/null | grep -q ":$port " && break
+		n "$1" ss -ltn 2>/dev/null | grep -q ":$3 " && break
 		sleep 0.05
 	done
-	n "$cns" iperf3 -c "$addr" -p "$port" -t "$secs" --connect-timeout 5000 -J "$@" > "$json" 2>&1 || {
-		cat "$json" >&2; return 1; }
-	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.2f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$json"
+}
+
+# rig_iperf_start FROM_SIDE / rig_iperf_stop LABEL: one TCP stream from
+# vmFROM to the other VM, a report a second, from start until stop (600 s
+# at most): a stream that covers a churn however long the machine makes
+# it, and ends with it, where a fixed -t had to outlast the slowest run
+# (and 40 s of a 10-s churn was waiting).  Stop interrupts the client
+# (SIGINT: iperf3 still writes its JSON, the intervals so far), prints
+# "  LABEL (Gbit/s): r1 r2 ..." and fails (1) if the client failed or
+# (2) if a full interval carried no stream (under 0.05 Gbit/s); the last,
+# cut short by the stop, counts only if it lasted half a second.  The mean
+# of the intervals is left in $RIG_DIR/iperf.json.rate.
+rig_iperf_start() {
+	local to=$(( 3 - $1 )) fromns=$VM1 tons=$VM2
+	[ "$1" = 1 ] || { fromns=$VM2; tons=$VM1; }
+	RIG_IPERF_CLIENT="iperf3 -c $(vm_addr4 "$to") -p 5201 -t 600 "
+	iperf_server "$tons" "$(vm_addr4 "$to")" 5201 "$RIG_DIR/iperf.json"
+	n "$fromns" $RIG_IPERF_CLIENT--connect-timeout 5000 -J -i 1 >"$RIG_DIR/iperf.json" 2>&1 &
+	RIG_IPERF_PID=$!
+}
+rig_iperf_stop() {
+	pkill -INT -f "^$RIG_IPERF_CLIENT" || true
+	wait "$RIG_IPERF_PID" || true
+	/usr/bin/python3 - "$RIG_DIR/iperf.json" "$1" <<'PY'
+import json, sys
+try:
+	d = json.load(open(sys.argv[1]))
+except ValueError:
+	print(open(sys.argv[1]).read(), file=sys.stderr)
+	sys.exit(1)
+if d.get("error", "interrupt").find("interrupt") < 0 or not d.get("intervals"):
+	print("iperf3: %s" % d.get("error", "no intervals"), file=sys.stderr)
+	sys.exit(1)
+iv = [i["sum"] for i in d["intervals"]]
+if len(iv) > 1 and iv[-1]["seconds"] < 0.5:
+	iv = iv[:-1]
+rates = [i["bits_per_second"] / 1e9 for i in iv]
+print("  %s (Gbit/s):" % sys.argv[2], " ".join("%.2f" % r for r in rates))
+open(sys.argv[1] + ".rate", "w").write("%.2f\n" % (sum(rates) / len(rates)))
+sys.exit(0 if min(rates) > 0.05 else 2)
+PY
 }
 
 # rig_iperf SECONDS FROM_SIDE [extra iperf3 client args]: one TCP stream from
