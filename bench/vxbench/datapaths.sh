@@ -31,6 +31,11 @@ rig_down() { rig_cleanup; }
 dp_kernel_up() { KERNEL_UDPCSUM=0 rig_kernel 1 && KERNEL_UDPCSUM=0 rig_kernel 2; }
 dp_kernel_notes() { :; }
 dp_kernel_down() { :; }
+# The same with outer UDP checksums on (`udpcsum`), vxswitch's default:
+# like for like with vxswitch and vxswitch_bpf.
+dp_kernel_csum_up() { KERNEL_UDPCSUM=1 rig_kernel 1 && KERNEL_UDPCSUM=1 rig_kernel 2; }
+dp_kernel_csum_notes() { :; }
+dp_kernel_csum_down() { :; }
 
 # ---- vxswitch ----------------------------------------------------------------
 
@@ -97,6 +102,11 @@ dp_vxswitch_afpacket_up() { vxswitchd_afpacket 1 && vxswitchd_afpacket 2; }
 dp_vxswitch_bpf_up() { rig_vxswitchd_bpf 1 && rig_vxswitchd_bpf 2; }
 dp_vxswitch_bpf_notes() { dp_vxswitch_notes; }
 dp_vxswitch_bpf_down() { rig_vxswitchd_stop 1; rig_vxswitchd_stop 2; }
+# The kernel datapath with the kernel's IPv4 default, zero outer UDP
+# checksums (`udpcsum off`): like for like with `kernel`.
+dp_vxswitch_bpf_nocsum_up() { RIG_VX_OPTS="udpcsum off" dp_vxswitch_bpf_up; }
+dp_vxswitch_bpf_nocsum_notes() { dp_vxswitch_notes; }
+dp_vxswitch_bpf_nocsum_down() { dp_vxswitch_bpf_down; }
 dp_vxswitch_afpacket_notes() { dp_vxswitch_notes; }
 dp_vxswitch_afpacket_down() { :; } # rig_cleanup stops the daemons with the namespaces
 
