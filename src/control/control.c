@@ -173,6 +173,13 @@ static int vxd_apply_knob(struct vxd *vxd, enum ctl_knob knob, uint32_t value)
 		return 0;
 	case CTL_KNOB_FDB_MAX:
 		return fdb_set_max_learned_per_vni(vxd->fdb, value) < 0 ? -ERANGE : 0;
+	case CTL_KNOB_UPCALL_RATE:
+	case CTL_KNOB_UPCALL_BURST:
+		/* The userspace datapath reads every frame itself: no upcalls. */
+		if (!vxd->kdp)
+			return -EOPNOTSUPP;
+		return kdp_ctl_upcall_limit(vxd->kdp, knob == CTL_KNOB_UPCALL_RATE ? value : vxd->knobs[CTL_KNOB_UPCALL_RATE],
+					    knob == CTL_KNOB_UPCALL_BURST ? value : vxd->knobs[CTL_KNOB_UPCALL_BURST]);
 	default:
 		return 0;
 	}
@@ -186,6 +193,10 @@ static int vxd_knob_refusal(struct vxd *vxd, enum ctl_knob knob, uint32_t value,
 				  "at start-up (vxswitchd --fdb-size)", value, fdb_get_max_learned(vxd->fdb));
 	if (knob == CTL_KNOB_UDP_GRO && ret == -EOPNOTSUPP)
 		return vxd_refuse(err, ret, "udp-gro: refused by the kernel at start-up");
+	if ((knob == CTL_KNOB_UPCALL_RATE || knob == CTL_KNOB_UPCALL_BURST) && ret == -EOPNOTSUPP)
+		return vxd_refuse(err, ret, "%s %u: the userspace datapath has no upcalls (it reads every frame "
+				  "itself): a kernel datapath knob%s%s", name, value, vxd->kdp_why[0] ? "; " : "",
+				  vxd->kdp_why);
 	return vxd_refuse(err, ret, "%s: %s", name, strerror(-ret));
 }
 

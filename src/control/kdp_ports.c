@@ -520,6 +520,11 @@ bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_p
 	}
 }
 
+int kdp_ctl_upcall_limit(struct kdp_ctl *kc, uint32_t rate, uint32_t burst)
+{
+	return kdp_upcall_limit_set(kc->k, rate, burst);
+}
+
 /* ---- for capture, stats and diagnose (kdp_ports.h) ------------------------- */
 
 _Static_assert(KDP_CTL_MAX_REMOTES == CTL_MAX_REMOTES + VXDP_FLOOD_MAX, "kdp_ports.h's bound");

@@ -76,6 +76,11 @@ int kdp_ctl_fd(struct kdp_ctl *kc);
  * ageing time (0: never). */
 void kdp_ctl_tick(struct kdp_ctl *kc, uint32_t fdb_max, uint32_t ageing_s);
 
+/* The upcall-rate and upcall-burst knobs: every port's upcall token
+ * bucket now and for the ports added later (dp/kernel/kdp.h,
+ * kdp_upcall_limit_set); 0 or -errno. */
+int kdp_ctl_upcall_limit(struct kdp_ctl *kc, uint32_t rate, uint32_t burst);
+
 /* Offers a command: true when the kernel datapath handled it (the result
  * in *ret), false when it is the userspace datapath's. */
 bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out,

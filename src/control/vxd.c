@@ -18,6 +18,7 @@
 #include "port/rtnl.h"
 #include "switch/flower_table.h"
 #include "control/kdp_ports.h"
+#include "dp/kernel/kdp.h"
 #include "util/vlog.h"
 
 
@@ -34,6 +35,8 @@ static void vxd_default_knobs(uint32_t *knobs)
 	knobs[CTL_KNOB_GRO_HOLD_US] = 0;
 	knobs[CTL_KNOB_GRO_MAX_SIZE] = 65535;
 	knobs[CTL_KNOB_FDB_AGEING] = (uint32_t)(FDB_DEFAULT_AGEING_NS / 1000000000ull);
+	knobs[CTL_KNOB_UPCALL_RATE] = KDP_UPCALL_RATE_DEFAULT;
+	knobs[CTL_KNOB_UPCALL_BURST] = KDP_UPCALL_BURST_DEFAULT;
 }
 
 /* What the config file says of the workers, read before they start: its

@@ -323,6 +323,8 @@ const char *ctl_cmd_grammar(void)
 	       "            | gro-hold-us 0..1000000 | gro-max-size 1500..65535\n"
 	       "            | fdb-ageing SECONDS (0..1000000, 0 = never) | fdb-max 1..16777216\n"
 	       "            | poll-us 0..1000000 (workers poll this long after traffic before sleeping)\n"
+	       "            | upcall-rate 1..100000 | upcall-burst 1..100000 (kernel datapath: each\n"
+	       "                           port's upcalls a second, and at once; default 1000, 100)\n"
 	       "NAME := port name, 1..15 printable characters, no '/' or ':'\n"
 	       "NS   := network namespace name, 1..63 printable characters, no '/'\n"
 	       "VNI  := 0..16777215    MTU := 68..65535    PORT := 1..65535\n"

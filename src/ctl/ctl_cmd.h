@@ -201,7 +201,11 @@ enum ctl_knob_kind { CTL_KNOB_BOOL, CTL_KNOB_UINT };
 	X(FDB_MAX, "fdb-max", CTL_KNOB_UINT, 1, 16777216,                     \
 	  "learned entries per VNI")                                          \
 	X(POLL_US, "poll-us", CTL_KNOB_UINT, 0, 1000000,                      \
-	  "a worker that handled traffic polls this long before it sleeps, microseconds")
+	  "a worker that handled traffic polls this long before it sleeps, microseconds") \
+	X(UPCALL_RATE, "upcall-rate", CTL_KNOB_UINT, 1, 100000,               \
+	  "kernel datapath: upcalls (learning, rule misses) a port sends per second") \
+	X(UPCALL_BURST, "upcall-burst", CTL_KNOB_UINT, 1, 100000,             \
+	  "kernel datapath: upcalls a port may send at once after a quiet spell")
 
 enum ctl_knob {
 #define CTL_KNOB_ENUM(e, name, kind, min, max, help) CTL_KNOB_##e,

@@ -41,11 +41,14 @@ static void judge_upcalls(const struct diag_input *in, const char *port, const s
 		return;
 	struct diag_finding *f = diag_add(r, in, DIAG_UPCALLS_DROPPED, port,
 		"%s: %" PRIu64 " learning upcalls dropped (%" PRIu64 " sent): more new source MACs than the "
-		"port's upcall rate (1000/s, burst 100) or a full upcall ring; their MACs are not learned and "
-		"frames to them are flooded. A VM sending from many MACs (a MAC flood?): `max-macs`, or find "
-		"the VM", port, (uint64_t)c->upcall_drops, (uint64_t)c->upcalls);
+		"port's upcall rate (upcall-rate %u/s, upcall-burst %u) or a full upcall ring; their MACs are "
+		"not learned and frames to them are flooded. A VM sending from many MACs (a MAC flood?): "
+		"`max-macs`, or find the VM; many VMs behind the port: raise upcall-rate", port,
+		(uint64_t)c->upcall_drops, (uint64_t)c->upcalls, in->knobs[CTL_KNOB_UPCALL_RATE],
+		in->knobs[CTL_KNOB_UPCALL_BURST]);
 	diag_num(f, "upcall_drops", c->upcall_drops);
 	diag_num(f, "upcalls", c->upcalls);
+	diag_num(f, "upcall_rate", in->knobs[CTL_KNOB_UPCALL_RATE]);
 }
 
 static void judge_drops(const struct diag_input *in, const struct diag_kdp_port *p, struct diag_report *r)

@@ -126,3 +126,39 @@ fdb=$(vx 1 fdb show vni 99)
 echo "$fdb" | grep -qi "^$mac1 " || fail "vm1's MAC $mac1 is not learned under fdb-max 100"
 nvm1 ping -c 3 -i 0.2 -W 1 -q "$(vm_addr4 2)" >/dev/null || fail "vm1 -> vm2 with the VNI full"
 pass "fdb-max 100 holds the VNI at $vni_macs2 under $sent2 more new MACs; vm1 stays learned and pings vm2"
+
+# The upcall knobs: every port's token bucket follows them at once.  A
+# burst of 250 new MACs (under hvf's max-macs) goes up whole under a large
+# bucket, and mostly not under a small one; the drops are counted.
+[ "$(vx 1 show knobs | grep '^upcall-rate ')" = "upcall-rate 1000" ] &&
+	[ "$(vx 1 show knobs | grep '^upcall-burst ')" = "upcall-burst 100" ] || fail "upcall knobs' defaults: $(vx 1 show knobs)"
+vx 1 set fdb-max $FDB_MAX >/dev/null
+hvf_learnt() { # "MACs learnt behind hvf" "its upcall drops"
+	vx_stat 1 '"%d %d" % (port("hvf")["fdb"]["macs"], port("hvf")["kernel"]["upcall_drops"])'
+}
+burst_of_macs() { # RATE BURST: hvf's MACs flushed, 250 new ones at once; "sent learnt drops seconds"
+	vx 1 set upcall-rate "$1" >/dev/null && vx 1 set upcall-burst "$2" >/dev/null || fail "set upcall-rate $1 / upcall-burst $2"
+	vx 1 fdb flush vni 99 >/dev/null
+	nvm1 ping -c 2 -i 0.2 -W 1 -q "$(vm_addr4 2)" >/dev/null || fail "vm1 -> vm2 under upcall-rate $1"
+	sleep 0.5 # the bucket refills (at most to the burst)
+	local m0 d0 m1 d1 t0 t1 sent
+	read -r m0 d0 < <(hvf_learnt)
+	t0=$(date +%s.%N)
+	sent=$(n "$VMF" /usr/bin/python3 tests/netns/blast.py vmf0 250 macs)
+	t1=$(date +%s.%N)
+	sleep 0.5
+	read -r m1 d1 < <(hvf_learnt)
+	echo "$sent $((m1 - m0)) $((d1 - d0)) $(echo "$t1 - $t0" | bc)"
+}
+read -r sent big_learnt big_drops _ < <(burst_of_macs 100000 100000)
+echo "  upcall-rate 100000, upcall-burst 100000: $sent new MACs at once, $big_learnt learnt behind hvf, $big_drops upcalls dropped"
+[ "$big_learnt" = "$sent" ] && [ "$big_drops" = 0 ] || fail "a large bucket learnt $big_learnt of $sent, dropped $big_drops"
+read -r sent small_learnt small_drops secs < <(burst_of_macs 20 10)
+most=$(echo "10 + 20 * $secs + 2" | bc | cut -d. -f1)
+echo "  upcall-rate 20, upcall-burst 10: $sent new MACs in $secs s, $small_learnt learnt, $small_drops upcalls dropped (at most $most could pass)"
+[ "$small_learnt" -ge 5 ] && [ "$small_learnt" -le "$most" ] || fail "a bucket of 10 at 20/s learnt $small_learnt of $sent in $secs s"
+[ "$small_drops" -ge $((sent - most)) ] || fail "only $small_drops upcall drops counted for $sent MACs past a bucket of 10"
+diag_names 1 upcalls_dropped 'f["upcall_rate"] == 20' "upcall-rate 20/s, upcall-burst 10" >/dev/null
+vx 1 set upcall-rate 1000 >/dev/null && vx 1 set upcall-burst 100 >/dev/null || fail "upcall knobs back"
+nvm1 ping -c 2 -i 0.2 -W 1 -q "$(vm_addr4 2)" >/dev/null || fail "vm1 -> vm2 after the upcall knobs"
+pass "upcall-rate/upcall-burst: 100000/100000 learnt $big_learnt of 250 at once, none dropped; 20/10 learnt $small_learnt, $small_drops dropped and counted, diagnose names the limit; vm1 forwards"

@@ -49,3 +49,15 @@ for knob in gro gso tap-tso udp-gro udp-segment rx-csum; do both set "$knob" on;
 traffic "all back on"
 [ "$(vx_stat 1 'port("vnet1")["tap"]["tso_active"]')" = True ] || fail "tap TSO not back"
 pass "offloads back on"
+
+# The kernel datapath's upcall knobs: the userspace datapath has no upcalls,
+# so it refuses them (a knob taken and not honoured would be a lie), and
+# says so; the knob keeps its value.
+for knob in upcall-rate upcall-burst; do
+	rc=0; vx 1 set "$knob" 50 2>"$RIG_DIR/err" || rc=$?
+	[ "$rc" != 0 ] && grep -q "$knob 50: the userspace datapath has no upcalls" "$RIG_DIR/err" ||
+		fail "set $knob on the userspace datapath: exit $rc, $(cat "$RIG_DIR/err")"
+	[ "$(vx 1 show knobs | grep "^$knob ")" != "$knob 50" ] || fail "show knobs took the refused $knob"
+done
+traffic "the upcall knobs refused"
+pass "upcall-rate and upcall-burst refused on the userspace datapath, named; forwarding goes on"

@@ -51,6 +51,7 @@ struct kdp {
 	struct ring_buffer *rb;
 	kdp_upcall_fn *up_fn;
 	void *up_aux;
+	uint32_t upcall_rate, upcall_burst; /* kdp_upcall_limit_set's */
 };
 
 static void why_set(char *why, unsigned len, const char *fmt, ...)
@@ -256,7 +257,8 @@ static int open_tun(struct kdp *k, const struct kdp_opts *o, char *why, unsigned
 	int err = bpf_map_update_elem(bpf_map__fd(k->skel->maps.cfg), &zero, &c, BPF_ANY);
 	if (err < 0)
 		return -errno;
-	struct vxdp_port tp = { .upcall_rate = 1000, .upcall_burst = 100, .tokens = 100 };
+	struct vxdp_port tp = { .upcall_rate = k->upcall_rate, .upcall_burst = k->upcall_burst,
+				.tokens = k->upcall_burst };
 	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.ports), &k->tun_ifindex, &tp, BPF_ANY) < 0)
 		return -errno;
 	if (!k->adopted && (err = counters_zero(k, k->tun_ifindex)) < 0)
@@ -404,6 +406,8 @@ int kdp_open(const struct kdp_opts *o, struct kdp **out, char *why, unsigned why
 	if (!k)
 		return -ENOMEM;
 	k->force_cls_bpf = o->force_cls_bpf;
+	k->upcall_rate = KDP_UPCALL_RATE_DEFAULT;
+	k->upcall_burst = KDP_UPCALL_BURST_DEFAULT;
 	snprintf(k->tun_name, sizeof(k->tun_name), "%s", o->tun_name ? o->tun_name : "vxdp0");
 	int err;
 	snprintf(k->bpffs, sizeof(k->bpffs), "%s", o->bpffs ? o->bpffs : KDP_BPFFS);
@@ -478,8 +482,8 @@ int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o)
 	struct vxdp_port p = {
 		.vni = o->vni,
 		.flags = o->flags,
-		.upcall_rate = o->upcall_rate ? o->upcall_rate : 1000,
-		.upcall_burst = o->upcall_burst ? o->upcall_burst : 100,
+		.upcall_rate = o->upcall_rate ? o->upcall_rate : k->upcall_rate,
+		.upcall_burst = o->upcall_burst ? o->upcall_burst : k->upcall_burst,
 		.tokens_stamp_ns = kdp_now_ns(),
 	};
 	p.tokens = p.upcall_burst;
@@ -516,6 +520,30 @@ int kdp_port_each(struct kdp *k, kdp_port_fn *fn, void *aux)
 		prev = &key;
 	}
 	return errno == ENOENT ? n : -errno;
+}
+
+int kdp_upcall_limit_set(struct kdp *k, uint32_t rate, uint32_t burst)
+{
+	int fd = bpf_map__fd(k->skel->maps.ports);
+	uint32_t key, next;
+	struct vxdp_port p;
+	void *prev = NULL;
+	k->upcall_rate = rate;
+	k->upcall_burst = burst;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		/* The program writes the tokens in place: one it takes
+		 * between this read and the write is given back, no more. */
+		if (bpf_map_lookup_elem(fd, &next, &p) == 0) {
+			p.upcall_rate = rate;
+			p.upcall_burst = burst;
+			p.tokens = p.tokens > burst ? burst : p.tokens;
+			if (bpf_map_update_elem(fd, &next, &p, BPF_EXIST) < 0)
+				return -errno;
+		}
+		key = next;
+		prev = &key;
+	}
+	return errno == ENOENT ? 0 : -errno;
 }
 
 int kdp_vni_each(struct kdp *k, kdp_vni_fn *fn, void *aux)

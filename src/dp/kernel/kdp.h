@@ -110,10 +110,17 @@ int kdp_map_fd(const struct kdp *k, const char *name);
 struct kdp_port_opts {
 	uint32_t vni;
 	uint32_t flags;
-	uint32_t upcall_rate;       /* per second (0: 1000) */
-	uint32_t upcall_burst;      /* (0: 100) */
+	uint32_t upcall_rate;       /* per second (0: kdp_upcall_limit_set's, at first the default) */
+	uint32_t upcall_burst;      /* (0: the same) */
 	bool attach;
 };
+/* Each port's upcall token bucket (vxdp_abi.h, struct vxdp_port): what a
+ * port (a VM's; the vxlan device's, for every remote VTEP together) may
+ * send up, learning and rule misses alike.  The `upcall-rate` and
+ * `upcall-burst` knobs set every port's, the vxlan device's and those of
+ * ports added after; a port's saved tokens are cut to the new burst. */
+enum { KDP_UPCALL_RATE_DEFAULT = 1000, KDP_UPCALL_BURST_DEFAULT = 100 };
+int kdp_upcall_limit_set(struct kdp *k, uint32_t rate, uint32_t burst);
 int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o);
 int kdp_port_del(struct kdp *k, uint32_t ifindex);
 /* Every port entry but the vxlan device's (kept ports to adopt or

@@ -49,6 +49,8 @@ static void judge(const struct diag_kdp_input *k, struct diag_report *r, const c
 	struct diag_input in;
 	memset(&in, 0, sizeof(in));
 	in.only = only;
+	in.knobs[CTL_KNOB_UPCALL_RATE] = 250;
+	in.knobs[CTL_KNOB_UPCALL_BURST] = 40;
 	memset(r, 0, sizeof(*r));
 	diag_judge_kdp(&in, k, r);
 }
@@ -89,6 +91,9 @@ static void test_each_finding(void **state)
 	assert_int_equal(diag_field_num(f, "silent_s"), 5);
 	assert_non_null(f = diag_find(r, DIAG_UPCALLS_DROPPED));
 	assert_int_equal(diag_field_num(f, "upcall_drops"), 7);
+	/* the limit it names is the knobs' */
+	assert_int_equal(diag_field_num(f, "upcall_rate"), 250);
+	assert_non_null(strstr(f->text, "upcall-rate 250/s, upcall-burst 40"));
 	assert_string_equal(f->port, "vnet1");
 	assert_non_null(f = diag_find(r, DIAG_PORT_DROPS));
 	assert_int_equal(diag_field_num(f, "dropped"), 4); /* the commonest, flood_original left out */
