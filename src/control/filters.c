@@ -92,12 +92,14 @@ static int vxd_filter_tunnel_check(const struct vxd *vxd, const struct flower_sp
  * it refuses there, and a tap beside it takes none); a mirred
  * from a port's egress back to that port would send the frame round its
  * own egress rules until the nest limit drops it: refused.  indev is
- * taken on both datapaths: on the kernel one a rule is on a port's
- * ingress (a VM port's or a vxlan port's), its upcalls are classified
- * with in_port = that port (kdp_rules.c) and a cached decision is keyed
- * by the ingress ifindex, and for a vxlan device's frame by its VNI and
- * remote too, which name the vxlan port (vxdp_rkey), so an indev rule
- * decides per port as on the userspace one. */
+ * taken on both datapaths: on the kernel one an ingress rule's upcalls
+ * are classified with in_port = its port, an egress rule's with the port
+ * the frame came in on (kdp_rules.c, from the key's in_ifindex and, for
+ * the vxlan device's frame, the VNI and remote that name the vxlan
+ * port), and a cached decision is keyed by them (vxdp_rkey), so an indev
+ * rule decides per port as on the userspace one.  A tap's frames reach
+ * the kernel datapath's ports through a slow-path link that does not say
+ * which tap: indev naming a tap is refused on its egress rules. */
 static int vxd_filter_egress_check(const struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
 {
 	bool egress = f->rule.given & FLOWER_SF_EGRESS;
@@ -108,6 +110,11 @@ static int vxd_filter_egress_check(const struct vxd *vxd, const struct ctl_flowe
 	if (!ctl_flower_has_rule(f))
 		return 0;
 	const struct flower_spec *r = &f->rule;
+	if (vxd->kdp && egress && (r->match.given & FLOWER_FM_INDEV) && vxd_port_by_name(vxd, r->match.indev))
+		return vxd_refuse(err, -EOPNOTSUPP, "filter %s dev %s egress: indev %s is a tap beside the kernel "
+				  "datapath, whose frames reach its ports through the VNI's slow-path link, which does "
+				  "not say which tap; use --datapath user", ctl_flower_verb_name(f->verb), r->dev,
+				  r->match.indev);
 	for (unsigned i = 0; egress && i < r->n_actions; i++) {
 		uint8_t type = r->actions[i].type;
 		if ((type == FLOWER_ACT_REDIRECT || type == FLOWER_ACT_MIRROR) && !strcmp(r->actions[i].dev, r->dev))

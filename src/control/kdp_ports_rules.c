@@ -127,19 +127,28 @@ static int kc_rule_tunnel(struct kdp_ctl *kc, const struct flower_spec *f, unsig
 	return 0;
 }
 
-/* A rule on a port's egress (bpf/vxdp_rules_abi.h): keyed by the frame as
- * it leaves, which carries neither the port it came in on nor the tunnel
- * it came out of. */
-static int kc_rule_egress(const struct flower_spec *f, struct ctl_err *err)
+/* A rule on a port's egress (bpf/vxdp_rules_abi.h, "Egress rules"): keyed
+ * by the frame as it leaves and where it came in (indev, and at a VM
+ * port's egress the tunnel it came out of: enc_*).  A vxlan port's
+ * egress is the vxlan device's, where the sending tunnel key has replaced
+ * the received one: enc_* keys, and an indev naming a vxlan port, are
+ * refused there. */
+static int kc_rule_egress(struct kdp_ctl *kc, const struct kc_port *p, const struct flower_spec *f,
+			  struct ctl_err *err)
 {
-	if (!(f->given & FLOWER_SF_EGRESS))
+	if (!(f->given & FLOWER_SF_EGRESS) || p->cfg.type != CTL_PORT_VXLAN)
 		return 0;
 	const uint32_t enc = FLOWER_FM_ENC_KEY_ID | FLOWER_FM_ENC_SRC_IP | FLOWER_FM_ENC_DST_IP |
 			     FLOWER_FM_ENC_DST_PORT;
-	if ((f->match.given & (FLOWER_FM_INDEV | enc)) || (f->match.given_ext & (FLOWER_FX_ENC_TOS | FLOWER_FX_ENC_TTL)))
-		return kc_refuse(err, -EOPNOTSUPP, "dev %s egress: the kernel datapath matches a frame on a port's "
-			      "egress as it leaves, without the port or tunnel it came in by: indev and enc_* are "
-			      "refused there; use --datapath user", f->dev);
+	if ((f->match.given & enc) || (f->match.given_ext & (FLOWER_FX_ENC_TOS | FLOWER_FX_ENC_TTL)))
+		return kc_refuse(err, -EOPNOTSUPP, "dev %s egress: enc_* keys are refused on a vxlan port's egress "
+			      "on the kernel datapath (its vxlan device has replaced the tunnel a frame came in by "
+			      "with the one it sends by); match them on the ingress, or use --datapath user", f->dev);
+	const struct kc_port *in = f->match.given & FLOWER_FM_INDEV ? kc_by_name(kc, f->match.indev) : NULL;
+	if (in && in->cfg.type == CTL_PORT_VXLAN)
+		return kc_refuse(err, -EOPNOTSUPP, "dev %s egress: indev %s is refused on a vxlan port's egress on "
+			      "the kernel datapath (its vxlan device has replaced the tunnel a frame came in by, which "
+			      "names the vxlan port); use --datapath user", f->dev, in->cfg.name);
 	return 0;
 }
 
@@ -154,7 +163,7 @@ int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *cmd, struct 
 	if (!kc->kr)
 		return kc_refuse(err, -EOPNOTSUPP, "dev %s: flower rules are not available on this kernel datapath (%s)",
 			      f->dev, kc->kr_why);
-	int ret = kc_rule_egress(f, err);
+	int ret = kc_rule_egress(kc, p, f, err);
 	if (ret < 0)
 		return ret;
 	unsigned n_kernel = 0;

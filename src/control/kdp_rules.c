@@ -320,7 +320,13 @@ static void kr_port_flag(struct kdp_rules_ctl *kr, const struct flower_table *t,
 }
 
 /* The mask of hook `hook` (port p's ingress or egress) into the new set:
- * what its rules read, and the port's identity. */
+ * what its rules read, and the port's identity: a vxlan device's hook
+ * the whole tunnel section (its VNI and remote name the vxlan port).  At
+ * an egress hook, where the frame came in is read when a rule reads
+ * in_port (indev): in_ifindex, and at a VM port's the tunnel section too
+ * (the vxlan port it names); else a VM port's egress reads of the tunnel
+ * section what its rules read (enc_*), so frames from every remote share
+ * a decision no rule tells apart. */
 static void kr_mask_hook(struct kdp_rules_ctl *kr, const struct flower_table *t, uint16_t hook, const struct kr_port *p)
 {
 	bool egress = flower_hook_is_egress(hook);
@@ -329,10 +335,18 @@ static void kr_mask_hook(struct kdp_rules_ctl *kr, const struct flower_table *t,
 	flower_table_hook_mask(t, hook, &f);
 	struct vxdp_rkey mask;
 	kr_rkey_from_flow(&f, UINT32_MAX, &mask);
-	mask.tun_family = 0xff;
-	mask.tun_vni = UINT32_MAX;
-	memset(mask.tun_src, 0xff, sizeof(mask.tun_src));
-	memset(mask.tun_dst, 0xff, sizeof(mask.tun_dst));
+	bool indev = egress && f.in_port;
+	if (indev)
+		mask.in_ifindex = UINT32_MAX;
+	if (!p->ifindex || indev) {
+		mask.tun_family = 0xff;
+		mask.tun_vni = UINT32_MAX;
+		memset(mask.tun_src, 0xff, sizeof(mask.tun_src));
+		memset(mask.tun_dst, 0xff, sizeof(mask.tun_dst));
+	} else if (mask.tun_vni || mask.tun_tos || mask.tun_ttl || mask.tun_dst_port ||
+		   memcmp(mask.tun_src, (uint8_t[16]){ 0 }, 16) || memcmp(mask.tun_dst, (uint8_t[16]){ 0 }, 16)) {
+		mask.tun_family = 0xff;
+	}
 	struct vxdp_rmask_key key = { .ifindex = p->ifindex ? p->ifindex : kdp_tun_ifindex(kr->k),
 				      .vni = p->ifindex ? 0 : p->vni };
 	if (egress)
@@ -576,16 +590,52 @@ static uint32_t kr_frame(struct kdp_rules_ctl *kr, const struct vxdp_rupcall *u,
 	return n + 4;
 }
 
+/* An egress hook's frame: the port it came in on (`indev`), from the
+ * key's in_ifindex: a VM port's, or the vxlan device's with the tunnel
+ * section naming the vxlan port (a VM port's hook: tun_hook false; the
+ * device's own hook has the sending tunnel there, and indev naming a
+ * vxlan port is refused on its rules).  0, no port, for anything else
+ * (the host, the taps' slow-path link). */
+static uint16_t kr_in_port(struct kdp_rules_ctl *kr, const struct vxdp_rkey *uk, bool tun_hook)
+{
+	uint16_t id = 0;
+	if (uk->in_ifindex != kdp_tun_ifindex(kr->k))
+		return uk->in_ifindex && kr->by_ifindex(kr->aux, uk->in_ifindex, &id) ? id : 0;
+	return !tun_hook && uk->tun_family && kr->by_vtep(kr->aux, uk->tun_vni, uk->tun_family, uk->tun_src, &id)
+		       ? id : 0;
+}
+
+/* Where the frame came in, for the egress hooks it meets after its
+ * re-injection (vxdp_rules_abi.h): an ingress hook's port, or what an
+ * egress hook's key says; the tunnel section of the vxlan device's frame
+ * (but not the sending one of the device's egress hook). */
+static void kr_origin(const struct vxdp_rupcall *u, bool tun_hook, struct vxdp_rorigin *o)
+{
+	const struct vxdp_rkey *uk = &u->key;
+	bool egress = u->ifindex & VXDP_RKEY_EGRESS;
+	memset(o, 0, sizeof(*o));
+	o->in_ifindex = egress ? uk->in_ifindex : u->ifindex;
+	if (tun_hook && egress)
+		return;
+	o->tun_vni = uk->tun_vni;
+	o->tun_family = uk->tun_family;
+	o->tun_tos = uk->tun_tos;
+	o->tun_ttl = uk->tun_ttl;
+	o->tun_dst_port = uk->tun_dst_port;
+	memcpy(o->tun_src, uk->tun_src, 16);
+	memcpy(o->tun_dst, uk->tun_dst, 16);
+}
+
 static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *bytes)
 {
 	struct kdp_rules_ctl *kr = aux;
 	kr->upcalls++;
 	uint16_t id;
 	const struct vxdp_rkey *uk = &u->key;
-	bool tun = uk->tun_family != 0;
-	/* A port's egress hook: its rules, the frame as it leaves (no
-	 * ingress port: indev is refused on such rules). */
+	/* The hook: a port's ingress or egress (the frame as it leaves, with
+	 * where it came in), a VM port's or the vxlan device's. */
 	bool egress = u->ifindex & VXDP_RKEY_EGRESS;
+	bool tun = (u->ifindex & ~VXDP_RKEY_EGRESS) == kdp_tun_ifindex(kr->k);
 	if (tun ? !kr->by_vtep(kr->aux, uk->tun_vni, uk->tun_family, uk->tun_src, &id)
 		: !kr->by_ifindex(kr->aux, u->ifindex & ~VXDP_RKEY_EGRESS, &id)) {
 		kr->no_port++;
@@ -602,12 +652,12 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 		kr->too_big++;
 		return;
 	}
-	kr->pkt->in_port = egress ? 0 : id;
+	kr->pkt->in_port = egress ? kr_in_port(kr, uk, tun) : id;
 	if (flow_extract(kr->pkt, 0, &key) != DROP_NONE) {
 		kr->malformed++; /* the userspace datapath drops it too */
 		return;
 	}
-	if (tun)
+	if (tun || (egress && uk->in_ifindex == kdp_tun_ifindex(kr->k)))
 		kr_key_tunnel(&key, uk);
 	struct flower_verdict v = { .end = FLOWER_END_NO_MATCH };
 	if (kr->t)
@@ -623,12 +673,13 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 	}
 	struct vxdp_rkey mine;
 	kr_rkey_from_flow(&key, u->ifindex, &mine);
+	mine.in_ifindex = uk->in_ifindex;
 	if (!u->cacheable)
 		kr->uncacheable++;
 	else if (memcmp(&mine, &u->key, sizeof(mine)) || !kr_rkey_covers(&key, &mine))
 		kr->key_mismatch++;
 	else {
-		kr_masks_apply(&kr->masks, &mine); /* one decision for every frame equal under the mask */
+		kr_masks_apply(&kr->masks, &mine, tun); /* one decision for every frame equal under the mask */
 		kr_install(kr, &mine, &v, b.act, b.n);
 	}
 	if (egress && tun && !kr_sends(&b)) {
@@ -644,6 +695,7 @@ static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *by
 		memcpy(out->remote, uk->tun_src, 16);
 	}
 	struct kdp_reinject d = { .ifindex = u->ifindex, .vni = uk->tun_vni, .n = b.n, .act = b.act };
+	kr_origin(u, tun, &d.origin);
 	kr_offloads(kr->pkt, &key, kr->frame, u->gso_size, &d);
 	if (kdp_rules_reinject(kr->r, &d, kr->frame, len) < 0)
 		kr->reinject_errors++;

@@ -97,9 +97,9 @@ void kr_masks_retire(struct kr_masks *m, struct kdp_rules *r)
 	m->n_old = 0;
 }
 
-void kr_masks_apply(const struct kr_masks *m, struct vxdp_rkey *k)
+void kr_masks_apply(const struct kr_masks *m, struct vxdp_rkey *k, bool tun_hook)
 {
-	struct vxdp_rmask_key key = { .ifindex = k->ifindex, .vni = k->tun_family ? k->tun_vni : 0 };
+	struct vxdp_rmask_key key = { .ifindex = k->ifindex, .vni = tun_hook ? k->tun_vni : 0 };
 	int i = kr_mask_index(m->cur, m->n, &key);
 	if (i < 0)
 		return;

@@ -57,9 +57,10 @@ void kr_masks_add(struct kr_masks *m, const struct vxdp_rmask_key *key, const st
 void kr_masks_write(struct kr_masks *m, struct kdp_rules *r, uint64_t gen);
 /* Deletes from the kernel the old set's keys the new one lacks. */
 void kr_masks_retire(struct kr_masks *m, struct kdp_rules *r);
-/* k under its hook's mask of the current set; k unchanged without one
+/* k under its hook's mask of the current set (tun_hook: a hook of the
+ * vxlan device, whose masks are per VNI); k unchanged without one
  * (its decision is then installed for the whole key, which the program
  * looks up when it has no mask either). */
-void kr_masks_apply(const struct kr_masks *m, struct vxdp_rkey *k);
+void kr_masks_apply(const struct kr_masks *m, struct vxdp_rkey *k, bool tun_hook);
 
 #endif

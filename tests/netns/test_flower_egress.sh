@@ -257,6 +257,6 @@ for i in $(seq 200); do [ -S "$RIG_DIR/h3.sock" ] && break; sleep 0.05; done
 grep -q "datapath kernel unavailable" "$RIG_DIR/h3.log" && fail "no kernel datapath here: $(cat "$RIG_DIR/h3.log")"
 rc=0
 vx 3 filter add dev "$VX" egress protocol ip flower enc_key_id "$VNI" action drop 2>"$RIG_DIR/err" || rc=$?
-[ "$rc" = 1 ] && grep -q "indev and enc_\* are refused there; use --datapath user" "$RIG_DIR/err" ||
+[ "$rc" = 1 ] && grep -q "enc_\* keys are refused on a vxlan port's egress on the kernel datapath" "$RIG_DIR/err" ||
 	fail "--datapath kernel: exit $rc, $(cat "$RIG_DIR/err")"
-pass "--datapath kernel refuses enc_* on egress rules (which it runs: test_kdp_rules.sh, test_kdp_rules_vx.sh): $(cat "$RIG_DIR/err")"
+pass "--datapath kernel refuses enc_* on a vxlan port's egress rules (which it runs: test_kdp_rules.sh, test_kdp_rules_vx.sh): $(cat "$RIG_DIR/err")"

@@ -29,14 +29,15 @@
 #  - MPLS frames of two label stacks, one rule on each mpls_label: each
 #    counts its own 50, with fast path hits (the stack is in the key);
 #  - egress rules on vnet2 and vnet3 (the program on each veth's egress
-#    hook): refused with indev or enc_* keys, and a tunnel_key set on
-#    the vxlan port's egress without a mirred; an egress drop under traffic from the first datagram after add
+#    hook): a tunnel_key set on the vxlan port's egress without a mirred
+#    refused; an egress drop under traffic from the first datagram after add
 #    to the first after del, the other flow losing nothing uncounted; fast
 #    + slow = sent across two invalidations; a broadcast ARP's flood copy
 #    dropped at vnet3's egress and not at vnet2's; an egress mirror from
 #    vnet2 to vnet3 and a vlan push at vnet3's egress, on the wire; port
 #    show says `deliver redirect egress-rules kernel-cache` while vnet2 has
-#    them, `redirect_peer` again after.
+#    them, `redirect_peer` again after; indev vnet1 on vnet3's egress
+#    drops vm1's datagrams (a re-injected one too) and not vm2's.
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
@@ -261,8 +262,6 @@ pass "megaflows: 300 datagrams from 300 source ports, $up upcalls, $ent new entr
 # ---- egress rules --------------------------------------------------------------
 refused "needs a later mirred to a vxlan port" filter add dev vx99 egress protocol ip flower \
 	action tunnel_key set id 5 src_ip 198.51.100.1 dst_ip 198.51.100.2
-refused "indev and enc_. are refused there" filter add dev vnet2 egress protocol ip flower indev vnet1 action drop
-refused "indev and enc_. are refused there" filter add dev vnet2 egress protocol ip flower enc_key_id 99 action drop
 pkill -f "recv $RIG_DIR/rx.txt" || true # the receiver, not the shell that started it
 wait "$RECV" 2>/dev/null || true
 nvm2 $UDP recv "$RIG_DIR/rx2.txt" 5001 5002 5010 5011 &
@@ -315,6 +314,33 @@ nvm1 $UDP send 192.0.2.3 5012 20
 capstop
 [ "$(count "$RIG_DIR/evlan.pcap")" = 20 ] || fail "egress vlan push: vm3 saw $(count "$RIG_DIR/evlan.pcap") of 20 tagged 43"
 pass "vlan push id 43 at vnet3's egress: vm3 saw 20 of 20 tagged"
+
+# indev on an egress rule: the port the frame came in on.  vnet3's egress
+# drops UDP that came in on vnet1; vm1's and vm2's 20 each to vm3: vm1's
+# dropped, vm2's delivered.  vnet1 has an ingress rule for them too, so
+# vm1's first datagram goes up and comes back by the re-injection veth:
+# it still came in on vnet1 (its slot's origin), and is dropped too.
+$VX filter add dev vnet1 ingress protocol ip pref 30 flower ip_proto udp dst_port 5013 action pass
+$VX filter add dev vnet3 egress protocol ip pref 13 flower indev vnet1 ip_proto udp action drop
+n "$VM3" $UDP recv "$RIG_DIR/rx3.txt" 5013 5014 &
+RIG_PIDS="$RIG_PIDS $!"
+sleep 0.3
+nvm1 $UDP send 192.0.2.3 5013 20
+nvm2 $UDP send 192.0.2.3 5014 20
+sleep 0.3
+from1=$(grep -c "^5013 " "$RIG_DIR/rx3.txt" || true) from2=$(grep -c "^5014 " "$RIG_DIR/rx3.txt" || true)
+[ "$from1" = 0 ] && [ "$from2" = 20 ] || fail "indev vnet1 at vnet3's egress: vm3 got $from1 of vm1's 20, $from2 of vm2's 20"
+$VX -j -s filter show dev vnet3 egress > "$RIG_DIR/indev.json"
+$PY - "$RIG_DIR/indev.json" <<'EOF' || fail "indev counters"
+import json, sys
+st = [r for r in json.load(open(sys.argv[1])) if "options" in r and r["pref"] == 13][0]["options"]["actions"][0]["stats"]
+hw, sw = st.get("hw_packets", 0), st.get("sw_packets", 0)
+assert st["packets"] == 20 and hw > 0, "indev vnet1 drop counted %s, want 20 with fast > 0" % st
+print("indev vnet1 at vnet3's egress: %d dropped, fast %d + slow %d" % (st["packets"], hw, sw))
+EOF
+$VX filter del dev vnet3 egress protocol ip pref 13 flower
+$VX filter del dev vnet1 ingress protocol ip pref 30 flower
+pass "indev vnet1 on vnet3's egress: vm1's 20 dropped (its re-injected first one too), vm2's 20 delivered"
 
 $VX filter del dev vnet2 egress protocol ip pref 10 handle 1 flower
 $VX filter del dev vnet2 egress protocol ip pref 11 flower

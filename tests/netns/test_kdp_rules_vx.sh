@@ -27,10 +27,16 @@
 #    counts;
 #  - enc_src_ip 198.51.100.3 on vx100's ingress drops h3's datagrams and
 #    none of h2's (the same VNI, the same vxlan port);
-#  - vx100's egress (the vxlan device's egress hook): enc_* refused there;
+#  - vnet3's egress keys a frame with where it came in: enc_src_ip
+#    198.51.100.3 drops h3's datagrams and not h2's, indev vx100 takes
+#    h2's, whether they come by the vxlan device's redirect, re-injected
+#    after vx100's ingress rules went up, or after a mirror to vx99;
+#  - vx100's egress (the vxlan device's egress hook): enc_* and indev
+#    naming a vxlan port refused there;
 #    a drop by dst_port on a marked flow from vm3 to h2 from the first
-#    datagram after add to the first after del; a pass rule's fast + slow
-#    = sent; a broadcast's two flood copies (h2, h3) each decided there;
+#    datagram after add to the first after del; a pass rule with indev
+#    vnet3: fast + slow = sent; a broadcast's two flood copies (h2, h3)
+#    each decided there;
 #  - stats: vx99's rules path counters (hits, upcalls, re-injections, rule
 #    drops); diagnose: 3000 new flows through vx100 with a rule on it are
 #    rules_cache_thrashing on vx100, and vx99 (its flows hit) is not;
@@ -181,6 +187,46 @@ from3=$(grep -c "^5011 " "$RIG_DIR/rx3.txt" || true)
 [ "$from3" = 20 ] || fail "after del: vm3 got $from3 of h3's 20"
 pass "enc_src_ip 198.51.100.3 on vx100: h3's 50 dropped (counted 50), h2's 50 delivered; after del h3's arrive"
 
+# ---- vnet3's egress: the tunnel a frame came out of ----------------------------------
+# An egress frame is keyed with where it came in, as on the userspace
+# datapath: enc_src_ip 198.51.100.3 at vnet3's egress drops h3's datagrams
+# and none of h2's; indev vx100 there takes h2's to 5018.  vx100's ingress
+# has rules for them too: each flow's first datagrams go up and come back
+# by the re-injection veth (vnet3's egress then reads their slot's
+# origin), the later ones reach it by the vxlan device's redirect (its
+# received tunnel key); for 5017 a mirror to vx99 runs first, whose
+# tunnel key replaces the frame's until it is put back.
+n "$VM3" $UDP recv "$RIG_DIR/rx5.txt" 5016 5017 5018 &
+RIG_PIDS="$RIG_PIDS $!"
+sleep 0.3
+$VX filter add dev vx100 ingress protocol ip pref 1 flower ip_proto udp dst_port 5016 action pass
+$VX filter add dev vx100 ingress protocol ip pref 2 flower ip_proto udp dst_port 5017 action mirred egress mirror dev vx99
+$VX filter add dev vnet3 egress protocol ip pref 1 flower enc_src_ip 198.51.100.3 ip_proto udp action drop
+$VX filter add dev vnet3 egress protocol ip pref 2 flower indev vx100 ip_proto udp dst_port 5018 action drop
+for h in "$H2" "$H3"; do
+	n "$h" $UDP send 203.0.113.1 5016 50 500
+	n "$h" $UDP send 203.0.113.1 5017 30 500
+done
+nh2 $UDP send 203.0.113.1 5018 20 500
+sleep 0.3
+got=$(for p in 5016 5017 5018; do grep -c "^$p " "$RIG_DIR/rx5.txt" || true; done | tr '\n' ' ')
+[ "$got" = "50 30 0 " ] || fail "vnet3's egress by enc_src_ip .3 and indev vx100: vm3 got $got of 5016, 5017, 5018 (want h2's 50 30 and none)"
+$VX -j -s filter show dev vnet3 egress > "$RIG_DIR/origin.json"
+$PY - "$RIG_DIR/origin.json" <<'EOF' || fail "vnet3 egress counters"
+import json, sys
+rules = {r["pref"]: r["options"]["actions"][0]["stats"] for r in json.load(open(sys.argv[1])) if "options" in r}
+enc, ind = rules[1], rules[2]
+assert enc["packets"] == 80 and enc.get("hw_packets", 0) > 0, "enc_src_ip .3 counted %s, want h3's 80, fast > 0" % enc
+assert ind["packets"] == 20, "indev vx100 dst_port 5018 counted %s, want 20" % ind
+print("vnet3 egress: enc_src_ip .3 dropped %d (fast %d + slow %d), indev vx100 dropped %d" % (
+    enc["packets"], enc.get("hw_packets", 0), enc.get("sw_packets", 0), ind["packets"]))
+EOF
+$VX filter del dev vnet3 egress protocol ip pref 1 flower
+$VX filter del dev vnet3 egress protocol ip pref 2 flower
+$VX filter del dev vx100 ingress protocol ip pref 1 flower
+$VX filter del dev vx100 ingress protocol ip pref 2 flower
+pass "vnet3's egress keyed by where frames came in: enc_src_ip .3 took h3's 80 (re-injected, redirected, after a mirror to vx99), indev vx100 h2's 20; h2's 80 delivered"
+
 # ---- vx100's egress: the vxlan device's egress hook --------------------------------
 nh2 $UDP recv "$RIG_DIR/rx4.txt" 5001 5002 5013 &
 RIG_PIDS="$RIG_PIDS $!"
@@ -189,7 +235,11 @@ n "$VM3" ping -c 1 -W 2 203.0.113.2 >/dev/null || fail "vm3 cannot reach h2 over
 if out=$($VX filter add dev vx100 egress protocol ip flower enc_key_id 100 action drop 2>&1); then
 	fail "enc_key_id on vx100's egress accepted"
 fi
-grep -q "indev and enc_. are refused there" <<<"$out" || fail "enc_key_id on vx100's egress: $out"
+grep -q "enc_. keys are refused on a vxlan port's egress" <<<"$out" || fail "enc_key_id on vx100's egress: $out"
+if out=$($VX filter add dev vx100 egress protocol ip flower indev vx99 action drop 2>&1); then
+	fail "indev vx99 on vx100's egress accepted"
+fi
+grep -q "indev vx99 is refused on a vxlan port's egress" <<<"$out" || fail "indev vx99 on vx100's egress: $out"
 n "$VM3" $UDP marked 203.0.113.2 5001 5002 1500 500 1000 \
 	"$VX filter add dev vx100 egress protocol ip pref 5 handle 1 flower ip_proto udp dst_port 5001 action drop" \
 	"$VX filter del dev vx100 egress protocol ip pref 5 handle 1 flower" > "$RIG_DIR/marks4.txt"
@@ -198,7 +248,7 @@ $VX -j stats > "$RIG_DIR/stats4.json"
 $UDP check-marked "$RIG_DIR/rx4.txt" "$RIG_DIR/marks4.txt" "$RIG_DIR/stats4.json" - \
 	"vx100 egress, dst_port 5001" || fail "marked flow at vx100's egress"
 pass "drop at vx100's egress: from the first datagram after add returns to the first after del returns"
-$VX filter add dev vx100 egress protocol ip pref 6 handle 1 flower ip_proto udp dst_port 5013 action pass
+$VX filter add dev vx100 egress protocol ip pref 6 handle 1 flower indev vnet3 ip_proto udp dst_port 5013 action pass
 $VX port show | grep -E "^vx100 .*egress-rules kernel-cache" >/dev/null ||
 	fail "port show: vx100's egress rules: $($VX port show | grep ^vx100)"
 n "$VM3" $UDP send 203.0.113.2 5013 300 500

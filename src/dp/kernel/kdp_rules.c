@@ -290,7 +290,7 @@ int kdp_rules_reinject(struct kdp_rules *r, const struct kdp_reinject *d, const 
 		return -E2BIG;
 	uint32_t seq = ++r->seq & 0xffffff;
 	uint32_t idx = seq % VXDP_RSLOTS;
-	struct vxdp_rslot sl = { .seq = seq, .ifindex = d->ifindex, .n = d->n, .vni = d->vni };
+	struct vxdp_rslot sl = { .seq = seq, .ifindex = d->ifindex, .n = d->n, .vni = d->vni, .origin = d->origin };
 	memcpy(sl.act, d->act, d->n * sizeof(*d->act));
 	if (bpf_map_update_elem(r->fd_slots, &idx, &sl, BPF_ANY) < 0)
 		return -errno;

@@ -73,6 +73,7 @@ void kdp_rules_vni_clear(struct kdp_rules *r);
 struct kdp_reinject {
 	uint32_t ifindex;
 	uint32_t vni;               /* a vxlan device's frame: its VNI (the L2 switching after) */
+	struct vxdp_rorigin origin; /* where it came in, for the egress hooks it meets */
 	uint32_t n;
 	const struct vxdp_ract *act;
 	bool needs_csum;

@@ -431,6 +431,14 @@ static __always_inline int flood(struct __sk_buff *skb, struct vxdp_counters *c,
 	return TC_ACT_SHOT;
 }
 
+/* Whether ifindex is one of the collect_md vxlan devices. */
+static __always_inline bool is_tun(__u32 ifindex)
+{
+	__u32 zero = 0;
+	struct vxdp_cfg *cf = bpf_map_lookup_elem(&cfg, &zero);
+	return cf && ifindex && (cf->tun4_ifindex == ifindex || cf->tun6_ifindex == ifindex);
+}
+
 #include "vxdp_rules.h"
 
 /* A frame of port `ifindex`: its rules (unless `reinjected`: vxswitchd
@@ -552,6 +560,11 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
 		c->rx_packets++;
 		c->rx_bytes += skb->len;
 	}
+	/* Its received tunnel key is what egress rules read, unless its
+	 * ingress rules path says otherwise (rorigin_tun). */
+	struct vxdp_rorigin_cpu *o = rorigin_now();
+	if (o)
+		o->via = 0;
 	__u32 vni, flags, remote[4];
 	if (tun_key(skb, &vni, remote, &flags) < 0)
 		return drop(c, VXDP_DROP_NO_TUNNEL_KEY);
@@ -595,14 +608,6 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
 			return r;
 	}
 	return tun_l2(skb, c, vni, v, ifindex, f.dst);
-}
-
-/* Whether ifindex is one of the collect_md vxlan devices. */
-static __always_inline bool is_tun(__u32 ifindex)
-{
-	__u32 zero = 0;
-	struct vxdp_cfg *cf = bpf_map_lookup_elem(&cfg, &zero);
-	return cf && ifindex && (cf->tun4_ifindex == ifindex || cf->tun6_ifindex == ifindex);
 }
 
 /* A re-injected frame of a vxlan device, after its actions: L2 switching
@@ -659,6 +664,12 @@ int vxdp_rules_reinject(struct __sk_buff *skb)
 	if (t)
 		t->path = 3;
 	skb->mark = 0;
+	/* Where it came in, for the egress hooks its redirects run next. */
+	struct vxdp_rorigin_cpu *o = rorigin_now();
+	if (o) {
+		o->via = skb->ifindex;
+		__builtin_memcpy(&o->o, &sl->origin, sizeof(o->o));
+	}
 	int r = ract_list(skb, sl->act, sl->n, s);
 	if (r != VXDP_RULES_CONTINUE)
 		return r;

@@ -93,6 +93,15 @@ struct {
 	__type(value, struct vxdp_rkey);
 } rkey_masked SEC(".maps");
 
+/* The origin of the re-injected frame being handled (vxdp_rules_abi.h,
+ * "Egress rules of a VM port"). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vxdp_rorigin_cpu);
+} rorigin SEC(".maps");
+
 /* Test-only (vxdp_record): what the actions did, map `rtrace` key 0. */
 struct vxdp_rtrace {
 	__u32 n;
@@ -492,9 +501,9 @@ static __always_inline int rules_upcall(struct __sk_buff *skb, struct vxdp_port 
 
 /* The key k's decision is looked up by: k under its hook's mask when the
  * mask is of generation gen, else k itself (vxdp_rules_abi.h, megaflows). */
-static __always_inline const struct vxdp_rkey *rkey_lookup_key(const struct vxdp_rkey *k, __u64 gen)
+static __always_inline const struct vxdp_rkey *rkey_lookup_key(const struct vxdp_rkey *k, __u64 gen, bool tun_hook)
 {
-	struct vxdp_rmask_key mk = { .ifindex = k->ifindex, .vni = k->tun_family ? k->tun_vni : 0 };
+	struct vxdp_rmask_key mk = { .ifindex = k->ifindex, .vni = tun_hook ? k->tun_vni : 0 };
 	struct vxdp_rmask *m = bpf_map_lookup_elem(&rmasks, &mk);
 	if (!m || m->gen != gen)
 		return k;
@@ -510,9 +519,11 @@ static __always_inline const struct vxdp_rkey *rkey_lookup_key(const struct vxdp
 }
 
 /* The cache lookup of key k (in the scratch value u), cacheable or not:
- * the cached decision's actions, or an upcall. */
+ * the cached decision's actions, or an upcall.  tun_hook: a hook of the
+ * vxlan device (masks per VNI), a constant at each call, which keeps the
+ * verifier's paths few. */
 static __always_inline int rules_decide(struct __sk_buff *skb, struct vxdp_port *p, struct vxdp_rstats *s,
-					struct vxdp_rupcall *u, bool cacheable)
+					struct vxdp_rupcall *u, bool cacheable, bool tun_hook)
 {
 	struct vxdp_rkey *k = &u->key;
 	__u32 zero = 0;
@@ -523,7 +534,7 @@ static __always_inline int rules_decide(struct __sk_buff *skb, struct vxdp_port 
 			s->uncacheable++;
 		return rules_upcall(skb, p, s, k, false, gen);
 	}
-	struct vxdp_rval *v = bpf_map_lookup_elem(&rflows, rkey_lookup_key(k, gen));
+	struct vxdp_rval *v = bpf_map_lookup_elem(&rflows, rkey_lookup_key(k, gen, tun_hook));
 	if (!v || v->gen != gen) {
 		if (s) {
 			if (v)
@@ -545,38 +556,6 @@ static __always_inline int rules_decide(struct __sk_buff *skb, struct vxdp_port 
 	if (t)
 		t->path = 1;
 	return ract_list(skb, v->act, v->n, s);
-}
-
-/* A frame at a hook of port `ifindex` with rules (key_ifindex: the
- * ifindex, | VXDP_RKEY_EGRESS at its egress): its cached decision, or an
- * upcall. */
-static __always_inline int rules_port(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex, __u32 key_ifindex)
-{
-	struct vxdp_rstats *s = rst(ifindex);
-	__u32 zero = 0;
-	/* The key is parsed into the upcall's scratch value (per CPU), not
-	 * the stack: the combined stack of the programs' calls is 512 bytes. */
-	struct vxdp_rupcall *u = bpf_map_lookup_elem(&rup_scratch, &zero);
-	if (!u)
-		return TC_ACT_SHOT;
-	bool cacheable = rkey_parse(skb, key_ifindex, &u->key) == 0;
-	return rules_decide(skb, p, s, u, cacheable);
-}
-
-static __always_inline int rules_ingress(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex)
-{
-	return rules_port(skb, p, ifindex, ifindex);
-}
-
-/* A frame leaving by port `ifindex`, which has egress rules: its cached
- * decision (then out of the device, counted as sent) or an upcall. */
-static __always_inline int rules_egress(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex)
-{
-	int r = rules_port(skb, p, ifindex, ifindex | VXDP_RKEY_EGRESS);
-	if (r != VXDP_RULES_CONTINUE)
-		return r;
-	count_tx(ifindex, skb->len);
-	return TC_ACT_OK;
 }
 
 /* The key's tunnel section from the frame's tunnel key (what the vxlan
@@ -623,6 +602,98 @@ static __always_inline int rkey_tun(struct __sk_buff *skb, struct vxdp_rkey *k, 
 	return 0;
 }
 
+/* rorigin (vxdp_rules_abi.h, "Egress rules of a VM port"): where the frame
+ * the program handles came in, when that is not what the egress hooks it
+ * reaches can read from the skb.  Written by vxdp_rules_reinject (`via`
+ * the re-injection veth) and by the vxlan device's ingress rules path
+ * (`via` the device: a mirror to a tunnel in its actions replaces the
+ * frame's received tunnel key), cleared by the device's ingress for
+ * every other frame; read by the egress hooks its redirects run, on the
+ * same CPU before it handles another frame. */
+static __always_inline struct vxdp_rorigin_cpu *rorigin_now(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&rorigin, &zero);
+}
+
+/* The vxlan device's frame on its ingress rules path: k's tunnel section. */
+static __always_inline void rorigin_tun(__u32 ifindex, const struct vxdp_rkey *k)
+{
+	struct vxdp_rorigin_cpu *o = rorigin_now();
+	if (!o)
+		return;
+	o->via = ifindex;
+	o->o.in_ifindex = ifindex;
+	o->o.tun_vni = k->tun_vni;
+	o->o.tun_family = k->tun_family;
+	o->o.tun_tos = k->tun_tos;
+	o->o.tun_ttl = k->tun_ttl;
+	o->o.tun_dst_port = k->tun_dst_port;
+	__builtin_memcpy(o->o.tun_src, k->tun_src, 16);
+	__builtin_memcpy(o->o.tun_dst, k->tun_dst, 16);
+}
+
+/* An egress hook's key: where the frame came in.  rorigin's when its `via`
+ * is the frame's ingress_ifindex, else that ifindex; `tun`: the key takes
+ * the tunnel section of a frame of the vxlan device (a VM port's hook; the
+ * device's own has the sending key there), from its received tunnel key. */
+static __always_inline void rkey_origin(struct __sk_buff *skb, struct vxdp_rkey *k, bool tun)
+{
+	__u32 in = skb->ingress_ifindex;
+	struct vxdp_rorigin_cpu *o = rorigin_now();
+	if (o && o->via && o->via == in) {
+		k->in_ifindex = o->o.in_ifindex;
+		if (!tun)
+			return;
+		k->tun_vni = o->o.tun_vni;
+		k->tun_family = o->o.tun_family;
+		k->tun_tos = o->o.tun_tos;
+		k->tun_ttl = o->o.tun_ttl;
+		k->tun_dst_port = o->o.tun_dst_port;
+		__builtin_memcpy(k->tun_src, o->o.tun_src, 16);
+		__builtin_memcpy(k->tun_dst, o->o.tun_dst, 16);
+		return;
+	}
+	k->in_ifindex = in;
+	if (tun && is_tun(in))
+		rkey_tun(skb, k, false);
+}
+
+/* A frame at port `ifindex`'s ingress or egress hook, with rules there:
+ * its cached decision, or an upcall (the key's ifindex | VXDP_RKEY_EGRESS
+ * at the egress, with where the frame came in). */
+static __always_inline int rules_port(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex, bool egress)
+{
+	__u32 key_ifindex = egress ? ifindex | VXDP_RKEY_EGRESS : ifindex;
+	struct vxdp_rstats *s = rst(ifindex);
+	__u32 zero = 0;
+	/* The key is parsed into the upcall's scratch value (per CPU), not
+	 * the stack: the combined stack of the programs' calls is 512 bytes. */
+	struct vxdp_rupcall *u = bpf_map_lookup_elem(&rup_scratch, &zero);
+	if (!u)
+		return TC_ACT_SHOT;
+	bool cacheable = rkey_parse(skb, key_ifindex, &u->key) == 0;
+	if (egress)
+		rkey_origin(skb, &u->key, true);
+	return rules_decide(skb, p, s, u, cacheable, false);
+}
+
+static __always_inline int rules_ingress(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex)
+{
+	return rules_port(skb, p, ifindex, false);
+}
+
+/* A frame leaving by port `ifindex`, which has egress rules: its cached
+ * decision (then out of the device, counted as sent) or an upcall. */
+static __always_inline int rules_egress(struct __sk_buff *skb, struct vxdp_port *p, __u32 ifindex)
+{
+	int r = rules_port(skb, p, ifindex, true);
+	if (r != VXDP_RULES_CONTINUE)
+		return r;
+	count_tx(ifindex, skb->len);
+	return TC_ACT_OK;
+}
+
 /* A frame of the vxlan device `ifindex` whose VNI is in rvnis (after the
  * VNI and VTEP checks and learning): the rules of the vxlan port its
  * (VNI, remote) names, cached or decided by vxswitchd.  The device's
@@ -638,7 +709,8 @@ static __always_inline int rules_tun(struct __sk_buff *skb, __u32 ifindex, __u32
 	bool cacheable = rkey_parse(skb, ifindex, &u->key) == 0;
 	if (rkey_tun(skb, &u->key, false) < 0)
 		return TC_ACT_SHOT;
-	return rules_decide(skb, p, s, u, cacheable);
+	rorigin_tun(ifindex, &u->key);
+	return rules_decide(skb, p, s, u, cacheable, true);
 }
 
 /* A frame the vxlan device `ifindex` is about to encapsulate (its egress
@@ -654,6 +726,7 @@ static __always_inline int rules_tun_egress(struct __sk_buff *skb, __u32 ifindex
 	if (!u)
 		return TC_ACT_OK;
 	bool cacheable = rkey_parse(skb, ifindex | VXDP_RKEY_EGRESS, &u->key) == 0;
+	rkey_origin(skb, &u->key, false);
 	if (rkey_tun(skb, &u->key, true) < 0)
 		return TC_ACT_OK; /* not sent by the programs: not a port's frame */
 	__u32 vni = u->key.tun_vni;
@@ -661,7 +734,7 @@ static __always_inline int rules_tun_egress(struct __sk_buff *skb, __u32 ifindex
 	struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
 	if (!hooks || !(*hooks & VXDP_RVNI_EGRESS) || !p)
 		return TC_ACT_OK;
-	int r = rules_decide(skb, p, rst(VXDP_RSTATS_VNI | vni), u, cacheable);
+	int r = rules_decide(skb, p, rst(VXDP_RSTATS_VNI | vni), u, cacheable, true);
 	return r == VXDP_RULES_CONTINUE ? TC_ACT_OK : r;
 }
 

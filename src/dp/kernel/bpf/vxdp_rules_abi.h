@@ -81,9 +81,22 @@ enum vxdp_rules_limits {
  * device's clsact egress filters: after the switching, an ingress rule's
  * mirred or a flood chose it, for every copy):
  *   - the key is the frame as it leaves, its ifindex that of the port |
- *     VXDP_RKEY_EGRESS; no tunnel section and no ingress port, so `indev`
- *     and the enc_* keys are refused on such rules (control/
- *     kdp_ports_rules.c); the userspace datapath takes them;
+ *     VXDP_RKEY_EGRESS, with where it came in, as the userspace datapath
+ *     classifies an egress frame with the key of its ingress (`indev`,
+ *     enc_*): in_ifindex the device it came in by (skb->ingress_ifindex,
+ *     which a redirect keeps), and for the vxlan device's frame the
+ *     tunnel section of its received tunnel key (the device's metadata
+ *     stays on the skb through the redirect; a mirror to a tunnel, which
+ *     replaces it, puts it back after its copy).  A re-injected frame
+ *     came in by the re-injection veth: its slot's `origin` says where it
+ *     had come in, and vxdp_rules_reinject leaves it in the per-CPU map
+ *     `rorigin` for the egress hooks its redirects run (synchronously, on
+ *     that CPU, before the program handles another frame); the hook
+ *     takes it when the frame's ingress_ifindex is the veth's.
+ *     vxswitchd names the port: in_ifindex a VM port's, or the vxlan
+ *     device's with (VNI, remote) naming the vxlan port.  Frames of the
+ *     taps' slow-path link say only the link, so an `indev` naming a tap
+ *     is refused on such rules (control/kdp_ports_rules.c);
  *   - the verdict's actions run there; at their end the frame goes on
  *     out of the device (TC_ACT_OK);
  *   - a re-injected frame of the egress hook (its slot's ifindex has the
@@ -97,7 +110,10 @@ enum vxdp_rules_limits {
  * send there with a tunnel key (switched, flooded, an ingress rule's
  * mirred), each copy with its own: key ifindex = the device's |
  * VXDP_RKEY_EGRESS, tunnel section VNI, remote (as tun_src), TOS, TTL and
- * UDP port, which name the vxlan port as on its ingress.  Its re-injected
+ * UDP port, which name the vxlan port as on its ingress, in_ifindex as
+ * above.  The tunnel a frame came in by is gone there (the sending key
+ * replaced it), so enc_* keys, and an `indev` naming a vxlan port, are
+ * refused on a vxlan port's egress rules.  Its re-injected
  * frame ends its slot's actions with VXDP_RA_OUT_TUN to that remote,
  * flagged VXDP_RAF_EGRESS_DONE: marked, the device's hook lets it pass. */
 #define VXDP_RKEY_EGRESS (1u << 31)
@@ -107,8 +123,9 @@ enum vxdp_rules_limits {
 #define VXDP_MARK_EGRESS_DONE 0x76786564u
 
 /* The flow key: struct flow_key's match fields (parse/flow.h), same
- * meaning and byte order, in_port as the ifindex.  The tunnel section is
- * zero for a VM port's frame; for a frame of the collect_md vxlan device
+ * meaning and byte order, in_port as the ifindex (at an egress hook:
+ * in_ifindex).  The tunnel section is zero for a VM port's frame (at its
+ * egress: that of the tunnel it came in by, if any); for a frame of the collect_md vxlan device
  * (a vxlan port's ingress, map `rvnis`) it holds what the device's
  * tunnel key says: VNI, remote (tun_src), local address (tun_dst), outer
  * TOS and TTL, and the device's UDP port (vxdp_cfg.dstport), so every
@@ -117,6 +134,7 @@ enum vxdp_rules_limits {
  * does not give it, and no rule can match it: there is no enc_src_port). */
 struct vxdp_rkey {
 	__u32 ifindex;
+	__u32 in_ifindex;            /* an egress hook's: where the frame came in (above); 0 at an ingress hook */
 	__u32 tun_vni;
 	__u8 tun_family, tun_tos, tun_ttl, tun_pad;
 	__u16 tun_dst_port, tun_pad2;
@@ -144,7 +162,8 @@ struct vxdp_rkey {
 };
 
 /* Map `rmasks` key: the key's ifindex (| VXDP_RKEY_EGRESS) and, for a
- * frame of the vxlan device, its VNI (0 for any other: a VM port's hook). */
+ * hook of the vxlan device, the frame's VNI (0 for a VM port's hook, a
+ * tunnel section in its key or not). */
 struct vxdp_rmask_key {
 	__u32 ifindex;
 	__u32 vni;
@@ -199,12 +218,31 @@ struct vxdp_rval {
 	struct vxdp_ract act[VXDP_RACT_MAX];
 };
 
+/* Where a frame came in, for the egress hooks' keys: struct vxdp_rkey's
+ * in_ifindex and tunnel section (zero but for the vxlan device's frame). */
+struct vxdp_rorigin {
+	__u32 in_ifindex;
+	__u32 tun_vni;
+	__u8 tun_family, tun_tos, tun_ttl, tun_pad;
+	__u16 tun_dst_port, tun_pad2;
+	__u8 tun_src[16];
+	__u8 tun_dst[16];
+};
+
+/* Map `rorigin` value (per CPU): the origin of the re-injected frame the
+ * program handles now, `via` the re-injection veth's ifindex. */
+struct vxdp_rorigin_cpu {
+	__u32 via;
+	struct vxdp_rorigin o;
+};
+
 /* Map `rslots` value: one re-injected frame's decision. */
 struct vxdp_rslot {
 	__u32 seq;                   /* = skb->mark >> 8 of the frame it is for */
 	__u32 ifindex;               /* where the frame came in (| VXDP_RKEY_EGRESS: the port it leaves by) */
 	__u32 n;
 	__u32 vni;                   /* a vxlan device's frame: its VNI, for L2 switching after */
+	struct vxdp_rorigin origin;  /* for the egress hooks the frame meets next */
 	struct vxdp_ract act[VXDP_RACT_MAX];
 };
 

@@ -124,20 +124,27 @@ static size_t udp_frame(uint8_t *f, uint16_t sport, uint16_t dport)
 	return 60;
 }
 
-static struct rtrace run(struct fx *fx, const char *prog, uint32_t ifindex, uint32_t mark, const void *data,
-			 size_t len, int *verdict)
+/* prog run on a frame that came in by in_ifindex (skb->ingress_ifindex). */
+static struct rtrace run_from(struct fx *fx, const char *prog, uint32_t ifindex, uint32_t in_ifindex, uint32_t mark,
+			      const void *data, size_t len, int *verdict)
 {
 	int tfd = kdp_map_fd(fx->k, "rtrace");
 	uint32_t zero = 0;
 	struct rtrace t = { 0 };
 	assert_int_equal(bpf_map_update_elem(tfd, &zero, &t, BPF_ANY), 0);
-	struct __sk_buff ctx = { .ifindex = ifindex, .mark = mark };
+	struct __sk_buff ctx = { .ifindex = ifindex, .ingress_ifindex = in_ifindex, .mark = mark };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = data, .data_size_in = (uint32_t)len,
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
 	assert_int_equal(bpf_prog_test_run_opts(kdp_prog_fd(fx->k, prog), &o), 0);
 	assert_int_equal(bpf_map_lookup_elem(tfd, &zero, &t), 0);
 	*verdict = (int)o.retval;
 	return t;
+}
+
+static struct rtrace run(struct fx *fx, const char *prog, uint32_t ifindex, uint32_t mark, const void *data,
+			 size_t len, int *verdict)
+{
+	return run_from(fx, prog, ifindex, 0, mark, data, len, verdict);
 }
 
 static struct rtrace run_port(struct fx *fx, const void *data, size_t len, int *verdict)
@@ -704,6 +711,60 @@ static void test_tun_egress_hook(void **state)
 	assert_int_equal(v, TC_ACT_SHOT);
 }
 
+/* An egress key says where the frame came in: its ingress_ifindex, with
+ * the received tunnel key's section for the vxlan device's frame, and for
+ * a re-injected one (in by the re-injection veth) its slot's origin. */
+static void test_egress_key_says_where_the_frame_came_in(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	cpu_set_t one; /* rorigin is per CPU: every run on the same one */
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_int_equal(kdp_port_flags(fx->k, fx->p2, VXDP_PORT_ERULES, true), 0);
+	uint8_t f[60];
+	size_t len = udp_frame(f, 1234, 5001);
+	int v;
+	uint8_t r2[16] = { 0 }, r3[16] = { 0 }, none[16] = { 0 };
+	inet_pton(AF_INET, "198.51.100.2", r2);
+	inet_pton(AF_INET, "198.51.100.3", r3);
+	fx->n_up = 0;
+	run_from(fx, "vxdp_port_egress", fx->p2, fx->p1, 0, f, len, &v);
+	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
+	assert_int_equal(fx->up.key.in_ifindex, fx->p1);
+	assert_int_equal(fx->up.key.tun_family, 0);
+	/* From the vxlan device: the tunnel it came out of (test_tunkey). */
+	tun_setup(fx, "198.51.100.3");
+	run_from(fx, "vxdp_port_egress", fx->p2, fx->tun, 0, f, len, &v);
+	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
+	assert_int_equal(fx->up.key.in_ifindex, fx->tun);
+	assert_int_equal(fx->up.key.tun_family, 4);
+	assert_int_equal(fx->up.key.tun_vni, VNI);
+	assert_memory_equal(fx->up.key.tun_src, r3, 16);
+	/* Re-injected (an ingress decision of the device's frame from .2):
+	 * switched to p2 by redirect; p2's egress key has the slot's origin. */
+	struct vxdp_rslot sl = { .seq = 15, .ifindex = fx->p1, .n = 0,
+				 .origin = { .in_ifindex = fx->tun, .tun_vni = VNI, .tun_family = 4, .tun_ttl = 7 } };
+	memcpy(sl.origin.tun_src, r2, 16);
+	uint32_t idx = 7, lo = if_nametoindex("lo");
+	assert_int_equal(bpf_map_update_elem(kdp_map_fd(fx->k, "rslots"), &idx, &sl, BPF_ANY), 0);
+	run(fx, "vxdp_rules_reinject", lo, 15u << 8 | 7, f, len, &v);
+	assert_int_equal(v, TC_ACT_REDIRECT);
+	assert_int_equal(decision(fx).ifindex, fx->p2);
+	run_from(fx, "vxdp_port_egress", fx->p2, lo, 0, f, len, &v);
+	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
+	assert_int_equal(fx->up.key.in_ifindex, fx->tun);
+	assert_int_equal(fx->up.key.tun_ttl, 7);
+	assert_memory_equal(fx->up.key.tun_src, r2, 16);
+	/* That origin is the re-injection veth's only: a frame in by p1 is p1's. */
+	run_from(fx, "vxdp_port_egress", fx->p2, fx->p1, 0, f, len, &v);
+	assert_int_equal(kdp_rules_poll(fx->r, on_up, fx), 1);
+	assert_int_equal(fx->up.key.in_ifindex, fx->p1);
+	assert_memory_equal(fx->up.key.tun_src, none, 16);
+}
+
 int main(void)
 {
 	if (kdp_test_netns("test_vxdp_rules", (const char *[]){ "p1", "p2", NULL }, &in_netns) < 0)
@@ -721,6 +782,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tun_reinjected_frame_switches_in_its_vni, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tun_egress_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_masked_key_serves_every_source_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_egress_key_says_where_the_frame_came_in, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
