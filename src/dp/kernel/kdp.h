@@ -55,6 +55,10 @@
  * a second; kdp_fdb_dump() returns it and the caller ages the entry by
  * comparing with kdp_now_ns() (the same clock, CLOCK_MONOTONIC).
  *
+ * Implemented by kdp.c (the loader: programs, the vxlan device,
+ * attachments, kept state) and kdp_maps.c (ports, VNIs, FDB, counters),
+ * which share struct kdp through kdp_internal.h.
+ *
  * Functions return 0 or a negative errno. */
 #ifndef VXSWITCH_DP_KERNEL_KDP_H
 #define VXSWITCH_DP_KERNEL_KDP_H

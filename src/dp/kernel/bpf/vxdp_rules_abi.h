@@ -86,13 +86,17 @@ enum vxdp_rules_limits {
  *     enc_*): in_ifindex the device it came in by (skb->ingress_ifindex,
  *     which a redirect keeps), and for the vxlan device's frame the
  *     tunnel section of its received tunnel key (the device's metadata
- *     stays on the skb through the redirect; a mirror to a tunnel, which
- *     replaces it, puts it back after its copy).  A re-injected frame
- *     came in by the re-injection veth: its slot's `origin` says where it
- *     had come in, and vxdp_rules_reinject leaves it in the per-CPU map
- *     `rorigin` for the egress hooks its redirects run (synchronously, on
- *     that CPU, before the program handles another frame); the hook
- *     takes it when the frame's ingress_ifindex is the veth's.
+ *     stays on the skb through the redirect).  Where the skb cannot say,
+ *     the program that handles the frame leaves its origin in the per-CPU
+ *     map `rorigin`, `via` the device the frame came in by, for the
+ *     egress hooks its redirects run (synchronously, on that CPU, before
+ *     the program handles another frame), which take it when via is the
+ *     frame's ingress_ifindex: vxdp_rules_reinject for a re-injected
+ *     frame (in by the re-injection veth; its slot's `origin` says where
+ *     it had come in), the vxlan device's ingress rules path for its
+ *     frame (a mirror to a tunnel among its actions replaces the
+ *     received key with the one it sends by), which the device's ingress
+ *     clears for every other frame.
  *     vxswitchd names the port: in_ifindex a VM port's, or the vxlan
  *     device's with (VNI, remote) naming the vxlan port.  Frames of the
  *     taps' slow-path link say only the link, so an `indev` naming a tap
@@ -229,8 +233,8 @@ struct vxdp_rorigin {
 	__u8 tun_dst[16];
 };
 
-/* Map `rorigin` value (per CPU): the origin of the re-injected frame the
- * program handles now, `via` the re-injection veth's ifindex. */
+/* Map `rorigin` value (per CPU): the origin of the frame the program
+ * handles now, valid for a frame whose ingress_ifindex is `via` (0: none). */
 struct vxdp_rorigin_cpu {
 	__u32 via;
 	struct vxdp_rorigin o;
