@@ -92,8 +92,8 @@ $(1)/%.bpf.o: %.bpf.c $(wildcard src/dp/kernel/bpf/*.h)
 	$$(BPF_CLANG) $$(BPF_CFLAGS) -I$$(dir $$<) -c $$< -o $$@
 $(1)/%.skel.h: $(1)/%.bpf.o
 	bpftool gen skeleton $$< name $$(notdir $$*) > $$@.tmp && mv $$@.tmp $$@
-# The loader includes the skeleton of the datapath programs.
-$(1)/src/dp/kernel/kdp.o $(1)/tests/unit/dp/kernel/test_vxdp_prog.o: $(1)/src/dp/kernel/bpf/vxdp.skel.h
+# The loader includes the skeleton of the datapath programs (kdp_internal.h).
+$(1)/src/dp/kernel/kdp.o $(1)/src/dp/kernel/kdp_maps.o $(1)/tests/unit/dp/kernel/test_vxdp_prog.o: $(1)/src/dp/kernel/bpf/vxdp.skel.h
 endef
 $(eval $(call bpf_rules,$(BUILD)))
 CFLAGS += -I$(BUILD)/src/dp/kernel/bpf
