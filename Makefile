@@ -71,7 +71,7 @@ TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 PRELOADS   := $(BUILD)/tests/tools/refuse_offloads.so
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all install deps layout test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden fuzz fuzz-long fuzz-build netns soak bench bench-gro-check bench-flower-scale bench-smoke micro demo demo-evpn bench-evpn clean
+.PHONY: all install deps layout test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden fuzz fuzz-long fuzz-build netns soak bench bench-gro-check bench-flower-scale bench-capture bench-profile bench-smoke micro demo demo-evpn bench-evpn clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -297,6 +297,13 @@ bench-flower-scale: all
 DP ?= user
 bench-capture: all
 	flock /tmp/vxswitch-netns.lock env BUILD=$(BUILD) bench/capture_cost.sh 9 3 $(DP)
+
+# Where the CPU goes in the kernel's bridge and vxswitch's kernel datapath:
+# perf profiles of one iperf3 stream each, forwarding's own share printed
+# (bench/profile_fwd.sh; MODE=gso-wire|mtu-wire; root, netns; ~1 minute).
+MODE ?= gso-wire
+bench-profile: all
+	flock /tmp/vxswitch-netns.lock env BUILD=$(BUILD) bench/profile_fwd.sh $(MODE)
 
 # One table of the micro-benchmarks (parse, checksum, GRO, GSO, FDB).
 micro: all
