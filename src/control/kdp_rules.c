@@ -613,17 +613,11 @@ static void kr_origin(const struct vxdp_rupcall *u, bool tun_hook, struct vxdp_r
 {
 	const struct vxdp_rkey *uk = &u->key;
 	bool egress = u->ifindex & VXDP_RKEY_EGRESS;
-	memset(o, 0, sizeof(*o));
-	o->in_ifindex = egress ? uk->in_ifindex : u->ifindex;
 	if (tun_hook && egress)
-		return;
-	o->tun_vni = uk->tun_vni;
-	o->tun_family = uk->tun_family;
-	o->tun_tos = uk->tun_tos;
-	o->tun_ttl = uk->tun_ttl;
-	o->tun_dst_port = uk->tun_dst_port;
-	memcpy(o->tun_src, uk->tun_src, 16);
-	memcpy(o->tun_dst, uk->tun_dst, 16);
+		memset(o, 0, sizeof(*o));
+	else
+		memcpy(o, &uk->in_ifindex, VXDP_RORIGIN_SIZE);
+	o->in_ifindex = egress ? uk->in_ifindex : u->ifindex;
 }
 
 static void kr_upcall(void *aux, const struct vxdp_rupcall *u, const uint8_t *bytes)

@@ -561,9 +561,11 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
 		c->rx_bytes += skb->len;
 	}
 	/* Its received tunnel key is what egress rules read, unless its
-	 * ingress rules path says otherwise (rorigin_tun). */
+	 * ingress rules path says otherwise (rorigin_tun): what an earlier
+	 * frame's path left there is not this frame's.  Read before it is
+	 * written, so that a device with no ingress rules writes nothing. */
 	struct vxdp_rorigin_cpu *o = rorigin_now();
-	if (o)
+	if (o && o->via)
 		o->via = 0;
 	__u32 vni, flags, remote[4];
 	if (tun_key(skb, &vni, remote, &flags) < 0)

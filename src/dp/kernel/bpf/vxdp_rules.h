@@ -93,8 +93,8 @@ struct {
 	__type(value, struct vxdp_rkey);
 } rkey_masked SEC(".maps");
 
-/* The origin of the re-injected frame being handled (vxdp_rules_abi.h,
- * "Egress rules of a VM port"). */
+/* Where the frame being handled came in, when its skb cannot say
+ * (rorigin_now() below; vxdp_rules_abi.h, "Egress rules of a VM port"). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -623,14 +623,8 @@ static __always_inline void rorigin_tun(__u32 ifindex, const struct vxdp_rkey *k
 	if (!o)
 		return;
 	o->via = ifindex;
+	__builtin_memcpy(&o->o, &k->in_ifindex, VXDP_RORIGIN_SIZE);
 	o->o.in_ifindex = ifindex;
-	o->o.tun_vni = k->tun_vni;
-	o->o.tun_family = k->tun_family;
-	o->o.tun_tos = k->tun_tos;
-	o->o.tun_ttl = k->tun_ttl;
-	o->o.tun_dst_port = k->tun_dst_port;
-	__builtin_memcpy(o->o.tun_src, k->tun_src, 16);
-	__builtin_memcpy(o->o.tun_dst, k->tun_dst, 16);
 }
 
 /* An egress hook's key: where the frame came in.  rorigin's when its `via`
@@ -642,16 +636,10 @@ static __always_inline void rkey_origin(struct __sk_buff *skb, struct vxdp_rkey 
 	__u32 in = skb->ingress_ifindex;
 	struct vxdp_rorigin_cpu *o = rorigin_now();
 	if (o && o->via && o->via == in) {
-		k->in_ifindex = o->o.in_ifindex;
-		if (!tun)
-			return;
-		k->tun_vni = o->o.tun_vni;
-		k->tun_family = o->o.tun_family;
-		k->tun_tos = o->o.tun_tos;
-		k->tun_ttl = o->o.tun_ttl;
-		k->tun_dst_port = o->o.tun_dst_port;
-		__builtin_memcpy(k->tun_src, o->o.tun_src, 16);
-		__builtin_memcpy(k->tun_dst, o->o.tun_dst, 16);
+		if (tun)
+			__builtin_memcpy(&k->in_ifindex, &o->o, VXDP_RORIGIN_SIZE);
+		else
+			k->in_ifindex = o->o.in_ifindex;
 		return;
 	}
 	k->in_ifindex = in;

@@ -223,7 +223,10 @@ struct vxdp_rval {
 };
 
 /* Where a frame came in, for the egress hooks' keys: struct vxdp_rkey's
- * in_ifindex and tunnel section (zero but for the vxlan device's frame). */
+ * in_ifindex and tunnel section (zero but for the vxlan device's frame),
+ * laid out as they are there, so that one copy of
+ * VXDP_RORIGIN_SIZE bytes at &rkey.in_ifindex moves the whole section
+ * either way (the asserts below hold the two layouts together). */
 struct vxdp_rorigin {
 	__u32 in_ifindex;
 	__u32 tun_vni;
@@ -232,6 +235,23 @@ struct vxdp_rorigin {
 	__u8 tun_src[16];
 	__u8 tun_dst[16];
 };
+
+#define VXDP_RORIGIN_SIZE sizeof(struct vxdp_rorigin)
+#define VXDP_RORIGIN_SAME(f) \
+	_Static_assert(__builtin_offsetof(struct vxdp_rkey, f) - __builtin_offsetof(struct vxdp_rkey, in_ifindex) == \
+			       __builtin_offsetof(struct vxdp_rorigin, f), \
+		       "struct vxdp_rorigin is struct vxdp_rkey's section: " #f)
+VXDP_RORIGIN_SAME(in_ifindex);
+VXDP_RORIGIN_SAME(tun_vni);
+VXDP_RORIGIN_SAME(tun_family);
+VXDP_RORIGIN_SAME(tun_tos);
+VXDP_RORIGIN_SAME(tun_ttl);
+VXDP_RORIGIN_SAME(tun_dst_port);
+VXDP_RORIGIN_SAME(tun_src);
+VXDP_RORIGIN_SAME(tun_dst);
+_Static_assert(__builtin_offsetof(struct vxdp_rkey, tun_dst) + 16 - __builtin_offsetof(struct vxdp_rkey, in_ifindex) ==
+		       VXDP_RORIGIN_SIZE,
+	       "struct vxdp_rorigin ends where struct vxdp_rkey's tunnel section does");
 
 /* Map `rorigin` value (per CPU): the origin of the frame the program
  * handles now, valid for a frame whose ingress_ifindex is `via` (0: none). */
