@@ -1,12 +1,16 @@
-/* The worker's packet path: rx -> parse -> forward -> tx, nothing else.
+/* The worker's packet path, its input side: rx -> parse -> switch, then
+ * the output stage (dp_output.c) takes the frame; nothing else.
  *
  *   frame rx: (tap, afpacket) rx_batch -> flow_extract -> vnet_hdr_validate -> dp_switch
- *             -> frame ports (whole, TSO metadata kept) / vxlan ports (GSO +
- *             UDP_SEGMENT when the frame has TSO metadata)
  *   vxlan rx: recvmmsg (UDP_GRO) -> VNI demux -> flow_extract_vxlan
  *             -> rx-csum -> GRO, gro_receive_burst() on 32 datagrams at a
- *             time with the keys parsed here (merge + decap) -> dp_switch -> taps
- * Frames are queued per output port and flushed at the end of each batch.
+ *             time with the keys parsed here (merge + decap) -> dp_switch
+ *   dp_switch: flower rules (dp_rules.c) or L2 switching -> dp_output:
+ *             egress rules, frame ports (whole, TSO metadata kept) / vxlan
+ *             ports (GSO + UDP_SEGMENT when the frame has TSO metadata)
+ * Frames are queued per output port and sent at the end of each batch
+ * (dp_flush_all).  GRO hands what it completes back by its emit callback
+ * (dp_gro_emit), the one place a later stage calls into this file.
  * A capture (capture.h) costs one check per batch here when none runs.
  * Everything read from the control side comes from w->view (worker.h). */
 #include <errno.h>
@@ -19,36 +23,9 @@
 #include "packet/hdr.h"
 #include "parse/flow_extract.h"
 #include "parse/vnet_hdr_check.h"
-#include "port/frame.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
 #include "util/vlog.h"
-
-/* ---- output queues ------------------------------------------------------- */
-
-void dp_txq_flush(void *aux, uint16_t id, struct pkt **pkts, unsigned n)
-{
-	struct vxd_worker *w = aux;
-	struct vxd_wport *wp = &w->ports[id];
-	if (!wp->port) {
-		for (unsigned i = 0; i < n; i++)
-			pkt_free(pkts[i]);
-		return;
-	}
-	if (wp->n_caps) /* a capture runs: the one check per batch */
-		vxd_capture_frames(w, wp, DP_CAPTURE_OUT, pkts, n);
-	wp->port->cls->tx_batch(wp->port, &wp->io, pkts, n);
-}
-
-void dp_flush_all(struct vxd_worker *w)
-{
-	txq_flush_all(&w->txqs);
-}
-
-static struct port *dp_port(const struct vxd_worker *w, uint16_t id)
-{
-	return id < VXD_MAX_PORTS ? w->view->ports[id] : NULL;
-}
 
 void dp_count_drop(struct vxd_worker *w, uint16_t port_id, enum drop_reason reason)
 {
@@ -58,121 +35,6 @@ void dp_count_drop(struct vxd_worker *w, uint16_t port_id, enum drop_reason reas
 		port_count_drop(&w->ports[port_id].io, reason);
 	else
 		w->drops[reason]++;
-}
-
-/* ---- remote VTEP counters --------------------------------------------------- */
-
-struct vxd_vtep_stats *dp_vtep(struct vxd_worker *w, uint16_t port, uint8_t family, const uint8_t addr[16])
-{
-	unsigned n = w->n_vteps;
-	struct vxd_vtep_stats *v = &w->vteps[w->last_vtep];
-	if (w->last_vtep < n && v->port == port && v->family == family && memcmp(v->addr, addr, 16) == 0)
-		return v;
-	for (unsigned i = 0; i < n; i++) {
-		v = &w->vteps[i];
-		if (v->port == port && v->family == family && memcmp(v->addr, addr, 16) == 0) {
-			w->last_vtep = i;
-			return v;
-		}
-	}
-	if (n == VXD_MAX_VTEPS) {
-		w->vteps_untracked++;
-		return NULL;
-	}
-	v = &w->vteps[n];
-	*v = (struct vxd_vtep_stats){ .port = port, .family = family, .first_ns = w->now_ns };
-	memcpy(v->addr, addr, 16);
-	w->last_vtep = n;
-	w->n_vteps = n + 1;
-	return v;
-}
-
-void dp_vtep_forget(struct vxd_worker *w, uint16_t port)
-{
-	unsigned k = 0;
-	for (unsigned i = 0; i < w->n_vteps; i++)
-		if (w->vteps[i].port != port)
-			w->vteps[k++] = w->vteps[i];
-	w->n_vteps = k;
-	w->last_vtep = 0;
-}
-
-static void dp_vtep_tx(struct vxd_worker *w, const struct fdb_dst *dst)
-{
-	struct vxd_vtep_stats *v = dp_vtep(w, dst->port, dst->family, dst->addr);
-	if (!v)
-		return;
-	v->tx_frames++;
-	v->last_tx_ns = w->now_ns;
-	if (v->tx_since_rx++ == 0)
-		v->unanswered_ns = w->now_ns;
-}
-
-static void dp_vtep_rx(struct vxd_worker *w, uint16_t port, const struct pkt_tunnel *tun)
-{
-	struct vxd_vtep_stats *v = dp_vtep(w, port, tun->family, tun->src);
-	if (!v)
-		return;
-	v->rx_datagrams++;
-	v->last_rx_ns = w->now_ns;
-	v->tx_since_rx = 0;
-	v->unanswered_ns = 0;
-}
-
-/* Sends `pkt` (consumed) to every output of `res`.  Flood copies share the
- * payload (pkt_clone): only headers are copied per output. */
-void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key,
-	       const struct fwd_result *res)
-{
-	if (res->action == FWD_DROP || res->n_outputs == 0) {
-		dp_count_drop(w, pkt->in_port, res->action == FWD_DROP ? res->reason : DROP_FDB_DST_UNKNOWN);
-		pkt_free(pkt);
-		return;
-	}
-	for (uint16_t i = 0; i < res->n_outputs; i++) {
-		const struct fdb_dst *dst = &res->outputs[i];
-		struct fdb_dst edst; /* dst, as the port's egress rules leave it */
-		bool last = i + 1 == res->n_outputs;
-		struct port *port = dp_port(w, dst->port);
-		if (!port || !w->ports[dst->port].port || w->view->link_down[dst->port]) {
-			if (port && w->ports[dst->port].port)
-				port_count_drop(&w->ports[dst->port].io, DROP_PORT_LINK_DOWN);
-			else
-				dp_count_drop(w, pkt->in_port, DROP_FDB_DST_UNKNOWN);
-			if (last)
-				pkt_free(pkt);
-			continue;
-		}
-		struct pkt *out = last ? pkt : pkt_clone(w->pool, pkt);
-		if (!out) {
-			port_count_drop(&w->ports[dst->port].io, DROP_NO_BUFFER);
-			continue;
-		}
-		if (__builtin_expect(w->view->egress_rules[dst->port], 0)) {
-			edst = *dst;
-			if (dp_egress(w, out, key, &edst))
-				continue;
-			dst = &edst;
-		}
-		if (dst->type == FDB_DST_VTEP) {
-			dp_vtep_tx(w, dst);
-			out->tunnel.family = dst->family;
-			memcpy(out->tunnel.dst, dst->addr, 16);
-		} else if (out->ol.gso_type == PKT_GSO_NONE && pkt_len(out) > port->mtu + ETH_HDR_LEN &&
-			   port_is_frame(port)) {
-			if (gro_mark_big_tcp(out, port->mtu)) {
-				w->whole_big_tcp_marked++;
-			} else if (pkt_len(out) > port->mtu + ETH_HDR_LEN + VLAN_HDR_LEN) {
-				/* A jumbo no GSO can cut (one from the underlay,
-				 * reassembled): dropped, as the kernel's bridge
-				 * drops a frame over the egress MTU. */
-				port_count_drop(&w->ports[dst->port].io, DROP_MTU_EXCEEDED);
-				pkt_free(out);
-				continue;
-			}
-		}
-		txq_enqueue(&w->txqs, port->id, out);
-	}
 }
 
 /* The one place both input paths meet: a frame with its parsed key and

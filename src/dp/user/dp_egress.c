@@ -1,4 +1,4 @@
-/* Egress rules on the packet path: dp_output() (datapath.c) hands each frame
+/* Egress rules on the packet path: dp_output() (dp_output.c) hands each frame
  * about to leave by a port with egress rules here, one copy per output
  * (a flooded frame's copies each), after L2 switching or an ingress rule's
  * mirred chose the port and before a vxlan port encapsulates it, as the

@@ -2,31 +2,19 @@
 
 #include <stddef.h>
 
-void txq_set_init(struct txq_set *set, txq_flush_fn *flush, void *aux)
+void txq_set_init(struct txq_set *set)
 {
 	for (unsigned i = 0; i < TXQ_PORTS; i++) {
 		set->q[i].n = 0;
 		set->q[i].listed = false;
 	}
 	set->n_dirty = 0;
-	set->flush = flush;
-	set->aux = aux;
-}
-
-static void txq_flush_one(struct txq_set *set, uint16_t id)
-{
-	struct txq *q = &set->q[id];
-	unsigned n = q->n;
-	q->n = 0;
-	if (n)
-		set->flush(set->aux, id, q->pkts, n);
+	set->next = 0;
 }
 
 void txq_enqueue(struct txq_set *set, uint16_t id, struct pkt *pkt)
 {
 	struct txq *q = &set->q[id];
-	if (q->n == TXQ_LEN)
-		txq_flush_one(set, id); /* stays listed */
 	if (!q->listed) {
 		q->listed = true;
 		set->dirty[set->n_dirty++] = id;
@@ -34,14 +22,27 @@ void txq_enqueue(struct txq_set *set, uint16_t id, struct pkt *pkt)
 	q->pkts[q->n++] = pkt;
 }
 
-void txq_flush_all(struct txq_set *set)
+unsigned txq_take(struct txq_set *set, uint16_t id, struct pkt ***pkts)
 {
-	/* A flush may queue more (a tap write never does; kept general):
-	 * walk by index so such additions are flushed too. */
-	for (unsigned i = 0; i < set->n_dirty; i++) {
-		uint16_t id = set->dirty[i];
-		set->q[id].listed = false;
-		txq_flush_one(set, id);
+	struct txq *q = &set->q[id];
+	unsigned n = q->n;
+	q->n = 0;
+	*pkts = q->pkts;
+	return n;
+}
+
+unsigned txq_take_next(struct txq_set *set, uint16_t *id, struct pkt ***pkts)
+{
+	while (set->next < set->n_dirty) {
+		uint16_t port = set->dirty[set->next++];
+		set->q[port].listed = false;
+		unsigned n = txq_take(set, port, pkts);
+		if (n) {
+			*id = port;
+			return n;
+		}
 	}
 	set->n_dirty = 0;
+	set->next = 0;
+	return 0;
 }

@@ -339,7 +339,7 @@ static int vxd_worker_init(struct vxd_worker *w, const struct vxd_worker_config 
 	pthread_mutex_init(&w->req_lock, NULL);
 	pthread_cond_init(&w->req_cond, NULL);
 	w->req_tail = &w->req_head;
-	txq_set_init(&w->txqs, dp_txq_flush, w);
+	txq_set_init(&w->txqs);
 	for (unsigned i = 0; i < VXD_MAX_SOCKS; i++)
 		w->out_fd[i] = -1;
 	w->pool_size = cfg->pool_size;

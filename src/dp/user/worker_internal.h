@@ -1,6 +1,8 @@
 /* The worker's own state: shared by worker.c (thread, loop, requests),
- * datapath.c (the packet path) and worker_req.c (what requests do).  Only
- * the worker thread touches any of it while the thread runs; see worker.h. */
+ * the packet path (datapath.c: input; dp_rules.c, dp_egress.c: rules;
+ * dp_output.c: output; dp_vtep.c: VTEP counters; capture_dp.c) and
+ * worker_req.c (what requests do).  Only the worker thread touches any of
+ * it while the thread runs; see worker.h. */
 #ifndef VX_DP_USER_WORKER_INTERNAL_H
 #define VX_DP_USER_WORKER_INTERNAL_H
 
@@ -167,11 +169,21 @@ void dp_egress_mirred(struct vxd_worker *w, struct pkt *pkt, const struct flow_k
  * in the frame, made in the frame's key: what later rules match. */
 void dp_key_vlan(struct flow_key *k, const struct flower_action *a);
 
-/* datapath.c */
+/* The port with id `id` in the published view (NULL: none). */
+static inline struct port *dp_port(const struct vxd_worker *w, uint16_t id)
+{
+	return id < VXD_MAX_PORTS ? w->view->ports[id] : NULL;
+}
+
+/* dp_output.c: the output stage, the packet path's last. */
 /* Sends pkt (consumed) to every output of res (a drop when it has none);
  * key: the frame's key (for the egress rules of the outputs). */
 void dp_output(struct vxd_worker *w, struct pkt *pkt, const struct flow_key *key,
 	       const struct fwd_result *res);
+/* Sends every frame queued in this batch (end of a batch). */
+void dp_flush_all(struct vxd_worker *w);
+
+/* datapath.c: the input paths */
 void dp_count_drop(struct vxd_worker *w, uint16_t port_id, enum drop_reason reason);
 void dp_frame_input(struct vxd_worker *w, struct port *port);
 /* EPOLLERR/EPOLLHUP on a frame port's fd.  The device is gone (a tap:
@@ -181,8 +193,6 @@ void dp_frame_input(struct vxd_worker *w, struct port *port);
 void dp_frame_lost(struct vxd_worker *w, struct port *port);
 void dp_sock_input(struct vxd_worker *w, unsigned sock_idx);
 void dp_sock_writable(struct vxd_worker *w, unsigned sock_idx);
-void dp_flush_all(struct vxd_worker *w);
-txq_flush_fn dp_txq_flush;
 void dp_gro_emit(void *aux, struct pkt *pkt, const struct flow_key *key);
 /* dp_gro_emit while a capture of decapsulated frames runs (capture_dp.c). */
 void dp_gro_emit_captured(void *aux, struct pkt *pkt, const struct flow_key *key);
@@ -190,11 +200,15 @@ void dp_gro_emit_captured(void *aux, struct pkt *pkt, const struct flow_key *key
  * gro-hold-us 0, as the kernel does at the end of a NAPI poll). */
 void dp_gro_complete(struct vxd_worker *w, bool all);
 
-/* The counters of remote VTEP `addr` of vxlan port `port`, made on first
- * use; NULL (counted in vteps_untracked) when the table is full. */
+/* dp_vtep.c: the counters of remote VTEP `addr` of vxlan port `port`,
+ * made on first use; NULL (counted in vteps_untracked) when the table is
+ * full. */
 struct vxd_vtep_stats *dp_vtep(struct vxd_worker *w, uint16_t port, uint8_t family, const uint8_t addr[16]);
 /* Port `port` is gone: its VTEPs' counters go too. */
 void dp_vtep_forget(struct vxd_worker *w, uint16_t port);
+/* A frame sent to VTEP dst; a datagram received from tun's source. */
+void dp_vtep_tx(struct vxd_worker *w, const struct fdb_dst *dst);
+void dp_vtep_rx(struct vxd_worker *w, uint16_t port, const struct pkt_tunnel *tun);
 
 /* worker_req.c */
 void vxd_worker_execute(struct vxd_worker *w, struct vxd_req *req);
