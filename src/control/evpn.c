@@ -197,7 +197,7 @@ static void evpn_publish(struct vxd *vxd)
 static void evpn_flood(struct vxd_evpn *ev, struct evpn_vni *v, const struct evpn_neigh *n)
 {
 	int at = vtep_find(v->vteps, v->n_vteps, n->vtep);
-	if (ev->resyncing && !n->deleted && vtep_find(v->seen_vteps, v->n_seen_vteps, n->vtep) < 0 &&
+	if (ev->reading == EVPN_READ_DUMP && !n->deleted && vtep_find(v->seen_vteps, v->n_seen_vteps, n->vtep) < 0 &&
 	    v->n_seen_vteps < EVPN_MAX_VTEPS)
 		memcpy(v->seen_vteps[v->n_seen_vteps++], n->vtep, 4);
 	if (n->deleted && at >= 0) {
@@ -306,7 +306,8 @@ static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct ev
 			v->remote_dels++;
 		return;
 	}
-	if (vxd->evpn->resyncing) {
+	bool as_is = vxd->evpn->reading != EVPN_READ_LIVE;
+	if (vxd->evpn->reading == EVPN_READ_DUMP) {
 		if (v->n_seen_macs == v->cap_seen_macs) {
 			unsigned cap = v->cap_seen_macs ? 2 * v->cap_seen_macs : 256;
 			struct evpn_mac *m = realloc(v->seen_macs, cap * sizeof(*m));
@@ -325,11 +326,11 @@ static void evpn_remote_mac(struct vxd *vxd, struct evpn_vni *v, const struct ev
 	struct fdb_dst cur;
 	bool had = ev_lookup(vxd, v, n->mac, &cur);
 	bool was_local = had && cur.type == FDB_DST_PORT;
-	bool taken = vxd->evpn->resyncing && was_local && evpn_was_taken(v, n->mac);
-	if (vxd->evpn->resyncing && was_local && !taken)
+	bool taken = as_is && was_local && evpn_was_taken(v, n->mac);
+	if (as_is && was_local && !taken)
 		return;
 	int err = ev_add(vxd, v, n->mac, n->vtep);
-	if (err == 0 && had && (taken || !vxd->evpn->resyncing) && !fdb_dst_equal(&cur, &d))
+	if (err == 0 && had && (taken || !as_is) && !fdb_dst_equal(&cur, &d))
 		evpn_moved(vxd, v, n->mac, n->vtep);
 	if (err == 0 && was_local)
 		evpn_local_forget(v, n->mac); /* zebra's now: no delete of ours to send */
@@ -361,9 +362,9 @@ static void evpn_event(void *aux, const struct evpn_neigh *n)
 		evpn_flood(ev, v, n);
 	else if (n->kind == EVPN_NEIGH_REMOTE_MAC)
 		evpn_remote_mac(vxd, v, n);
-	else if (n->kind == EVPN_NEIGH_BRIDGE_REMOTE && !n->deleted && !ev->resyncing)
+	else if (n->kind == EVPN_NEIGH_BRIDGE_REMOTE && !n->deleted && ev->reading == EVPN_READ_LIVE)
 		evpn_local_taken(ev, v, n->mac);
-	else if (n->kind == EVPN_NEIGH_LOCAL && ev->resyncing && !n->deleted &&
+	else if (n->kind == EVPN_NEIGH_LOCAL && ev->reading != EVPN_READ_LIVE && !n->deleted &&
 		 !mac_in(v->local, v->n_local, n->mac))
 		evpn_nl_local(false, v->sh.port_ifindex, n->mac); /* not ours (any more) */
 }
@@ -408,11 +409,10 @@ static void evpn_resolve_taken(struct vxd *vxd)
 	ev->taken_due = false;
 	for (unsigned k = 0; k < VXD_EVPN_MAX_VNIS; k++) {
 		struct evpn_vni *v = &ev->vnis[k];
-		unsigned seen = v->n_seen_macs; /* a get marks nothing a later resync reads */
 		for (unsigned i = 0; v->used && i < v->n_taken; i++) {
-			ev->resyncing = true;
+			ev->reading = EVPN_READ_GET;
 			int err = evpn_nl_get(v->sh.vx_ifindex, v->taken[i].mac, evpn_dump_chunk, vxd);
-			ev->resyncing = false;
+			ev->reading = EVPN_READ_LIVE;
 			ev->taken_gets++;
 			if (err < 0 && err != -ENOENT) {
 				VLOG_WARN("evpn", "VNI %u: cannot read a taken MAC's entry (%s): dumping the FDB",
@@ -420,7 +420,6 @@ static void evpn_resolve_taken(struct vxd *vxd)
 				ev->resync_due = true;
 			}
 		}
-		v->n_seen_macs = seen;
 		if (!ev->resync_due)
 			v->n_taken = 0;
 	}
@@ -432,12 +431,12 @@ static void evpn_resync(struct vxd *vxd)
 {
 	struct vxd_evpn *ev = vxd->evpn;
 	ev->resyncs++;
-	ev->resyncing = true;
+	ev->reading = EVPN_READ_DUMP;
 	ev->resync_due = ev->taken_due = false;
 	for (unsigned k = 0; k < VXD_EVPN_MAX_VNIS; k++)
 		ev->vnis[k].n_seen_vteps = ev->vnis[k].n_seen_macs = 0;
 	int err = evpn_nl_dump(evpn_dump_chunk, vxd);
-	ev->resyncing = false;
+	ev->reading = EVPN_READ_LIVE;
 	if (err < 0) {
 		VLOG_ERR("evpn", "dump of the bridge FDB failed (%s): stale entries stay", strerror(-err));
 		return;

@@ -68,7 +68,11 @@ struct evpn_vni {
 struct vxd_evpn {
 	int fd;       /* RTNLGRP_NEIGH */
 	int timer_fd; /* local MAC sync */
-	bool resyncing;
+	/* What the neighbour messages being parsed are: live changes, or the
+	 * FDB as it is (a dump: every entry, whose absence says "stale"; a get
+	 * of one MAC's entry).  A dump's and a get's entries are read alike;
+	 * only a dump's mark what it has seen. */
+	enum evpn_reading { EVPN_READ_LIVE, EVPN_READ_DUMP, EVPN_READ_GET } reading;
 	bool resync_due; /* more local MACs taken away than a VNI lists: dump to learn where to */
 	bool taken_due;  /* local MACs taken away (evpn_vni.taken): get each one's entry */
 	bool vnis_dirty; /* flood sets changed: publish */
