@@ -18,10 +18,10 @@
  * - The worker attaches a capture to its port (struct vxd_wport caps[]).
  *   The datapath checks the port's n_caps once per batch (tap rx batch,
  *   output queue flush), and the worker's n_sock_caps once per socket
- *   receive batch: with no capture running that is the whole cost.  A
- *   capture of the frames a vxlan port decapsulates (inner, in) switches
- *   the GRO table's emit callback (gro_set_emit) while it runs, so merged
- *   frames are taken as the switch handles them, at no cost otherwise.
+ *   receive batch, and n_gro_caps once per call into GRO: with no capture
+ *   running that is the whole cost.  A capture of the frames a vxlan port
+ *   decapsulates (inner, in) takes what GRO completed (merged frames
+ *   whole) just before the switch handles it.
  * - A frame is filtered (BPF from pcap_compile, bpf_filter()) before it
  *   is copied when its bytes are contiguous; a frame with frags, or an
  *   outer frame, is assembled in the ring first and given up there when
@@ -98,6 +98,9 @@ void vxd_capture_frames(struct vxd_worker *w, struct vxd_wport *wp, uint8_t dir,
  * captures, and inner ones while GRO is off. */
 void vxd_capture_datagrams(struct vxd_worker *w, const struct vxd_view_sock *vs,
 			   struct pkt *const *pkts, unsigned n, bool gro_on);
+/* Decapsulated frames GRO completed in one call (n_gro_caps > 0): inner
+ * captures of their vxlan ports. */
+void vxd_capture_decapped(struct vxd_worker *w, struct pkt *const *pkts, unsigned n);
 /* START / STOP requests (worker_req.c): 0 or -errno. */
 int vxd_capture_attach(struct vxd_worker *w, struct vxd_capture *cap);
 int vxd_capture_detach(struct vxd_worker *w, struct vxd_capture *cap);

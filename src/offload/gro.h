@@ -151,7 +151,12 @@ enum gro_limits {
  * gets its head segment's key (addresses, ports, VLANs, TTL/TOS are the
  * run's; tcp_opts the head's, whose header it carries) with tcp_flags
  * including the FIN/PSH merged into the header.  NULL when the frame came
- * without a key.  Valid only during the call: copy what you keep. */
+ * without a key.  Either one of the keys the caller passed in (a pointer
+ * into its own array, which lives as long as the caller keeps it) or
+ * GRO's own copy, valid only during the call: copy what you keep.
+ * An emit that only collects the frames, for the caller to hand on once
+ * the call into GRO returned, keeps data flowing one way (the daemon's
+ * does, dp/user/datapath.c; the kernel's gro_normal_one() lists them). */
 typedef void gro_emit_fn(void *aux, struct pkt *pkt, const struct flow_key *key);
 
 struct gro_config {
@@ -241,12 +246,6 @@ struct gro_table;
  * first to deliver them); gro_destroy(NULL) is a no-op. */
 int gro_create(const struct gro_config *config, struct gro_table **out);
 void gro_destroy(struct gro_table *table);
-/* Replaces the emit callback, between two calls into the table: the
- * daemon's capture taps decapsulated frames this way, so a datapath with
- * no capture running pays nothing for it. */
-void gro_set_emit(struct gro_table *table, gro_emit_fn *emit, void *aux);
-/* The emit callback in force (the daemon's stats show which one). */
-gro_emit_fn *gro_get_emit(const struct gro_table *table);
 
 /* Takes one frame (and the caller's reference) with the key the caller
  * parsed for it, or NULL for a frame never parsed (it passes through).  GRO

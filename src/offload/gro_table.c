@@ -70,17 +70,6 @@ int gro_create(const struct gro_config *config, struct gro_table **out)
 	return 0;
 }
 
-void gro_set_emit(struct gro_table *table, gro_emit_fn *emit, void *aux)
-{
-	table->emit = emit;
-	table->emit_aux = aux;
-}
-
-gro_emit_fn *gro_get_emit(const struct gro_table *table)
-{
-	return table->emit;
-}
-
 void gro_destroy(struct gro_table *table)
 {
 	if (!table)

@@ -455,7 +455,6 @@ static void vxd_print_capture(struct ctl_print *p, const struct vxd *vxd, const 
 	ctl_print_uint(p, CTL_PRINT_ANY, "ports_tapped", " on %" PRIu64 " ports", c->ports_tapped);
 	ctl_print_uint(p, CTL_PRINT_ANY, "socket_captures", ", socket %" PRIu64, c->sock_caps);
 	ctl_print_uint(p, CTL_PRINT_ANY, "gro_captures", ", gro %" PRIu64, c->gro_caps);
-	ctl_print_bool(p, CTL_PRINT_ANY, "gro_emit_captured", " (gro emit captured: %s)", c->gro_emit_captured);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }

@@ -115,8 +115,8 @@ void vxd_capture_frames(struct vxd_worker *w, struct vxd_wport *wp, uint8_t dir,
 	uint64_t now = w->clock();
 	for (unsigned c = 0; c < wp->n_caps; c++) {
 		struct vxd_capture *cap = wp->caps[c];
-		/* A vxlan port's received frames come through GRO's emit or
-		 * vxd_capture_datagrams(), not here. */
+		/* A vxlan port's received frames come through
+		 * vxd_capture_decapped() or vxd_capture_datagrams(), not here. */
 		if (!(cap->dirs & dir) || (cap->vxlan && dir == DP_CAPTURE_IN && cap->outer))
 			continue;
 		bool added = false;
@@ -193,23 +193,23 @@ void vxd_capture_datagrams(struct vxd_worker *w, const struct vxd_view_sock *vs,
 		cap_ring_bell(rang[r]);
 }
 
-/* GRO's emit while a capture of decapsulated frames runs: the frame as
- * the switch is about to handle it, then on to the switch. */
-void dp_gro_emit_captured(void *aux, struct pkt *pkt, const struct flow_key *key)
+void vxd_capture_decapped(struct vxd_worker *w, struct pkt *const *pkts, unsigned n)
 {
-	struct vxd_worker *w = aux;
-	if (pkt->in_port < VXD_MAX_PORTS) {
+	uint64_t now = w->clock();
+	for (unsigned i = 0; i < n; i++) {
+		struct pkt *pkt = pkts[i];
+		if (pkt->in_port >= VXD_MAX_PORTS)
+			continue;
 		struct vxd_wport *wp = &w->ports[pkt->in_port];
 		for (unsigned c = 0; c < wp->n_caps; c++) {
 			struct vxd_capture *cap = wp->caps[c];
 			if (!(cap->dirs & DP_CAPTURE_IN) || cap->outer)
 				continue;
 			struct cap_src src = { .pkt = pkt, .len = pkt_len(pkt), .dir = DP_CAPTURE_IN };
-			if (cap_put(cap, &src, w->clock()))
+			if (cap_put(cap, &src, now))
 				cap_ring_bell(cap);
 		}
 	}
-	dp_gro_emit(aux, pkt, key);
 }
 
 /* ---- attach / detach (requests) --------------------------------------------- */
@@ -223,11 +223,8 @@ static void cap_recount(struct vxd_worker *w, const struct vxd_capture *cap, int
 {
 	if (cap->vxlan)
 		w->n_sock_caps = (unsigned)((int)w->n_sock_caps + delta);
-	if (cap_decaps(cap)) {
+	if (cap_decaps(cap))
 		w->n_gro_caps = (unsigned)((int)w->n_gro_caps + delta);
-		if (w->gro)
-			gro_set_emit(w->gro, w->n_gro_caps ? dp_gro_emit_captured : dp_gro_emit, w);
-	}
 }
 
 int vxd_capture_attach(struct vxd_worker *w, struct vxd_capture *cap)
@@ -274,5 +271,4 @@ void vxd_capture_get_state(const struct vxd_worker *w, struct vxd_capture_state 
 		out->port_caps += w->ports[i].n_caps;
 		out->ports_tapped += w->ports[i].n_caps > 0;
 	}
-	out->gro_emit_captured = w->gro && gro_get_emit(w->gro) == dp_gro_emit_captured;
 }

@@ -4,13 +4,14 @@
  *   frame rx: (tap, afpacket) rx_batch -> flow_extract -> vnet_hdr_validate -> dp_switch
  *   vxlan rx: recvmmsg (UDP_GRO) -> VNI demux -> flow_extract_vxlan
  *             -> rx-csum -> GRO, gro_receive_burst() on 32 datagrams at a
- *             time with the keys parsed here (merge + decap) -> dp_switch
+ *             time with the keys parsed here (merge + decap), which leaves
+ *             what it completed in w->gro_out -> dp_switch on each
  *   dp_switch: flower rules (dp_rules.c) or L2 switching -> dp_output:
  *             egress rules, frame ports (whole, TSO metadata kept) / vxlan
  *             ports (GSO + UDP_SEGMENT when the frame has TSO metadata)
  * Frames are queued per output port and sent at the end of each batch
- * (dp_flush_all).  GRO hands what it completes back by its emit callback
- * (dp_gro_emit), the one place a later stage calls into this file.
+ * (dp_flush_all).  Nothing later calls back into this file: GRO's emit
+ * (dp_gro_collect) only collects, the output queues only hold.
  * A capture (capture.h) costs one check per batch here when none runs.
  * Everything read from the control side comes from w->view (worker.h). */
 #include <errno.h>
@@ -122,9 +123,35 @@ static void dp_switch_decapped(struct vxd_worker *w, struct pkt *pkt, const stru
 	dp_switch(w, pkt, key, &ingress, port->vni);
 }
 
-void dp_gro_emit(void *aux, struct pkt *pkt, const struct flow_key *key)
+void dp_gro_collect(void *aux, struct pkt *pkt, const struct flow_key *key)
 {
-	dp_switch_decapped(aux, pkt, key);
+	struct vxd_worker *w = aux;
+	struct dp_gro_out *o = &w->gro_out;
+	if (o->n == DP_GRO_OUT_MAX) { /* past the bound worker_internal.h gives */
+		dp_count_drop(w, pkt->in_port, DROP_NO_BUFFER);
+		pkt_free(pkt);
+		return;
+	}
+	uintptr_t at = (uintptr_t)key, burst = (uintptr_t)w->sock_keys;
+	if (key && (at < burst || at >= burst + sizeof(w->sock_keys))) {
+		o->own[o->n] = *key; /* GRO's own: valid only during this call */
+		key = &o->own[o->n];
+	}
+	o->pkts[o->n] = pkt;
+	o->keys[o->n] = key;
+	o->n++;
+}
+
+/* What the call into GRO just made completed: captured (inner captures
+ * of vxlan ports), then switched, in order. */
+static void dp_gro_switch(struct vxd_worker *w)
+{
+	struct dp_gro_out *o = &w->gro_out;
+	if (w->n_gro_caps) /* a capture runs: the one check per call */
+		vxd_capture_decapped(w, o->pkts, o->n);
+	for (unsigned i = 0; i < o->n; i++)
+		dp_switch_decapped(w, o->pkts[i], o->keys[i]);
+	o->n = 0;
 }
 
 /* The inner checksum of a datagram the kernel did not vouch for (not
@@ -243,8 +270,10 @@ static void dp_datagrams(struct vxd_worker *w, const struct vxd_view_sock *vs, s
 			gro_decap_passthrough(pkt);
 			dp_switch_decapped(w, pkt, key);
 		}
-		if (kept)
+		if (kept) {
 			gro_receive_burst(w->gro, &pkts[first], w->sock_keys, kept, w->now_ns);
+			dp_gro_switch(w);
+		}
 	}
 }
 
@@ -271,6 +300,7 @@ void dp_sock_input(struct vxd_worker *w, unsigned sock_idx)
 		dp_datagrams(w, vs, pkts, (unsigned)n, gro_on);
 		if (gro_on && dp_pool_low(w)) {
 			gro_flush(w->gro, GRO_FLUSH_ALL, w->now_ns);
+			dp_gro_switch(w);
 			w->gro_pool_low_flushes++;
 		}
 		dp_flush_all(w);
@@ -290,6 +320,7 @@ void dp_gro_complete(struct vxd_worker *w, bool all)
 		return;
 	w->now_ns = w->clock();
 	gro_flush(w->gro, all ? GRO_FLUSH_ALL : GRO_FLUSH_EXPIRED, w->now_ns);
+	dp_gro_switch(w);
 	dp_flush_all(w);
 }
 

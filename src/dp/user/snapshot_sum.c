@@ -165,7 +165,6 @@ void vxd_snapshot_add(struct vxd_snapshot *d, const struct vxd_snapshot *s)
 	d->capture.ports_tapped = (uint32_t)max_u64(d->capture.ports_tapped, s->capture.ports_tapped);
 	d->capture.sock_caps = (uint32_t)max_u64(d->capture.sock_caps, s->capture.sock_caps);
 	d->capture.gro_caps = (uint32_t)max_u64(d->capture.gro_caps, s->capture.gro_caps);
-	d->capture.gro_emit_captured |= s->capture.gro_emit_captured;
 	merge_vteps(d, s);
 	d->vteps_untracked += s->vteps_untracked;
 	SUM_U64(&d->flow_cache, &s->flow_cache);

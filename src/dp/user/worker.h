@@ -162,15 +162,14 @@ struct vxd_worker_snap {
 };
 
 /* What the datapath holds of captures, for `stats` (capture.*): with no
- * capture running every count is 0 and GRO emits through dp_gro_emit, so
- * a capture that ended left no per-batch branch taken and no callback
- * switched.  Taken by the worker into its snapshot (vxd_capture_get_state). */
+ * capture running every count is 0, so a capture that ended left no
+ * per-batch branch taken.  Taken by the worker into its snapshot
+ * (vxd_capture_get_state). */
 struct vxd_capture_state {
 	uint32_t port_caps;        /* captures attached to ports (sum of n_caps) */
 	uint32_t ports_tapped;     /* ports with n_caps > 0 */
 	uint32_t sock_caps;        /* n_sock_caps: socket batches looked at */
-	uint32_t gro_caps;         /* n_gro_caps: decapsulated frames taken at GRO's emit */
-	bool gro_emit_captured;    /* GRO's emit is dp_gro_emit_captured */
+	uint32_t gro_caps;         /* n_gro_caps: decapsulated frames taken as GRO completes them */
 };
 
 /* Every counter of the workers at one instant (one worker's, or the sum

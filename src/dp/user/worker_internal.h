@@ -37,6 +37,23 @@ enum vxd_worker_limits {
 	DP_EGRESS_CACHE_ENTRIES = 2048,
 };
 
+/* What GRO completed during one call into it (gro_receive_burst(),
+ * gro_flush()), in order.  GRO's emit (dp_gro_collect) appends here and
+ * calls nothing else; the underlay input switches them once the call has
+ * returned (datapath.c), so frames flow one way: parse -> GRO -> switch ->
+ * output.  A key GRO owns is valid only during its emit and is copied
+ * into own[]; one of the burst's (w->sock_keys) stays where it is until
+ * the next burst is parsed, after these frames are switched.
+ * Bound: a burst of n datagrams completes at most 2n frames (a held run
+ * and the datagram itself), a flush at most the runs held. */
+enum { DP_GRO_OUT_MAX = 2 * VXD_GRO_BURST + GRO_DEFAULT_MAX_FLOWS };
+struct dp_gro_out {
+	unsigned n;
+	struct pkt *pkts[DP_GRO_OUT_MAX];
+	const struct flow_key *keys[DP_GRO_OUT_MAX];
+	struct flow_key own[DP_GRO_OUT_MAX];
+};
+
 /* The worker's side of one port. */
 struct vxd_wport {
 	struct port *port;           /* NULL: slot not attached */
@@ -98,6 +115,7 @@ struct vxd_worker {
 	struct pkt *sock_rx[VXD_SOCK_RX_MAX];
 	/* The keys of one GRO burst of them, parsed once (datapath.c). */
 	struct flow_key sock_keys[VXD_GRO_BURST];
+	struct dp_gro_out gro_out;
 
 	/* Flower rules (dp_rules.c): the verdict cache, the per-rule counters
 	 * (read by the control side through VXD_REQ_SNAPSHOT), mirred scratch. */
@@ -114,7 +132,7 @@ struct vxd_worker {
 	struct fwd_result egress_res[DP_EGRESS_NEST_MAX];
 
 	/* Captures (capture.h): on vxlan ports (checked once per socket
-	 * batch), and of decapsulated frames (GRO's emit is switched). */
+	 * batch), and of decapsulated frames (checked once per GRO call). */
 	unsigned n_sock_caps, n_gro_caps;
 
 	pthread_mutex_t req_lock;
@@ -193,11 +211,11 @@ void dp_frame_input(struct vxd_worker *w, struct port *port);
 void dp_frame_lost(struct vxd_worker *w, struct port *port);
 void dp_sock_input(struct vxd_worker *w, unsigned sock_idx);
 void dp_sock_writable(struct vxd_worker *w, unsigned sock_idx);
-void dp_gro_emit(void *aux, struct pkt *pkt, const struct flow_key *key);
-/* dp_gro_emit while a capture of decapsulated frames runs (capture_dp.c). */
-void dp_gro_emit_captured(void *aux, struct pkt *pkt, const struct flow_key *key);
+/* GRO's emit: appends to w->gro_out (above), nothing else. */
+void dp_gro_collect(void *aux, struct pkt *pkt, const struct flow_key *key);
 /* Completes held GRO runs whose hold time is over (all of them with
- * gro-hold-us 0, as the kernel does at the end of a NAPI poll). */
+ * gro-hold-us 0, as the kernel does at the end of a NAPI poll), and
+ * switches and sends them. */
 void dp_gro_complete(struct vxd_worker *w, bool all);
 
 /* dp_vtep.c: the counters of remote VTEP `addr` of vxlan port `port`,

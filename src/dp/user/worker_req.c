@@ -15,7 +15,7 @@ int vxd_worker_gro_rebuild(struct vxd_worker *w, uint32_t max_size, uint64_t hol
 		.max_flows = GRO_DEFAULT_MAX_FLOWS,
 		.max_size = max_size > GRO_DEFAULT_MAX_SIZE ? GRO_DEFAULT_MAX_SIZE : max_size,
 		.hold_ns = hold_ns,
-		.emit = w->n_gro_caps ? dp_gro_emit_captured : dp_gro_emit,
+		.emit = dp_gro_collect,
 		.emit_aux = w,
 	};
 	/* Build the new table first: on failure the old one stays, untouched. */
@@ -24,8 +24,7 @@ int vxd_worker_gro_rebuild(struct vxd_worker *w, uint32_t max_size, uint64_t hol
 	if (err < 0)
 		return err;
 	if (w->gro) {
-		gro_flush(w->gro, GRO_FLUSH_ALL, w->clock());
-		dp_flush_all(w);
+		dp_gro_complete(w, true);
 		/* Keep the counters across a rebuild. */
 		struct gro_stats st;
 		gro_get_stats(w->gro, &st);
