@@ -248,13 +248,28 @@ static struct pkt *build_segment(struct stream *st, unsigned k, uint8_t flags, u
  * cfg bit 6, through gro_receive_burst() (the loop built for the CPU's
  * vector unit). */
 static bool feed_burst;
+/* Frames emitted so far: a call on one frame emits at most two, a flush
+ * at most the runs held (gro.h, "Ownership"; the daemon's fixed output
+ * array relies on it). */
+static uint64_t emitted;
 
 static void gro_feed(struct gro_table *gro, struct pkt *pkt, const struct flow_key *key, uint64_t now)
 {
+	uint64_t before = emitted;
 	if (feed_burst)
 		gro_receive_burst(gro, &pkt, key, 1, now);
 	else
 		gro_receive(gro, pkt, key, now);
+	FUZZ_ASSERT(emitted - before <= 2);
+}
+
+static void gro_flush_checked(struct gro_table *gro, enum gro_flush_scope scope, uint64_t now)
+{
+	struct gro_stats st;
+	gro_get_stats(gro, &st);
+	uint64_t before = emitted;
+	gro_flush(gro, scope, now);
+	FUZZ_ASSERT(emitted - before <= st.flows_held);
 }
 
 /* Stream index of an output frame from our streams, or -1. */
@@ -282,6 +297,7 @@ static void check_output(void *aux, struct pkt *pkt, const struct flow_key *key)
 	struct harness *h = aux;
 	uint32_t seq, payload;
 	int k = output_stream(pkt, &seq, &payload);
+	emitted++;
 
 	/* Every frame here was parsed; the key that comes out is the one of
 	 * the frame as it leaves (a merged frame: its head's, with the
@@ -459,10 +475,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			now += rd8(&r) * 10u;
 			break;
 		case 1:
-			gro_flush(gro, GRO_FLUSH_EXPIRED, now);
+			gro_flush_checked(gro, GRO_FLUSH_EXPIRED, now);
 			break;
 		case 2:
-			gro_flush(gro, GRO_FLUSH_ALL, now);
+			gro_flush_checked(gro, GRO_FLUSH_ALL, now);
 			break;
 		case 3:
 			send_raw(gro, &r, now);
@@ -472,7 +488,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 	}
-	gro_flush(gro, GRO_FLUSH_ALL, now);
+	gro_flush_checked(gro, GRO_FLUSH_ALL, now);
 
 	struct gro_stats st;
 	gro_get_stats(gro, &st);

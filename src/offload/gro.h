@@ -118,7 +118,10 @@
  * per slot for the key a held run leaves with.
  *
  * Ownership: gro_receive() takes the caller's reference on the pkt; emit()
- * receives one reference per frame it is given.
+ * receives one reference per frame it is given.  A frame given in emits
+ * at most two frames (the held run of its flow, and itself); a burst of n
+ * at most 2n; gro_flush() at most the runs held.  A caller that collects
+ * what a call emits sizes its array by this (fuzz/fuzz_gro.c checks it).
  *
  * Thread-safety: a table belongs to one worker; nothing is locked. */
 #ifndef VX_OFFLOAD_GRO_H
