@@ -16,7 +16,9 @@
 #     the rule's, seen by tcpdump on the underlay), redirect to a tap;
 #   - show (tc's layout, -j -s counters), get, show config and reload,
 #     del, the refusals; mirrors looping between two egresses end at the
-#     nest limit; --datapath kernel refuses egress rules.
+#     nest limit; --datapath kernel refuses enc_* on a vxlan port's egress
+#     (the egress rules it runs are test_kdp_rules.sh's and
+#     test_kdp_rules_vx.sh's; this test is the userspace datapath's).
 #
 #   egr-PID-vm1 vnet1 192.0.2.1 -+                                  +- vnet2 192.0.2.2 egr-PID-vm2
 #   egr-PID-vm3 vnet3 192.0.2.3 -+ vxswitchd (h1) -- u1 ==== u2 -- vxswitchd (h2)
@@ -240,8 +242,8 @@ a=$(rule_pkts vnet3 egress 49152); b=$(rule_pkts mir1 egress 49152); d=$(( $(rul
 vx 1 filter del dev vnet3 egress; vx 1 filter del dev mir1 egress
 pass "mirrors looping vnet3 <-> mir1 egress: each request went round to depth 4 (the kernel's MIRRED_NEST_LIMIT) and was dropped there: 6, 6, 3"
 
-# --- the kernel datapath refuses egress rules ------------------------------------------------------
-# A daemon of its own in a namespace of its own, one vxlan port on a veth: what the kernel datapath does with an egress rule is refuse it.
+# --- what the kernel datapath refuses on egress ------------------------------------------------------
+# A daemon of its own in a namespace of its own, one vxlan port on a veth: an enc_* key on the vxlan port's egress is refused (the device's egress cannot know the tunnel a frame came in by).
 H3=$P-h3
 rig_ns_add "$H3"
 n "$H3" ip link add egrv0 type veth peer name egrv1 # (no dummy module in every kernel)

@@ -672,7 +672,7 @@ int vxdp_rules_reinject(struct __sk_buff *skb)
 		o->via = skb->ifindex;
 		__builtin_memcpy(&o->o, &sl->origin, sizeof(o->o));
 	}
-	int r = ract_list(skb, sl->act, sl->n, s);
+	int r = ract_list(skb, sl, s);
 	if (r != VXDP_RULES_CONTINUE)
 		return r;
 	if (egress && tun)

@@ -444,20 +444,38 @@ err_shot:
 	return TC_ACT_SHOT;
 }
 
-/* The action list, n of them; VXDP_RULES_CONTINUE at its end. */
-static __always_inline int ract_list(struct __sk_buff *skb, const struct vxdp_ract *act, __u32 n,
-				     struct vxdp_rstats *s)
+/* A decision's actions, as both map values that hold them end: the
+ * argument type of vxdp_ract_list(), whose size the verifier checks. */
+struct vxdp_ract_list {
+	struct vxdp_ract act[VXDP_RACT_MAX];
+};
+
+/* The action list l, n of them; VXDP_RULES_CONTINUE at its end.  A global
+ * function: the verifier checks it once, on its own, instead of once per
+ * path of each caller (the rules' hooks are the programs' largest: with it
+ * inlined vxdp_port_ingress took 551k of the verifier's 1M instructions),
+ * so actions can grow without the callers' counts growing with them. */
+__noinline int vxdp_ract_list(struct __sk_buff *skb, const struct vxdp_ract_list *l, __u32 n,
+			      struct vxdp_rstats *s)
 {
+	if (!skb || !l)
+		return TC_ACT_SHOT;
 	for (__u32 i = 0; i < VXDP_RACT_MAX; i++) {
-		if (i >= n || act[i].kind == VXDP_RA_END)
+		if (i >= n || l->act[i].kind == VXDP_RA_END)
 			break;
-		int r = ract_run(skb, &act[i], s);
+		int r = ract_run(skb, &l->act[i], s);
 		if (r != VXDP_RULES_CONTINUE)
 			return r;
 	}
 	rtr_add(0, 0);
 	return VXDP_RULES_CONTINUE;
 }
+
+/* The actions of map value v (struct vxdp_rval or vxdp_rslot, both
+ * ending in act[VXDP_RACT_MAX]). */
+#define ract_list(skb, v, s) vxdp_ract_list(skb, (const struct vxdp_ract_list *)(v)->act, (v)->n, s)
+_Static_assert(sizeof(struct vxdp_ract_list) == sizeof(((struct vxdp_rval *)0)->act), "rval's actions");
+_Static_assert(sizeof(struct vxdp_ract_list) == sizeof(((struct vxdp_rslot *)0)->act), "rslot's actions");
 
 /* Sends the frame up; the caller drops the original (vxswitchd sends the
  * copy back through the re-injection veth). */
@@ -555,7 +573,7 @@ static __always_inline int rules_decide(struct __sk_buff *skb, struct vxdp_port 
 	struct vxdp_rtrace *t = rtr();
 	if (t)
 		t->path = 1;
-	return ract_list(skb, v->act, v->n, s);
+	return ract_list(skb, v, s);
 }
 
 /* The key's tunnel section from the frame's tunnel key (what the vxlan
