@@ -57,7 +57,8 @@
  *
  * Implemented by kdp.c (the loader: programs, the vxlan device,
  * attachments, kept state) and kdp_maps.c (ports, VNIs, FDB, counters),
- * which share struct kdp through kdp_internal.h.
+ * which share struct kdp through kdp_internal.h; per-CPU values are read
+ * and reset by kdp_percpu.h's, as the rules' and the diagnosis' are.
  *
  * Functions return 0 or a negative errno. */
 #ifndef VXSWITCH_DP_KERNEL_KDP_H

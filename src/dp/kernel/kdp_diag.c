@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dp/kernel/kdp.h"
+#include "dp/kernel/kdp_percpu.h"
 
 /* = kdp.c's: not in Debian 12's uapi headers. */
 enum { KDP_DIAG_TCX_INGRESS = 46, KDP_DIAG_TC_HANDLE = 0x7678, KDP_DIAG_TC_PRIO = 1 };
@@ -19,22 +20,18 @@ int kdp_vtep_stats_read(struct kdp *k, uint32_t vni, uint32_t flags, const uint8
 			struct vxdp_vtep_stats *sum)
 {
 	int fd = kdp_map_fd(k, "vtep_stats");
-	int ncpu = libbpf_num_possible_cpus();
-	if (fd < 0 || ncpu <= 0)
-		return fd < 0 ? fd : -EINVAL;
+	if (fd < 0)
+		return fd;
 	struct vxdp_vtep_key key;
 	memset(&key, 0, sizeof(key));
 	key.vni = vni;
 	key.flags = flags & VXDP_FDB_V6;
 	memcpy(key.addr, addr, (flags & VXDP_FDB_V6) ? 16 : 4);
-	struct vxdp_vtep_stats *per = calloc((size_t)ncpu, sizeof(*per));
-	if (!per)
-		return -ENOMEM;
-	int err = 0;
-	if (bpf_map_lookup_elem(fd, &key, per) < 0) {
-		err = -errno;
-		goto out;
-	}
+	struct vxdp_vtep_stats *per;
+	int ncpu;
+	int err = kdp_percpu_read(fd, &key, sizeof(*per), (void **)&per, &ncpu);
+	if (err < 0)
+		return err;
 	memset(sum, 0, sizeof(*sum));
 	for (int c = 0; c < ncpu; c++) {
 		sum->rx_packets += per[c].rx_packets;
@@ -46,9 +43,8 @@ int kdp_vtep_stats_read(struct kdp *k, uint32_t vni, uint32_t flags, const uint8
 		if (per[c].last_tx_ns > sum->last_tx_ns)
 			sum->last_tx_ns = per[c].last_tx_ns;
 	}
-out:
 	free(per);
-	return err;
+	return 0;
 }
 
 static int prog_id(int prog_fd, uint32_t *id)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dp/kernel/kdp_internal.h"
+#include "dp/kernel/kdp_percpu.h"
 
 int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o)
 {
@@ -258,40 +259,15 @@ int kdp_fdb_dump(struct kdp *k, kdp_fdb_fn *fn, void *aux)
 
 int kdp_counters_zero(struct kdp *k, uint32_t key)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	struct vxdp_counters *z = calloc((size_t)ncpu, sizeof(*z));
-	if (!z)
-		return -ENOMEM;
-	int err = bpf_map_update_elem(bpf_map__fd(k->skel->maps.counters), &key, z, BPF_ANY);
-	free(z);
-	return err < 0 ? -errno : 0;
+	return kdp_percpu_zero(bpf_map__fd(k->skel->maps.counters), &key, sizeof(struct vxdp_counters));
 }
+
+_Static_assert(sizeof(struct vxdp_counters) % sizeof(uint64_t) == 0, "struct vxdp_counters: 64-bit counters");
 
 int kdp_counters_read(struct kdp *k, uint32_t ifindex, struct vxdp_counters *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	struct vxdp_counters *per = calloc((size_t)ncpu, sizeof(*per));
-	if (!per)
-		return -ENOMEM;
-	int err = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.counters), &ifindex, per) < 0) {
-		err = -errno;
-		goto out;
-	}
-	memset(sum, 0, sizeof(*sum));
-	uint64_t *s = (uint64_t *)sum;
-	for (int c = 0; c < ncpu; c++) {
-		const uint64_t *p = (const uint64_t *)&per[c];
-		for (size_t i = 0; i < sizeof(*sum) / sizeof(uint64_t); i++)
-			s[i] += p[i];
-	}
-out:
-	free(per);
-	return err;
+	return kdp_percpu_sum(bpf_map__fd(k->skel->maps.counters), &ifindex, (uint64_t *)sum,
+			      sizeof(*sum) / sizeof(uint64_t));
 }
 
 int kdp_port_flags(struct kdp *k, uint32_t ifindex, uint32_t bits, bool on)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dp/kernel/kdp_link.h"
+#include "dp/kernel/kdp_percpu.h"
 #include "port/rtnl.h"
 
 #define KDP_REINJ_TX "vxdpr0"
@@ -32,7 +33,6 @@ struct kdp_rules {
 	void *aux;
 	uint64_t lost;
 	unsigned n_polled;          /* frames handed to fn by this poll */
-	int ncpu;
 	int sock;
 	uint32_t rx_ifindex;
 	bool made_veth;
@@ -115,7 +115,6 @@ int kdp_rules_open(struct kdp *k, struct kdp_rules **out, char *why, unsigned wh
 		return -ENOMEM;
 	r->k = k;
 	r->sock = -1;
-	r->ncpu = libbpf_num_possible_cpus();
 	r->fd_flows = kdp_map_fd(k, "rflows");
 	r->fd_gen = kdp_map_fd(k, "rgen");
 	r->fd_counts = kdp_map_fd(k, "rcounts");
@@ -124,7 +123,7 @@ int kdp_rules_open(struct kdp *k, struct kdp_rules **out, char *why, unsigned wh
 	r->fd_vnis = kdp_map_fd(k, "rvnis");
 	r->fd_masks = kdp_map_fd(k, "rmasks");
 	int fd_up = kdp_map_fd(k, "rupcalls"), err;
-	if (r->ncpu <= 0 || r->fd_flows < 0 || r->fd_gen < 0 || r->fd_counts < 0 || r->fd_slots < 0 ||
+	if (r->fd_flows < 0 || r->fd_gen < 0 || r->fd_counts < 0 || r->fd_slots < 0 ||
 	    r->fd_stats < 0 || r->fd_vnis < 0 || r->fd_masks < 0 || fd_up < 0) {
 		why_set(why, why_len, "the programs have no rules maps");
 		err = -ENOENT;
@@ -222,39 +221,17 @@ int kdp_rules_flow_del(struct kdp_rules *r, const struct vxdp_rkey *key)
 
 int kdp_rules_count_zero(struct kdp_rules *r, uint32_t slot)
 {
-	struct vxdp_rcount *z = calloc((size_t)r->ncpu, sizeof(*z));
-	if (!z)
-		return -ENOMEM;
-	int err = bpf_map_update_elem(r->fd_counts, &slot, z, BPF_ANY) < 0 ? -errno : 0;
-	free(z);
-	return err;
-}
-
-/* Sums a per-CPU value of n 64-bit words. */
-static int percpu_sum(struct kdp_rules *r, int fd, const void *key, uint64_t *sum, size_t n)
-{
-	uint64_t *per = calloc((size_t)r->ncpu * n, sizeof(uint64_t));
-	if (!per)
-		return -ENOMEM;
-	int err = 0;
-	memset(sum, 0, n * sizeof(uint64_t));
-	if (bpf_map_lookup_elem(fd, key, per) < 0)
-		err = -errno;
-	for (int c = 0; !err && c < r->ncpu; c++)
-		for (size_t i = 0; i < n; i++)
-			sum[i] += per[(size_t)c * n + i];
-	free(per);
-	return err;
+	return kdp_percpu_zero(r->fd_counts, &slot, sizeof(struct vxdp_rcount));
 }
 
 int kdp_rules_count_read(struct kdp_rules *r, uint32_t slot, struct vxdp_rcount *sum)
 {
-	return percpu_sum(r, r->fd_counts, &slot, (uint64_t *)sum, sizeof(*sum) / sizeof(uint64_t));
+	return kdp_percpu_sum(r->fd_counts, &slot, (uint64_t *)sum, sizeof(*sum) / sizeof(uint64_t));
 }
 
 int kdp_rules_stats_read(struct kdp_rules *r, uint32_t ifindex, struct vxdp_rstats *sum)
 {
-	int err = percpu_sum(r, r->fd_stats, &ifindex, (uint64_t *)sum, sizeof(*sum) / sizeof(uint64_t));
+	int err = kdp_percpu_sum(r->fd_stats, &ifindex, (uint64_t *)sum, sizeof(*sum) / sizeof(uint64_t));
 	if (err == -ENOENT) {
 		memset(sum, 0, sizeof(*sum));
 		return 0;
