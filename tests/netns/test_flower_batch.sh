@@ -248,13 +248,19 @@ mirrored() { tcpdump -n -A -r "$RIG_DIR/mir1.pcap" 2>/dev/null | grep -c "$1:" |
 [ -z "$(got replace)" ] || fail "$(got replace) marked datagrams went past the drop rule during 40 replaces"
 [ $((rdrop1 - rdrop0)) -ge 1000 ] || fail "only $((rdrop1 - rdrop0)) datagrams met the rule during the replaces: the test saw no overlap"
 [ "$miss1" -gt "$miss0" ] || fail "no flow-cache miss after the del (misses $miss0 -> $miss1): the cached verdict was used"
+# What the churn could leave behind is a datapath off its fast path (every
+# frame up to vxswitchd, or a flow cache that never hits): that costs a
+# large factor, not a fifth.  A clean-clone CI run on 2026-12-06 saw 0.79x
+# here on the kernel datapath with nothing wrong (its stream during the
+# churn swung 7.1-13.2 Gbit/s, and two runs right after gave 1.10x and
+# 0.93x), so the bound is half, which a slow path falls far below.
 best=0
 for try in 1 2 3; do
 	r=$(rig_iperf 4 1) || fail "iperf3 after the churn"
 	[ "$(echo "$r > $best" | bc)" = 1 ] && best=$r
 	[ "$(echo "$best >= 0.8 * $r_before" | bc)" = 1 ] && break
 done
-[ "$(echo "$best >= 0.8 * $r_before" | bc)" = 1 ] || fail "throughput after the churn $best Gbit/s (best of 3), before $r_before"
+[ "$(echo "$best >= 0.5 * $r_before" | bc)" = 1 ] || fail "throughput after the churn $best Gbit/s (best of 3), before $r_before"
 pass "1000 rules added+deleted by -batch ($(echo "$tc1 - $tc0" | bc) s) and $SINGLE one by one ($(echo "$tc2 - $tc1" | bc) s) under iperf3: no gap, after $best Gbit/s (before $r_before)"
 pass "filter replace is atomic: 40 replaces of a drop rule under a marked stream, $((rdrop1 - rdrop0)) dropped by it, 0 delivered; filter get and del by tc's selectors (protocol, pref, handle, flower)"
 pass "a deleted rule never matches: while there, $(mirrored during)/200 marked datagrams mirrored, 0 delivered, fast path $fast0; after del returned 500/500 delivered, 0 mirrored, rule_drop +0, flow-cache misses +$((miss1 - miss0)) (the version change)"
