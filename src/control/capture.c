@@ -5,6 +5,7 @@
  * COUNT, its port's removal or the daemon's exit, with a summary line. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "dp/capture.h"
 #include "dp/kernel/bpf/vxdp_capture_abi.h"
 #include "dp/kernel/kdp.h"
+#include "dp/kernel/kdp_cbpf.h"
 #include "control/kdp_ports.h"
 #include "control/vxd_internal.h"
 #include "port/vxlan.h"
@@ -42,7 +44,14 @@ struct vxd_cap_session {
 	struct vxdp_cap_key kkey;
 	uint32_t kifindex;           /* the port's device (0: vxlan) */
 	uint64_t kdrop_base;         /* the key's program drops at start */
+	uint64_t kfiltered_base;     /* the key's frames the pre-filter skipped, at start */
+	uint64_t kfiltered;          /* ... and how many more by the end */
+	char kfilter[96];            /* where its filter runs, for the log */
 };
+
+/* pcap's instructions are the programs' (dp/kernel/bpf/vxdp_capture_abi.h). */
+_Static_assert(sizeof(struct bpf_insn) == sizeof(struct vxdp_cbpf_insn), "classic BPF's instruction");
+_Static_assert(offsetof(struct bpf_insn, k) == offsetof(struct vxdp_cbpf_insn, k), "classic BPF's k");
 
 /* ---- filter ---------------------------------------------------------------- */
 
@@ -76,23 +85,62 @@ static void cap_free(struct vxd_cap_session *s)
 	free(s);
 }
 
+/* The kernel sessions of s's key, s left out: their directions ORed, their
+ * number, one of them. */
+static unsigned cap_key_others(const struct vxd_cap_session *s, uint32_t *dirs,
+			       const struct vxd_cap_session **one)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < VXD_CAPTURE_MAX; i++) {
+		const struct vxd_cap_session *o = s->vxd->captures[i];
+		if (o && o != s && o->kernel && !memcmp(&o->kkey, &s->kkey, sizeof(s->kkey))) {
+			*dirs |= o->cap.dirs;
+			*one = o;
+			n++;
+		}
+	}
+	return n;
+}
+
 /* The programs copy what the kernel sessions of s's key want, s itself
- * left out when it stops. */
+ * left out when it stops.  They run a session's filter before the copy
+ * (kdp_cbpf.h) when it is the key's only session: two sessions' filters
+ * are not joined, their key copies every frame.  The key's counts of
+ * copies lost and frames skipped are shared: a session's are what they
+ * grew by while it ran. */
 static int cap_kernel(struct vxd_cap_session *s, bool start)
 {
 	uint32_t dirs = start ? s->cap.dirs : 0;
-	for (unsigned i = 0; i < VXD_CAPTURE_MAX; i++) {
-		const struct vxd_cap_session *o = s->vxd->captures[i];
-		if (o && o != s && o->kernel && !memcmp(&o->kkey, &s->kkey, sizeof(s->kkey)))
-			dirs |= o->cap.dirs;
+	const struct vxd_cap_session *only = start ? s : NULL;
+	unsigned sessions = start + cap_key_others(s, &dirs, &only);
+	const struct vxdp_cbpf_insn *filter = NULL;
+	size_t n_insns = 0;
+	char why[64] = "";
+	if (sessions == 1 && only->has_prog &&
+	    kdp_cbpf_check((const struct vxdp_cbpf_insn *)only->prog.bf_insns, only->prog.bf_len, why, sizeof(why)) == 0) {
+		filter = (const struct vxdp_cbpf_insn *)only->prog.bf_insns;
+		n_insns = only->prog.bf_len;
 	}
+	struct vxdp_cap_state st = { 0 };
 	if (start) {
-		s->kdrop_base = vxd_kcap_dropped(s->vxd, &s->kkey);
+		vxd_kcap_state(s->vxd, &s->kkey, &st);
+		s->kdrop_base = st.dropped;
+		s->kfiltered_base = st.filtered;
+		if (!s->has_prog)
+			s->kfilter[0] = 0;
+		else if (filter)
+			snprintf(s->kfilter, sizeof(s->kfilter), " (pre-filtered in the kernel)");
+		else if (sessions > 1)
+			snprintf(s->kfilter, sizeof(s->kfilter), " (filtered in vxswitchd: another capture shares the copies)");
+		else
+			snprintf(s->kfilter, sizeof(s->kfilter), " (filtered in vxswitchd: %s)", why);
 	} else {
 		vxd_kcap_poll(s->vxd); /* copies already made are s's too */
-		atomic_fetch_add(&s->cap.dropped, vxd_kcap_dropped(s->vxd, &s->kkey) - s->kdrop_base);
+		vxd_kcap_state(s->vxd, &s->kkey, &st);
+		atomic_fetch_add(&s->cap.dropped, st.dropped - s->kdrop_base);
+		s->kfiltered = st.filtered - s->kfiltered_base;
 	}
-	return vxd_kcap_set(s->vxd, &s->kkey, dirs);
+	return vxd_kcap_set(s->vxd, &s->kkey, dirs, filter, n_insns);
 }
 
 static int cap_worker(struct vxd_cap_session *s, bool start)
@@ -156,6 +204,9 @@ static void cap_end(struct vxd_cap_session *s, enum ctl_status status, const cha
 	if (dropped)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, "; %" PRIu64 " frames dropped: reader too slow",
 			      dropped);
+	if (s->kfiltered)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "; the filter skipped %" PRIu64 " in the kernel",
+			      s->kfiltered);
 	snprintf(text + n, sizeof(text) - (size_t)n, "%s%s\n", why[0] ? "; " : "", why);
 	VLOG_INFO("capture", "%s", text);
 	s->vxd->captures[s->slot] = NULL;
@@ -271,7 +322,7 @@ int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_e
 		goto err_free;
 	}
 	vxd->captures[slot] = s;
-	VLOG_INFO("capture", "capture %s started%s%s", c->port, c->filter[0] ? ": " : "", c->filter);
+	VLOG_INFO("capture", "capture %s started%s%s%s", c->port, c->filter[0] ? ": " : "", c->filter, s->kfilter);
 	return 0;
 
 err_free:

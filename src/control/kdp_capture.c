@@ -60,7 +60,8 @@ static void kcap_close(struct vxd *vxd)
 	vxd->kcap = NULL;
 }
 
-int vxd_kcap_set(struct vxd *vxd, const struct vxdp_cap_key *key, uint32_t dirs)
+int vxd_kcap_set(struct vxd *vxd, const struct vxdp_cap_key *key, uint32_t dirs, const struct vxdp_cbpf_insn *filter,
+		 size_t n_insns)
 {
 	if (!vxd->kdp)
 		return -EOPNOTSUPP;
@@ -70,7 +71,7 @@ int vxd_kcap_set(struct vxd *vxd, const struct vxdp_cap_key *key, uint32_t dirs)
 		return err;
 	struct vxdp_cap_state st;
 	bool had = kdp_cap_state(k, key, &st) == 0;
-	err = kdp_cap_set(k, key, dirs);
+	err = kdp_cap_set(k, key, dirs, filter, n_insns);
 	if (err < 0) {
 		if (vxd->kcap && !vxd->kcap->n_keys)
 			kcap_close(vxd);
@@ -85,12 +86,10 @@ int vxd_kcap_set(struct vxd *vxd, const struct vxdp_cap_key *key, uint32_t dirs)
 	return 0;
 }
 
-uint64_t vxd_kcap_dropped(struct vxd *vxd, const struct vxdp_cap_key *key)
+void vxd_kcap_state(struct vxd *vxd, const struct vxdp_cap_key *key, struct vxdp_cap_state *st)
 {
-	struct vxdp_cap_state st;
-	if (!vxd->kdp || kdp_cap_state(kdp_ctl_kdp(vxd->kdp), key, &st) < 0)
-		return 0;
-	return st.dropped;
+	if (!vxd->kdp || kdp_cap_state(kdp_ctl_kdp(vxd->kdp), key, st) < 0)
+		memset(st, 0, sizeof(*st));
 }
 
 void vxd_kcap_poll(struct vxd *vxd)

@@ -293,11 +293,15 @@ static void ks_capture(struct ctl_print *p, struct vxd *vxd)
 	uint64_t sessions = 0;
 	for (unsigned i = 0; i < VXD_CAPTURE_MAX; i++)
 		sessions += vxd->captures[i] != NULL;
-	uint32_t on = 0;
+	uint32_t on = 0, prefiltered = 0;
+	uint64_t filtered = 0;
 	kdp_cap_on(kdp_ctl_kdp(vxd->kdp), &on);
+	kdp_cap_totals(kdp_ctl_kdp(vxd->kdp), &prefiltered, &filtered);
 	ctl_print_open_object(p, "capture");
 	ctl_print_uint(p, CTL_PRINT_ANY, "sessions", "capture: sessions %" PRIu64, sessions);
 	ctl_print_uint(p, CTL_PRINT_ANY, "kernel_keys", "; programs copy %" PRIu64 " ports", on);
+	ctl_print_uint(p, CTL_PRINT_ANY, "kernel_prefiltered", ", %" PRIu64 " of them pre-filtered", prefiltered);
+	ctl_print_uint(p, CTL_PRINT_ANY, "kernel_filtered", " (%" PRIu64 " frames not copied)", filtered);
 	ctl_print_bool(p, CTL_PRINT_ANY, "reader", " (perf ring read: %s)", vxd->kcap != NULL);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);

@@ -255,11 +255,16 @@ void vxd_capture_kernel_frame(struct vxd *vxd, const struct vxdp_cap_meta *m, co
 /* kdp_capture.c: capture on the kernel datapath's ports */
 
 struct vxdp_cap_key;
-/* The programs copy `key`'s frames of `dirs` (0: none); the reader is
- * opened with the first key and closed with the last.  0 or -errno. */
-int vxd_kcap_set(struct vxd *vxd, const struct vxdp_cap_key *key, uint32_t dirs);
-/* Copies the programs could not put in the ring for `key`, so far. */
-uint64_t vxd_kcap_dropped(struct vxd *vxd, const struct vxdp_cap_key *key);
+struct vxdp_cbpf_insn;
+/* The programs copy `key`'s frames of `dirs` (0: none) that the
+ * pre-filter keeps (n_insns 0: every frame); the reader is opened with
+ * the first key and closed with the last.  0 or -errno. */
+int vxd_kcap_set(struct vxd *vxd, const struct vxdp_cap_key *key, uint32_t dirs, const struct vxdp_cbpf_insn *filter,
+		 size_t n_insns);
+struct vxdp_cap_state;
+/* `key`'s state: its copies the programs could not put in the ring, the
+ * frames its pre-filter skipped, so far (zeros when it is off). */
+void vxd_kcap_state(struct vxd *vxd, const struct vxdp_cap_key *key, struct vxdp_cap_state *st);
 /* Hands waiting copies to vxd_capture_kernel_frame (each control loop turn). */
 void vxd_kcap_poll(struct vxd *vxd);
 

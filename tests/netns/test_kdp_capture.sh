@@ -8,7 +8,10 @@
 # Checks: on the VM's veth, `both`/`in`/`out` read back in tshark as the
 # pings sent (count, 1042 bytes, the ping's payload pattern, direction by
 # ICMP type and address); a BPF filter lets through what it says and
-# nothing else (small pings sent first); the vxlan port's inner frames
+# nothing else (small pings sent first), and it runs in the program
+# before the copy (the frames it skips are counted there, not copied;
+# a port with two captures copies every frame and vxswitchd filters);
+# the vxlan port's inner frames
 # (out = requests to the remote, in = replies decapsulated), and `outer`
 # refused with its reason; a port removed ends its capture; a capture of a
 # frame the ring has no room for is counted and reported (a stalled reader
@@ -49,6 +52,9 @@ cap_start in vnet1 in -c 5 -w "$D/in.pcap" icmp
 cap_start out vnet1 out -c 5 -w "$D/out.pcap" icmp
 settle
 [ "$(cap_on)" = 1 ] || fail "three captures of vnet1: the flag is $(cap_on), 1 key expected"
+prefiltered() { vx_stat 1 'd["capture"]["kernel_prefiltered"]'; }
+kfiltered() { vx_stat 1 'd["capture"]["kernel_filtered"]'; }
+[ "$(prefiltered)" = 0 ] || fail "three captures share vnet1's copies, yet $(prefiltered) key is pre-filtered"
 ping5
 for c in both in out; do cap_wait "$c"; done
 expect "$D/both.pcap" 10 1042
@@ -64,13 +70,18 @@ pass "vnet1 (kernel datapath, redirect_peer): 10 frames both ways, 5 in (request
 # ---- a BPF filter -----------------------------------------------------------
 cap_start filt vnet1 -c 6 -w "$D/filt.pcap" icmp and greater 1000
 settle
+[ "$(prefiltered)" = 1 ] || fail "one capture of vnet1 with a filter: $(prefiltered) keys pre-filtered, 1 expected"
 nvm1 ping -c 3 -i 0.1 -s 100 -W 2 "$(vm_addr4 2)" >/dev/null
 nvm1 bash -c 'for i in 1 2 3; do echo "datagram $i" > /dev/udp/192.0.2.2/9; done'
+skipped=$(kfiltered)
+[ "$skipped" -ge 9 ] || fail "the program skipped $skipped frames of the 6 small pings' and 3 datagrams', 9 at least expected"
 nvm1 ping -c 3 -i 0.1 -s 1000 -p "$PAT" -W 2 "$(vm_addr4 2)" >/dev/null
 cap_wait filt
 expect "$D/filt.pcap" 6 1042
 [ "$(pattern "$D/filt.pcap")" = 6 ] || fail "filter: frames other than the big pings"
-pass "filter 'icmp and greater 1000': the 6 big pings' frames, none of the 6 small ones or the 3 UDP datagrams before them"
+grep -Eq "capture vnet1: 6 frames captured; the filter skipped [0-9]+ in the kernel" "$D/filt.err" ||
+	fail "summary of a pre-filtered capture: $(cat "$D/filt.err")"
+pass "filter 'icmp and greater 1000', run in the program: the 6 big pings' frames, none of the 6 small ones or the 3 UDP datagrams before them ($skipped frames skipped before the copy)"
 
 # ---- the vxlan port: inner frames; outer refused -----------------------------
 cap_start vin vx99 in -c 5 -w "$D/vin.pcap" icmp

@@ -4,8 +4,10 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dp/kernel/kdp.h"
+#include "dp/kernel/kdp_cbpf.h"
 
 struct kdp_cap_reader {
 	struct perf_buffer *pb;
@@ -31,16 +33,24 @@ static int cap_count_keys(int fd)
 	return n;
 }
 
-int kdp_cap_set(struct kdp *k, const struct vxdp_cap_key *key, uint32_t dirs)
+int kdp_cap_set(struct kdp *k, const struct vxdp_cap_key *key, uint32_t dirs, const struct vxdp_cbpf_insn *filter,
+		size_t n_insns)
 {
 	int fd = kdp_map_fd(k, "cap_ports"), ffd = kdp_map_fd(k, KDP_CAP_FLAG_MAP);
 	if (fd < 0 || ffd < 0)
 		return fd < 0 ? fd : ffd;
+	int err;
+	if (dirs && n_insns && (err = kdp_cbpf_check(filter, n_insns, NULL, 0)) < 0)
+		return err;
 	struct vxdp_cap_state st = { 0 };
 	if (dirs) {
 		/* Keep the counts of a key already on (another session). */
 		bpf_map_lookup_elem(fd, key, &st);
 		st.dirs = dirs;
+		st.n_insns = (uint32_t)n_insns;
+		memset(st.insns, 0, sizeof(st.insns));
+		if (n_insns)
+			memcpy(st.insns, filter, n_insns * sizeof(*filter));
 		if (bpf_map_update_elem(fd, key, &st, BPF_ANY) < 0)
 			return -errno;
 	} else if (bpf_map_delete_elem(fd, key) < 0 && errno != ENOENT) {
@@ -69,6 +79,27 @@ int kdp_cap_state(struct kdp *k, const struct vxdp_cap_key *key, struct vxdp_cap
 	if (fd < 0)
 		return fd;
 	return bpf_map_lookup_elem(fd, key, st) < 0 ? -errno : 0;
+}
+
+int kdp_cap_totals(struct kdp *k, uint32_t *prefiltered, uint64_t *filtered)
+{
+	int fd = kdp_map_fd(k, "cap_ports");
+	*prefiltered = 0;
+	*filtered = 0;
+	if (fd < 0)
+		return fd;
+	struct vxdp_cap_key key, next;
+	struct vxdp_cap_state st;
+	void *prev = NULL;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (bpf_map_lookup_elem(fd, &next, &st) == 0) {
+			*prefiltered += st.n_insns != 0;
+			*filtered += st.filtered;
+		}
+		key = next;
+		prev = &key;
+	}
+	return 0;
 }
 
 int kdp_cap_on(struct kdp *k, uint32_t *on)

@@ -7,13 +7,18 @@
 #define VXSWITCH_DP_KERNEL_VXDP_CAPTURE_H
 
 #include "vxdp_capture_abi.h"
+#include "vxdp_cbpf.h"
 
 /* Written by vxswitchd (kdp_capture.c) through the section's mmap. */
 volatile __u32 vxdp_cap_on SEC(".data.vxcap") = 0;
 
+/* Not preallocated: an element replaced by vxswitchd (another filter) is
+ * freed after an RCU grace period, so a program that looked the old one
+ * up reads its filter whole, never half of the new one. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, VXDP_CAP_KEYS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct vxdp_cap_key);
 	__type(value, struct vxdp_cap_state);
 } cap_ports SEC(".maps");
@@ -33,6 +38,7 @@ struct {
 struct vxdp_cap_scratch {
 	struct vxdp_cap_key k;
 	struct vxdp_cap_meta m;
+	struct vxdp_cbpf_vm vm;
 };
 
 struct {
@@ -54,6 +60,10 @@ static __noinline int vxdp_cap_emit(struct __sk_buff *skb, __u32 ifindex, __u32 
 	struct vxdp_cap_state *s = bpf_map_lookup_elem(&cap_ports, &x->k);
 	if (!s || !(s->dirs & dir))
 		return 0;
+	if (s->n_insns && vxdp_cbpf_filter(skb, s, &x->vm) == VXDP_CBPF_SKIP) {
+		__sync_fetch_and_add(&s->filtered, 1);
+		return 0;
+	}
 	__u64 len = skb->len;
 	__u64 caplen = len < VXDP_CAP_SNAPLEN ? len : VXDP_CAP_SNAPLEN;
 	struct vxdp_cap_meta *m = &x->m;

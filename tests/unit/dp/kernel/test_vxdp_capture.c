@@ -140,7 +140,7 @@ static void test_off_no_copy_on_copies_with_direction(void **state)
 
 	/* p1 in: the frame as it came, tagged in and p1. */
 	struct vxdp_cap_key k1 = { .ifindex = fx->p1 }, k2 = { .ifindex = fx->p2 };
-	assert_int_equal(kdp_cap_set(fx->k, &k1, VXDP_CAP_IN), 0);
+	assert_int_equal(kdp_cap_set(fx->k, &k1, VXDP_CAP_IN, NULL, 0), 0);
 	assert_int_equal(kdp_cap_on(fx->k, &on), 0);
 	assert_int_equal(on, 1);
 	run(fx, kdp_port_prog_fd(fx->k), fx->p1, f, sizeof(f));
@@ -152,7 +152,7 @@ static void test_off_no_copy_on_copies_with_direction(void **state)
 	assert_memory_equal(fx->c[0].bytes, f, sizeof(f));
 
 	/* p1 out only: a frame from p1 is not copied; one to p1 (from p2) is. */
-	assert_int_equal(kdp_cap_set(fx->k, &k1, VXDP_CAP_OUT), 0);
+	assert_int_equal(kdp_cap_set(fx->k, &k1, VXDP_CAP_OUT, NULL, 0), 0);
 	run(fx, kdp_port_prog_fd(fx->k), fx->p1, f, sizeof(f));
 	assert_int_equal(fx->n, 0);
 	uint8_t g[80];
@@ -164,7 +164,7 @@ static void test_off_no_copy_on_copies_with_direction(void **state)
 	assert_memory_equal(fx->c[0].bytes, g, sizeof(g));
 
 	/* both on two ports: one frame p2 -> p1 makes in(p2) then out(p1). */
-	assert_int_equal(kdp_cap_set(fx->k, &k2, VXDP_CAP_IN | VXDP_CAP_OUT), 0);
+	assert_int_equal(kdp_cap_set(fx->k, &k2, VXDP_CAP_IN | VXDP_CAP_OUT, NULL, 0), 0);
 	assert_int_equal(kdp_cap_on(fx->k, &on), 0);
 	assert_int_equal(on, 2);
 	run(fx, kdp_port_prog_fd(fx->k), fx->p2, g, sizeof(g));
@@ -180,7 +180,7 @@ static void test_off_no_copy_on_copies_with_direction(void **state)
 
 	/* all off (one by one, then what is left by clear): the flag is 0
 	 * again and nothing is copied. */
-	assert_int_equal(kdp_cap_set(fx->k, &k1, 0), 0);
+	assert_int_equal(kdp_cap_set(fx->k, &k1, 0, NULL, 0), 0);
 	assert_int_equal(kdp_cap_on(fx->k, &on), 0);
 	assert_int_equal(on, 1);
 	assert_int_equal(kdp_cap_clear(fx->k), 0);
@@ -201,12 +201,12 @@ static void test_vxlan_key_and_flood(void **state)
 	if (!fx)
 		skip();
 	struct vxdp_cap_key kt = { .ifindex = fx->tun, .vni = VNI }, kother = { .ifindex = fx->tun, .vni = VNI + 1 };
-	assert_int_equal(kdp_cap_set(fx->k, &kother, VXDP_CAP_IN | VXDP_CAP_OUT), 0);
+	assert_int_equal(kdp_cap_set(fx->k, &kother, VXDP_CAP_IN | VXDP_CAP_OUT, NULL, 0), 0);
 	uint8_t f[100];
 	frame(f, sizeof(f), MACR, MAC1, 3);
 	run(fx, kdp_port_prog_fd(fx->k), fx->p1, f, sizeof(f));
 	assert_int_equal(fx->n, 0); /* another VNI's key */
-	assert_int_equal(kdp_cap_set(fx->k, &kt, VXDP_CAP_OUT), 0);
+	assert_int_equal(kdp_cap_set(fx->k, &kt, VXDP_CAP_OUT, NULL, 0), 0);
 	run(fx, kdp_port_prog_fd(fx->k), fx->p1, f, sizeof(f));
 	assert_int_equal(fx->n, 1);
 	assert_int_equal(fx->c[0].m.dir, VXDP_CAP_OUT);
@@ -220,7 +220,7 @@ static void test_vxlan_key_and_flood(void **state)
 	/* Broadcast from p1: flooded to p2 and the remote; p2 out and the
 	 * VNI out capture: two copies, p2's and the remote's. */
 	struct vxdp_cap_key k2 = { .ifindex = fx->p2 };
-	assert_int_equal(kdp_cap_set(fx->k, &k2, VXDP_CAP_OUT), 0);
+	assert_int_equal(kdp_cap_set(fx->k, &k2, VXDP_CAP_OUT, NULL, 0), 0);
 	static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	frame(f, sizeof(f), bc, MAC1, 4);
 	run(fx, kdp_port_prog_fd(fx->k), fx->p1, f, sizeof(f));
@@ -233,7 +233,7 @@ static void test_vxlan_key_and_flood(void **state)
 	assert_true(saw_p2 && saw_tun);
 
 	/* In: a frame decapsulated in VNI from the remote. */
-	assert_int_equal(kdp_cap_set(fx->k, &kt, VXDP_CAP_IN), 0);
+	assert_int_equal(kdp_cap_set(fx->k, &kt, VXDP_CAP_IN, NULL, 0), 0);
 	int tfd = kdp_map_fd(fx->k, "test_tunkey");
 	uint32_t zero = 0;
 	struct vxdp_test_tunkey tk = { .vni = VNI };
