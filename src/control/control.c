@@ -88,14 +88,14 @@ static int vxd_fdb_cmd(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_pr
 		ret = vxd_fdb_dst_from_cmd(vxd, &cmd->fdb, &dst, err);
 		if (ret < 0)
 			return ret;
-		ret = fdb_add_static(vxd->fdb, cmd->fdb.vni, cmd->fdb.mac, &dst, vxd_clock(vxd));
+		ret = vxd->dp->class->fdb_add(vxd->dp, DPIF_FDB_STATIC, cmd->fdb.vni, cmd->fdb.mac, &dst);
 		if (ret < 0)
 			return vxd_refuse(err, ret, "fdb add: %s", strerror(-ret));
 		if (vxd_statics_remember(vxd, &cmd->fdb) < 0)
 			VLOG_WARN("fdb", "out of memory: `show config` will not list this entry");
 		return 0;
 	case CTL_FDB_DEL:
-		ret = fdb_del(vxd->fdb, cmd->fdb.vni, cmd->fdb.mac);
+		ret = vxd->dp->class->fdb_del(vxd->dp, DPIF_FDB_STATIC, cmd->fdb.vni, cmd->fdb.mac);
 		vxd_statics_forget(vxd, cmd->fdb.vni, cmd->fdb.mac);
 		return ret < 0 ? vxd_refuse(err, ret, "fdb del: no such entry") : 0;
 	default: { /* CTL_FDB_FLUSH */
@@ -103,7 +103,7 @@ static int vxd_fdb_cmd(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_pr
 			.vni = cmd->fdb.has_vni ? cmd->fdb.vni : FDB_VNI_ANY,
 			.kinds = FDB_FLUSH_LEARNED,
 		};
-		size_t n = fdb_flush(vxd->fdb, &filter);
+		size_t n = vxd->dp->class->fdb_flush(vxd->dp, &filter);
 		ctl_print_open_object(out, NULL);
 		ctl_print_uint(out, CTL_PRINT_ANY, "flushed", "flushed %" PRIu64 " entries\n", (uint64_t)n);
 		ctl_print_close_object(out);
@@ -169,10 +169,10 @@ static int vxd_apply_knob(struct vxd *vxd, enum ctl_knob knob, uint32_t value)
 						  (uint64_t)(knob == CTL_KNOB_GRO_HOLD_US ? value : vxd->knobs[CTL_KNOB_GRO_HOLD_US]) *
 							  1000ull);
 	case CTL_KNOB_FDB_AGEING:
-		fdb_set_ageing(vxd->fdb, value ? (uint64_t)value * 1000000000ull : UINT64_MAX / 2);
+		vxd->dp->class->fdb_set_ageing(vxd->dp, value ? (uint64_t)value * 1000000000ull : UINT64_MAX / 2);
 		return 0;
 	case CTL_KNOB_FDB_MAX:
-		return fdb_set_max_learned_per_vni(vxd->fdb, value) < 0 ? -ERANGE : 0;
+		return vxd->dp->class->fdb_set_vni_max(vxd->dp, value, &vxd->fdb_capacity) < 0 ? -ERANGE : 0;
 	case CTL_KNOB_UPCALL_RATE:
 	case CTL_KNOB_UPCALL_BURST:
 		/* The userspace datapath reads every frame itself: no upcalls. */
@@ -190,7 +190,7 @@ static int vxd_knob_refusal(struct vxd *vxd, enum ctl_knob knob, uint32_t value,
 	const char *name = ctl_knob_info(knob)->name;
 	if (knob == CTL_KNOB_FDB_MAX)
 		return vxd_refuse(err, ret, "fdb-max %u: above the %u learned entries the table was sized for "
-				  "at start-up (vxswitchd --fdb-size)", value, fdb_get_max_learned(vxd->fdb));
+				  "at start-up (vxswitchd --fdb-size)", value, vxd->fdb_capacity);
 	if (knob == CTL_KNOB_UDP_GRO && ret == -EOPNOTSUPP)
 		return vxd_refuse(err, ret, "udp-gro: refused by the kernel at start-up");
 	if ((knob == CTL_KNOB_UPCALL_RATE || knob == CTL_KNOB_UPCALL_BURST) && ret == -EOPNOTSUPP)

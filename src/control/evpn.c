@@ -42,7 +42,7 @@ static bool ev_lookup(struct vxd *vxd, const struct evpn_vni *v, const uint8_t m
 {
 	if (vxd->kdp)
 		return kdp_ctl_fdb_lookup(vxd->kdp, v->vni, mac, cur);
-	return fdb_lookup(vxd->fdb, v->vni, mac, vxd_clock(vxd), cur);
+	return vxd->dp->class->fdb_lookup(vxd->dp, v->vni, mac, cur);
 }
 
 static int ev_add(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6], const uint8_t vtep[4])
@@ -50,14 +50,14 @@ static int ev_add(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6
 	if (vxd->kdp)
 		return kdp_ctl_evpn_mac_add(vxd->kdp, v->vni, mac, vtep);
 	struct fdb_dst d = fdb_dst_vtep4(v->port_id, vtep);
-	return fdb_add_evpn(vxd->fdb, v->vni, mac, &d, vxd_clock(vxd));
+	return vxd->dp->class->fdb_add(vxd->dp, DPIF_FDB_EVPN, v->vni, mac, &d);
 }
 
 static int ev_del(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6])
 {
 	if (vxd->kdp)
 		return kdp_ctl_evpn_mac_del(vxd->kdp, v->vni, mac);
-	return fdb_del_evpn(vxd->fdb, v->vni, mac);
+	return vxd->dp->class->fdb_del(vxd->dp, DPIF_FDB_EVPN, v->vni, mac);
 }
 
 void ev_walk(const struct vxd *vxd, uint32_t vni, fdb_dump_cb *cb, void *ctx)
@@ -65,7 +65,7 @@ void ev_walk(const struct vxd *vxd, uint32_t vni, fdb_dump_cb *cb, void *ctx)
 	if (vxd->kdp)
 		kdp_ctl_fdb_walk(vxd->kdp, vni, cb, ctx);
 	else
-		fdb_dump(vxd->fdb, vni, vxd_clock(vxd), cb, ctx);
+		vxd->dp->class->fdb_dump(vxd->dp, vni, cb, ctx);
 }
 
 /* The port is still there (its removal clears the slot; this guards the

@@ -145,8 +145,8 @@ static void vxd_fdb_forget_port(struct vxd *vxd, const struct port *port)
 		dst.port = port->id;
 	}
 	struct fdb_flush_filter filter = { .vni = FDB_VNI_ANY, .dst = &dst, .kinds = FDB_FLUSH_ALL };
-	fdb_flush(vxd->fdb, &filter);
-	fdb_port_forget(vxd->fdb, port->id);
+	vxd->dp->class->fdb_flush(vxd->dp, &filter);
+	vxd->dp->class->fdb_port_forget(vxd->dp, port->id);
 }
 
 int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
@@ -294,10 +294,10 @@ err_destroy:
 static int vxd_commit_frame(struct vxd *vxd, struct port *port, const struct ctl_port_add *pa, struct ctl_err *err)
 {
 	uint16_t id = port->id;
-	fdb_set_port_max(vxd->fdb, id, (pa->given & CTL_PK_MAX_MACS) ? pa->max_macs : 0);
+	vxd->dp->class->fdb_set_port_max(vxd->dp, id, (pa->given & CTL_PK_MAX_MACS) ? pa->max_macs : 0);
 	int ret = vxd_port_commit(vxd, port, -1, err);
 	if (ret < 0)
-		fdb_set_port_max(vxd->fdb, id, 0);
+		vxd->dp->class->fdb_set_port_max(vxd->dp, id, 0);
 	return ret;
 }
 

@@ -95,12 +95,12 @@ struct vxd {
 	struct qsbr qsbr;
 	struct vxd_view *_Atomic view;  /* published; the worker's reading */
 	uint64_t view_version;
-	/* workers.c: the datapath, where its workers run, the FDB they share. */
+	/* workers.c: the datapath (its FDB is its own), where its workers run. */
 	struct dpif *dp;                 /* the datapath (dp/dpif.h) */
 	unsigned n_workers;              /* its threads (placement.n_workers once started) */
 	struct vxd_placement placement;
 	struct ctl_workers workers_asked; /* --workers/--cpus or the config's line; n 0: neither */
-	struct fdb *fdb;
+	uint32_t fdb_capacity;           /* the FDB's learned entries over all VNIs (`fdb-max` refusals say it) */
 
 	struct vxd_snapshot *snap;   /* scratch for stats and diagnose */
 	struct vxd_snapshot *diag_prev, *diag_cur;

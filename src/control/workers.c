@@ -1,6 +1,6 @@
-/* The control side of the datapath (dp/dpif.h): the FDB it shares, opening
- * it with its workers where the placement says (placement.h), closing it,
- * and the ports' and sockets' place in its poll sets. */
+/* The control side of the datapath (dp/dpif.h): opening it with its FDB
+ * sized and its workers where the placement says (placement.h), closing
+ * it, and the ports' and sockets' place in its poll sets. */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -26,21 +26,19 @@ int vxd_workers_start(struct vxd *vxd)
 	if (fcfg.max_learned_per_vni > fcfg.max_learned)
 		fcfg.max_learned_per_vni = fcfg.max_learned;
 	vxd->knobs[CTL_KNOB_FDB_MAX] = fcfg.max_learned_per_vni;
-	int err = fdb_create(&fcfg, &vxd->fdb);
-	if (err < 0)
-		return err;
+	vxd->fdb_capacity = fcfg.max_learned;
 	const struct vxd_placement *pl = &vxd->placement;
 	struct dpif_config dcfg = {
 		.qsbr = &vxd->qsbr,
 		.view = &vxd->view,
-		.fdb = vxd->fdb,
+		.fdb = fcfg,
 		.pool_size = vxd->opts.pool_size ? vxd->opts.pool_size : VXD_POOL_DEFAULT,
 		.n_workers = pl->n_workers,
 		.cpu = pl->cpu,
 		.node = pl->node,
 		.clock = vxd->opts.clock,
 	};
-	err = dpif_user_class.open(&dcfg, &vxd->dp);
+	int err = dpif_user_class.open(&dcfg, &vxd->dp);
 	if (err < 0)
 		return err;
 	vxd->n_workers = vxd->dp->class->n_lanes(vxd->dp);
@@ -57,8 +55,6 @@ void vxd_workers_stop(struct vxd *vxd)
 		vxd->dp = NULL;
 	}
 	vxd->n_workers = 0;
-	fdb_destroy(vxd->fdb);
-	vxd->fdb = NULL;
 }
 
 /* ---- poll sets ---------------------------------------------------------- */

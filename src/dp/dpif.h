@@ -17,12 +17,15 @@
  * Through here: the datapath's life cycle, a port's attach and detach
  * (and a socket's, for the userspace datapath's shared underlay sockets),
  * the knobs that need the datapath to rebuild something (GRO limits),
- * counter snapshots, capture start and stop.
- * Not yet through here (the control thread reaches them directly, as both
- * datapaths must share them): the FDB (switch/fdb.h, shared by the workers
- * and the control thread with lock-free lookups), and the published view
- * (struct vxd_view), which the control thread builds and swaps in with one
- * atomic store (control/view.c) and which a datapath reads at its own pace.
+ * the FDB (the datapath's own: see "The FDB" below), counter snapshots,
+ * capture start and stop.
+ * Not through here, by design: the published view (struct vxd_view: ports,
+ * VNIs, rule tables, knobs), which the control thread builds and swaps in
+ * with one atomic store (control/view.c) into the slot the datapath was
+ * opened with, and which the datapath reads at its own pace: the control
+ * side publishes tables, the datapath reads them, nothing calls back.
+ * The kernel datapath (control/kdp_ports.h) is not yet an implementation
+ * of this table: its control side takes the commands itself.
  *
  * Contract
  * ========
@@ -42,29 +45,47 @@
  *     (its queued frames are flushed, its state freed).
  * - What is copied and what is shared: the datapath holds the struct port
  *   pointers it is given until port_detach returns, and a capture until
- *   capture_stop returns; snapshots are copied into the caller's struct. */
+ *   capture_stop returns; snapshots are copied into the caller's struct.
+ *
+ * The FDB
+ * =======
+ * The datapath owns it (made at open from dpif_config.fdb): its threads
+ * learn into it and age it.  The control thread adds and deletes what an
+ * operator (`fdb add/del/flush`, a port's removal) and BGP EVPN say,
+ * reads it (`fdb show`, EVPN's checks) and sets its limits.  Semantics,
+ * errors and types are switch/fdb.h's; "now" is the datapath's clock.
+ * These operations do not wait for the datapath's threads: the table
+ * takes changes beside lock-free lookups (switch/fdb.h, "Concurrency"). */
 #ifndef VX_DP_DPIF_H
 #define VX_DP_DPIF_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "switch/fdb.h"
 
 struct dpif;
 struct flower_counters;
 struct port;
 struct qsbr;
-struct fdb;
 struct vxd_capture;
 struct vxd_snapshot;
 struct vxd_view;
 struct vxlan_sock;
+
+/* Who put an FDB entry there (fdb_add, fdb_del). */
+enum dpif_fdb_kind {
+	DPIF_FDB_STATIC,   /* an operator: `fdb add` (a static entry), `fdb del` (the entry, whatever it is) */
+	DPIF_FDB_EVPN,     /* BGP EVPN: a remote MAC it told us of; del removes only such an entry */
+};
 
 /* What a datapath is opened with.  Pointers are the caller's and outlive
  * the datapath. */
 struct dpif_config {
 	struct qsbr *qsbr;                 /* grace periods for the published view */
 	struct vxd_view *_Atomic *view;    /* the control thread's publication slot */
-	struct fdb *fdb;                   /* the shared FDB */
+	struct fdb_config fdb;             /* the FDB's sizes and seed */
 	uint32_t pool_size;                /* packet buffers per worker */
 	unsigned n_workers;                /* threads (userspace datapath) */
 	const int *cpu;                    /* n_workers CPUs to pin to (-1: not pinned) */
@@ -98,10 +119,27 @@ struct dpif_class {
 	/* `set gro-max-size` / `gro-hold-us`: the GRO tables are rebuilt. */
 	int (*gro_config)(struct dpif *dp, uint32_t max_size, uint64_t hold_ns);
 
+	/* The FDB (see "The FDB" above).  fdb_add/fdb_del: an operator's
+	 * static entry (fdb_add_static, fdb_del) or an EVPN one (fdb_add_evpn,
+	 * fdb_del_evpn).  fdb_set_vni_max: -ERANGE above the table's learned
+	 * capacity, which *capacity says. */
+	int (*fdb_add)(struct dpif *dp, enum dpif_fdb_kind kind, uint32_t vni, const uint8_t mac[6],
+		       const struct fdb_dst *dst);
+	int (*fdb_del)(struct dpif *dp, enum dpif_fdb_kind kind, uint32_t vni, const uint8_t mac[6]);
+	bool (*fdb_lookup)(struct dpif *dp, uint32_t vni, const uint8_t mac[6], struct fdb_dst *dst);
+	size_t (*fdb_flush)(struct dpif *dp, const struct fdb_flush_filter *filter);
+	int (*fdb_dump)(struct dpif *dp, uint32_t vni, fdb_dump_cb *cb, void *ctx);
+	void (*fdb_set_ageing)(struct dpif *dp, uint64_t ageing_ns);
+	int (*fdb_set_vni_max)(struct dpif *dp, uint32_t max, uint32_t *capacity);
+	/* A port's `max-macs` (0: none); port_forget when it is gone (its
+	 * entries go with fdb_flush). */
+	int (*fdb_set_port_max)(struct dpif *dp, uint16_t port, uint32_t max);
+	void (*fdb_port_forget)(struct dpif *dp, uint16_t port);
+
 	/* Every counter, summed over the datapath's threads into *out (which
-	 * is zeroed first; each thread's own figures in out->workers[]), and
-	 * the rule counters into *fc when fc is not NULL.  The FDB's own counts
-	 * are the caller's (the FDB is not the datapath's). */
+	 * is zeroed first; each thread's own figures in out->workers[]), the
+	 * FDB's (out->fdb, and each present port's), and the rule counters
+	 * into *fc when fc is not NULL. */
 	int (*snapshot)(struct dpif *dp, struct vxd_snapshot *out, struct flower_counters *fc);
 
 	/* Capture (dp/capture.h): the datapath starts copying the frames of

@@ -572,7 +572,7 @@ static int vxd_dump_one(const struct fdb_entry_info *e, void *arg)
 int vxd_fdb_show(struct vxd *vxd, uint32_t vni, struct ctl_print *out, struct ctl_err *err)
 {
 	struct vxd_fdb_dump dump = { 0 };
-	int ret = fdb_dump(vxd->fdb, vni, vxd_clock(vxd), vxd_dump_one, &dump);
+	int ret = vxd->dp->class->fdb_dump(vxd->dp, vni, vxd_dump_one, &dump);
 	if (ret < 0) {
 		free(dump.entries);
 		return vxd_refuse(err, ret, "fdb show: %s", strerror(-ret));

@@ -2,7 +2,9 @@
  * threads (worker.h), each reading its lane of every port and socket.
  * Every operation is a request each worker executes between two batches
  * (the caller waits for all of them), or an fd added to or removed from a
- * worker's epoll set, which epoll allows from the control thread. */
+ * worker's epoll set, which epoll allows from the control thread.  The
+ * FDB is switch/fdb.h's table, which the workers learn into and the
+ * control thread changes beside them without a request. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,9 @@
 
 struct dpif_user {
 	struct dpif up;
+	struct fdb *fdb;
+	uint64_t (*clock)(void);             /* the workers' */
+	uint32_t port_vni[VXD_MAX_PORTS];    /* each attached port's VNI, for its FDB counts */
 	struct vxd_worker *workers[VXD_MAX_WORKERS];
 	unsigned n_workers;
 	struct vxd_snapshot *wsnap;          /* one per worker */
@@ -48,6 +53,7 @@ static void user_close(struct dpif *dp)
 		vxd_worker_destroy(u->workers[i]);
 	free(u->wsnap);
 	flower_counters_fini(&u->wfcounters);
+	fdb_destroy(u->fdb);
 	free(u);
 }
 
@@ -57,23 +63,29 @@ static int user_open(const struct dpif_config *cfg, struct dpif **out)
 	if (!u)
 		return -ENOMEM;
 	u->up.class = &dpif_user_class;
+	u->clock = cfg->clock ? cfg->clock : vxd_now_ns;
 	u->wsnap = calloc(cfg->n_workers ? cfg->n_workers : 1, sizeof(*u->wsnap));
 	if (!u->wsnap || cfg->n_workers > VXD_MAX_WORKERS) {
 		user_close(&u->up);
 		return u->wsnap ? -EINVAL : -ENOMEM;
+	}
+	int err = fdb_create(&cfg->fdb, &u->fdb);
+	if (err < 0) {
+		user_close(&u->up);
+		return err;
 	}
 	for (unsigned i = 0; i < cfg->n_workers; i++) {
 		struct vxd_worker_config wcfg = {
 			.qsbr = cfg->qsbr,
 			.view = cfg->view,
 			.pool_size = cfg->pool_size,
-			.fdb = cfg->fdb,
+			.fdb = u->fdb,
 			.index = i,
 			.cpu = cfg->cpu ? cfg->cpu[i] : -1,
 			.node = cfg->node ? cfg->node[i] : -1,
 			.clock = cfg->clock,
 		};
-		int err = vxd_worker_create(&wcfg, &u->workers[i]);
+		err = vxd_worker_create(&wcfg, &u->workers[i]);
 		if (err < 0) {
 			user_close(&u->up);
 			return err;
@@ -88,6 +100,8 @@ static int user_open(const struct dpif_config *cfg, struct dpif **out)
 
 static int user_port_attach(struct dpif *dp, uint16_t id, struct port *port, bool new_sock)
 {
+	if (id < VXD_MAX_PORTS)
+		dpif_user(dp)->port_vni[id] = port->vni;
 	struct vxd_req req = { .kind = VXD_REQ_PORT_ATTACH, .port_id = id, .port = port };
 	struct vxd_req undo = { .kind = VXD_REQ_PORT_DETACH, .port_id = id, .value = new_sock };
 	return call_all_or_undo(dpif_user(dp), &req, &undo);
@@ -162,13 +176,89 @@ static void user_sock_release(struct dpif *dp, struct vxlan_sock *sock)
 	call_all(dpif_user(dp), &req);
 }
 
-/* ---- knobs, counters, capture ---------------------------------------------- */
+/* ---- knobs, capture ------------------------------------------------------------ */
 
 static int user_gro_config(struct dpif *dp, uint32_t max_size, uint64_t hold_ns)
 {
 	struct vxd_req req = { .kind = VXD_REQ_GRO_CONFIG, .gro = { .max_size = max_size, .hold_ns = hold_ns } };
 	return (int)call_all(dpif_user(dp), &req);
 }
+
+/* ---- the FDB ------------------------------------------------------------------ */
+
+/* The workers' clock (worker.h). */
+static uint64_t user_now(const struct dpif_user *u)
+{
+	return u->clock();
+}
+
+static int user_fdb_add(struct dpif *dp, enum dpif_fdb_kind kind, uint32_t vni, const uint8_t mac[6],
+			const struct fdb_dst *dst)
+{
+	struct dpif_user *u = dpif_user(dp);
+	return kind == DPIF_FDB_EVPN ? fdb_add_evpn(u->fdb, vni, mac, dst, user_now(u))
+				     : fdb_add_static(u->fdb, vni, mac, dst, user_now(u));
+}
+
+static int user_fdb_del(struct dpif *dp, enum dpif_fdb_kind kind, uint32_t vni, const uint8_t mac[6])
+{
+	struct dpif_user *u = dpif_user(dp);
+	return kind == DPIF_FDB_EVPN ? fdb_del_evpn(u->fdb, vni, mac) : fdb_del(u->fdb, vni, mac);
+}
+
+static bool user_fdb_lookup(struct dpif *dp, uint32_t vni, const uint8_t mac[6], struct fdb_dst *dst)
+{
+	struct dpif_user *u = dpif_user(dp);
+	return fdb_lookup(u->fdb, vni, mac, user_now(u), dst);
+}
+
+static size_t user_fdb_flush(struct dpif *dp, const struct fdb_flush_filter *filter)
+{
+	return fdb_flush(dpif_user(dp)->fdb, filter);
+}
+
+static int user_fdb_dump(struct dpif *dp, uint32_t vni, fdb_dump_cb *cb, void *ctx)
+{
+	struct dpif_user *u = dpif_user(dp);
+	return fdb_dump(u->fdb, vni, user_now(u), cb, ctx);
+}
+
+static void user_fdb_set_ageing(struct dpif *dp, uint64_t ageing_ns)
+{
+	fdb_set_ageing(dpif_user(dp)->fdb, ageing_ns);
+}
+
+static int user_fdb_set_vni_max(struct dpif *dp, uint32_t max, uint32_t *capacity)
+{
+	struct dpif_user *u = dpif_user(dp);
+	*capacity = fdb_get_max_learned(u->fdb);
+	return fdb_set_max_learned_per_vni(u->fdb, max);
+}
+
+static int user_fdb_set_port_max(struct dpif *dp, uint16_t port, uint32_t max)
+{
+	return fdb_set_port_max(dpif_user(dp)->fdb, port, max);
+}
+
+static void user_fdb_port_forget(struct dpif *dp, uint16_t port)
+{
+	fdb_port_forget(dpif_user(dp)->fdb, port);
+}
+
+/* The FDB's counts, read from the table now. */
+static void user_snapshot_fdb(const struct dpif_user *u, struct vxd_snapshot *out)
+{
+	fdb_get_stats(u->fdb, &out->fdb);
+	for (unsigned i = 0; i < VXD_MAX_PORTS; i++) {
+		struct vxd_port_snap *ps = &out->ports[i];
+		if (!ps->present)
+			continue;
+		fdb_get_port_stats(u->fdb, (uint16_t)i, &ps->fdb);
+		ps->fdb_vni_learned = fdb_count_vni(u->fdb, u->port_vni[i]);
+	}
+}
+
+/* ---- counters --------------------------------------------------------------- */
 
 static int user_snapshot(struct dpif *dp, struct vxd_snapshot *out, struct flower_counters *fc)
 {
@@ -200,6 +290,7 @@ static int user_snapshot(struct dpif *dp, struct vxd_snapshot *out, struct flowe
 			return (int)reqs[i].result;
 		vxd_snapshot_add(out, &u->wsnap[i]);
 	}
+	user_snapshot_fdb(u, out);
 	return 0;
 }
 
@@ -238,6 +329,15 @@ const struct dpif_class dpif_user_class = {
 	.sock_unwatch = user_sock_unwatch,
 	.sock_release = user_sock_release,
 	.gro_config = user_gro_config,
+	.fdb_add = user_fdb_add,
+	.fdb_del = user_fdb_del,
+	.fdb_lookup = user_fdb_lookup,
+	.fdb_flush = user_fdb_flush,
+	.fdb_dump = user_fdb_dump,
+	.fdb_set_ageing = user_fdb_set_ageing,
+	.fdb_set_vni_max = user_fdb_set_vni_max,
+	.fdb_set_port_max = user_fdb_set_port_max,
+	.fdb_port_forget = user_fdb_port_forget,
 	.snapshot = user_snapshot,
 	.capture_start = user_capture_start,
 	.capture_stop = user_capture_stop,
