@@ -79,6 +79,37 @@ def table(rows):
     return "\n".join(lines)
 
 
+PAIRED = [("1x fwd", "1x_fwd_gbps"), ("1x rev", "1x_rev_gbps"), ("4x fwd", "4x_fwd_gbps"),
+          ("4x rev", "4x_rev_gbps"), ("us/KB fwd", "1x_fwd_cpu_us_per_kb"), ("us/KB rev", "1x_rev_cpu_us_per_kb")]
+
+
+def paired(cases, ref):
+    """Each datapath against `ref`, repetition by repetition: the reps of one
+    round run back to back (vxbench runs every datapath of a round before the
+    next round), so a pair's ratio leaves out what the machine did between
+    rounds.  Per column: the median ratio, its min..max, and in how many
+    pairs the datapath was at least ref's (throughput) or at most (CPU)."""
+    lines = []
+    for (dp, mode), c in sorted(cases.items()):
+        r = cases.get((ref, mode))
+        if dp == ref or not r:
+            continue
+        cells = []
+        for name, k in PAIRED:
+            xs = [(a[k], b[k]) for a, b in zip(c["reps"], r["reps"]) if a[k] > 0 and b[k] > 0]
+            if not xs:
+                cells.append(f"{name} -")
+                continue
+            q = [a / b for a, b in xs]
+            good = sum(1 for v in q if (v <= 1.0 if "us/KB" in name else v >= 1.0))
+            cells.append(f"{name} {statistics.median(q):.2f}x ({min(q):.2f}..{max(q):.2f}, {good}/{len(q)})")
+        lines.append(f"{dp} / {ref}, {mode}: " + "; ".join(cells))
+    if lines:
+        lines.insert(0, f"paired ratios against {ref}, round by round: median (min..max, rounds at least "
+                        f"{ref}'s throughput or at most its CPU per KB)")
+    return "\n".join(lines)
+
+
 def chart(rows, out):
     modes = sorted({r["mode"] for r in rows})
     dps = list(dict.fromkeys(r["datapath"] for r in rows))
@@ -121,7 +152,8 @@ def main():
     ap.add_argument("--check-filled", action="store_true",
                     help="exit 1 unless every datapath passed traffic and every column has a value")
     a = ap.parse_args()
-    rows = [summarize(c) for c in parse_raw(a.raw).values()]
+    cases = parse_raw(a.raw)
+    rows = [summarize(c) for c in cases.values()]
     meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "command": a.command,
             "kernel": os.uname().release, "cpus": os.cpu_count()}
     json.dump({"meta": meta, "results": rows}, open(os.path.join(a.out, "results.json"), "w"), indent=1)
@@ -132,6 +164,9 @@ def main():
             w.writerow([r["datapath"], r["mode"], r["ok"]] + [r[k]["median"] for _, k, _ in COLUMNS])
     chart(rows, a.out)
     print(table(rows))
+    pr = paired(cases, "kernel")
+    if pr:
+        print("\n" + pr)
     print(f"\nfiles: {a.out}/results.json results.csv chart.png  ({meta['date']}, kernel {meta['kernel']})")
     if a.check_filled:
         missing = []
