@@ -114,6 +114,29 @@ static int vxd_fdb_cmd(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_pr
 
 /* ---- knobs ---------------------------------------------------------------------- */
 
+/* fdb-ageing and fdb-max: the FDB of every datapath that runs.  fdb-max
+ * above one's capacity changes neither (vxd->fdb_capacity says which). */
+static int vxd_fdb_knob(struct vxd *vxd, enum ctl_knob knob, uint32_t value)
+{
+	struct dpif *dps[2] = { vxd->dp, vxd->kdp ? kdp_ctl_dpif(vxd->kdp) : NULL };
+	for (unsigned i = 0; i < 2 && dps[i]; i++) {
+		struct dpif *dp = dps[i];
+		if (knob == CTL_KNOB_FDB_AGEING) {
+			dp->class->fdb_set_ageing(dp, vxd_fdb_ageing_ns(value));
+			continue;
+		}
+		uint32_t capacity;
+		if (dp->class->fdb_set_vni_max(dp, value, &capacity) < 0) {
+			vxd->fdb_capacity = capacity;
+			vxd->fdb_capacity_kernel = dp != vxd->dp;
+			for (unsigned j = 0; j < i; j++) /* back to what it was */
+				dps[j]->class->fdb_set_vni_max(dps[j], vxd->knobs[CTL_KNOB_FDB_MAX], &capacity);
+			return -ERANGE;
+		}
+	}
+	return 0;
+}
+
 /* Sets every tap's offloads; on a refusal puts back the ones already
  * changed, so the knob and the taps keep agreeing. */
 static int vxd_apply_tap_offload(struct vxd *vxd, bool on)
@@ -169,10 +192,8 @@ static int vxd_apply_knob(struct vxd *vxd, enum ctl_knob knob, uint32_t value)
 						  (uint64_t)(knob == CTL_KNOB_GRO_HOLD_US ? value : vxd->knobs[CTL_KNOB_GRO_HOLD_US]) *
 							  1000ull);
 	case CTL_KNOB_FDB_AGEING:
-		vxd->dp->class->fdb_set_ageing(vxd->dp, value ? (uint64_t)value * 1000000000ull : UINT64_MAX / 2);
-		return 0;
 	case CTL_KNOB_FDB_MAX:
-		return vxd->dp->class->fdb_set_vni_max(vxd->dp, value, &vxd->fdb_capacity) < 0 ? -ERANGE : 0;
+		return vxd_fdb_knob(vxd, knob, value);
 	case CTL_KNOB_UPCALL_RATE:
 	case CTL_KNOB_UPCALL_BURST:
 		/* The userspace datapath reads every frame itself: no upcalls. */
@@ -188,6 +209,9 @@ static int vxd_apply_knob(struct vxd *vxd, enum ctl_knob knob, uint32_t value)
 static int vxd_knob_refusal(struct vxd *vxd, enum ctl_knob knob, uint32_t value, int ret, struct ctl_err *err)
 {
 	const char *name = ctl_knob_info(knob)->name;
+	if (knob == CTL_KNOB_FDB_MAX && vxd->fdb_capacity_kernel)
+		return vxd_refuse(err, ret, "fdb-max %u: above the %u entries the kernel datapath's FDB map holds",
+				  value, vxd->fdb_capacity);
 	if (knob == CTL_KNOB_FDB_MAX)
 		return vxd_refuse(err, ret, "fdb-max %u: above the %u learned entries the table was sized for "
 				  "at start-up (vxswitchd --fdb-size)", value, vxd->fdb_capacity);

@@ -34,38 +34,39 @@ struct evpn_vni *evpn_of_port(const struct vxd *vxd, const char *name)
 
 /* ---- the datapath's FDB and flood lists ---------------------------------------
  * With the kernel datapath (vxd->kdp) every vxlan port is its, and so are
- * the FDB entries and flood lists EVPN fills (control/kdp_ports.h, "BGP
- * EVPN"); otherwise they are the userspace datapath's FDB (switch/fdb.h)
- * and VNI table.  Both speak switch/fdb.h's types. */
+ * the FDB entries EVPN fills (its dpif: control/kdp_ports.h, "The kernel
+ * datapath's dpif") and its flood lists (kdp_ctl_evpn_vteps); otherwise
+ * the userspace datapath's FDB (its dpif) and VNI table.  The FDB is
+ * reached through dp/dpif.h either way. */
+
+static struct dpif *ev_dp(const struct vxd *vxd)
+{
+	return vxd->kdp ? kdp_ctl_dpif(vxd->kdp) : vxd->dp;
+}
 
 static bool ev_lookup(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6], struct fdb_dst *cur)
 {
-	if (vxd->kdp)
-		return kdp_ctl_fdb_lookup(vxd->kdp, v->vni, mac, cur);
-	return vxd->dp->class->fdb_lookup(vxd->dp, v->vni, mac, cur);
+	struct dpif *dp = ev_dp(vxd);
+	return dp->class->fdb_lookup(dp, v->vni, mac, cur);
 }
 
 static int ev_add(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6], const uint8_t vtep[4])
 {
-	if (vxd->kdp)
-		return kdp_ctl_evpn_mac_add(vxd->kdp, v->vni, mac, vtep);
+	struct dpif *dp = ev_dp(vxd);
 	struct fdb_dst d = fdb_dst_vtep4(v->port_id, vtep);
-	return vxd->dp->class->fdb_add(vxd->dp, DPIF_FDB_EVPN, v->vni, mac, &d);
+	return dp->class->fdb_add(dp, DPIF_FDB_EVPN, v->vni, mac, &d);
 }
 
 static int ev_del(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6])
 {
-	if (vxd->kdp)
-		return kdp_ctl_evpn_mac_del(vxd->kdp, v->vni, mac);
-	return vxd->dp->class->fdb_del(vxd->dp, DPIF_FDB_EVPN, v->vni, mac);
+	struct dpif *dp = ev_dp(vxd);
+	return dp->class->fdb_del(dp, DPIF_FDB_EVPN, v->vni, mac);
 }
 
 void ev_walk(const struct vxd *vxd, uint32_t vni, fdb_dump_cb *cb, void *ctx)
 {
-	if (vxd->kdp)
-		kdp_ctl_fdb_walk(vxd->kdp, vni, cb, ctx);
-	else
-		vxd->dp->class->fdb_dump(vxd->dp, vni, cb, ctx);
+	struct dpif *dp = ev_dp(vxd);
+	dp->class->fdb_dump(dp, vni, cb, ctx);
 }
 
 /* The port is still there (its removal clears the slot; this guards the

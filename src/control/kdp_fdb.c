@@ -132,14 +132,13 @@ static unsigned kc_sweep(struct kdp_ctl *kc, struct kc_sweep *s)
 	return total;
 }
 
-void kdp_ctl_tick(struct kdp_ctl *kc, uint32_t fdb_max, uint32_t ageing_s)
+void kdp_ctl_tick(struct kdp_ctl *kc)
 {
-	kc->fdb_max = fdb_max ? fdb_max : KC_FDB_MAX_DEFAULT;
 	kdp_upcall_poll(kc->k, 0, kc_learn, kc);
 	if (kc->kr)
 		kdp_rules_tick(kc->kr);
 	uint64_t now = kdp_now_ns();
-	if (!ageing_s || now - kc->last_age_ns < 1000000000ull)
+	if (kc->ageing_ns >= UINT64_MAX / 2 || now - kc->last_age_ns < 1000000000ull)
 		return;
 	kc->last_age_ns = now;
 	struct kc_sweep *s = calloc(1, sizeof(*s));
@@ -147,33 +146,71 @@ void kdp_ctl_tick(struct kdp_ctl *kc, uint32_t fdb_max, uint32_t ageing_s)
 		return;
 	s->kc = kc;
 	s->now = now;
-	s->max_age = (uint64_t)ageing_s * 1000000000ull;
+	s->max_age = kc->ageing_ns;
 	kc->aged += kc_sweep(kc, s);
 	free(s);
 }
 
-void kc_flush_port(struct kdp_ctl *kc, const struct kc_port *p)
+unsigned kc_flush_port(struct kdp_ctl *kc, const struct kc_port *p)
 {
 	struct kc_sweep *s = calloc(1, sizeof(*s));
 	if (!s)
-		return;
+		return 0;
 	s->kc = kc;
 	if (p->ifindex)
 		s->ifindex = p->ifindex;
 	else
 		s->vxlan = p;
-	kc_sweep(kc, s);
+	unsigned n = kc_sweep(kc, s);
 	free(s);
+	return n;
+}
+
+unsigned kc_flush_learned(struct kdp_ctl *kc, uint32_t vni)
+{
+	struct kc_sweep *s = calloc(1, sizeof(*s));
+	if (!s)
+		return 0;
+	*s = (struct kc_sweep){ .kc = kc, .flush = true, .flush_vni = vni };
+	unsigned n = kc_sweep(kc, s);
+	free(s);
+	return n;
 }
 
 /* ---- static entries and flush (vxctl fdb add/del/flush) -------------------- */
+
+/* The map value a static entry to dst is (kdp_ports_internal.h). */
+int kc_static_dst_val(struct kdp_ctl *kc, uint32_t vni, const struct fdb_dst *dst, struct vxdp_fdb_val *v)
+{
+	*v = (struct vxdp_fdb_val){ .flags = VXDP_FDB_STATIC, .last_used_ns = kdp_now_ns() };
+	if (dst->type == FDB_DST_PORT) {
+		const struct kc_port *p = kc_by_id(kc, dst->port);
+		if (!p || p->cfg.type == CTL_PORT_VXLAN || p->cfg.vni != vni)
+			return -EINVAL;
+		v->ifindex = p->ifindex;
+		v->flags |= (p->flags & VXDP_PORT_VETH) ? VXDP_FDB_VETH : 0;
+		return 0;
+	}
+	if (dst->type != FDB_DST_VTEP || (dst->family != 4 && dst->family != 6))
+		return -EINVAL;
+	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
+		const struct kc_port *p = &kc->ports[i];
+		if (p->used && p->cfg.type == CTL_PORT_VXLAN && p->cfg.vni == vni &&
+		    p->cfg.local.family == (dst->family == 6 ? AF_INET6 : AF_INET)) {
+			v->flags |= VXDP_FDB_REMOTE | (dst->family == 6 ? VXDP_FDB_V6 : 0);
+			memcpy(v->remote, dst->addr, dst->family == 6 ? 16 : 4);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
 
 /* The entry `fdb add` asks for, checked as the userspace datapath checks
  * it (control.c): a local port of that VNI, or a VTEP behind a vxlan
  * port of that VNI and address family. */
 static int kc_static_val(struct kdp_ctl *kc, const struct ctl_fdb *f, struct vxdp_fdb_val *v, struct ctl_err *err)
 {
-	*v = (struct vxdp_fdb_val){ .flags = VXDP_FDB_STATIC, .last_used_ns = kdp_now_ns() };
+	struct fdb_dst dst;
 	if (f->dst == CTL_FDB_DST_PORT) {
 		struct kc_port *p = kc_by_name(kc, f->port);
 		if (!p)
@@ -183,37 +220,52 @@ static int kc_static_val(struct kdp_ctl *kc, const struct ctl_fdb *f, struct vxd
 					 f->port, f->vni);
 		if (p->cfg.vni != f->vni)
 			return kc_refuse(err, -EINVAL, "port %s: in vni %u, not vni %u", f->port, p->cfg.vni, f->vni);
-		v->ifindex = p->ifindex;
-		v->flags |= (p->flags & VXDP_PORT_VETH) ? VXDP_FDB_VETH : 0;
-		return 0;
+		dst = fdb_dst_port(kc_id(kc, p));
+	} else {
+		uint8_t addr[16] = { 0 };
+		uint8_t family = f->remote.family == AF_INET6 ? 6 : 4;
+		memcpy(addr, f->remote.bytes, family == 6 ? 16 : 4);
+		dst = fdb_dst_vtep(0, family, addr);
 	}
-	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
-		const struct kc_port *p = &kc->ports[i];
-		if (p->used && p->cfg.type == CTL_PORT_VXLAN && p->cfg.vni == f->vni &&
-		    p->cfg.local.family == f->remote.family) {
-			v->flags |= VXDP_FDB_REMOTE | (f->remote.family == AF_INET6 ? VXDP_FDB_V6 : 0);
-			memcpy(v->remote, f->remote.bytes, f->remote.family == AF_INET6 ? 16 : 4);
-			return 0;
-		}
-	}
-	return kc_refuse(err, -ENOENT, "vni %u: no vxlan port of that address family", f->vni);
+	if (kc_static_dst_val(kc, f->vni, &dst, v) < 0)
+		return kc_refuse(err, -ENOENT, "vni %u: no vxlan port of that address family", f->vni);
+	return 0;
+}
+
+int kc_static_put(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6], const struct vxdp_fdb_val *v)
+{
+	struct vxdp_fdb_val old;
+	bool had = kdp_fdb_get(kc->k, vni, mac, &old) == 0;
+	if (!(had && (old.flags & VXDP_FDB_STATIC)) && kc->n_static >= KC_MAX_STATIC)
+		return -ENOSPC;
+	int ret = kdp_fdb_add(kc->k, vni, mac, v);
+	if (ret < 0)
+		return ret;
+	if (had)
+		kc_forget(kc, vni, &old);
+	kc->n_static++;
+	return 0;
+}
+
+int kc_fdb_del(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6])
+{
+	struct vxdp_fdb_val old;
+	if (kdp_fdb_get(kc->k, vni, mac, &old) < 0 || kdp_fdb_del(kc->k, vni, mac) < 0)
+		return -ENOENT;
+	kc_forget(kc, vni, &old);
+	return 0;
 }
 
 static int kc_static_add(struct kdp_ctl *kc, const struct ctl_fdb *f, struct ctl_err *err)
 {
-	struct vxdp_fdb_val v, old;
+	struct vxdp_fdb_val v;
 	int ret = kc_static_val(kc, f, &v, err);
 	if (ret < 0)
 		return ret;
-	bool had = kdp_fdb_get(kc->k, f->vni, f->mac, &old) == 0;
-	if (!(had && (old.flags & VXDP_FDB_STATIC)) && kc->n_static >= KC_MAX_STATIC)
-		return kc_refuse(err, -ENOSPC, "fdb add: at most %d static entries", KC_MAX_STATIC);
-	if ((ret = kdp_fdb_add(kc->k, f->vni, f->mac, &v)) < 0)
-		return kc_refuse(err, ret, "fdb add: %s", strerror(-ret));
-	if (had)
-		kc_forget(kc, f->vni, &old);
-	kc->n_static++;
-	return 0;
+	ret = kc_static_put(kc, f->vni, f->mac, &v);
+	if (ret == -ENOSPC)
+		return kc_refuse(err, ret, "fdb add: at most %d static entries", KC_MAX_STATIC);
+	return ret < 0 ? kc_refuse(err, ret, "fdb add: %s", strerror(-ret)) : 0;
 }
 
 int kc_fdb_cmd(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
@@ -221,19 +273,9 @@ int kc_fdb_cmd(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *
 	const struct ctl_fdb *f = &cmd->fdb;
 	if (cmd->verb == CTL_FDB_ADD)
 		return kc_static_add(kc, f, err);
-	if (cmd->verb == CTL_FDB_DEL) {
-		struct vxdp_fdb_val old;
-		if (kdp_fdb_get(kc->k, f->vni, f->mac, &old) < 0 || kdp_fdb_del(kc->k, f->vni, f->mac) < 0)
-			return kc_refuse(err, -ENOENT, "fdb del: no such entry");
-		kc_forget(kc, f->vni, &old);
-		return 0;
-	}
-	struct kc_sweep *s = calloc(1, sizeof(*s));
-	if (!s)
-		return kc_refuse(err, -ENOMEM, "fdb flush: out of memory");
-	*s = (struct kc_sweep){ .kc = kc, .flush = true, .flush_vni = f->has_vni ? f->vni : UINT32_MAX };
-	unsigned n = kc_sweep(kc, s);
-	free(s);
+	if (cmd->verb == CTL_FDB_DEL)
+		return kc_fdb_del(kc, f->vni, f->mac) < 0 ? kc_refuse(err, -ENOENT, "fdb del: no such entry") : 0;
+	unsigned n = kc_flush_learned(kc, f->has_vni ? f->vni : UINT32_MAX);
 	ctl_print_open_object(out, NULL);
 	ctl_print_uint(out, CTL_PRINT_ANY, "flushed", "flushed %" PRIu64 " entries\n", (uint64_t)n);
 	ctl_print_close_object(out);

@@ -43,6 +43,9 @@ int kdp_ctl_open(uint16_t dstport, bool keep, const char *bpffs, struct kdp_ctl 
 	struct kdp_ctl *kc = calloc(1, sizeof(*kc));
 	if (!kc)
 		return -ENOMEM;
+	kc->up.class = &kdp_dpif_class;
+	kc->ageing_ns = FDB_DEFAULT_AGEING_NS;
+	kc->fdb_max = KC_FDB_MAX_DEFAULT;
 	kc->dstport = dstport ? dstport : CTL_VXLAN_DEFAULT_DSTPORT;
 	kc->keep = keep;
 	struct kdp_opts o = { .dstport = kc->dstport, .keep = keep, .bpffs = bpffs };

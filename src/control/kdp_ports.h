@@ -71,10 +71,30 @@ int kdp_ctl_cleanup(uint16_t dstport, const char *bpffs, char *why, size_t why_l
 /* Readable when upcalls wait. */
 int kdp_ctl_fd(struct kdp_ctl *kc);
 
-/* Handles waiting upcalls and, once a second, ages the FDB.  fdb_max: the
- * per-VNI cap (0: 8192, the userspace datapath's default), ageing_s: the
- * ageing time (0: never). */
-void kdp_ctl_tick(struct kdp_ctl *kc, uint32_t fdb_max, uint32_t ageing_s);
+/* Handles waiting upcalls and, once a second, ages the FDB (by the
+ * ageing time its dpif was given: fdb_set_ageing). */
+void kdp_ctl_tick(struct kdp_ctl *kc);
+
+/* ---- The kernel datapath's dpif -----------------------------------------
+ * The kernel datapath behind dp/dpif.h (control/kdp_dpif.c), so far with
+ * its FDB operations alone: the FDB map seen as switch/fdb.h's table.
+ *   fdb_add/del: an operator's static entry (dst.port a kernel port id,
+ *     KDP_CTL_PORT_ID_BASE + n: a VM port of the VNI; or a VTEP of the
+ *     VNI's vxlan port of that family; at most 1,024) or an EVPN one
+ *     (IPv4 VTEPs; kdp_ctl_evpn_mac_add's rules below);
+ *   fdb_lookup, fdb_dump: as kdp_ctl_fdb_lookup / _walk;
+ *   fdb_flush: with a dst, everything behind that port; without, the
+ *     learned entries of the VNI (static and EVPN entries never flush);
+ *   fdb_set_ageing: what kdp_ctl_tick ages by (UINT64_MAX / 2: never);
+ *   fdb_set_vni_max: the per-VNI learning cap (0: 8192, the userspace
+ *     datapath's default; -ERANGE above the map's 65,536).
+ * Its port, capture and counter operations are NULL: ports come with
+ * their `port add` (kdp_ctl_execute), capture and counters are read by
+ * kdp_capture.c and kdp_stats.c.  The commands `fdb add/del/flush` still
+ * come through kdp_ctl_execute (they name ports). */
+struct dpif;
+extern const struct dpif_class kdp_dpif_class;
+struct dpif *kdp_ctl_dpif(struct kdp_ctl *kc);
 
 /* The upcall-rate and upcall-burst knobs: every port's upcall token
  * bucket now and for the ports added later (dp/kernel/kdp.h,

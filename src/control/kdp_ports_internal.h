@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "control/kdp_ports.h"
+#include "dp/dpif.h"
 #include "dp/kernel/kdp.h"
 
 enum {
@@ -51,6 +52,7 @@ struct kc_kept {
 };
 
 struct kdp_ctl {
+	struct dpif up;          /* its face behind dp/dpif.h (kdp_dpif.c) */
 	struct kdp *k;
 	uint16_t dstport;
 	bool keep;
@@ -59,7 +61,8 @@ struct kdp_ctl {
 	struct kc_port ports[KC_MAX_PORTS];
 	struct kc_vni vnis[KC_MAX_VNIS];
 	uint64_t last_age_ns;
-	uint32_t fdb_max;
+	uint64_t ageing_ns;      /* `fdb-ageing` (dpif fdb_set_ageing); UINT64_MAX / 2: never */
+	uint32_t fdb_max;        /* `fdb-max` (dpif fdb_set_vni_max) */
 	uint64_t learned, learn_refused, aged;
 	uint32_t n_static;       /* `fdb add` entries (not under the learning caps) */
 	uint32_t n_evpn;         /* remote MACs from EVPN (their own cap, KC_MAX_EVPN) */
@@ -87,16 +90,30 @@ struct flower_table;
 void kc_rules_open(struct kdp_ctl *kc);
 /* Port p's flower port id (KDP_CTL_PORT_ID_BASE + slot). */
 uint16_t kc_id(const struct kdp_ctl *kc, const struct kc_port *p);
+/* The port of id `id`; NULL when none. */
+struct kc_port *kc_by_id(struct kdp_ctl *kc, uint16_t id);
 /* -EBUSY (said in err) when rules name port p. */
 int kc_rules_name_port(struct kdp_ctl *kc, const struct kc_port *p, struct ctl_err *err);
 
 /* kdp_fdb.c */
+/* The map value a static entry to dst is: a VM port of vni (dst.port a
+ * kernel port id), or a VTEP of vni's vxlan port of that family (dst.port
+ * not read).  -EINVAL for a port that is none of vni's VM ports, -ENOENT
+ * without such a vxlan port. */
+int kc_static_dst_val(struct kdp_ctl *kc, uint32_t vni, const struct fdb_dst *dst, struct vxdp_fdb_val *v);
+/* Puts static entry (vni, mac) -> v (VXDP_FDB_STATIC set): replaces
+ * what is there; -ENOSPC past KC_MAX_STATIC. */
+int kc_static_put(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6], const struct vxdp_fdb_val *v);
+/* Deletes (vni, mac), whatever it is; -ENOENT when absent. */
+int kc_fdb_del(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6]);
+/* The learned entries of vni (UINT32_MAX: all) go; how many. */
+unsigned kc_flush_learned(struct kdp_ctl *kc, uint32_t vni);
 /* An entry removed: the caps no longer count it. */
 void kc_forget(struct kdp_ctl *kc, uint32_t vni, const struct vxdp_fdb_val *v);
 /* vni's VXDP_VNI_* flags, from its vxlan port's settings (kdp_ports.c). */
 struct kdp_vni_outer kc_vni_outer(const struct kdp_ctl *kc, uint32_t vni);
 /* Every entry behind port p (learned and static) goes with it. */
-void kc_flush_port(struct kdp_ctl *kc, const struct kc_port *p);
+unsigned kc_flush_port(struct kdp_ctl *kc, const struct kc_port *p);
 int kc_fdb_cmd(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err);
 
 /* kdp_adopt.c */

@@ -21,7 +21,7 @@ uint16_t kc_id(const struct kdp_ctl *kc, const struct kc_port *p)
 	return (uint16_t)(KDP_CTL_PORT_ID_BASE + (p - kc->ports));
 }
 
-static struct kc_port *kc_by_id(struct kdp_ctl *kc, uint16_t id)
+struct kc_port *kc_by_id(struct kdp_ctl *kc, uint16_t id)
 {
 	unsigned i = (unsigned)id - KDP_CTL_PORT_ID_BASE;
 	return id >= KDP_CTL_PORT_ID_BASE && i < KC_MAX_PORTS && kc->ports[i].used ? &kc->ports[i] : NULL;

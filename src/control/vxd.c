@@ -134,6 +134,12 @@ static void vxd_kdp_open(struct vxd *vxd)
 	if (err == 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = VXD_KDP_SRC };
 		if (epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, kdp_ctl_fd(vxd->kdp), &ev) == 0) {
+			/* Its FDB under the knobs as they are (the userspace
+			 * datapath's got them at its open). */
+			struct dpif *kdp = kdp_ctl_dpif(vxd->kdp);
+			uint32_t capacity;
+			kdp->class->fdb_set_ageing(kdp, vxd_fdb_ageing_ns(vxd->knobs[CTL_KNOB_FDB_AGEING]));
+			kdp->class->fdb_set_vni_max(kdp, vxd->knobs[CTL_KNOB_FDB_MAX], &capacity);
 			VLOG_INFO("vxd", "datapath kernel%s: eBPF programs loaded and attached",
 				  vxd->opts.datapath ? "" : " (the default)");
 			return;
@@ -322,7 +328,7 @@ int vxd_run(struct vxd *vxd)
 		vxd_metrics_run(vxd);
 		vxd_capture_drain(vxd);
 		if (vxd->kdp)
-			kdp_ctl_tick(vxd->kdp, vxd->knobs[CTL_KNOB_FDB_MAX], vxd->knobs[CTL_KNOB_FDB_AGEING]);
+			kdp_ctl_tick(vxd->kdp);
 		if (vxd->reload_pending)
 			vxd_reload_now(vxd);
 		uint64_t now = vxd_now_ns();

@@ -101,6 +101,7 @@ struct vxd {
 	struct vxd_placement placement;
 	struct ctl_workers workers_asked; /* --workers/--cpus or the config's line; n 0: neither */
 	uint32_t fdb_capacity;           /* the FDB's learned entries over all VNIs (`fdb-max` refusals say it) */
+	bool fdb_capacity_kernel;        /* ... of the kernel datapath's FDB map, the last refusal's */
 
 	struct vxd_snapshot *snap;   /* scratch for stats and diagnose */
 	struct vxd_snapshot *diag_prev, *diag_cur;
@@ -179,6 +180,11 @@ const struct vxd_snapshot *vxd_snapshot(struct vxd *vxd);
 
 /* control.c */
 int vxd_refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* `fdb-ageing SECONDS` as the FDB takes it: 0 is never. */
+static inline uint64_t vxd_fdb_ageing_ns(uint32_t seconds)
+{
+	return seconds ? (uint64_t)seconds * 1000000000ull : UINT64_MAX / 2;
+}
 /* The clock the workers read (tests warp it). */
 static inline uint64_t vxd_clock(const struct vxd *vxd)
 {

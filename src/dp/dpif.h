@@ -9,8 +9,9 @@
  *     underlay sockets themselves; what they read is published as a view
  *     (dp/user/worker.h), what they write is changed by requests they
  *     execute between two batches.
- *   - a kernel datapath (eBPF programs on the ports' devices) is the
- *     second; see docs/DESIGN.md, "Two datapaths".
+ *   - "kernel" (control/kdp_dpif.c): eBPF programs on the ports'
+ *     devices (docs/DESIGN.md, "Two datapaths"), so far with its FDB
+ *     operations alone; control/kdp_ports.h says which and why.
  *
  * What goes through here and what does not
  * ========================================
@@ -24,8 +25,11 @@
  * with one atomic store (control/view.c) into the slot the datapath was
  * opened with, and which the datapath reads at its own pace: the control
  * side publishes tables, the datapath reads them, nothing calls back.
- * The kernel datapath (control/kdp_ports.h) is not yet an implementation
- * of this table: its control side takes the commands itself.
+ * The kernel datapath implements the FDB operations of this table; its
+ * ports, capture and counters are still its control side's own
+ * (control/kdp_ports.h takes those commands itself), and those operations
+ * are NULL in its class.  An operation a class leaves NULL is never
+ * called: the control code knows which datapath serves what.
  *
  * Contract
  * ========

@@ -5,7 +5,12 @@
 # static entry; ageing and `fdb flush` leave it (flush takes the learned
 # ones and says how many); `fdb del` removes it; show config lists it
 # while it is there; a local static entry goes with its port; bad entries
-# are refused with the reason, as on the userspace datapath.
+# are refused with the reason, as on the userspace datapath.  `fdb-max`
+# reaches the kernel's FDB through its dpif: above the kernel map's 65,536
+# it is refused by the kernel datapath with its reason (h1 runs with a
+# larger --fdb-size, which the userspace FDB would take) and changes
+# nothing; 500 becomes the VNI's cap.  (Ageing through it:
+# test_kdp_overlay.)
 #
 #   vm1 vnet1 192.0.2.1 <= veth => h1 [vxdp0] u1 ==== u2 [vxdp0] h2 <= veth => vnet2 192.0.2.2 vm2
 #                                  (198.51.100.3: routed out of u1, nobody there)
@@ -16,7 +21,7 @@ rig_init "vxt84-$$"
 trap rig_cleanup EXIT
 
 rig_create 4
-rig_vxswitchd_bpf 1 || fail "h1"
+RIG_VXD_ARGS="--fdb-size 100000" rig_vxswitchd_bpf 1 || fail "h1"
 rig_vxswitchd_bpf 2 || fail "h2"
 grep -q "datapath kernel unavailable" "$RIG_DIR"/h*.log && fail "no kernel datapath: $(cat "$RIG_DIR"/h*.log)"
 nh1 ip route add 198.51.100.3/32 dev u1
@@ -89,3 +94,16 @@ vx 1 show config | grep -q "$MACX" && fail "show config still lists it"
 out=$(vx 1 fdb del "$MACX" vni 99 2>&1) && fail "a second fdb del succeeded"
 echo "$out" | grep -q "no such entry" || fail "second del said: $out"
 pass "fdb del removed it (and a second del: $out)"
+
+# fdb-max above the kernel map's size: refused by the kernel datapath,
+# nothing changed (the userspace FDB, sized 100,000 here, took it and was
+# put back).
+before=$(vx 1 show knobs | grep "^fdb-max ")
+out=$(vx 1 set fdb-max 70000 2>&1) && fail "fdb-max 70000 accepted on the kernel datapath: $out"
+echo "$out" | grep -q "fdb-max 70000: above the 65536 entries the kernel datapath's FDB map holds" ||
+	fail "fdb-max 70000: $out"
+[ "$(vx 1 show knobs | grep "^fdb-max ")" = "$before" ] || fail "refused fdb-max changed it: $(vx 1 show knobs | grep fdb-max)"
+vx 1 set fdb-max 500 || fail "fdb-max 500"
+[ "$(vx 1 -j stats | /usr/bin/python3 -c "import json,sys; print([v['max_macs'] for v in json.load(sys.stdin)['vnis'] if v['vni'] == 99][0])")" = 500 ] ||
+	fail "fdb-max 500 did not reach the kernel datapath: $(vx 1 -j stats)"
+pass "fdb-max 70000 refused by the kernel datapath (its map holds 65536), knob unchanged; fdb-max 500 reaches its VNI cap"

@@ -1,0 +1,91 @@
+/* The kernel datapath behind dp/dpif.h: its FDB operations, over the FDB
+ * map and the caps kdp_fdb.c keeps (contract: control/kdp_ports.h,
+ * "The kernel datapath's dpif").  Its other operations are not yet its:
+ * ports come with their `port add` (kdp_ctl_execute), capture and the
+ * counters are read by kdp_capture.c and kdp_stats.c, so they are NULL
+ * here. */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "control/kdp_ports_internal.h"
+
+static struct kdp_ctl *kc_of(struct dpif *dp)
+{
+	return (struct kdp_ctl *)((char *)dp - offsetof(struct kdp_ctl, up));
+}
+
+static int kd_fdb_add(struct dpif *dp, enum dpif_fdb_kind kind, uint32_t vni, const uint8_t mac[6],
+		      const struct fdb_dst *dst)
+{
+	struct kdp_ctl *kc = kc_of(dp);
+	if (kind == DPIF_FDB_EVPN) {
+		if (dst->type != FDB_DST_VTEP || dst->family != 4)
+			return -EAFNOSUPPORT; /* EVPN's VTEPs are IPv4 here (docs/EVPN.md) */
+		return kdp_ctl_evpn_mac_add(kc, vni, mac, dst->addr);
+	}
+	struct vxdp_fdb_val v;
+	int err = kc_static_dst_val(kc, vni, dst, &v);
+	return err < 0 ? err : kc_static_put(kc, vni, mac, &v);
+}
+
+static int kd_fdb_del(struct dpif *dp, enum dpif_fdb_kind kind, uint32_t vni, const uint8_t mac[6])
+{
+	struct kdp_ctl *kc = kc_of(dp);
+	return kind == DPIF_FDB_EVPN ? kdp_ctl_evpn_mac_del(kc, vni, mac) : kc_fdb_del(kc, vni, mac);
+}
+
+static bool kd_fdb_lookup(struct dpif *dp, uint32_t vni, const uint8_t mac[6], struct fdb_dst *dst)
+{
+	return kdp_ctl_fdb_lookup(kc_of(dp), vni, mac, dst);
+}
+
+/* A filter with a destination takes everything behind that port; one
+ * without takes learned entries only (static and EVPN entries never
+ * flush here: they go with their port, or one by one). */
+static size_t kd_fdb_flush(struct dpif *dp, const struct fdb_flush_filter *filter)
+{
+	struct kdp_ctl *kc = kc_of(dp);
+	if (filter->dst) {
+		const struct kc_port *p = kc_by_id(kc, filter->dst->port);
+		return p ? kc_flush_port(kc, p) : 0;
+	}
+	return kc_flush_learned(kc, filter->vni == FDB_VNI_ANY ? UINT32_MAX : filter->vni);
+}
+
+static int kd_fdb_dump(struct dpif *dp, uint32_t vni, fdb_dump_cb *cb, void *ctx)
+{
+	return kdp_ctl_fdb_walk(kc_of(dp), vni == FDB_VNI_ANY ? UINT32_MAX : vni, cb, ctx);
+}
+
+static void kd_fdb_set_ageing(struct dpif *dp, uint64_t ageing_ns)
+{
+	kc_of(dp)->ageing_ns = ageing_ns ? ageing_ns : FDB_DEFAULT_AGEING_NS;
+}
+
+/* 0: the default cap (the userspace datapath's FDB_DEFAULT_MAX_LEARNED);
+ * the map holds VXDP_FDB_SIZE entries over all VNIs. */
+static int kd_fdb_set_vni_max(struct dpif *dp, uint32_t max, uint32_t *capacity)
+{
+	*capacity = VXDP_FDB_SIZE;
+	if (max > VXDP_FDB_SIZE)
+		return -ERANGE;
+	kc_of(dp)->fdb_max = max ? max : KC_FDB_MAX_DEFAULT;
+	return 0;
+}
+
+const struct dpif_class kdp_dpif_class = {
+	.name = "kernel",
+	.fdb_add = kd_fdb_add,
+	.fdb_del = kd_fdb_del,
+	.fdb_lookup = kd_fdb_lookup,
+	.fdb_flush = kd_fdb_flush,
+	.fdb_dump = kd_fdb_dump,
+	.fdb_set_ageing = kd_fdb_set_ageing,
+	.fdb_set_vni_max = kd_fdb_set_vni_max,
+};
+
+struct dpif *kdp_ctl_dpif(struct kdp_ctl *kc)
+{
+	return &kc->up;
+}
