@@ -16,9 +16,7 @@
 #include "ctl/ctl_capture.h"
 #include "ctl/ctl_server.h"
 #include "dp/capture.h"
-#include "dp/kernel/bpf/vxdp_capture_abi.h"
 #include "dp/kernel/kdp.h"
-#include "dp/kernel/kdp_cbpf.h"
 #include "control/kdp_ports.h"
 #include "control/vxd_internal.h"
 #include "port/vxlan.h"
@@ -37,21 +35,11 @@ struct vxd_cap_session {
 	bool has_prog;
 	uint8_t *chunk;              /* records on their way into one chunk */
 	size_t chunk_len;
-	/* A port of the kernel datapath: the programs copy its frames
-	 * (kdp_capture.c); `cap` holds the settings and the ring, no worker
-	 * sees it. */
+	/* A port of the kernel datapath: its dpif's capture (the programs
+	 * copy, control/kdp_capture.c files into `cap`'s ring). */
 	bool kernel;
-	struct vxdp_cap_key kkey;
 	uint32_t kifindex;           /* the port's device (0: vxlan) */
-	uint64_t kdrop_base;         /* the key's program drops at start */
-	uint64_t kfiltered_base;     /* the key's frames the pre-filter skipped, at start */
-	uint64_t kfiltered;          /* ... and how many more by the end */
-	char kfilter[96];            /* where its filter runs, for the log */
 };
-
-/* pcap's instructions are the programs' (dp/kernel/bpf/vxdp_capture_abi.h). */
-_Static_assert(sizeof(struct bpf_insn) == sizeof(struct vxdp_cbpf_insn), "classic BPF's instruction");
-_Static_assert(offsetof(struct bpf_insn, k) == offsetof(struct vxdp_cbpf_insn, k), "classic BPF's k");
 
 /* ---- filter ---------------------------------------------------------------- */
 
@@ -69,8 +57,10 @@ static int cap_compile(struct vxd_cap_session *s, const char *filter, struct ctl
 	else
 		s->has_prog = true;
 	pcap_close(p);
-	if (s->has_prog)
+	if (s->has_prog) {
 		s->cap.insns = s->prog.bf_insns;
+		s->cap.n_insns = s->prog.bf_len;
+	}
 	return ret;
 }
 
@@ -85,69 +75,10 @@ static void cap_free(struct vxd_cap_session *s)
 	free(s);
 }
 
-/* The kernel sessions of s's key, s left out: their directions ORed, their
- * number, one of them. */
-static unsigned cap_key_others(const struct vxd_cap_session *s, uint32_t *dirs,
-			       const struct vxd_cap_session **one)
-{
-	unsigned n = 0;
-	for (unsigned i = 0; i < VXD_CAPTURE_MAX; i++) {
-		const struct vxd_cap_session *o = s->vxd->captures[i];
-		if (o && o != s && o->kernel && !memcmp(&o->kkey, &s->kkey, sizeof(s->kkey))) {
-			*dirs |= o->cap.dirs;
-			*one = o;
-			n++;
-		}
-	}
-	return n;
-}
-
-/* The programs copy what the kernel sessions of s's key want, s itself
- * left out when it stops.  They run a session's filter before the copy
- * (kdp_cbpf.h) when it is the key's only session: two sessions' filters
- * are not joined, their key copies every frame.  The key's counts of
- * copies lost and frames skipped are shared: a session's are what they
- * grew by while it ran. */
-static int cap_kernel(struct vxd_cap_session *s, bool start)
-{
-	uint32_t dirs = start ? s->cap.dirs : 0;
-	const struct vxd_cap_session *only = start ? s : NULL;
-	unsigned sessions = start + cap_key_others(s, &dirs, &only);
-	const struct vxdp_cbpf_insn *filter = NULL;
-	size_t n_insns = 0;
-	char why[64] = "";
-	if (sessions == 1 && only->has_prog &&
-	    kdp_cbpf_check((const struct vxdp_cbpf_insn *)only->prog.bf_insns, only->prog.bf_len, why, sizeof(why)) == 0) {
-		filter = (const struct vxdp_cbpf_insn *)only->prog.bf_insns;
-		n_insns = only->prog.bf_len;
-	}
-	struct vxdp_cap_state st = { 0 };
-	if (start) {
-		vxd_kcap_state(s->vxd, &s->kkey, &st);
-		s->kdrop_base = st.dropped;
-		s->kfiltered_base = st.filtered;
-		if (!s->has_prog)
-			s->kfilter[0] = 0;
-		else if (filter)
-			snprintf(s->kfilter, sizeof(s->kfilter), " (pre-filtered in the kernel)");
-		else if (sessions > 1)
-			snprintf(s->kfilter, sizeof(s->kfilter), " (filtered in vxswitchd: another capture shares the copies)");
-		else
-			snprintf(s->kfilter, sizeof(s->kfilter), " (filtered in vxswitchd: %s)", why);
-	} else {
-		vxd_kcap_poll(s->vxd); /* copies already made are s's too */
-		vxd_kcap_state(s->vxd, &s->kkey, &st);
-		atomic_fetch_add(&s->cap.dropped, st.dropped - s->kdrop_base);
-		s->kfiltered = st.filtered - s->kfiltered_base;
-	}
-	return vxd_kcap_set(s->vxd, &s->kkey, dirs, filter, n_insns);
-}
-
+/* The datapath that serves the session's port. */
 static int cap_worker(struct vxd_cap_session *s, bool start)
 {
-	if (s->kernel)
-		return cap_kernel(s, start);
-	struct dpif *dp = s->vxd->dp;
+	struct dpif *dp = s->kernel ? kdp_ctl_dpif(s->vxd->kdp) : s->vxd->dp;
 	if (start)
 		return dp->class->capture_start(dp, &s->cap);
 	dp->class->capture_stop(dp, &s->cap);
@@ -204,9 +135,10 @@ static void cap_end(struct vxd_cap_session *s, enum ctl_status status, const cha
 	if (dropped)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, "; %" PRIu64 " frames dropped: reader too slow",
 			      dropped);
-	if (s->kfiltered)
+	uint64_t prefiltered = atomic_load(&s->cap.prefiltered);
+	if (prefiltered)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, "; the filter skipped %" PRIu64 " in the kernel",
-			      s->kfiltered);
+			      prefiltered);
 	snprintf(text + n, sizeof(text) - (size_t)n, "%s%s\n", why[0] ? "; " : "", why);
 	VLOG_INFO("capture", "%s", text);
 	s->vxd->captures[s->slot] = NULL;
@@ -271,8 +203,10 @@ static int cap_setup_kernel(struct vxd *vxd, struct vxd_cap_session *s, const st
 	s->cap.dirs = c->dirs;
 	s->cap.vxlan = vxlan;
 	s->kifindex = pi->ifindex;
-	s->kkey = (struct vxdp_cap_key){ .ifindex = vxlan ? kdp_tun_ifindex(kdp_ctl_kdp(vxd->kdp)) : pi->ifindex,
-					 .vni = vxlan ? pi->cfg->vni : 0 };
+	if (kdp_ctl_port_id(vxd->kdp, c->port, &s->cap.port_id) < 0)
+		return vxd_refuse(err, -ENOENT, "port %s: no such port", c->port);
+	s->cap.want_wake = &vxd->capture_want_wake;
+	s->cap.wake_fd = vxd->wake_fd;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	s->cap.realtime_offset_ns = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec - (int64_t)kdp_now_ns();
@@ -322,7 +256,7 @@ int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_e
 		goto err_free;
 	}
 	vxd->captures[slot] = s;
-	VLOG_INFO("capture", "capture %s started%s%s%s", c->port, c->filter[0] ? ": " : "", c->filter, s->kfilter);
+	VLOG_INFO("capture", "capture %s started%s%s", c->port, c->filter[0] ? ": " : "", c->filter);
 	return 0;
 
 err_free:
@@ -373,48 +307,9 @@ static bool cap_kernel_port_gone(struct vxd_cap_session *s)
 	return !s->vxd->kdp || kdp_ctl_port_info(s->vxd->kdp, s->port, &pi) < 0 || pi.ifindex != s->kifindex;
 }
 
-static bool cap_kernel_wants(const struct vxd_cap_session *s, const struct vxdp_cap_meta *m)
-{
-	if (!s || !s->kernel || !s->attached || !(s->cap.dirs & m->dir) || s->kkey.ifindex != m->ifindex ||
-	    s->kkey.vni != m->vni)
-		return false;
-	if (!s->cap.vxlan)
-		return true;
-	/* The key is per VNI: the frame is this port's when its VTEP is one
-	 * the port names now (configured, or from EVPN since). */
-	const char *port = kdp_ctl_vtep_port(s->vxd->kdp, m->vni, m->v6, m->remote);
-	return port && !strcmp(port, s->port);
-}
-
-void vxd_capture_kernel_frame(struct vxd *vxd, const struct vxdp_cap_meta *m, const uint8_t *frame)
-{
-	for (unsigned i = 0; i < VXD_CAPTURE_MAX; i++) {
-		struct vxd_cap_session *s = vxd->captures[i];
-		if (!cap_kernel_wants(s, m))
-			continue;
-		if (s->has_prog && !bpf_filter(s->prog.bf_insns, frame, m->len, m->caplen))
-			continue;
-		struct dp_capture_rec *rec = rec_ring_reserve(&s->cap.ring, sizeof(*rec) + m->caplen);
-		if (!rec) {
-			atomic_fetch_add(&s->cap.dropped, 1);
-			continue;
-		}
-		*rec = (struct dp_capture_rec){
-			.ts_ns = (uint64_t)((int64_t)m->ts_ns + s->cap.realtime_offset_ns),
-			.caplen = m->caplen,
-			.len = m->len,
-			.dir = m->dir,
-		};
-		memcpy(rec + 1, frame, m->caplen);
-		rec_ring_commit(&s->cap.ring, sizeof(*rec) + m->caplen);
-		atomic_fetch_add(&s->cap.captured, 1);
-	}
-}
-
 void vxd_capture_drain(struct vxd *vxd)
 {
 	bool room = false, waiting = false;
-	vxd_kcap_poll(vxd);
 	for (unsigned i = 0; i < VXD_CAPTURE_MAX; i++) {
 		struct vxd_cap_session *s = vxd->captures[i];
 		if (!s)

@@ -83,6 +83,8 @@ const struct dpif_class kdp_dpif_class = {
 	.fdb_dump = kd_fdb_dump,
 	.fdb_set_ageing = kd_fdb_set_ageing,
 	.fdb_set_vni_max = kd_fdb_set_vni_max,
+	.capture_start = kd_capture_start,
+	.capture_stop = kd_capture_stop,
 };
 
 struct dpif *kdp_ctl_dpif(struct kdp_ctl *kc)

@@ -135,6 +135,7 @@ static unsigned kc_sweep(struct kdp_ctl *kc, struct kc_sweep *s)
 void kdp_ctl_tick(struct kdp_ctl *kc)
 {
 	kdp_upcall_poll(kc->k, 0, kc_learn, kc);
+	kc_capture_poll(kc);
 	if (kc->kr)
 		kdp_rules_tick(kc->kr);
 	uint64_t now = kdp_now_ns();

@@ -82,6 +82,7 @@ void kdp_ctl_close(struct kdp_ctl *kc)
 {
 	if (!kc)
 		return;
+	kc_capture_close(kc);
 	for (unsigned i = 0; i < KC_MAX_PORTS && !kc->keep; i++)
 		if (kc->ports[i].used)
 			kc_port_drop(kc, &kc->ports[i]);

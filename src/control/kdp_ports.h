@@ -77,7 +77,8 @@ void kdp_ctl_tick(struct kdp_ctl *kc);
 
 /* ---- The kernel datapath's dpif -----------------------------------------
  * The kernel datapath behind dp/dpif.h (control/kdp_dpif.c), so far with
- * its FDB operations alone: the FDB map seen as switch/fdb.h's table.
+ * its FDB and capture operations: the FDB map seen as switch/fdb.h's
+ * table,
  *   fdb_add/del: an operator's static entry (dst.port a kernel port id,
  *     KDP_CTL_PORT_ID_BASE + n: a VM port of the VNI; or a VTEP of the
  *     VNI's vxlan port of that family; at most 1,024) or an EVPN one
@@ -88,13 +89,20 @@ void kdp_ctl_tick(struct kdp_ctl *kc);
  *   fdb_set_ageing: what kdp_ctl_tick ages by (UINT64_MAX / 2: never);
  *   fdb_set_vni_max: the per-VNI learning cap (0: 8192, the userspace
  *     datapath's default; -ERANGE above the map's 65,536).
- * Its port, capture and counter operations are NULL: ports come with
- * their `port add` (kdp_ctl_execute), capture and counters are read by
- * kdp_capture.c and kdp_stats.c.  The commands `fdb add/del/flush` still
- * come through kdp_ctl_execute (they name ports). */
+ *   capture_start/stop: a capture of a kernel port (cap->port_id its
+ *     kernel port id): the programs copy its key's frames, the reader
+ *     (polled by kdp_ctl_tick) files them into cap's ring through cap's
+ *     filter, which the programs run first when cap is its key's one
+ *     capture (kdp_capture.c says more); outer captures -EOPNOTSUPP.
+ * Its port and counter operations are NULL: ports come with their `port
+ * add` (kdp_ctl_execute), counters are read by kdp_stats.c.  The commands
+ * `fdb add/del/flush` still come through kdp_ctl_execute (they name
+ * ports). */
 struct dpif;
 extern const struct dpif_class kdp_dpif_class;
 struct dpif *kdp_ctl_dpif(struct kdp_ctl *kc);
+/* Whether the capture copies' reader is open (a capture runs). */
+bool kdp_ctl_capture_reading(const struct kdp_ctl *kc);
 
 /* The upcall-rate and upcall-burst knobs: every port's upcall token
  * bucket now and for the ports added later (dp/kernel/kdp.h,

@@ -11,7 +11,9 @@
 #include <stdint.h>
 
 #include "control/kdp_ports.h"
+#include "dp/capture.h"
 #include "dp/dpif.h"
+#include "dp/kernel/bpf/vxdp_capture_abi.h"
 #include "dp/kernel/kdp.h"
 
 enum {
@@ -51,6 +53,17 @@ struct kc_kept {
 	bool claimed;
 };
 
+/* A capture of one of its ports (kdp_capture.c). */
+struct kc_capture {
+	struct vxd_capture *cap;     /* the caller's; NULL: a free slot */
+	struct vxdp_cap_key key;     /* what the programs copy for it */
+	uint64_t dropped_base;       /* the key's counts at its start */
+	uint64_t filtered_base;
+	bool added;                  /* records since the last doorbell */
+};
+
+struct kdp_cap_reader;
+
 struct kdp_ctl {
 	struct dpif up;          /* its face behind dp/dpif.h (kdp_dpif.c) */
 	struct kdp *k;
@@ -69,7 +82,9 @@ struct kdp_ctl {
 	struct kdp_rules_ctl *kr;    /* flower rules (kdp_rules.h); NULL: no rules path (kr_why says why) */
 	char kr_why[160];
 	const struct flower_table *t; /* the published rules */
-	int epfd;                    /* the upcall ring and the rules' buffers */
+	int epfd;                    /* the upcall ring, the rules' buffers, the capture reader */
+	struct kc_capture caps[VXD_CAPTURE_MAX];
+	struct kdp_cap_reader *cap_reader;   /* while a capture runs */
 };
 
 int kc_refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -94,6 +109,13 @@ uint16_t kc_id(const struct kdp_ctl *kc, const struct kc_port *p);
 struct kc_port *kc_by_id(struct kdp_ctl *kc, uint16_t id);
 /* -EBUSY (said in err) when rules name port p. */
 int kc_rules_name_port(struct kdp_ctl *kc, const struct kc_port *p, struct ctl_err *err);
+
+/* kdp_capture.c: dpif capture_start/stop; the copies waiting into the
+ * captures' rings (kdp_ctl_tick); every capture stopped (close). */
+int kd_capture_start(struct dpif *dp, struct vxd_capture *cap);
+void kd_capture_stop(struct dpif *dp, struct vxd_capture *cap);
+void kc_capture_poll(struct kdp_ctl *kc);
+void kc_capture_close(struct kdp_ctl *kc);
 
 /* kdp_fdb.c */
 /* The map value a static entry to dst is: a VM port of vni (dst.port a

@@ -302,7 +302,7 @@ static void ks_capture(struct ctl_print *p, struct vxd *vxd)
 	ctl_print_uint(p, CTL_PRINT_ANY, "kernel_keys", "; programs copy %" PRIu64 " ports", on);
 	ctl_print_uint(p, CTL_PRINT_ANY, "kernel_prefiltered", ", %" PRIu64 " of them pre-filtered", prefiltered);
 	ctl_print_uint(p, CTL_PRINT_ANY, "kernel_filtered", " (%" PRIu64 " frames not copied)", filtered);
-	ctl_print_bool(p, CTL_PRINT_ANY, "reader", " (perf ring read: %s)", vxd->kcap != NULL);
+	ctl_print_bool(p, CTL_PRINT_ANY, "reader", " (perf ring read: %s)", kdp_ctl_capture_reading(vxd->kdp));
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }

@@ -32,7 +32,7 @@ struct vxd_evpn;
 
 /* What woke the control loop (epoll data). */
 enum vxd_ctl_src { VXD_CTL_SRC = 1, VXD_WAKE_SRC = 2, VXD_METRICS_SRC = 3, VXD_KDP_SRC = 4, VXD_EVPN_SRC = 5,
-		   VXD_EVPN_TIMER_SRC = 6, VXD_KCAP_SRC = 7 /* kdp_capture.c's perf ring */,
+		   VXD_EVPN_TIMER_SRC = 6,
 		   VXD_LINK_SRC = 16 /* + watch index */ };
 
 /* `diagnose` judges recent traffic: every counter at the start of the
@@ -123,7 +123,6 @@ struct vxd {
 	 * why it is not in use when it was asked for. */
 	struct kdp_ctl *kdp;
 	char kdp_why[512];
-	struct vxd_kcap *kcap;  /* kdp_capture.c: the copies' reader while a kernel capture runs */
 	struct vxd_slowlink slow[VXD_MAX_SLOWLINKS]; /* kdp_slowpath.c: taps beside it */
 
 	struct vxd_evpn *evpn; /* evpn.c: NULL until the first `evpn` port */
@@ -253,27 +252,6 @@ void vxd_capture_drain(struct vxd *vxd);
 /* Before a port is detached: its captures end ("port removed"). */
 void vxd_capture_port_removed(struct vxd *vxd, uint16_t port_id);
 void vxd_capture_end_all(struct vxd *vxd, const char *why);
-struct vxdp_cap_meta;
-/* A frame the kernel datapath copied (kdp_capture.c): into the ring of
- * every session it belongs to, through its filter. */
-void vxd_capture_kernel_frame(struct vxd *vxd, const struct vxdp_cap_meta *m, const uint8_t *frame);
-
-/* kdp_capture.c: capture on the kernel datapath's ports */
-
-struct vxdp_cap_key;
-struct vxdp_cbpf_insn;
-/* The programs copy `key`'s frames of `dirs` (0: none) that the
- * pre-filter keeps (n_insns 0: every frame); the reader is opened with
- * the first key and closed with the last.  0 or -errno. */
-int vxd_kcap_set(struct vxd *vxd, const struct vxdp_cap_key *key, uint32_t dirs, const struct vxdp_cbpf_insn *filter,
-		 size_t n_insns);
-struct vxdp_cap_state;
-/* `key`'s state: its copies the programs could not put in the ring, the
- * frames its pre-filter skipped, so far (zeros when it is off). */
-void vxd_kcap_state(struct vxd *vxd, const struct vxdp_cap_key *key, struct vxdp_cap_state *st);
-/* Hands waiting copies to vxd_capture_kernel_frame (each control loop turn). */
-void vxd_kcap_poll(struct vxd *vxd);
-
 /* kdp_slowpath.c: taps beside the kernel datapath, through a slow-path
  * link per VNI.  _execute: true when it handled cmd (result in *ret);
  * _prune: links of VNIs without a tap go (after port del, reload);

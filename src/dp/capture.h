@@ -70,6 +70,7 @@ struct vxd_capture {
 	bool outer;                  /* vxlan ports only */
 	bool vxlan;                  /* the port is a vxlan port */
 	struct bpf_insn *insns;      /* NULL: every frame */
+	unsigned n_insns;            /* its length (a kernel pre-filter copies it) */
 	int64_t realtime_offset_ns;  /* CLOCK_REALTIME - the worker's clock */
 	struct vxlan_encap tx_encap; /* vxlan: the outer headers of a sent
 	                              * frame (dst_ip set per frame) */
@@ -82,6 +83,8 @@ struct vxd_capture {
 	atomic_flag producer;
 	_Atomic uint64_t captured;   /* frames put in the ring */
 	_Atomic uint64_t dropped;    /* frames the ring had no room for */
+	_Atomic uint64_t prefiltered; /* the kernel datapath: frames its programs' filter kept from the
+	                               * ring (not copied), set when the capture stops */
 };
 
 struct vxd_worker;

@@ -11,7 +11,7 @@
  *     execute between two batches.
  *   - "kernel" (control/kdp_dpif.c): eBPF programs on the ports'
  *     devices (docs/DESIGN.md, "Two datapaths"), so far with its FDB
- *     operations alone; control/kdp_ports.h says which and why.
+ *     and capture operations; control/kdp_ports.h says which and why.
  *
  * What goes through here and what does not
  * ========================================
@@ -25,8 +25,8 @@
  * with one atomic store (control/view.c) into the slot the datapath was
  * opened with, and which the datapath reads at its own pace: the control
  * side publishes tables, the datapath reads them, nothing calls back.
- * The kernel datapath implements the FDB operations of this table; its
- * ports, capture and counters are still its control side's own
+ * The kernel datapath implements the FDB and capture operations of this
+ * table; its ports and counters are still its control side's own
  * (control/kdp_ports.h takes those commands itself), and those operations
  * are NULL in its class.  An operation a class leaves NULL is never
  * called: the control code knows which datapath serves what.
