@@ -35,11 +35,6 @@
 _Static_assert(sizeof(struct bpf_insn) == sizeof(struct vxdp_cbpf_insn), "classic BPF's instruction");
 _Static_assert(offsetof(struct bpf_insn, k) == offsetof(struct vxdp_cbpf_insn, k), "classic BPF's k");
 
-static struct kdp_ctl *kc_of(struct dpif *dp)
-{
-	return (struct kdp_ctl *)((char *)dp - offsetof(struct kdp_ctl, up));
-}
-
 /* The key of the port a capture names; false when the port is gone. */
 static bool kcap_key(struct kdp_ctl *kc, const struct vxd_capture *cap, struct vxdp_cap_key *key)
 {

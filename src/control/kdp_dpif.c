@@ -1,19 +1,14 @@
-/* The kernel datapath behind dp/dpif.h: its FDB operations, over the FDB
- * map and the caps kdp_fdb.c keeps (contract: control/kdp_ports.h,
- * "The kernel datapath's dpif").  Its other operations are not yet its:
- * ports come with their `port add` (kdp_ctl_execute), capture and the
- * counters are read by kdp_capture.c and kdp_stats.c, so they are NULL
- * here. */
+/* The kernel datapath behind dp/dpif.h (contract: control/kdp_ports.h,
+ * "The kernel datapath's dpif"): its FDB operations here, over the FDB
+ * map and the caps kdp_fdb.c keeps, and its capture operations
+ * (kdp_capture.c).  Its port and counter operations are not yet its:
+ * ports come with their `port add` (kdp_ctl_execute), counters are read
+ * by kdp_stats.c, so they are NULL in the class. */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "control/kdp_ports_internal.h"
-
-static struct kdp_ctl *kc_of(struct dpif *dp)
-{
-	return (struct kdp_ctl *)((char *)dp - offsetof(struct kdp_ctl, up));
-}
 
 static int kd_fdb_add(struct dpif *dp, enum dpif_fdb_kind kind, uint32_t vni, const uint8_t mac[6],
 		      const struct fdb_dst *dst)
@@ -50,12 +45,12 @@ static size_t kd_fdb_flush(struct dpif *dp, const struct fdb_flush_filter *filte
 		const struct kc_port *p = kc_by_id(kc, filter->dst->port);
 		return p ? kc_flush_port(kc, p) : 0;
 	}
-	return kc_flush_learned(kc, filter->vni == FDB_VNI_ANY ? UINT32_MAX : filter->vni);
+	return kc_flush_learned(kc, filter->vni); /* FDB_VNI_ANY is kdp's UINT32_MAX: every VNI */
 }
 
 static int kd_fdb_dump(struct dpif *dp, uint32_t vni, fdb_dump_cb *cb, void *ctx)
 {
-	return kdp_ctl_fdb_walk(kc_of(dp), vni == FDB_VNI_ANY ? UINT32_MAX : vni, cb, ctx);
+	return kdp_ctl_fdb_walk(kc_of(dp), vni, cb, ctx);
 }
 
 static void kd_fdb_set_ageing(struct dpif *dp, uint64_t ageing_ns)

@@ -8,6 +8,7 @@
 #define VX_CONTROL_KDP_PORTS_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "control/kdp_ports.h"
@@ -86,6 +87,14 @@ struct kdp_ctl {
 	struct kc_capture caps[VXD_CAPTURE_MAX];
 	struct kdp_cap_reader *cap_reader;   /* while a capture runs */
 };
+
+_Static_assert(FDB_VNI_ANY == UINT32_MAX, "every VNI, to the FDB's filters and to kdp's walks");
+
+/* The kdp_ctl a dpif operation of the kernel datapath was given. */
+static inline struct kdp_ctl *kc_of(struct dpif *dp)
+{
+	return (struct kdp_ctl *)((char *)dp - offsetof(struct kdp_ctl, up));
+}
 
 int kc_refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -17,8 +17,8 @@
  * classic BPF does not have, a filter that runs off its end) the verdict
  * is "keep": vxswitchd filters every copy again, so a frame kept here
  * costs a copy, one skipped wrongly would be lost.  The loader checked
- * the filter (kdp_capture.c, kdp_cbpf_check): jumps inside it, scratch
- * words written before they are read, a RET last. */
+ * the filter (dp/kernel/kdp_cbpf.c, kdp_cbpf_check): jumps inside it,
+ * scratch words written before they are read, a RET last. */
 #ifndef VXSWITCH_DP_KERNEL_VXDP_CBPF_H
 #define VXSWITCH_DP_KERNEL_VXDP_CBPF_H
 

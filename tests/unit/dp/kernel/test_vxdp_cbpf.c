@@ -281,6 +281,15 @@ static void on_copy(void *aux, const struct vxdp_cap_meta *m, const uint8_t *fra
 	memcpy(fx->last, frame, fx->last_len);
 }
 
+/* Frame j of fs into the port program as from p1; test_run's result. */
+static int feed(const struct fx *fx, const struct frames *fs, unsigned j)
+{
+	struct __sk_buff ctx = { .ifindex = fx->p1 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fs->buf[j], .data_size_in = (uint32_t)fs->len[j],
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
+	return bpf_prog_test_run_opts(kdp_port_prog_fd(fx->k), &o);
+}
+
 static void test_kernel_matches_bpf_filter(void **state)
 {
 	(void)state;
@@ -304,10 +313,7 @@ static void test_kernel_matches_bpf_filter(void **state)
 			struct vxdp_cap_state before, after;
 			assert_int_equal(kdp_cap_state(fx.k, &key, &before), 0);
 			fx.copies = 0;
-			struct __sk_buff ctx = { .ifindex = fx.p1 };
-			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fs.buf[j], .data_size_in = (uint32_t)fs.len[j],
-				    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
-			int err = bpf_prog_test_run_opts(kdp_port_prog_fd(fx.k), &o);
+			int err = feed(&fx, &fs, j);
 			if (err)
 				fail_msg("test_run of %s (%zu bytes): %s", fs.what[j], fs.len[j], strerror(-err));
 			assert_true(kdp_cap_reader_poll(fx.r, 0) >= 0);
@@ -335,12 +341,8 @@ static void test_kernel_matches_bpf_filter(void **state)
 	assert_int_equal(kdp_cap_state(fx.k, &key, &before), 0);
 	assert_int_equal(before.n_insns, 0);
 	fx.copies = 0;
-	for (unsigned j = 0; j < fs.n; j++) {
-		struct __sk_buff ctx = { .ifindex = fx.p1 };
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fs.buf[j], .data_size_in = (uint32_t)fs.len[j],
-			    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
-		assert_int_equal(bpf_prog_test_run_opts(kdp_port_prog_fd(fx.k), &o), 0);
-	}
+	for (unsigned j = 0; j < fs.n; j++)
+		assert_int_equal(feed(&fx, &fs, j), 0);
 	assert_true(kdp_cap_reader_poll(fx.r, 0) >= 0);
 	assert_int_equal(kdp_cap_state(fx.k, &key, &after), 0);
 	assert_int_equal(fx.copies, fs.n);
