@@ -47,32 +47,68 @@ void vxd_diag_snapshot(struct vxd *vxd, bool restart)
 
 /* ---- fdb -------------------------------------------------------------------------- */
 
-/* Where a static entry points.  A port must be a tap of the entry's VNI: a
- * vxlan port needs a remote (which VTEP?), and a tap of another VNI would
- * drop every frame to the MAC as port_not_in_vni. */
+/* A port an `fdb add` names, in the datapath whose FDB it goes to
+ * (vxd_fdb_dpif): its id there, whether it is a vxlan port, its VNI.
+ * Beside the kernel datapath a tap is the userspace one's: its MACs are
+ * learned behind its VNI's slow-path link, and a static entry names a
+ * kernel port. */
+struct vxd_fdb_port {
+	uint16_t id;
+	bool vxlan;
+	uint32_t vni;
+};
+
+static int vxd_fdb_port_of(struct vxd *vxd, const char *name, struct vxd_fdb_port *fp, struct ctl_err *err)
+{
+	struct kdp_ctl_port_info pi;
+	if (vxd->kdp && kdp_ctl_port_info(vxd->kdp, name, &pi) == 0 && kdp_ctl_port_id(vxd->kdp, name, &fp->id) == 0) {
+		fp->vxlan = pi.cfg->type == CTL_PORT_VXLAN;
+		fp->vni = pi.cfg->vni;
+		return 0;
+	}
+	const struct port *port = vxd_port_by_name(vxd, name);
+	if (port && vxd->kdp)
+		return vxd_refuse(err, -EOPNOTSUPP, "port %s: a tap beside the kernel datapath, whose FDB has its MACs "
+				  "behind the VNI's slow-path link: a static entry names a port of the kernel datapath "
+				  "(or use --datapath user)", name);
+	if (!port)
+		return vxd_refuse(err, -ENOENT, "port %s: no such port", name);
+	*fp = (struct vxd_fdb_port){ .id = port->id, .vxlan = port_is_vxlan(port), .vni = port->vni };
+	return 0;
+}
+
+/* Where a static entry points.  A port must be a local port of the
+ * entry's VNI: a vxlan port needs a remote (which VTEP?), and a port of
+ * another VNI would drop every frame to the MAC as port_not_in_vni.  A
+ * remote is behind the VNI's vxlan port of its address family (the
+ * kernel datapath finds it itself: one vxlan device serves them all). */
 static int vxd_fdb_dst_from_cmd(struct vxd *vxd, const struct ctl_fdb *f, struct fdb_dst *dst,
 				struct ctl_err *err)
 {
 	if (f->dst == CTL_FDB_DST_PORT) {
-		struct port *port = vxd_port_by_name(vxd, f->port);
-		if (!port)
-			return vxd_refuse(err, -ENOENT, "port %s: no such port", f->port);
-		if (port_is_vxlan(port))
+		struct vxd_fdb_port fp;
+		int ret = vxd_fdb_port_of(vxd, f->port, &fp, err);
+		if (ret < 0)
+			return ret;
+		if (fp.vxlan)
 			return vxd_refuse(err, -EINVAL, "port %s: a vxlan port; say which VTEP: fdb add MAC vni %u remote IP",
 					  f->port, f->vni);
-		if (port->vni != f->vni)
-			return vxd_refuse(err, -EINVAL, "port %s: in vni %u, not vni %u", f->port, port->vni, f->vni);
-		*dst = fdb_dst_port(port->id);
+		if (fp.vni != f->vni)
+			return vxd_refuse(err, -EINVAL, "port %s: in vni %u, not vni %u", f->port, fp.vni, f->vni);
+		*dst = fdb_dst_port(fp.id);
 		return 0;
 	}
 	uint8_t family = f->remote.family == AF_INET6 ? 6 : 4;
+	uint8_t addr[16] = { 0 };
+	memcpy(addr, f->remote.bytes, family == 6 ? 16 : 4);
+	*dst = fdb_dst_vtep(0, family, addr);
+	if (vxd->kdp)
+		return 0;
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++) {
 		struct port *port = vxd->ports[i];
 		if (port && port_is_vxlan(port) && port->vni == f->vni &&
 		    vxlan_port_options(port)->local.family == family) {
-			uint8_t addr[16] = { 0 };
-			memcpy(addr, f->remote.bytes, family == 6 ? 16 : 4);
-			*dst = fdb_dst_vtep(port->id, family, addr);
+			dst->port = port->id;
 			return 0;
 		}
 	}
@@ -81,6 +117,7 @@ static int vxd_fdb_dst_from_cmd(struct vxd *vxd, const struct ctl_fdb *f, struct
 
 static int vxd_fdb_cmd(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
 {
+	struct dpif *dp = vxd_fdb_dpif(vxd);
 	struct fdb_dst dst;
 	int ret;
 	switch (cmd->verb) {
@@ -88,14 +125,18 @@ static int vxd_fdb_cmd(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_pr
 		ret = vxd_fdb_dst_from_cmd(vxd, &cmd->fdb, &dst, err);
 		if (ret < 0)
 			return ret;
-		ret = vxd->dp->class->fdb_add(vxd->dp, DPIF_FDB_STATIC, cmd->fdb.vni, cmd->fdb.mac, &dst);
+		ret = dp->class->fdb_add(dp, DPIF_FDB_STATIC, cmd->fdb.vni, cmd->fdb.mac, &dst);
+		if (ret == -ENOENT && dst.type == FDB_DST_VTEP)
+			return vxd_refuse(err, ret, "vni %u: no vxlan port of that address family", cmd->fdb.vni);
+		if (ret == -ENOSPC)
+			return vxd_refuse(err, ret, "fdb add: at most %d static entries", FDB_DEFAULT_MAX_STATIC);
 		if (ret < 0)
 			return vxd_refuse(err, ret, "fdb add: %s", strerror(-ret));
 		if (vxd_statics_remember(vxd, &cmd->fdb) < 0)
 			VLOG_WARN("fdb", "out of memory: `show config` will not list this entry");
 		return 0;
 	case CTL_FDB_DEL:
-		ret = vxd->dp->class->fdb_del(vxd->dp, DPIF_FDB_STATIC, cmd->fdb.vni, cmd->fdb.mac);
+		ret = dp->class->fdb_del(dp, DPIF_FDB_STATIC, cmd->fdb.vni, cmd->fdb.mac);
 		vxd_statics_forget(vxd, cmd->fdb.vni, cmd->fdb.mac);
 		return ret < 0 ? vxd_refuse(err, ret, "fdb del: no such entry") : 0;
 	default: { /* CTL_FDB_FLUSH */
@@ -103,7 +144,7 @@ static int vxd_fdb_cmd(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_pr
 			.vni = cmd->fdb.has_vni ? cmd->fdb.vni : FDB_VNI_ANY,
 			.kinds = FDB_FLUSH_LEARNED,
 		};
-		size_t n = vxd->dp->class->fdb_flush(vxd->dp, &filter);
+		size_t n = dp->class->fdb_flush(dp, &filter);
 		ctl_print_open_object(out, NULL);
 		ctl_print_uint(out, CTL_PRINT_ANY, "flushed", "flushed %" PRIu64 " entries\n", (uint64_t)n);
 		ctl_print_close_object(out);
@@ -118,8 +159,9 @@ static int vxd_fdb_cmd(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_pr
  * above one's capacity changes neither (vxd->fdb_capacity says which). */
 static int vxd_fdb_knob(struct vxd *vxd, enum ctl_knob knob, uint32_t value)
 {
-	struct dpif *dps[2] = { vxd->dp, vxd->kdp ? kdp_ctl_dpif(vxd->kdp) : NULL };
-	for (unsigned i = 0; i < 2 && dps[i]; i++) {
+	struct dpif *dps[VXD_MAX_DPIFS];
+	unsigned n = vxd_dpifs(vxd, dps);
+	for (unsigned i = 0; i < n; i++) {
 		struct dpif *dp = dps[i];
 		if (knob == CTL_KNOB_FDB_AGEING) {
 			dp->class->fdb_set_ageing(dp, vxd_fdb_ageing_ns(value));
@@ -315,9 +357,9 @@ int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *ou
 	return ret;
 }
 
-/* A command the kernel datapath takes (its ports, FDB, rules' checks):
- * true with *ret its result, and what vxswitchd keeps of it beside (EVPN
- * shadow devices, static entries for show config). */
+/* A command the kernel datapath takes (its ports' add and del): true with
+ * *ret its result, and what vxswitchd keeps of it beside (EVPN shadow
+ * devices). */
 static bool vxd_execute_kernel(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out,
 			       struct ctl_err *err, int *ret)
 {
@@ -325,11 +367,6 @@ static bool vxd_execute_kernel(struct vxd *vxd, const struct ctl_cmd *cmd, struc
 		return false;
 	if (*ret == 0 && (cmd->verb == CTL_PORT_ADD || cmd->verb == CTL_PORT_DEL))
 		*ret = vxd_kport_evpn(vxd, cmd, err);
-	/* Static entries are part of the running config (show config). */
-	else if (*ret == 0 && cmd->verb == CTL_FDB_ADD && vxd_statics_remember(vxd, &cmd->fdb) < 0)
-		VLOG_WARN("fdb", "out of memory: `show config` will not list this entry");
-	else if (cmd->verb == CTL_FDB_DEL)
-		vxd_statics_forget(vxd, cmd->fdb.vni, cmd->fdb.mac);
 	return true;
 }
 

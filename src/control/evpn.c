@@ -37,35 +37,30 @@ struct evpn_vni *evpn_of_port(const struct vxd *vxd, const char *name)
  * the FDB entries EVPN fills (its dpif: control/kdp_ports.h, "The kernel
  * datapath's dpif") and its flood lists (kdp_ctl_evpn_vteps); otherwise
  * the userspace datapath's FDB (its dpif) and VNI table.  The FDB is
- * reached through dp/dpif.h either way. */
-
-static struct dpif *ev_dp(const struct vxd *vxd)
-{
-	return vxd->kdp ? kdp_ctl_dpif(vxd->kdp) : vxd->dp;
-}
+ * reached through dp/dpif.h either way (vxd_fdb_dpif). */
 
 static bool ev_lookup(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6], struct fdb_dst *cur)
 {
-	struct dpif *dp = ev_dp(vxd);
+	struct dpif *dp = vxd_fdb_dpif(vxd);
 	return dp->class->fdb_lookup(dp, v->vni, mac, cur);
 }
 
 static int ev_add(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6], const uint8_t vtep[4])
 {
-	struct dpif *dp = ev_dp(vxd);
+	struct dpif *dp = vxd_fdb_dpif(vxd);
 	struct fdb_dst d = fdb_dst_vtep4(v->port_id, vtep);
 	return dp->class->fdb_add(dp, DPIF_FDB_EVPN, v->vni, mac, &d);
 }
 
 static int ev_del(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6])
 {
-	struct dpif *dp = ev_dp(vxd);
+	struct dpif *dp = vxd_fdb_dpif(vxd);
 	return dp->class->fdb_del(dp, DPIF_FDB_EVPN, v->vni, mac);
 }
 
 void ev_walk(const struct vxd *vxd, uint32_t vni, fdb_dump_cb *cb, void *ctx)
 {
-	struct dpif *dp = ev_dp(vxd);
+	struct dpif *dp = vxd_fdb_dpif(vxd);
 	dp->class->fdb_dump(dp, vni, cb, ctx);
 }
 

@@ -52,8 +52,11 @@ static int vxd_filters_install(struct vxd *vxd, struct flower_table *t, struct c
 		flower_table_destroy(t);
 		return vxd_refuse(err, ret, "filter: cannot publish the new rules: %s", strerror(-ret));
 	}
-	if (vxd->kdp)
-		kdp_ctl_rules_changed(vxd->kdp, t); /* no cached decision of `old` is used from here */
+	struct dpif *dps[VXD_MAX_DPIFS];
+	unsigned n = vxd_dpifs(vxd, dps);
+	for (unsigned i = 0; i < n; i++) /* no decision of `old` is used from here */
+		if (dps[i]->class->rules_changed)
+			dps[i]->class->rules_changed(dps[i], t);
 	flower_table_destroy(old);
 	return 0;
 }
@@ -148,18 +151,28 @@ static int vxd_filter_one_datapath(const struct vxd *vxd, const struct flower_sp
 	return 0;
 }
 
-/* What the datapath cannot do yet is refused here, at add, rather than
- * accepted and ignored. */
-static int vxd_filter_supported(const struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
+/* What a datapath cannot do is refused here, at add, rather than
+ * accepted and ignored: each datapath's own refusals (dpif rule_check)
+ * for a rule on its ports, then the userspace datapath's, which are the
+ * control thread's (they read its ports' options). */
+static int vxd_filter_supported(struct vxd *vxd, const struct ctl_flower *f, struct ctl_err *err)
 {
 	int ret = vxd_filter_egress_check(vxd, f, err);
 	if (ret < 0)
 		return ret;
-	if (vxd->kdp && ctl_flower_has_rule(f) && (ret = vxd_filter_one_datapath(vxd, &f->rule, err)) < 0)
+	if (!ctl_flower_has_rule(f))
+		return 0;
+	if (vxd->kdp && (ret = vxd_filter_one_datapath(vxd, &f->rule, err)) < 0)
 		return ret;
-	if (vxd->kdp && !vxd_port_by_name(vxd, f->rule.dev))
-		return kdp_ctl_rule_check(vxd->kdp, f, err);
-	for (unsigned i = 0; ctl_flower_has_rule(f) && i < f->rule.n_actions; i++) {
+	struct dpif *dps[VXD_MAX_DPIFS];
+	unsigned n = vxd_dpifs(vxd, dps);
+	char why[sizeof(err->msg)];
+	for (unsigned i = 0; i < n; i++)
+		if (dps[i]->class->rule_check && (ret = dps[i]->class->rule_check(dps[i], &f->rule, why, sizeof(why))) < 0)
+			return vxd_refuse(err, ret, "%s", why);
+	if (!vxd_port_by_name(vxd, f->rule.dev))
+		return 0; /* another datapath's port (its check was the one), or none (the table refuses it) */
+	for (unsigned i = 0; i < f->rule.n_actions; i++) {
 		switch (f->rule.actions[i].type) {
 		case FLOWER_ACT_TUNNEL_SET: {
 			ret = vxd_filter_tunnel_check(vxd, &f->rule, i, err);

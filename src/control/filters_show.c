@@ -23,7 +23,6 @@
 
 #include "ctl/ctl_print.h"
 #include "ctl/ctl_server.h"
-#include "control/kdp_ports.h"
 #include "control/vxd_internal.h"
 #include "switch/flower_hook.h"
 #include "switch/flower_table.h"
@@ -39,7 +38,6 @@ struct show {
 	struct flower_table *t;     /* held */
 	struct ctl_flower req;
 	uint16_t port;
-	struct kdp_ctl *kdp;        /* the kernel datapath's rules counts too (NULL: none) */
 	struct flower_counters counters; /* -s: a snapshot, copied */
 	bool stats;
 	uint64_t now;
@@ -52,15 +50,16 @@ struct show {
 	struct ctl_stream *st;
 };
 
-/* The workers' rule counters at one instant, summed, copied by SNAPSHOT
- * requests (never read while a worker writes them). */
+/* The rule counters at one instant, summed over every datapath (the
+ * workers' copied by SNAPSHOT requests, never read while a worker writes
+ * them; the kernel's cache entries' folded). */
 static const struct flower_counters *vxd_filter_counters(struct vxd *vxd)
 {
 	if (!vxd->fcounters && !(vxd->fcounters = calloc(1, sizeof(*vxd->fcounters))))
 		return NULL;
 	if (flower_counters_reserve(vxd->fcounters, flower_table_n_slots(vxd->flower)) < 0)
 		return NULL;
-	if (vxd_snapshot_all(vxd, vxd->snap, vxd->fcounters) < 0)
+	if (vxd_rule_counters(vxd, vxd->fcounters) < 0)
 		return NULL;
 	return vxd->fcounters;
 }
@@ -70,15 +69,13 @@ static uint64_t vxd_secs_since(uint64_t now_ns, uint64_t then_ns)
 	return now_ns > then_ns ? (now_ns - then_ns) / 1000000000ull : 0;
 }
 
-/* The counters of rule r, summed over the worker's snapshot (NULL: none). */
-static void vxd_filter_stats(struct kdp_ctl *kdp, const struct flower_counters *c, const struct flower_rule *r,
-			     uint64_t now_ns, struct ctl_flower_stats *st)
+/* The counters of rule r in the snapshot (NULL: none). */
+static void vxd_filter_stats(const struct flower_counters *c, const struct flower_rule *r, uint64_t now_ns,
+			     struct ctl_flower_stats *st)
 {
 	struct flower_rule_counters rc = { 0 };
 	if (c)
 		flower_counters_get(c, r, &rc);
-	if (kdp)
-		kdp_ctl_rule_counts(kdp, r, &rc);
 	/* A worker (or the kernel) may stamp a use after now_ns was read:
 	 * that is 0 s ago, not 2^64 ns. */
 	*st = (struct ctl_flower_stats){
@@ -148,7 +145,7 @@ static bool show_rules(struct show *sh, struct ctl_print *out, size_t max)
 		sh->prev = r;
 		struct ctl_flower_stats st;
 		if (sh->stats)
-			vxd_filter_stats(sh->kdp, &sh->counters, r, sh->now, &st);
+			vxd_filter_stats(&sh->counters, r, sh->now, &st);
 		if (f->flags & CTL_FF_BRIEF)
 			ctl_flower_print_brief(out, &spec, sh->stats ? &st : NULL);
 		else
@@ -255,9 +252,6 @@ int vxd_filter_show(struct vxd *vxd, const struct ctl_flower *f, struct ctl_prin
 		return vxd_refuse(err, -ENOMEM, "filter show: out of memory");
 	sh->req = *f;
 	sh->port = port_id;
-	sh->kdp = (f->flags & CTL_FF_STATS) ? vxd->kdp : NULL;
-	if (sh->kdp)
-		kdp_ctl_rules_sync(sh->kdp); /* the kernel's per-entry counts, folded in */
 	sh->now = vxd_now_ns();
 	if ((sh->t = vxd->flower))
 		flower_table_hold(sh->t);

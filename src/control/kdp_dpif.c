@@ -1,7 +1,8 @@
 /* The kernel datapath behind dp/dpif.h (contract: control/kdp_ports.h,
  * "The kernel datapath's dpif"): its FDB operations here, over the FDB
- * map and the caps kdp_fdb.c keeps, and its capture operations
- * (kdp_capture.c).  Its port and counter operations are not yet its:
+ * map and the caps kdp_fdb.c keeps, its rule operations
+ * (kdp_ports_rules.c) and its capture operations (kdp_capture.c).  Its
+ * port and own counter operations are not yet its:
  * ports come with their `port add` (kdp_ctl_execute), counters are read
  * by kdp_stats.c, so they are NULL in the class. */
 #include <errno.h>
@@ -78,6 +79,9 @@ const struct dpif_class kdp_dpif_class = {
 	.fdb_dump = kd_fdb_dump,
 	.fdb_set_ageing = kd_fdb_set_ageing,
 	.fdb_set_vni_max = kd_fdb_set_vni_max,
+	.rule_check = kd_rule_check,
+	.rules_changed = kd_rules_changed,
+	.rule_counters = kd_rule_counters,
 	.capture_start = kd_capture_start,
 	.capture_stop = kd_capture_stop,
 };

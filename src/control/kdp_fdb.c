@@ -178,7 +178,9 @@ unsigned kc_flush_learned(struct kdp_ctl *kc, uint32_t vni)
 	return n;
 }
 
-/* ---- static entries and flush (vxctl fdb add/del/flush) -------------------- */
+/* ---- static entries (dpif fdb_add/fdb_del: vxctl fdb add/del, control.c) ---- */
+
+_Static_assert((int)KC_MAX_STATIC == (int)FDB_DEFAULT_MAX_STATIC, "control.c's refusal names one limit for both datapaths");
 
 /* The map value a static entry to dst is (kdp_ports_internal.h). */
 int kc_static_dst_val(struct kdp_ctl *kc, uint32_t vni, const struct fdb_dst *dst, struct vxdp_fdb_val *v)
@@ -206,33 +208,6 @@ int kc_static_dst_val(struct kdp_ctl *kc, uint32_t vni, const struct fdb_dst *ds
 	return -ENOENT;
 }
 
-/* The entry `fdb add` asks for, checked as the userspace datapath checks
- * it (control.c): a local port of that VNI, or a VTEP behind a vxlan
- * port of that VNI and address family. */
-static int kc_static_val(struct kdp_ctl *kc, const struct ctl_fdb *f, struct vxdp_fdb_val *v, struct ctl_err *err)
-{
-	struct fdb_dst dst;
-	if (f->dst == CTL_FDB_DST_PORT) {
-		struct kc_port *p = kc_by_name(kc, f->port);
-		if (!p)
-			return kc_refuse(err, -ENOENT, "port %s: no such port", f->port);
-		if (p->cfg.type == CTL_PORT_VXLAN)
-			return kc_refuse(err, -EINVAL, "port %s: a vxlan port; say which VTEP: fdb add MAC vni %u remote IP",
-					 f->port, f->vni);
-		if (p->cfg.vni != f->vni)
-			return kc_refuse(err, -EINVAL, "port %s: in vni %u, not vni %u", f->port, p->cfg.vni, f->vni);
-		dst = fdb_dst_port(kc_id(kc, p));
-	} else {
-		uint8_t addr[16] = { 0 };
-		uint8_t family = f->remote.family == AF_INET6 ? 6 : 4;
-		memcpy(addr, f->remote.bytes, family == 6 ? 16 : 4);
-		dst = fdb_dst_vtep(0, family, addr);
-	}
-	if (kc_static_dst_val(kc, f->vni, &dst, v) < 0)
-		return kc_refuse(err, -ENOENT, "vni %u: no vxlan port of that address family", f->vni);
-	return 0;
-}
-
 int kc_static_put(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6], const struct vxdp_fdb_val *v)
 {
 	struct vxdp_fdb_val old;
@@ -254,32 +229,6 @@ int kc_fdb_del(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6])
 	if (kdp_fdb_get(kc->k, vni, mac, &old) < 0 || kdp_fdb_del(kc->k, vni, mac) < 0)
 		return -ENOENT;
 	kc_forget(kc, vni, &old);
-	return 0;
-}
-
-static int kc_static_add(struct kdp_ctl *kc, const struct ctl_fdb *f, struct ctl_err *err)
-{
-	struct vxdp_fdb_val v;
-	int ret = kc_static_val(kc, f, &v, err);
-	if (ret < 0)
-		return ret;
-	ret = kc_static_put(kc, f->vni, f->mac, &v);
-	if (ret == -ENOSPC)
-		return kc_refuse(err, ret, "fdb add: at most %d static entries", KC_MAX_STATIC);
-	return ret < 0 ? kc_refuse(err, ret, "fdb add: %s", strerror(-ret)) : 0;
-}
-
-int kc_fdb_cmd(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
-{
-	const struct ctl_fdb *f = &cmd->fdb;
-	if (cmd->verb == CTL_FDB_ADD)
-		return kc_static_add(kc, f, err);
-	if (cmd->verb == CTL_FDB_DEL)
-		return kc_fdb_del(kc, f->vni, f->mac) < 0 ? kc_refuse(err, -ENOENT, "fdb del: no such entry") : 0;
-	unsigned n = kc_flush_learned(kc, f->has_vni ? f->vni : UINT32_MAX);
-	ctl_print_open_object(out, NULL);
-	ctl_print_uint(out, CTL_PRINT_ANY, "flushed", "flushed %" PRIu64 " entries\n", (uint64_t)n);
-	ctl_print_close_object(out);
 	return 0;
 }
 

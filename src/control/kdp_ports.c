@@ -514,11 +514,6 @@ bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_p
 		if (*ret == 0)
 			*ret = kc_port_del(kc, p);
 		return true;
-	case CTL_FDB_ADD:
-	case CTL_FDB_DEL:
-	case CTL_FDB_FLUSH:
-		*ret = kc_fdb_cmd(kc, cmd, out, err);
-		return true;
 	default:
 		return false;
 	}

@@ -23,9 +23,9 @@
  * cannot honour per port (another dstport, srcport, udpcsum off, df),
  * and more than VXDP_FLOOD_MAX targets in one VNI.
  *
- * Static entries (`fdb add`, kdp_fdb.c): checked as the userspace
- * datapath checks them, at most 1,024, never aged nor flushed, never
- * moved by learning; they go with their port.
+ * Static entries (`fdb add` through its dpif, control.c; kdp_fdb.c):
+ * checked as the userspace datapath checks them, at most 1,024, never
+ * aged nor flushed, never moved by learning; they go with their port.
  *
  * Learning: an upcall installs (vni, mac) -> its port or VTEP after the
  * caps: a port's max-macs, the VNI's `fdb-max`; a remote is learned only
@@ -93,11 +93,17 @@ void kdp_ctl_tick(struct kdp_ctl *kc);
  *     kernel port id): the programs copy its key's frames, the reader
  *     (polled by kdp_ctl_tick) files them into cap's ring through cap's
  *     filter, which the programs run first when cap is its key's one
- *     capture (kdp_capture.c says more); outer captures -EOPNOTSUPP.
- * Its port and counter operations are NULL: ports come with their `port
- * add` (kdp_ctl_execute), counters are read by kdp_stats.c.  The commands
- * `fdb add/del/flush` still come through kdp_ctl_execute (they name
- * ports). */
+ *     capture (kdp_capture.c says more); outer captures -EOPNOTSUPP;
+ *   rule_check: what it cannot do of a rule on one of its ports
+ *     (tunnel_key csum/nocsum, a dst_port or src_ip other than the shared
+ *     device's, more kernel actions than a decision holds; rules at all
+ *     when the rules path did not open); rules_changed: ports gain or
+ *     lose the rules path, and the generation the programs check moves
+ *     on, so no cached decision of an older table is used after it
+ *     returns; rule_counters: the cache entries' counts, folded, and the
+ *     upcalls' (control/kdp_rules.h).
+ * Its port and own counter operations are NULL: ports come with their `port
+ * add` (kdp_ctl_execute), counters are read by kdp_stats.c. */
 struct dpif;
 extern const struct dpif_class kdp_dpif_class;
 struct dpif *kdp_ctl_dpif(struct kdp_ctl *kc);
@@ -109,8 +115,9 @@ bool kdp_ctl_capture_reading(const struct kdp_ctl *kc);
  * kdp_upcall_limit_set); 0 or -errno. */
 int kdp_ctl_upcall_limit(struct kdp_ctl *kc, uint32_t rate, uint32_t burst);
 
-/* Offers a command: true when the kernel datapath handled it (the result
- * in *ret), false when it is the userspace datapath's. */
+/* Offers a command (`port add`, `port del`): true when the kernel
+ * datapath handled it (the result in *ret), false when it is the
+ * userspace datapath's. */
 bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out,
 		     struct ctl_err *err, int *ret);
 
@@ -197,27 +204,9 @@ uint32_t kdp_ctl_vni_macs(struct kdp_ctl *kc, uint32_t vni, uint32_t *cap);
 
 /* ---- flower rules on kernel ports (control/kdp_rules.h) ------------------ */
 
-struct ctl_flower;
-struct flower_table;
-struct flower_rule;
-struct flower_rule_counters;
-
 /* Kernel ports have flower port ids KDP_CTL_PORT_ID_BASE + n, apart from
  * the userspace datapath's (< VXD_MAX_PORTS). */
 enum { KDP_CTL_PORT_ID_BASE = 0x4000 };
 /* 0, or -ENOENT when `name` is no kernel port. */
 int kdp_ctl_port_id(struct kdp_ctl *kc, const char *name, uint16_t *id);
-/* What the kernel datapath cannot do of rule f is refused here, at add:
- * tunnel_key csum/nocsum, a dst_port or
- * src_ip other than the shared device's, more kernel actions than a
- * decision holds; and rules at all when the rules path did not open. */
-int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *f, struct ctl_err *err);
-/* The published table is now t: ports gain/lose the rules path, cached
- * decisions of older rules are no longer used (before this returns). */
-void kdp_ctl_rules_changed(struct kdp_ctl *kc, const struct flower_table *t);
-/* Folds the kernel's per-entry counts into the rules (filter show -s). */
-void kdp_ctl_rules_sync(struct kdp_ctl *kc);
-/* Adds rule r's kernel-datapath counts (fast and slow path) to *rc. */
-void kdp_ctl_rule_counts(struct kdp_ctl *kc, const struct flower_rule *r, struct flower_rule_counters *rc);
-
 #endif

@@ -21,7 +21,7 @@ enum {
 	KC_MAX_PORTS = 256,
 	KC_MAX_VNIS = 256,
 	KC_FDB_MAX_DEFAULT = 8192, /* = FDB_DEFAULT_MAX_LEARNED, the userspace datapath's */
-	KC_MAX_STATIC = 1024,      /* = FDB_DEFAULT_MAX_STATIC */
+	KC_MAX_STATIC = 1024,      /* = FDB_DEFAULT_MAX_STATIC (kdp_fdb.c checks) */
 	KC_MAX_EVPN = 16384,       /* remote MACs from EVPN, all VNIs (a quarter of the map) */
 };
 
@@ -126,6 +126,14 @@ void kd_capture_stop(struct dpif *dp, struct vxd_capture *cap);
 void kc_capture_poll(struct kdp_ctl *kc);
 void kc_capture_close(struct kdp_ctl *kc);
 
+/* kdp_ports_rules.c: dpif rule_check, rules_changed, rule_counters. */
+struct flower_counters;
+struct flower_spec;
+struct flower_table;
+int kd_rule_check(struct dpif *dp, const struct flower_spec *f, char *why, size_t why_len);
+void kd_rules_changed(struct dpif *dp, const struct flower_table *t);
+int kd_rule_counters(struct dpif *dp, struct flower_counters *fc);
+
 /* kdp_fdb.c */
 /* The map value a static entry to dst is: a VM port of vni (dst.port a
  * kernel port id), or a VTEP of vni's vxlan port of that family (dst.port
@@ -145,7 +153,6 @@ void kc_forget(struct kdp_ctl *kc, uint32_t vni, const struct vxdp_fdb_val *v);
 struct kdp_vni_outer kc_vni_outer(const struct kdp_ctl *kc, uint32_t vni);
 /* Every entry behind port p (learned and static) goes with it. */
 unsigned kc_flush_port(struct kdp_ctl *kc, const struct kc_port *p);
-int kc_fdb_cmd(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err);
 
 /* kdp_adopt.c */
 /* kdp_open adopted kept maps: note the kept ports, to claim or remove. */

@@ -152,14 +152,15 @@ static int kc_rule_egress(struct kdp_ctl *kc, const struct kc_port *p, const str
 	return 0;
 }
 
-int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *cmd, struct ctl_err *err)
+/* dpif's rule_check: what the kernel datapath cannot do of a rule on one
+ * of its ports: tunnel_key csum/nocsum, a dst_port or src_ip other than
+ * the shared device's, more kernel actions than a decision holds, and
+ * rules at all when the rules path did not open. */
+static int kc_rule_check(struct kdp_ctl *kc, const struct flower_spec *f, struct ctl_err *err)
 {
-	if (!ctl_flower_has_rule(cmd))
-		return 0;
-	const struct flower_spec *f = &cmd->rule;
 	const struct kc_port *p = kc_by_name(kc, f->dev);
 	if (!p)
-		return 0; /* the table refuses it: no such port */
+		return 0; /* another datapath's port, or none (the table refuses it) */
 	if (!kc->kr)
 		return kc_refuse(err, -EOPNOTSUPP, "dev %s: flower rules are not available on this kernel datapath (%s)",
 			      f->dev, kc->kr_why);
@@ -185,8 +186,20 @@ int kdp_ctl_rule_check(struct kdp_ctl *kc, const struct ctl_flower *cmd, struct 
 	return 0;
 }
 
-void kdp_ctl_rules_changed(struct kdp_ctl *kc, const struct flower_table *t)
+int kd_rule_check(struct dpif *dp, const struct flower_spec *f, char *why, size_t why_len)
 {
+	struct ctl_err err = { 0 };
+	int ret = kc_rule_check(kc_of(dp), f, &err);
+	if (ret < 0)
+		snprintf(why, why_len, "%s", err.msg);
+	return ret;
+}
+
+/* The cached decisions of older tables are no longer used when this
+ * returns: kdp_rules_changed moves the generation the programs check. */
+void kd_rules_changed(struct dpif *dp, const struct flower_table *t)
+{
+	struct kdp_ctl *kc = kc_of(dp);
 	kc->t = t;
 	if (!kc->kr)
 		return;
@@ -198,14 +211,10 @@ void kdp_ctl_rules_changed(struct kdp_ctl *kc, const struct flower_table *t)
 	kdp_rules_changed(kc->kr, t, ids, n);
 }
 
-void kdp_ctl_rules_sync(struct kdp_ctl *kc)
+int kd_rule_counters(struct dpif *dp, struct flower_counters *fc)
 {
+	struct kdp_ctl *kc = kc_of(dp);
 	if (kc->kr)
-		kdp_rules_sync(kc->kr);
-}
-
-void kdp_ctl_rule_counts(struct kdp_ctl *kc, const struct flower_rule *r, struct flower_rule_counters *rc)
-{
-	if (kc->kr)
-		kdp_rules_rule_counts(kc->kr, r, rc);
+		kdp_rules_counters(kc->kr, fc);
+	return 0;
 }

@@ -179,20 +179,10 @@ void kdp_rules_sync(struct kdp_rules_ctl *kr)
 			kr_sync_ent(kr, &kr->ents[i], now);
 }
 
-void kdp_rules_rule_counts(const struct kdp_rules_ctl *kr, const struct flower_rule *r,
-			   struct flower_rule_counters *rc)
+void kdp_rules_counters(struct kdp_rules_ctl *kr, struct flower_counters *fc)
 {
-	if (r->slot >= kr->fc->n)
-		return;
-	const struct flower_rule_counters *c = &kr->fc->slot[r->slot];
-	if (c->uid != r->uid)
-		return;
-	rc->fast_packets += c->fast_packets;
-	rc->fast_bytes += c->fast_bytes;
-	rc->slow_packets += c->slow_packets;
-	rc->slow_bytes += c->slow_bytes;
-	if (c->last_used_ns > rc->last_used_ns)
-		rc->last_used_ns = c->last_used_ns;
+	kdp_rules_sync(kr);
+	flower_counters_merge(fc, kr->fc);
 }
 
 /* ---- the cache ------------------------------------------------------------- */

@@ -76,9 +76,9 @@ void kdp_rules_changed(struct kdp_rules_ctl *kr, const struct flower_table *t, c
 
 /* Folds what the kernel counted since the last fold into the rules. */
 void kdp_rules_sync(struct kdp_rules_ctl *kr);
-/* Adds the kernel datapath's counts of rule r (after a sync) to *rc. */
-void kdp_rules_rule_counts(const struct kdp_rules_ctl *kr, const struct flower_rule *r,
-			   struct flower_rule_counters *rc);
+/* Syncs, then adds the kernel datapath's count of each rule into fc
+ * (flower_counters_merge: slot by slot, the same rule's summed). */
+void kdp_rules_counters(struct kdp_rules_ctl *kr, struct flower_counters *fc);
 
 
 /* The rules path of port ifindex (stats; a VNI's vxlan ports: key

@@ -197,6 +197,21 @@ err_destroy:
 	return err;
 }
 
+unsigned vxd_dpifs(struct vxd *vxd, struct dpif *out[VXD_MAX_DPIFS])
+{
+	unsigned n = 0;
+	if (vxd->dp)
+		out[n++] = vxd->dp;
+	if (vxd->kdp)
+		out[n++] = kdp_ctl_dpif(vxd->kdp);
+	return n;
+}
+
+struct dpif *vxd_fdb_dpif(const struct vxd *vxd)
+{
+	return vxd->kdp ? kdp_ctl_dpif(vxd->kdp) : vxd->dp;
+}
+
 bool vxd_datapath_kernel(const struct vxd *vxd)
 {
 	return vxd->kdp != NULL;

@@ -170,12 +170,22 @@ void vxd_unwatch_sock(struct vxd *vxd, struct vxlan_sock *sock);
  * workers are set at start-up). */
 int vxd_workers_check(const struct vxd *vxd, const struct ctl_workers *w, struct ctl_err *err);
 
-/* snapshot.c: every worker's counters, summed into out (each worker's own
- * figures in out->workers[]), with the rule counters summed into
- * fcounters when given.  0 or -errno. */
-int vxd_snapshot_all(struct vxd *vxd, struct vxd_snapshot *out, struct flower_counters *fcounters);
-/* vxd_snapshot_all into vxd->snap. */
+/* snapshot.c: the userspace datapath's counters into vxd->snap (each
+ * worker's own figures in snap->workers[]). */
 const struct vxd_snapshot *vxd_snapshot(struct vxd *vxd);
+/* Each rule's counts, summed over every datapath that runs, into fc
+ * (zeroed first; sized by the caller to the table's slots).  0 or
+ * -errno. */
+int vxd_rule_counters(struct vxd *vxd, struct flower_counters *fc);
+
+/* vxd.c: the datapaths that run, the userspace one first (dp/dpif.h):
+ * their number, written to out. */
+enum { VXD_MAX_DPIFS = 2 };
+unsigned vxd_dpifs(struct vxd *vxd, struct dpif *out[VXD_MAX_DPIFS]);
+/* The datapath whose FDB is the switch's (`fdb add/del/flush/show`,
+ * EVPN): the kernel one when it runs (a tap beside it is learned behind
+ * its VNI's slow-path link), else the userspace one. */
+struct dpif *vxd_fdb_dpif(const struct vxd *vxd);
 
 /* control.c */
 int vxd_refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

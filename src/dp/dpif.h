@@ -10,26 +10,35 @@
  *     (dp/user/worker.h), what they write is changed by requests they
  *     execute between two batches.
  *   - "kernel" (control/kdp_dpif.c): eBPF programs on the ports'
- *     devices (docs/DESIGN.md, "Two datapaths"), so far with its FDB
- *     and capture operations; control/kdp_ports.h says which and why.
+ *     devices (docs/DESIGN.md, "Two datapaths"), so far with its FDB,
+ *     rule and capture operations; control/kdp_ports.h says which and
+ *     why.
+ * Both run at once when taps sit beside the kernel datapath's ports: the
+ * control thread then holds both (its list of datapaths, user first) and
+ * gives each operation to every datapath that implements it, or to the
+ * one that serves the port in question.
  *
  * What goes through here and what does not
  * ========================================
  * Through here: the datapath's life cycle, a port's attach and detach
  * (and a socket's, for the userspace datapath's shared underlay sockets),
  * the knobs that need the datapath to rebuild something (GRO limits),
- * the FDB (the datapath's own: see "The FDB" below), counter snapshots,
- * capture start and stop.
+ * the FDB (the datapath's own: see "The FDB" below), what a datapath
+ * refuses of a rule and when a new rule table takes effect ("Rules"
+ * below), counter snapshots, capture start and stop.
  * Not through here, by design: the published view (struct vxd_view: ports,
  * VNIs, rule tables, knobs), which the control thread builds and swaps in
  * with one atomic store (control/view.c) into the slot the datapath was
  * opened with, and which the datapath reads at its own pace: the control
  * side publishes tables, the datapath reads them, nothing calls back.
- * The kernel datapath implements the FDB and capture operations of this
- * table; its ports and counters are still its control side's own
- * (control/kdp_ports.h takes those commands itself), and those operations
- * are NULL in its class.  An operation a class leaves NULL is never
- * called: the control code knows which datapath serves what.
+ * The kernel datapath implements the FDB, rule and capture operations of
+ * this table; its ports and its own counters are still its control
+ * side's (control/kdp_ports.h takes those commands itself), and those
+ * operations are NULL in its class.  An operation a class leaves NULL is
+ * not called: for the rule operations that means "nothing to do"
+ * (the userspace datapath's workers read the rule table from the view);
+ * for the port operations the control code knows which datapath serves
+ * what.
  *
  * Contract
  * ========
@@ -59,7 +68,26 @@
  * reads it (`fdb show`, EVPN's checks) and sets its limits.  Semantics,
  * errors and types are switch/fdb.h's; "now" is the datapath's clock.
  * These operations do not wait for the datapath's threads: the table
- * takes changes beside lock-free lookups (switch/fdb.h, "Concurrency"). */
+ * takes changes beside lock-free lookups (switch/fdb.h, "Concurrency").
+ *
+ * Rules
+ * =====
+ * The control thread owns the rule table (switch/flower_table.h) and
+ * publishes it in the view.  Around that, three operations:
+ *   - rule_check, before a change is applied: what this datapath cannot
+ *     honour of a rule on one of its ports is refused, with the reason,
+ *     rather than taken and ignored; a rule on another datapath's port is
+ *     not its business (0).
+ *   - rules_changed, after the view with table t is published: from its
+ *     return no frame is handled by a decision an older table made (the
+ *     kernel datapath moves its generation on; a datapath that reads the
+ *     table from the view needs nothing and leaves it NULL).  The
+ *     datapath may keep t until the next call.
+ *   - rule_counters: each rule's counts, fast path and slow path apart,
+ *     added into the caller's struct, slot by slot; the caller zeroes it
+ *     and sizes it to the table's slots, and sums every datapath's there
+ *     (a rule on a kernel port counts in the kernel datapath only, so the
+ *     sum is the rule's). */
 #ifndef VX_DP_DPIF_H
 #define VX_DP_DPIF_H
 
@@ -71,6 +99,8 @@
 
 struct dpif;
 struct flower_counters;
+struct flower_spec;
+struct flower_table;
 struct port;
 struct qsbr;
 struct vxd_capture;
@@ -140,11 +170,16 @@ struct dpif_class {
 	int (*fdb_set_port_max)(struct dpif *dp, uint16_t port, uint32_t max);
 	void (*fdb_port_forget)(struct dpif *dp, uint16_t port);
 
+	/* Rules (see "Rules" above).  rule_check: 0, or a negative errno
+	 * with the reason, one line, in why. */
+	int (*rule_check)(struct dpif *dp, const struct flower_spec *rule, char *why, size_t why_len);
+	void (*rules_changed)(struct dpif *dp, const struct flower_table *t);
+	int (*rule_counters)(struct dpif *dp, struct flower_counters *fc);
+
 	/* Every counter, summed over the datapath's threads into *out (which
-	 * is zeroed first; each thread's own figures in out->workers[]), the
-	 * FDB's (out->fdb, and each present port's), and the rule counters
-	 * into *fc when fc is not NULL. */
-	int (*snapshot)(struct dpif *dp, struct vxd_snapshot *out, struct flower_counters *fc);
+	 * is zeroed first; each thread's own figures in out->workers[]), and
+	 * the FDB's (out->fdb, and each present port's). */
+	int (*snapshot)(struct dpif *dp, struct vxd_snapshot *out);
 
 	/* Capture (dp/capture.h): the datapath starts copying the frames of
 	 * cap->port_id into cap's ring; after capture_stop it no longer

@@ -260,37 +260,37 @@ static void user_snapshot_fdb(const struct dpif_user *u, struct vxd_snapshot *ou
 
 /* ---- counters --------------------------------------------------------------- */
 
-static int user_snapshot(struct dpif *dp, struct vxd_snapshot *out, struct flower_counters *fc)
+static int user_snapshot(struct dpif *dp, struct vxd_snapshot *out)
 {
 	struct dpif_user *u = dpif_user(dp);
 	memset(out, 0, sizeof(*out));
-	if (fc) {
-		/* fc is sized by the caller (the table's slots); the copy too */
-		if (flower_counters_reserve(&u->wfcounters, fc->n) < 0)
-			return -ENOMEM;
-		if (fc->n)
-			memset(fc->slot, 0, fc->n * sizeof(*fc->slot));
-	}
 	struct vxd_req reqs[VXD_MAX_WORKERS];
 	for (unsigned i = 0; i < u->n_workers; i++)
 		reqs[i] = (struct vxd_req){ .kind = VXD_REQ_SNAPSHOT, .snap = &u->wsnap[i] };
-	if (!fc) {
-		vxd_workers_call_each(u->workers, u->n_workers, reqs);
-	} else {
-		/* One rule-counter scratch: the workers one by one. */
-		for (unsigned i = 0; i < u->n_workers; i++) {
-			reqs[i].fcounters = &u->wfcounters;
-			vxd_worker_call(u->workers[i], &reqs[i]);
-			if (reqs[i].result == 0)
-				flower_counters_merge(fc, &u->wfcounters);
-		}
-	}
+	vxd_workers_call_each(u->workers, u->n_workers, reqs);
 	for (unsigned i = 0; i < u->n_workers; i++) {
 		if (reqs[i].result < 0)
 			return (int)reqs[i].result;
 		vxd_snapshot_add(out, &u->wsnap[i]);
 	}
 	user_snapshot_fdb(u, out);
+	return 0;
+}
+
+/* The workers one by one, through one rule-counter scratch (sized as fc,
+ * the caller's: the table's slots). */
+static int user_rule_counters(struct dpif *dp, struct flower_counters *fc)
+{
+	struct dpif_user *u = dpif_user(dp);
+	if (flower_counters_reserve(&u->wfcounters, fc->n) < 0)
+		return -ENOMEM;
+	for (unsigned i = 0; i < u->n_workers; i++) {
+		struct vxd_req req = { .kind = VXD_REQ_SNAPSHOT, .snap = &u->wsnap[i], .fcounters = &u->wfcounters };
+		vxd_worker_call(u->workers[i], &req);
+		if (req.result < 0)
+			return (int)req.result;
+		flower_counters_merge(fc, &u->wfcounters);
+	}
 	return 0;
 }
 
@@ -338,6 +338,7 @@ const struct dpif_class dpif_user_class = {
 	.fdb_set_vni_max = user_fdb_set_vni_max,
 	.fdb_set_port_max = user_fdb_set_port_max,
 	.fdb_port_forget = user_fdb_port_forget,
+	.rule_counters = user_rule_counters,
 	.snapshot = user_snapshot,
 	.capture_start = user_capture_start,
 	.capture_stop = user_capture_stop,

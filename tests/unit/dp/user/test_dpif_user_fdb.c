@@ -136,7 +136,7 @@ static void test_snapshot_has_the_fdb(void **state)
 	assert_int_equal(dp->class->fdb_add(dp, DPIF_FDB_STATIC, 5, MAC, &port3), 0);
 	static struct vxd_snapshot snap;
 	memset(&snap, 0xff, sizeof(snap));
-	assert_int_equal(dp->class->snapshot(dp, &snap, NULL), 0);
+	assert_int_equal(dp->class->snapshot(dp, &snap), 0);
 	assert_int_equal(snap.fdb.n_static, 1);
 	assert_int_equal(snap.fdb.n_learned, 0);
 	assert_int_equal(snap.fdb.n_evpn, 0);
