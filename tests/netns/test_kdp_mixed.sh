@@ -13,7 +13,10 @@
 # remote both ways, veth <-> remote with the link untouched (fast path);
 # the tap's rx/tx and the link's counters in `vxctl -j stats` match the
 # pings sent; iperf3 tap -> veth, tap -> remote and back (figures printed,
-# not judged); a flower rule and a capture on the tap; diagnose says
+# not judged); a flower rule on the tap and one on a kernel port at once,
+# each with exactly its packets in `filter show -s`; a static FDB entry
+# naming the tap refused, one naming a kernel port taken; a capture on
+# the tap; diagnose says
 # nothing of the link; show config names no internal port and a reload
 # keeps the link; port del of the link is refused; VNI 100 has no link
 # until a tap comes, and that tap sees none of VNI 99's broadcasts; an
@@ -144,10 +147,38 @@ g23=$(iperf_run "$VM3" "$VM2" 192.0.2.3 5203 "$SECS" "$RIG_DIR/i23.json") || fai
 pass "iperf3 ${SECS}s: tap -> veth $g12 Gbit/s, tap -> remote $g13, veth -> tap $g21, remote -> tap $g31 (veth -> remote, fast path: $g23)"
 
 # A flower rule on the tap (the userspace datapath's rules path) and a
-# capture of it work beside the kernel datapath.
+# capture of it work beside the kernel datapath.  Rules on both
+# datapaths at once: `filter show -s` sums each datapath's counts
+# (dpif rule_counters) and each rule has exactly its own.
+# rule_packets PORT: the packets of PORT's pref 1 ingress rule.
+rule_packets() {
+	vx 1 -j filter show -s dev "$1" ingress | /usr/bin/python3 -c '
+import json, sys
+for r in json.load(sys.stdin):
+	if r.get("options") and r["pref"] == 1:
+		print(r["options"]["actions"][0]["stats"]["packets"])
+		sys.exit(0)
+sys.exit("no pref 1 rule")'
+}
 vx 1 filter add dev vnet1 pref 1 ingress protocol ip flower ip_proto icmp action drop || fail "filter add on vnet1"
+vx 1 filter add dev vnet2 pref 1 ingress protocol ip flower ip_proto icmp action pass || fail "filter add on vnet2"
 nvm1 ping -c 3 -i 0.1 -W 1 -q 192.0.2.2 >/dev/null 2>&1 && fail "the drop rule on vnet1 let the pings through"
+nvm2 ping -c 4 -i 0.1 -q 192.0.2.3 >/dev/null || fail "ping vm2 -> vm3 through vnet2's pass rule"
+[ "$(rule_packets vnet1)" = 3 ] || fail "vnet1's rule (userspace datapath): $(vx 1 filter show -s dev vnet1 ingress)"
+[ "$(rule_packets vnet2)" = 4 ] || fail "vnet2's rule (kernel datapath): $(vx 1 filter show -s dev vnet2 ingress)"
+pass "filter show -s beside each other: vnet1's drop 3 packets (userspace datapath), vnet2's pass 4 (kernel)"
 vx 1 filter del dev vnet1 pref 1 ingress || fail "filter del"
+vx 1 filter del dev vnet2 pref 1 ingress || fail "filter del vnet2"
+# The FDB is the kernel datapath's: a static entry names a kernel port;
+# the tap's MACs are behind the slow-path link, so naming the tap is
+# refused, saying so.
+rc=0; vx 1 fdb add 02:00:00:00:99:01 vni 99 port vnet1 2>"$RIG_DIR/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "port vnet1: a tap beside the kernel datapath" "$RIG_DIR/err" ||
+	fail "fdb add naming the tap: exit $rc, $(cat "$RIG_DIR/err")"
+vx 1 fdb add 02:00:00:00:99:02 vni 99 port vnet2 || fail "fdb add naming vnet2"
+vx 1 fdb show vni 99 | grep -q "^02:00:00:00:99:02 vni 99 port vnet2 static " || fail "static entry: $(vx 1 fdb show)"
+vx 1 fdb del 02:00:00:00:99:02 vni 99 || fail "fdb del"
+vx 1 fdb show vni 99 | grep -q "^02:00:00:00:99:02 " && fail "fdb del left it: $(vx 1 fdb show)"
 nvm1 ping -c 2 -i 0.1 -q 192.0.2.2 >/dev/null || fail "ping after the rule went"
 # A mirred between the tap (userspace datapath) and a kernel port would
 # reach the other side as a frame to switch: refused both ways, naming both.
