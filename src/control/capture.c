@@ -189,13 +189,13 @@ static int cap_setup(struct vxd *vxd, struct vxd_cap_session *s, const struct po
 static int cap_setup_kernel(struct vxd *vxd, struct vxd_cap_session *s, const struct kdp_ctl_port_info *pi,
 			    const struct ctl_capture *c, struct ctl_err *err)
 {
-	bool vxlan = pi->cfg->type == CTL_PORT_VXLAN;
+	bool vxlan = pi->spec->type == DPIF_PORT_VXLAN;
 	if (c->outer)
 		return vxd_refuse(err, -EOPNOTSUPP,
 				  "port %s: outer: on the kernel datapath the outer headers are made by the kernel's vxlan "
 				  "device after the program runs, so vxswitchd never sees them; capture inner frames here, "
 				  "the datagrams on the underlay (tcpdump -i DEV udp port %u)%s",
-				  c->port, pi->cfg->dstport, vxlan ? "" : " (and outer is for vxlan ports)");
+				  c->port, pi->spec->dstport, vxlan ? "" : " (and outer is for vxlan ports)");
 	s->vxd = vxd;
 	s->kernel = true;
 	snprintf(s->port, sizeof(s->port), "%s", c->port);

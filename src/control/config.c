@@ -45,7 +45,6 @@
 
 #include "ctl/ctl_config.h"
 #include "ctl/ctl_print.h"
-#include "control/kdp_ports.h"
 #include "control/vxd_internal.h"
 #include "util/vlog.h"
 
@@ -60,15 +59,11 @@ struct vxd_wanted {
 	bool filters_cleared;         /* step 0 emptied the rules: step 5 applies them */
 };
 
-/* The kernel datapath's port `name`, if it has one. */
+/* A datapath's own port `name` (devports.c), if there is one. */
 static const struct ctl_port_add *vxd_kernel_port_cfg(const struct vxd *vxd, const char *name)
 {
-	const struct ctl_port_add *have[VXD_MAX_PORTS];
-	unsigned n = kdp_ctl_ports(vxd->kdp, have, VXD_MAX_PORTS);
-	for (unsigned i = 0; i < n; i++)
-		if (!strcmp(have[i]->name, name))
-			return have[i];
-	return NULL;
+	const struct vxd_devport *p = vxd_devport_by_name(vxd, name);
+	return p ? &p->cfg : NULL;
 }
 
 static bool vxd_port_cfg_equal(const struct ctl_port_add *a, const struct ctl_port_add *b)
@@ -235,7 +230,7 @@ static int vxd_reload_remove_ports(struct vxd *vxd, const struct vxd_wanted *w, 
 static int vxd_reload_remove_kernel_ports(struct vxd *vxd, const struct vxd_wanted *w, struct ctl_err *err)
 {
 	const struct ctl_port_add *have[VXD_MAX_PORTS];
-	unsigned n = kdp_ctl_ports(vxd->kdp, have, VXD_MAX_PORTS);
+	unsigned n = vxd_devports(vxd, have, VXD_MAX_PORTS);
 	char names[VXD_MAX_PORTS][CTL_NAME_SIZE];
 	unsigned n_gone = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -375,7 +370,7 @@ static int vxd_running_config(const struct vxd *vxd, struct ctl_config *cfg)
 	if (vxd->workers_asked.n)
 		cfg->cmds[n++] = (struct ctl_cmd){ .verb = CTL_WORKERS, .workers = vxd->workers_asked };
 	const struct ctl_port_add *kports[VXD_MAX_PORTS];
-	unsigned nk = kdp_ctl_ports(vxd->kdp, kports, VXD_MAX_PORTS);
+	unsigned nk = vxd_devports(vxd, kports, VXD_MAX_PORTS);
 	for (int pass = 0; pass < 2; pass++) { /* vxlan ports first, as show config */
 		for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 			if (vxd->ports[i] && !vxd_port_internal(vxd, (uint16_t)i) &&
@@ -455,7 +450,7 @@ void vxd_show_config(const struct vxd *vxd, struct ctl_print *out)
 	if (vxd->workers_asked.n)
 		vxd_print_cmd(out, &(struct ctl_cmd){ .verb = CTL_WORKERS, .workers = vxd->workers_asked });
 	const struct ctl_port_add *kports[VXD_MAX_PORTS];
-	unsigned nk = kdp_ctl_ports(vxd->kdp, kports, VXD_MAX_PORTS);
+	unsigned nk = vxd_devports(vxd, kports, VXD_MAX_PORTS);
 	for (int pass = 0; pass < 2; pass++) { /* vxlan ports first: taps take their MTU from them */
 		for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 			if (vxd->ports[i] && !vxd_port_internal(vxd, (uint16_t)i) &&

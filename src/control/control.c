@@ -62,8 +62,8 @@ static int vxd_fdb_port_of(struct vxd *vxd, const char *name, struct vxd_fdb_por
 {
 	struct kdp_ctl_port_info pi;
 	if (vxd->kdp && kdp_ctl_port_info(vxd->kdp, name, &pi) == 0 && kdp_ctl_port_id(vxd->kdp, name, &fp->id) == 0) {
-		fp->vxlan = pi.cfg->type == CTL_PORT_VXLAN;
-		fp->vni = pi.cfg->vni;
+		fp->vxlan = pi.spec->type == DPIF_PORT_VXLAN;
+		fp->vni = pi.spec->vni;
 		return 0;
 	}
 	const struct port *port = vxd_port_by_name(vxd, name);
@@ -321,9 +321,9 @@ static void vxd_show_knobs(const struct vxd *vxd, struct ctl_print *p)
 
 static int vxd_execute_one(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err);
 
-/* A kernel datapath port came or went: EVPN follows (control/evpn.h).  A
+/* A datapath's own port came or went: EVPN follows (control/evpn.h).  A
  * port whose shadow devices cannot be made goes again, refused. */
-static int vxd_kport_evpn(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_err *err)
+static int vxd_devport_evpn(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_err *err)
 {
 	if (cmd->verb == CTL_PORT_DEL) {
 		vxd_evpn_port_removed(vxd, cmd->port.name);
@@ -334,11 +334,8 @@ static int vxd_kport_evpn(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl
 		return 0;
 	int ret = vxd_evpn_kport_added(vxd, pa, err);
 	if (ret < 0) {
-		struct ctl_cmd del = { .verb = CTL_PORT_DEL };
-		memcpy(del.port.name, pa->name, CTL_NAME_SIZE);
 		struct ctl_err e = { 0 };
-		int kret;
-		if (!kdp_ctl_execute(vxd->kdp, &del, NULL, &e, &kret) || kret < 0)
+		if (vxd_devport_del(vxd, pa->name, &e) < 0)
 			VLOG_ERR("port", "%s: refused for evpn but cannot be removed: %s", pa->name, e.msg);
 	}
 	return ret;
@@ -357,16 +354,23 @@ int vxd_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *ou
 	return ret;
 }
 
-/* A command the kernel datapath takes (its ports' add and del): true with
- * *ret its result, and what vxswitchd keeps of it beside (EVPN shadow
- * devices). */
-static bool vxd_execute_kernel(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out,
-			       struct ctl_err *err, int *ret)
+/* A port a datapath serves itself (devports.c), when one runs: `port add`
+ * of any type but tap, `port del` of such a port.  True with *ret its
+ * result, EVPN's shadow devices made or removed after it. */
+static bool vxd_execute_devport(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_err *err, int *ret)
 {
-	if (!vxd->kdp || !kdp_ctl_execute(vxd->kdp, cmd, out, err, ret))
+	if (!vxd_devport_dpif(vxd))
 		return false;
-	if (*ret == 0 && (cmd->verb == CTL_PORT_ADD || cmd->verb == CTL_PORT_DEL))
-		*ret = vxd_kport_evpn(vxd, cmd, err);
+	/* A tap is the userspace datapath's, beside it (kdp_slowpath.c took
+	 * its line first, and refused one named as a port here). */
+	if (cmd->verb == CTL_PORT_ADD && cmd->port_add.type != CTL_PORT_TAP)
+		*ret = vxd_devport_add(vxd, &cmd->port_add, err);
+	else if (cmd->verb == CTL_PORT_DEL && vxd_devport_by_name(vxd, cmd->port.name))
+		*ret = vxd_devport_del(vxd, cmd->port.name, err);
+	else
+		return false;
+	if (*ret == 0)
+		*ret = vxd_devport_evpn(vxd, cmd, err);
 	return true;
 }
 
@@ -392,7 +396,7 @@ static int vxd_port_del(struct vxd *vxd, const char *name, struct ctl_err *err)
 static int vxd_execute_one(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl_print *out, struct ctl_err *err)
 {
 	int kret;
-	if (vxd_execute_kernel(vxd, cmd, out, err, &kret))
+	if (vxd_execute_devport(vxd, cmd, err, &kret))
 		return kret;
 	switch (cmd->verb) {
 	case CTL_PORT_ADD:

@@ -75,7 +75,7 @@ void kc_kept_claim(struct kdp_ctl *kc, uint32_t ifindex)
  * pair was made from the same line. */
 bool kc_adopt_veth(struct kdp_ctl *kc, struct kc_port *p)
 {
-	uint32_t idx = if_nametoindex(p->cfg.name);
+	uint32_t idx = if_nametoindex(p->spec.name);
 	struct kc_kept *kp = idx ? kc_kept_find(kc, idx) : NULL;
 	if (!kp || kp->claimed || !(kp->flags & VXDP_PORT_OURS))
 		return false;
@@ -101,7 +101,7 @@ static void kc_vni_collect(void *aux, uint32_t vni)
 static bool kc_vni_configured(const struct kdp_ctl *kc, uint32_t vni)
 {
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++)
-		if (kc->ports[i].used && kc->ports[i].cfg.vni == vni)
+		if (kc->ports[i].used && kc->ports[i].spec.vni == vni)
 			return true;
 	return false;
 }
@@ -119,7 +119,7 @@ static void kc_recount_one(void *aux, const struct vxdp_fdb_key *key, const stru
 	struct kc_recount *r = aux;
 	struct kdp_ctl *kc = r->kc;
 	struct kc_port *p = (v->flags & VXDP_FDB_REMOTE) ? NULL : kc_by_ifindex(kc, v->ifindex);
-	bool keep = kc_vni_configured(kc, key->vni) && ((v->flags & VXDP_FDB_REMOTE) || (p && p->cfg.vni == key->vni));
+	bool keep = kc_vni_configured(kc, key->vni) && ((v->flags & VXDP_FDB_REMOTE) || (p && p->spec.vni == key->vni));
 	if (!keep) {
 		if (r->n < 256)
 			r->keys[r->n++] = *key;

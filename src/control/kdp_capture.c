@@ -41,9 +41,9 @@ static bool kcap_key(struct kdp_ctl *kc, const struct vxd_capture *cap, struct v
 	const struct kc_port *p = kc_by_id(kc, cap->port_id);
 	if (!p)
 		return false;
-	bool vxlan = p->cfg.type == CTL_PORT_VXLAN;
+	bool vxlan = p->spec.type == DPIF_PORT_VXLAN;
 	*key = (struct vxdp_cap_key){ .ifindex = vxlan ? kdp_tun_ifindex(kc->k) : p->ifindex,
-				      .vni = vxlan ? p->cfg.vni : 0 };
+				      .vni = vxlan ? p->spec.vni : 0 };
 	return true;
 }
 
@@ -88,7 +88,7 @@ static bool kcap_wants(struct kdp_ctl *kc, const struct kc_capture *c, const str
 		return true;
 	const struct kc_port *p = kc_by_id(kc, c->cap->port_id);
 	const char *port = kdp_ctl_vtep_port(kc, m->vni, m->v6, m->remote);
-	return p && port && !strcmp(port, p->cfg.name);
+	return p && port && !strcmp(port, p->spec.name);
 }
 
 /* One copy into the ring of every capture it belongs to, through its

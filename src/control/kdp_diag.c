@@ -33,7 +33,7 @@ static uint32_t dev_mtu(const char *dev)
 }
 
 /* The MTU of the device that holds `local` (0: none here). */
-static uint32_t local_mtu(const struct ctl_ip *local)
+static uint32_t local_mtu(const struct dpif_ip *local)
 {
 	struct ifaddrs *ifa, *i;
 	uint32_t mtu = 0;
@@ -55,7 +55,7 @@ static void fill_port(struct kdp_ctl *kc, struct kdp_rules_ctl *kr, const struct
 		      struct diag_kdp_port *dp)
 {
 	struct kdp *k = kdp_ctl_kdp(kc);
-	const struct ctl_port_add *cfg = pi->cfg;
+	const struct dpif_port_spec *cfg = pi->spec;
 	snprintf(dp->name, sizeof(dp->name), "%s", cfg->name);
 	dp->vni = cfg->vni;
 	dp->internal = pi->internal;
@@ -65,7 +65,7 @@ static void fill_port(struct kdp_ctl *kc, struct kdp_rules_ctl *kr, const struct
 		dp->family = cfg->local.family == AF_INET6 ? 6 : 4;
 		dp->underlay_mtu = local_mtu(&cfg->local);
 		for (unsigned r = 0; r < kdp_ctl_port_n_remotes(pi) && r < DIAG_KDP_MAX_REMOTES; r++) {
-			const struct ctl_ip *ip = kdp_ctl_port_remote(pi, r);
+			const struct dpif_ip *ip = kdp_ctl_port_remote(pi, r);
 			struct diag_kdp_remote *dr = &dp->remotes[dp->n_remotes++];
 			inet_ntop(ip->family, ip->bytes, dr->addr, sizeof(dr->addr));
 			kdp_vtep_stats_read(k, cfg->vni, ip->family == AF_INET6 ? VXDP_FDB_V6 : 0, ip->bytes, &dr->s);
@@ -76,7 +76,7 @@ static void fill_port(struct kdp_ctl *kc, struct kdp_rules_ctl *kr, const struct
 		return;
 	}
 	if (!if_indextoname(pi->ifindex, dp->dev))
-		snprintf(dp->dev, sizeof(dp->dev), "%s", cfg->type == CTL_PORT_AFPACKET ? cfg->dev : cfg->name);
+		snprintf(dp->dev, sizeof(dp->dev), "%s", cfg->type == DPIF_PORT_NETDEV ? cfg->dev : cfg->name);
 	dp->attached = kdp_prog_attached(k, pi->ifindex, kdp_port_prog_fd(k));
 	dp->mtu = dp->attached == -ENODEV ? 0 : dev_mtu(dp->dev);
 	kdp_counters_read(k, pi->ifindex, &dp->c);

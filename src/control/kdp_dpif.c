@@ -1,10 +1,10 @@
 /* The kernel datapath behind dp/dpif.h (contract: control/kdp_ports.h,
  * "The kernel datapath's dpif"): its FDB operations here, over the FDB
- * map and the caps kdp_fdb.c keeps, its rule operations
+ * map and the caps kdp_fdb.c keeps, its ports (kdp_ports.c: port_add
+ * and port_del, from a struct dpif_port_spec), its rule operations
  * (kdp_ports_rules.c) and its capture operations (kdp_capture.c).  Its
- * port and own counter operations are not yet its:
- * ports come with their `port add` (kdp_ctl_execute), counters are read
- * by kdp_stats.c, so they are NULL in the class. */
+ * own counters are not yet its: kdp_stats.c reads them, so snapshot is
+ * NULL in the class. */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
@@ -72,6 +72,8 @@ static int kd_fdb_set_vni_max(struct dpif *dp, uint32_t max, uint32_t *capacity)
 
 const struct dpif_class kdp_dpif_class = {
 	.name = "kernel",
+	.port_add = kd_port_add,
+	.port_del = kd_port_del,
 	.fdb_add = kd_fdb_add,
 	.fdb_del = kd_fdb_del,
 	.fdb_lookup = kd_fdb_lookup,

@@ -40,7 +40,7 @@ static void kc_learn(void *aux, const struct vxdp_upcall *u)
 	struct vxdp_fdb_val v = { .last_used_ns = kdp_now_ns() };
 	if (u->kind == VXDP_UPCALL_LEARN_LOCAL) {
 		p = kc_by_ifindex(kc, u->ifindex);
-		if (!p || p->cfg.vni != u->vni)
+		if (!p || p->spec.vni != u->vni)
 			goto refused;
 		v.ifindex = p->ifindex;
 		v.flags = (p->flags & VXDP_PORT_VETH) ? VXDP_FDB_VETH : 0;
@@ -68,7 +68,7 @@ static void kc_learn(void *aux, const struct vxdp_upcall *u)
 	struct kc_vni *cv = kc_vni(kc, u->vni, true);
 	if (!had && (!cv || (kc->fdb_max && cv->n_macs >= kc->fdb_max)))
 		goto refused;
-	if (p && p->cfg.max_macs && p->n_macs >= p->cfg.max_macs)
+	if (p && p->spec.max_macs && p->n_macs >= p->spec.max_macs)
 		goto refused;
 	if (kdp_fdb_add(kc->k, u->vni, u->mac, &v) < 0)
 		goto refused;
@@ -105,7 +105,7 @@ static void kc_sweep_one(void *aux, const struct vxdp_fdb_key *key, const struct
 	if (s->ifindex)
 		go = !(v->flags & VXDP_FDB_REMOTE) && v->ifindex == s->ifindex;
 	else if (s->vxlan)
-		go = (v->flags & VXDP_FDB_REMOTE) && key->vni == s->vxlan->cfg.vni;
+		go = (v->flags & VXDP_FDB_REMOTE) && key->vni == s->vxlan->spec.vni;
 	else if (s->flush)
 		go = s->flush_vni == UINT32_MAX || key->vni == s->flush_vni;
 	else
@@ -188,7 +188,7 @@ int kc_static_dst_val(struct kdp_ctl *kc, uint32_t vni, const struct fdb_dst *ds
 	*v = (struct vxdp_fdb_val){ .flags = VXDP_FDB_STATIC, .last_used_ns = kdp_now_ns() };
 	if (dst->type == FDB_DST_PORT) {
 		const struct kc_port *p = kc_by_id(kc, dst->port);
-		if (!p || p->cfg.type == CTL_PORT_VXLAN || p->cfg.vni != vni)
+		if (!p || p->spec.type == DPIF_PORT_VXLAN || p->spec.vni != vni)
 			return -EINVAL;
 		v->ifindex = p->ifindex;
 		v->flags |= (p->flags & VXDP_PORT_VETH) ? VXDP_FDB_VETH : 0;
@@ -198,8 +198,8 @@ int kc_static_dst_val(struct kdp_ctl *kc, uint32_t vni, const struct fdb_dst *ds
 		return -EINVAL;
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
 		const struct kc_port *p = &kc->ports[i];
-		if (p->used && p->cfg.type == CTL_PORT_VXLAN && p->cfg.vni == vni &&
-		    p->cfg.local.family == (dst->family == 6 ? AF_INET6 : AF_INET)) {
+		if (p->used && p->spec.type == DPIF_PORT_VXLAN && p->spec.vni == vni &&
+		    p->spec.local.family == (dst->family == 6 ? AF_INET6 : AF_INET)) {
 			v->flags |= VXDP_FDB_REMOTE | (dst->family == 6 ? VXDP_FDB_V6 : 0);
 			memcpy(v->remote, dst->addr, dst->family == 6 ? 16 : 4);
 			return 0;
@@ -249,13 +249,13 @@ static void kc_fdb_print_one(void *aux, const struct vxdp_fdb_key *key, const st
 	for (unsigned i = 0; !p && (v->flags & VXDP_FDB_REMOTE) && i < KC_MAX_PORTS; i++) {
 		/* A static entry's VTEP need not be one the port floods to. */
 		const struct kc_port *q = &fp->kc->ports[i];
-		if (q->used && q->cfg.type == CTL_PORT_VXLAN && q->cfg.vni == key->vni)
+		if (q->used && q->spec.type == DPIF_PORT_VXLAN && q->spec.vni == key->vni)
 			p = q;
 	}
 	ctl_print_open_object(fp->out, NULL);
 	ctl_print_mac(fp->out, CTL_PRINT_ANY, "mac", "%s", key->mac);
 	ctl_print_uint(fp->out, CTL_PRINT_ANY, "vni", " vni %" PRIu64, key->vni);
-	ctl_print_string(fp->out, CTL_PRINT_ANY, "port", " port %s", p ? p->cfg.name : "?");
+	ctl_print_string(fp->out, CTL_PRINT_ANY, "port", " port %s", p ? p->spec.name : "?");
 	if (v->flags & VXDP_FDB_REMOTE)
 		kc_print_remote(fp->out, "remote", " remote %s", v->flags, v->remote);
 	bool is_static = v->flags & VXDP_FDB_STATIC, evpn = v->flags & VXDP_FDB_EVPN;
@@ -284,7 +284,7 @@ int kdp_ctl_evpn_mac_add(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6],
 {
 	bool vxlan = false;
 	for (unsigned i = 0; i < KC_MAX_PORTS && !vxlan; i++)
-		vxlan = kc->ports[i].used && kc->ports[i].cfg.type == CTL_PORT_VXLAN && kc->ports[i].cfg.vni == vni;
+		vxlan = kc->ports[i].used && kc->ports[i].spec.type == DPIF_PORT_VXLAN && kc->ports[i].spec.vni == vni;
 	if (!vxlan)
 		return -ENOENT;
 	struct vxdp_fdb_val v = { .flags = VXDP_FDB_REMOTE | VXDP_FDB_EVPN, .last_used_ns = kdp_now_ns() }, old;

@@ -49,9 +49,9 @@ size_t vxd_kdp_metrics_ports(struct vxd *vxd, struct metrics_port *ports, size_t
 			s->stats.tx_hist_bytes[b] = c.hist_bytes[b];
 		}
 		s->lost_ns = kdp_prog_attached(k, pi.ifindex, kdp_port_prog_fd(k)) == -ENODEV;
-		ports[n] = (struct metrics_port){ .name = pi.cfg->name,
-						  .type = pi.internal ? "slowpath" : ctl_port_type_name(pi.cfg->type) + 5,
-						  .vni = pi.cfg->vni, .snap = s };
+		ports[n] = (struct metrics_port){ .name = pi.spec->name,
+						  .type = kdp_ctl_port_type(&pi),
+						  .vni = pi.spec->vni, .snap = s };
 		n++;
 	}
 	*snaps_out = snaps;
@@ -60,11 +60,11 @@ size_t vxd_kdp_metrics_ports(struct vxd *vxd, struct metrics_port *ports, size_t
 
 static void labels(FILE *out, const struct kdp_ctl_port_info *pi)
 {
-	const struct ctl_port_add *cfg = pi->cfg;
+	const struct dpif_port_spec *cfg = pi->spec;
 	fputs("port=\"", out);
 	metrics_text_label_value(out, cfg->name);
 	fprintf(out, "\",vni=\"%" PRIu32 "\",type=\"%s\"", cfg->vni,
-		pi->internal ? "slowpath" : ctl_port_type_name(cfg->type) + 5);
+		kdp_ctl_port_type(pi));
 }
 
 static void family(FILE *out, const char *name, const char *type, const char *help)
@@ -130,9 +130,9 @@ static void vtep_families(FILE *out, struct vxd *vxd, struct kdp *k)
 			if (!kdp_ctl_port_at(vxd->kdp, i, &pi) || pi.ifindex)
 				continue;
 			for (unsigned r = 0; r < kdp_ctl_port_n_remotes(&pi); r++) {
-				const struct ctl_ip *ip = kdp_ctl_port_remote(&pi, r);
+				const struct dpif_ip *ip = kdp_ctl_port_remote(&pi, r);
 				struct vxdp_vtep_stats s;
-				if (kdp_vtep_stats_read(k, pi.cfg->vni, ip->family == AF_INET6 ? VXDP_FDB_V6 : 0, ip->bytes, &s) < 0)
+				if (kdp_vtep_stats_read(k, pi.spec->vni, ip->family == AF_INET6 ? VXDP_FDB_V6 : 0, ip->bytes, &s) < 0)
 					memset(&s, 0, sizeof(s));
 				char a[INET6_ADDRSTRLEN] = "?";
 				inet_ntop(ip->family, ip->bytes, a, sizeof(a));

@@ -74,7 +74,7 @@ static void kc_port_drop(struct kdp_ctl *kc, struct kc_port *p)
 	if (p->ifindex)
 		kdp_port_del(kc->k, p->ifindex);
 	if (p->made_veth)
-		rtnl_link_delete(-1, p->cfg.name);
+		rtnl_link_delete(-1, p->spec.name);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -99,10 +99,27 @@ int kdp_ctl_fd(struct kdp_ctl *kc)
 	return kc->epfd;
 }
 
+static const char *kc_type_of(const struct dpif_port_spec *spec, bool internal)
+{
+	if (internal)
+		return "slowpath";
+	return spec->type == DPIF_PORT_VXLAN ? "vxlan" : spec->type == DPIF_PORT_VETH ? "veth" : "afpacket";
+}
+
+const char *kc_type_name(const struct kc_port *p)
+{
+	return kc_type_of(&p->spec, p->internal);
+}
+
+const char *kdp_ctl_port_type(const struct kdp_ctl_port_info *pi)
+{
+	return kc_type_of(pi->spec, pi->internal);
+}
+
 struct kc_port *kc_by_name(struct kdp_ctl *kc, const char *name)
 {
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++)
-		if (kc->ports[i].used && !strcmp(kc->ports[i].cfg.name, name))
+		if (kc->ports[i].used && !strcmp(kc->ports[i].spec.name, name))
 			return &kc->ports[i];
 	return NULL;
 }
@@ -121,10 +138,10 @@ struct kc_port *kc_vtep(struct kdp_ctl *kc, uint32_t vni, uint32_t flags, const 
 	size_t len = fam == AF_INET6 ? 16 : 4;
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
 		struct kc_port *p = &kc->ports[i];
-		if (!p->used || p->cfg.type != CTL_PORT_VXLAN || p->cfg.vni != vni)
+		if (!p->used || p->spec.type != DPIF_PORT_VXLAN || p->spec.vni != vni)
 			continue;
-		for (unsigned r = 0; r < p->cfg.n_remotes; r++)
-			if (p->cfg.remotes[r].family == fam && !memcmp(p->cfg.remotes[r].bytes, addr, len))
+		for (unsigned r = 0; r < p->spec.n_remotes; r++)
+			if (p->spec.remotes[r].family == fam && !memcmp(p->spec.remotes[r].bytes, addr, len))
 				return p;
 		for (unsigned r = 0; r < p->n_evpn_vteps; r++)
 			if (p->evpn_vteps[r].family == fam && !memcmp(p->evpn_vteps[r].bytes, addr, len))
@@ -156,16 +173,16 @@ struct kdp_vni_outer kc_vni_outer(const struct kdp_ctl *kc, uint32_t vni)
 	struct kdp_vni_outer o = { 0 };
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
 		const struct kc_port *p = &kc->ports[i];
-		if (!p->used || p->cfg.vni != vni || p->cfg.type != CTL_PORT_VXLAN)
+		if (!p->used || p->spec.vni != vni || p->spec.type != DPIF_PORT_VXLAN)
 			continue;
-		if (!p->cfg.udpcsum)
+		if (!p->spec.udpcsum)
 			o.flags |= VXDP_VNI_ZERO_CSUM;
-		if (p->cfg.df == CTL_DF_SET && p->cfg.local.family == AF_INET)
+		if (p->spec.df == DPIF_DF_SET && p->spec.local.family == AF_INET)
 			o.flags |= VXDP_VNI_DF;
-		if (p->cfg.given & CTL_PK_EVPN)
+		if (p->spec.evpn)
 			o.flags |= VXDP_VNI_EVPN;
-		o.sport_min = p->cfg.srcport_min;
-		o.sport_max = p->cfg.srcport_max;
+		o.sport_min = p->spec.srcport_min;
+		o.sport_max = p->spec.srcport_max;
 		return o;
 	}
 	return o;
@@ -180,10 +197,10 @@ static int kc_vni_rebuild(struct kdp_ctl *kc, uint32_t vni)
 	bool any = false;
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
 		const struct kc_port *p = &kc->ports[i];
-		if (!p->used || p->cfg.vni != vni)
+		if (!p->used || p->spec.vni != vni)
 			continue;
 		any = true;
-		if (p->cfg.type != CTL_PORT_VXLAN) {
+		if (p->spec.type != DPIF_PORT_VXLAN) {
 			if (n == VXDP_FLOOD_MAX)
 				return -E2BIG;
 			fl[n++] = (struct vxdp_flood_ent){
@@ -192,9 +209,9 @@ static int kc_vni_rebuild(struct kdp_ctl *kc, uint32_t vni)
 			};
 			continue;
 		}
-		for (unsigned r = 0; r < p->cfg.n_remotes + p->n_evpn_vteps; r++) {
-			const struct ctl_ip *ip = r < p->cfg.n_remotes ? &p->cfg.remotes[r]
-								       : &p->evpn_vteps[r - p->cfg.n_remotes];
+		for (unsigned r = 0; r < p->spec.n_remotes + p->n_evpn_vteps; r++) {
+			const struct dpif_ip *ip = r < p->spec.n_remotes ? &p->spec.remotes[r]
+								       : &p->evpn_vteps[r - p->spec.n_remotes];
 			struct vxdp_flood_ent e = { .flags = VXDP_FDB_REMOTE | (ip->family == AF_INET6 ? VXDP_FDB_V6 : 0) };
 			memcpy(e.remote, ip->bytes, ip->family == AF_INET6 ? 16 : 4);
 			bool dup = false;
@@ -219,8 +236,8 @@ static int kc_vni_rebuild(struct kdp_ctl *kc, uint32_t vni)
 
 static int kc_add_netdev(struct kdp_ctl *kc, struct kc_port *p, struct ctl_err *err)
 {
-	const struct ctl_port_add *pa = &p->cfg;
-	if (pa->type == CTL_PORT_AFPACKET) {
+	const struct dpif_port_spec *pa = &p->spec;
+	if (pa->type == DPIF_PORT_NETDEV) {
 		if (pa->netns[0])
 			return kc_refuse(err, -EOPNOTSUPP,
 				      "port %s: the kernel datapath takes links in vxswitchd's own namespace only "
@@ -259,21 +276,21 @@ static int kc_add_netdev(struct kdp_ctl *kc, struct kc_port *p, struct ctl_err *
 	return 0;
 }
 
-static int kc_check_vxlan(const struct kdp_ctl *kc, const struct ctl_port_add *pa, struct ctl_err *err)
+static int kc_check_vxlan(const struct kdp_ctl *kc, const struct dpif_port_spec *pa, struct ctl_err *err)
 {
 	if (pa->dstport != kc->dstport)
 		return kc_refuse(err, -EOPNOTSUPP, "port %s: dstport %u: the kernel datapath's vxlan device listens on %u",
 			      pa->name, pa->dstport, kc->dstport);
-	if (pa->given & CTL_PK_MTU)
+	if (pa->mtu)
 		return kc_refuse(err, -EOPNOTSUPP,
 			      "port %s: mtu: the kernel datapath cannot cut a VM's TSO frames to a smaller MTU than "
 			      "the VM's (no eBPF helper re-segments); set the VM's MTU, or use --datapath user",
 			      pa->name);
-	if ((pa->given & CTL_PK_SRCPORT) && pa->srcport_max > VXDP_SPORT_TOP)
+	if (pa->srcport_max > VXDP_SPORT_TOP)
 		return kc_refuse(err, -EOPNOTSUPP, "port %s: srcport %u-%u: the kernel datapath's vxlan device "
 			      "sends from ports up to %u; use --datapath user", pa->name, pa->srcport_min,
 			      pa->srcport_max, VXDP_SPORT_TOP);
-	if (pa->df == CTL_DF_INHERIT)
+	if (pa->df == DPIF_DF_INHERIT)
 		return kc_refuse(err, -EOPNOTSUPP, "port %s: df inherit: the kernel datapath sets DF per VNI (set or "
 			      "unset), not from each inner packet; use --datapath user", pa->name);
 	if (!pa->udpcsum && pa->local.family == AF_INET6)
@@ -282,22 +299,22 @@ static int kc_check_vxlan(const struct kdp_ctl *kc, const struct ctl_port_add *p
 	/* The settings go with the VNI (vxdp_vni.flags): its vxlan ports agree. */
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
 		const struct kc_port *p = &kc->ports[i];
-		if (p->used && p->cfg.type == CTL_PORT_VXLAN && p->cfg.vni == pa->vni && strcmp(p->cfg.name, pa->name) &&
-		    (p->cfg.udpcsum != pa->udpcsum || p->cfg.df != pa->df || p->cfg.srcport_min != pa->srcport_min ||
-		     p->cfg.srcport_max != pa->srcport_max))
+		if (p->used && p->spec.type == DPIF_PORT_VXLAN && p->spec.vni == pa->vni && strcmp(p->spec.name, pa->name) &&
+		    (p->spec.udpcsum != pa->udpcsum || p->spec.df != pa->df || p->spec.srcport_min != pa->srcport_min ||
+		     p->spec.srcport_max != pa->srcport_max))
 			return kc_refuse(err, -EOPNOTSUPP, "port %s: udpcsum, df and srcport differ from port %s of vni "
-				      "%u: the kernel datapath applies them per VNI", pa->name, p->cfg.name, pa->vni);
+				      "%u: the kernel datapath applies them per VNI", pa->name, p->spec.name, pa->vni);
 	}
 	return 0;
 }
 
-static int kc_port_add(struct kdp_ctl *kc, const struct ctl_port_add *pa, struct ctl_print *out,
-		       struct ctl_err *err)
+static int kc_port_add(struct kdp_ctl *kc, const struct dpif_port_spec *pa, uint16_t *id, struct ctl_err *err)
 {
-	(void)out;
 	const struct kc_port *have = kc_by_name(kc, pa->name);
-	if (have && !memcmp(&have->cfg, pa, sizeof(*pa)))
+	if (have && !memcmp(&have->spec, pa, sizeof(*pa))) {
+		*id = kc_id(kc, have);
 		return 0; /* a reload's unchanged line */
+	}
 	if (have)
 		return kc_refuse(err, -EEXIST, "port %s: exists", pa->name);
 	struct kc_port *p = NULL;
@@ -306,11 +323,12 @@ static int kc_port_add(struct kdp_ctl *kc, const struct ctl_port_add *pa, struct
 			p = &kc->ports[i];
 	if (!p)
 		return kc_refuse(err, -ENOSPC, "port %s: the kernel datapath has %d ports already", pa->name, KC_MAX_PORTS);
-	int ret = pa->type == CTL_PORT_VXLAN ? kc_check_vxlan(kc, pa, err) : 0;
+	int ret = pa->type == DPIF_PORT_VXLAN ? kc_check_vxlan(kc, pa, err) : 0;
 	if (ret < 0)
 		return ret;
-	*p = (struct kc_port){ .used = true, .cfg = *pa };
-	if (pa->type != CTL_PORT_VXLAN && (ret = kc_add_netdev(kc, p, err)) < 0) {
+	*p = (struct kc_port){ .used = true };
+	memcpy(&p->spec, pa, sizeof(*pa)); /* whole, padding too: the unchanged-line check compares it so */
+	if (pa->type != DPIF_PORT_VXLAN && (ret = kc_add_netdev(kc, p, err)) < 0) {
 		kc_port_drop(kc, p);
 		return ret;
 	}
@@ -321,17 +339,17 @@ static int kc_port_add(struct kdp_ctl *kc, const struct ctl_port_add *pa, struct
 		return kc_refuse(err, ret, "port %s: VNI %u: %s", pa->name, pa->vni,
 			      ret == -E2BIG ? "more than 32 ports and remote VTEPs to flood to" : strerror(-ret));
 	}
-	VLOG_INFO("port", "%s: added on the kernel datapath (%s, vni %u%s%s)", pa->name,
-		  ctl_port_type_name(pa->type), pa->vni, p->ifindex ? ", ifindex " : "",
-		  p->ifindex ? (p->flags & VXDP_PORT_VETH ? "veth" : "netdev") : "");
+	VLOG_INFO("port", "%s: added on the kernel datapath (%s, vni %u%s%s)", pa->name, kc_type_name(p), pa->vni,
+		  p->ifindex ? ", ifindex " : "", p->ifindex ? (p->flags & VXDP_PORT_VETH ? "veth" : "netdev") : "");
+	*id = kc_id(kc, p);
 	return 0;
 }
 
 static int kc_port_del(struct kdp_ctl *kc, struct kc_port *p)
 {
-	uint32_t vni = p->cfg.vni;
-	char name[CTL_NAME_SIZE];
-	memcpy(name, p->cfg.name, sizeof(name));
+	uint32_t vni = p->spec.vni;
+	char name[DPIF_NAME_SIZE];
+	memcpy(name, p->spec.name, sizeof(name));
 	if (p->ifindex)
 		kdp_port_del(kc->k, p->ifindex); /* no new entry can be learned behind it */
 	kc_flush_port(kc, p);
@@ -339,15 +357,6 @@ static int kc_port_del(struct kdp_ctl *kc, struct kc_port *p)
 	int ret = kc_vni_rebuild(kc, vni);
 	VLOG_INFO("port", "%s: removed from the kernel datapath", name);
 	return ret;
-}
-
-unsigned kdp_ctl_ports(const struct kdp_ctl *kc, const struct ctl_port_add **cfgs, unsigned max)
-{
-	unsigned n = 0;
-	for (unsigned i = 0; kc && i < KC_MAX_PORTS && n < max; i++)
-		if (kc->ports[i].used && !kc->ports[i].internal)
-			cfgs[n++] = &kc->ports[i].cfg;
-	return n;
 }
 
 /* ---- the kernel ends of the taps' slow-path links (kdp_ports.h) ------------ */
@@ -366,10 +375,10 @@ int kdp_ctl_internal_add(struct kdp_ctl *kc, const char *dev, uint32_t vni, stru
 	if (!idx)
 		return kc_refuse(err, -ENODEV, "%s: no such link", dev);
 	*p = (struct kc_port){ .used = true, .internal = true, .flags = VXDP_PORT_OURS };
-	p->cfg.type = CTL_PORT_AFPACKET;
-	p->cfg.vni = vni;
-	snprintf(p->cfg.name, sizeof(p->cfg.name), "%s", dev);
-	snprintf(p->cfg.dev, sizeof(p->cfg.dev), "%s", dev);
+	p->spec.type = DPIF_PORT_NETDEV;
+	p->spec.vni = vni;
+	snprintf(p->spec.name, sizeof(p->spec.name), "%s", dev);
+	snprintf(p->spec.dev, sizeof(p->spec.dev), "%s", dev);
 	/* No VXDP_PORT_VETH: its peer is in this namespace, where
 	 * bpf_redirect_peer drops; a plain redirect crosses the pair.
 	 * VXDP_PORT_OURS: a pair a killed --keep-datapath run left is
@@ -409,17 +418,17 @@ bool kdp_ctl_is_internal(struct kdp_ctl *kc, const char *name)
 int kdp_ctl_evpn_vteps(struct kdp_ctl *kc, const char *port, const uint8_t (*vteps)[4], unsigned n)
 {
 	struct kc_port *p = kc_by_name(kc, port);
-	if (!p || p->cfg.type != CTL_PORT_VXLAN)
+	if (!p || p->spec.type != DPIF_PORT_VXLAN)
 		return -ENOENT;
 	if (n > VXDP_FLOOD_MAX)
 		return -E2BIG;
 	struct kc_port was = *p;
 	p->n_evpn_vteps = n;
 	for (unsigned i = 0; i < n; i++) {
-		p->evpn_vteps[i] = (struct ctl_ip){ .family = AF_INET };
+		p->evpn_vteps[i] = (struct dpif_ip){ .family = AF_INET };
 		memcpy(p->evpn_vteps[i].bytes, vteps[i], 4);
 	}
-	int err = kc_vni_rebuild(kc, p->cfg.vni);
+	int err = kc_vni_rebuild(kc, p->spec.vni);
 	if (err < 0) /* the flood list in the map is the one before: so is ours */
 		*p = was;
 	return err;
@@ -443,18 +452,18 @@ void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out, kdp_ctl_port_e
 		if (!p->used)
 			continue;
 		ctl_print_open_object(out, NULL);
-		ctl_print_string(out, CTL_PRINT_ANY, "name", "%s", p->cfg.name);
+		ctl_print_string(out, CTL_PRINT_ANY, "name", "%s", p->spec.name);
 		ctl_print_string(out, CTL_PRINT_ANY, "type", " type %s",
-				 p->internal ? "slowpath" : ctl_port_type_name(p->cfg.type) + 5);
-		ctl_print_uint(out, CTL_PRINT_ANY, "vni", " vni %" PRIu64, p->cfg.vni);
+				 kc_type_name(p));
+		ctl_print_uint(out, CTL_PRINT_ANY, "vni", " vni %" PRIu64, p->spec.vni);
 		ctl_print_string(out, CTL_PRINT_ANY, "datapath", " datapath %s", "kernel");
 		if (p->internal)
 			ctl_print_string(out, CTL_PRINT_ANY, "peer", " peer %su (the taps' userspace datapath)",
-					 p->cfg.dev);
-		else if (p->cfg.type == CTL_PORT_AFPACKET)
-			ctl_print_string(out, CTL_PRINT_ANY, "dev", " dev %s", p->cfg.dev);
-		if (p->cfg.type == CTL_PORT_VETH)
-			ctl_print_string(out, CTL_PRINT_ANY, "netns", " netns %s", p->cfg.netns);
+					 p->spec.dev);
+		else if (p->spec.type == DPIF_PORT_NETDEV)
+			ctl_print_string(out, CTL_PRINT_ANY, "dev", " dev %s", p->spec.dev);
+		if (p->spec.type == DPIF_PORT_VETH)
+			ctl_print_string(out, CTL_PRINT_ANY, "netns", " netns %s", p->spec.netns);
 		if (p->ifindex) {
 			ctl_print_uint(out, CTL_PRINT_ANY, "ifindex", " ifindex %" PRIu64, p->ifindex);
 			ctl_print_string(out, CTL_PRINT_ANY, "attach", " attach %s", att);
@@ -470,8 +479,10 @@ void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out, kdp_ctl_port_e
 					 erules ? "kernel-cache" : "none");
 		} else {
 			ctl_print_open_array(out, "remotes");
-			for (unsigned r = 0; r < p->cfg.n_remotes; r++)
-				ctl_print_ip(out, CTL_PRINT_ANY, NULL, " remote %s", &p->cfg.remotes[r]);
+			for (unsigned r = 0; r < p->spec.n_remotes; r++) {
+				struct ctl_ip ip = kdp_ctl_ip(&p->spec.remotes[r]);
+				ctl_print_ip(out, CTL_PRINT_ANY, NULL, " remote %s", &ip);
+			}
 			ctl_print_close_array(out);
 			ctl_print_uint(out, CTL_PRINT_ANY, "dstport", " dstport %" PRIu64, kc->dstport);
 			bool rules = kc->t && flower_table_port_has_rules(kc->t, kc_id(kc, p));
@@ -480,43 +491,35 @@ void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out, kdp_ctl_port_e
 			ctl_print_string(out, CTL_PRINT_ANY, "egress_rules", " egress-rules %s",
 					 erules ? "kernel-cache" : "none");
 			if (extra)
-				extra(out, p->cfg.name, aux);
+				extra(out, p->spec.name, aux);
 		}
 		ctl_print_nl(out);
 		ctl_print_close_object(out);
 	}
 }
 
-bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out,
-		     struct ctl_err *err, int *ret)
+/* ---- dpif port_add / port_del (kdp_dpif.c) --------------------------------- */
+
+int kd_port_add(struct dpif *dp, const struct dpif_port_spec *spec, uint16_t *id, char *why, size_t why_len)
 {
-	struct kc_port *p;
-	switch (cmd->verb) {
-	case CTL_PORT_ADD:
-		if (cmd->port_add.type == CTL_PORT_TAP) {
-			if (!kc_by_name(kc, cmd->port_add.name))
-				return false; /* the userspace datapath's, beside us (kdp_slowpath.c) */
-			*ret = kc_refuse(err, -EEXIST, "port %s: exists (a kernel datapath port)", cmd->port_add.name);
-			return true;
-		}
-		*ret = kc_port_add(kc, &cmd->port_add, out, err);
-		return true;
-	case CTL_PORT_DEL:
-		p = kc_by_name(kc, cmd->port.name);
-		if (!p)
-			return false;
-		if (p->internal) {
-			*ret = kc_refuse(err, -EPERM, "port %s: the slow-path link of vni %u: it goes with the VNI's last tap",
-					 p->cfg.name, p->cfg.vni);
-			return true;
-		}
-		*ret = kc_rules_name_port(kc, p, err);
-		if (*ret == 0)
-			*ret = kc_port_del(kc, p);
-		return true;
-	default:
-		return false;
-	}
+	struct ctl_err err = { 0 };
+	int ret = kc_port_add(kc_of(dp), spec, id, &err);
+	if (ret < 0)
+		snprintf(why, why_len, "%s", err.msg);
+	return ret;
+}
+
+/* A slow-path link's kernel end goes with its VNI's last tap
+ * (kdp_ctl_internal_del), never by port_del: -EPERM. */
+int kd_port_del(struct dpif *dp, uint16_t id)
+{
+	struct kdp_ctl *kc = kc_of(dp);
+	struct kc_port *p = kc_by_id(kc, id);
+	if (!p)
+		return -ENOENT;
+	if (p->internal)
+		return -EPERM;
+	return kc_port_del(kc, p);
 }
 
 int kdp_ctl_upcall_limit(struct kdp_ctl *kc, uint32_t rate, uint32_t burst)
@@ -530,7 +533,7 @@ _Static_assert(KDP_CTL_MAX_REMOTES == CTL_MAX_REMOTES + VXDP_FLOOD_MAX, "kdp_por
 
 static void kc_info(const struct kc_port *p, struct kdp_ctl_port_info *out)
 {
-	out->cfg = &p->cfg;
+	out->spec = &p->spec;
 	out->ifindex = p->ifindex;
 	out->flags = p->flags;
 	out->n_macs = p->n_macs;
@@ -542,17 +545,17 @@ static void kc_info(const struct kc_port *p, struct kdp_ctl_port_info *out)
 const char *kdp_ctl_vtep_port(struct kdp_ctl *kc, uint32_t vni, bool v6, const uint8_t *addr)
 {
 	const struct kc_port *p = kc_vtep(kc, vni, v6 ? VXDP_FDB_V6 : 0, addr);
-	return p ? p->cfg.name : NULL;
+	return p ? p->spec.name : NULL;
 }
 
 unsigned kdp_ctl_port_n_remotes(const struct kdp_ctl_port_info *pi)
 {
-	return pi->cfg->n_remotes + pi->n_evpn_vteps;
+	return pi->spec->n_remotes + pi->n_evpn_vteps;
 }
 
-const struct ctl_ip *kdp_ctl_port_remote(const struct kdp_ctl_port_info *pi, unsigned r)
+const struct dpif_ip *kdp_ctl_port_remote(const struct kdp_ctl_port_info *pi, unsigned r)
 {
-	return r < pi->cfg->n_remotes ? &pi->cfg->remotes[r] : &pi->evpn_vteps[r - pi->cfg->n_remotes];
+	return r < pi->spec->n_remotes ? &pi->spec->remotes[r] : &pi->evpn_vteps[r - pi->spec->n_remotes];
 }
 
 int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out)

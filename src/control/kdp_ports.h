@@ -7,12 +7,12 @@
  *
  * Who calls it: control/ (vxd.c opens it for `--datapath kernel`, polls
  * kdp_ctl_fd() in the control loop and calls kdp_ctl_tick() every turn;
- * control.c offers each command to kdp_ctl_execute() first).  One thread;
- * nothing blocks but the netlink requests of port add/del (they wait for
- * the kernel's ack).
+ * devports.c gives it every `port add` but a tap's, as a struct
+ * dpif_port_spec, through its dpif).  One thread; nothing blocks but the
+ * netlink requests of port add/del (they wait for the kernel's ack).
  *
- * Tap ports are not its: kdp_ctl_execute() leaves their `port add` to
- * the userspace datapath, which serves them beside it, joined to this one
+ * Tap ports are not its: their `port add` goes to the userspace
+ * datapath, which serves them beside it, joined to this one
  * by a slow-path link per VNI (control/kdp_slowpath.c), whose kernel end
  * is an internal port here (kdp_ctl_internal_add: no config line, `port
  * del` refuses it, `port show` says "type slowpath").
@@ -38,8 +38,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <string.h>
+
 #include "ctl/ctl_cmd.h"
 #include "ctl/ctl_print.h"
+#include "dp/dpif.h"
 
 struct kdp_ctl;
 
@@ -102,8 +105,11 @@ void kdp_ctl_tick(struct kdp_ctl *kc);
  *     on, so no cached decision of an older table is used after it
  *     returns; rule_counters: the cache entries' counts, folded, and the
  *     upcalls' (control/kdp_rules.h).
- * Its port and own counter operations are NULL: ports come with their `port
- * add` (kdp_ctl_execute), counters are read by kdp_stats.c. */
+ *   port_add/port_del: a port from its spec (the refusals above; the
+ *     same spec again is 0); port_del of a slow-path link's end -EPERM
+ *     (it goes with kdp_ctl_internal_del).
+ * Its own counters are not behind the dpif yet (snapshot is NULL):
+ * kdp_stats.c, kdp_diag.c and kdp_metrics.c read them. */
 struct dpif;
 extern const struct dpif_class kdp_dpif_class;
 struct dpif *kdp_ctl_dpif(struct kdp_ctl *kc);
@@ -115,19 +121,9 @@ bool kdp_ctl_capture_reading(const struct kdp_ctl *kc);
  * kdp_upcall_limit_set); 0 or -errno. */
 int kdp_ctl_upcall_limit(struct kdp_ctl *kc, uint32_t rate, uint32_t burst);
 
-/* Offers a command (`port add`, `port del`): true when the kernel
- * datapath handled it (the result in *ret), false when it is the
- * userspace datapath's. */
-bool kdp_ctl_execute(struct kdp_ctl *kc, const struct ctl_cmd *cmd, struct ctl_print *out,
-		     struct ctl_err *err, int *ret);
-
-/* The `port add` of each kernel port, as given (for show config and
- * reload); returns how many were written to cfgs (at most max). */
-unsigned kdp_ctl_ports(const struct kdp_ctl *kc, const struct ctl_port_add **cfgs, unsigned max);
-
 /* The kernel end of a VNI's slow-path link (control/kdp_slowpath.c): link
  * `dev`, in vxswitchd's namespace and there already, becomes a port of
- * `vni` that no config line names (kdp_ctl_ports() leaves it out); frames
+ * `vni` that no config line names (no port_add made it); frames
  * reach it by a plain redirect (its veth peer is in this namespace, where
  * bpf_redirect_peer drops).  Learning puts the taps' MACs behind it. */
 int kdp_ctl_internal_add(struct kdp_ctl *kc, const char *dev, uint32_t vni, struct ctl_err *err);
@@ -168,18 +164,29 @@ int kdp_ctl_fdb_walk(struct kdp_ctl *kc, uint32_t vni, int (*cb)(const struct fd
  * VXDP_FLOOD_MAX targets (the list before stays), -ENOENT: no such port. */
 int kdp_ctl_evpn_vteps(struct kdp_ctl *kc, const char *port, const uint8_t (*vteps)[4], unsigned n);
 
+/* A port's address as ctl_print prints it. */
+static inline struct ctl_ip kdp_ctl_ip(const struct dpif_ip *a)
+{
+	struct ctl_ip ip = { .family = a->family };
+	memcpy(ip.bytes, a->bytes, sizeof(ip.bytes));
+	return ip;
+}
+
 /* ---- for capture, stats and diagnose of kernel ports (kdp_capture.c,
  * kdp_diag.c) ---- */
 
 struct kdp_ctl_port_info {
-	const struct ctl_port_add *cfg; /* its `port add` (valid until the port goes) */
+	const struct dpif_port_spec *spec; /* what it serves (valid until the port goes) */
 	uint32_t ifindex;           /* its device; 0 for a vxlan port */
 	uint32_t flags;             /* VXDP_PORT_VETH */
 	uint32_t n_macs;            /* MACs learned behind it */
 	bool internal;              /* a slow-path link's kernel end (kdp_ctl_internal_add) */
-	const struct ctl_ip *evpn_vteps; /* a vxlan port's flood VTEPs from EVPN (kdp_ctl_evpn_vteps) */
+	const struct dpif_ip *evpn_vteps; /* a vxlan port's flood VTEPs from EVPN (kdp_ctl_evpn_vteps) */
 	unsigned n_evpn_vteps;
 };
+/* What `port show` calls its type: afpacket, veth, vxlan, or slowpath
+ * (a slow-path link's kernel end). */
+const char *kdp_ctl_port_type(const struct kdp_ctl_port_info *pi);
 /* The name of the vxlan port of `vni` whose remotes (configured or from
  * EVPN) include `addr` (IPv6 when v6, else the first 4 bytes), or NULL. */
 const char *kdp_ctl_vtep_port(struct kdp_ctl *kc, uint32_t vni, bool v6, const uint8_t *addr);
@@ -187,7 +194,7 @@ const char *kdp_ctl_vtep_port(struct kdp_ctl *kc, uint32_t vni, bool v6, const u
  * while r < kdp_ctl_port_n_remotes(pi) (at most KDP_CTL_MAX_REMOTES). */
 enum { KDP_CTL_MAX_REMOTES = CTL_MAX_REMOTES + 64 /* VXDP_FLOOD_MAX */ };
 unsigned kdp_ctl_port_n_remotes(const struct kdp_ctl_port_info *pi);
-const struct ctl_ip *kdp_ctl_port_remote(const struct kdp_ctl_port_info *pi, unsigned r);
+const struct dpif_ip *kdp_ctl_port_remote(const struct kdp_ctl_port_info *pi, unsigned r);
 /* Port `name` (-ENOENT: not a kernel port). */
 int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out);
 /* The i-th slot's port; false past the last slot or for an empty one

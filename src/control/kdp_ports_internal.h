@@ -30,13 +30,13 @@ struct kc_port {
 	bool made_veth;          /* type veth: we made the pair, port del removes it */
 	bool internal;           /* the kernel end of a VNI's slow-path link (kdp_slowpath.c):
 	                          * no config line, not removed by `port del` */
-	struct ctl_port_add cfg; /* the `port add` as given */
+	struct dpif_port_spec spec; /* as given to port_add */
 	uint32_t ifindex;        /* 0: a vxlan port (no device of its own) */
 	uint32_t flags;          /* VXDP_PORT_VETH */
 	uint32_t n_macs;         /* learned behind it */
 	/* A vxlan port with `evpn`: the flood VTEPs zebra installed
 	 * (kdp_ctl_evpn_vteps), beside the configured remotes. */
-	struct ctl_ip evpn_vteps[VXDP_FLOOD_MAX];
+	struct dpif_ip evpn_vteps[VXDP_FLOOD_MAX];
 	unsigned n_evpn_vteps;
 };
 
@@ -98,6 +98,9 @@ static inline struct kdp_ctl *kc_of(struct dpif *dp)
 
 int kc_refuse(struct ctl_err *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* What `port show` and `stats` call it: the `port add` type's name, or
+ * "slowpath" for a slow-path link's kernel end. */
+const char *kc_type_name(const struct kc_port *p);
 struct kc_port *kc_by_name(struct kdp_ctl *kc, const char *name);
 struct kc_port *kc_by_ifindex(struct kdp_ctl *kc, uint32_t ifindex);
 /* The vxlan port of `vni` naming remote `addr` (family by VXDP_FDB_V6),
@@ -116,8 +119,6 @@ void kc_rules_open(struct kdp_ctl *kc);
 uint16_t kc_id(const struct kdp_ctl *kc, const struct kc_port *p);
 /* The port of id `id`; NULL when none. */
 struct kc_port *kc_by_id(struct kdp_ctl *kc, uint16_t id);
-/* -EBUSY (said in err) when rules name port p. */
-int kc_rules_name_port(struct kdp_ctl *kc, const struct kc_port *p, struct ctl_err *err);
 
 /* kdp_capture.c: dpif capture_start/stop; the copies waiting into the
  * captures' rings (kdp_ctl_tick); every capture stopped (close). */
@@ -125,6 +126,10 @@ int kd_capture_start(struct dpif *dp, struct vxd_capture *cap);
 void kd_capture_stop(struct dpif *dp, struct vxd_capture *cap);
 void kc_capture_poll(struct kdp_ctl *kc);
 void kc_capture_close(struct kdp_ctl *kc);
+
+/* kdp_ports.c: dpif port_add, port_del. */
+int kd_port_add(struct dpif *dp, const struct dpif_port_spec *spec, uint16_t *id, char *why, size_t why_len);
+int kd_port_del(struct dpif *dp, uint16_t id);
 
 /* kdp_ports_rules.c: dpif rule_check, rules_changed, rule_counters. */
 struct flower_counters;

@@ -32,8 +32,8 @@ static bool kc_rules_port(void *aux, uint16_t id, struct kr_port *out)
 	const struct kc_port *p = kc_by_id(aux, id);
 	if (!p)
 		return false;
-	*out = (struct kr_port){ .ifindex = p->ifindex, .flags = p->flags, .vni = p->cfg.vni,
-				 .n_remotes = p->cfg.n_remotes, .remotes = p->cfg.remotes };
+	*out = (struct kr_port){ .ifindex = p->ifindex, .flags = p->flags, .vni = p->spec.vni,
+				 .n_remotes = p->spec.n_remotes, .remotes = p->spec.remotes };
 	return true;
 }
 
@@ -80,28 +80,6 @@ int kdp_ctl_port_id(struct kdp_ctl *kc, const char *name, uint16_t *id)
 	return 0;
 }
 
-static bool kc_rule_names(const struct flower_rule *r, uint16_t id)
-{
-	if (flower_hook_port(r->port) == id) /* its ingress or its egress */
-		return true;
-	for (uint32_t a = 0; a < r->n_actions; a++)
-		if ((r->actions[a].type == FLOWER_ACT_REDIRECT || r->actions[a].type == FLOWER_ACT_MIRROR) &&
-		    r->actions[a].port == id)
-			return true;
-	return false;
-}
-
-int kc_rules_name_port(struct kdp_ctl *kc, const struct kc_port *p, struct ctl_err *err)
-{
-	size_t n = kc->t ? flower_table_n_rules(kc->t) : 0, count = 0;
-	for (size_t i = 0; i < n; i++)
-		count += kc_rule_names(flower_table_rule(kc->t, i), kc_id(kc, p));
-	if (!count)
-		return 0;
-	return kc_refuse(err, -EBUSY, "port %s: named by %zu flower rule%s: delete %s first", p->cfg.name, count,
-		      count == 1 ? "" : "s", count == 1 ? "it" : "them");
-}
-
 /* tunnel_key set (action i) on the kernel datapath: the shared vxlan
  * device's UDP port and checksum setting, its route's source address. */
 static int kc_rule_tunnel(struct kdp_ctl *kc, const struct flower_spec *f, unsigned i, struct ctl_err *err)
@@ -111,7 +89,7 @@ static int kc_rule_tunnel(struct kdp_ctl *kc, const struct flower_spec *f, unsig
 	while (j < f->n_actions && f->actions[j].type != FLOWER_ACT_REDIRECT && f->actions[j].type != FLOWER_ACT_MIRROR)
 		j++;
 	const struct kc_port *p = j < f->n_actions ? kc_by_name(kc, f->actions[j].dev) : NULL;
-	if (!p || p->cfg.type != CTL_PORT_VXLAN)
+	if (!p || p->spec.type != DPIF_PORT_VXLAN)
 		return kc_refuse(err, -EINVAL, "action %u \"tunnel_key set\": needs a later mirred to a vxlan port "
 			      "(it sets that port's tunnel key)", i + 1);
 	if (t->given & (FLOWER_AK_CSUM | FLOWER_AK_NOCSUM))
@@ -121,9 +99,9 @@ static int kc_rule_tunnel(struct kdp_ctl *kc, const struct flower_spec *f, unsig
 	if ((t->given & FLOWER_AK_DST_PORT) && t->dst_port != kc->dstport)
 		return kc_refuse(err, -EOPNOTSUPP, "action %u \"dst_port %u\": refused, the kernel datapath's vxlan "
 			      "device sends to %u only", i + 1, t->dst_port, kc->dstport);
-	if (t->src.family != p->cfg.local.family || memcmp(t->src.bytes, p->cfg.local.bytes, 16))
+	if (t->src.family != p->spec.local.family || memcmp(t->src.bytes, p->spec.local.bytes, 16))
 		return kc_refuse(err, -EOPNOTSUPP, "action %u \"src_ip\": refused, port %s sends from its local "
-			      "address only", i + 1, p->cfg.name);
+			      "address only", i + 1, p->spec.name);
 	return 0;
 }
 
@@ -136,7 +114,7 @@ static int kc_rule_tunnel(struct kdp_ctl *kc, const struct flower_spec *f, unsig
 static int kc_rule_egress(struct kdp_ctl *kc, const struct kc_port *p, const struct flower_spec *f,
 			  struct ctl_err *err)
 {
-	if (!(f->given & FLOWER_SF_EGRESS) || p->cfg.type != CTL_PORT_VXLAN)
+	if (!(f->given & FLOWER_SF_EGRESS) || p->spec.type != DPIF_PORT_VXLAN)
 		return 0;
 	const uint32_t enc = FLOWER_FM_ENC_KEY_ID | FLOWER_FM_ENC_SRC_IP | FLOWER_FM_ENC_DST_IP |
 			     FLOWER_FM_ENC_DST_PORT;
@@ -145,10 +123,10 @@ static int kc_rule_egress(struct kdp_ctl *kc, const struct kc_port *p, const str
 			      "on the kernel datapath (its vxlan device has replaced the tunnel a frame came in by "
 			      "with the one it sends by); match them on the ingress, or use --datapath user", f->dev);
 	const struct kc_port *in = f->match.given & FLOWER_FM_INDEV ? kc_by_name(kc, f->match.indev) : NULL;
-	if (in && in->cfg.type == CTL_PORT_VXLAN)
+	if (in && in->spec.type == DPIF_PORT_VXLAN)
 		return kc_refuse(err, -EOPNOTSUPP, "dev %s egress: indev %s is refused on a vxlan port's egress on "
 			      "the kernel datapath (its vxlan device has replaced the tunnel a frame came in by, which "
-			      "names the vxlan port); use --datapath user", f->dev, in->cfg.name);
+			      "names the vxlan port); use --datapath user", f->dev, in->spec.name);
 	return 0;
 }
 
@@ -176,7 +154,7 @@ static int kc_rule_check(struct kdp_ctl *kc, const struct flower_spec *f, struct
 		const struct kc_port *q = a->type == FLOWER_ACT_REDIRECT || a->type == FLOWER_ACT_MIRROR
 						  ? kc_by_name(kc, a->dev) : NULL;
 		bool tun = i && f->actions[i - 1].type == FLOWER_ACT_TUNNEL_SET;
-		n_kernel += q && q->cfg.type == CTL_PORT_VXLAN && !tun ? q->cfg.n_remotes
+		n_kernel += q && q->spec.type == DPIF_PORT_VXLAN && !tun ? q->spec.n_remotes
 			    : a->type == FLOWER_ACT_TUNNEL_SET || a->type == FLOWER_ACT_TUNNEL_UNSET ||
 			      a->type == FLOWER_ACT_GOTO || a->type == FLOWER_ACT_PASS ? 0 : 1;
 	}

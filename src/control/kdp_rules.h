@@ -41,6 +41,7 @@
 
 #include "ctl/ctl_cmd.h"
 #include "ctl/ctl_print.h"
+#include "dp/dpif.h"
 #include "dp/kernel/bpf/vxdp_rules_abi.h"
 #include "dp/kernel/kdp.h"
 #include "switch/flower_table.h"
@@ -53,7 +54,7 @@ struct kr_port {
 	uint32_t flags;          /* VXDP_PORT_VETH */
 	uint32_t vni;
 	unsigned n_remotes;      /* vxlan */
-	const struct ctl_ip *remotes;
+	const struct dpif_ip *remotes;
 };
 typedef bool kr_port_fn(void *aux, uint16_t id, struct kr_port *out);
 typedef bool kr_ifindex_fn(void *aux, uint32_t ifindex, uint16_t *id);

@@ -230,9 +230,13 @@ bool vxd_slowpath_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl
 	}
 	if (cmd->verb == CTL_PORT_DEL) {
 		const struct port *p = vxd_port_by_name(vxd, cmd->port.name);
-		if (p && vxd_port_internal(vxd, p->id)) {
+		struct kdp_ctl_port_info ki;
+		uint32_t vni = p && vxd_port_internal(vxd, p->id) ? p->vni
+			       : kdp_ctl_port_info(vxd->kdp, cmd->port.name, &ki) == 0 && ki.internal ? ki.spec->vni
+			       : 0;
+		if (vni) { /* either end of a link */
 			*ret = vxd_refuse(err, -EPERM, "port %s: the slow-path link of vni %u: it goes with the VNI's last tap",
-					  p->name, p->vni);
+					  cmd->port.name, vni);
 			return true;
 		}
 	}

@@ -103,9 +103,10 @@ static void ks_kernel_block(struct ctl_print *p, struct kdp *k, const struct kdp
 	ctl_print_close_object(p);
 }
 
-static void ks_ip(struct ctl_print *p, const char *key, const char *fmt, const struct ctl_ip *ip)
+static void ks_ip(struct ctl_print *p, const char *key, const char *fmt, const struct dpif_ip *ip)
 {
-	ctl_print_ip(p, CTL_PRINT_ANY, key, fmt, ip);
+	struct ctl_ip c = kdp_ctl_ip(ip);
+	ctl_print_ip(p, CTL_PRINT_ANY, key, fmt, &c);
 }
 
 /* A vxlan port: its remotes' counters (rx/tx its sums). */
@@ -114,11 +115,11 @@ static void ks_ip(struct ctl_print *p, const char *key, const char *fmt, const s
 static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, struct kdp_rules_ctl *kr,
 			  const struct kdp_ctl_port_info *pi)
 {
-	const struct ctl_port_add *cfg = pi->cfg;
+	const struct dpif_port_spec *cfg = pi->spec;
 	struct vxdp_vtep_stats s[KDP_CTL_MAX_REMOTES], tot = { 0 };
 	unsigned n = kdp_ctl_port_n_remotes(pi);
 	for (unsigned r = 0; r < n; r++) {
-		const struct ctl_ip *ip = kdp_ctl_port_remote(pi, r);
+		const struct dpif_ip *ip = kdp_ctl_port_remote(pi, r);
 		uint32_t fl = ip->family == AF_INET6 ? VXDP_FDB_V6 : 0;
 		if (kdp_vtep_stats_read(k, cfg->vni, fl, ip->bytes, &s[r]) < 0)
 			memset(&s[r], 0, sizeof(s[r]));
@@ -162,10 +163,10 @@ static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, struct kdp_rules_c
 static void ks_port(struct ctl_print *p, struct vxd *vxd, const struct kdp_ctl_port_info *pi)
 {
 	struct kdp *k = kdp_ctl_kdp(vxd->kdp);
-	const struct ctl_port_add *cfg = pi->cfg;
+	const struct dpif_port_spec *cfg = pi->spec;
 	ctl_print_open_object(p, NULL);
 	ctl_print_string(p, CTL_PRINT_ANY, "name", "port %s", cfg->name);
-	ctl_print_string(p, CTL_PRINT_ANY, "type", " (%s", pi->internal ? "slowpath" : ctl_port_type_name(cfg->type) + 5);
+	ctl_print_string(p, CTL_PRINT_ANY, "type", " (%s", kdp_ctl_port_type(pi));
 	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64, cfg->vni);
 	ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s)", "kernel");
 	ctl_print_nl(p);
@@ -209,7 +210,7 @@ static void ks_vnis(struct ctl_print *p, struct vxd *vxd)
 	for (unsigned i = 0; i < kdp_ctl_port_slots(); i++) {
 		if (!kdp_ctl_port_at(vxd->kdp, i, &pi))
 			continue;
-		uint32_t vni = pi.cfg->vni;
+		uint32_t vni = pi.spec->vni;
 		bool dup = false;
 		for (unsigned j = 0; j < n_seen && !dup; j++)
 			dup = seen[j] == vni;
@@ -218,14 +219,14 @@ static void ks_vnis(struct ctl_print *p, struct vxd *vxd)
 		seen[n_seen++] = vni;
 		uint64_t ports = 0, vx = 0, rxf = 0, rxb = 0, txf = 0, txb = 0, tun_tx = 0, tun_rx = 0;
 		for (unsigned j = 0; j < kdp_ctl_port_slots(); j++) {
-			if (!kdp_ctl_port_at(vxd->kdp, j, &qi) || qi.cfg->vni != vni)
+			if (!kdp_ctl_port_at(vxd->kdp, j, &qi) || qi.spec->vni != vni)
 				continue;
 			if (!qi.ifindex) {
 				vx++;
-				for (unsigned r = 0; r < qi.cfg->n_remotes; r++) {
+				for (unsigned r = 0; r < qi.spec->n_remotes; r++) {
 					struct vxdp_vtep_stats s;
-					uint32_t fl = qi.cfg->remotes[r].family == AF_INET6 ? VXDP_FDB_V6 : 0;
-					if (kdp_vtep_stats_read(k, vni, fl, qi.cfg->remotes[r].bytes, &s) == 0) {
+					uint32_t fl = qi.spec->remotes[r].family == AF_INET6 ? VXDP_FDB_V6 : 0;
+					if (kdp_vtep_stats_read(k, vni, fl, qi.spec->remotes[r].bytes, &s) == 0) {
 						tun_tx += s.tx_packets;
 						tun_rx += s.rx_packets;
 					}

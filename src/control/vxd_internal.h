@@ -64,6 +64,15 @@ struct vxd_link_state {
 
 /* kdp_slowpath.c: a VNI whose taps are joined to the kernel datapath. */
 enum { VXD_MAX_SLOWLINKS = 64 };
+
+/* devports.c: a port a datapath serves itself (dpif port_add): its
+ * `port add` as given, the id the datapath gave it. */
+enum { VXD_MAX_DEVPORTS = 256 };
+struct vxd_devport {
+	bool used;
+	uint16_t id;
+	struct ctl_port_add cfg;
+};
 struct vxd_slowlink {
 	bool used;
 	uint32_t vni;
@@ -124,6 +133,7 @@ struct vxd {
 	struct kdp_ctl *kdp;
 	char kdp_why[512];
 	struct vxd_slowlink slow[VXD_MAX_SLOWLINKS]; /* kdp_slowpath.c: taps beside it */
+	struct vxd_devport devports[VXD_MAX_DEVPORTS]; /* devports.c */
 
 	struct vxd_evpn *evpn; /* evpn.c: NULL until the first `evpn` port */
 };
@@ -182,6 +192,18 @@ int vxd_rule_counters(struct vxd *vxd, struct flower_counters *fc);
  * their number, written to out. */
 enum { VXD_MAX_DPIFS = 2 };
 unsigned vxd_dpifs(struct vxd *vxd, struct dpif *out[VXD_MAX_DPIFS]);
+/* devports.c: ports a datapath serves itself (dp/dpif.h, "Two kinds of
+ * port").  vxd_devport_dpif: the datapath that takes them (NULL: none
+ * runs; the userspace datapath opens such ports itself, ports.c).  add:
+ * the same line again is 0 (a reload's unchanged line).  del: refused
+ * (-EBUSY, said) while rules name the port.  vxd_devports: their lines
+ * (show config, reload). */
+struct dpif *vxd_devport_dpif(struct vxd *vxd);
+int vxd_devport_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_err *err);
+int vxd_devport_del(struct vxd *vxd, const char *name, struct ctl_err *err);
+const struct vxd_devport *vxd_devport_by_name(const struct vxd *vxd, const char *name);
+unsigned vxd_devports(const struct vxd *vxd, const struct ctl_port_add **cfgs, unsigned max);
+
 /* The datapath whose FDB is the switch's (`fdb add/del/flush/show`,
  * EVPN): the kernel one when it runs (a tap beside it is learned behind
  * its VNI's slow-path link), else the userspace one. */

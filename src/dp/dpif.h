@@ -10,9 +10,9 @@
  *     (dp/user/worker.h), what they write is changed by requests they
  *     execute between two batches.
  *   - "kernel" (control/kdp_dpif.c): eBPF programs on the ports'
- *     devices (docs/DESIGN.md, "Two datapaths"), so far with its FDB,
- *     rule and capture operations; control/kdp_ports.h says which and
- *     why.
+ *     devices (docs/DESIGN.md, "Two datapaths"): its ports (port_add),
+ *     FDB, rules and captures; its counters not yet (snapshot is NULL):
+ *     control/kdp_ports.h says why.
  * Both run at once when taps sit beside the kernel datapath's ports: the
  * control thread then holds both (its list of datapaths, user first) and
  * gives each operation to every datapath that implements it, or to the
@@ -31,14 +31,12 @@
  * with one atomic store (control/view.c) into the slot the datapath was
  * opened with, and which the datapath reads at its own pace: the control
  * side publishes tables, the datapath reads them, nothing calls back.
- * The kernel datapath implements the FDB, rule and capture operations of
- * this table; its ports and its own counters are still its control
- * side's (control/kdp_ports.h takes those commands itself), and those
- * operations are NULL in its class.  An operation a class leaves NULL is
- * not called: for the rule operations that means "nothing to do"
- * (the userspace datapath's workers read the rule table from the view);
- * for the port operations the control code knows which datapath serves
- * what.
+ * An operation a class leaves NULL is not called: for the rule
+ * operations that means "nothing to do" (the userspace datapath's workers
+ * read the rule table from the view); for the port operations, that the
+ * class serves the other kind of port (below); the kernel datapath's
+ * snapshot is NULL because its counters are still read by its control
+ * side's reports (control/kdp_stats.c).
  *
  * Contract
  * ========
@@ -50,7 +48,14 @@
  * - Errors: 0 or a negative errno.  An operation that fails has changed
  *   nothing: port_attach detaches from every part of the datapath that it
  *   had reached before it returns an error.
- * - Order of a port's life (control/ports.c):
+ * - Two kinds of port.  A port whose I/O the control thread opened (a
+ *   tap, an AF_PACKET socket, a vxlan port's underlay socket: struct
+ *   port, port/) is attached (port_attach ... port_detach, below).  A
+ *   port that is a network device the datapath serves itself (the kernel
+ *   datapath's: its programs on the device) is added from a
+ *   datapath-neutral description (struct dpif_port_spec, port_add ...
+ *   port_del).  A class implements the kind it serves.
+ * - Order of an attached port's life (control/ports.c):
  *     port_attach (the datapath sets up its per-port state; the port is
  *     not yet published, no frame of it is read) -> the view with the port
  *     is published -> port_watch (frames of it are read from now on) ...
@@ -96,6 +101,38 @@
 #include <stdint.h>
 
 #include "switch/fdb.h"
+
+/* A port the datapath serves itself (port_add), in no command's words:
+ * what a `port add` line, a config file or a test asks for. */
+enum dpif_port_type {
+	DPIF_PORT_NETDEV = 1,   /* an existing link in the datapath's namespace: dev */
+	DPIF_PORT_VETH,         /* a veth pair the datapath makes: `name` here, its peer `name` in netns */
+	DPIF_PORT_VXLAN,        /* a VNI's remote VTEPs: no device of its own */
+};
+enum dpif_df { DPIF_DF_SET = 0, DPIF_DF_UNSET, DPIF_DF_INHERIT };
+enum { DPIF_NAME_SIZE = 16, DPIF_NETNS_SIZE = 64, DPIF_MAX_REMOTES = 16 };
+struct dpif_ip {
+	uint16_t family;        /* AF_INET or AF_INET6 */
+	uint8_t bytes[16];
+};
+struct dpif_port_spec {
+	char name[DPIF_NAME_SIZE];
+	enum dpif_port_type type;
+	uint32_t vni;
+	uint32_t mtu;           /* 0: not asked (a datapath that cannot set one refuses any other) */
+	uint32_t max_macs;      /* MACs learned behind it (0: no cap of its own) */
+	char netns[DPIF_NETNS_SIZE]; /* VETH: the peer's; NETDEV: "" unless asked otherwise */
+	char dev[DPIF_NAME_SIZE];    /* NETDEV: the link */
+	/* VXLAN: local and every remote share one family */
+	struct dpif_ip local;
+	struct dpif_ip remotes[DPIF_MAX_REMOTES];
+	unsigned n_remotes;
+	uint16_t dstport;
+	uint16_t srcport_min, srcport_max; /* 0-0: not asked */
+	bool udpcsum;
+	enum dpif_df df;        /* IPv4 only */
+	bool evpn;              /* remotes and MACs from BGP EVPN too */
+};
 
 struct dpif;
 struct flower_counters;
@@ -143,6 +180,16 @@ struct dpif_class {
 	void (*port_unwatch)(struct dpif *dp, struct port *port);
 	/* netlink says the port's device is gone: stop using it at once. */
 	void (*port_lost)(struct dpif *dp, uint16_t id);
+
+	/* A port the datapath serves itself (see "Two kinds of port"):
+	 * port_add makes it serve spec (0, *id its port id, which rules and
+	 * FDB entries name; or a negative errno with the reason, one line,
+	 * in why, nothing changed); the same spec again is 0 (a reload's
+	 * unchanged line).  port_del: it no longer serves it, its FDB
+	 * entries and anything it made for it go (-ENOENT: no such port). */
+	int (*port_add)(struct dpif *dp, const struct dpif_port_spec *spec, uint16_t *id, char *why,
+			size_t why_len);
+	int (*port_del)(struct dpif *dp, uint16_t id);
 
 	/* A shared underlay socket in publication slot `slot`. */
 	int (*sock_watch)(struct dpif *dp, unsigned slot, struct vxlan_sock *sock);

@@ -54,14 +54,14 @@ static void vxd_diag_kernel_evpn(const struct vxd *vxd, const struct diag_input 
 	unsigned n = 1; /* slot 0 is no port's (port ids start at 1) */
 	struct kdp_ctl_port_info pi;
 	for (unsigned i = 0; i < kdp_ctl_port_slots() && n < VXD_MAX_PORTS; i++) {
-		if (!kdp_ctl_port_at(vxd->kdp, i, &pi) || pi.cfg->type != CTL_PORT_VXLAN)
+		if (!kdp_ctl_port_at(vxd->kdp, i, &pi) || pi.spec->type != DPIF_PORT_VXLAN)
 			continue;
 		struct diag_port *dp = &ev->ports[n];
 		dp->kind = DIAG_PORT_VXLAN;
-		snprintf(dp->name, sizeof(dp->name), "%s", pi.cfg->name);
-		dp->vni = pi.cfg->vni;
-		dp->n_remotes = pi.cfg->n_remotes;
-		vxd_diag_port_evpn(vxd, pi.cfg->name, dp);
+		snprintf(dp->name, sizeof(dp->name), "%s", pi.spec->name);
+		dp->vni = pi.spec->vni;
+		dp->n_remotes = pi.spec->n_remotes;
+		vxd_diag_port_evpn(vxd, pi.spec->name, dp);
 		n += dp->evpn;
 	}
 	if (n > 1)

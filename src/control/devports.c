@@ -1,0 +1,124 @@
+/* Ports a datapath serves itself (dp/dpif.h, "Two kinds of port"): the
+ * kernel datapath's veth pairs, links and vxlan ports.  The control
+ * thread hands each `port add` to the datapath as a struct
+ * dpif_port_spec, the datapath's own terms, and keeps the line as given
+ * (show config, save, reload compare lines) with the port id the
+ * datapath gave it (rules, FDB entries and captures name ports by id).
+ *
+ * Which datapath: the first that runs with port_add (vxd_dpifs order);
+ * none (the userspace datapath alone) and such lines go to ports.c,
+ * which opens the port's I/O itself (afpacket) or refuses it (veth). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "control/vxd_internal.h"
+#include "dp/dpif.h"
+#include "util/vlog.h"
+
+_Static_assert((int)DPIF_NAME_SIZE == (int)CTL_NAME_SIZE && (int)DPIF_NETNS_SIZE == (int)CTL_NETNS_SIZE &&
+		       (int)DPIF_MAX_REMOTES == (int)CTL_MAX_REMOTES,
+	       "a `port add` fits a dpif_port_spec");
+_Static_assert((int)DPIF_DF_SET == (int)CTL_DF_SET && (int)DPIF_DF_UNSET == (int)CTL_DF_UNSET &&
+		       (int)DPIF_DF_INHERIT == (int)CTL_DF_INHERIT,
+	       "df keeps its value");
+
+static struct dpif_ip vxd_dpif_ip(const struct ctl_ip *ip)
+{
+	struct dpif_ip a;
+	memset(&a, 0, sizeof(a));
+	a.family = ip->family;
+	memcpy(a.bytes, ip->bytes, sizeof(a.bytes));
+	return a;
+}
+
+/* The datapath's terms for a `port add` (not a tap: a tap's fd is
+ * vxswitchd's, ports.c). */
+static void vxd_port_spec(const struct ctl_port_add *pa, struct dpif_port_spec *s)
+{
+	memset(s, 0, sizeof(*s)); /* padding too: a datapath may compare two specs whole */
+	memcpy(s->name, pa->name, sizeof(s->name));
+	s->type = pa->type == CTL_PORT_VXLAN ? DPIF_PORT_VXLAN : pa->type == CTL_PORT_VETH ? DPIF_PORT_VETH
+											 : DPIF_PORT_NETDEV;
+	s->vni = pa->vni;
+	s->mtu = (pa->given & CTL_PK_MTU) ? pa->mtu : 0;
+	s->max_macs = pa->max_macs;
+	memcpy(s->netns, pa->netns, sizeof(s->netns));
+	memcpy(s->dev, pa->dev, sizeof(s->dev));
+	s->local = vxd_dpif_ip(&pa->local);
+	s->n_remotes = pa->n_remotes < DPIF_MAX_REMOTES ? pa->n_remotes : DPIF_MAX_REMOTES;
+	for (unsigned r = 0; r < s->n_remotes; r++)
+		s->remotes[r] = vxd_dpif_ip(&pa->remotes[r]);
+	s->dstport = pa->dstport;
+	if (pa->given & CTL_PK_SRCPORT) {
+		s->srcport_min = pa->srcport_min;
+		s->srcport_max = pa->srcport_max;
+	}
+	s->udpcsum = pa->udpcsum;
+	s->df = (enum dpif_df)pa->df;
+	s->evpn = pa->given & CTL_PK_EVPN;
+}
+
+struct dpif *vxd_devport_dpif(struct vxd *vxd)
+{
+	struct dpif *dps[VXD_MAX_DPIFS];
+	unsigned n = vxd_dpifs(vxd, dps);
+	for (unsigned i = 0; i < n; i++)
+		if (dps[i]->class->port_add)
+			return dps[i];
+	return NULL;
+}
+
+const struct vxd_devport *vxd_devport_by_name(const struct vxd *vxd, const char *name)
+{
+	for (unsigned i = 0; i < VXD_MAX_DEVPORTS; i++)
+		if (vxd->devports[i].used && !strcmp(vxd->devports[i].cfg.name, name))
+			return &vxd->devports[i];
+	return NULL;
+}
+
+unsigned vxd_devports(const struct vxd *vxd, const struct ctl_port_add **cfgs, unsigned max)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < VXD_MAX_DEVPORTS && n < max; i++)
+		if (vxd->devports[i].used)
+			cfgs[n++] = &vxd->devports[i].cfg;
+	return n;
+}
+
+int vxd_devport_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_err *err)
+{
+	struct dpif *dp = vxd_devport_dpif(vxd);
+	struct vxd_devport *slot = (struct vxd_devport *)vxd_devport_by_name(vxd, pa->name);
+	for (unsigned i = 0; i < VXD_MAX_DEVPORTS && !slot; i++)
+		if (!vxd->devports[i].used)
+			slot = &vxd->devports[i];
+	if (!slot)
+		return vxd_refuse(err, -ENOSPC, "port %s: %d ports of the %s datapath already", pa->name,
+				  VXD_MAX_DEVPORTS, dp->class->name);
+	struct dpif_port_spec spec;
+	vxd_port_spec(pa, &spec);
+	uint16_t id;
+	char why[sizeof(err->msg)];
+	int ret = dp->class->port_add(dp, &spec, &id, why, sizeof(why));
+	if (ret < 0)
+		return vxd_refuse(err, ret, "%s", why);
+	*slot = (struct vxd_devport){ .used = true, .id = id, .cfg = *pa };
+	return 0;
+}
+
+int vxd_devport_del(struct vxd *vxd, const char *name, struct ctl_err *err)
+{
+	struct vxd_devport *p = (struct vxd_devport *)vxd_devport_by_name(vxd, name);
+	if (!p)
+		return vxd_refuse(err, -ENOENT, "port %s: no such port", name);
+	if (vxd_filters_port_in_use(vxd, p->id, name, err) < 0)
+		return -EBUSY;
+	struct dpif *dp = vxd_devport_dpif(vxd);
+	int ret = dp->class->port_del(dp, p->id);
+	if (ret < 0 && ret != -ENOENT)
+		return vxd_refuse(err, ret, "port %s: %s", name, strerror(-ret));
+	memset(p, 0, sizeof(*p));
+	return 0;
+}
