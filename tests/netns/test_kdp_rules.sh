@@ -37,7 +37,8 @@
 #    vnet2 to vnet3 and a vlan push at vnet3's egress, on the wire; port
 #    show says `deliver redirect egress-rules kernel-cache` while vnet2 has
 #    them, `redirect_peer` again after; indev vnet1 on vnet3's egress
-#    drops vm1's datagrams (a re-injected one too) and not vm2's.
+#    drops vm1's datagrams (a re-injected one too) and not vm2's, and
+#    vnet1, named by that rule alone, cannot be deleted.
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
@@ -338,8 +339,11 @@ hw, sw = st.get("hw_packets", 0), st.get("sw_packets", 0)
 assert st["packets"] == 20 and hw > 0, "indev vnet1 drop counted %s, want 20 with fast > 0" % st
 print("indev vnet1 at vnet3's egress: %d dropped, fast %d + slow %d" % (st["packets"], hw, sw))
 EOF
-$VX filter del dev vnet3 egress protocol ip pref 13 flower
 $VX filter del dev vnet1 ingress protocol ip pref 30 flower
+# A port only an indev names cannot go (the rule would name nothing): the
+# check taps have (control/devports.c).
+refused "named by 1 flower rule \(first: .*indev vnet1" port del vnet1
+$VX filter del dev vnet3 egress protocol ip pref 13 flower
 pass "indev vnet1 on vnet3's egress: vm1's 20 dropped (its re-injected first one too), vm2's 20 delivered"
 
 $VX filter del dev vnet2 egress protocol ip pref 10 handle 1 flower
