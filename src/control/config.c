@@ -183,6 +183,13 @@ static bool vxd_reload_keeps_port(const struct vxd *vxd, const struct vxd_wanted
 	return want && vxd_port_cfg_equal(want, &vxd->port_cfg[id]);
 }
 
+/* Whether step 1 keeps a datapath's own port (devports.c) as it is. */
+static bool vxd_reload_keeps_devport(const struct vxd_wanted *w, const struct vxd_devport *d)
+{
+	const struct ctl_port_add *want = vxd_wanted_port(w, d->cfg.name, NULL);
+	return want && vxd_port_cfg_equal(want, &d->cfg);
+}
+
 /* Step 0: the rules go when they change or name a port step 1 removes. */
 static int vxd_reload_filters_prepare(struct vxd *vxd, struct vxd_wanted *w, struct ctl_err *err)
 {
@@ -198,6 +205,10 @@ static int vxd_reload_filters_prepare(struct vxd *vxd, struct vxd_wanted *w, str
 		const struct flower_rule *r = flower_table_rule(vxd->flower, i);
 		for (uint16_t id = 1; id < VXD_MAX_PORTS && same; id++)
 			if (vxd->ports[id] && vxd_filter_names_port(r, id) && !vxd_reload_keeps_port(vxd, w, id))
+				same = false;
+		for (unsigned d = 0; d < VXD_MAX_DEVPORTS && same; d++) /* a datapath's own ports (devports.c) */
+			if (vxd->devports[d].used && vxd_filter_names_port(r, vxd->devports[d].id) &&
+			    !vxd_reload_keeps_devport(w, &vxd->devports[d]))
 				same = false;
 	}
 	if (same)
@@ -226,21 +237,14 @@ static int vxd_reload_remove_ports(struct vxd *vxd, const struct vxd_wanted *w, 
 	return 0;
 }
 
-/* Step 1 for the kernel datapath's ports (control/kdp_ports.h). */
+/* Step 1 for the ports a datapath serves itself (devports.c). */
 static int vxd_reload_remove_kernel_ports(struct vxd *vxd, const struct vxd_wanted *w, struct ctl_err *err)
 {
-	const struct ctl_port_add *have[VXD_MAX_PORTS];
-	unsigned n = vxd_devports(vxd, have, VXD_MAX_PORTS);
-	char names[VXD_MAX_PORTS][CTL_NAME_SIZE];
-	unsigned n_gone = 0;
-	for (unsigned i = 0; i < n; i++) {
-		const struct ctl_port_add *want = vxd_wanted_port(w, have[i]->name, NULL);
-		if (!want || !vxd_port_cfg_equal(want, have[i]))
-			snprintf(names[n_gone++], CTL_NAME_SIZE, "%s", have[i]->name);
-	}
-	for (unsigned i = 0; i < n_gone; i++) { /* by name: each removal moves the others */
+	for (unsigned d = 0; d < VXD_MAX_DEVPORTS; d++) { /* a removal moves no other slot */
+		if (!vxd->devports[d].used || vxd_reload_keeps_devport(w, &vxd->devports[d]))
+			continue;
 		struct ctl_cmd del = { .verb = CTL_PORT_DEL };
-		memcpy(del.port.name, names[i], CTL_NAME_SIZE);
+		memcpy(del.port.name, vxd->devports[d].cfg.name, CTL_NAME_SIZE);
 		struct ctl_print out;
 		ctl_print_init(&out, false, 0);
 		int ret = vxd_execute(vxd, &del, &out, err);

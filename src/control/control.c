@@ -68,9 +68,10 @@ static int vxd_fdb_port_of(struct vxd *vxd, const char *name, struct vxd_fdb_por
 	}
 	const struct port *port = vxd_port_by_name(vxd, name);
 	if (port && vxd->kdp)
-		return vxd_refuse(err, -EOPNOTSUPP, "port %s: a tap beside the kernel datapath, whose FDB has its MACs "
-				  "behind the VNI's slow-path link: a static entry names a port of the kernel datapath "
-				  "(or use --datapath user)", name);
+		return vxd_refuse(err, -EOPNOTSUPP, "port %s: %s beside the kernel datapath, whose FDB has the taps' "
+				  "MACs behind the VNI's slow-path link: a static entry names a port of the kernel "
+				  "datapath (or use --datapath user)", name,
+				  vxd_port_internal(vxd, port->id) ? "a slow-path link's userspace end" : "a tap");
 	if (!port)
 		return vxd_refuse(err, -ENOENT, "port %s: no such port", name);
 	*fp = (struct vxd_fdb_port){ .id = port->id, .vxlan = port_is_vxlan(port), .vni = port->vni };

@@ -7,7 +7,11 @@
  *
  * Which datapath: the first that runs with port_add (vxd_dpifs order);
  * none (the userspace datapath alone) and such lines go to ports.c,
- * which opens the port's I/O itself (afpacket) or refuses it (veth). */
+ * which opens the port's I/O itself (afpacket), or control.c refuses
+ * them (veth).
+ *
+ * The same name again: the same line is 0 and changes nothing; another
+ * line is refused (-EEXIST), as the kernel datapath's own check was. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -91,6 +95,8 @@ int vxd_devport_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_e
 {
 	struct dpif *dp = vxd_devport_dpif(vxd);
 	struct vxd_devport *slot = (struct vxd_devport *)vxd_devport_by_name(vxd, pa->name);
+	if (slot && memcmp(&slot->cfg, pa, sizeof(*pa)))
+		return vxd_refuse(err, -EEXIST, "port %s: exists", pa->name);
 	for (unsigned i = 0; i < VXD_MAX_DEVPORTS && !slot; i++)
 		if (!vxd->devports[i].used)
 			slot = &vxd->devports[i];
@@ -100,11 +106,12 @@ int vxd_devport_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_e
 	struct dpif_port_spec spec;
 	vxd_port_spec(pa, &spec);
 	uint16_t id;
-	char why[sizeof(err->msg)];
+	char why[sizeof(err->msg)] = "";
 	int ret = dp->class->port_add(dp, &spec, &id, why, sizeof(why));
 	if (ret < 0)
 		return vxd_refuse(err, ret, "%s", why);
-	*slot = (struct vxd_devport){ .used = true, .id = id, .cfg = *pa };
+	*slot = (struct vxd_devport){ .used = true, .id = id };
+	memcpy(&slot->cfg, pa, sizeof(*pa)); /* whole: the same-line check compares it so */
 	return 0;
 }
 

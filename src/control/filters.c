@@ -166,7 +166,7 @@ static int vxd_filter_supported(struct vxd *vxd, const struct ctl_flower *f, str
 		return ret;
 	struct dpif *dps[VXD_MAX_DPIFS];
 	unsigned n = vxd_dpifs(vxd, dps);
-	char why[sizeof(err->msg)];
+	char why[sizeof(err->msg)] = "";
 	for (unsigned i = 0; i < n; i++)
 		if (dps[i]->class->rule_check && (ret = dps[i]->class->rule_check(dps[i], &f->rule, why, sizeof(why))) < 0)
 			return vxd_refuse(err, ret, "%s", why);

@@ -55,28 +55,28 @@ static void fill_port(struct kdp_ctl *kc, struct kdp_rules_ctl *kr, const struct
 		      struct diag_kdp_port *dp)
 {
 	struct kdp *k = kdp_ctl_kdp(kc);
-	const struct dpif_port_spec *cfg = pi->spec;
-	snprintf(dp->name, sizeof(dp->name), "%s", cfg->name);
-	dp->vni = cfg->vni;
+	const struct dpif_port_spec *spec = pi->spec;
+	snprintf(dp->name, sizeof(dp->name), "%s", spec->name);
+	dp->vni = spec->vni;
 	dp->internal = pi->internal;
 	if (!pi->ifindex) {
 		dp->vxlan = true;
-		dp->dst_port = cfg->dstport;
-		dp->family = cfg->local.family == AF_INET6 ? 6 : 4;
-		dp->underlay_mtu = local_mtu(&cfg->local);
+		dp->dst_port = spec->dstport;
+		dp->family = spec->local.family == AF_INET6 ? 6 : 4;
+		dp->underlay_mtu = local_mtu(&spec->local);
 		for (unsigned r = 0; r < kdp_ctl_port_n_remotes(pi) && r < DIAG_KDP_MAX_REMOTES; r++) {
 			const struct dpif_ip *ip = kdp_ctl_port_remote(pi, r);
 			struct diag_kdp_remote *dr = &dp->remotes[dp->n_remotes++];
 			inet_ntop(ip->family, ip->bytes, dr->addr, sizeof(dr->addr));
-			kdp_vtep_stats_read(k, cfg->vni, ip->family == AF_INET6 ? VXDP_FDB_V6 : 0, ip->bytes, &dr->s);
+			kdp_vtep_stats_read(k, spec->vni, ip->family == AF_INET6 ? VXDP_FDB_V6 : 0, ip->bytes, &dr->s);
 		}
 		uint16_t id;
-		if (kr && kdp_ctl_port_id(kc, cfg->name, &id) == 0)
+		if (kr && kdp_ctl_port_id(kc, spec->name, &id) == 0)
 			dp->rules = kdp_rules_port_id_stats(kr, id, &dp->rs);
 		return;
 	}
 	if (!if_indextoname(pi->ifindex, dp->dev))
-		snprintf(dp->dev, sizeof(dp->dev), "%s", cfg->type == DPIF_PORT_NETDEV ? cfg->dev : cfg->name);
+		snprintf(dp->dev, sizeof(dp->dev), "%s", spec->type == DPIF_PORT_NETDEV ? spec->dev : spec->name);
 	dp->attached = kdp_prog_attached(k, pi->ifindex, kdp_port_prog_fd(k));
 	dp->mtu = dp->attached == -ENODEV ? 0 : dev_mtu(dp->dev);
 	kdp_counters_read(k, pi->ifindex, &dp->c);

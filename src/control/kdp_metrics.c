@@ -60,10 +60,10 @@ size_t vxd_kdp_metrics_ports(struct vxd *vxd, struct metrics_port *ports, size_t
 
 static void labels(FILE *out, const struct kdp_ctl_port_info *pi)
 {
-	const struct dpif_port_spec *cfg = pi->spec;
+	const struct dpif_port_spec *spec = pi->spec;
 	fputs("port=\"", out);
-	metrics_text_label_value(out, cfg->name);
-	fprintf(out, "\",vni=\"%" PRIu32 "\",type=\"%s\"", cfg->vni,
+	metrics_text_label_value(out, spec->name);
+	fprintf(out, "\",vni=\"%" PRIu32 "\",type=\"%s\"", spec->vni,
 		kdp_ctl_port_type(pi));
 }
 

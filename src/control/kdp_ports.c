@@ -236,115 +236,119 @@ static int kc_vni_rebuild(struct kdp_ctl *kc, uint32_t vni)
 
 static int kc_add_netdev(struct kdp_ctl *kc, struct kc_port *p, struct ctl_err *err)
 {
-	const struct dpif_port_spec *pa = &p->spec;
-	if (pa->type == DPIF_PORT_NETDEV) {
-		if (pa->netns[0])
+	const struct dpif_port_spec *spec = &p->spec;
+	if (spec->type == DPIF_PORT_NETDEV) {
+		if (spec->netns[0])
 			return kc_refuse(err, -EOPNOTSUPP,
 				      "port %s: the kernel datapath takes links in vxswitchd's own namespace only "
-				      "(a redirect cannot reach %s in netns %s); use --datapath user", pa->name, pa->dev,
-				      pa->netns);
-		uint32_t idx = if_nametoindex(pa->dev);
+				      "(a redirect cannot reach %s in netns %s); use --datapath user", spec->name, spec->dev,
+				      spec->netns);
+		uint32_t idx = if_nametoindex(spec->dev);
 		if (!idx)
-			return kc_refuse(err, -ENODEV, "port %s: no link %s", pa->name, pa->dev);
+			return kc_refuse(err, -ENODEV, "port %s: no link %s", spec->name, spec->dev);
 		if (kc_by_ifindex(kc, idx))
-			return kc_refuse(err, -EEXIST, "port %s: link %s is a port already", pa->name, pa->dev);
+			return kc_refuse(err, -EEXIST, "port %s: link %s is a port already", spec->name, spec->dev);
 		p->ifindex = idx;
 		char drv[32];
-		if (ethtool_driver(pa->dev, drv, sizeof(drv)) == 0 && !strcmp(drv, "veth"))
+		if (ethtool_driver(spec->dev, drv, sizeof(drv)) == 0 && !strcmp(drv, "veth"))
 			p->flags |= VXDP_PORT_VETH;
 	} else if (!kc_adopt_veth(kc, p)) {
-		int ns = rtnl_netns_open(pa->netns);
+		int ns = rtnl_netns_open(spec->netns);
 		if (ns < 0)
-			return kc_refuse(err, ns, "port %s: netns %s: %s", pa->name, pa->netns, strerror(-ns));
-		int idx = kdp_link_veth_create(pa->name, pa->name, ns, pa->mtu);
+			return kc_refuse(err, ns, "port %s: netns %s: %s", spec->name, spec->netns, strerror(-ns));
+		int idx = kdp_link_veth_create(spec->name, spec->name, ns, spec->mtu);
 		close(ns);
 		if (idx < 0)
-			return kc_refuse(err, idx, "port %s: cannot make the veth pair into netns %s: %s", pa->name,
-				      pa->netns, strerror(-idx));
+			return kc_refuse(err, idx, "port %s: cannot make the veth pair into netns %s: %s", spec->name,
+				      spec->netns, strerror(-idx));
 		p->ifindex = (uint32_t)idx;
 		p->flags |= VXDP_PORT_VETH | VXDP_PORT_OURS;
 		p->made_veth = true;
 	}
 	kc_kept_claim(kc, p->ifindex);
-	struct kdp_port_opts po = { .vni = pa->vni, .flags = p->flags, .attach = true };
+	struct kdp_port_opts po = { .vni = spec->vni, .flags = p->flags, .attach = true };
 	int ret = kdp_port_add(kc->k, p->ifindex, &po);
 	if (ret < 0) {
 		p->ifindex = 0;
-		return kc_refuse(err, ret, "port %s: cannot attach the kernel datapath's program: %s", pa->name,
+		return kc_refuse(err, ret, "port %s: cannot attach the kernel datapath's program: %s", spec->name,
 			      strerror(-ret));
 	}
 	return 0;
 }
 
-static int kc_check_vxlan(const struct kdp_ctl *kc, const struct dpif_port_spec *pa, struct ctl_err *err)
+static int kc_check_vxlan(const struct kdp_ctl *kc, const struct dpif_port_spec *spec, struct ctl_err *err)
 {
-	if (pa->dstport != kc->dstport)
+	if (spec->dstport != kc->dstport)
 		return kc_refuse(err, -EOPNOTSUPP, "port %s: dstport %u: the kernel datapath's vxlan device listens on %u",
-			      pa->name, pa->dstport, kc->dstport);
-	if (pa->mtu)
+			      spec->name, spec->dstport, kc->dstport);
+	if (spec->mtu)
 		return kc_refuse(err, -EOPNOTSUPP,
 			      "port %s: mtu: the kernel datapath cannot cut a VM's TSO frames to a smaller MTU than "
 			      "the VM's (no eBPF helper re-segments); set the VM's MTU, or use --datapath user",
-			      pa->name);
-	if (pa->srcport_max > VXDP_SPORT_TOP)
+			      spec->name);
+	if (spec->srcport_max > VXDP_SPORT_TOP)
 		return kc_refuse(err, -EOPNOTSUPP, "port %s: srcport %u-%u: the kernel datapath's vxlan device "
-			      "sends from ports up to %u; use --datapath user", pa->name, pa->srcport_min,
-			      pa->srcport_max, VXDP_SPORT_TOP);
-	if (pa->df == DPIF_DF_INHERIT)
+			      "sends from ports up to %u; use --datapath user", spec->name, spec->srcport_min,
+			      spec->srcport_max, VXDP_SPORT_TOP);
+	if (spec->df == DPIF_DF_INHERIT)
 		return kc_refuse(err, -EOPNOTSUPP, "port %s: df inherit: the kernel datapath sets DF per VNI (set or "
-			      "unset), not from each inner packet; use --datapath user", pa->name);
-	if (!pa->udpcsum && pa->local.family == AF_INET6)
+			      "unset), not from each inner packet; use --datapath user", spec->name);
+	if (!spec->udpcsum && spec->local.family == AF_INET6)
 		return kc_refuse(err, -EOPNOTSUPP, "port %s: udpcsum off over IPv6: accepting zero checksums is a "
-			      "setting of the shared vxlan device on the kernel datapath; use --datapath user", pa->name);
+			      "setting of the shared vxlan device on the kernel datapath; use --datapath user", spec->name);
 	/* The settings go with the VNI (vxdp_vni.flags): its vxlan ports agree. */
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
 		const struct kc_port *p = &kc->ports[i];
-		if (p->used && p->spec.type == DPIF_PORT_VXLAN && p->spec.vni == pa->vni && strcmp(p->spec.name, pa->name) &&
-		    (p->spec.udpcsum != pa->udpcsum || p->spec.df != pa->df || p->spec.srcport_min != pa->srcport_min ||
-		     p->spec.srcport_max != pa->srcport_max))
+		if (p->used && p->spec.type == DPIF_PORT_VXLAN && p->spec.vni == spec->vni && strcmp(p->spec.name, spec->name) &&
+		    (p->spec.udpcsum != spec->udpcsum || p->spec.df != spec->df || p->spec.srcport_min != spec->srcport_min ||
+		     p->spec.srcport_max != spec->srcport_max))
 			return kc_refuse(err, -EOPNOTSUPP, "port %s: udpcsum, df and srcport differ from port %s of vni "
-				      "%u: the kernel datapath applies them per VNI", pa->name, p->spec.name, pa->vni);
+				      "%u: the kernel datapath applies them per VNI", spec->name, p->spec.name, spec->vni);
 	}
 	return 0;
 }
 
-static int kc_port_add(struct kdp_ctl *kc, const struct dpif_port_spec *pa, uint16_t *id, struct ctl_err *err)
+static int kc_port_add(struct kdp_ctl *kc, const struct dpif_port_spec *spec, uint16_t *id, struct ctl_err *err)
 {
-	const struct kc_port *have = kc_by_name(kc, pa->name);
-	if (have && !memcmp(&have->spec, pa, sizeof(*pa))) {
+	const struct kc_port *have = kc_by_name(kc, spec->name);
+	if (have && !memcmp(&have->spec, spec, sizeof(*spec))) {
 		*id = kc_id(kc, have);
-		return 0; /* a reload's unchanged line */
+		return 0; /* the same port again: nothing to do */
 	}
 	if (have)
-		return kc_refuse(err, -EEXIST, "port %s: exists", pa->name);
+		return kc_refuse(err, -EEXIST, "port %s: exists", spec->name);
 	struct kc_port *p = NULL;
 	for (unsigned i = 0; i < KC_MAX_PORTS && !p; i++)
 		if (!kc->ports[i].used)
 			p = &kc->ports[i];
 	if (!p)
-		return kc_refuse(err, -ENOSPC, "port %s: the kernel datapath has %d ports already", pa->name, KC_MAX_PORTS);
-	int ret = pa->type == DPIF_PORT_VXLAN ? kc_check_vxlan(kc, pa, err) : 0;
+		return kc_refuse(err, -ENOSPC, "port %s: the kernel datapath has %d ports already", spec->name, KC_MAX_PORTS);
+	int ret = spec->type == DPIF_PORT_VXLAN ? kc_check_vxlan(kc, spec, err) : 0;
 	if (ret < 0)
 		return ret;
 	*p = (struct kc_port){ .used = true };
-	memcpy(&p->spec, pa, sizeof(*pa)); /* whole, padding too: the unchanged-line check compares it so */
-	if (pa->type != DPIF_PORT_VXLAN && (ret = kc_add_netdev(kc, p, err)) < 0) {
+	memcpy(&p->spec, spec, sizeof(*spec)); /* whole, padding too: the unchanged-line check compares it so */
+	if (spec->type != DPIF_PORT_VXLAN && (ret = kc_add_netdev(kc, p, err)) < 0) {
 		kc_port_drop(kc, p);
 		return ret;
 	}
-	ret = kc_vni_rebuild(kc, pa->vni);
+	ret = kc_vni_rebuild(kc, spec->vni);
 	if (ret < 0) {
 		kc_port_drop(kc, p);
-		kc_vni_rebuild(kc, pa->vni);
-		return kc_refuse(err, ret, "port %s: VNI %u: %s", pa->name, pa->vni,
+		kc_vni_rebuild(kc, spec->vni);
+		return kc_refuse(err, ret, "port %s: VNI %u: %s", spec->name, spec->vni,
 			      ret == -E2BIG ? "more than 32 ports and remote VTEPs to flood to" : strerror(-ret));
 	}
-	VLOG_INFO("port", "%s: added on the kernel datapath (%s, vni %u%s%s)", pa->name, kc_type_name(p), pa->vni,
+	VLOG_INFO("port", "%s: added on the kernel datapath (%s, vni %u%s%s)", spec->name, kc_type_name(p), spec->vni,
 		  p->ifindex ? ", ifindex " : "", p->ifindex ? (p->flags & VXDP_PORT_VETH ? "veth" : "netdev") : "");
 	*id = kc_id(kc, p);
 	return 0;
 }
 
+/* The port is gone when this returns, whatever the VNI's flood list
+ * says: a flood list the map kept stale is logged, not returned (the
+ * port cannot come back, and dpif's contract is "failed: nothing
+ * changed"). */
 static int kc_port_del(struct kdp_ctl *kc, struct kc_port *p)
 {
 	uint32_t vni = p->spec.vni;
@@ -355,8 +359,11 @@ static int kc_port_del(struct kdp_ctl *kc, struct kc_port *p)
 	kc_flush_port(kc, p);
 	kc_port_drop(kc, p);
 	int ret = kc_vni_rebuild(kc, vni);
+	if (ret < 0)
+		VLOG_ERR("port", "%s: removed, but VNI %u's flood list could not be rebuilt: %s", name, vni,
+			 strerror(-ret));
 	VLOG_INFO("port", "%s: removed from the kernel datapath", name);
-	return ret;
+	return 0;
 }
 
 /* ---- the kernel ends of the taps' slow-path links (kdp_ports.h) ------------ */

@@ -79,9 +79,8 @@ int kdp_ctl_fd(struct kdp_ctl *kc);
 void kdp_ctl_tick(struct kdp_ctl *kc);
 
 /* ---- The kernel datapath's dpif -----------------------------------------
- * The kernel datapath behind dp/dpif.h (control/kdp_dpif.c), so far with
- * its FDB and capture operations: the FDB map seen as switch/fdb.h's
- * table,
+ * The kernel datapath behind dp/dpif.h (control/kdp_dpif.c): its ports,
+ * FDB, rules and captures; the FDB map seen as switch/fdb.h's table,
  *   fdb_add/del: an operator's static entry (dst.port a kernel port id,
  *     KDP_CTL_PORT_ID_BASE + n: a VM port of the VNI; or a VTEP of the
  *     VNI's vxlan port of that family; at most 1,024) or an EVPN one

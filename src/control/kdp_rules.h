@@ -30,8 +30,9 @@
  * map leaves new flows on the slow path (counted: cache_full).
  *
  * Who calls it: control/kdp_ports.c (which owns the ports it asks about
- * through the callbacks) on the control thread; filters.c through
- * kdp_ports.h.  One thread. */
+ * through the callbacks) and kdp_ports_rules.c, the kernel datapath's
+ * dpif rule operations (rule_check, rules_changed, rule_counters), on
+ * the control thread.  One thread. */
 #ifndef VX_CONTROL_KDP_RULES_H
 #define VX_CONTROL_KDP_RULES_H
 

@@ -115,13 +115,13 @@ static void ks_ip(struct ctl_print *p, const char *key, const char *fmt, const s
 static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, struct kdp_rules_ctl *kr,
 			  const struct kdp_ctl_port_info *pi)
 {
-	const struct dpif_port_spec *cfg = pi->spec;
+	const struct dpif_port_spec *spec = pi->spec;
 	struct vxdp_vtep_stats s[KDP_CTL_MAX_REMOTES], tot = { 0 };
 	unsigned n = kdp_ctl_port_n_remotes(pi);
 	for (unsigned r = 0; r < n; r++) {
 		const struct dpif_ip *ip = kdp_ctl_port_remote(pi, r);
 		uint32_t fl = ip->family == AF_INET6 ? VXDP_FDB_V6 : 0;
-		if (kdp_vtep_stats_read(k, cfg->vni, fl, ip->bytes, &s[r]) < 0)
+		if (kdp_vtep_stats_read(k, spec->vni, fl, ip->bytes, &s[r]) < 0)
 			memset(&s[r], 0, sizeof(s[r]));
 		tot.rx_packets += s[r].rx_packets;
 		tot.rx_bytes += s[r].rx_bytes;
@@ -138,7 +138,7 @@ static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, struct kdp_rules_c
 	for (unsigned r = 0; r < n; r++) {
 		ctl_print_open_object(p, NULL);
 		ks_ip(p, "remote", "    remote %s", kdp_ctl_port_remote(pi, r));
-		bool evpn = r >= cfg->n_remotes;
+		bool evpn = r >= spec->n_remotes;
 		ctl_print_bool(p, CTL_PRINT_JSON, "evpn", NULL, evpn);
 		if (evpn)
 			ctl_print_text(p, "%s", " (evpn)");
@@ -155,7 +155,7 @@ static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, struct kdp_rules_c
 	}
 	ctl_print_close_array(p);
 	if (kr) {
-		kdp_rules_print_port(kr, VXDP_RSTATS_VNI | cfg->vni, p);
+		kdp_rules_print_port(kr, VXDP_RSTATS_VNI | spec->vni, p);
 		ctl_print_nl(p);
 	}
 }
@@ -163,11 +163,11 @@ static void ks_vxlan_port(struct ctl_print *p, struct kdp *k, struct kdp_rules_c
 static void ks_port(struct ctl_print *p, struct vxd *vxd, const struct kdp_ctl_port_info *pi)
 {
 	struct kdp *k = kdp_ctl_kdp(vxd->kdp);
-	const struct dpif_port_spec *cfg = pi->spec;
+	const struct dpif_port_spec *spec = pi->spec;
 	ctl_print_open_object(p, NULL);
-	ctl_print_string(p, CTL_PRINT_ANY, "name", "port %s", cfg->name);
+	ctl_print_string(p, CTL_PRINT_ANY, "name", "port %s", spec->name);
 	ctl_print_string(p, CTL_PRINT_ANY, "type", " (%s", kdp_ctl_port_type(pi));
-	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64, cfg->vni);
+	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64, spec->vni);
 	ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s)", "kernel");
 	ctl_print_nl(p);
 	if (!pi->ifindex) {
@@ -184,7 +184,7 @@ static void ks_port(struct ctl_print *p, struct vxd *vxd, const struct kdp_ctl_p
 	ks_hist(p, &c);
 	ctl_print_open_object(p, "fdb");
 	ctl_print_uint(p, CTL_PRINT_ANY, "macs", "    fdb: macs learned %" PRIu64, pi->n_macs);
-	ctl_print_uint(p, CTL_PRINT_ANY, "max_macs", " max-macs %" PRIu64 " (0: none)", cfg->max_macs);
+	ctl_print_uint(p, CTL_PRINT_ANY, "max_macs", " max-macs %" PRIu64 " (0: none)", spec->max_macs);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 	ks_kernel_block(p, k, pi, &c);

@@ -64,6 +64,10 @@ struct vxd_link_state {
 
 /* kdp_slowpath.c: a VNI whose taps are joined to the kernel datapath. */
 enum { VXD_MAX_SLOWLINKS = 64 };
+struct vxd_slowlink {
+	bool used;
+	uint32_t vni;
+};
 
 /* devports.c: a port a datapath serves itself (dpif port_add): its
  * `port add` as given, the id the datapath gave it. */
@@ -72,10 +76,6 @@ struct vxd_devport {
 	bool used;
 	uint16_t id;
 	struct ctl_port_add cfg;
-};
-struct vxd_slowlink {
-	bool used;
-	uint32_t vni;
 };
 
 struct vxd {
@@ -195,7 +195,7 @@ unsigned vxd_dpifs(struct vxd *vxd, struct dpif *out[VXD_MAX_DPIFS]);
 /* devports.c: ports a datapath serves itself (dp/dpif.h, "Two kinds of
  * port").  vxd_devport_dpif: the datapath that takes them (NULL: none
  * runs; the userspace datapath opens such ports itself, ports.c).  add:
- * the same line again is 0 (a reload's unchanged line).  del: refused
+ * the same line again is 0, another for that name -EEXIST.  del: refused
  * (-EBUSY, said) while rules name the port.  vxd_devports: their lines
  * (show config, reload). */
 struct dpif *vxd_devport_dpif(struct vxd *vxd);

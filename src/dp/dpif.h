@@ -184,8 +184,8 @@ struct dpif_class {
 	/* A port the datapath serves itself (see "Two kinds of port"):
 	 * port_add makes it serve spec (0, *id its port id, which rules and
 	 * FDB entries name; or a negative errno with the reason, one line,
-	 * in why, nothing changed); the same spec again is 0 (a reload's
-	 * unchanged line).  port_del: it no longer serves it, its FDB
+	 * in why, nothing changed); the same spec again is 0 and changes
+	 * nothing.  port_del: it no longer serves it, its FDB
 	 * entries and anything it made for it go (-ENOENT: no such port). */
 	int (*port_add)(struct dpif *dp, const struct dpif_port_spec *spec, uint16_t *id, char *why,
 			size_t why_len);

@@ -37,8 +37,8 @@
 #    vnet2 to vnet3 and a vlan push at vnet3's egress, on the wire; port
 #    show says `deliver redirect egress-rules kernel-cache` while vnet2 has
 #    them, `redirect_peer` again after; indev vnet1 on vnet3's egress
-#    drops vm1's datagrams (a re-injected one too) and not vm2's, and
-#    vnet1, named by that rule alone, cannot be deleted.
+#    drops vm1's datagrams (a re-injected one too) and not vm2's; a port
+#    (vnet9) named by an indev alone cannot be deleted until it goes.
 set -e
 cd "$(dirname "$0")/../.."
 . tests/netns/lib.sh
@@ -339,11 +339,17 @@ hw, sw = st.get("hw_packets", 0), st.get("sw_packets", 0)
 assert st["packets"] == 20 and hw > 0, "indev vnet1 drop counted %s, want 20 with fast > 0" % st
 print("indev vnet1 at vnet3's egress: %d dropped, fast %d + slow %d" % (st["packets"], hw, sw))
 EOF
+$VX filter del dev vnet3 egress protocol ip pref 13 flower
 $VX filter del dev vnet1 ingress protocol ip pref 30 flower
 # A port only an indev names cannot go (the rule would name nothing): the
-# check taps have (control/devports.c).
-refused "named by 1 flower rule \(first: .*indev vnet1" port del vnet1
-$VX filter del dev vnet3 egress protocol ip pref 13 flower
+# check taps have (control/devports.c).  vnet9, a veth into vm3, is named
+# by that one rule.
+$VX port add vnet9 type veth vni 99 netns "$VM3" || fail "port add vnet9"
+$VX filter add dev vnet3 egress protocol ip pref 14 flower indev vnet9 action pass || fail "indev vnet9"
+refused "named by 1 flower rule \(first: .*indev vnet9" port del vnet9
+$VX filter del dev vnet3 egress protocol ip pref 14 flower
+$VX port del vnet9 || fail "port del vnet9 once no rule names it"
+n "$VM3" ip link show vnet9 >/dev/null 2>&1 && fail "vnet9's peer outlived port del"
 pass "indev vnet1 on vnet3's egress: vm1's 20 dropped (its re-injected first one too), vm2's 20 delivered"
 
 $VX filter del dev vnet2 egress protocol ip pref 10 handle 1 flower
