@@ -68,11 +68,7 @@ void ev_walk(const struct vxd *vxd, uint32_t vni, fdb_dump_cb *cb, void *ctx)
  * events of the moment in between). */
 static bool ev_port_live(const struct vxd *vxd, const struct evpn_vni *v)
 {
-	if (vxd->kdp) {
-		uint16_t id;
-		return kdp_ctl_port_id(vxd->kdp, v->port, &id) == 0;
-	}
-	return vxd->ports[v->port_id] != NULL;
+	return vxd_devport_by_name(vxd, v->port) || (v->port_id < VXD_MAX_PORTS && vxd->ports[v->port_id]);
 }
 
 static enum evpn_dev_role evpn_lookup(void *aux, int ifindex, uint32_t *vni)
@@ -615,10 +611,10 @@ int vxd_evpn_port_added(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 
 int vxd_evpn_kport_added(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_err *err)
 {
-	uint16_t id;
-	if (kdp_ctl_port_id(vxd->kdp, pa->name, &id) < 0)
-		return vxd_refuse(err, -ENOENT, "port %s: evpn: not a kernel datapath port", pa->name);
-	return evpn_port_added(vxd, pa, id, err);
+	const struct vxd_devport *d = vxd_devport_by_name(vxd, pa->name);
+	if (!d)
+		return vxd_refuse(err, -ENOENT, "port %s: evpn: not a port of a datapath's own", pa->name);
+	return evpn_port_added(vxd, pa, d->id, err);
 }
 
 void vxd_evpn_port_removed(struct vxd *vxd, const char *name)

@@ -23,7 +23,6 @@
 
 #include "ctl/ctl_print.h"
 #include "port/vxlan.h"
-#include "control/kdp_ports.h"
 #include "control/vxd_internal.h"
 #include "switch/flower_hook.h"
 #include "switch/flower_table.h"
@@ -33,9 +32,10 @@ int vxd_filter_resolve(void *aux, const char *name, uint16_t *id)
 {
 	struct vxd *vxd = aux;
 	const struct port *p = vxd_port_by_name(vxd, name);
-	if (!p)
-		return vxd->kdp ? kdp_ctl_port_id(vxd->kdp, name, id) : -ENOENT;
-	*id = p->id;
+	const struct vxd_devport *d = p ? NULL : vxd_devport_by_name(vxd, name);
+	if (!p && !d)
+		return -ENOENT;
+	*id = p ? p->id : d->id;
 	return 0;
 }
 
@@ -134,14 +134,13 @@ static int vxd_filter_egress_check(const struct vxd *vxd, const struct ctl_flowe
  * datapath could honour it: refused, naming both. */
 static int vxd_filter_one_datapath(const struct vxd *vxd, const struct flower_spec *r, struct ctl_err *err)
 {
-	uint16_t id;
 	bool user = vxd_port_by_name(vxd, r->dev) != NULL;
 	for (unsigned i = 0; i < r->n_actions; i++) {
 		const struct flower_spec_action *a = &r->actions[i];
 		if (a->type != FLOWER_ACT_REDIRECT && a->type != FLOWER_ACT_MIRROR)
 			continue;
 		bool to_user = vxd_port_by_name(vxd, a->dev) != NULL;
-		if (to_user == user || (!to_user && kdp_ctl_port_id(vxd->kdp, a->dev, &id) < 0))
+		if (to_user == user || (!to_user && !vxd_devport_by_name(vxd, a->dev)))
 			continue; /* one datapath, or no such port (the table says so) */
 		return vxd_refuse(err, -EOPNOTSUPP, "action %u \"mirred dev %s\": refused, %s is a tap beside the "
 				  "kernel datapath and %s a port of it: a mirred cannot cross between them; make "
