@@ -180,6 +180,19 @@ static int vxd_fdb_knob(struct vxd *vxd, enum ctl_knob knob, uint32_t value)
 	return 0;
 }
 
+/* upcall-rate and upcall-burst: every datapath with upcalls; -EOPNOTSUPP
+ * when none runs (the userspace datapath reads every frame itself). */
+static int vxd_upcall_knob(struct vxd *vxd, uint32_t rate, uint32_t burst)
+{
+	struct dpif *dps[VXD_MAX_DPIFS];
+	unsigned n = vxd_dpifs(vxd, dps);
+	int ret = -EOPNOTSUPP;
+	for (unsigned i = 0; i < n; i++)
+		if (dps[i]->class->upcall_limit && (ret = dps[i]->class->upcall_limit(dps[i], rate, burst)) < 0)
+			return ret;
+	return ret;
+}
+
 /* Sets every tap's offloads; on a refusal puts back the ones already
  * changed, so the knob and the taps keep agreeing. */
 static int vxd_apply_tap_offload(struct vxd *vxd, bool on)
@@ -239,11 +252,8 @@ static int vxd_apply_knob(struct vxd *vxd, enum ctl_knob knob, uint32_t value)
 		return vxd_fdb_knob(vxd, knob, value);
 	case CTL_KNOB_UPCALL_RATE:
 	case CTL_KNOB_UPCALL_BURST:
-		/* The userspace datapath reads every frame itself: no upcalls. */
-		if (!vxd->kdp)
-			return -EOPNOTSUPP;
-		return kdp_ctl_upcall_limit(vxd->kdp, knob == CTL_KNOB_UPCALL_RATE ? value : vxd->knobs[CTL_KNOB_UPCALL_RATE],
-					    knob == CTL_KNOB_UPCALL_BURST ? value : vxd->knobs[CTL_KNOB_UPCALL_BURST]);
+		return vxd_upcall_knob(vxd, knob == CTL_KNOB_UPCALL_RATE ? value : vxd->knobs[CTL_KNOB_UPCALL_RATE],
+				       knob == CTL_KNOB_UPCALL_BURST ? value : vxd->knobs[CTL_KNOB_UPCALL_BURST]);
 	default:
 		return 0;
 	}

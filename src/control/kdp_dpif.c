@@ -70,10 +70,16 @@ static int kd_fdb_set_vni_max(struct dpif *dp, uint32_t max, uint32_t *capacity)
 	return 0;
 }
 
+static int kd_upcall_limit(struct dpif *dp, uint32_t rate, uint32_t burst)
+{
+	return kdp_upcall_limit_set(kc_of(dp)->k, rate, burst);
+}
+
 const struct dpif_class kdp_dpif_class = {
 	.name = "kernel",
 	.port_add = kd_port_add,
 	.port_del = kd_port_del,
+	.upcall_limit = kd_upcall_limit,
 	.fdb_add = kd_fdb_add,
 	.fdb_del = kd_fdb_del,
 	.fdb_lookup = kd_fdb_lookup,

@@ -529,10 +529,6 @@ int kd_port_del(struct dpif *dp, uint16_t id)
 	return kc_port_del(kc, p);
 }
 
-int kdp_ctl_upcall_limit(struct kdp_ctl *kc, uint32_t rate, uint32_t burst)
-{
-	return kdp_upcall_limit_set(kc->k, rate, burst);
-}
 
 /* ---- for capture, stats and diagnose (kdp_ports.h) ------------------------- */
 

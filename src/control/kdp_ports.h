@@ -104,6 +104,8 @@ void kdp_ctl_tick(struct kdp_ctl *kc);
  *     on, so no cached decision of an older table is used after it
  *     returns; rule_counters: the cache entries' counts, folded, and the
  *     upcalls' (control/kdp_rules.h).
+ *   upcall_limit: every port's upcall token bucket (dp/kernel/kdp.h,
+ *     kdp_upcall_limit_set);
  *   port_add/port_del: a port from its spec (the refusals above; the
  *     same spec again is 0); port_del of a slow-path link's end -EPERM
  *     (it goes with kdp_ctl_internal_del).
@@ -115,10 +117,6 @@ struct dpif *kdp_ctl_dpif(struct kdp_ctl *kc);
 /* Whether the capture copies' reader is open (a capture runs). */
 bool kdp_ctl_capture_reading(const struct kdp_ctl *kc);
 
-/* The upcall-rate and upcall-burst knobs: every port's upcall token
- * bucket now and for the ports added later (dp/kernel/kdp.h,
- * kdp_upcall_limit_set); 0 or -errno. */
-int kdp_ctl_upcall_limit(struct kdp_ctl *kc, uint32_t rate, uint32_t burst);
 
 /* The kernel end of a VNI's slow-path link (control/kdp_slowpath.c): link
  * `dev`, in vxswitchd's namespace and there already, becomes a port of

@@ -22,7 +22,8 @@
  * ========================================
  * Through here: the datapath's life cycle, a port's attach and detach
  * (and a socket's, for the userspace datapath's shared underlay sockets),
- * the knobs that need the datapath to rebuild something (GRO limits),
+ * the knobs that need the datapath to rebuild something (GRO limits) or
+ * that only it holds (upcall limits),
  * the FDB (the datapath's own: see "The FDB" below), what a datapath
  * refuses of a rule and when a new rule table takes effect ("Rules"
  * below), counter snapshots, capture start and stop.
@@ -199,6 +200,11 @@ struct dpif_class {
 
 	/* `set gro-max-size` / `gro-hold-us`: the GRO tables are rebuilt. */
 	int (*gro_config)(struct dpif *dp, uint32_t max_size, uint64_t hold_ns);
+
+	/* `set upcall-rate` / `upcall-burst`: every port's upcall token
+	 * bucket now and for the ports added later (rate per second, burst).
+	 * NULL in a datapath that reads every frame itself (no upcalls). */
+	int (*upcall_limit)(struct dpif *dp, uint32_t rate, uint32_t burst);
 
 	/* The FDB (see "The FDB" above).  fdb_add/fdb_del: an operator's
 	 * static entry (fdb_add_static, fdb_del) or an EVPN one (fdb_add_evpn,
