@@ -529,8 +529,10 @@ static void evpn_sync_local(struct vxd *vxd, struct evpn_vni *v, struct evpn_loc
 	 * entry on the shadow vxlan (zebra does not take it away when the MAC
 	 * moves here, and installing it again changes nothing, so no event
 	 * comes): once the MAC is not local any more, read it back. */
-	if (dels)
+	if (dels) {
+		vxd->evpn->resyncs_local_gone++;
 		evpn_resync(vxd);
+	}
 }
 
 /* ---- life cycle --------------------------------------------------------------- */

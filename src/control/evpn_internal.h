@@ -77,6 +77,7 @@ struct vxd_evpn {
 	bool taken_due;  /* local MACs taken away (evpn_vni.taken): get each one's entry */
 	bool vnis_dirty; /* flood sets changed: publish */
 	uint64_t enobufs, resyncs, taken_gets;
+	uint64_t resyncs_local_gone;       /* of resyncs: a local MAC left the FDB (evpn_sync_local) */
 	uint64_t ignored[EVPN_IGN_COUNT];
 	struct evpn_vni vnis[VXD_EVPN_MAX_VNIS];
 	uint8_t buf[EVPN_RX_BUF];

@@ -47,6 +47,7 @@ void vxd_evpn_print_port(struct ctl_print *p, const struct vxd *vxd, const char 
 	ctl_print_uint(p, CTL_PRINT_JSON, "resyncs", "%" PRIu64, vxd->evpn->resyncs);
 	ctl_print_uint(p, CTL_PRINT_JSON, "taken_gets", "%" PRIu64, vxd->evpn->taken_gets);
 	ctl_print_uint(p, CTL_PRINT_JSON, "enobufs", "%" PRIu64, vxd->evpn->enobufs);
+	ctl_print_uint(p, CTL_PRINT_JSON, "resyncs_local_gone", "%" PRIu64, vxd->evpn->resyncs_local_gone);
 	ctl_print_open_object(p, "ignored");
 	for (unsigned i = 1; i < EVPN_IGN_COUNT; i++)
 		ctl_print_uint(p, CTL_PRINT_JSON, evpn_ignore_name(i), "%" PRIu64, vxd->evpn->ignored[i]);

@@ -183,8 +183,11 @@ n "$P-vm3" ping -c 2 -i 0.1 -W 2 192.0.2.2 >/dev/null || fail "vm3 -> moved vm2"
 # shadow vxlan (a netlink get), not from a dump of the whole FDB.
 ev1() { vx_port 1 vx99 evpn | /usr/bin/python3 -c 'import ast, sys; print(ast.literal_eval(sys.stdin.read())[sys.argv[1]])' "$1"; }
 # (a dump after a netlink overflow, the tail of the 10,000 MACs' withdrawal,
-# may fall in this window: those are counted as enobufs too, and allowed)
-resyncs0=$(ev1 resyncs); gets0=$(ev1 taken_gets); enobufs0=$(ev1 enobufs)
+# may fall in this window: those are counted as enobufs too, and allowed;
+# so is the dump a local MAC's leaving the FDB makes by design, when the
+# datapath learns the moved MAC from h2's frames before zebra's event
+# comes: counted as resyncs_local_gone)
+resyncs0=$(ev1 resyncs); gets0=$(ev1 taken_gets); enobufs0=$(ev1 enobufs); gone0=$(ev1 resyncs_local_gone)
 n "$P-vm4" ip link set vnet4 down
 n "$P-vm2" ip link set vnet2 up
 t0=$(now_ms)
@@ -194,10 +197,10 @@ until_true 5 evpn_fdb_has 1 "$mac2" evpn || fail "h1 has no EVPN entry for vm2 a
 echo "figure: vm2 moved back to h2, to h3 and h1 pointing at h2: $(( $(now_ms) - t0 )) ms"
 vx 1 fdb show | grep -q "^$mac2 vni 99 port vx99 remote 198.51.100.2 evpn" ||
 	fail "h1 does not point vm2's MAC at h2: $(vx 1 fdb show | grep "$mac2")"
-resyncs1=$(ev1 resyncs); gets1=$(ev1 taken_gets); enobufs1=$(ev1 enobufs)
-dumps=$(( (resyncs1 - resyncs0) - (enobufs1 - enobufs0) ))
+resyncs1=$(ev1 resyncs); gets1=$(ev1 taken_gets); enobufs1=$(ev1 enobufs); gone1=$(ev1 resyncs_local_gone)
+dumps=$(( (resyncs1 - resyncs0) - (enobufs1 - enobufs0) - (gone1 - gone0) ))
 [ "$dumps" = 0 ] && [ "$gets1" -gt "$gets0" ] ||
-	fail "h1 learnt the taken MAC's VTEP with $dumps dumps (besides $((enobufs1 - enobufs0)) after overflows) and $((gets1 - gets0)) gets (0 dumps, 1+ gets)"
+	fail "h1 learnt the taken MAC's VTEP with $dumps dumps (besides $((enobufs1 - enobufs0)) after overflows, $((gone1 - gone0)) after a local MAC left) and $((gets1 - gets0)) gets (0 dumps, 1+ gets)"
 vx 1 port del vnet4 >/dev/null
 pass "a VM moved to another host and back: reachable again, the fabric follows both moves; h1 read the taken MAC's VTEP with $((gets1 - gets0)) netlink get(s), no dump"
 
