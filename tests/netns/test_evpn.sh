@@ -200,7 +200,7 @@ vx 1 fdb show | grep -q "^$mac2 vni 99 port vx99 remote 198.51.100.2 evpn" ||
 resyncs1=$(ev1 resyncs); gets1=$(ev1 taken_gets); enobufs1=$(ev1 enobufs); gone1=$(ev1 resyncs_local_gone)
 dumps=$(( (resyncs1 - resyncs0) - (enobufs1 - enobufs0) - (gone1 - gone0) ))
 [ "$dumps" = 0 ] && [ "$gets1" -gt "$gets0" ] ||
-	fail "h1 learnt the taken MAC's VTEP with $dumps dumps (besides $((enobufs1 - enobufs0)) after overflows, $((gone1 - gone0)) after a local MAC left) and $((gets1 - gets0)) gets (0 dumps, 1+ gets)"
+	fail "h1 learnt the taken MAC's VTEP with $dumps dumps (besides $((enobufs1 - enobufs0)) after overflows, $((gone1 - gone0)) after a local MAC left) and $((gets1 - gets0)) gets (0 dumps, 1+ gets); h1's log: $(grep -E 'evpn' "$RIG_DIR/h1.log" | tail -5)"
 vx 1 port del vnet4 >/dev/null
 pass "a VM moved to another host and back: reachable again, the fabric follows both moves; h1 read the taken MAC's VTEP with $((gets1 - gets0)) netlink get(s), no dump"
 
