@@ -59,13 +59,6 @@ struct vxd_wanted {
 	bool filters_cleared;         /* step 0 emptied the rules: step 5 applies them */
 };
 
-/* A datapath's own port `name` (devports.c), if there is one. */
-static const struct ctl_port_add *vxd_kernel_port_cfg(const struct vxd *vxd, const char *name)
-{
-	const struct vxd_devport *p = vxd_devport_by_name(vxd, name);
-	return p ? &p->cfg : NULL;
-}
-
 static bool vxd_port_cfg_equal(const struct ctl_port_add *a, const struct ctl_port_add *b)
 {
 	char fa[512], fb[512];
@@ -238,7 +231,7 @@ static int vxd_reload_remove_ports(struct vxd *vxd, const struct vxd_wanted *w, 
 }
 
 /* Step 1 for the ports a datapath serves itself (devports.c). */
-static int vxd_reload_remove_kernel_ports(struct vxd *vxd, const struct vxd_wanted *w, struct ctl_err *err)
+static int vxd_reload_remove_devports(struct vxd *vxd, const struct vxd_wanted *w, struct ctl_err *err)
 {
 	for (unsigned d = 0; d < VXD_MAX_DEVPORTS; d++) { /* a removal moves no other slot */
 		if (!vxd->devports[d].used || vxd_reload_keeps_devport(w, &vxd->devports[d]))
@@ -285,7 +278,7 @@ static int vxd_reload_add(struct vxd *vxd, const struct vxd_wanted *w, const cha
 	for (size_t i = 0; i < cfg->n_cmds; i++) {
 		const struct ctl_cmd *c = &cfg->cmds[i];
 		if (c->verb == CTL_PORT_ADD && (vxd_port_by_name(vxd, c->port_add.name) ||
-						 vxd_kernel_port_cfg(vxd, c->port_add.name)))
+						 vxd_devport_by_name(vxd, c->port_add.name)))
 			continue; /* unchanged: step 1 kept it */
 		if (c->verb != CTL_PORT_ADD && c->verb != CTL_FDB_ADD)
 			continue;
@@ -337,7 +330,7 @@ static int vxd_apply(struct vxd *vxd, const char *path, const struct ctl_config 
 	if (ret == 0)
 		ret = vxd_reload_remove_ports(vxd, w, err);
 	if (ret == 0)
-		ret = vxd_reload_remove_kernel_ports(vxd, w, err);
+		ret = vxd_reload_remove_devports(vxd, w, err);
 	if (ret == 0)
 		ret = vxd_reload_knobs(vxd, w, path, err);
 	if (ret == 0) {

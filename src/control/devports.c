@@ -51,9 +51,10 @@ unsigned vxd_devports(const struct vxd *vxd, const struct ctl_port_add **cfgs, u
 int vxd_devport_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_err *err)
 {
 	struct dpif *dp = vxd_devport_dpif(vxd);
-	struct vxd_devport *slot = (struct vxd_devport *)vxd_devport_by_name(vxd, pa->name);
-	if (slot && memcmp(&slot->cfg, pa, sizeof(*pa)))
-		return vxd_refuse(err, -EEXIST, "port %s: exists", pa->name);
+	const struct vxd_devport *have = vxd_devport_by_name(vxd, pa->name);
+	if (have) /* the same line changes nothing; another is refused */
+		return memcmp(&have->cfg, pa, sizeof(*pa)) ? vxd_refuse(err, -EEXIST, "port %s: exists", pa->name) : 0;
+	struct vxd_devport *slot = NULL;
 	for (unsigned i = 0; i < VXD_MAX_DEVPORTS && !slot; i++)
 		if (!vxd->devports[i].used)
 			slot = &vxd->devports[i];
