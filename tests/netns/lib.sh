@@ -183,10 +183,11 @@ rig_vxswitchd_bpf() { rig_vxswitchd_start "$1" veth --datapath kernel; }
 # HOST-NS (its log $RIG_DIR/hID.log) is up once the command CHECK succeeds
 # (20 s at most: a start under ASan or TSan on a busy machine takes
 # seconds); sets VXD_PID_ID to the daemon itself, not `ip netns exec`'s
-# wrapper, and adds it to RIG_PIDS.  Returns 1 if it is not, with
+# wrapper, and adds it to RIG_PIDS; VXD_WRAP_ID is that wrapper (whose
+# exit status is the daemon's), for rig_vxswitchd_stop.  Returns 1 if it is not, with
 # "vxswitchd ID did not start (WHAT)" and the daemon's log on stderr.
 vxd_await_until() {
-	local host=$1 id=$2 what=$3 k p
+	local host=$1 id=$2 what=$3 k p w
 	shift 3
 	for k in $(seq 400); do
 		"$@" && break
@@ -200,6 +201,11 @@ vxd_await_until() {
 	for p in $(ip netns pids "$host"); do
 		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = vxswitchd ]; then
 			eval "VXD_PID_$id=$p"
+			# The shell that started it (whose exit status is the
+			# daemon's: `ip netns exec` execs), or the daemon itself.
+			w=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null) || w=""
+			[ "$w" != "$$" ] || w=$p
+			eval "VXD_WRAP_$id=$w"
 			RIG_PIDS="$RIG_PIDS $p"
 		fi
 	done
@@ -328,16 +334,44 @@ rig_vxswitchd_stop() { # SIDE
 	local pid
 	eval "pid=\${VXD_PID_$1:-}"
 	[ -n "$pid" ] || return 0
+	local rc=0
 	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || rc=$?
 	# Not our child (`ip netns exec` is): wait until it is gone, so that a
-	# daemon started next does not race its exit (socket file, tap).
+	# daemon started next does not race its exit (socket file, tap), and
+	# what the test checks next (links, programs gone) is the daemon's
+	# finished stop.  30 s: a stop under a sanitizer on a busy machine.
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 600); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.05
 	done
 	eval "VXD_PID_$1="
+	if kill -0 "$pid" 2>/dev/null; then
+		echo "FAIL: vxswitchd $1 (pid $pid) still runs 30 s after SIGTERM; its stack and the tail of $RIG_DIR/h$1.log:" >&2
+		cat "/proc/$pid/stack" >&2 2>/dev/null || true
+		tail -n 20 "$RIG_DIR/h$1.log" >&2 2>/dev/null || true
+		return 1
+	fi
+	[ "$i" -lt 100 ] || echo "vxswitchd $1 took $((i / 20)) s to stop" >&2
+	# Its exit status, through the shell that started it (`ip netns exec`
+	# execs the daemon): a stop that crashed says so here, not later as
+	# whatever it left behind.
+	local wrap
+	eval "wrap=\${VXD_WRAP_$1:-}"
+	eval "VXD_WRAP_$1="
+	[ -n "$wrap" ] || return 0
+	if [ "$wrap" != "$pid" ]; then
+		rc=0
+		wait "$wrap" 2>/dev/null || rc=$?
+	fi
+	[ "$rc" = 127 ] && return 0 # not this shell's child (started in a subshell)
+	if [ "$rc" != 0 ]; then
+		echo "FAIL: vxswitchd $1 exited with status $rc on SIGTERM; the tail of $RIG_DIR/h$1.log:" >&2
+		tail -n 20 "$RIG_DIR/h$1.log" >&2 2>/dev/null || true
+		return 1
+	fi
+	return 0
 }
 
 # iperf_run SERVER_NS CLIENT_NS ADDR PORT SECONDS JSON [iperf3 client args]:
