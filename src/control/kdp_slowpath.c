@@ -133,8 +133,11 @@ static void sl_unmake(struct vxd *vxd, struct vxd_slowlink *sl)
 	if (up && vxd_port_remove(vxd, up->id, &e) < 0)
 		VLOG_ERR("port", "%s: cannot be removed: %s", u, e.msg);
 	kdp_ctl_internal_del(vxd->kdp, k);
-	rtnl_link_delete(-1, k); /* its peer goes with it */
-	VLOG_INFO("port", "vni %u: slow-path link %s removed (no tap left)", sl->vni, k);
+	int ret = rtnl_link_delete(-1, k); /* its peer goes with it */
+	if (ret < 0 && ret != -ENODEV)
+		VLOG_WARN("port", "vni %u: slow-path link %s: cannot delete it: %s", sl->vni, k, strerror(-ret));
+	else
+		VLOG_INFO("port", "vni %u: slow-path link %s removed (no tap left)", sl->vni, k);
 	sl->used = false;
 }
 

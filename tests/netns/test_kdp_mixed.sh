@@ -250,7 +250,7 @@ pass "port del of VNI 99's last tap removed vxsl99 (vxsl100 stays, vm2 <-> vm3 s
 
 # The daemon stops: its links and programs go.
 rig_vxswitchd_stop 1
-nh1 ip link show vxsl100 >/dev/null 2>&1 && fail "vxsl100 left after the daemon stopped"
+nh1 ip link show vxsl100 >/dev/null 2>&1 && fail "vxsl100 left after the daemon stopped; its log: $(tail -n 20 "$RIG_DIR/h1.log")"
 progs_left=$(vxdp_progs_new "$progs_before")
 # Not more than before (other helpers' unit tests load vxdp programs too:
 # the count can fall while this test runs, never rise by ours).
