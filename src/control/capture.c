@@ -1,8 +1,14 @@
 /* The control thread's side of capture (capture.h): `capture` starts a
- * session (filter compiled, ring made, attached on the worker, the reply
- * turned into a stream), the control loop drains each session's ring into
- * its stream, and a session ends on the client's stop, its hang-up, -c
- * COUNT, its port's removal or the daemon's exit, with a summary line. */
+ * session (filter compiled, ring made, started on the datapath that serves
+ * the port, the reply turned into a stream), the control loop drains each
+ * session's ring into its stream, and a session ends on the client's stop,
+ * its hang-up, -c COUNT, its port's removal or the daemon's exit, with a
+ * summary line.
+ *
+ * Which datapath: a port whose I/O the control thread opened (a tap, a
+ * vxlan port's socket) is the userspace datapath's; a port a datapath
+ * serves itself (devports.c) is that datapath's.  Both through dpif's
+ * capture_start/stop: this file names neither. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -10,14 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ctl/ctl_capture.h"
 #include "ctl/ctl_server.h"
 #include "dp/capture.h"
-#include "dp/kernel/kdp.h"
-#include "control/kdp_ports.h"
+#include "dp/dpif.h"
 #include "control/vxd_internal.h"
 #include "port/vxlan.h"
 #include "util/vlog.h"
@@ -35,10 +39,7 @@ struct vxd_cap_session {
 	bool has_prog;
 	uint8_t *chunk;              /* records on their way into one chunk */
 	size_t chunk_len;
-	/* A port of the kernel datapath: its dpif's capture (the programs
-	 * copy, control/kdp_capture.c files into `cap`'s ring). */
-	bool kernel;
-	uint32_t kifindex;           /* the port's device (0: vxlan) */
+	struct dpif *dp;             /* the datapath that serves the port */
 };
 
 /* ---- filter ---------------------------------------------------------------- */
@@ -75,13 +76,20 @@ static void cap_free(struct vxd_cap_session *s)
 	free(s);
 }
 
-/* The datapath that serves the session's port. */
-static int cap_worker(struct vxd_cap_session *s, bool start)
+/* The session on its datapath: started (0, or the datapath's refusal in
+ * err) or stopped. */
+static int cap_datapath(struct vxd_cap_session *s, bool start, struct ctl_err *err)
 {
-	struct dpif *dp = s->kernel ? kdp_ctl_dpif(s->vxd->kdp) : s->vxd->dp;
-	if (start)
-		return dp->class->capture_start(dp, &s->cap);
-	dp->class->capture_stop(dp, &s->cap);
+	struct dpif *dp = s->dp;
+	if (!start) {
+		dp->class->capture_stop(dp, &s->cap);
+		return 0;
+	}
+	char why[sizeof(err->msg)] = "";
+	int ret = dp->class->capture_start(dp, &s->cap, why, sizeof(why));
+	if (ret < 0)
+		return why[0] ? vxd_refuse(err, ret, "capture: %s", why)
+			      : vxd_refuse(err, ret, "capture: port %s: %s", s->port, strerror(-ret));
 	return 0;
 }
 
@@ -103,14 +111,6 @@ static void cap_tx_encap(struct vxd_capture *cap, const struct port *port)
 	memcpy(e->dst_mac, there, 6);
 }
 
-static int64_t realtime_offset(const struct vxd *vxd)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	int64_t real = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-	return real - (int64_t)(vxd->opts.clock ? vxd->opts.clock() : vxd_now_ns());
-}
-
 static void cap_drain(struct vxd_cap_session *s);
 
 /* Ends a session: the worker lets go, what its ring still holds goes out
@@ -118,7 +118,7 @@ static void cap_drain(struct vxd_cap_session *s);
 static void cap_end(struct vxd_cap_session *s, enum ctl_status status, const char *why)
 {
 	if (s->attached) {
-		cap_worker(s, false);
+		cap_datapath(s, false, NULL);
 		s->attached = false;
 	}
 	cap_drain(s);
@@ -156,21 +156,19 @@ static void cap_on_stream(void *arg, struct ctl_stream *st, enum ctl_stream_even
 	cap_end(s, CTL_STATUS_OK, ev == CTL_STREAM_GONE ? "client gone" : "");
 }
 
-static int cap_setup(struct vxd *vxd, struct vxd_cap_session *s, const struct port *port,
+/* What a session is, whichever datapath serves its port. */
+static int cap_setup(struct vxd *vxd, struct vxd_cap_session *s, struct dpif *dp, uint16_t port_id,
 		     const struct ctl_capture *c, struct ctl_err *err)
 {
 	s->vxd = vxd;
+	s->dp = dp;
 	snprintf(s->port, sizeof(s->port), "%s", c->port);
 	s->count = c->count;
-	s->cap.port_id = port->id;
+	s->cap.port_id = port_id;
 	s->cap.dirs = c->dirs;
 	s->cap.outer = c->outer;
-	s->cap.vxlan = port_is_vxlan(port);
 	s->cap.want_wake = &vxd->capture_want_wake;
 	s->cap.wake_fd = vxd->wake_fd;
-	s->cap.realtime_offset_ns = realtime_offset(vxd);
-	if (s->cap.vxlan)
-		cap_tx_encap(&s->cap, port);
 	int ret = cap_compile(s, c->filter, err);
 	if (ret < 0)
 		return ret;
@@ -180,55 +178,34 @@ static int cap_setup(struct vxd *vxd, struct vxd_cap_session *s, const struct po
 	return 0;
 }
 
-/* A kernel datapath port: the programs' copies of its frames, keyed by
- * its device, or for a vxlan port by (the vxlan device, its VNI) and
- * told apart by remote.  Its outer datagrams are refused: the kernel's
- * vxlan device builds them after the program has run (the source port
- * from the skb's hash, the route's source address and MACs), so the
- * program never sees one and a rebuilt one would be a guess. */
-static int cap_setup_kernel(struct vxd *vxd, struct vxd_cap_session *s, const struct kdp_ctl_port_info *pi,
-			    const struct ctl_capture *c, struct ctl_err *err)
+/* A port whose I/O the control thread opened (the userspace datapath's). */
+static int cap_setup_port(struct vxd *vxd, struct vxd_cap_session *s, const struct port *port,
+			  const struct ctl_capture *c, struct ctl_err *err)
 {
-	bool vxlan = pi->spec->type == DPIF_PORT_VXLAN;
-	if (c->outer)
-		return vxd_refuse(err, -EOPNOTSUPP,
-				  "port %s: outer: on the kernel datapath the outer headers are made by the kernel's vxlan "
-				  "device after the program runs, so vxswitchd never sees them; capture inner frames here, "
-				  "the datagrams on the underlay (tcpdump -i DEV udp port %u)%s",
-				  c->port, pi->spec->dstport, vxlan ? "" : " (and outer is for vxlan ports)");
-	s->vxd = vxd;
-	s->kernel = true;
-	snprintf(s->port, sizeof(s->port), "%s", c->port);
-	s->count = c->count;
-	s->cap.dirs = c->dirs;
-	s->cap.vxlan = vxlan;
-	s->kifindex = pi->ifindex;
-	if (kdp_ctl_port_id(vxd->kdp, c->port, &s->cap.port_id) < 0)
-		return vxd_refuse(err, -ENOENT, "port %s: no such port", c->port);
-	s->cap.want_wake = &vxd->capture_want_wake;
-	s->cap.wake_fd = vxd->wake_fd;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	s->cap.realtime_offset_ns = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec - (int64_t)kdp_now_ns();
-	int ret = cap_compile(s, c->filter, err);
-	if (ret < 0)
-		return ret;
-	s->chunk = malloc(CTL_STREAM_MAX_CHUNK);
-	if (!s->chunk || rec_ring_init(&s->cap.ring, VXD_CAPTURE_RING) < 0)
-		return vxd_refuse(err, -ENOMEM, "capture: out of memory");
-	return 0;
+	if (c->outer && !port_is_vxlan(port))
+		return vxd_refuse(err, -EINVAL, "port %s: a tap port has no outer headers (outer is for vxlan ports)",
+				  c->port);
+	s->cap.vxlan = port_is_vxlan(port);
+	if (s->cap.vxlan)
+		cap_tx_encap(&s->cap, port);
+	return cap_setup(vxd, s, vxd->dp, port->id, c, err);
+}
+
+/* A port a datapath serves itself (devports.c): what its datapath can
+ * capture of it, its capture_start says. */
+static int cap_setup_devport(struct vxd *vxd, struct vxd_cap_session *s, const struct vxd_devport *dev,
+			     const struct ctl_capture *c, struct ctl_err *err)
+{
+	s->cap.vxlan = dev->cfg.type == CTL_PORT_VXLAN;
+	return cap_setup(vxd, s, vxd_devport_dpif(vxd), dev->id, c, err);
 }
 
 int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_err *err)
 {
 	struct port *port = vxd_port_by_name(vxd, c->port);
-	struct kdp_ctl_port_info kpi;
-	bool kernel = !port && vxd->kdp && kdp_ctl_port_info(vxd->kdp, c->port, &kpi) == 0;
-	if (!port && !kernel)
+	const struct vxd_devport *dev = port ? NULL : vxd_devport_by_name(vxd, c->port);
+	if (!port && !dev)
 		return vxd_refuse(err, -ENOENT, "port %s: no such port", c->port);
-	if (port && c->outer && !port_is_vxlan(port))
-		return vxd_refuse(err, -EINVAL, "port %s: a tap port has no outer headers (outer is for vxlan ports)",
-				  c->port);
 	unsigned slot = 0;
 	while (slot < VXD_CAPTURE_MAX && vxd->captures[slot])
 		slot++;
@@ -240,19 +217,14 @@ int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_e
 	if (!s)
 		return vxd_refuse(err, -ENOMEM, "capture: out of memory");
 	s->slot = slot;
-	int ret = kernel ? cap_setup_kernel(vxd, s, &kpi, c, err) : cap_setup(vxd, s, port, c, err);
-	if (ret < 0)
+	int ret = port ? cap_setup_port(vxd, s, port, c, err) : cap_setup_devport(vxd, s, dev, c, err);
+	if (ret < 0 || (ret = cap_datapath(s, true, err)) < 0)
 		goto err_free;
-	ret = cap_worker(s, true);
-	if (ret < 0) {
-		vxd_refuse(err, ret, "capture: port %s: %s", c->port, strerror(-ret));
-		goto err_free;
-	}
 	s->attached = true;
 	s->st = ctl_server_stream_begin(vxd->ctl, cap_on_stream, s);
 	if (!s->st) {
 		ret = vxd_refuse(err, -errno, "capture: %s", strerror(errno));
-		cap_worker(s, false);
+		cap_datapath(s, false, NULL);
 		goto err_free;
 	}
 	vxd->captures[slot] = s;
@@ -300,13 +272,6 @@ static void cap_drain(struct vxd_cap_session *s)
 	cap_flush(s);
 }
 
-/* A kernel session's port is gone (or is another device now). */
-static bool cap_kernel_port_gone(struct vxd_cap_session *s)
-{
-	struct kdp_ctl_port_info pi;
-	return !s->vxd->kdp || kdp_ctl_port_info(s->vxd->kdp, s->port, &pi) < 0 || pi.ifindex != s->kifindex;
-}
-
 void vxd_capture_drain(struct vxd *vxd)
 {
 	bool room = false, waiting = false;
@@ -314,10 +279,6 @@ void vxd_capture_drain(struct vxd *vxd)
 		struct vxd_cap_session *s = vxd->captures[i];
 		if (!s)
 			continue;
-		if (s->kernel && cap_kernel_port_gone(s)) {
-			cap_end(s, CTL_STATUS_REFUSED, "port removed");
-			continue;
-		}
 		cap_drain(s);
 		if (s->count && s->delivered >= s->count) {
 			cap_end(s, CTL_STATUS_OK, "");
@@ -341,11 +302,11 @@ void vxd_capture_drain(struct vxd *vxd)
 	}
 }
 
-void vxd_capture_port_removed(struct vxd *vxd, uint16_t port_id)
+void vxd_capture_port_removed(struct vxd *vxd, const struct dpif *dp, uint16_t port_id)
 {
 	for (unsigned i = 0; i < VXD_CAPTURE_MAX; i++) {
 		struct vxd_cap_session *s = vxd->captures[i];
-		if (s && s->cap.port_id == port_id)
+		if (s && s->dp == dp && s->cap.port_id == port_id)
 			cap_end(s, CTL_STATUS_REFUSED, "port removed");
 	}
 }

@@ -12,7 +12,6 @@
 
 #include "ctl/ctl_print.h"
 #include "control/evpn.h"
-#include "control/kdp_ports.h"
 #include "control/vxd_internal.h"
 #include "port/afpacket.h"
 #include "port/tap.h"
@@ -60,14 +59,14 @@ struct vxd_fdb_port {
 
 static int vxd_fdb_port_of(struct vxd *vxd, const char *name, struct vxd_fdb_port *fp, struct ctl_err *err)
 {
-	struct kdp_ctl_port_info pi;
-	if (vxd->kdp && kdp_ctl_port_info(vxd->kdp, name, &pi) == 0 && kdp_ctl_port_id(vxd->kdp, name, &fp->id) == 0) {
-		fp->vxlan = pi.spec->type == DPIF_PORT_VXLAN;
-		fp->vni = pi.spec->vni;
+	const struct vxd_devport *dev = vxd_devport_by_name(vxd, name);
+	if (dev) { /* a port of the datapath that holds the FDB (devports.c) */
+		*fp = (struct vxd_fdb_port){ .id = dev->id, .vxlan = dev->cfg.type == CTL_PORT_VXLAN,
+					     .vni = dev->cfg.vni };
 		return 0;
 	}
 	const struct port *port = vxd_port_by_name(vxd, name);
-	if (port && vxd->kdp)
+	if (port && vxd_fdb_dpif(vxd) != vxd->dp)
 		return vxd_refuse(err, -EOPNOTSUPP, "port %s: %s beside the kernel datapath, whose FDB has the taps' "
 				  "MACs behind the VNI's slow-path link: a static entry names a port of the kernel "
 				  "datapath (or use --datapath user)", name,
@@ -87,7 +86,7 @@ static int vxd_fdb_dst_from_cmd(struct vxd *vxd, const struct ctl_fdb *f, struct
 				struct ctl_err *err)
 {
 	if (f->dst == CTL_FDB_DST_PORT) {
-		struct vxd_fdb_port fp;
+		struct vxd_fdb_port fp = { 0 };
 		int ret = vxd_fdb_port_of(vxd, f->port, &fp, err);
 		if (ret < 0)
 			return ret;

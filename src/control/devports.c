@@ -39,6 +39,21 @@ const struct vxd_devport *vxd_devport_by_name(const struct vxd *vxd, const char 
 	return NULL;
 }
 
+const char *vxd_port_name(const struct vxd *vxd, const struct dpif *dp, uint16_t id, char buf[CTL_NAME_SIZE])
+{
+	if (dp == vxd->dp)
+		return id < VXD_MAX_PORTS && vxd->ports[id] ? vxd->ports[id]->name : "?";
+	for (unsigned i = 0; i < VXD_MAX_DEVPORTS; i++)
+		if (vxd->devports[i].used && vxd->devports[i].id == id)
+			return vxd->devports[i].cfg.name;
+	char k[16];
+	if (id && vxd_slowpath_kernel_end(vxd, id, k)) {
+		snprintf(buf, CTL_NAME_SIZE, "%s", k);
+		return buf;
+	}
+	return "?";
+}
+
 unsigned vxd_devports(const struct vxd *vxd, const struct ctl_port_add **cfgs, unsigned max)
 {
 	unsigned n = 0;
@@ -81,6 +96,7 @@ int vxd_devport_del(struct vxd *vxd, const char *name, struct ctl_err *err)
 	if (vxd_filters_port_in_use(vxd, p->id, name, err) < 0)
 		return -EBUSY;
 	struct dpif *dp = vxd_devport_dpif(vxd);
+	vxd_capture_port_removed(vxd, dp, p->id);
 	int ret = dp->class->port_del(dp, p->id);
 	if (ret < 0 && ret != -ENOENT)
 		return vxd_refuse(err, ret, "port %s: %s", name, strerror(-ret));

@@ -14,7 +14,6 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "control/kdp_ports.h"
 #include "control/vxd_internal.h"
 #include "ctl/ctl_print.h"
 #include "port/evpn_neigh.h"
@@ -35,9 +34,9 @@ struct evpn_vni *evpn_of_port(const struct vxd *vxd, const char *name)
 /* ---- the datapath's FDB and flood lists ---------------------------------------
  * With the kernel datapath (vxd->kdp) every vxlan port is its, and so are
  * the FDB entries EVPN fills (its dpif: control/kdp_ports.h, "The kernel
- * datapath's dpif") and its flood lists (kdp_ctl_evpn_vteps); otherwise
- * the userspace datapath's FDB (its dpif) and VNI table.  The FDB is
- * reached through dp/dpif.h either way (vxd_fdb_dpif). */
+ * datapath's dpif") and its flood lists (dpif port_flood_vteps on the
+ * port's devport id); otherwise the userspace datapath's FDB (its dpif)
+ * and VNI table.  Both through dp/dpif.h (vxd_fdb_dpif, vxd_devport_dpif). */
 
 static bool ev_lookup(struct vxd *vxd, const struct evpn_vni *v, const uint8_t mac[6], struct fdb_dst *cur)
 {
@@ -122,28 +121,38 @@ int vtep_find(uint8_t (*list)[4], unsigned n, const uint8_t vtep[4])
 	return -1;
 }
 
-/* Publishes the VNI table with every EVPN port's flood VTEPs as they are
- * now (the port's static remotes stay whatever EVPN says). */
-static void evpn_publish_kernel(struct vxd *vxd)
+/* Gives every EVPN port that datapath dp serves itself its flood VTEPs as
+ * they are now (the port's static remotes stay whatever EVPN says). */
+static void evpn_publish_devports(struct vxd *vxd, struct dpif *dp)
 {
 	struct vxd_evpn *ev = vxd->evpn;
 	for (unsigned k = 0; k < VXD_EVPN_MAX_VNIS; k++) {
 		struct evpn_vni *v = &ev->vnis[k];
-		if (!v->used)
+		const struct vxd_devport *port = v->used ? vxd_devport_by_name(vxd, v->port) : NULL;
+		if (!port)
 			continue;
-		int err = kdp_ctl_evpn_vteps(vxd->kdp, v->port, (const uint8_t(*)[4])v->vteps, v->n_vteps);
+		struct dpif_ip vteps[EVPN_MAX_VTEPS];
+		for (unsigned i = 0; i < v->n_vteps; i++) {
+			vteps[i] = (struct dpif_ip){ .family = AF_INET };
+			memcpy(vteps[i].bytes, v->vteps[i], 4);
+		}
+		int err = dp->class->port_flood_vteps(dp, port->id, vteps, v->n_vteps);
 		if (err < 0 && err != -ENOENT && !v->flood_errors++)
-			VLOG_WARN("evpn", "VNI %u: the kernel datapath's flood list keeps its VTEPs before this change "
-				  "(%u from EVPN: %s)", v->vni, v->n_vteps, strerror(-err));
+			VLOG_WARN("evpn", "VNI %u: the %s datapath's flood list keeps its VTEPs before this change "
+				  "(%u from EVPN: %s)", v->vni, dp->class->name, v->n_vteps, strerror(-err));
 	}
 }
 
+/* Publishes the VNI table with every EVPN port's flood VTEPs as they are
+ * now: to the datapath that serves the vxlan ports itself when one runs,
+ * else in the userspace datapath's VNI table. */
 static void evpn_publish(struct vxd *vxd)
 {
 	struct vxd_evpn *ev = vxd->evpn;
 	ev->vnis_dirty = false;
-	if (vxd->kdp) {
-		evpn_publish_kernel(vxd);
+	struct dpif *dev_dp = vxd_devport_dpif(vxd);
+	if (dev_dp && dev_dp->class->port_flood_vteps) {
+		evpn_publish_devports(vxd, dev_dp);
 		return;
 	}
 	struct vni_table *t;

@@ -19,8 +19,11 @@
  * ring had no room for and of frames its filter skipped are a capture's
  * from what they were at its start.  Outer captures are not the kernel
  * datapath's (the kernel's vxlan device builds the outer headers after
- * the programs): capture_start refuses them, -EOPNOTSUPP. */
+ * the programs): capture_start refuses them, -EOPNOTSUPP, with the
+ * reason.  Timestamps are the programs' (bpf_ktime_get_ns: CLOCK_MONOTONIC,
+ * kdp_now_ns). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -35,16 +38,12 @@
 _Static_assert(sizeof(struct bpf_insn) == sizeof(struct vxdp_cbpf_insn), "classic BPF's instruction");
 _Static_assert(offsetof(struct bpf_insn, k) == offsetof(struct vxdp_cbpf_insn, k), "classic BPF's k");
 
-/* The key of the port a capture names; false when the port is gone. */
-static bool kcap_key(struct kdp_ctl *kc, const struct vxd_capture *cap, struct vxdp_cap_key *key)
+/* The key of port p's copies. */
+static void kcap_key(const struct kdp_ctl *kc, const struct kc_port *p, struct vxdp_cap_key *key)
 {
-	const struct kc_port *p = kc_by_id(kc, cap->port_id);
-	if (!p)
-		return false;
 	bool vxlan = p->spec.type == DPIF_PORT_VXLAN;
 	*key = (struct vxdp_cap_key){ .ifindex = vxlan ? kdp_tun_ifindex(kc->k) : p->ifindex,
 				      .vni = vxlan ? p->spec.vni : 0 };
-	return true;
 }
 
 /* What the programs copy for `key` now: the directions its captures
@@ -172,14 +171,25 @@ static unsigned kcap_count(const struct kdp_ctl *kc)
 	return n;
 }
 
-int kd_capture_start(struct dpif *dp, struct vxd_capture *cap)
+int kd_capture_start(struct dpif *dp, struct vxd_capture *cap, char *why, size_t why_len)
 {
 	struct kdp_ctl *kc = kc_of(dp);
-	struct vxdp_cap_key key;
-	if (cap->outer)
-		return -EOPNOTSUPP;
-	if (!kcap_key(kc, cap, &key))
+	const struct kc_port *p = kc_by_id(kc, cap->port_id);
+	if (!p) {
+		snprintf(why, why_len, "port id %u: not a port of the kernel datapath", cap->port_id);
 		return -ENOENT;
+	}
+	if (cap->outer) {
+		snprintf(why, why_len,
+			 "port %s: outer: on the kernel datapath the outer headers are made by the kernel's vxlan device "
+			 "after the program runs, so vxswitchd never sees them; capture inner frames here, the "
+			 "datagrams on the underlay (tcpdump -i DEV udp port %u)%s",
+			 p->spec.name, p->spec.dstport, p->spec.type == DPIF_PORT_VXLAN ? "" : " (and outer is for vxlan ports)");
+		return -EOPNOTSUPP;
+	}
+	struct vxdp_cap_key key;
+	kcap_key(kc, p, &key);
+	cap->realtime_offset_ns = vxd_capture_realtime_offset(kdp_now_ns());
 	unsigned slot = 0;
 	while (slot < VXD_CAPTURE_MAX && kc->caps[slot].cap)
 		slot++;

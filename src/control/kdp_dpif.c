@@ -75,10 +75,49 @@ static int kd_upcall_limit(struct dpif *dp, uint32_t rate, uint32_t burst)
 	return kdp_upcall_limit_set(kc_of(dp)->k, rate, burst);
 }
 
+/* ---- life cycle ------------------------------------------------------------ */
+
+static int kd_open(const struct dpif_config *cfg, struct dpif **out, char *why, size_t why_len)
+{
+	char scratch[8];
+	struct kdp_ctl *kc;
+	int err = kdp_ctl_open(0, cfg->keep, cfg->pin_dir, &kc, why ? why : scratch, why ? why_len : sizeof(scratch));
+	if (err < 0)
+		return err;
+	*out = kdp_ctl_dpif(kc);
+	return 0;
+}
+
+static void kd_close(struct dpif *dp)
+{
+	kdp_ctl_close(kc_of(dp));
+}
+
+static int kd_fd(struct dpif *dp)
+{
+	return kdp_ctl_fd(kc_of(dp));
+}
+
+static void kd_run(struct dpif *dp)
+{
+	kdp_ctl_tick(kc_of(dp));
+}
+
+static void kd_startup_done(struct dpif *dp)
+{
+	kdp_ctl_adopt_done(kc_of(dp));
+}
+
 const struct dpif_class kdp_dpif_class = {
 	.name = "kernel",
+	.open = kd_open,
+	.close = kd_close,
+	.fd = kd_fd,
+	.run = kd_run,
+	.startup_done = kd_startup_done,
 	.port_add = kd_port_add,
 	.port_del = kd_port_del,
+	.port_flood_vteps = kd_port_flood_vteps,
 	.upcall_limit = kd_upcall_limit,
 	.fdb_add = kd_fdb_add,
 	.fdb_del = kd_fdb_del,
@@ -97,4 +136,9 @@ const struct dpif_class kdp_dpif_class = {
 struct dpif *kdp_ctl_dpif(struct kdp_ctl *kc)
 {
 	return &kc->up;
+}
+
+struct kdp_ctl *kdp_ctl_of(struct dpif *dp)
+{
+	return dp && dp->class == &kdp_dpif_class ? kc_of(dp) : NULL;
 }

@@ -232,52 +232,6 @@ int kc_fdb_del(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6])
 	return 0;
 }
 
-struct kc_fdb_print {
-	struct kdp_ctl *kc;
-	struct ctl_print *out;
-	uint32_t vni;
-	uint64_t now;
-};
-
-static void kc_fdb_print_one(void *aux, const struct vxdp_fdb_key *key, const struct vxdp_fdb_val *v)
-{
-	struct kc_fdb_print *fp = aux;
-	if (fp->vni != UINT32_MAX && key->vni != fp->vni)
-		return;
-	const struct kc_port *p = (v->flags & VXDP_FDB_REMOTE) ? kc_vtep(fp->kc, key->vni, v->flags, v->remote)
-							       : kc_by_ifindex(fp->kc, v->ifindex);
-	for (unsigned i = 0; !p && (v->flags & VXDP_FDB_REMOTE) && i < KC_MAX_PORTS; i++) {
-		/* A static entry's VTEP need not be one the port floods to. */
-		const struct kc_port *q = &fp->kc->ports[i];
-		if (q->used && q->spec.type == DPIF_PORT_VXLAN && q->spec.vni == key->vni)
-			p = q;
-	}
-	ctl_print_open_object(fp->out, NULL);
-	ctl_print_mac(fp->out, CTL_PRINT_ANY, "mac", "%s", key->mac);
-	ctl_print_uint(fp->out, CTL_PRINT_ANY, "vni", " vni %" PRIu64, key->vni);
-	ctl_print_string(fp->out, CTL_PRINT_ANY, "port", " port %s", p ? p->spec.name : "?");
-	if (v->flags & VXDP_FDB_REMOTE)
-		kc_print_remote(fp->out, "remote", " remote %s", v->flags, v->remote);
-	bool is_static = v->flags & VXDP_FDB_STATIC, evpn = v->flags & VXDP_FDB_EVPN;
-	const char *source = is_static ? "static" : evpn ? "evpn" : "learned";
-	ctl_print_bool(fp->out, CTL_PRINT_JSON, "static", "%s", is_static || evpn);
-	ctl_print_string(fp->out, CTL_PRINT_JSON, "source", "%s", source);
-	if (is_static || evpn)
-		ctl_print_text(fp->out, " %s", source);
-	uint64_t age = fp->now > v->last_used_ns ? fp->now - v->last_used_ns : 0;
-	ctl_print_uint(fp->out, CTL_PRINT_ANY, "age_s", " age %" PRIu64 "s", age / 1000000000ull);
-	ctl_print_string(fp->out, CTL_PRINT_ANY, "datapath", " datapath %s", "kernel");
-	ctl_print_nl(fp->out);
-	ctl_print_close_object(fp->out);
-}
-
-void kdp_ctl_fdb_show(struct kdp_ctl *kc, uint32_t vni, struct ctl_print *out)
-{
-	struct kc_fdb_print fp = { .kc = kc, .out = out, .vni = vni, .now = kdp_now_ns() };
-	kdp_fdb_dump(kc->k, kc_fdb_print_one, &fp);
-}
-
-
 /* ---- BGP EVPN's entries (kdp_ports.h) -------------------------------------- */
 
 int kdp_ctl_evpn_mac_add(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6], const uint8_t vtep[4])
@@ -329,6 +283,12 @@ static void kc_entry_info(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6]
 	memcpy(e->mac, mac, 6);
 	if (v->flags & VXDP_FDB_REMOTE) {
 		const struct kc_port *p = kc_vtep(kc, vni, v->flags, v->remote);
+		for (unsigned i = 0; !p && i < KC_MAX_PORTS; i++) {
+			/* A static entry's VTEP need not be one the port floods to. */
+			const struct kc_port *q = &kc->ports[i];
+			if (q->used && q->spec.type == DPIF_PORT_VXLAN && q->spec.vni == vni)
+				p = q;
+		}
 		e->dst.type = FDB_DST_VTEP;
 		e->dst.family = (v->flags & VXDP_FDB_V6) ? 6 : 4;
 		e->dst.port = p ? kc_id(kc, p) : 0;

@@ -368,7 +368,7 @@ static int kc_port_del(struct kdp_ctl *kc, struct kc_port *p)
 
 /* ---- the kernel ends of the taps' slow-path links (kdp_ports.h) ------------ */
 
-int kdp_ctl_internal_add(struct kdp_ctl *kc, const char *dev, uint32_t vni, struct ctl_err *err)
+int kdp_ctl_internal_add(struct kdp_ctl *kc, const char *dev, uint32_t vni, uint16_t *id, struct ctl_err *err)
 {
 	if (kc_by_name(kc, dev))
 		return kc_refuse(err, -EEXIST, "port %s: a kernel datapath port of that name exists", dev);
@@ -404,6 +404,7 @@ int kdp_ctl_internal_add(struct kdp_ctl *kc, const char *dev, uint32_t vni, stru
 		return kc_refuse(err, ret, "%s: VNI %u: %s", dev, vni,
 				 ret == -E2BIG ? "more than 32 ports and remote VTEPs to flood to" : strerror(-ret));
 	}
+	*id = kc_id(kc, p);
 	return 0;
 }
 
@@ -422,19 +423,17 @@ bool kdp_ctl_is_internal(struct kdp_ctl *kc, const char *name)
 
 /* ---- EVPN's flood VTEPs ---------------------------------------------------- */
 
-int kdp_ctl_evpn_vteps(struct kdp_ctl *kc, const char *port, const uint8_t (*vteps)[4], unsigned n)
+int kd_port_flood_vteps(struct dpif *dp, uint16_t id, const struct dpif_ip *vteps, unsigned n)
 {
-	struct kc_port *p = kc_by_name(kc, port);
+	struct kdp_ctl *kc = kc_of(dp);
+	struct kc_port *p = kc_by_id(kc, id);
 	if (!p || p->spec.type != DPIF_PORT_VXLAN)
 		return -ENOENT;
 	if (n > VXDP_FLOOD_MAX)
 		return -E2BIG;
 	struct kc_port was = *p;
 	p->n_evpn_vteps = n;
-	for (unsigned i = 0; i < n; i++) {
-		p->evpn_vteps[i] = (struct dpif_ip){ .family = AF_INET };
-		memcpy(p->evpn_vteps[i].bytes, vteps[i], 4);
-	}
+	memcpy(p->evpn_vteps, vteps, n * sizeof(*vteps));
 	int err = kc_vni_rebuild(kc, p->spec.vni);
 	if (err < 0) /* the flood list in the map is the one before: so is ours */
 		*p = was;
@@ -442,14 +441,6 @@ int kdp_ctl_evpn_vteps(struct kdp_ctl *kc, const char *port, const uint8_t (*vte
 }
 
 /* ---- what the operator sees ------------------------------------------------ */
-
-void kc_print_remote(struct ctl_print *out, const char *key, const char *fmt, uint32_t flags,
-			    const uint8_t *addr)
-{
-	struct ctl_ip ip = { .family = (flags & VXDP_FDB_V6) ? AF_INET6 : AF_INET };
-	memcpy(ip.bytes, addr, ip.family == AF_INET6 ? 16 : 4);
-	ctl_print_ip(out, CTL_PRINT_ANY, key, fmt, &ip);
-}
 
 void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out, kdp_ctl_port_extra_fn *extra, void *aux)
 {

@@ -79,8 +79,11 @@ int kdp_ctl_fd(struct kdp_ctl *kc);
 void kdp_ctl_tick(struct kdp_ctl *kc);
 
 /* ---- The kernel datapath's dpif -----------------------------------------
- * The kernel datapath behind dp/dpif.h (control/kdp_dpif.c): its ports,
- * FDB, rules and captures; the FDB map seen as switch/fdb.h's table,
+ * The kernel datapath behind dp/dpif.h (control/kdp_dpif.c): its life
+ * cycle, ports, FDB, rules and captures;
+ *   open/close: kdp_ctl_open(0, keep, pin_dir)/kdp_ctl_close; fd, run,
+ *     startup_done: kdp_ctl_fd, kdp_ctl_tick, kdp_ctl_adopt_done;
+ * the FDB map seen as switch/fdb.h's table,
  *   fdb_add/del: an operator's static entry (dst.port a kernel port id,
  *     KDP_CTL_PORT_ID_BASE + n: a VM port of the VNI; or a VTEP of the
  *     VNI's vxlan port of that family; at most 1,024) or an EVPN one
@@ -108,12 +111,16 @@ void kdp_ctl_tick(struct kdp_ctl *kc);
  *     kdp_upcall_limit_set);
  *   port_add/port_del: a port from its spec (the refusals above; the
  *     same spec again is 0); port_del of a slow-path link's end -EPERM
- *     (it goes with kdp_ctl_internal_del).
+ *     (it goes with kdp_ctl_internal_del); port_flood_vteps: EVPN's
+ *     VTEPs of a vxlan port (IPv4; -E2BIG past VXDP_FLOOD_MAX).
  * Its own counters are not behind the dpif yet (snapshot is NULL):
  * kdp_stats.c, kdp_diag.c and kdp_metrics.c read them. */
 struct dpif;
 extern const struct dpif_class kdp_dpif_class;
 struct dpif *kdp_ctl_dpif(struct kdp_ctl *kc);
+/* The kernel datapath's control side behind dp (NULL: dp is another
+ * datapath's). */
+struct kdp_ctl *kdp_ctl_of(struct dpif *dp);
 /* Whether the capture copies' reader is open (a capture runs). */
 bool kdp_ctl_capture_reading(const struct kdp_ctl *kc);
 
@@ -122,19 +129,19 @@ bool kdp_ctl_capture_reading(const struct kdp_ctl *kc);
  * `dev`, in vxswitchd's namespace and there already, becomes a port of
  * `vni` that no config line names (no port_add made it); frames
  * reach it by a plain redirect (its veth peer is in this namespace, where
- * bpf_redirect_peer drops).  Learning puts the taps' MACs behind it. */
-int kdp_ctl_internal_add(struct kdp_ctl *kc, const char *dev, uint32_t vni, struct ctl_err *err);
+ * bpf_redirect_peer drops).  Learning puts the taps' MACs behind it.
+ * *id: its port id (FDB entries behind it name it). */
+int kdp_ctl_internal_add(struct kdp_ctl *kc, const char *dev, uint32_t vni, uint16_t *id, struct ctl_err *err);
 /* Removes it, and the entries learned behind it. */
 void kdp_ctl_internal_del(struct kdp_ctl *kc, const char *dev);
 bool kdp_ctl_is_internal(struct kdp_ctl *kc, const char *name);
 
-/* Appends the kernel ports' lines to an open `port show` array, the
- * kernel FDB's entries to an open `fdb show` array (vni: one VNI, or
- * UINT32_MAX for all).  extra (may be NULL) adds the caller's own fields
- * to each vxlan port's open object (EVPN's state). */
+/* Appends the kernel ports' lines to an open `port show` array.  extra
+ * (may be NULL) adds the caller's own fields to each vxlan port's open
+ * object (EVPN's state).  (Its FDB: dpif's fdb_dump, as every
+ * datapath's.) */
 typedef void kdp_ctl_port_extra_fn(struct ctl_print *out, const char *port, void *aux);
 void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out, kdp_ctl_port_extra_fn *extra, void *aux);
-void kdp_ctl_fdb_show(struct kdp_ctl *kc, uint32_t vni, struct ctl_print *out);
 
 /* ---- BGP EVPN on the kernel datapath (control/evpn.c) --------------------
  * What evpn.c does with the userspace datapath's FDB and VNI table, here
@@ -156,10 +163,6 @@ int kdp_ctl_evpn_mac_del(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6])
 bool kdp_ctl_fdb_lookup(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6], struct fdb_dst *out);
 int kdp_ctl_fdb_walk(struct kdp_ctl *kc, uint32_t vni, int (*cb)(const struct fdb_entry_info *e, void *ctx),
 		     void *ctx);
-/* The EVPN flood VTEPs of vxlan port `port` (IPv4), replacing the ones
- * before; the VNI's flood list and accepted senders follow.  -E2BIG past
- * VXDP_FLOOD_MAX targets (the list before stays), -ENOENT: no such port. */
-int kdp_ctl_evpn_vteps(struct kdp_ctl *kc, const char *port, const uint8_t (*vteps)[4], unsigned n);
 
 /* A port's address as ctl_print prints it. */
 static inline struct ctl_ip kdp_ctl_ip(const struct dpif_ip *a)
@@ -178,7 +181,7 @@ struct kdp_ctl_port_info {
 	uint32_t flags;             /* VXDP_PORT_VETH */
 	uint32_t n_macs;            /* MACs learned behind it */
 	bool internal;              /* a slow-path link's kernel end (kdp_ctl_internal_add) */
-	const struct dpif_ip *evpn_vteps; /* a vxlan port's flood VTEPs from EVPN (kdp_ctl_evpn_vteps) */
+	const struct dpif_ip *evpn_vteps; /* a vxlan port's flood VTEPs from EVPN (dpif port_flood_vteps) */
 	unsigned n_evpn_vteps;
 };
 /* What `port show` calls its type: afpacket, veth, vxlan, or slowpath

@@ -107,8 +107,6 @@ struct kc_port *kc_by_ifindex(struct kdp_ctl *kc, uint32_t ifindex);
  * configured or from EVPN. */
 struct kc_port *kc_vtep(struct kdp_ctl *kc, uint32_t vni, uint32_t flags, const uint8_t *addr);
 struct kc_vni *kc_vni(struct kdp_ctl *kc, uint32_t vni, bool make);
-void kc_print_remote(struct ctl_print *out, const char *key, const char *fmt, uint32_t flags,
-		     const uint8_t *addr);
 
 struct kdp_rules_ctl;
 struct flower_table;
@@ -122,7 +120,9 @@ struct kc_port *kc_by_id(struct kdp_ctl *kc, uint16_t id);
 
 /* kdp_capture.c: dpif capture_start/stop; the copies waiting into the
  * captures' rings (kdp_ctl_tick); every capture stopped (close). */
-int kd_capture_start(struct dpif *dp, struct vxd_capture *cap);
+int kd_capture_start(struct dpif *dp, struct vxd_capture *cap, char *why, size_t why_len);
+/* kdp_ports.c: dpif port_flood_vteps. */
+int kd_port_flood_vteps(struct dpif *dp, uint16_t id, const struct dpif_ip *vteps, unsigned n);
 void kd_capture_stop(struct dpif *dp, struct vxd_capture *cap);
 void kc_capture_poll(struct kdp_ctl *kc);
 void kc_capture_close(struct kdp_ctl *kc);

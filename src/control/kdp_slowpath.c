@@ -100,7 +100,8 @@ static int sl_make(struct vxd *vxd, uint32_t vni, struct ctl_err *err)
 				  strerror(-idx));
 	sl_no_ipv6(k);
 	sl_no_ipv6(u);
-	int ret = kdp_ctl_internal_add(vxd->kdp, k, vni, err);
+	uint16_t kid;
+	int ret = kdp_ctl_internal_add(vxd->kdp, k, vni, &kid, err);
 	if (ret < 0) {
 		rtnl_link_delete(-1, k);
 		return ret;
@@ -118,7 +119,7 @@ static int sl_make(struct vxd *vxd, uint32_t vni, struct ctl_err *err)
 		rtnl_link_delete(-1, k);
 		return ret;
 	}
-	*slot = (struct vxd_slowlink){ .used = true, .vni = vni };
+	*slot = (struct vxd_slowlink){ .used = true, .vni = vni, .kid = kid };
 	VLOG_INFO("port", "vni %u: slow-path link %s (kernel datapath) <-> %s (userspace datapath) for its taps", vni,
 		  k, u);
 	return 0;
@@ -161,6 +162,18 @@ void vxd_slowpath_close(struct vxd *vxd)
 	for (unsigned i = 0; vxd->kdp && i < VXD_MAX_SLOWLINKS; i++)
 		if (vxd->slow[i].used)
 			sl_unmake(vxd, &vxd->slow[i]);
+}
+
+bool vxd_slowpath_kernel_end(const struct vxd *vxd, uint16_t kid, char name[IF_NAMESIZE])
+{
+	for (unsigned i = 0; vxd->kdp && i < VXD_MAX_SLOWLINKS; i++) {
+		char u[IF_NAMESIZE];
+		if (vxd->slow[i].used && vxd->slow[i].kid == kid) {
+			sl_names(vxd->slow[i].vni, name, u);
+			return true;
+		}
+	}
+	return false;
 }
 
 bool vxd_port_internal(const struct vxd *vxd, uint16_t id)

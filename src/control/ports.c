@@ -160,7 +160,7 @@ int vxd_port_remove(struct vxd *vxd, uint16_t id, struct ctl_err *err)
 	if (ret < 0)
 		return vxd_refuse(err, ret, "port %s: cannot build the VNI table without it (%s): the port stays",
 				  port->name, strerror(-ret));
-	vxd_capture_port_removed(vxd, id);
+	vxd_capture_port_removed(vxd, vxd->dp, id);
 	vxd->ports[id] = NULL;
 	struct vxlan_sock *sock = port_is_vxlan(port) ? vxlan_port_sock(port) : NULL;
 	int slot = sock && !vxd_sock_in_use(vxd, sock) ? vxd_sock_slot(vxd, sock) : -1;

@@ -18,7 +18,7 @@
 #include "port/rtnl.h"
 #include "switch/flower_table.h"
 #include "control/kdp_ports.h"
-#include "dp/kernel/kdp.h"
+#include "dp/kernel/kdp.h" /* the upcall knobs' defaults */
 #include "util/vlog.h"
 
 
@@ -130,13 +130,15 @@ static void vxd_kdp_open(struct vxd *vxd)
 	}
 	if (vxd->opts.datapath && strcmp(vxd->opts.datapath, "kernel"))
 		return;
-	int err = kdp_ctl_open(0, vxd->opts.keep_datapath, vxd->opts.bpffs, &vxd->kdp, vxd->kdp_why, sizeof(vxd->kdp_why));
+	struct dpif_config cfg = { .keep = vxd->opts.keep_datapath, .pin_dir = vxd->opts.bpffs };
+	struct dpif *kdp;
+	int err = kdp_dpif_class.open(&cfg, &kdp, vxd->kdp_why, sizeof(vxd->kdp_why));
 	if (err == 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = VXD_KDP_SRC };
-		if (epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, kdp_ctl_fd(vxd->kdp), &ev) == 0) {
+		if (epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, kdp->class->fd(kdp), &ev) == 0) {
+			vxd->kdp = kdp_ctl_of(kdp);
 			/* Its FDB under the knobs as they are (the userspace
 			 * datapath's got them at its open). */
-			struct dpif *kdp = kdp_ctl_dpif(vxd->kdp);
 			uint32_t capacity;
 			kdp->class->fdb_set_ageing(kdp, vxd_fdb_ageing_ns(vxd->knobs[CTL_KNOB_FDB_AGEING]));
 			kdp->class->fdb_set_vni_max(kdp, vxd->knobs[CTL_KNOB_FDB_MAX], &capacity);
@@ -145,8 +147,7 @@ static void vxd_kdp_open(struct vxd *vxd)
 			return;
 		}
 		snprintf(vxd->kdp_why, sizeof(vxd->kdp_why), "cannot poll the upcall ring: %s", strerror(errno));
-		kdp_ctl_close(vxd->kdp);
-		vxd->kdp = NULL;
+		kdp->class->close(kdp);
 	}
 	VLOG_WARN("vxd", "datapath kernel unavailable (%s): using the userspace datapath", vxd->kdp_why);
 }
@@ -217,9 +218,13 @@ bool vxd_datapath_kernel(const struct vxd *vxd)
 	return vxd->kdp != NULL;
 }
 
-void vxd_kdp_adopt_done(struct vxd *vxd)
+void vxd_startup_done(struct vxd *vxd)
 {
-	kdp_ctl_adopt_done(vxd->kdp);
+	struct dpif *dps[VXD_MAX_DPIFS];
+	unsigned n = vxd_dpifs(vxd, dps);
+	for (unsigned i = 0; i < n; i++)
+		if (dps[i]->class->startup_done)
+			dps[i]->class->startup_done(dps[i]);
 }
 
 void vxd_destroy(struct vxd *vxd)
@@ -228,7 +233,10 @@ void vxd_destroy(struct vxd *vxd)
 		return;
 	vxd_capture_end_all(vxd, "vxswitchd stopping");
 	vxd_slowpath_close(vxd);
-	kdp_ctl_close(vxd->kdp);
+	if (vxd->kdp) { /* before the ports: its programs send to them */
+		struct dpif *kdp = kdp_ctl_dpif(vxd->kdp);
+		kdp->class->close(kdp);
+	}
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i] && vxd_port_remove(vxd, (uint16_t)i, NULL) < 0)
 			VLOG_ERR("vxd", "port %s: cannot be removed cleanly", vxd->ports[i]->name);
@@ -312,6 +320,16 @@ static void vxd_serve_control(struct vxd *vxd)
 	epoll_ctl(vxd->epfd, EPOLL_CTL_DEL, ctl_server_fd(vxd->ctl), NULL);
 }
 
+/* Every datapath's work for the control thread (dpif run). */
+static void vxd_dpifs_run(struct vxd *vxd)
+{
+	struct dpif *dps[VXD_MAX_DPIFS];
+	unsigned n = vxd_dpifs(vxd, dps);
+	for (unsigned i = 0; i < n; i++)
+		if (dps[i]->class->run)
+			dps[i]->class->run(dps[i]);
+}
+
 int vxd_run(struct vxd *vxd)
 {
 	while (!vxd->stop) {
@@ -342,8 +360,7 @@ int vxd_run(struct vxd *vxd)
 		 * ready, and the connection timeouts. */
 		vxd_metrics_run(vxd);
 		vxd_capture_drain(vxd);
-		if (vxd->kdp)
-			kdp_ctl_tick(vxd->kdp);
+		vxd_dpifs_run(vxd);
 		if (vxd->reload_pending)
 			vxd_reload_now(vxd);
 		uint64_t now = vxd_now_ns();

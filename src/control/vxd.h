@@ -68,9 +68,10 @@ void vxd_request_reload(struct vxd *vxd);
 /* Applies opts.config_path (at start-up: from an empty switch).  Refusals
  * say FILE:LINE: why in err->msg. */
 int vxd_apply_config(struct vxd *vxd, struct ctl_print *out, struct ctl_err *err);
-/* After the start-up config: kept kernel-datapath ports it did not name
- * go (control/kdp_ports.h). */
-void vxd_kdp_adopt_done(struct vxd *vxd);
+/* After the start-up config: each datapath lets go what it adopted from a
+ * kept run and the config did not name (dpif startup_done; the kernel
+ * datapath's kept ports: control/kdp_ports.h). */
+void vxd_startup_done(struct vxd *vxd);
 
 /* Serves GET /metrics on SPEC ("ADDR:PORT", "[ADDR6]:PORT"; metrics.c),
  * polled by the control loop.  Called once, after vxd_create and before

@@ -67,6 +67,7 @@ enum { VXD_MAX_SLOWLINKS = 64 };
 struct vxd_slowlink {
 	bool used;
 	uint32_t vni;
+	uint16_t kid;   /* the kernel end's port id (FDB entries behind it) */
 };
 
 /* devports.c: a port a datapath serves itself (dpif port_add): its
@@ -202,6 +203,11 @@ struct dpif *vxd_devport_dpif(struct vxd *vxd);
 int vxd_devport_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_err *err);
 int vxd_devport_del(struct vxd *vxd, const char *name, struct ctl_err *err);
 const struct vxd_devport *vxd_devport_by_name(const struct vxd *vxd, const char *name);
+/* The name of port `id` of datapath dp (what FDB entries, rule counters
+ * and captures name): a port the control thread opened (the userspace
+ * datapath's), a devport, or a slow-path link's kernel end; "?" when
+ * none is. */
+const char *vxd_port_name(const struct vxd *vxd, const struct dpif *dp, uint16_t id, char buf[CTL_NAME_SIZE]);
 unsigned vxd_devports(const struct vxd *vxd, const struct ctl_port_add **cfgs, unsigned max);
 
 /* The datapath whose FDB is the switch's (`fdb add/del/flush/show`,
@@ -281,8 +287,9 @@ struct vxd_cap_session;
 int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_err *err);
 /* From the control loop, every turn: ring -> stream; -c reached: end. */
 void vxd_capture_drain(struct vxd *vxd);
-/* Before a port is detached: its captures end ("port removed"). */
-void vxd_capture_port_removed(struct vxd *vxd, uint16_t port_id);
+/* Before a port leaves datapath dp (ports.c: detached; devports.c:
+ * port_del): its captures end ("port removed"). */
+void vxd_capture_port_removed(struct vxd *vxd, const struct dpif *dp, uint16_t port_id);
 void vxd_capture_end_all(struct vxd *vxd, const char *why);
 /* kdp_slowpath.c: taps beside the kernel datapath, through a slow-path
  * link per VNI.  _execute: true when it handled cmd (result in *ret);
@@ -294,6 +301,8 @@ bool vxd_slowpath_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl
 void vxd_slowpath_prune(struct vxd *vxd);
 void vxd_slowpath_close(struct vxd *vxd);
 bool vxd_port_internal(const struct vxd *vxd, uint16_t id);
+/* The kernel end of a link whose kernel port id is kid: its name. */
+bool vxd_slowpath_kernel_end(const struct vxd *vxd, uint16_t kid, char name[16]);
 void vxd_slowpath_print(struct ctl_print *p, const struct vxd *vxd, const struct port *port);
 /* stats_print.c: the userspace datapath's ports' stats (all, or `only`)
  * into an open array: for `stats` on the kernel datapath. */

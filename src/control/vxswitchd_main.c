@@ -359,7 +359,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int ret;
-	vxd_kdp_adopt_done(vxd);
+	vxd_startup_done(vxd);
 	if (!cl.opts.quiet)
 		fprintf(stderr, "vxswitchd: ready, control socket %s\n", cl.opts.ctl_path);
 	ret = vxd_run(vxd);

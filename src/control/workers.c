@@ -38,9 +38,12 @@ int vxd_workers_start(struct vxd *vxd)
 		.node = pl->node,
 		.clock = vxd->opts.clock,
 	};
-	int err = dpif_user_class.open(&dcfg, &vxd->dp);
-	if (err < 0)
+	char why[256];
+	int err = dpif_user_class.open(&dcfg, &vxd->dp, why, sizeof(why));
+	if (err < 0) {
+		VLOG_ERR("vxd", "%s", why);
 		return err;
+	}
 	vxd->n_workers = vxd->dp->class->n_lanes(vxd->dp);
 	return 0;
 }

@@ -53,6 +53,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "dp/capture_rec.h"
 #include "offload/vxlan_encap.h"
@@ -71,7 +72,8 @@ struct vxd_capture {
 	bool vxlan;                  /* the port is a vxlan port */
 	struct bpf_insn *insns;      /* NULL: every frame */
 	unsigned n_insns;            /* its length (a kernel pre-filter copies it) */
-	int64_t realtime_offset_ns;  /* CLOCK_REALTIME - the worker's clock */
+	int64_t realtime_offset_ns;  /* CLOCK_REALTIME - the datapath's clock: set by
+	                              * capture_start (dpif.h), which knows its clock */
 	struct vxlan_encap tx_encap; /* vxlan: the outer headers of a sent
 	                              * frame (dst_ip set per frame) */
 	atomic_bool *want_wake;      /* the control thread's doorbell flag */
@@ -86,6 +88,15 @@ struct vxd_capture {
 	_Atomic uint64_t prefiltered; /* the kernel datapath: frames its programs' filter kept from the
 	                               * ring (not copied), set when the capture stops */
 };
+
+/* CLOCK_REALTIME minus a datapath's clock read now (`clock_now_ns`): what
+ * turns the datapath's timestamps into a capture record's ts_ns. */
+static inline int64_t vxd_capture_realtime_offset(uint64_t clock_now_ns)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec - (int64_t)clock_now_ns;
+}
 
 struct vxd_worker;
 struct vxd_wport;

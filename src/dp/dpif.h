@@ -163,14 +163,33 @@ struct dpif_config {
 	const int *cpu;                    /* n_workers CPUs to pin to (-1: not pinned) */
 	const int *node;                   /* their NUMA nodes, for stats (-1: unknown) */
 	uint64_t (*clock)(void);           /* NULL: CLOCK_MONOTONIC (tests warp it) */
+	/* A datapath whose state can outlive the process (the kernel
+	 * datapath's programs and pinned maps): keep leaves it forwarding at
+	 * close and adopts what a kept run left at open; pin_dir is where it
+	 * is pinned (NULL: the datapath's default). */
+	bool keep;
+	const char *pin_dir;
 };
 
 struct dpif_class {
 	const char *name;                  /* "user", "kernel" */
 
-	int (*open)(const struct dpif_config *cfg, struct dpif **out);
-	/* Stops the datapath and frees it; ports must have been detached. */
+	/* 0, or a negative errno with the reason, one line, in why (which
+	 * may be NULL). */
+	int (*open)(const struct dpif_config *cfg, struct dpif **out, char *why, size_t why_len);
+	/* Stops the datapath and frees it; ports must have been detached
+	 * (attached ports; ports it serves itself go with it, or stay
+	 * forwarding with keep). */
 	void (*close)(struct dpif *dp);
+	/* Work the datapath gives the control thread (upcalls, ageing): fd
+	 * (NULL: none) is readable when some waits, and the control loop
+	 * polls it; run (NULL: none) does it, called every turn of the loop
+	 * (at least once a second), never blocking on traffic. */
+	int (*fd)(struct dpif *dp);
+	void (*run)(struct dpif *dp);
+	/* The start-up configuration is applied: of what open adopted, what
+	 * no port_add claimed goes (NULL: nothing is adopted). */
+	void (*startup_done)(struct dpif *dp);
 
 	/* A port's life (see "Order" above).  new_sock: a vxlan port that
 	 * brought a new underlay socket; sock_goes: one whose socket leaves
@@ -191,6 +210,13 @@ struct dpif_class {
 	int (*port_add)(struct dpif *dp, const struct dpif_port_spec *spec, uint16_t *id, char *why,
 			size_t why_len);
 	int (*port_del)(struct dpif *dp, uint16_t id);
+	/* The remote VTEPs vxlan port `id` (one it serves itself) floods to
+	 * besides its spec's remotes: BGP EVPN's, replacing the set before;
+	 * its VNI's flood list and accepted senders follow.  -E2BIG past what
+	 * the datapath floods to (the set before stays), -ENOENT: no such
+	 * vxlan port.  (The userspace datapath reads them from the published
+	 * VNI table: NULL.) */
+	int (*port_flood_vteps)(struct dpif *dp, uint16_t id, const struct dpif_ip *vteps, unsigned n);
 
 	/* A shared underlay socket in publication slot `slot`. */
 	int (*sock_watch)(struct dpif *dp, unsigned slot, struct vxlan_sock *sock);
@@ -235,9 +261,11 @@ struct dpif_class {
 	int (*snapshot)(struct dpif *dp, struct vxd_snapshot *out);
 
 	/* Capture (dp/capture.h): the datapath starts copying the frames of
-	 * cap->port_id into cap's ring; after capture_stop it no longer
-	 * touches cap. */
-	int (*capture_start)(struct dpif *dp, struct vxd_capture *cap);
+	 * cap->port_id into cap's ring (and sets cap->realtime_offset_ns
+	 * from its clock); after capture_stop it no longer touches cap.  A
+	 * capture it cannot take (a port it does not serve, headers it never
+	 * sees): a negative errno with the reason, one line, in why. */
+	int (*capture_start)(struct dpif *dp, struct vxd_capture *cap, char *why, size_t why_len);
 	void (*capture_stop)(struct dpif *dp, struct vxd_capture *cap);
 
 	/* Threads that read a port's queues: a multi-queue tap or a socket's

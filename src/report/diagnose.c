@@ -13,7 +13,6 @@
 #include "ctl/ctl_server.h"
 #include "report/diag.h"
 #include "control/evpn.h"
-#include "control/kdp_ports.h"
 #include "port/evpn_shadow.h"
 #include "control/vxd_internal.h"
 #include "port/frame.h"
@@ -43,25 +42,26 @@ static void vxd_diag_port_evpn(const struct vxd *vxd, const char *name, struct d
 	snprintf(dp->evpn_flap_vtep, sizeof(dp->evpn_flap_vtep), "%s", ed.flap_vtep);
 }
 
-/* The kernel datapath's EVPN ports, judged by the same rules as the
- * userspace datapath's (diag_evpn.c). */
-static void vxd_diag_kernel_evpn(const struct vxd *vxd, const struct diag_input *in, struct diag_report *r)
+/* The EVPN ports a datapath serves itself (devports.c), judged by the
+ * same rules as the userspace datapath's (diag_evpn.c). */
+static void vxd_diag_devport_evpn(const struct vxd *vxd, const struct diag_input *in, struct diag_report *r)
 {
+	const struct ctl_port_add *cfgs[VXD_MAX_DEVPORTS];
+	unsigned n_cfgs = vxd_devports(vxd, cfgs, VXD_MAX_DEVPORTS);
 	struct diag_input *ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return;
 	ev->only = in->only;
 	unsigned n = 1; /* slot 0 is no port's (port ids start at 1) */
-	struct kdp_ctl_port_info pi;
-	for (unsigned i = 0; i < kdp_ctl_port_slots() && n < VXD_MAX_PORTS; i++) {
-		if (!kdp_ctl_port_at(vxd->kdp, i, &pi) || pi.spec->type != DPIF_PORT_VXLAN)
+	for (unsigned i = 0; i < n_cfgs && n < VXD_MAX_PORTS; i++) {
+		if (cfgs[i]->type != CTL_PORT_VXLAN)
 			continue;
 		struct diag_port *dp = &ev->ports[n];
 		dp->kind = DIAG_PORT_VXLAN;
-		snprintf(dp->name, sizeof(dp->name), "%s", pi.spec->name);
-		dp->vni = pi.spec->vni;
-		dp->n_remotes = pi.spec->n_remotes;
-		vxd_diag_port_evpn(vxd, pi.spec->name, dp);
+		snprintf(dp->name, sizeof(dp->name), "%s", cfgs[i]->name);
+		dp->vni = cfgs[i]->vni;
+		dp->n_remotes = cfgs[i]->n_remotes;
+		vxd_diag_port_evpn(vxd, cfgs[i]->name, dp);
 		n += dp->evpn;
 	}
 	if (n > 1)
@@ -164,9 +164,7 @@ static void vxd_diag_print(struct ctl_print *p, const struct vxd *vxd, const str
 int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p,
 		 struct ctl_err *err)
 {
-	struct kdp_ctl_port_info kpi;
-	if (ref->has_port && !vxd_port_by_name(vxd, ref->name) &&
-	    !(vxd->kdp && kdp_ctl_port_info(vxd->kdp, ref->name, &kpi) == 0))
+	if (ref->has_port && !vxd_port_by_name(vxd, ref->name) && !vxd_devport_by_name(vxd, ref->name))
 		return vxd_refuse(err, -ENOENT, "port %s: no such port", ref->name);
 	struct diag_input *in = calloc(1, sizeof(*in));
 	struct diag_report *r = calloc(1, sizeof(*r));
@@ -186,10 +184,9 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 		if (vxd->ports[i])
 			vxd_diag_port(vxd, i, &in->ports[i]);
 	diag_judge(in, r);
-	if (vxd->kdp) {
+	if (vxd->kdp)
 		vxd_kdp_diag(vxd, in, r); /* the kernel datapath's ports */
-		vxd_diag_kernel_evpn(vxd, in, r);
-	}
+	vxd_diag_devport_evpn(vxd, in, r);
 	vxd_diag_print(p, vxd, in, r);
 	int ret = diag_problems(r) ? CTL_DONE_FINDINGS : 0;
 	free(in);

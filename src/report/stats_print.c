@@ -511,13 +511,16 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 	return 0;
 }
 
-static void vxd_fdb_print_one(struct ctl_print *p, const struct vxd *vxd, const struct fdb_entry_info *e)
+/* One entry of datapath dp's FDB; `which`: the datapath's name, when the
+ * switch runs more than one (NULL: not printed). */
+static void vxd_fdb_print_one(struct ctl_print *p, const struct vxd *vxd, const struct dpif *dp, const char *which,
+			      const struct fdb_entry_info *e)
 {
-	struct port *port = e->dst.port < VXD_MAX_PORTS ? vxd->ports[e->dst.port] : NULL;
+	char buf[CTL_NAME_SIZE];
 	ctl_print_open_object(p, NULL);
 	ctl_print_mac(p, CTL_PRINT_ANY, "mac", "%s", e->mac);
 	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64, e->vni);
-	ctl_print_string(p, CTL_PRINT_ANY, "port", " port %s", port ? port->name : "?");
+	ctl_print_string(p, CTL_PRINT_ANY, "port", " port %s", vxd_port_name(vxd, dp, e->dst.port, buf));
 	if (e->dst.type == FDB_DST_VTEP)
 		vxd_print_ip(p, "remote", " remote %s", e->dst.family, e->dst.addr);
 	ctl_print_bool(p, CTL_PRINT_JSON, "static", "%s", e->is_static);
@@ -526,6 +529,8 @@ static void vxd_fdb_print_one(struct ctl_print *p, const struct vxd *vxd, const 
 	if (e->is_static)
 		ctl_print_text(p, " %s", source);
 	ctl_print_uint(p, CTL_PRINT_ANY, "age_s", " age %" PRIu64 "s", e->age_ns / 1000000000ull);
+	if (which)
+		ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s", which);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 }
@@ -569,20 +574,26 @@ static int vxd_dump_one(const struct fdb_entry_info *e, void *arg)
 	return 0;
 }
 
+/* Every datapath's FDB, each entry with its datapath's name when there
+ * are two (beside the kernel datapath the userspace one's holds what its
+ * taps' side learns). */
 int vxd_fdb_show(struct vxd *vxd, uint32_t vni, struct ctl_print *out, struct ctl_err *err)
 {
-	struct vxd_fdb_dump dump = { 0 };
-	int ret = vxd->dp->class->fdb_dump(vxd->dp, vni, vxd_dump_one, &dump);
-	if (ret < 0) {
-		free(dump.entries);
-		return vxd_refuse(err, ret, "fdb show: %s", strerror(-ret));
+	struct dpif *dps[VXD_MAX_DPIFS];
+	unsigned n = vxd_dpifs(vxd, dps);
+	struct vxd_fdb_dump dumps[VXD_MAX_DPIFS] = { 0 };
+	int ret = 0;
+	for (unsigned d = 0; d < n && ret == 0; d++)
+		ret = dps[d]->class->fdb_dump(dps[d], vni, vxd_dump_one, &dumps[d]);
+	if (ret == 0) {
+		ctl_print_open_array(out, NULL);
+		for (unsigned d = 0; d < n; d++)
+			for (size_t i = 0; i < dumps[d].n; i++)
+				vxd_fdb_print_one(out, vxd, dps[d], n > 1 ? dps[d]->class->name : NULL,
+						  &dumps[d].entries[i]);
+		ctl_print_close_array(out);
 	}
-	ctl_print_open_array(out, NULL);
-	for (size_t i = 0; i < dump.n; i++)
-		vxd_fdb_print_one(out, vxd, &dump.entries[i]);
-	if (vxd->kdp)
-		kdp_ctl_fdb_show(vxd->kdp, vni, out);
-	ctl_print_close_array(out);
-	free(dump.entries);
-	return 0;
+	for (unsigned d = 0; d < n; d++)
+		free(dumps[d].entries);
+	return ret < 0 ? vxd_refuse(err, ret, "fdb show: %s", strerror(-ret)) : 0;
 }

@@ -111,8 +111,14 @@ ping_ok "$VM3" 192.0.2.1 || fail "ping remote vm3 -> tap vm1"
 ping_ok "$VM2" 192.0.2.3 || fail "ping veth vm2 -> remote vm3"
 ping_ok "$VM3" 192.0.2.2 || fail "ping remote vm3 -> veth vm2"
 mac1=$(nvm1 cat /sys/class/net/vnet1/address)
-vx 1 fdb show vni 99 | grep -q "^$mac1 vni 99 port vxsl99 " || fail "the kernel did not learn the tap behind vxsl99: $(vx 1 fdb show)"
-pass "ping tap <-> veth, tap <-> remote, veth <-> remote, both ways; the tap's MAC learned behind vxsl99"
+# fdb show is both datapaths' FDBs, each entry naming its datapath: the
+# kernel one has the tap's MAC behind the link's kernel end, the
+# userspace one behind the tap itself.
+vx 1 fdb show vni 99 | grep -q "^$mac1 vni 99 port vxsl99 .* datapath kernel$" ||
+	fail "the kernel did not learn the tap behind vxsl99: $(vx 1 fdb show)"
+vx 1 fdb show vni 99 | grep -q "^$mac1 vni 99 port vnet1 .* datapath user$" ||
+	fail "the userspace datapath's entry for the tap: $(vx 1 fdb show)"
+pass "ping tap <-> veth, tap <-> remote, veth <-> remote, both ways; the tap's MAC learned behind vxsl99 (kernel) and vnet1 (user)"
 
 # Counters: N pings tap -> veth; the tap's rx/tx and the link's ends count
 # them (a few more frames allowed: ARP).

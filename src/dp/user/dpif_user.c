@@ -6,6 +6,7 @@
  * FDB is switch/fdb.h's table, which the workers learn into and the
  * control thread changes beside them without a request. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,22 +58,34 @@ static void user_close(struct dpif *dp)
 	free(u);
 }
 
-static int user_open(const struct dpif_config *cfg, struct dpif **out)
+/* open's refusal: err, with its reason in why (NULL: none wanted). */
+static int user_refuse(int err, char *why, size_t why_len, const char *what)
 {
+	if (why)
+		snprintf(why, why_len, "the userspace datapath: %s: %s", what, strerror(-err));
+	return err;
+}
+
+static int user_open(const struct dpif_config *cfg, struct dpif **out, char *why, size_t why_len)
+{
+	if (cfg->keep || cfg->pin_dir) /* its state is its threads' memory */
+		return user_refuse(-EOPNOTSUPP, why, why_len, "nothing of it outlives vxswitchd (keep, pin_dir)");
+	if (cfg->n_workers > VXD_MAX_WORKERS)
+		return user_refuse(-EINVAL, why, why_len, "too many workers");
 	struct dpif_user *u = calloc(1, sizeof(*u));
 	if (!u)
-		return -ENOMEM;
+		return user_refuse(-ENOMEM, why, why_len, "its state");
 	u->up.class = &dpif_user_class;
 	u->clock = cfg->clock ? cfg->clock : vxd_now_ns;
 	u->wsnap = calloc(cfg->n_workers ? cfg->n_workers : 1, sizeof(*u->wsnap));
-	if (!u->wsnap || cfg->n_workers > VXD_MAX_WORKERS) {
+	if (!u->wsnap) {
 		user_close(&u->up);
-		return u->wsnap ? -EINVAL : -ENOMEM;
+		return user_refuse(-ENOMEM, why, why_len, "its snapshots");
 	}
 	int err = fdb_create(&cfg->fdb, &u->fdb);
 	if (err < 0) {
 		user_close(&u->up);
-		return err;
+		return user_refuse(err, why, why_len, "the FDB");
 	}
 	for (unsigned i = 0; i < cfg->n_workers; i++) {
 		struct vxd_worker_config wcfg = {
@@ -88,7 +101,7 @@ static int user_open(const struct dpif_config *cfg, struct dpif **out)
 		err = vxd_worker_create(&wcfg, &u->workers[i]);
 		if (err < 0) {
 			user_close(&u->up);
-			return err;
+			return user_refuse(err, why, why_len, "a worker thread");
 		}
 		u->n_workers = i + 1;
 	}
@@ -294,8 +307,11 @@ static int user_rule_counters(struct dpif *dp, struct flower_counters *fc)
 	return 0;
 }
 
-static int user_capture_start(struct dpif *dp, struct vxd_capture *cap)
+static int user_capture_start(struct dpif *dp, struct vxd_capture *cap, char *why, size_t why_len)
 {
+	(void)why; /* what a worker refuses has no other reason than its errno */
+	(void)why_len;
+	cap->realtime_offset_ns = vxd_capture_realtime_offset(dpif_user(dp)->clock());
 	struct vxd_req req = { .kind = VXD_REQ_CAPTURE_START, .capture = cap };
 	struct vxd_req undo = { .kind = VXD_REQ_CAPTURE_STOP, .capture = cap };
 	return call_all_or_undo(dpif_user(dp), &req, &undo);

@@ -47,7 +47,7 @@ static int setup(void **state)
 		.n_workers = 1,
 		.clock = test_clock,
 	};
-	assert_int_equal(dpif_user_class.open(&cfg, &r->dp), 0);
+	assert_int_equal(dpif_user_class.open(&cfg, &r->dp, NULL, 0), 0);
 	assert_ptr_equal(r->dp->class, &dpif_user_class);
 	*state = r;
 	return 0;
