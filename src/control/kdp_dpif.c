@@ -1,8 +1,9 @@
 /* The kernel datapath behind dp/dpif.h (contract: control/kdp_ports.h,
- * "The kernel datapath's dpif"): its FDB operations here, over the FDB
- * map and the caps kdp_fdb.c keeps, its ports (kdp_ports.c: port_add
- * and port_del, from a struct dpif_port_spec), its rule operations
- * (kdp_ports_rules.c) and its capture operations (kdp_capture.c).  Its
+ * "The kernel datapath's dpif"): its life cycle and its FDB operations
+ * here (the FDB over the map and the caps kdp_fdb.c keeps), its ports
+ * (kdp_ports.c: port_add and port_del from a struct dpif_port_spec,
+ * port_flood_vteps), its rule operations (kdp_ports_rules.c) and its
+ * capture operations (kdp_capture.c).  Its
  * own counters are not yet its: kdp_stats.c reads them, so snapshot is
  * NULL in the class. */
 #include <errno.h>

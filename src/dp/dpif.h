@@ -10,7 +10,8 @@
  *     (dp/user/worker.h), what they write is changed by requests they
  *     execute between two batches.
  *   - "kernel" (control/kdp_dpif.c): eBPF programs on the ports'
- *     devices (docs/DESIGN.md, "Two datapaths"): its ports (port_add),
+ *     devices (docs/DESIGN.md, "Two datapaths"): its life cycle (open,
+ *     close, fd/run, startup_done), ports (port_add, port_flood_vteps),
  *     FDB, rules and captures; its counters not yet (snapshot is NULL):
  *     control/kdp_ports.h says why.
  * Both run at once when taps sit beside the kernel datapath's ports: the
