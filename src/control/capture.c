@@ -88,7 +88,7 @@ static int cap_datapath(struct vxd_cap_session *s, bool start, struct ctl_err *e
 	char why[sizeof(err->msg)] = "";
 	int ret = dp->class->capture_start(dp, &s->cap, why, sizeof(why));
 	if (ret < 0)
-		return why[0] ? vxd_refuse(err, ret, "capture: %s", why)
+		return why[0] ? vxd_refuse(err, ret, "%s", why)
 			      : vxd_refuse(err, ret, "capture: port %s: %s", s->port, strerror(-ret));
 	return 0;
 }
@@ -193,18 +193,18 @@ static int cap_setup_port(struct vxd *vxd, struct vxd_cap_session *s, const stru
 
 /* A port a datapath serves itself (devports.c): what its datapath can
  * capture of it, its capture_start says. */
-static int cap_setup_devport(struct vxd *vxd, struct vxd_cap_session *s, const struct vxd_devport *dev,
+static int cap_setup_devport(struct vxd *vxd, struct vxd_cap_session *s, const struct vxd_dp_port *dev,
 			     const struct ctl_capture *c, struct ctl_err *err)
 {
-	s->cap.vxlan = dev->cfg.type == CTL_PORT_VXLAN;
-	return cap_setup(vxd, s, vxd_devport_dpif(vxd), dev->id, c, err);
+	s->cap.vxlan = dev->vxlan;
+	return cap_setup(vxd, s, dev->dp, dev->id, c, err);
 }
 
 int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_err *err)
 {
 	struct port *port = vxd_port_by_name(vxd, c->port);
-	const struct vxd_devport *dev = port ? NULL : vxd_devport_by_name(vxd, c->port);
-	if (!port && !dev)
+	struct vxd_dp_port dev;
+	if (!port && !vxd_devport_find(vxd, c->port, &dev))
 		return vxd_refuse(err, -ENOENT, "port %s: no such port", c->port);
 	unsigned slot = 0;
 	while (slot < VXD_CAPTURE_MAX && vxd->captures[slot])
@@ -217,7 +217,7 @@ int vxd_capture_start(struct vxd *vxd, const struct ctl_capture *c, struct ctl_e
 	if (!s)
 		return vxd_refuse(err, -ENOMEM, "capture: out of memory");
 	s->slot = slot;
-	int ret = port ? cap_setup_port(vxd, s, port, c, err) : cap_setup_devport(vxd, s, dev, c, err);
+	int ret = port ? cap_setup_port(vxd, s, port, c, err) : cap_setup_devport(vxd, s, &dev, c, err);
 	if (ret < 0 || (ret = cap_datapath(s, true, err)) < 0)
 		goto err_free;
 	s->attached = true;

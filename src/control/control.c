@@ -59,10 +59,10 @@ struct vxd_fdb_port {
 
 static int vxd_fdb_port_of(struct vxd *vxd, const char *name, struct vxd_fdb_port *fp, struct ctl_err *err)
 {
-	const struct vxd_devport *dev = vxd_devport_by_name(vxd, name);
-	if (dev) { /* a port of the datapath that holds the FDB (devports.c) */
-		*fp = (struct vxd_fdb_port){ .id = dev->id, .vxlan = dev->cfg.type == CTL_PORT_VXLAN,
-					     .vni = dev->cfg.vni };
+	struct vxd_dp_port dev;
+	if (vxd_devport_find(vxd, name, &dev) && dev.dp == vxd_fdb_dpif(vxd)) {
+		/* a port of the datapath that holds the FDB (devports.c) */
+		*fp = (struct vxd_fdb_port){ .id = dev.id, .vxlan = dev.vxlan, .vni = dev.vni };
 		return 0;
 	}
 	const struct port *port = vxd_port_by_name(vxd, name);

@@ -39,6 +39,24 @@ const struct vxd_devport *vxd_devport_by_name(const struct vxd *vxd, const char 
 	return NULL;
 }
 
+bool vxd_devport_find(struct vxd *vxd, const char *name, struct vxd_dp_port *out)
+{
+	struct dpif *dp = vxd_devport_dpif(vxd);
+	const struct vxd_devport *dev = dp ? vxd_devport_by_name(vxd, name) : NULL;
+	if (dev) {
+		*out = (struct vxd_dp_port){ .dp = dp, .id = dev->id, .vni = dev->cfg.vni,
+					     .vxlan = dev->cfg.type == CTL_PORT_VXLAN };
+		return true;
+	}
+	uint16_t kid;
+	uint32_t vni;
+	if (dp && vxd_slowpath_kernel_end_named(vxd, name, &kid, &vni)) {
+		*out = (struct vxd_dp_port){ .dp = dp, .id = kid, .vni = vni };
+		return true;
+	}
+	return false;
+}
+
 const char *vxd_port_name(const struct vxd *vxd, const struct dpif *dp, uint16_t id, char buf[CTL_NAME_SIZE])
 {
 	if (dp == vxd->dp)

@@ -283,10 +283,13 @@ static void kc_entry_info(struct kdp_ctl *kc, uint32_t vni, const uint8_t mac[6]
 	memcpy(e->mac, mac, 6);
 	if (v->flags & VXDP_FDB_REMOTE) {
 		const struct kc_port *p = kc_vtep(kc, vni, v->flags, v->remote);
+		uint16_t family = (v->flags & VXDP_FDB_V6) ? AF_INET6 : AF_INET;
 		for (unsigned i = 0; !p && i < KC_MAX_PORTS; i++) {
-			/* A static entry's VTEP need not be one the port floods to. */
+			/* A static entry's VTEP need not be one the port floods
+			 * to: the VNI's vxlan port of its family. */
 			const struct kc_port *q = &kc->ports[i];
-			if (q->used && q->spec.type == DPIF_PORT_VXLAN && q->spec.vni == vni)
+			if (q->used && q->spec.type == DPIF_PORT_VXLAN && q->spec.vni == vni &&
+			    q->spec.local.family == family)
 				p = q;
 		}
 		e->dst.type = FDB_DST_VTEP;
@@ -317,6 +320,7 @@ struct kc_walk {
 	uint64_t now;
 	int (*cb)(const struct fdb_entry_info *e, void *ctx);
 	void *ctx;
+	int err;   /* the first the callback returned */
 };
 
 static void kc_walk_one(void *aux, const struct vxdp_fdb_key *key, const struct vxdp_fdb_val *v)
@@ -326,7 +330,10 @@ static void kc_walk_one(void *aux, const struct vxdp_fdb_key *key, const struct 
 		return;
 	struct fdb_entry_info e;
 	kc_entry_info(w->kc, key->vni, key->mac, v, w->now, &e);
-	w->cb(&e, w->ctx);
+	if (w->err == 0) {
+		int err = w->cb(&e, w->ctx);
+		w->err = err < 0 ? err : 0;
+	}
 }
 
 int kdp_ctl_fdb_walk(struct kdp_ctl *kc, uint32_t vni, int (*cb)(const struct fdb_entry_info *e, void *ctx),
@@ -334,5 +341,5 @@ int kdp_ctl_fdb_walk(struct kdp_ctl *kc, uint32_t vni, int (*cb)(const struct fd
 {
 	struct kc_walk w = { .kc = kc, .vni = vni, .now = kdp_now_ns(), .cb = cb, .ctx = ctx };
 	int n = kdp_fdb_dump(kc->k, kc_walk_one, &w);
-	return n < 0 ? n : 0;
+	return n < 0 ? n : w.err;
 }

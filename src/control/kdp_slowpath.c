@@ -133,6 +133,7 @@ static void sl_unmake(struct vxd *vxd, struct vxd_slowlink *sl)
 	struct ctl_err e = { 0 };
 	if (up && vxd_port_remove(vxd, up->id, &e) < 0)
 		VLOG_ERR("port", "%s: cannot be removed: %s", u, e.msg);
+	vxd_capture_port_removed(vxd, kdp_ctl_dpif(vxd->kdp), sl->kid);
 	kdp_ctl_internal_del(vxd->kdp, k);
 	int ret = rtnl_link_delete(-1, k); /* its peer goes with it */
 	if (ret < 0 && ret != -ENODEV)
@@ -170,6 +171,22 @@ bool vxd_slowpath_kernel_end(const struct vxd *vxd, uint16_t kid, char name[IF_N
 		char u[IF_NAMESIZE];
 		if (vxd->slow[i].used && vxd->slow[i].kid == kid) {
 			sl_names(vxd->slow[i].vni, name, u);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool vxd_slowpath_kernel_end_named(const struct vxd *vxd, const char *name, uint16_t *kid, uint32_t *vni)
+{
+	for (unsigned i = 0; vxd->kdp && i < VXD_MAX_SLOWLINKS; i++) {
+		char k[IF_NAMESIZE], u[IF_NAMESIZE];
+		if (!vxd->slow[i].used)
+			continue;
+		sl_names(vxd->slow[i].vni, k, u);
+		if (!strcmp(k, name)) {
+			*kid = vxd->slow[i].kid;
+			*vni = vxd->slow[i].vni;
 			return true;
 		}
 	}

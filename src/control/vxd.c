@@ -235,6 +235,7 @@ void vxd_destroy(struct vxd *vxd)
 	vxd_slowpath_close(vxd);
 	if (vxd->kdp) { /* before the ports: its programs send to them */
 		struct dpif *kdp = kdp_ctl_dpif(vxd->kdp);
+		vxd->kdp = NULL; /* what runs next (port removal) sees the userspace datapath alone */
 		kdp->class->close(kdp);
 	}
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)

@@ -203,6 +203,17 @@ struct dpif *vxd_devport_dpif(struct vxd *vxd);
 int vxd_devport_add(struct vxd *vxd, const struct ctl_port_add *pa, struct ctl_err *err);
 int vxd_devport_del(struct vxd *vxd, const char *name, struct ctl_err *err);
 const struct vxd_devport *vxd_devport_by_name(const struct vxd *vxd, const char *name);
+/* A port the devport datapath serves, by name: a devport or a slow-path
+ * link's kernel end (which no config line names); its datapath, id, VNI
+ * and whether it is a vxlan port.  What fdb add, capture and diagnose
+ * accept of such ports. */
+struct vxd_dp_port {
+	struct dpif *dp;
+	uint16_t id;
+	uint32_t vni;
+	bool vxlan;
+};
+bool vxd_devport_find(struct vxd *vxd, const char *name, struct vxd_dp_port *out);
 /* The name of port `id` of datapath dp (what FDB entries, rule counters
  * and captures name): a port the control thread opened (the userspace
  * datapath's), a devport, or a slow-path link's kernel end; "?" when
@@ -301,8 +312,10 @@ bool vxd_slowpath_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl
 void vxd_slowpath_prune(struct vxd *vxd);
 void vxd_slowpath_close(struct vxd *vxd);
 bool vxd_port_internal(const struct vxd *vxd, uint16_t id);
-/* The kernel end of a link whose kernel port id is kid: its name. */
+/* The kernel end of a link whose kernel port id is kid: its name; and
+ * the one named `name`: its kernel port id and VNI. */
 bool vxd_slowpath_kernel_end(const struct vxd *vxd, uint16_t kid, char name[16]);
+bool vxd_slowpath_kernel_end_named(const struct vxd *vxd, const char *name, uint16_t *kid, uint32_t *vni);
 void vxd_slowpath_print(struct ctl_print *p, const struct vxd *vxd, const struct port *port);
 /* stats_print.c: the userspace datapath's ports' stats (all, or `only`)
  * into an open array: for `stats` on the kernel datapath. */

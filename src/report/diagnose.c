@@ -164,7 +164,8 @@ static void vxd_diag_print(struct ctl_print *p, const struct vxd *vxd, const str
 int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p,
 		 struct ctl_err *err)
 {
-	if (ref->has_port && !vxd_port_by_name(vxd, ref->name) && !vxd_devport_by_name(vxd, ref->name))
+	struct vxd_dp_port dev;
+	if (ref->has_port && !vxd_port_by_name(vxd, ref->name) && !vxd_devport_find(vxd, ref->name, &dev))
 		return vxd_refuse(err, -ENOENT, "port %s: no such port", ref->name);
 	struct diag_input *in = calloc(1, sizeof(*in));
 	struct diag_report *r = calloc(1, sizeof(*r));

@@ -367,8 +367,13 @@ rig_vxswitchd_stop() { # SIDE
 	fi
 	[ "$rc" = 127 ] && return 0 # not this shell's child (started in a subshell)
 	if [ "$rc" != 0 ]; then
-		echo "FAIL: vxswitchd $1 exited with status $rc on SIGTERM; the tail of $RIG_DIR/h$1.log:" >&2
-		tail -n 20 "$RIG_DIR/h$1.log" >&2 2>/dev/null || true
+		# A sanitizer's report whole (it is what the status means), else the tail.
+		echo "FAIL: vxswitchd $1 exited with status $rc on SIGTERM; $RIG_DIR/h$1.log says:" >&2
+		if grep -Eq "Sanitizer|runtime error" "$RIG_DIR/h$1.log" 2>/dev/null; then
+			sed -n '/Sanitizer\|runtime error/,$p' "$RIG_DIR/h$1.log" | head -n 200 >&2
+		else
+			tail -n 40 "$RIG_DIR/h$1.log" >&2 2>/dev/null || true
+		fi
 		return 1
 	fi
 	return 0

@@ -209,6 +209,21 @@ wait "$capp" || fail "capture vnet1 did not get 2 frames"
 [ "$(tcpdump -nn -r "$RIG_DIR/c.pcap" 2>/dev/null | grep -c ICMP)" = 2 ] || fail "capture: $(tcpdump -nn -r "$RIG_DIR/c.pcap" 2>&1)"
 pass "on the tap: a flower drop rule held 3 pings, its removal let them through; a mirred across the datapaths and an indev naming the tap on a kernel port's egress refused; capture vnet1 took 2 ICMP frames"
 
+# The link's kernel end is a port no config line names, yet fdb show
+# prints it: capture, diagnose and fdb add take its name.
+timeout 10 "$VXCTL" --socket "$RIG_DIR/h1.sock" capture vxsl99 -c 2 -w "$RIG_DIR/k.pcap" icmp >/dev/null 2>"$RIG_DIR/k.err" &
+capp=$!
+for i in $(seq 20); do nvm1 ping -c 1 -W 1 -q 192.0.2.2 >/dev/null 2>&1; kill -0 "$capp" 2>/dev/null || break; done
+wait "$capp" || fail "capture vxsl99 did not get 2 frames: $(cat "$RIG_DIR/k.err")"
+[ "$(tcpdump -nn -r "$RIG_DIR/k.pcap" 2>/dev/null | grep -c ICMP)" = 2 ] || fail "capture vxsl99: $(tcpdump -nn -r "$RIG_DIR/k.pcap" 2>&1)"
+rc=0; vx 1 diagnose port vxsl99 > "$RIG_DIR/d.out" 2>&1 || rc=$?
+[ "$rc" != 2 ] && ! grep -q "no such port" "$RIG_DIR/d.out" || fail "diagnose port vxsl99: exit $rc, $(cat "$RIG_DIR/d.out")"
+vx 1 fdb add 02:00:00:00:99:03 vni 99 port vxsl99 || fail "fdb add naming vxsl99"
+vx 1 fdb show vni 99 | grep -q "^02:00:00:00:99:03 vni 99 port vxsl99 static .* datapath kernel$" ||
+	fail "static entry behind vxsl99: $(vx 1 fdb show)"
+vx 1 fdb del 02:00:00:00:99:03 vni 99 || fail "fdb del behind vxsl99"
+pass "the link's kernel end vxsl99: capture took 2 ICMP frames, diagnose and fdb add/del take its name"
+
 # diagnose judges no VM behind the link's ends (no tap offload or VM MTU
 # finding of vxsl99u / vxsl99), and VNI 99's way out is the link.
 dg=$(vx 1 diagnose 2>&1) || true
