@@ -65,7 +65,7 @@ const char *vxd_port_name(const struct vxd *vxd, const struct dpif *dp, uint16_t
 		if (vxd->devports[i].used && vxd->devports[i].id == id)
 			return vxd->devports[i].cfg.name;
 	char k[16];
-	if (id && vxd_slowpath_kernel_end(vxd, id, k)) {
+	if (vxd_slowpath_kernel_end(vxd, id, k)) {
 		snprintf(buf, CTL_NAME_SIZE, "%s", k);
 		return buf;
 	}

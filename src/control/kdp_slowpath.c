@@ -165,32 +165,37 @@ void vxd_slowpath_close(struct vxd *vxd)
 			sl_unmake(vxd, &vxd->slow[i]);
 }
 
-bool vxd_slowpath_kernel_end(const struct vxd *vxd, uint16_t kid, char name[IF_NAMESIZE])
+/* The link whose kernel end is named `name` (NULL: any name) and has
+ * kernel port id `kid` (0: any id); that end's name in k. */
+static const struct vxd_slowlink *sl_kernel_end(const struct vxd *vxd, const char *name, uint16_t kid,
+						 char k[IF_NAMESIZE])
 {
 	for (unsigned i = 0; vxd->kdp && i < VXD_MAX_SLOWLINKS; i++) {
+		const struct vxd_slowlink *sl = &vxd->slow[i];
 		char u[IF_NAMESIZE];
-		if (vxd->slow[i].used && vxd->slow[i].kid == kid) {
-			sl_names(vxd->slow[i].vni, name, u);
-			return true;
-		}
+		if (!sl->used || (kid && sl->kid != kid))
+			continue;
+		sl_names(sl->vni, k, u);
+		if (!name || !strcmp(k, name))
+			return sl;
 	}
-	return false;
+	return NULL;
+}
+
+bool vxd_slowpath_kernel_end(const struct vxd *vxd, uint16_t kid, char name[IF_NAMESIZE])
+{
+	return kid && sl_kernel_end(vxd, NULL, kid, name);
 }
 
 bool vxd_slowpath_kernel_end_named(const struct vxd *vxd, const char *name, uint16_t *kid, uint32_t *vni)
 {
-	for (unsigned i = 0; vxd->kdp && i < VXD_MAX_SLOWLINKS; i++) {
-		char k[IF_NAMESIZE], u[IF_NAMESIZE];
-		if (!vxd->slow[i].used)
-			continue;
-		sl_names(vxd->slow[i].vni, k, u);
-		if (!strcmp(k, name)) {
-			*kid = vxd->slow[i].kid;
-			*vni = vxd->slow[i].vni;
-			return true;
-		}
+	char k[IF_NAMESIZE];
+	const struct vxd_slowlink *sl = sl_kernel_end(vxd, name, 0, k);
+	if (sl) {
+		*kid = sl->kid;
+		*vni = sl->vni;
 	}
-	return false;
+	return sl != NULL;
 }
 
 bool vxd_port_internal(const struct vxd *vxd, uint16_t id)
