@@ -132,6 +132,12 @@ const struct dpif_class kdp_dpif_class = {
 	.rule_counters = kd_rule_counters,
 	.capture_start = kd_capture_start,
 	.capture_stop = kd_capture_stop,
+	.port_dump = kd_port_dump,
+	.port_stats = kd_port_stats,
+	.port_vteps = kd_port_vteps,
+	.dp_stats = kd_dp_stats,
+	.fdb_vni_macs = kd_fdb_vni_macs,
+	.show = kd_show,
 };
 
 struct dpif *kdp_ctl_dpif(struct kdp_ctl *kc)

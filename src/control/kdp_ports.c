@@ -442,60 +442,6 @@ int kd_port_flood_vteps(struct dpif *dp, uint16_t id, const struct dpif_ip *vtep
 
 /* ---- what the operator sees ------------------------------------------------ */
 
-void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out, kdp_ctl_port_extra_fn *extra, void *aux)
-{
-	const char *att = kdp_attach_kind(kc->k) == KDP_ATTACH_CLS_BPF ? "cls_bpf" : "tcx";
-	for (unsigned i = 0; i < KC_MAX_PORTS; i++) {
-		const struct kc_port *p = &kc->ports[i];
-		if (!p->used)
-			continue;
-		ctl_print_open_object(out, NULL);
-		ctl_print_string(out, CTL_PRINT_ANY, "name", "%s", p->spec.name);
-		ctl_print_string(out, CTL_PRINT_ANY, "type", " type %s",
-				 kc_type_name(p));
-		ctl_print_uint(out, CTL_PRINT_ANY, "vni", " vni %" PRIu64, p->spec.vni);
-		ctl_print_string(out, CTL_PRINT_ANY, "datapath", " datapath %s", "kernel");
-		if (p->internal)
-			ctl_print_string(out, CTL_PRINT_ANY, "peer", " peer %su (the taps' userspace datapath)",
-					 p->spec.dev);
-		else if (p->spec.type == DPIF_PORT_NETDEV)
-			ctl_print_string(out, CTL_PRINT_ANY, "dev", " dev %s", p->spec.dev);
-		if (p->spec.type == DPIF_PORT_VETH)
-			ctl_print_string(out, CTL_PRINT_ANY, "netns", " netns %s", p->spec.netns);
-		if (p->ifindex) {
-			ctl_print_uint(out, CTL_PRINT_ANY, "ifindex", " ifindex %" PRIu64, p->ifindex);
-			ctl_print_string(out, CTL_PRINT_ANY, "attach", " attach %s", att);
-			/* Egress rules: through the device's egress hook, which
-			 * redirect_peer would skip (bpf/vxdp_rules_abi.h). */
-			bool erules = kc->t && flower_table_port_has_rules(kc->t, kc_id(kc, p) | FLOWER_HOOK_EGRESS);
-			ctl_print_string(out, CTL_PRINT_ANY, "deliver", " deliver %s",
-					 (p->flags & VXDP_PORT_VETH) && !erules ? "redirect_peer" : "redirect");
-			ctl_print_uint(out, CTL_PRINT_ANY, "macs", " macs %" PRIu64, p->n_macs);
-			bool rules = kc->t && flower_table_port_has_rules(kc->t, kc_id(kc, p));
-			ctl_print_string(out, CTL_PRINT_ANY, "rules", " rules %s", rules ? "kernel-cache" : "none");
-			ctl_print_string(out, CTL_PRINT_ANY, "egress_rules", " egress-rules %s",
-					 erules ? "kernel-cache" : "none");
-		} else {
-			ctl_print_open_array(out, "remotes");
-			for (unsigned r = 0; r < p->spec.n_remotes; r++) {
-				struct ctl_ip ip = kdp_ctl_ip(&p->spec.remotes[r]);
-				ctl_print_ip(out, CTL_PRINT_ANY, NULL, " remote %s", &ip);
-			}
-			ctl_print_close_array(out);
-			ctl_print_uint(out, CTL_PRINT_ANY, "dstport", " dstport %" PRIu64, kc->dstport);
-			bool rules = kc->t && flower_table_port_has_rules(kc->t, kc_id(kc, p));
-			ctl_print_string(out, CTL_PRINT_ANY, "rules", " rules %s", rules ? "kernel-cache" : "none");
-			bool erules = kc->t && flower_table_port_has_rules(kc->t, kc_id(kc, p) | FLOWER_HOOK_EGRESS);
-			ctl_print_string(out, CTL_PRINT_ANY, "egress_rules", " egress-rules %s",
-					 erules ? "kernel-cache" : "none");
-			if (extra)
-				extra(out, p->spec.name, aux);
-		}
-		ctl_print_nl(out);
-		ctl_print_close_object(out);
-	}
-}
-
 /* ---- dpif port_add / port_del (kdp_dpif.c) --------------------------------- */
 
 int kd_port_add(struct dpif *dp, const struct dpif_port_spec *spec, uint16_t *id, char *why, size_t why_len)

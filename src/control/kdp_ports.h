@@ -136,12 +136,6 @@ int kdp_ctl_internal_add(struct kdp_ctl *kc, const char *dev, uint32_t vni, uint
 void kdp_ctl_internal_del(struct kdp_ctl *kc, const char *dev);
 bool kdp_ctl_is_internal(struct kdp_ctl *kc, const char *name);
 
-/* Appends the kernel ports' lines to an open `port show` array.  extra
- * (may be NULL) adds the caller's own fields to each vxlan port's open
- * object (EVPN's state).  (Its FDB: dpif's fdb_dump, as every
- * datapath's.) */
-typedef void kdp_ctl_port_extra_fn(struct ctl_print *out, const char *port, void *aux);
-void kdp_ctl_port_show(struct kdp_ctl *kc, struct ctl_print *out, kdp_ctl_port_extra_fn *extra, void *aux);
 
 /* ---- BGP EVPN on the kernel datapath (control/evpn.c) --------------------
  * What evpn.c does with the userspace datapath's FDB and VNI table, here

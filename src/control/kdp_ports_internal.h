@@ -139,6 +139,16 @@ int kd_rule_check(struct dpif *dp, const struct flower_spec *f, char *why, size_
 void kd_rules_changed(struct dpif *dp, const struct flower_table *t);
 int kd_rule_counters(struct dpif *dp, struct flower_counters *fc);
 
+/* kdp_dpif_stats.c: dpif port_dump, port_stats, port_vteps, dp_stats,
+ * fdb_vni_macs; kdp_stats.c: dpif show. */
+extern const char *const kd_drop_names[VXDP_DROP_COUNT];
+int kd_port_dump(struct dpif *dp, unsigned *cursor, uint16_t *id);
+int kd_port_stats(struct dpif *dp, uint16_t id, struct dpif_port_stats *o);
+int kd_port_vteps(struct dpif *dp, uint16_t id, struct dpif_vtep_stats *out, unsigned max);
+int kd_dp_stats(struct dpif *dp, struct dpif_dp_stats *o);
+uint32_t kd_fdb_vni_macs(struct dpif *dp, uint32_t vni, uint32_t *cap);
+void kd_show(struct dpif *dp, enum dpif_show_part part, uint16_t id, struct ctl_print *p);
+
 /* kdp_fdb.c */
 /* The map value a static entry to dst is: a VM port of vni (dst.port a
  * kernel port id), or a VTEP of vni's vxlan port of that family (dst.port

@@ -326,21 +326,26 @@ void vxd_user_ports_stats(struct ctl_print *p, struct vxd *vxd, const char *only
 void vxd_print_rxtx(struct ctl_print *p, uint64_t rx_frames, uint64_t rx_bytes, uint64_t tx_frames,
 		    uint64_t tx_bytes, uint64_t lost_events);
 
-/* kdp_stats.c: `stats` of the kernel datapath (vxd_stats hands over when
- * vxd->kdp is set); the programs' drop reason names. */
-int vxd_kdp_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p, struct ctl_err *err);
-const char *vxd_kdp_drop_name(unsigned reason);
+/* stats_dp.c: `stats` (vxd_stats hands over when a datapath serves
+ * ports itself, dp: vxd_devport_dpif) and `port show`'s lines of its
+ * ports, from its dpif counters. */
+int vxd_devport_stats(struct vxd *vxd, struct dpif *dp, const struct ctl_port_ref *ref, struct ctl_print *p,
+		      struct ctl_err *err);
+void vxd_devport_show(struct vxd *vxd, struct dpif *dp, struct ctl_print *out);
 /* kdp_diag.c: the kernel datapath's findings, appended to r (diagnose.c). */
 struct diag_input;
 struct diag_report;
 void vxd_kdp_diag(struct vxd *vxd, const struct diag_input *in, struct diag_report *r);
-/* kdp_metrics.c: the kernel ports as metrics_text ports (snapshots made
- * from the programs' counters, *snaps to free after the write), and the
- * kernel datapath's own families, written after metrics_text_write. */
+/* metrics_dp.c: the ports datapath dp serves itself as metrics_text
+ * ports (up to room of them into ports, *n_ports said; snapshots made
+ * from their dpif counters, held by what it returns, which the caller
+ * frees after the write), and their own families, written after
+ * metrics_text_write.  NULL: out of memory. */
 struct metrics_port;
-size_t vxd_kdp_metrics_ports(struct vxd *vxd, struct metrics_port *ports, size_t room,
-			     struct vxd_port_snap **snaps);
-void vxd_kdp_metrics_write(struct vxd *vxd, FILE *out);
+struct vxd_devport_metrics;
+struct vxd_devport_metrics *vxd_devport_metrics_read(struct dpif *dp, struct metrics_port *ports, size_t room,
+						     size_t *n_ports);
+void vxd_devport_metrics_write(const struct vxd_devport_metrics *m, FILE *out);
 
 /* evpn.c (the rest: control/evpn.h) */
 /* Deletes shadow devices left by a vxswitchd that died (at start-up). */

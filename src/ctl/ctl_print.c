@@ -372,7 +372,7 @@ void ctl_print_named_count(struct ctl_print *p, const char *name, uint64_t n)
 }
 
 void ctl_print_named_counts(struct ctl_print *p, const char *key, const char *indent,
-			    const char *(*name)(unsigned), const uint64_t *counts,
+			    const char *const *names, const uint64_t *counts,
 			    unsigned first, unsigned n)
 {
 	ctl_print_open_object(p, key);
@@ -381,7 +381,7 @@ void ctl_print_named_counts(struct ctl_print *p, const char *key, const char *in
 		if (counts[i] && !any)
 			ctl_print_text(p, "%s%s:", indent, key);
 		any = any || counts[i];
-		ctl_print_named_count(p, name(i), counts[i]);
+		ctl_print_named_count(p, names[i], counts[i]);
 	}
 	if (any)
 		ctl_print_nl(p);

@@ -101,11 +101,11 @@ void ctl_print_nl(struct ctl_print *p);
 /* One counter of a named set (drop reasons, flush reasons): " NAME N" in
  * text when N is not 0; "NAME": N in JSON always. */
 void ctl_print_named_count(struct ctl_print *p, const char *name, uint64_t n);
-/* The counters COUNTS[FIRST..N) named NAME(i), as an object KEY: in text
+/* The counters COUNTS[FIRST..N) named NAMES[i], as an object KEY: in text
  * one line "INDENTKEY:" and the non-zero ones (no line when all are 0);
  * in JSON every one, zeros too. */
 void ctl_print_named_counts(struct ctl_print *p, const char *key, const char *indent,
-			    const char *(*name)(unsigned), const uint64_t *counts,
+			    const char *const *names, const uint64_t *counts,
 			    unsigned first, unsigned n);
 /* A size histogram of N buckets as an array KEY of {"bucket": NAMES[b],
  * "frames", "bytes"}; in text one line "LABEL NAME: F frames B bytes ...",

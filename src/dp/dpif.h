@@ -136,6 +136,85 @@ struct dpif_port_spec {
 	bool evpn;              /* remotes and MACs from BGP EVPN too */
 };
 
+/* ---- Counters of the ports a datapath serves itself ----------------------
+ * (port_dump, port_stats, port_vteps, dp_stats, show, fdb_vni_macs): what
+ * `stats`, `port show`, `diagnose` and the metrics endpoint read of such
+ * ports (report/stats_dp.c, report/metrics_dp.c, report/diagnose_dp.c),
+ * in no datapath's own layout.  Each datapath names its own drop reasons
+ * (drop_names) and program (program); what is its alone (a device of its
+ * own, its rule cache's listing, capture state) it prints itself through
+ * show.  The userspace datapath's ports are attached ports, read from its
+ * worker snapshot (snapshot), and it leaves these NULL. */
+enum {
+	DPIF_HIST_BUCKETS = 6,          /* = PORT_HIST_BUCKETS, the same edges (port/port.h) */
+	DPIF_MAX_DROP_REASONS = 32,
+};
+struct dpif_port_stats {
+	/* Who it is */
+	char name[DPIF_NAME_SIZE];
+	const char *type;               /* `port show`'s: afpacket, veth, vxlan, slowpath */
+	uint32_t vni;
+	bool vxlan;                     /* remote VTEPs, no device of its own (port_vteps) */
+	bool internal;                  /* a link between datapaths, no VM behind it */
+	char dev[DPIF_NAME_SIZE];       /* its device ("": none) */
+	uint32_t ifindex;               /* 0: none */
+	const char *program;            /* what serves it on the device (diagnose names it) */
+	int attached;                   /* 1 on the device; 0 detached from outside; -ENODEV the
+					 * device is gone; another -errno: unknown */
+	uint32_t n_macs, max_macs;      /* learned behind it; its cap (0: none) */
+	/* What its device handed over (rx) and what it delivered to it (tx;
+	 * by size: what the VM receives, a GSO frame counted whole) */
+	uint64_t rx_frames, rx_bytes, tx_frames, tx_bytes;
+	uint64_t tx_hist_frames[DPIF_HIST_BUCKETS], tx_hist_bytes[DPIF_HIST_BUCKETS];
+	uint64_t flooded;               /* frames of it replicated */
+	/* Drops of its frames by reason: drops[r] named drop_names[r], r <
+	 * n_drop_reasons; not_lost: bit r set when reason r is no loss (the
+	 * original of a frame flooded as copies). */
+	const char *const *drop_names;
+	unsigned n_drop_reasons;
+	uint32_t not_lost;
+	uint64_t drops[DPIF_MAX_DROP_REASONS];
+	/* Learning upcalls sent and dropped (rate: its token bucket; ring: the
+	 * queue to vxswitchd was full). */
+	uint64_t upcalls, upcall_drops, upcall_drops_rate, upcall_drops_ring;
+	/* Its rule path (rules on the port): lookups of the datapath's
+	 * decision cache that hit, missed, or found a decision of an older
+	 * table. */
+	bool rule_path;
+	uint64_t rule_hits, rule_misses, rule_stale;
+};
+/* One remote VTEP of a vxlan port: inner frames to it (flood copies
+ * included) and from it; the datapath's clock's now minus the last of
+ * each (UINT64_MAX: never). */
+struct dpif_vtep_stats {
+	struct dpif_ip remote;
+	bool evpn;                      /* BGP EVPN's (port_flood_vteps), not the port's spec */
+	uint64_t tx_frames, tx_bytes, rx_frames, rx_bytes;
+	uint64_t rx_age_ns, tx_age_ns;
+};
+/* The datapath as a whole. */
+struct dpif_dp_stats {
+	uint64_t now_ns;                /* its clock when these were read */
+	const char *attach;             /* how its programs sit on devices ("tcx", "cls_bpf") */
+	/* The device it sends to remote VTEPs and receives from them */
+	char dev[DPIF_NAME_SIZE];
+	const char *dev_program;
+	int dev_attached;               /* as dpif_port_stats.attached */
+	struct dpif_port_stats dev_stats;
+	/* Its decision cache of rules: live entries, capacity, refused as full */
+	bool rule_cache;
+	uint64_t rule_cache_entries, rule_cache_max, rule_cache_full;
+};
+/* What only a datapath says (show): it prints into the caller's open
+ * object or array. */
+enum dpif_show_part {
+	DPIF_SHOW_STATS_PORT,           /* in a port's `stats` object, after the shared counters */
+	DPIF_SHOW_STATS_TAIL,           /* `stats`, after the ports and VNIs: its own objects */
+	DPIF_SHOW_PORT_LINE,            /* a port's `port show` line, after its name, type, vni */
+};
+enum { DPIF_MAX_VTEPS = 80 };
+
+struct ctl_print;
 struct dpif;
 struct flower_counters;
 struct flower_spec;
@@ -268,6 +347,20 @@ struct dpif_class {
 	 * sees): a negative errno with the reason, one line, in why. */
 	int (*capture_start)(struct dpif *dp, struct vxd_capture *cap, char *why, size_t why_len);
 	void (*capture_stop)(struct dpif *dp, struct vxd_capture *cap);
+
+	/* Counters of the ports it serves itself (see "Counters" above).
+	 * port_dump: from *cursor 0, the next port's id (0), or -ENOENT
+	 * past the last.  port_stats: port id's (-ENOENT: no such port).
+	 * port_vteps: a vxlan port's remote VTEPs, at most max (their
+	 * number, or -ENOENT).  dp_stats: its own.  fdb_vni_macs: MACs
+	 * learned in vni, and the cap on them (*cap).  show: see enum
+	 * dpif_show_part (id: the port, for the port parts). */
+	int (*port_dump)(struct dpif *dp, unsigned *cursor, uint16_t *id);
+	int (*port_stats)(struct dpif *dp, uint16_t id, struct dpif_port_stats *out);
+	int (*port_vteps)(struct dpif *dp, uint16_t id, struct dpif_vtep_stats *out, unsigned max);
+	int (*dp_stats)(struct dpif *dp, struct dpif_dp_stats *out);
+	uint32_t (*fdb_vni_macs)(struct dpif *dp, uint32_t vni, uint32_t *cap);
+	void (*show)(struct dpif *dp, enum dpif_show_part part, uint16_t id, struct ctl_print *p);
 
 	/* Threads that read a port's queues: a multi-queue tap or a socket's
 	 * reuseport group gets this many (1: single-queue). */

@@ -14,6 +14,7 @@
 #include "report/metrics_http.h"
 #include "report/metrics_text.h"
 #include "control/vxd_internal.h"
+#include "dp/dpif.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
 
@@ -46,9 +47,14 @@ static int vxd_metrics_render(void *ctx, char **text, size_t *len)
 			mp->kernel_tx_dropped = ks.tx_dropped;
 		}
 	}
-	struct vxd_port_snap *ksnaps = NULL;
-	if (vxd->kdp)
-		n += vxd_kdp_metrics_ports(vxd, ports + n, VXD_MAX_PORTS - n, &ksnaps);
+	/* The ports a datapath serves itself (metrics_dp.c). */
+	struct dpif *devdp = vxd_devport_dpif(vxd);
+	struct vxd_devport_metrics *devm = NULL;
+	if (devdp && devdp->class->port_stats) {
+		size_t n_dev;
+		devm = vxd_devport_metrics_read(devdp, ports + n, VXD_MAX_PORTS - n, &n_dev);
+		n += n_dev;
+	}
 	/* One series per worker thread, and the control thread's. */
 	struct metrics_thread_cpu cpu[VXD_MAX_WORKERS + 1];
 	char names[VXD_MAX_WORKERS][16];
@@ -65,12 +71,12 @@ static int vxd_metrics_render(void *ctx, char **text, size_t *len)
 	struct metrics_input in = { .snap = snap, .ports = ports, .n_ports = n, .cpu = cpu, .n_cpu = n_cpu };
 	FILE *out = open_memstream(text, len);
 	int ret = out ? metrics_text_write(out, &in) : -ENOMEM;
-	if (out && ret == 0 && vxd->kdp)
-		vxd_kdp_metrics_write(vxd, out);
+	if (out && ret == 0 && devm)
+		vxd_devport_metrics_write(devm, out);
 	if (out && fclose(out) != 0)
 		ret = -ENOMEM;
 	free(ports);
-	free(ksnaps);
+	free(devm);
 	return ret;
 }
 

@@ -127,14 +127,12 @@ static void vxd_print_port_line(struct ctl_print *p, const struct vxd *vxd, cons
 /* Counters keyed by their reason's name print "name": N in JSON always
  * (zero included, so a script can tell zero from "not counted":
  * docs/STATS.md), " name N" in text only when it is not zero. */
-static const char *vxd_drop_name(unsigned r)
-{
-	return drop_reason_name((enum drop_reason)r);
-}
-
 static void vxd_print_drops(struct ctl_print *p, const uint64_t *drops, const char *indent)
 {
-	ctl_print_named_counts(p, "drops", indent, vxd_drop_name, drops, 1, DROP_REASON_COUNT);
+	const char *names[DROP_REASON_COUNT];
+	for (unsigned r = 0; r < DROP_REASON_COUNT; r++)
+		names[r] = drop_reason_name((enum drop_reason)r);
+	ctl_print_named_counts(p, "drops", indent, names, drops, 1, DROP_REASON_COUNT);
 }
 
 static void vxd_print_hist(struct ctl_print *p, const struct port_stats *st)
@@ -474,8 +472,9 @@ void vxd_user_ports_stats(struct ctl_print *p, struct vxd *vxd, const char *only
 int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print *p,
 		     struct ctl_err *err)
 {
-	if (vxd->kdp)
-		return vxd_kdp_stats(vxd, ref, p, err); /* every port is the kernel datapath's */
+	struct dpif *devdp = vxd_devport_dpif(vxd);
+	if (devdp && devdp->class->port_stats) /* its ports, and the taps beside it */
+		return vxd_devport_stats(vxd, devdp, ref, p, err);
 	const struct port *only = NULL;
 	if (ref->has_port) {
 		only = vxd_port_by_name(vxd, ref->name);
@@ -535,12 +534,6 @@ static void vxd_fdb_print_one(struct ctl_print *p, const struct vxd *vxd, const 
 	ctl_print_close_object(p);
 }
 
-/* A kernel vxlan port's EVPN state, in its `port show` object. */
-static void vxd_print_kport_evpn(struct ctl_print *out, const char *port, void *aux)
-{
-	vxd_evpn_print_port(out, aux, port);
-}
-
 void vxd_port_show(struct vxd *vxd, struct ctl_print *out)
 {
 	const struct vxd_snapshot *snap = vxd_snapshot(vxd);
@@ -548,8 +541,9 @@ void vxd_port_show(struct vxd *vxd, struct ctl_print *out)
 	for (unsigned i = 1; i < VXD_MAX_PORTS; i++)
 		if (vxd->ports[i])
 			vxd_print_port_line(out, vxd, vxd->ports[i], &snap->ports[i], snap->taken_ns);
-	if (vxd->kdp)
-		kdp_ctl_port_show(vxd->kdp, out, vxd_print_kport_evpn, vxd);
+	struct dpif *devdp = vxd_devport_dpif(vxd);
+	if (devdp && devdp->class->port_stats)
+		vxd_devport_show(vxd, devdp, out);
 	ctl_print_close_array(out);
 }
 
