@@ -3,9 +3,9 @@
  * here (the FDB over the map and the caps kdp_fdb.c keeps), its ports
  * (kdp_ports.c: port_add and port_del from a struct dpif_port_spec,
  * port_flood_vteps), its rule operations (kdp_ports_rules.c) and its
- * capture operations (kdp_capture.c).  Its
- * own counters are not yet its: kdp_stats.c reads them, so snapshot is
- * NULL in the class. */
+ * capture operations (kdp_capture.c), its counters (kdp_dpif_stats.c)
+ * and what only it prints (kdp_stats.c, show).  snapshot is NULL: it has
+ * no worker threads. */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>

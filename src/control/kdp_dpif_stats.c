@@ -4,10 +4,13 @@
  * kdp_diag.h) and the rules path's (control/kdp_rules.h), put in the
  * dpif's words.  What only it has is printed by kdp_stats.c (show). */
 #include <errno.h>
+#include <ifaddrs.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "control/kdp_ports_internal.h"
 #include "control/kdp_rules.h"
@@ -24,6 +27,38 @@ const char *const kd_drop_names[VXDP_DROP_COUNT] = {
 	VXDP_DROP_REASONS(KD_DROP_NAME)
 #undef KD_DROP_NAME
 };
+
+static uint32_t dev_mtu(const char *dev)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	int ret = ioctl(fd, SIOCGIFMTU, &ifr);
+	close(fd);
+	return ret < 0 ? 0 : (uint32_t)ifr.ifr_mtu;
+}
+
+/* The MTU of the device that holds `local` (0: none here). */
+static uint32_t local_mtu(const struct dpif_ip *local)
+{
+	struct ifaddrs *ifa, *i;
+	uint32_t mtu = 0;
+	if (getifaddrs(&ifa) < 0)
+		return 0;
+	for (i = ifa; i && !mtu; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != local->family)
+			continue;
+		const void *a = local->family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr
+							  : (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+		if (!memcmp(a, local->bytes, local->family == AF_INET6 ? 16 : 4))
+			mtu = dev_mtu(i->ifa_name);
+	}
+	freeifaddrs(ifa);
+	return mtu;
+}
 
 /* The programs' counters in the dpif's words (the ABI's __u64 is unsigned
  * long long, uint64_t may not be). */
@@ -43,8 +78,9 @@ static void kd_counters(const struct vxdp_counters *c, struct dpif_port_stats *o
 	o->not_lost = 1u << VXDP_DROP_FLOOD_DONE;
 	for (unsigned r = 0; r < VXDP_DROP_COUNT; r++)
 		o->drops[r] = c->drops[r];
-	o->upcalls = c->upcalls;
-	o->upcall_drops = c->upcall_drops;
+#define KD_UPCALL(f, text, help) o->f = c->f;
+	DPIF_UPCALL_COUNTERS(KD_UPCALL)
+#undef KD_UPCALL
 	o->upcall_drops_rate = c->upcall_drops_rate;
 	o->upcall_drops_ring = c->upcall_drops_ring;
 }
@@ -96,6 +132,9 @@ int kd_port_stats(struct dpif *dp, uint16_t id, struct dpif_port_stats *o)
 	if (!p->ifindex) {
 		o->vxlan = true;
 		o->attached = 1; /* no program of its own: the vxlan device's (dp_stats) */
+		o->underlay_family = p->spec.local.family;
+		o->dst_port = kc->dstport;
+		o->mtu = local_mtu(&p->spec.local);
 		if (kc->kr && kdp_rules_port_id_stats(kc->kr, id, &rs))
 			goto rules;
 		return 0;
@@ -105,6 +144,7 @@ int kd_port_stats(struct dpif *dp, uint16_t id, struct dpif_port_stats *o)
 		snprintf(o->dev, sizeof(o->dev), "%s", p->spec.type == DPIF_PORT_NETDEV ? p->spec.dev : p->spec.name);
 	o->program = "vxdp_port_ingress";
 	o->attached = kdp_prog_attached(kc->k, p->ifindex, kdp_port_prog_fd(kc->k));
+	o->mtu = o->attached == -ENODEV ? 0 : dev_mtu(o->dev);
 	kd_read(kc, p->ifindex, o);
 	if (!kc->kr || !kdp_rules_port_stats(kc->kr, p->ifindex, &rs))
 		return 0;
@@ -167,5 +207,8 @@ int kd_dp_stats(struct dpif *dp, struct dpif_dp_stats *o)
 
 uint32_t kd_fdb_vni_macs(struct dpif *dp, uint32_t vni, uint32_t *cap)
 {
-	return kdp_ctl_vni_macs(kc_of(dp), vni, cap);
+	struct kdp_ctl *kc = kc_of(dp);
+	const struct kc_vni *v = kc_vni(kc, vni, false);
+	*cap = kc->fdb_max ? kc->fdb_max : KC_FDB_MAX_DEFAULT;
+	return v ? v->n_macs : 0;
 }

@@ -111,11 +111,6 @@ const char *kc_type_name(const struct kc_port *p)
 	return kc_type_of(&p->spec, p->internal);
 }
 
-const char *kdp_ctl_port_type(const struct kdp_ctl_port_info *pi)
-{
-	return kc_type_of(pi->spec, pi->internal);
-}
-
 struct kc_port *kc_by_name(struct kdp_ctl *kc, const char *name)
 {
 	for (unsigned i = 0; i < KC_MAX_PORTS; i++)
@@ -488,16 +483,6 @@ const char *kdp_ctl_vtep_port(struct kdp_ctl *kc, uint32_t vni, bool v6, const u
 	return p ? p->spec.name : NULL;
 }
 
-unsigned kdp_ctl_port_n_remotes(const struct kdp_ctl_port_info *pi)
-{
-	return pi->spec->n_remotes + pi->n_evpn_vteps;
-}
-
-const struct dpif_ip *kdp_ctl_port_remote(const struct kdp_ctl_port_info *pi, unsigned r)
-{
-	return r < pi->spec->n_remotes ? &pi->spec->remotes[r] : &pi->evpn_vteps[r - pi->spec->n_remotes];
-}
-
 int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out)
 {
 	const struct kc_port *p = kc_by_name(kc, name);
@@ -507,39 +492,3 @@ int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_
 	return 0;
 }
 
-bool kdp_ctl_port_at(struct kdp_ctl *kc, unsigned i, struct kdp_ctl_port_info *out)
-{
-	if (i >= KC_MAX_PORTS || !kc->ports[i].used)
-		return false;
-	kc_info(&kc->ports[i], out);
-	return true;
-}
-
-unsigned kdp_ctl_port_slots(void)
-{
-	return KC_MAX_PORTS;
-}
-
-struct kdp *kdp_ctl_kdp(struct kdp_ctl *kc)
-{
-	return kc->k;
-}
-
-void kdp_ctl_learn_counts(const struct kdp_ctl *kc, uint64_t *learned, uint64_t *refused, uint64_t *aged)
-{
-	*learned = kc->learned;
-	*refused = kc->learn_refused;
-	*aged = kc->aged;
-}
-
-uint32_t kdp_ctl_vni_macs(struct kdp_ctl *kc, uint32_t vni, uint32_t *cap)
-{
-	const struct kc_vni *v = kc_vni(kc, vni, false);
-	*cap = kc->fdb_max ? kc->fdb_max : KC_FDB_MAX_DEFAULT;
-	return v ? v->n_macs : 0;
-}
-
-struct kdp_rules_ctl *kdp_ctl_rules(struct kdp_ctl *kc)
-{
-	return kc->kr;
-}

@@ -113,8 +113,11 @@ void kdp_ctl_tick(struct kdp_ctl *kc);
  *     same spec again is 0); port_del of a slow-path link's end -EPERM
  *     (it goes with kdp_ctl_internal_del); port_flood_vteps: EVPN's
  *     VTEPs of a vxlan port (IPv4; -E2BIG past VXDP_FLOOD_MAX).
- * Its own counters are not behind the dpif yet (snapshot is NULL):
- * kdp_stats.c, kdp_diag.c and kdp_metrics.c read them. */
+ *   port_dump, port_stats, port_vteps, dp_stats, fdb_vni_macs: its ports'
+ *     counters and its own, from the programs' per-CPU maps
+ *     (kdp_dpif_stats.c); show: what only it says in `stats` and `port
+ *     show` (kdp_stats.c).  snapshot stays NULL: it has no worker
+ *     threads. */
 struct dpif;
 extern const struct dpif_class kdp_dpif_class;
 struct dpif *kdp_ctl_dpif(struct kdp_ctl *kc);
@@ -166,8 +169,8 @@ static inline struct ctl_ip kdp_ctl_ip(const struct dpif_ip *a)
 	return ip;
 }
 
-/* ---- for capture, stats and diagnose of kernel ports (kdp_capture.c,
- * kdp_diag.c) ---- */
+/* ---- for the slow-path links and captures of kernel ports
+ * (kdp_slowpath.c, kdp_capture.c) ---- */
 
 struct kdp_ctl_port_info {
 	const struct dpif_port_spec *spec; /* what it serves (valid until the port goes) */
@@ -178,30 +181,13 @@ struct kdp_ctl_port_info {
 	const struct dpif_ip *evpn_vteps; /* a vxlan port's flood VTEPs from EVPN (dpif port_flood_vteps) */
 	unsigned n_evpn_vteps;
 };
-/* What `port show` calls its type: afpacket, veth, vxlan, or slowpath
- * (a slow-path link's kernel end). */
-const char *kdp_ctl_port_type(const struct kdp_ctl_port_info *pi);
 /* The name of the vxlan port of `vni` whose remotes (configured or from
  * EVPN) include `addr` (IPv6 when v6, else the first 4 bytes), or NULL. */
 const char *kdp_ctl_vtep_port(struct kdp_ctl *kc, uint32_t vni, bool v6, const uint8_t *addr);
-/* A vxlan port's remote VTEPs, the configured ones then EVPN's: r from 0
- * while r < kdp_ctl_port_n_remotes(pi) (at most KDP_CTL_MAX_REMOTES). */
+/* A vxlan port's remote VTEPs at most: its configured ones and EVPN's. */
 enum { KDP_CTL_MAX_REMOTES = CTL_MAX_REMOTES + 64 /* VXDP_FLOOD_MAX */ };
-unsigned kdp_ctl_port_n_remotes(const struct kdp_ctl_port_info *pi);
-const struct dpif_ip *kdp_ctl_port_remote(const struct kdp_ctl_port_info *pi, unsigned r);
 /* Port `name` (-ENOENT: not a kernel port). */
 int kdp_ctl_port_info(struct kdp_ctl *kc, const char *name, struct kdp_ctl_port_info *out);
-/* The i-th slot's port; false past the last slot or for an empty one
- * (iterate i from 0 while i < kdp_ctl_port_slots()). */
-bool kdp_ctl_port_at(struct kdp_ctl *kc, unsigned i, struct kdp_ctl_port_info *out);
-unsigned kdp_ctl_port_slots(void);
-struct kdp *kdp_ctl_kdp(struct kdp_ctl *kc);
-/* The rules path (control/kdp_rules.h); NULL when it did not open. */
-struct kdp_rules_ctl *kdp_ctl_rules(struct kdp_ctl *kc);
-/* Learning's own counts (what `stats` prints as learned/learn_refused/aged). */
-void kdp_ctl_learn_counts(const struct kdp_ctl *kc, uint64_t *learned, uint64_t *refused, uint64_t *aged);
-/* MACs learned in `vni`, and the cap on them now. */
-uint32_t kdp_ctl_vni_macs(struct kdp_ctl *kc, uint32_t vni, uint32_t *cap);
 
 /* ---- flower rules on kernel ports (control/kdp_rules.h) ------------------ */
 

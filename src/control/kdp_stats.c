@@ -26,13 +26,13 @@ static const char *const ks_hist_names[VXDP_HIST_BUCKETS] = {
 	"<1.5K", "1.5K-8K", "8K-16K", "16K-32K", "32K-64K", ">=64K",
 };
 
-/* flooded and VXDP_UPCALL_COUNTERS: " flooded N upcalls N upcall drops N"
+/* flooded and DPIF_UPCALL_COUNTERS: " flooded N upcalls N upcall drops N"
  * (MODE CTL_PRINT_JSON: the keys alone, a port's flat copies). */
 static void ks_upcalls(struct ctl_print *p, const struct vxdp_counters *c, enum ctl_print_mode mode)
 {
 	ctl_print_uint(p, mode, "flooded", " flooded %" PRIu64, c->flood_packets);
 #define KS_UPCALL(f, text, help) ctl_print_uint(p, mode, #f, " " text " %" PRIu64, c->f);
-	VXDP_UPCALL_COUNTERS(KS_UPCALL)
+	DPIF_UPCALL_COUNTERS(KS_UPCALL)
 #undef KS_UPCALL
 }
 

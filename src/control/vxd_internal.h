@@ -322,7 +322,8 @@ void vxd_slowpath_print(struct ctl_print *p, const struct vxd *vxd, const struct
 void vxd_user_ports_stats(struct ctl_print *p, struct vxd *vxd, const char *only);
 /* stats_print.c: a port's rx/tx line ("    rx N frames N bytes  tx ...",
  * keys rx_frames ... tx_avg_frame, lost_events JSON only), the same on
- * both datapaths (kdp_stats.c prints its ports' with it). */
+ * both datapaths (stats_dp.c prints a devport's with it, kdp_stats.c the
+ * vxlan device's). */
 void vxd_print_rxtx(struct ctl_print *p, uint64_t rx_frames, uint64_t rx_bytes, uint64_t tx_frames,
 		    uint64_t tx_bytes, uint64_t lost_events);
 
@@ -332,10 +333,11 @@ void vxd_print_rxtx(struct ctl_print *p, uint64_t rx_frames, uint64_t rx_bytes, 
 int vxd_devport_stats(struct vxd *vxd, struct dpif *dp, const struct ctl_port_ref *ref, struct ctl_print *p,
 		      struct ctl_err *err);
 void vxd_devport_show(struct vxd *vxd, struct dpif *dp, struct ctl_print *out);
-/* kdp_diag.c: the kernel datapath's findings, appended to r (diagnose.c). */
+/* diagnose_dp.c: the findings on the ports datapath dp serves itself,
+ * appended to r (diagnose.c). */
 struct diag_input;
 struct diag_report;
-void vxd_kdp_diag(struct vxd *vxd, const struct diag_input *in, struct diag_report *r);
+void vxd_devport_diag(struct dpif *dp, const struct diag_input *in, struct diag_report *r);
 /* metrics_dp.c: the ports datapath dp serves itself as metrics_text
  * ports (up to room of them into ports, *n_ports said; snapshots made
  * from their dpif counters, held by what it returns, which the caller

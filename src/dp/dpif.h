@@ -12,8 +12,9 @@
  *   - "kernel" (control/kdp_dpif.c): eBPF programs on the ports'
  *     devices (docs/DESIGN.md, "Two datapaths"): its life cycle (open,
  *     close, fd/run, startup_done), ports (port_add, port_flood_vteps),
- *     FDB, rules and captures; its counters not yet (snapshot is NULL):
- *     control/kdp_ports.h says why.
+ *     FDB, rules, captures and counters (its ports' through port_stats
+ *     and port_vteps: "Counters" below; snapshot is NULL, it has no
+ *     threads of its own).
  * Both run at once when taps sit beside the kernel datapath's ports: the
  * control thread then holds both (its list of datapaths, user first) and
  * gives each operation to every datapath that implements it, or to the
@@ -36,9 +37,10 @@
  * An operation a class leaves NULL is not called: for the rule
  * operations that means "nothing to do" (the userspace datapath's workers
  * read the rule table from the view); for the port operations, that the
- * class serves the other kind of port (below); the kernel datapath's
- * snapshot is NULL because its counters are still read by its control
- * side's reports (control/kdp_stats.c).
+ * class serves the other kind of port (below); for the counter
+ * operations, that its ports are not of that kind (snapshot: a datapath
+ * without worker threads; port_stats and the rest: one that serves no
+ * device of its own).
  *
  * Contract
  * ========
@@ -145,6 +147,14 @@ struct dpif_port_spec {
  * own, its rule cache's listing, capture state) it prints itself through
  * show.  The userspace datapath's ports are attached ports, read from its
  * worker snapshot (snapshot), and it leaves these NULL. */
+/* A port's learning-upcall counters, X(field, "text", "help"), for the
+ * printers: `stats` (text " TEXT N", JSON key the field) and --metrics
+ * (vxswitch_kdp_port_FIELD_total, HELP).  A datapath's counters of the
+ * same name fill them; a counter of this kind is added here, one line. */
+#define DPIF_UPCALL_COUNTERS(X) \
+	X(upcalls, "upcalls", "Learning upcalls the port's frames sent to vxswitchd.") \
+	X(upcall_drops, "upcall drops", "Learning upcalls dropped: the port's rate limit or a full ring.")
+
 enum {
 	DPIF_HIST_BUCKETS = 6,          /* = PORT_HIST_BUCKETS, the same edges (port/port.h) */
 	DPIF_MAX_DROP_REASONS = 32,
@@ -162,6 +172,11 @@ struct dpif_port_stats {
 	int attached;                   /* 1 on the device; 0 detached from outside; -ENODEV the
 					 * device is gone; another -errno: unknown */
 	uint32_t n_macs, max_macs;      /* learned behind it; its cap (0: none) */
+	/* Its device's MTU (0: unknown); a vxlan port's: the underlay
+	 * device's that holds its local address, its family (AF_INET,
+	 * AF_INET6) and UDP port */
+	uint32_t mtu;
+	uint16_t underlay_family, dst_port;
 	/* What its device handed over (rx) and what it delivered to it (tx;
 	 * by size: what the VM receives, a GSO frame counted whole) */
 	uint64_t rx_frames, rx_bytes, tx_frames, tx_bytes;
@@ -174,9 +189,13 @@ struct dpif_port_stats {
 	unsigned n_drop_reasons;
 	uint32_t not_lost;
 	uint64_t drops[DPIF_MAX_DROP_REASONS];
-	/* Learning upcalls sent and dropped (rate: its token bucket; ring: the
-	 * queue to vxswitchd was full). */
-	uint64_t upcalls, upcall_drops, upcall_drops_rate, upcall_drops_ring;
+	/* Learning upcalls (DPIF_UPCALL_COUNTERS), and the drops by reason
+	 * (rate: its token bucket was empty; ring: the queue to vxswitchd
+	 * was full). */
+#define DPIF_UPCALL_FIELD(f, text, help) uint64_t f;
+	DPIF_UPCALL_COUNTERS(DPIF_UPCALL_FIELD)
+#undef DPIF_UPCALL_FIELD
+	uint64_t upcall_drops_rate, upcall_drops_ring;
 	/* Its rule path (rules on the port): lookups of the datapath's
 	 * decision cache that hit, missed, or found a decision of an older
 	 * table. */

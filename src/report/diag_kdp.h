@@ -1,16 +1,17 @@
-/* `diagnose` of the kernel datapath's ports: pure judgement (as diag.h)
- * over what control/kdp_diag.c reads from the programs' maps: each port's
- * counters (struct vxdp_counters: drops by reason, upcalls and their
- * drops, the size histogram of what the VM receives), each vxlan port's
- * remote VTEPs (struct vxdp_vtep_stats), whether each program is still
- * attached, MTUs.  Findings use diag.h's causes: those of the userspace
- * datapath where the cause is the same (remote_silent, vni_no_vxlan,
- * mtu_underlay, port_drops) and the kernel's own (program_not_attached,
- * upcalls_dropped, small_frames_kernel, rules_cache_thrashing: a port with
- * rules whose lookups in the kernel's decision cache mostly miss, so its
- * frames take the slow path through vxswitchd's classifier).  Judged on
- * totals since the port was added (the programs' counters have no window
- * yet).
+/* `diagnose` of the ports a datapath serves itself (the kernel
+ * datapath's): pure judgement (as diag.h) over their dpif counters
+ * (dp/dpif.h, "Counters"), which report/diagnose_dp.c reads: each port's
+ * drops by the datapath's reasons, learning upcalls and their drops, the
+ * size histogram of what the VM receives, its rule path; each vxlan
+ * port's remote VTEPs; whether the datapath's program is still on each
+ * device, and on its own; MTUs.  Findings use diag.h's causes: those of
+ * the userspace datapath where the cause is the same (remote_silent,
+ * vni_no_vxlan, mtu_underlay, port_drops) and the kernel's own
+ * (program_not_attached, upcalls_dropped, small_frames_kernel,
+ * rules_cache_thrashing: a port with rules whose lookups in the
+ * datapath's decision cache mostly miss, so its frames take the slow
+ * path through vxswitchd's classifier).  Judged on totals since the port
+ * was added (the counters have no window yet).
  *
  * No port of the kernel datapath is ever forced onto the slow path: taps
  * (the only ports that would need it) are refused at `port add`, so there
@@ -18,13 +19,10 @@
 #ifndef VX_REPORT_DIAG_KDP_H
 #define VX_REPORT_DIAG_KDP_H
 
-#include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dp/kernel/bpf/vxdp_abi.h"
-#include "dp/kernel/bpf/vxdp_diag_abi.h"
-#include "dp/kernel/bpf/vxdp_rules_abi.h"
+#include "dp/dpif.h"
 #include "report/diag.h"
 
 enum diag_kdp_limits {
@@ -38,41 +36,22 @@ enum diag_kdp_limits {
 
 struct diag_kdp_remote {
 	char addr[48];
-	struct vxdp_vtep_stats s;
+	struct dpif_vtep_stats s;
 };
 
 struct diag_kdp_port {
-	char name[IF_NAMESIZE];
-	uint32_t vni;
-	bool vxlan;
-	bool internal;               /* a slow-path link's kernel end: its MTU is the link's, not a VM's */
-	/* a VM-facing port */
-	char dev[IF_NAMESIZE];
-	int attached;                /* 1, 0 (detached), -ENODEV (device gone), other -errno: unknown */
-	uint32_t mtu;                /* the device's (0: unknown) */
-	struct vxdp_counters c;
-	bool rules;                  /* on the rules path: rs is its counters */
-	struct vxdp_rstats rs;
-	/* a vxlan port */
-	uint16_t dst_port;
-	uint8_t family;              /* 4 or 6 */
-	uint32_t underlay_mtu;       /* the device holding `local` (0: unknown) */
-	unsigned n_remotes;
+	struct dpif_port_stats st;   /* who it is, its device, MTU and counters */
+	unsigned n_remotes;          /* a vxlan port's */
 	struct diag_kdp_remote remotes[DIAG_KDP_MAX_REMOTES];
 };
 
 struct diag_kdp_input {
-	uint64_t now_ns;             /* the programs' clock */
-	char tun_name[IF_NAMESIZE];
-	int tun_attached;            /* as diag_kdp_port.attached */
-	struct vxdp_counters tun;
-	/* the rule cache (control/kdp_rules.h) */
-	uint64_t rules_entries, rules_max, rules_cache_full;
+	struct dpif_dp_stats dp;     /* the datapath's own device and rule cache */
 	unsigned n_ports;
 	struct diag_kdp_port ports[DIAG_KDP_MAX_PORTS];
 };
 
-/* Appends the findings of `k` to r; in: only its `only` is read. */
+/* Appends the findings of `k` to r; in: only its `only` and knobs are read. */
 void diag_judge_kdp(const struct diag_input *in, const struct diag_kdp_input *k, struct diag_report *r);
 
 #endif

@@ -15,6 +15,7 @@
 #include "control/evpn.h"
 #include "port/evpn_shadow.h"
 #include "control/vxd_internal.h"
+#include "dp/dpif.h"
 #include "port/frame.h"
 #include "port/tap.h"
 #include "port/vxlan.h"
@@ -185,8 +186,9 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 		if (vxd->ports[i])
 			vxd_diag_port(vxd, i, &in->ports[i]);
 	diag_judge(in, r);
-	if (vxd->kdp)
-		vxd_kdp_diag(vxd, in, r); /* the kernel datapath's ports */
+	struct dpif *devdp = vxd_devport_dpif(vxd);
+	if (devdp && devdp->class->port_stats)
+		vxd_devport_diag(devdp, in, r); /* the ports it serves itself (diagnose_dp.c) */
 	vxd_diag_devport_evpn(vxd, in, r);
 	vxd_diag_print(p, vxd, in, r);
 	int ret = diag_problems(r) ? CTL_DONE_FINDINGS : 0;

@@ -13,6 +13,7 @@
  * rename).  Names: docs/STATS.md. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,19 +101,23 @@ static void port_families(FILE *out, const struct vxd_devport_metrics *m)
 			fprintf(out, ",reason=\"%s\"} %" PRIu64 "\n", st->drop_names[r], st->drops[r]);
 		}
 	}
-	static const struct { const char *name, *type, *help; } fams[] = {
-		{ "vxswitch_kdp_port_upcalls_total", "counter", "Learning upcalls the port's frames sent to vxswitchd." },
-		{ "vxswitch_kdp_port_upcall_drops_total", "counter",
-		  "Learning upcalls dropped: the port's rate limit or a full ring." },
-		{ "vxswitch_kdp_program_attached", "gauge", "1 while the program is on the port's ingress." },
+	/* DPIF_UPCALL_COUNTERS' families, then the gauge (off: 0). */
+#define MD_FAMILY(f, text, help) { "vxswitch_kdp_port_" #f "_total", "counter", help, offsetof(struct dpif_port_stats, f) },
+	static const struct { const char *name, *type, *help; size_t off; } fams[] = {
+		DPIF_UPCALL_COUNTERS(MD_FAMILY)
+		{ "vxswitch_kdp_program_attached", "gauge", "1 while the program is on the port's ingress.", 0 },
 	};
-	for (unsigned f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
+#undef MD_FAMILY
+	const unsigned n_fams = sizeof(fams) / sizeof(fams[0]), gauge = n_fams - 1;
+	for (unsigned f = 0; f < n_fams; f++) {
 		family(out, fams[f].name, fams[f].type, fams[f].help);
 		for (size_t i = 0; i < m->n; i++) {
 			const struct dpif_port_stats *st = &m->ports[i].st;
 			if (st->vxlan)
 				continue;
-			uint64_t v = f == 0 ? st->upcalls : f == 1 ? st->upcall_drops : st->attached == 1;
+			uint64_t v = st->attached == 1;
+			if (f != gauge)
+				memcpy(&v, (const char *)st + fams[f].off, sizeof(v));
 			fprintf(out, "%s{", fams[f].name);
 			labels(out, st);
 			fprintf(out, "} %" PRIu64 "\n", v);

@@ -1,46 +1,60 @@
-/* diagnose of the kernel datapath (report/diag_kdp.h): crafted inputs,
+/* diagnose of a datapath's own ports (report/diag_kdp.h): crafted inputs,
  * each finding and its fields, and none for a healthy switch. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <cmocka.h>
 
 #include "report/diag_kdp.h"
 
 #define SEC 1000000000ull
+#define NEVER UINT64_MAX
+
+/* A datapath's own drop reasons: the first is no loss (not_lost). */
+static const char *const drop_names[] = { "flood_original", "invalid_src_mac", "loop_to_ingress" };
+enum { FLOOD_ORIGINAL, INVALID_SRC_MAC, LOOP_TO_INGRESS };
 
 static struct diag_kdp_input *healthy(void)
 {
 	struct diag_kdp_input *k = calloc(1, sizeof(*k));
-	k->now_ns = 100 * SEC;
-	strcpy(k->tun_name, "vxdp0");
-	k->tun_attached = 1;
+	strcpy(k->dp.dev, "vxdp0");
+	k->dp.dev_program = "vxdp_tun_ingress";
+	k->dp.dev_attached = 1;
+	k->dp.rule_cache = true;
 	k->n_ports = 2;
-	struct diag_kdp_port *vm = &k->ports[0], *vx = &k->ports[1];
+	struct dpif_port_stats *vm = &k->ports[0].st, *vx = &k->ports[1].st;
 	strcpy(vm->name, "vnet1");
 	strcpy(vm->dev, "vnet1");
+	vm->program = "vxdp_port_ingress";
 	vm->vni = 99;
 	vm->attached = 1;
 	vm->mtu = 1450;
-	vm->c.tx_packets = 1000;
-	vm->c.tx_bytes = 64ull << 20;
-	vm->c.hist_bytes[4] = 60ull << 20;
-	vm->c.hist_bytes[0] = 4ull << 20;
-	vm->c.drops[VXDP_DROP_FLOOD_DONE] = 50; /* flooded originals: not a problem */
-	vm->c.upcalls = 3;
+	vm->tx_frames = 1000;
+	vm->tx_bytes = 64ull << 20;
+	vm->tx_hist_bytes[4] = 60ull << 20;
+	vm->tx_hist_bytes[0] = 4ull << 20;
+	vm->drop_names = drop_names;
+	vm->n_drop_reasons = 3;
+	vm->not_lost = 1u << FLOOD_ORIGINAL;
+	vm->drops[FLOOD_ORIGINAL] = 50; /* flooded originals: not a problem */
+	vm->upcalls = 3;
 	strcpy(vx->name, "vx99");
 	vx->vxlan = true;
+	vx->attached = 1;
 	vx->vni = 99;
 	vx->dst_port = 4789;
-	vx->family = 4;
-	vx->underlay_mtu = 1500;
-	vx->n_remotes = 1;
-	strcpy(vx->remotes[0].addr, "198.51.100.2");
-	vx->remotes[0].s = (struct vxdp_vtep_stats){ .tx_packets = 100, .rx_packets = 90,
-						      .last_tx_ns = 99 * SEC, .last_rx_ns = 99 * SEC + 1 };
+	vx->underlay_family = AF_INET;
+	vx->mtu = 1500;
+	k->ports[1].n_remotes = 1;
+	strcpy(k->ports[1].remotes[0].addr, "198.51.100.2");
+	/* heard from it just after the last frame sent to it, 1 s ago */
+	k->ports[1].remotes[0].s = (struct dpif_vtep_stats){ .tx_frames = 100, .rx_frames = 90,
+							     .tx_age_ns = 1 * SEC, .rx_age_ns = 1 * SEC - 1 };
 	return k;
 }
 
@@ -72,18 +86,19 @@ static void test_each_finding(void **state)
 	struct diag_kdp_input *k = healthy();
 	struct diag_report *r = calloc(1, sizeof(*r));
 	/* silent: sent 10, heard nothing after the last rx 5 s ago */
-	k->ports[1].remotes[0].s.last_rx_ns = 95 * SEC;
-	k->ports[1].remotes[0].s.last_tx_ns = 99 * SEC;
-	k->ports[0].c.upcall_drops = 7;
-	k->ports[0].c.drops[VXDP_DROP_INVALID_SRC_MAC] = 4;
-	k->ports[0].c.drops[VXDP_DROP_LOOP_TO_INGRESS] = 2;
-	k->ports[0].mtu = 1500;
-	k->ports[0].c.hist_bytes[4] = 0;
-	k->ports[0].c.hist_bytes[1] = 60ull << 20;
-	k->tun_attached = 0;
+	k->ports[1].remotes[0].s.rx_age_ns = 5 * SEC;
+	k->ports[1].remotes[0].s.tx_age_ns = 1 * SEC;
+	struct dpif_port_stats *vm = &k->ports[0].st;
+	vm->upcall_drops = 7;
+	vm->drops[INVALID_SRC_MAC] = 4;
+	vm->drops[LOOP_TO_INGRESS] = 2;
+	vm->mtu = 1500;
+	vm->tx_hist_bytes[4] = 0;
+	vm->tx_hist_bytes[1] = 60ull << 20;
+	k->dp.dev_attached = 0;
 	/* a rules port whose lookups mostly miss */
-	k->ports[0].rules = true;
-	k->ports[0].rs = (struct vxdp_rstats){ .hits = 1000, .misses = 2500, .stale = 500 };
+	vm->rule_path = true;
+	vm->rule_hits = 1000, vm->rule_misses = 2500, vm->rule_stale = 500;
 	judge(k, r, NULL);
 	const struct diag_finding *f = diag_find(r, DIAG_REMOTE_SILENT);
 	assert_non_null(f);
@@ -97,6 +112,7 @@ static void test_each_finding(void **state)
 	assert_string_equal(f->port, "vnet1");
 	assert_non_null(f = diag_find(r, DIAG_PORT_DROPS));
 	assert_int_equal(diag_field_num(f, "dropped"), 4); /* the commonest, flood_original left out */
+	assert_non_null(strstr(f->text, "as invalid_src_mac")); /* named by the datapath */
 	assert_non_null(f = diag_find(r, DIAG_MTU_UNDERLAY));
 	assert_int_equal(diag_field_num(f, "fits"), 1450);
 	assert_non_null(f = diag_find(r, DIAG_SMALL_FRAMES_KERNEL));
@@ -123,28 +139,28 @@ static void test_rules_cache_edges(void **state)
 	(void)state;
 	struct diag_kdp_input *k = healthy();
 	struct diag_report *r = calloc(1, sizeof(*r));
-	struct diag_kdp_port *p = &k->ports[0];
-	p->rules = true;
-	p->rs = (struct vxdp_rstats){ .hits = 0, .misses = DIAG_KDP_THRASH_MIN_MISSES - 1 };
+	struct dpif_port_stats *p = &k->ports[0].st;
+	p->rule_path = true;
+	p->rule_hits = 0, p->rule_misses = DIAG_KDP_THRASH_MIN_MISSES - 1;
 	judge(k, r, NULL);
 	assert_null(diag_find(r, DIAG_RULES_CACHE_THRASHING)); /* too few to judge */
-	p->rs = (struct vxdp_rstats){ .hits = 1000000, .misses = 5000 };
+	p->rule_hits = 1000000, p->rule_misses = 5000;
 	judge(k, r, NULL);
 	assert_null(diag_find(r, DIAG_RULES_CACHE_THRASHING)); /* established flows hit */
-	p->rs = (struct vxdp_rstats){ .hits = 5000, .misses = 5000 };
-	k->rules_cache_full = 12;
+	p->rule_hits = 5000, p->rule_misses = 5000;
+	k->dp.rule_cache_full = 12;
 	judge(k, r, NULL);
 	const struct diag_finding *f = diag_find(r, DIAG_RULES_CACHE_THRASHING);
 	assert_non_null(f);
 	assert_int_equal(diag_field_num(f, "cache_full"), 12);
 	assert_non_null(strstr(f->text, "cache was full"));
-	p->rules = false; /* no rules: its counters are not the rules path's */
+	p->rule_path = false; /* no rules: its counters are not the rules path's */
 	judge(k, r, NULL);
 	assert_null(diag_find(r, DIAG_RULES_CACHE_THRASHING));
 	/* A vxlan port with rules (the vxlan device's lookups) is judged too. */
-	struct diag_kdp_port *vx = &k->ports[1];
-	vx->rules = true;
-	vx->rs = (struct vxdp_rstats){ .hits = 100, .misses = 3000 };
+	struct dpif_port_stats *vx = &k->ports[1].st;
+	vx->rule_path = true;
+	vx->rule_hits = 100, vx->rule_misses = 3000;
 	judge(k, r, NULL);
 	f = diag_find(r, DIAG_RULES_CACHE_THRASHING);
 	assert_non_null(f);
@@ -160,23 +176,23 @@ static void test_silent_edges_and_gone_device(void **state)
 	struct diag_kdp_input *k = healthy();
 	struct diag_report *r = calloc(1, sizeof(*r));
 	/* heard 2 s ago after our last send: not silent; never heard: silent */
-	k->ports[1].remotes[0].s.last_rx_ns = 98 * SEC;
-	k->ports[1].remotes[0].s.last_tx_ns = 99 * SEC;
+	k->ports[1].remotes[0].s.rx_age_ns = 2 * SEC;
+	k->ports[1].remotes[0].s.tx_age_ns = 1 * SEC;
 	judge(k, r, NULL);
 	assert_null(diag_find(r, DIAG_REMOTE_SILENT));
-	k->ports[1].remotes[0].s = (struct vxdp_vtep_stats){ .tx_packets = 4, .last_tx_ns = 99 * SEC };
+	k->ports[1].remotes[0].s = (struct dpif_vtep_stats){ .tx_frames = 4, .tx_age_ns = 1 * SEC, .rx_age_ns = NEVER };
 	judge(k, r, NULL);
 	assert_null(diag_find(r, DIAG_REMOTE_SILENT)); /* fewer than 5 sent */
-	k->ports[1].remotes[0].s.tx_packets = 5;
+	k->ports[1].remotes[0].s.tx_frames = 5;
 	judge(k, r, NULL);
 	assert_non_null(diag_find(r, DIAG_REMOTE_SILENT));
-	k->ports[0].attached = -ENODEV;
+	k->ports[0].st.attached = -ENODEV;
 	judge(k, r, NULL);
 	const struct diag_finding *f = diag_find(r, DIAG_PROGRAM_NOT_ATTACHED);
 	assert_non_null(f);
 	assert_int_equal(diag_field_num(f, "device_gone"), 1);
 	/* A VNI with a VM and no vxlan port. */
-	k->ports[0].vni = 7;
+	k->ports[0].st.vni = 7;
 	judge(k, r, NULL);
 	assert_non_null(f = diag_find(r, DIAG_VNI_NO_VXLAN));
 	assert_int_equal(diag_field_num(f, "vni"), 7);

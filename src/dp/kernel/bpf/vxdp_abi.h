@@ -209,14 +209,9 @@ struct vxdp_counters {
 	__u64 hist_bytes[VXDP_HIST_BUCKETS];
 };
 
-/* struct vxdp_counters's learning-upcall counters, X(field, "text",
- * "help"), for vxswitchd's printers: `stats` (text " TEXT N", JSON key
- * the field; a port's kernel block and the vxlan device's line) and
- * --metrics (vxswitch_kdp_port_FIELD_total, HELP).  A counter of this
- * kind is added here, one line, beside its field above. */
-#define VXDP_UPCALL_COUNTERS(X) \
-	X(upcalls, "upcalls", "Learning upcalls the port's frames sent to vxswitchd.") \
-	X(upcall_drops, "upcall drops", "Learning upcalls dropped: the port's rate limit or a full ring.")
+/* (upcalls and upcall_drops are named as dp/dpif.h's
+ * DPIF_UPCALL_COUNTERS, which vxswitchd's printers are made from: a
+ * counter of that kind is added there too, with the same name.) */
 
 /* Key of the counters of frames from a device the program has no port for. */
 #define VXDP_COUNTERS_NOPORT 0u
