@@ -101,7 +101,7 @@ static int sl_make(struct vxd *vxd, uint32_t vni, struct ctl_err *err)
 	sl_no_ipv6(k);
 	sl_no_ipv6(u);
 	uint16_t kid;
-	int ret = kdp_ctl_internal_add(vxd->kdp, k, vni, &kid, err);
+	int ret = kdp_ctl_internal_add(kdp_ctl_of(vxd->kdp), k, vni, &kid, err);
 	if (ret < 0) {
 		rtnl_link_delete(-1, k);
 		return ret;
@@ -115,7 +115,7 @@ static int sl_make(struct vxd *vxd, uint32_t vni, struct ctl_err *err)
 	ctl_print_finish(&out);
 	ctl_print_release(&out);
 	if (ret < 0) {
-		kdp_ctl_internal_del(vxd->kdp, k);
+		kdp_ctl_internal_del(kdp_ctl_of(vxd->kdp), k);
 		rtnl_link_delete(-1, k);
 		return ret;
 	}
@@ -133,8 +133,8 @@ static void sl_unmake(struct vxd *vxd, struct vxd_slowlink *sl)
 	struct ctl_err e = { 0 };
 	if (up && vxd_port_remove(vxd, up->id, &e) < 0)
 		VLOG_ERR("port", "%s: cannot be removed: %s", u, e.msg);
-	vxd_capture_port_removed(vxd, kdp_ctl_dpif(vxd->kdp), sl->kid);
-	kdp_ctl_internal_del(vxd->kdp, k);
+	vxd_capture_port_removed(vxd, vxd->kdp, sl->kid);
+	kdp_ctl_internal_del(kdp_ctl_of(vxd->kdp), k);
 	int ret = rtnl_link_delete(-1, k); /* its peer goes with it */
 	if (ret < 0 && ret != -ENODEV)
 		VLOG_WARN("port", "vni %u: slow-path link %s: cannot delete it: %s", sl->vni, k, strerror(-ret));
@@ -254,7 +254,7 @@ bool vxd_slowpath_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl
 	if (cmd->verb == CTL_PORT_ADD) {
 		const struct ctl_port_add *pa = &cmd->port_add;
 		if (pa->type == CTL_PORT_TAP) {
-			if (kdp_ctl_port_info(vxd->kdp, pa->name, &(struct kdp_ctl_port_info){ 0 }) == 0)
+			if (kdp_ctl_port_info(kdp_ctl_of(vxd->kdp), pa->name, &(struct kdp_ctl_port_info){ 0 }) == 0)
 				*ret = vxd_refuse(err, -EEXIST, "port %s: exists (a kernel datapath port)", pa->name);
 			else
 				*ret = sl_tap_add(vxd, pa, out, err);
@@ -270,7 +270,7 @@ bool vxd_slowpath_execute(struct vxd *vxd, const struct ctl_cmd *cmd, struct ctl
 		const struct port *p = vxd_port_by_name(vxd, cmd->port.name);
 		struct kdp_ctl_port_info ki;
 		uint32_t vni = p && vxd_port_internal(vxd, p->id) ? p->vni
-			       : kdp_ctl_port_info(vxd->kdp, cmd->port.name, &ki) == 0 && ki.internal ? ki.spec->vni
+			       : kdp_ctl_port_info(kdp_ctl_of(vxd->kdp), cmd->port.name, &ki) == 0 && ki.internal ? ki.spec->vni
 			       : 0;
 		if (vni) { /* either end of a link */
 			*ret = vxd_refuse(err, -EPERM, "port %s: the slow-path link of vni %u: it goes with the VNI's last tap",

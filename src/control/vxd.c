@@ -136,7 +136,7 @@ static void vxd_kdp_open(struct vxd *vxd)
 	if (err == 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = VXD_KDP_SRC };
 		if (epoll_ctl(vxd->epfd, EPOLL_CTL_ADD, kdp->class->fd(kdp), &ev) == 0) {
-			vxd->kdp = kdp_ctl_of(kdp);
+			vxd->kdp = kdp;
 			/* Its FDB under the knobs as they are (the userspace
 			 * datapath's got them at its open). */
 			uint32_t capacity;
@@ -204,13 +204,13 @@ unsigned vxd_dpifs(struct vxd *vxd, struct dpif *out[VXD_MAX_DPIFS])
 	if (vxd->dp)
 		out[n++] = vxd->dp;
 	if (vxd->kdp)
-		out[n++] = kdp_ctl_dpif(vxd->kdp);
+		out[n++] = vxd->kdp;
 	return n;
 }
 
 struct dpif *vxd_fdb_dpif(const struct vxd *vxd)
 {
-	return vxd->kdp ? kdp_ctl_dpif(vxd->kdp) : vxd->dp;
+	return vxd->kdp ? vxd->kdp : vxd->dp;
 }
 
 bool vxd_datapath_kernel(const struct vxd *vxd)
@@ -234,7 +234,7 @@ void vxd_destroy(struct vxd *vxd)
 	vxd_capture_end_all(vxd, "vxswitchd stopping");
 	vxd_slowpath_close(vxd);
 	if (vxd->kdp) { /* before the ports: its programs send to them */
-		struct dpif *kdp = kdp_ctl_dpif(vxd->kdp);
+		struct dpif *kdp = vxd->kdp;
 		vxd->kdp = NULL; /* what runs next (port removal) sees the userspace datapath alone */
 		kdp->class->close(kdp);
 	}

@@ -129,9 +129,9 @@ struct vxd {
 	struct vxd_cap_session *captures[VXD_CAPTURE_MAX];
 	atomic_bool capture_want_wake;
 
-	/* --datapath kernel: the eBPF datapath and its ports (NULL: none);
-	 * why it is not in use when it was asked for. */
-	struct kdp_ctl *kdp;
+	/* --datapath kernel: the eBPF datapath, which serves its ports itself
+	 * (NULL: none); why it is not in use when it was asked for. */
+	struct dpif *kdp;
 	char kdp_why[512];
 	struct vxd_slowlink slow[VXD_MAX_SLOWLINKS]; /* kdp_slowpath.c: taps beside it */
 	struct vxd_devport devports[VXD_MAX_DEVPORTS]; /* devports.c */
