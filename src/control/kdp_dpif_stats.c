@@ -22,7 +22,7 @@ _Static_assert((int)DPIF_HIST_BUCKETS == (int)PORT_HIST_BUCKETS, "and the usersp
 _Static_assert((int)VXDP_DROP_COUNT <= (int)DPIF_MAX_DROP_REASONS, "every drop reason of the programs fits");
 _Static_assert((int)KDP_CTL_MAX_REMOTES <= (int)DPIF_MAX_VTEPS, "a vxlan port's remotes fit port_vteps");
 
-const char *const kd_drop_names[VXDP_DROP_COUNT] = {
+static const char *const kd_drop_names[VXDP_DROP_COUNT] = {
 #define KD_DROP_NAME(n, s) s,
 	VXDP_DROP_REASONS(KD_DROP_NAME)
 #undef KD_DROP_NAME
@@ -62,7 +62,7 @@ static uint32_t local_mtu(const struct dpif_ip *local)
 
 /* The programs' counters in the dpif's words (the ABI's __u64 is unsigned
  * long long, uint64_t may not be). */
-static void kd_counters(const struct vxdp_counters *c, struct dpif_port_stats *o)
+void kd_counters(const struct vxdp_counters *c, struct dpif_port_stats *o)
 {
 	o->rx_frames = c->rx_packets;
 	o->rx_bytes = c->rx_bytes;

@@ -469,12 +469,7 @@ _Static_assert(KDP_CTL_MAX_REMOTES == CTL_MAX_REMOTES + VXDP_FLOOD_MAX, "kdp_por
 static void kc_info(const struct kc_port *p, struct kdp_ctl_port_info *out)
 {
 	out->spec = &p->spec;
-	out->ifindex = p->ifindex;
-	out->flags = p->flags;
-	out->n_macs = p->n_macs;
 	out->internal = p->internal;
-	out->evpn_vteps = p->evpn_vteps;
-	out->n_evpn_vteps = p->n_evpn_vteps;
 }
 
 const char *kdp_ctl_vtep_port(struct kdp_ctl *kc, uint32_t vni, bool v6, const uint8_t *addr)

@@ -169,17 +169,12 @@ static inline struct ctl_ip kdp_ctl_ip(const struct dpif_ip *a)
 	return ip;
 }
 
-/* ---- for the slow-path links and captures of kernel ports
- * (kdp_slowpath.c, kdp_capture.c) ---- */
+/* ---- for the slow-path links (kdp_slowpath.c) and captures
+ * (kdp_capture.c) ---- */
 
 struct kdp_ctl_port_info {
 	const struct dpif_port_spec *spec; /* what it serves (valid until the port goes) */
-	uint32_t ifindex;           /* its device; 0 for a vxlan port */
-	uint32_t flags;             /* VXDP_PORT_VETH */
-	uint32_t n_macs;            /* MACs learned behind it */
 	bool internal;              /* a slow-path link's kernel end (kdp_ctl_internal_add) */
-	const struct dpif_ip *evpn_vteps; /* a vxlan port's flood VTEPs from EVPN (dpif port_flood_vteps) */
-	unsigned n_evpn_vteps;
 };
 /* The name of the vxlan port of `vni` whose remotes (configured or from
  * EVPN) include `addr` (IPv6 when v6, else the first 4 bytes), or NULL. */

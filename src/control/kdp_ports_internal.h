@@ -141,13 +141,15 @@ int kd_rule_counters(struct dpif *dp, struct flower_counters *fc);
 
 /* kdp_dpif_stats.c: dpif port_dump, port_stats, port_vteps, dp_stats,
  * fdb_vni_macs; kdp_stats.c: dpif show. */
-extern const char *const kd_drop_names[VXDP_DROP_COUNT];
+/* The programs' counters in the dpif's words (drops named by their reasons). */
+void kd_counters(const struct vxdp_counters *c, struct dpif_port_stats *o);
 int kd_port_dump(struct dpif *dp, unsigned *cursor, uint16_t *id);
 int kd_port_stats(struct dpif *dp, uint16_t id, struct dpif_port_stats *o);
 int kd_port_vteps(struct dpif *dp, uint16_t id, struct dpif_vtep_stats *out, unsigned max);
 int kd_dp_stats(struct dpif *dp, struct dpif_dp_stats *o);
 uint32_t kd_fdb_vni_macs(struct dpif *dp, uint32_t vni, uint32_t *cap);
-void kd_show(struct dpif *dp, enum dpif_show_part part, uint16_t id, struct ctl_print *p);
+void kd_show(struct dpif *dp, enum dpif_show_part part, uint16_t id, const struct dpif_port_stats *st,
+	     struct ctl_print *p);
 
 /* kdp_fdb.c */
 /* The map value a static entry to dst is: a VM port of vni (dst.port a

@@ -19,25 +19,22 @@
 #include "ctl/ctl_print.h"
 #include "dp/kernel/kdp_capture.h"
 #include "dp/kernel/kdp_diag.h"
+#include "port/port.h"
 #include "switch/flower_hook.h"
 #include "switch/flower_table.h"
 
-static const char *const ks_hist_names[VXDP_HIST_BUCKETS] = {
-	"<1.5K", "1.5K-8K", "8K-16K", "16K-32K", "32K-64K", ">=64K",
-};
-
 /* flooded and DPIF_UPCALL_COUNTERS: " flooded N upcalls N upcall drops N"
  * (MODE CTL_PRINT_JSON: the keys alone, a port's flat copies). */
-static void ks_upcalls(struct ctl_print *p, const struct vxdp_counters *c, enum ctl_print_mode mode)
+static void ks_upcalls(struct ctl_print *p, const struct dpif_port_stats *c, enum ctl_print_mode mode)
 {
-	ctl_print_uint(p, mode, "flooded", " flooded %" PRIu64, c->flood_packets);
+	ctl_print_uint(p, mode, "flooded", " flooded %" PRIu64, c->flooded);
 #define KS_UPCALL(f, text, help) ctl_print_uint(p, mode, #f, " " text " %" PRIu64, c->f);
 	DPIF_UPCALL_COUNTERS(KS_UPCALL)
 #undef KS_UPCALL
 }
 
 /* Each dropped upcall under its reason (their sum is upcall_drops). */
-static void ks_upcall_drops_by_reason(struct ctl_print *p, const struct vxdp_counters *c)
+static void ks_upcall_drops_by_reason(struct ctl_print *p, const struct dpif_port_stats *c)
 {
 	ctl_print_open_object(p, "upcall_drops_by_reason");
 	ctl_print_uint(p, CTL_PRINT_ANY, "rate_limit", " (rate limit %" PRIu64, c->upcall_drops_rate);
@@ -45,65 +42,63 @@ static void ks_upcall_drops_by_reason(struct ctl_print *p, const struct vxdp_cou
 	ctl_print_close_object(p);
 }
 
-/* A VM-facing port: the kernel block (the program's own counts), its
- * rules path, and the keys its JSON had before (scripts): the upcall
- * counters flat, the histogram's first layout (bucket -> bytes). */
-static void ks_port(struct ctl_print *p, struct kdp_ctl *kc, const struct kc_port *kp)
+static void ks_drops(struct ctl_print *p, const struct dpif_port_stats *c)
 {
-	struct vxdp_counters c;
-	if (kdp_counters_read(kc->k, kp->ifindex, &c) < 0)
-		memset(&c, 0, sizeof(c));
+	ctl_print_named_counts(p, "drops", "    ", c->drop_names, c->drops, 0, c->n_drop_reasons);
+}
+
+/* A VM-facing port, from the read the report printed (st): the kernel
+ * block (the program's own counts), its rules path, and the keys its
+ * JSON had before (scripts): the upcall counters flat, the histogram's
+ * first layout (bucket -> bytes). */
+static void ks_port(struct ctl_print *p, struct kdp_ctl *kc, const struct kc_port *kp,
+		    const struct dpif_port_stats *st)
+{
 	ctl_print_open_object(p, "tx_size_hist_bytes");
-	for (unsigned b = 0; b < VXDP_HIST_BUCKETS; b++)
-		ctl_print_uint(p, CTL_PRINT_JSON, ks_hist_names[b], "%" PRIu64, c.hist_bytes[b]);
+	for (unsigned b = 0; b < DPIF_HIST_BUCKETS; b++)
+		ctl_print_uint(p, CTL_PRINT_JSON, port_hist_names[b], "%" PRIu64, st->tx_hist_bytes[b]);
 	ctl_print_close_object(p);
 	ctl_print_open_object(p, "kernel");
 	ctl_print_uint(p, CTL_PRINT_ANY, "ifindex", "    kernel: ifindex %" PRIu64, kp->ifindex);
-	int att = kdp_prog_attached(kc->k, kp->ifindex, kdp_port_prog_fd(kc->k));
-	ctl_print_bool(p, CTL_PRINT_ANY, "attached", " program attached %s", att == 1);
-	ks_upcalls(p, &c, CTL_PRINT_ANY);
-	ks_upcall_drops_by_reason(p, &c);
+	ctl_print_bool(p, CTL_PRINT_ANY, "attached", " program attached %s", st->attached == 1);
+	ks_upcalls(p, st, CTL_PRINT_ANY);
+	ks_upcall_drops_by_reason(p, st);
 	ctl_print_nl(p);
 	ctl_print_close_object(p);
 	if (kc->kr) {
 		kdp_rules_print_port(kc->kr, kp->ifindex, p);
 		ctl_print_nl(p);
 	}
-	ks_upcalls(p, &c, CTL_PRINT_JSON);
-}
-
-static void ks_drops(struct ctl_print *p, const struct vxdp_counters *c, const char *indent)
-{
-	uint64_t drops[VXDP_DROP_COUNT];
-	for (unsigned r = 0; r < VXDP_DROP_COUNT; r++)
-		drops[r] = c->drops[r];
-	ctl_print_named_counts(p, "drops", indent, kd_drop_names, drops, 0, VXDP_DROP_COUNT);
+	ks_upcalls(p, st, CTL_PRINT_JSON);
 }
 
 static void ks_device(struct ctl_print *p, struct kdp *k)
 {
-	struct vxdp_counters c, np;
-	if (kdp_counters_read(k, kdp_tun_ifindex(k), &c) < 0)
-		memset(&c, 0, sizeof(c));
-	if (kdp_counters_read(k, VXDP_COUNTERS_NOPORT, &np) < 0)
-		memset(&np, 0, sizeof(np));
+	struct vxdp_counters raw, np_raw;
+	if (kdp_counters_read(k, kdp_tun_ifindex(k), &raw) < 0)
+		memset(&raw, 0, sizeof(raw));
+	if (kdp_counters_read(k, VXDP_COUNTERS_NOPORT, &np_raw) < 0)
+		memset(&np_raw, 0, sizeof(np_raw));
+	struct dpif_port_stats c, np;
+	kd_counters(&raw, &c);
+	kd_counters(&np_raw, &np);
 	ctl_print_open_object(p, "vxlan_device");
 	ctl_print_uint(p, CTL_PRINT_ANY, "ifindex", "vxlan device (ifindex %" PRIu64 ")", kdp_tun_ifindex(k));
 	int att = kdp_prog_attached(k, kdp_tun_ifindex(k), kdp_tun_prog_fd(k));
 	ctl_print_bool(p, CTL_PRINT_ANY, "attached", ": program attached %s", att == 1);
 	ctl_print_nl(p);
-	vxd_print_rxtx(p, c.rx_packets, c.rx_bytes, c.tx_packets, c.tx_bytes, 0);
+	vxd_print_rxtx(p, c.rx_frames, c.rx_bytes, c.tx_frames, c.tx_bytes, 0);
 	ks_upcalls(p, &c, CTL_PRINT_ANY);
 	ks_upcall_drops_by_reason(p, &c);
-	ctl_print_uint(p, c.evpn_local_kept ? CTL_PRINT_ANY : CTL_PRINT_JSON, "evpn_local_kept",
-		       " evpn: local MACs kept %" PRIu64, c.evpn_local_kept);
+	ctl_print_uint(p, raw.evpn_local_kept ? CTL_PRINT_ANY : CTL_PRINT_JSON, "evpn_local_kept",
+		       " evpn: local MACs kept %" PRIu64, raw.evpn_local_kept);
 	ctl_print_nl(p);
-	ks_drops(p, &c, "    ");
+	ks_drops(p, &c);
 	ctl_print_close_object(p);
 	ctl_print_open_object(p, "no_port");
-	ctl_print_uint(p, np.rx_packets ? CTL_PRINT_ANY : CTL_PRINT_JSON, "rx_frames",
-		       "frames from devices without a port %" PRIu64 "\n", np.rx_packets);
-	ks_drops(p, &np, "    ");
+	ctl_print_uint(p, np.rx_frames ? CTL_PRINT_ANY : CTL_PRINT_JSON, "rx_frames",
+		       "frames from devices without a port %" PRIu64 "\n", np.rx_frames);
+	ks_drops(p, &np);
 	ctl_print_close_object(p);
 }
 
@@ -208,14 +203,15 @@ static void ks_port_line(struct ctl_print *out, struct kdp_ctl *kc, const struct
 	ctl_print_string(out, CTL_PRINT_ANY, "egress_rules", " egress-rules %s", erules);
 }
 
-void kd_show(struct dpif *dp, enum dpif_show_part part, uint16_t id, struct ctl_print *p)
+void kd_show(struct dpif *dp, enum dpif_show_part part, uint16_t id, const struct dpif_port_stats *st,
+	     struct ctl_print *p)
 {
 	struct kdp_ctl *kc = kc_of(dp);
 	const struct kc_port *kp = part == DPIF_SHOW_STATS_TAIL ? NULL : kc_by_id(kc, id);
 	switch (part) {
 	case DPIF_SHOW_STATS_PORT:
-		if (kp && kp->ifindex) {
-			ks_port(p, kc, kp);
+		if (kp && kp->ifindex && st) {
+			ks_port(p, kc, kp, st);
 		} else if (kp && kc->kr) { /* a vxlan port: its VNI's rules path */
 			kdp_rules_print_port(kc->kr, VXDP_RSTATS_VNI | kp->spec.vni, p);
 			ctl_print_nl(p);

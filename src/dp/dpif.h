@@ -373,13 +373,18 @@ struct dpif_class {
 	 * port_vteps: a vxlan port's remote VTEPs, at most max (their
 	 * number, or -ENOENT).  dp_stats: its own.  fdb_vni_macs: MACs
 	 * learned in vni, and the cap on them (*cap).  show: see enum
-	 * dpif_show_part (id: the port, for the port parts). */
+	 * dpif_show_part (id and st: the port and its counters as
+	 * port_stats read them for the report, for the port parts, so what
+	 * the datapath adds is of the same read; NULL for the others).
+	 * A class with port_stats has port_dump, port_vteps and dp_stats
+	 * too (dpif_has_port_counters); show and fdb_vni_macs may be NULL. */
 	int (*port_dump)(struct dpif *dp, unsigned *cursor, uint16_t *id);
 	int (*port_stats)(struct dpif *dp, uint16_t id, struct dpif_port_stats *out);
 	int (*port_vteps)(struct dpif *dp, uint16_t id, struct dpif_vtep_stats *out, unsigned max);
 	int (*dp_stats)(struct dpif *dp, struct dpif_dp_stats *out);
 	uint32_t (*fdb_vni_macs)(struct dpif *dp, uint32_t vni, uint32_t *cap);
-	void (*show)(struct dpif *dp, enum dpif_show_part part, uint16_t id, struct ctl_print *p);
+	void (*show)(struct dpif *dp, enum dpif_show_part part, uint16_t id, const struct dpif_port_stats *st,
+		     struct ctl_print *p);
 
 	/* Threads that read a port's queues: a multi-queue tap or a socket's
 	 * reuseport group gets this many (1: single-queue). */
@@ -390,5 +395,11 @@ struct dpif_class {
 struct dpif {
 	const struct dpif_class *class;
 };
+
+/* Whether dp's ports can be reported from its counters (see "Counters"). */
+static inline bool dpif_has_port_counters(const struct dpif *dp)
+{
+	return dp && dp->class->port_stats && dp->class->port_dump && dp->class->port_vteps && dp->class->dp_stats;
+}
 
 #endif /* VX_DP_DPIF_H */

@@ -187,7 +187,7 @@ int vxd_diagnose(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_pri
 			vxd_diag_port(vxd, i, &in->ports[i]);
 	diag_judge(in, r);
 	struct dpif *devdp = vxd_devport_dpif(vxd);
-	if (devdp && devdp->class->port_stats)
+	if (dpif_has_port_counters(devdp))
 		vxd_devport_diag(devdp, in, r); /* the ports it serves itself (diagnose_dp.c) */
 	vxd_diag_devport_evpn(vxd, in, r);
 	vxd_diag_print(p, vxd, in, r);

@@ -50,7 +50,7 @@ static int vxd_metrics_render(void *ctx, char **text, size_t *len)
 	/* The ports a datapath serves itself (metrics_dp.c). */
 	struct dpif *devdp = vxd_devport_dpif(vxd);
 	struct vxd_devport_metrics *devm = NULL;
-	if (devdp && devdp->class->port_stats) {
+	if (dpif_has_port_counters(devdp)) {
 		size_t n_dev;
 		devm = vxd_devport_metrics_read(devdp, ports + n, VXD_MAX_PORTS - n, &n_dev);
 		n += n_dev;

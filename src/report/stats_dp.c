@@ -19,6 +19,8 @@
 #include "dp/dpif.h"
 #include "port/port.h"
 
+enum { SD_MAX_PORTS = 1024 }; /* more than any datapath serves (the kernel's: 256) */
+
 static void sd_ip(struct ctl_print *p, const char *key, const char *fmt, const struct dpif_ip *ip)
 {
 	struct ctl_ip c = { .family = ip->family };
@@ -62,33 +64,47 @@ static void sd_vxlan_port(struct ctl_print *p, struct dpif *dp, uint16_t id)
 	ctl_print_close_array(p);
 }
 
-static void sd_port(struct ctl_print *p, struct dpif *dp, uint16_t id)
+/* Every port of dp with its counters, read once for the ports and the
+ * VNIs' sums. */
+struct sd_ports {
+	unsigned n;
+	uint16_t id[SD_MAX_PORTS];
+	struct dpif_port_stats st[SD_MAX_PORTS];
+};
+
+static void sd_read(struct dpif *dp, struct sd_ports *ps)
 {
-	struct dpif_port_stats st;
-	if (dp->class->port_stats(dp, id, &st) < 0)
-		return;
+	ps->n = 0;
+	uint16_t id;
+	for (unsigned cur = 0; ps->n < SD_MAX_PORTS && dp->class->port_dump(dp, &cur, &id) == 0;)
+		if (dp->class->port_stats(dp, id, &ps->st[ps->n]) == 0)
+			ps->id[ps->n++] = id;
+}
+
+static void sd_port(struct ctl_print *p, struct dpif *dp, uint16_t id, const struct dpif_port_stats *st)
+{
 	ctl_print_open_object(p, NULL);
-	ctl_print_string(p, CTL_PRINT_ANY, "name", "port %s", st.name);
-	ctl_print_string(p, CTL_PRINT_ANY, "type", " (%s", st.type);
-	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64, st.vni);
+	ctl_print_string(p, CTL_PRINT_ANY, "name", "port %s", st->name);
+	ctl_print_string(p, CTL_PRINT_ANY, "type", " (%s", st->type);
+	ctl_print_uint(p, CTL_PRINT_ANY, "vni", " vni %" PRIu64, st->vni);
 	ctl_print_string(p, CTL_PRINT_ANY, "datapath", " datapath %s)", dp->class->name);
 	ctl_print_nl(p);
-	if (st.vxlan) {
+	if (st->vxlan) {
 		sd_vxlan_port(p, dp, id);
 	} else {
-		vxd_print_rxtx(p, st.rx_frames, st.rx_bytes, st.tx_frames, st.tx_bytes, 0);
+		vxd_print_rxtx(p, st->rx_frames, st->rx_bytes, st->tx_frames, st->tx_bytes, 0);
 		ctl_print_nl(p);
-		ctl_print_named_counts(p, "drops", "    ", st.drop_names, st.drops, 0, st.n_drop_reasons);
-		ctl_print_size_hist(p, "tx_size_hist", "    tx sizes:", port_hist_names, st.tx_hist_frames,
-				    st.tx_hist_bytes, DPIF_HIST_BUCKETS);
+		ctl_print_named_counts(p, "drops", "    ", st->drop_names, st->drops, 0, st->n_drop_reasons);
+		ctl_print_size_hist(p, "tx_size_hist", "    tx sizes:", port_hist_names, st->tx_hist_frames,
+				    st->tx_hist_bytes, DPIF_HIST_BUCKETS);
 		ctl_print_open_object(p, "fdb");
-		ctl_print_uint(p, CTL_PRINT_ANY, "macs", "    fdb: macs learned %" PRIu64, st.n_macs);
-		ctl_print_uint(p, CTL_PRINT_ANY, "max_macs", " max-macs %" PRIu64 " (0: none)", st.max_macs);
+		ctl_print_uint(p, CTL_PRINT_ANY, "macs", "    fdb: macs learned %" PRIu64, st->n_macs);
+		ctl_print_uint(p, CTL_PRINT_ANY, "max_macs", " max-macs %" PRIu64 " (0: none)", st->max_macs);
 		ctl_print_nl(p);
 		ctl_print_close_object(p);
 	}
 	if (dp->class->show)
-		dp->class->show(dp, DPIF_SHOW_STATS_PORT, id, p);
+		dp->class->show(dp, DPIF_SHOW_STATS_PORT, id, st, p);
 	ctl_print_close_object(p);
 }
 
@@ -115,24 +131,17 @@ static void sd_vni_add(struct dpif *dp, uint16_t id, const struct dpif_port_stat
 			v->to_remotes += s[r].tx_frames, v->from_remotes += s[r].rx_frames;
 }
 
-static void sd_vnis(struct ctl_print *p, struct dpif *dp)
+static void sd_vnis(struct ctl_print *p, struct dpif *dp, const struct sd_ports *ps)
 {
-	enum { MAX_VNIS = 256 };
-	struct sd_vni *v = calloc(MAX_VNIS, sizeof(*v));
+	struct sd_vni *v = calloc(SD_MAX_PORTS, sizeof(*v)); /* at most one VNI a port */
 	unsigned n = 0;
-	struct dpif_port_stats st;
-	uint16_t id;
-	for (unsigned cur = 0; v && dp->class->port_dump(dp, &cur, &id) == 0;) {
-		if (dp->class->port_stats(dp, id, &st) < 0)
-			continue;
+	for (unsigned k = 0; v && k < ps->n; k++) {
 		unsigned i = 0;
-		while (i < n && v[i].vni != st.vni)
+		while (i < n && v[i].vni != ps->st[k].vni)
 			i++;
-		if (i == n && n == MAX_VNIS)
-			continue;
 		if (i == n)
-			v[n++].vni = st.vni;
-		sd_vni_add(dp, id, &st, &v[i]);
+			v[n++].vni = ps->st[k].vni;
+		sd_vni_add(dp, ps->id[k], &ps->st[k], &v[i]);
 	}
 	ctl_print_open_array(p, "vnis");
 	for (unsigned i = 0; i < n; i++) {
@@ -165,31 +174,37 @@ int vxd_devport_stats(struct vxd *vxd, struct dpif *dp, const struct ctl_port_re
 	struct vxd_dp_port dpp;
 	if (ref->has_port && !user && !vxd_devport_find(vxd, ref->name, &dpp))
 		return vxd_refuse(err, -ENOENT, "port %s: no such port", ref->name);
-	struct dpif_dp_stats ds;
-	dp->class->dp_stats(dp, &ds);
+	struct dpif_dp_stats ds = { 0 };
+	if (dp->class->dp_stats(dp, &ds) < 0 || !ds.attach)
+		ds.attach = "?";
 	ctl_print_open_object(p, NULL);
 	ctl_print_uint(p, CTL_PRINT_JSON, "time_ns", "%" PRIu64, ds.now_ns);
 	ctl_print_string(p, CTL_PRINT_ANY, "datapath", "datapath %s", dp->class->name);
 	ctl_print_string(p, CTL_PRINT_ANY, "attach", " (%s)\n", ds.attach);
+	struct sd_ports *ps = calloc(1, sizeof(*ps));
+	if (!ps)
+		return vxd_refuse(err, -ENOMEM, "stats: out of memory");
 	ctl_print_open_array(p, "ports");
-	uint16_t id;
 	if (user) {
 		vxd_user_ports_stats(p, vxd, ref->name);
 	} else if (ref->has_port) {
-		sd_port(p, dp, dpp.id);
+		if (dp->class->port_stats(dp, dpp.id, &ps->st[0]) == 0)
+			sd_port(p, dp, dpp.id, &ps->st[0]);
 	} else {
-		for (unsigned cur = 0; dp->class->port_dump(dp, &cur, &id) == 0;)
-			sd_port(p, dp, id);
+		sd_read(dp, ps);
+		for (unsigned k = 0; k < ps->n; k++)
+			sd_port(p, dp, ps->id[k], &ps->st[k]);
 		vxd_user_ports_stats(p, vxd, NULL);
 	}
 	ctl_print_close_array(p);
 	if (!ref->has_port) {
-		sd_vnis(p, dp);
+		sd_vnis(p, dp, ps);
 		if (dp->class->show)
-			dp->class->show(dp, DPIF_SHOW_STATS_TAIL, 0, p);
+			dp->class->show(dp, DPIF_SHOW_STATS_TAIL, 0, NULL, p);
 		vxd_print_ctl_stats(p, vxd);
 	}
 	ctl_print_close_object(p);
+	free(ps);
 	return 0;
 }
 
@@ -206,7 +221,7 @@ void vxd_devport_show(struct vxd *vxd, struct dpif *dp, struct ctl_print *out)
 		ctl_print_uint(out, CTL_PRINT_ANY, "vni", " vni %" PRIu64, st.vni);
 		ctl_print_string(out, CTL_PRINT_ANY, "datapath", " datapath %s", dp->class->name);
 		if (dp->class->show)
-			dp->class->show(dp, DPIF_SHOW_PORT_LINE, id, out);
+			dp->class->show(dp, DPIF_SHOW_PORT_LINE, id, &st, out);
 		if (st.vxlan)
 			vxd_evpn_print_port(out, vxd, st.name);
 		ctl_print_nl(out);

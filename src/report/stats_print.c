@@ -12,6 +12,7 @@
 #include "ctl/ctl_print.h"
 #include "control/evpn.h"
 #include "control/vxd_internal.h"
+#include "dp/dpif.h"
 #include "control/kdp_ports.h"
 #include "port/afpacket.h"
 #include "port/tap.h"
@@ -473,7 +474,7 @@ int vxd_stats(struct vxd *vxd, const struct ctl_port_ref *ref, struct ctl_print 
 		     struct ctl_err *err)
 {
 	struct dpif *devdp = vxd_devport_dpif(vxd);
-	if (devdp && devdp->class->port_stats) /* its ports, and the taps beside it */
+	if (dpif_has_port_counters(devdp)) /* its ports, and the taps beside it */
 		return vxd_devport_stats(vxd, devdp, ref, p, err);
 	const struct port *only = NULL;
 	if (ref->has_port) {
@@ -542,7 +543,7 @@ void vxd_port_show(struct vxd *vxd, struct ctl_print *out)
 		if (vxd->ports[i])
 			vxd_print_port_line(out, vxd, vxd->ports[i], &snap->ports[i], snap->taken_ns);
 	struct dpif *devdp = vxd_devport_dpif(vxd);
-	if (devdp && devdp->class->port_stats)
+	if (dpif_has_port_counters(devdp))
 		vxd_devport_show(vxd, devdp, out);
 	ctl_print_close_array(out);
 }

@@ -5,7 +5,7 @@
  * detach`, a cls_bpf filter removed with `tc filter del`, a clsact qdisc
  * deleted).
  *
- * Who calls it: vxswitchd's control thread (control/kdp_diag.c,
+ * Who calls it: vxswitchd's control thread (control/kdp_dpif_stats.c,
  * kdp_stats.c) and the unit tests.  Functions return 0 or -errno. */
 #ifndef VXSWITCH_DP_KERNEL_KDP_DIAG_H
 #define VXSWITCH_DP_KERNEL_KDP_DIAG_H
