@@ -146,7 +146,11 @@ struct dpif_port_spec {
  * (drop_names) and program (program); what is its alone (a device of its
  * own, its rule cache's listing, capture state) it prints itself through
  * show.  The userspace datapath's ports are attached ports, read from its
- * worker snapshot (snapshot), and it leaves these NULL. */
+ * worker snapshot (snapshot), and it leaves these NULL.  Called on the
+ * control thread for each `stats`, `port show`, `diagnose` and scrape;
+ * they copy the counters out (a few system calls a port: map reads, the
+ * device's MTU) and wait for nothing; the strings they point to (type,
+ * program, drop_names) live as long as the datapath. */
 /* A port's learning-upcall counters, X(field, "text", "help"), for the
  * printers: `stats` (text " TEXT N", JSON key the field) and --metrics
  * (vxswitch_kdp_port_FIELD_total, HELP).  A datapath's counters of the
