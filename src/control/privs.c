@@ -98,18 +98,6 @@ int privs_prepare(const struct privs *p, char err[PRIVS_ERR_LEN])
 	return 0;
 }
 
-int privs_share_socket(const struct privs *p, const char *path, char err[PRIVS_ERR_LEN])
-{
-	if (!p->set_group || !path)
-		return 0;
-	errno = 0;
-	if (chown(path, (uid_t)-1, p->gid) < 0)
-		return fail(err, "chown of the control socket to --group");
-	if (chmod(path, 0660) < 0)
-		return fail(err, "chmod 0660 of the control socket");
-	return 0;
-}
-
 /* This thread's capabilities become PRIVS_KEPT_CAPS, permitted and
  * effective; inheritable and ambient empty. */
 static int set_caps(char err[PRIVS_ERR_LEN])

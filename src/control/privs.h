@@ -25,9 +25,11 @@
  *      Both are per thread and inherited at clone(), so done here they
  *      hold for the datapath worker too; the kept root capabilities are
  *      untouched (the bounding set only limits what execve grants).
- *   2. privs_share_socket(), as root after the control socket exists:
- *      with --group, chown it to GROUP and chmod 0660.  Root can always
- *      connect; the control server also trusts peers in the daemon's group.
+ *   2. with --group, the control server chowns its socket to GROUP and
+ *      chmods it 0660 between bind() and listen() (ctl/ctl_server.h,
+ *      struct ctl_server_opts share_group), so no client meets a socket
+ *      still root's.  Root can always connect; the control server also
+ *      trusts peers in the daemon's group.
  *   3. privs_drop(), after the config is applied: PR_SET_KEEPCAPS on this
  *      (the control) thread, setgroups(0), setresgid, setresuid (glibc
  *      applies the three to every thread), then capset(): permitted =
@@ -69,9 +71,6 @@ int privs_lookup(struct privs *p, const char *user, const char *group,
 		 char err[PRIVS_ERR_LEN]);
 /* Step 1 (with --user; else nothing).  Call before starting threads. */
 int privs_prepare(const struct privs *p, char err[PRIVS_ERR_LEN]);
-/* Step 2 (with --group; else nothing). */
-int privs_share_socket(const struct privs *p, const char *path,
-		       char err[PRIVS_ERR_LEN]);
 /* Step 3 (with --user; with only --group, setresgid). */
 int privs_drop(const struct privs *p, char err[PRIVS_ERR_LEN]);
 

@@ -110,7 +110,9 @@ static int vxd_open_control(struct vxd *vxd)
 		return -errno;
 	if (!vxd->opts.ctl_path)
 		return 0;
-	struct ctl_server_opts sopts = { .path = vxd->opts.ctl_path };
+	struct ctl_server_opts sopts = { .path = vxd->opts.ctl_path,
+					 .share_group = vxd->opts.ctl_share_group,
+					 .group = vxd->opts.ctl_group };
 	int err = ctl_server_create(&sopts, &vxd->ctl);
 	if (err < 0)
 		return err;

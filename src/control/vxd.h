@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct vxd;
 struct ctl_cmd;
@@ -27,6 +28,8 @@ struct ctl_err;
 
 struct vxd_options {
 	const char *ctl_path;   /* NULL: no control socket (tests) */
+	bool ctl_share_group;   /* --group: the socket is ctl_group's, 0660 */
+	gid_t ctl_group;
 	uint32_t pool_size;     /* pkts; 0: default */
 	uint32_t fdb_size;      /* learned entries over all VNIs; 0: VXD_FDB_SIZE_DEFAULT */
 	const char *config_path; /* the config file `reload` and SIGHUP re-read; NULL: none */

@@ -267,18 +267,6 @@ static void install_signals(void)
 	sigaction(SIGHUP, &hup, NULL);
 }
 
-/* The control socket goes to --group, then root goes (control/privs.h). */
-static int give_up_root(const struct privs *pv, const char *ctl_path)
-{
-	char err[PRIVS_ERR_LEN];
-	int ret = privs_share_socket(pv, ctl_path, err);
-	if (!ret)
-		ret = privs_drop(pv, err);
-	if (ret < 0)
-		fprintf(stderr, "vxswitchd: %s\n", err);
-	return ret;
-}
-
 /* The switch, its metrics listener and its config file.  With the
  * default datapath (no --datapath, no `datapath` line) a config the
  * kernel datapath refuses (an option it cannot honour) starts the switch
@@ -349,12 +337,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	make_socket_dir(cl.opts.ctl_path);
+	/* The control socket is --group's from its first connection on. */
+	cl.opts.ctl_share_group = pv.set_group;
+	cl.opts.ctl_group = pv.gid;
 
 	install_signals();
 	struct vxd *vxd;
 	if (start_switch(&cl, &vxd) < 0)
 		return 1;
-	if (give_up_root(&pv, cl.opts.ctl_path) < 0) {
+	if (privs_drop(&pv, err) < 0) {
+		fprintf(stderr, "vxswitchd: %s\n", err);
 		vxd_destroy(vxd);
 		return 1;
 	}

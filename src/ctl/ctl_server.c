@@ -85,13 +85,15 @@ static int remove_stale_socket(const struct sockaddr_un *sun)
 	return 0;
 }
 
-/* Bind, make root-only, listen, and put the listener in a new epoll set. */
-static int listen_on(struct ctl_server *s, const struct sockaddr_un *sun)
+/* Bind, give the file its owner and mode (root only, or shared with
+ * share->group), listen, and put the listener in a new epoll set. */
+static int listen_on(struct ctl_server *s, const struct sockaddr_un *sun,
+		     const struct ctl_server_opts *share)
 {
 	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s->listen_fd < 0)
 		return -errno;
-	/* Root only: the file is born 0600 (umask), and chmod makes sure of it
+	/* The file is born 0600 (umask); its final group and mode are set
 	 * before anyone can connect (listen comes after).  umask is per
 	 * process: call this before starting threads that create files. */
 	mode_t old_umask = umask(0077);
@@ -99,7 +101,9 @@ static int listen_on(struct ctl_server *s, const struct sockaddr_un *sun)
 	umask(old_umask);
 	if (ret)
 		goto err_close_listen;
-	if (chmod(sun->sun_path, 0600) < 0 || listen(s->listen_fd, CTL_SERVER_BACKLOG) < 0) {
+	if ((share && chown(sun->sun_path, (uid_t)-1, share->group) < 0) ||
+	    chmod(sun->sun_path, share ? 0660 : 0600) < 0 ||
+	    listen(s->listen_fd, CTL_SERVER_BACKLOG) < 0) {
 		ret = -errno;
 		goto err_unlink;
 	}
@@ -177,7 +181,7 @@ int ctl_server_create(const struct ctl_server_opts *opts, struct ctl_server **ou
 	}
 	ret = remove_stale_socket(&sun);
 	if (!ret)
-		ret = listen_on(s, &sun);
+		ret = listen_on(s, &sun, opts && opts->share_group ? opts : NULL);
 	if (ret)
 		goto err_close_timer;
 	*out = s;

@@ -91,9 +91,11 @@
  * it, accepts and closes the connection (the client sees EOF at once,
  * not a hang), and re-opens the spare.
  *
- * The socket is created under umask 077 and fchmod'ed 0600 before listen(),
- * so only root (the owner) can connect, until the daemon shares it with
- * its group (chown + chmod 0660 by path, vxswitchd --group).  A stale socket file at path is
+ * The socket is created under umask 077 and, before listen(), chmod'ed
+ * 0600, or with share_group (vxswitchd --group) chown'ed to that group and
+ * chmod'ed 0660: nobody can connect before the file has its final owner
+ * and mode, so a member of the group who sees the socket answer is never
+ * refused by a mode not yet changed.  A stale socket file at path is
  * replaced; the directory must exist.
  *
  * Streamed replies (`vxctl capture`; framing in ctl_proto.h).  A
@@ -122,8 +124,10 @@
 #ifndef VX_CTL_CTL_SERVER_H
 #define VX_CTL_CTL_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ctl/ctl_cmd.h"
 #include "ctl/ctl_print.h"
@@ -157,6 +161,10 @@ typedef uint64_t ctl_server_clock_fn(void);
 /* 0 (or NULL) in any field: its default, above. */
 struct ctl_server_opts {
 	const char *path;        /* NULL: CTL_DEFAULT_SOCKET */
+	/* vxswitchd --group: the socket's group and mode 0660, set before
+	 * listen(); false: root (the owner) only, 0600. */
+	bool share_group;
+	gid_t group;
 	unsigned int max_clients;
 	size_t max_pending_out;  /* reply body cap; 0: CTL_REPLY_MAX_BODY */
 	unsigned int request_timeout_ms;

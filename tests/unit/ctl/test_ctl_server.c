@@ -2,7 +2,8 @@
  * /tmp directory: request/reply (text, JSON, parse errors, refusals),
  * pipelined and split requests, -batch requests, the per-client bounds
  * (oversize, garbage, max clients), hang-ups mid-request and before the
- * reply, the socket's 0600 mode, stale-socket handling and the one fatal
+ * reply, the socket's 0600 mode (0660 and the group's when shared),
+ * stale-socket handling and the one fatal
  * return (a broken epoll set).  The deadlines, the fd cap, blocking client
  * calls and streams: test_ctl_server_time.c.  Fixture:
  * ctl_server_fixture.h. */
@@ -20,6 +21,23 @@ static void test_socket_is_root_only(void **state)
 	assert_int_equal(stat(f->path, &st), 0);
 	assert_true(S_ISSOCK(st.st_mode));
 	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
+/* vxswitchd --group: the file has the group and 0660 from the moment
+ * the server exists (it is set before listen()), not some time after.
+ * Root may chown to any group; as another user, the test's own. */
+static void test_socket_shared_with_group(void **state)
+{
+	struct fixture *f = *state;
+	ctl_server_destroy(f->server);
+	gid_t group = geteuid() == 0 ? 4242 : getegid();
+	struct ctl_server_opts opts = { .path = f->path, .share_group = true, .group = group };
+	assert_int_equal(ctl_server_create(&opts, &f->server), 0);
+	struct stat st;
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0660);
+	assert_int_equal(st.st_gid, group);
 }
 
 static void test_request_reply(void **state)
@@ -352,6 +370,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_socket_is_root_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_shared_with_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_request_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_and_split_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_request, setup, teardown),
