@@ -77,7 +77,7 @@ struct vxdp_fdb_val {
 	__u32 ifindex;               /* local port (0 when remote) */
 	__u32 flags;
 	__u8 remote[16];             /* network byte order */
-	__u64 last_used_ns;          /* bpf_ktime_get_ns() of the last frame to or from it */
+	__u64 last_used_ns;          /* CLOCK_MONOTONIC (coarse, a tick behind at most) of the last frame to or from it */
 };
 
 /* One replication target of a VNI's flood list. */

@@ -31,7 +31,7 @@ static __noinline int vxdp_vtep_count(__u32 vni, __u32 flags, const __u32 *remot
 		if (!s)
 			return 0;
 	}
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = stamp_now();
 	if (rx) {
 		s->rx_packets++;
 		s->rx_bytes += len;

@@ -13,7 +13,7 @@
 struct vxdp_vtep_stats {
 	__u64 rx_packets, rx_bytes;  /* decapsulated frames from it (accepted: a VTEP of the VNI) */
 	__u64 tx_packets, tx_bytes;  /* frames sent to it (unicast and flood copies), inner */
-	__u64 last_rx_ns, last_tx_ns;/* bpf_ktime_get_ns() of the last of each (0: never); per CPU: take the max */
+	__u64 last_rx_ns, last_tx_ns;/* CLOCK_MONOTONIC, coarse, of the last of each (0: never); per CPU: take the max */
 };
 
 #endif
