@@ -71,7 +71,7 @@ TOOLS      := $(TOOL_SRCS:%.c=$(BUILD)/%)
 PRELOADS   := $(BUILD)/tests/tools/refuse_offloads.so
 LIB        := $(BUILD)/libvx.a
 
-.PHONY: all install deps layout test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden fuzz fuzz-long fuzz-build netns soak bench bench-gro-check bench-flower-scale bench-capture bench-profile bench-smoke micro demo demo-evpn bench-evpn clean
+.PHONY: all install deps layout test unit unit-run unit-asan asan-daemon unit-tsan tsan-daemon golden bench-unit fuzz fuzz-long fuzz-build netns soak bench bench-gro-check bench-flower-scale bench-capture bench-profile bench-smoke micro demo demo-evpn bench-evpn clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -177,6 +177,10 @@ layout:
 golden: all
 	tests/golden/check.sh $(BUILD)
 
+# The benchmark tooling's own logic over crafted input (tests/bench/).
+bench-unit:
+	@set -e; for t in $(sort $(wildcard tests/bench/test_*.py)); do /usr/bin/python3 $$t; done
+
 netns: all
 	@set -e; for t in $(sort $(wildcard tests/netns/test_*.sh)); do \
 	  echo "== $$t"; s=$$(date +%s); BUILD=$(BUILD) $$t; \
@@ -202,6 +206,7 @@ test: deps
 	@$(MAKE) --no-print-directory unit-asan
 	@$(MAKE) --no-print-directory unit-tsan
 	@$(MAKE) --no-print-directory golden
+	@$(MAKE) --no-print-directory bench-unit
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory netns
 	@$(MAKE) --no-print-directory bench-smoke
@@ -305,11 +310,14 @@ bench-capture: all
 	flock /tmp/vxswitch-netns.lock env BUILD=$(BUILD) bench/capture_cost.sh 9 3 $(DP)
 
 # Where the CPU goes in the kernel's bridge and vxswitch's kernel datapath:
-# perf profiles of one iperf3 stream each, forwarding's own share printed
-# (bench/profile_fwd.sh; MODE=gso-wire|mtu-wire; root, netns; ~1 minute).
+# perf profiles of one iperf3 stream each, CPU us per KB by kind of work
+# and by function against the bridge (`vxbench profile`, profile.sh;
+# MODE=gso-wire|mtu-wire or both, comma-separated; root, netns; ~1 minute
+# per mode).
 MODE ?= gso-wire
 bench-profile: all
-	flock /tmp/vxswitch-netns.lock env BUILD=$(BUILD) bench/profile_fwd.sh $(MODE)
+	flock /tmp/vxswitch-netns.lock env BUILD=$(abspath $(BUILD)) bench/vxbench/vxbench profile --modes $(MODE) \
+	  --datapaths kernel,vxswitch_bpf_nocsum
 
 # One table of the micro-benchmarks (parse, checksum, GRO, GSO, FDB).
 micro: all
