@@ -218,16 +218,21 @@ static int open_tun(struct kdp *k, const struct kdp_opts *o, char *why, unsigned
 	struct vxdp_cfg c = { .tun4_ifindex = (uint32_t)idx, .tun6_ifindex = (uint32_t)idx,
 			      .dstport = o->dstport ? o->dstport : 4789 };
 	local_port_range(&c.sport_min, &c.sport_max);
-	uint32_t zero = 0;
-	int err = bpf_map_update_elem(bpf_map__fd(k->skel->maps.cfg), &zero, &c, BPF_ANY);
-	if (err < 0)
-		return -errno;
 	struct vxdp_port tp = { .upcall_rate = k->upcall_rate, .upcall_burst = k->upcall_burst,
-				.tokens = k->upcall_burst };
-	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.ports), &k->tun_ifindex, &tp, BPF_ANY) < 0)
-		return -errno;
-	if (!k->adopted && (err = kdp_counters_zero(k, k->tun_ifindex)) < 0)
+				.tokens = k->upcall_burst }, kept;
+	int err;
+	if (k->adopted && bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.ports), &k->tun_ifindex, &kept) == 0 &&
+	    kept.slot != VXDP_COUNTERS_NOPORT && kept.slot < VXDP_COUNTER_SLOTS) {
+		tp.slot = kept.slot; /* its counters go on */
+		k->slot_used[tp.slot] = true;
+	} else if ((err = kdp_slot_take(k, &tp.slot)) < 0) {
 		return err;
+	}
+	c.tun_slot = tp.slot;
+	uint32_t zero = 0;
+	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.cfg), &zero, &c, BPF_ANY) < 0 ||
+	    bpf_map_update_elem(bpf_map__fd(k->skel->maps.ports), &k->tun_ifindex, &tp, BPF_ANY) < 0)
+		return -errno;
 	err = attach(k, bpf_program__fd(k->skel->progs.vxdp_tun_ingress), k->tun_ifindex, false);
 	if (err < 0)
 		why_set(why, why_len, "cannot attach to %s (tcx nor cls_bpf): %s", k->tun_name,
@@ -393,6 +398,10 @@ int kdp_open(const struct kdp_opts *o, struct kdp **out, char *why, unsigned why
 		goto fail;
 	if (!k->adopted && (err = kdp_counters_zero(k, VXDP_COUNTERS_NOPORT)) < 0)
 		goto fail;
+	if (k->adopted && (err = kdp_slots_adopt(k)) < 0) {
+		why_set(why, why_len, "cannot read the kept ports map: %s", strerror(-err));
+		goto fail;
+	}
 	k->rb = ring_buffer__new(bpf_map__fd(k->skel->maps.upcalls), ring_cb, k, NULL);
 	if (!k->rb) {
 		err = -errno;

@@ -35,9 +35,20 @@ struct kdp {
 	kdp_upcall_fn *up_fn;
 	void *up_aux;
 	uint32_t upcall_rate, upcall_burst; /* kdp_upcall_limit_set's */
+	/* Which counters slots a ports entry holds (struct vxdp_port.slot;
+	 * 0 is VXDP_COUNTERS_NOPORT's), rebuilt from the ports map when
+	 * the maps are adopted; slot_next: where the search for a free one
+	 * starts, so a slot just freed is taken last (a frame in flight may
+	 * still count to it). */
+	bool slot_used[VXDP_COUNTER_SLOTS];
+	uint32_t slot_next;
 };
 
-/* The per-CPU counters of key (a port's ifindex) set to zero. */
-int kdp_counters_zero(struct kdp *k, uint32_t key);
+/* A free counters slot, zeroed and marked used; -ENOSPC if none. */
+int kdp_slot_take(struct kdp *k, uint32_t *slot);
+/* The slots the ports map's entries hold, marked used (adoption). */
+int kdp_slots_adopt(struct kdp *k);
+/* The per-CPU counters of `slot` set to zero. */
+int kdp_counters_zero(struct kdp *k, uint32_t slot);
 
 #endif

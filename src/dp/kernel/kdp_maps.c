@@ -21,10 +21,17 @@ int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o)
 	};
 	p.tokens = p.upcall_burst;
 	struct vxdp_port kept;
-	bool had = k->adopted && bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.ports), &ifindex, &kept) == 0;
-	int err = had ? 0 : kdp_counters_zero(k, ifindex);
-	if (err < 0)
+	bool had = bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.ports), &ifindex, &kept) == 0 &&
+		   kept.slot != VXDP_COUNTERS_NOPORT && kept.slot < VXDP_COUNTER_SLOTS;
+	int err = 0;
+	if (had) { /* its slot again; its counters go on only if adopted */
+		p.slot = kept.slot;
+		k->slot_used[p.slot] = true;
+		if (!k->adopted && (err = kdp_counters_zero(k, p.slot)) < 0)
+			return err;
+	} else if ((err = kdp_slot_take(k, &p.slot)) < 0) {
 		return err;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.ports), &ifindex, &p, BPF_ANY) < 0) {
 		err = -errno;
 		goto undo;
@@ -34,8 +41,35 @@ int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o)
 	return 0;
 undo:
 	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.ports), &ifindex);
-	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.counters), &ifindex);
+	k->slot_used[p.slot] = false;
 	return err;
+}
+
+int kdp_slot_take(struct kdp *k, uint32_t *slot)
+{
+	for (uint32_t i = 0; i < VXDP_COUNTER_SLOTS; i++) {
+		uint32_t s = (k->slot_next + i) % VXDP_COUNTER_SLOTS;
+		if (s == VXDP_COUNTERS_NOPORT || k->slot_used[s])
+			continue;
+		int err = kdp_counters_zero(k, s);
+		if (err < 0)
+			return err;
+		k->slot_used[s] = true;
+		k->slot_next = s + 1;
+		*slot = s;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static int slot_adopt_one(struct kdp *k, int fd, uint32_t ifindex, void *aux)
+{
+	(void)aux;
+	struct vxdp_port p;
+	if (bpf_map_lookup_elem(fd, &ifindex, &p) == 0 && p.slot != VXDP_COUNTERS_NOPORT &&
+	    p.slot < VXDP_COUNTER_SLOTS)
+		k->slot_used[p.slot] = true;
+	return 0;
 }
 
 /* fn on each key of a map keyed by a u32 (ports: ifindex; vnis: VNI), key
@@ -72,6 +106,13 @@ static int port_one(struct kdp *k, int fd, uint32_t ifindex, void *aux)
 		return 0;
 	w->fn(w->aux, ifindex, &p);
 	return 1;
+}
+
+int kdp_slots_adopt(struct kdp *k)
+{
+	memset(k->slot_used, 0, sizeof(k->slot_used));
+	int n = each_u32_key(k, bpf_map__fd(k->skel->maps.ports), slot_adopt_one, NULL);
+	return n < 0 ? n : 0;
 }
 
 int kdp_port_each(struct kdp *k, kdp_port_fn *fn, void *aux)
@@ -124,9 +165,13 @@ int kdp_vni_each(struct kdp *k, kdp_vni_fn *fn, void *aux)
 int kdp_port_del(struct kdp *k, uint32_t ifindex)
 {
 	kdp_detach(k, ifindex);
-	int err = bpf_map_delete_elem(bpf_map__fd(k->skel->maps.ports), &ifindex);
-	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.counters), &ifindex);
-	return err < 0 ? -errno : 0;
+	int fd = bpf_map__fd(k->skel->maps.ports);
+	struct vxdp_port p;
+	bool had = bpf_map_lookup_elem(fd, &ifindex, &p) == 0;
+	int err = bpf_map_delete_elem(fd, &ifindex) < 0 ? -errno : 0;
+	if (had && !err && p.slot < VXDP_COUNTER_SLOTS && p.slot != VXDP_COUNTERS_NOPORT)
+		k->slot_used[p.slot] = false;
+	return err;
 }
 
 /* The `vteps` entries of the remotes in a VNI's flood list: added, or
@@ -257,16 +302,23 @@ int kdp_fdb_dump(struct kdp *k, kdp_fdb_fn *fn, void *aux)
 	}
 }
 
-int kdp_counters_zero(struct kdp *k, uint32_t key)
+int kdp_counters_zero(struct kdp *k, uint32_t slot)
 {
-	return kdp_percpu_zero(bpf_map__fd(k->skel->maps.counters), &key, sizeof(struct vxdp_counters));
+	return kdp_percpu_zero(bpf_map__fd(k->skel->maps.counters), &slot, sizeof(struct vxdp_counters));
 }
 
 _Static_assert(sizeof(struct vxdp_counters) % sizeof(uint64_t) == 0, "struct vxdp_counters: 64-bit counters");
 
 int kdp_counters_read(struct kdp *k, uint32_t ifindex, struct vxdp_counters *sum)
 {
-	return kdp_percpu_sum(bpf_map__fd(k->skel->maps.counters), &ifindex, (uint64_t *)sum,
+	uint32_t slot = VXDP_COUNTERS_NOPORT;
+	if (ifindex != VXDP_COUNTERS_NOPORT) {
+		struct vxdp_port p;
+		if (bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.ports), &ifindex, &p) < 0)
+			return -errno;
+		slot = p.slot;
+	}
+	return kdp_percpu_sum(bpf_map__fd(k->skel->maps.counters), &slot, (uint64_t *)sum,
 			      sizeof(*sum) / sizeof(uint64_t));
 }
 

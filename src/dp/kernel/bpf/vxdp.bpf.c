@@ -68,9 +68,10 @@ struct {
 	__type(value, struct vxdp_cfg);
 } cfg SEC(".maps");
 
+/* Indexed by struct vxdp_port.slot (VXDP_COUNTERS_NOPORT: no port). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, VXDP_MAX_PORTS + 3);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VXDP_COUNTER_SLOTS);
 	__type(key, __u32);
 	__type(value, struct vxdp_counters);
 } counters SEC(".maps");
@@ -120,14 +121,31 @@ struct frame {
 	__u16 vlan;
 };
 
+/* The counters of port p (NULL: of frames from no port).  An array
+ * lookup, which the verifier inlines: the hot paths pass the port entry
+ * they looked up anyway; ctrs() below is for those that have none. */
+static __always_inline struct vxdp_counters *port_ctrs(const struct vxdp_port *p)
+{
+	__u32 slot = p ? p->slot : VXDP_COUNTERS_NOPORT;
+	return bpf_map_lookup_elem(&counters, &slot);
+}
+
 static __always_inline struct vxdp_counters *ctrs(__u32 ifindex)
 {
-	struct vxdp_counters *c = bpf_map_lookup_elem(&counters, &ifindex);
-	if (!c) {
-		__u32 none = VXDP_COUNTERS_NOPORT;
-		c = bpf_map_lookup_elem(&counters, &none);
-	}
-	return c;
+	return port_ctrs(bpf_map_lookup_elem(&ports, &ifindex));
+}
+
+/* The vxlan device's counters, through cfg (an array) instead of its
+ * ports entry; `ifindex` is where the frame is, for a program attached
+ * to some other device. */
+static __always_inline struct vxdp_counters *tun_ctrs(__u32 ifindex)
+{
+	__u32 zero = 0;
+	struct vxdp_cfg *cf = bpf_map_lookup_elem(&cfg, &zero);
+	if (!cf || (ifindex != cf->tun4_ifindex && ifindex != cf->tun6_ifindex))
+		return ctrs(ifindex);
+	__u32 slot = cf->tun_slot;
+	return bpf_map_lookup_elem(&counters, &slot);
 }
 
 static __always_inline struct vxdp_decision *rec(void)
@@ -148,9 +166,8 @@ static __always_inline int drop(struct vxdp_counters *c, enum vxdp_drop why)
 	return TC_ACT_SHOT;
 }
 
-static __always_inline void count_tx(__u32 ifindex, __u32 len)
+static __always_inline void count_tx_to(struct vxdp_counters *c, __u32 len)
 {
-	struct vxdp_counters *c = ctrs(ifindex);
 	if (!c)
 		return;
 	c->tx_packets++;
@@ -159,6 +176,11 @@ static __always_inline void count_tx(__u32 ifindex, __u32 len)
 	__u32 b = len < 1536 ? 0 : len < 8192 ? 1 : len < 16384 ? 2 : len < 32768 ? 3 : len < 65536 ? 4 : 5;
 	c->hist_frames[b]++;
 	c->hist_bytes[b] += len;
+}
+
+static __always_inline void count_tx(__u32 ifindex, __u32 len)
+{
+	count_tx_to(ctrs(ifindex), len);
 }
 
 static __always_inline bool mac_is_mcast(const __u8 *m)
@@ -330,7 +352,7 @@ static __always_inline int deliver_local(struct __sk_buff *skb, __u32 ifindex, _
 	if (out && (out->flags & VXDP_PORT_ERULES))
 		peer = false;
 	else
-		count_tx(ifindex, skb->len);
+		count_tx_to(port_ctrs(out), skb->len);
 	VXDP_CAPTURE(skb, ifindex, 0, VXDP_CAP_OUT, 0, 0);
 	struct vxdp_decision *d = rec();
 	if (d) {
@@ -349,7 +371,7 @@ static __always_inline int deliver_remote(struct __sk_buff *skb, struct vxdp_cou
 		return drop(c, VXDP_DROP_NO_TUNNEL_DEV);
 	if (set_key(skb, vni, v, remote, flags, bpf_get_hash_recalc(skb)) < 0)
 		return drop(c, VXDP_DROP_TX_ERROR);
-	count_tx(dev, skb->len);
+	count_tx_to(tun_ctrs(dev), skb->len);
 	VXDP_CAPTURE(skb, dev, vni, VXDP_CAP_OUT, (const __u32 *)remote, flags & VXDP_FDB_V6);
 	vxdp_vtep_count(vni, flags, (const __u32 *)remote, skb->len, 0);
 	struct vxdp_decision *d = rec();
@@ -404,8 +426,10 @@ static long flood_one(__u32 i, void *arg)
 	if (bpf_clone_redirect(x->skb, target, 0) < 0)
 		goto err;
 	struct vxdp_port *out = (e->flags & VXDP_FDB_REMOTE) ? 0 : bpf_map_lookup_elem(&ports, &target);
-	if (!out || !(out->flags & VXDP_PORT_ERULES)) /* else its egress hook counts */
-		count_tx(target, x->skb->len);
+	if (e->flags & VXDP_FDB_REMOTE)
+		count_tx_to(tun_ctrs(target), x->skb->len);
+	else if (!out || !(out->flags & VXDP_PORT_ERULES)) /* else its egress hook counts */
+		count_tx_to(port_ctrs(out), x->skb->len);
 	if (e->flags & VXDP_FDB_REMOTE) {
 		VXDP_CAPTURE(x->skb, target, x->vni, VXDP_CAP_OUT, (const __u32 *)e->remote, e->flags & VXDP_FDB_V6);
 		vxdp_vtep_count(x->vni, e->flags, (const __u32 *)e->remote, x->skb->len, 0);
@@ -458,13 +482,13 @@ static __always_inline bool is_tun(__u32 ifindex)
  * learning and L2 switching. */
 static __always_inline int port_pipeline(struct __sk_buff *skb, __u32 ifindex, bool reinjected)
 {
-	struct vxdp_counters *c = ctrs(ifindex);
+	struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
+	struct vxdp_counters *c = port_ctrs(p);
 	if (c && !reinjected) {
 		c->rx_packets++;
 		c->rx_bytes += skb->len;
 	}
 	VXDP_CAPTURE(skb, ifindex, 0, VXDP_CAP_IN, 0, 0);
-	struct vxdp_port *p = bpf_map_lookup_elem(&ports, &ifindex);
 	if (!p)
 		return drop(c, VXDP_DROP_PORT_NOT_IN_VNI);
 	if (!reinjected && (p->flags & VXDP_PORT_RULES)) {
@@ -567,7 +591,7 @@ SEC("tc")
 int vxdp_tun_ingress(struct __sk_buff *skb)
 {
 	__u32 ifindex = skb->ifindex;
-	struct vxdp_counters *c = ctrs(ifindex);
+	struct vxdp_counters *c = tun_ctrs(ifindex);
 	if (c) {
 		c->rx_packets++;
 		c->rx_bytes += skb->len;
@@ -628,7 +652,7 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
  * in the slot's VNI (learning was done when it first came in). */
 static __always_inline int reinject_tun_l2(struct __sk_buff *skb, __u32 ifindex, __u32 vni)
 {
-	struct vxdp_counters *c = ctrs(ifindex);
+	struct vxdp_counters *c = tun_ctrs(ifindex);
 	struct vxdp_vni *v = bpf_map_lookup_elem(&vnis, &vni);
 	if (!v)
 		return drop(c, VXDP_DROP_VXLAN_UNKNOWN_VNI);

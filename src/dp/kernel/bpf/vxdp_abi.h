@@ -52,6 +52,12 @@ struct vxdp_port {
 	 * bound is approximate (by at most one per CPU). */
 	__u32 upcall_rate;
 	__u32 upcall_burst;
+	/* Its counters: index in map `counters` (a per-CPU array, so the
+	 * program reaches them by the port entry it looked up anyway, not
+	 * by a second hash lookup); given by vxswitchd, VXDP_COUNTERS_NOPORT
+	 * never. */
+	__u32 slot;
+	__u32 pad;                   /* zero */
 	__u64 tokens_stamp_ns;       /* time the bucket was last filled */
 	__u64 tokens;
 };
@@ -131,6 +137,9 @@ struct vxdp_cfg {
 	 * own vxlan device takes by default. */
 	__u16 sport_min, sport_max;
 	__u16 pad;
+	/* The device's counters slot (struct vxdp_port.slot); one device
+	 * serves both families (tun4_ifindex == tun6_ifindex). */
+	__u32 tun_slot;
 };
 
 /* UDP source ports on the shared vxlan device.  The kernel picks a
@@ -213,8 +222,10 @@ struct vxdp_counters {
  * DPIF_UPCALL_COUNTERS, which vxswitchd's printers are made from: a
  * counter of that kind is added there too, with the same name.) */
 
-/* Key of the counters of frames from a device the program has no port for. */
+/* Slot of the counters of frames from a device the program has no port
+ * for; the ports' slots are 1 .. VXDP_COUNTER_SLOTS - 1. */
 #define VXDP_COUNTERS_NOPORT 0u
+#define VXDP_COUNTER_SLOTS (VXDP_MAX_PORTS + 3)
 
 enum vxdp_upcall_kind {
 	VXDP_UPCALL_LEARN_LOCAL = 1, /* mac seen on local port `ifindex` */

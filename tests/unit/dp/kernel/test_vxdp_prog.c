@@ -167,6 +167,55 @@ static unsigned drain(struct fx *fx)
 	return fx->upcalls;
 }
 
+/* ---- counters slots ------------------------------------------------------ */
+
+static uint32_t slot_of(struct fx *fx, uint32_t ifindex)
+{
+	struct vxdp_port p;
+	assert_int_equal(bpf_map_lookup_elem(kdp_map_fd(fx->k, "ports"), &ifindex, &p), 0);
+	return p.slot;
+}
+
+/* Every port and the vxlan device count in a slot of their own (cfg
+ * names the device's); a port deleted and added again starts from zero
+ * without touching another's counters. */
+static void test_counter_slots_are_each_ports_own(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	uint32_t dev[5] = { fx->p1, fx->p2, fx->d3, fx->p4, fx->tun }, slot[5];
+	for (int i = 0; i < 5; i++) {
+		slot[i] = slot_of(fx, dev[i]);
+		assert_true(slot[i] != VXDP_COUNTERS_NOPORT && slot[i] < VXDP_COUNTER_SLOTS);
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(slot[i], slot[j]);
+	}
+	struct vxdp_cfg c;
+	uint32_t zero = 0;
+	assert_int_equal(bpf_map_lookup_elem(kdp_map_fd(fx->k, "cfg"), &zero, &c), 0);
+	assert_int_equal(c.tun_slot, slot[4]);
+
+	uint8_t f[100];
+	struct vxdp_decision d;
+	assert_int_equal(run_port(fx, fx->p1, f, frame(f, 100, MAC2, MAC1), &d), TC_ACT_REDIRECT);
+	assert_int_equal(ctr(fx, fx->p1).rx_packets, 1);
+	assert_int_equal(ctr(fx, fx->p2).tx_packets, 1);
+	assert_int_equal(kdp_port_del(fx->k, fx->p1), 0);
+	struct vxdp_counters gone;
+	assert_true(kdp_counters_read(fx->k, fx->p1, &gone) < 0);
+	assert_int_equal(kdp_port_add(fx->k, fx->p1, &(struct kdp_port_opts){ .vni = VNI, .flags = VXDP_PORT_VETH }), 0);
+	/* the slot just freed is taken last */
+	assert_int_not_equal(slot_of(fx, fx->p1), slot[0]);
+	struct vxdp_counters c1 = ctr(fx, fx->p1);
+	assert_int_equal(c1.rx_packets, 0);
+	assert_int_equal(c1.upcalls, 0);
+	assert_int_equal(ctr(fx, fx->p2).tx_packets, 1);
+	assert_int_equal(run_port(fx, fx->p1, f, 100, &d), TC_ACT_REDIRECT);
+	assert_int_equal(ctr(fx, fx->p1).rx_packets, 1);
+	assert_int_equal(ctr(fx, fx->p2).tx_packets, 2);
+}
+
 /* ---- vxdp_port_ingress ------------------------------------------------- */
 
 static void test_local_veth_redirect_peer_and_learn_upcall(void **state)
@@ -530,6 +579,7 @@ int main(void)
 	if (kdp_test_netns("test_vxdp_prog", (const char *[]){ "p1", "p2", "d3", "p4", NULL }, &in_netns) < 0)
 		return 1;
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_counter_slots_are_each_ports_own, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_local_veth_redirect_peer_and_learn_upcall, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_local_plain_redirect_and_histogram, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_sets_tunnel_key, setup, teardown),
