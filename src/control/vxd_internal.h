@@ -341,13 +341,15 @@ void vxd_devport_diag(struct dpif *dp, const struct diag_input *in, struct diag_
 /* metrics_dp.c: the ports datapath dp serves itself as metrics_text
  * ports (up to room of them into ports, *n_ports said; snapshots made
  * from their dpif counters, held by what it returns, which the caller
- * frees after the write), and their own families, written after
- * metrics_text_write.  NULL: out of memory. */
+ * gives to vxd_devport_metrics_free after the write), and their own
+ * families, written after metrics_text_write; each port and each vxlan
+ * port's remote VTEPs read once, by the read.  NULL: out of memory. */
 struct metrics_port;
 struct vxd_devport_metrics;
 struct vxd_devport_metrics *vxd_devport_metrics_read(struct dpif *dp, struct metrics_port *ports, size_t room,
 						     size_t *n_ports);
 void vxd_devport_metrics_write(const struct vxd_devport_metrics *m, FILE *out);
+void vxd_devport_metrics_free(struct vxd_devport_metrics *m);
 
 /* evpn.c (the rest: control/evpn.h) */
 /* Deletes shadow devices left by a vxswitchd that died (at start-up). */

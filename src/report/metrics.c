@@ -76,7 +76,7 @@ static int vxd_metrics_render(void *ctx, char **text, size_t *len)
 	if (out && fclose(out) != 0)
 		ret = -ENOMEM;
 	free(ports);
-	free(devm);
+	vxd_devport_metrics_free(devm);
 	return ret;
 }
 

@@ -23,11 +23,15 @@
 #include "dp/dpif.h"
 #include "report/metrics_text.h"
 
-/* A port's counters, and the snapshot made of them for metrics_text. */
+/* A port's counters, the snapshot made of them for metrics_text, and a
+ * vxlan port's remote VTEPs: each read once per scrape, so that the
+ * three VTEP families of one remote come from one read. */
 struct md_port {
 	uint16_t id;
 	struct dpif_port_stats st;
 	struct vxd_port_snap snap;
+	struct dpif_vtep_stats *vteps;
+	int n_vteps;
 };
 
 struct vxd_devport_metrics {
@@ -68,8 +72,14 @@ struct vxd_devport_metrics *vxd_devport_metrics_read(struct dpif *dp, struct met
 			continue;
 		p->id = id;
 		m->n++;
-		if (p->st.vxlan || *n_ports == room)
-			continue; /* vxlan ports: their remotes, below */
+		if (p->st.vxlan) { /* its remotes, not a port series */
+			p->vteps = calloc(DPIF_MAX_VTEPS, sizeof(*p->vteps));
+			int nv = p->vteps ? dp->class->port_vteps(dp, id, p->vteps, DPIF_MAX_VTEPS) : 0;
+			p->n_vteps = nv > 0 ? nv : 0;
+			continue;
+		}
+		if (*n_ports == room)
+			continue;
 		md_snap(&p->st, &p->snap);
 		ports[(*n_ports)++] = (struct metrics_port){ .name = p->st.name, .type = p->st.type,
 							     .vni = p->st.vni, .snap = &p->snap };
@@ -132,13 +142,12 @@ static void vtep_families(FILE *out, const struct vxd_devport_metrics *m)
 	static const char *const helps[3] = { "Frames sent to the remote VTEP (inner, flood copies included).",
 					      "Frames accepted from the remote VTEP.",
 					      "Seconds since the last frame from the remote VTEP (-1: none yet)." };
-	struct dpif_vtep_stats *s = calloc(DPIF_MAX_VTEPS, sizeof(*s));
-	for (unsigned f = 0; s && f < 3; f++) {
+	for (unsigned f = 0; f < 3; f++) {
 		family(out, names[f], f == 2 ? "gauge" : "counter", helps[f]);
 		for (size_t i = 0; i < m->n; i++) {
 			const struct md_port *p = &m->ports[i];
-			int n = p->st.vxlan ? m->dp->class->port_vteps(m->dp, p->id, s, DPIF_MAX_VTEPS) : 0;
-			for (int r = 0; r < n; r++) {
+			const struct dpif_vtep_stats *s = p->vteps;
+			for (int r = 0; r < p->n_vteps; r++) {
 				char a[INET6_ADDRSTRLEN] = "?";
 				inet_ntop(s[r].remote.family, s[r].remote.bytes, a, sizeof(a));
 				fprintf(out, "%s{", names[f]);
@@ -155,11 +164,17 @@ static void vtep_families(FILE *out, const struct vxd_devport_metrics *m)
 			}
 		}
 	}
-	free(s);
 }
 
 void vxd_devport_metrics_write(const struct vxd_devport_metrics *m, FILE *out)
 {
 	port_families(out, m);
 	vtep_families(out, m);
+}
+
+void vxd_devport_metrics_free(struct vxd_devport_metrics *m)
+{
+	for (size_t i = 0; m && i < m->n; i++)
+		free(m->ports[i].vteps);
+	free(m);
 }

@@ -65,9 +65,12 @@ static int toy_port_stats(struct dpif *dp, uint16_t id, struct dpif_port_stats *
 	return -ENOENT;
 }
 
+static unsigned toy_vtep_reads;
+
 static int toy_port_vteps(struct dpif *dp, uint16_t id, struct dpif_vtep_stats *out, unsigned max)
 {
 	(void)dp;
+	toy_vtep_reads++;
 	if (id != 9 || max < 1)
 		return -ENOENT;
 	/* 12 frames sent, the last 1 s ago; nothing ever back */
@@ -107,7 +110,7 @@ static char *metrics_of(struct dpif *dp)
 	FILE *out = open_memstream(&text, &len);
 	vxd_devport_metrics_write(m, out);
 	fclose(out);
-	free(m);
+	vxd_devport_metrics_free(m);
 	return text;
 }
 
@@ -115,13 +118,18 @@ static void test_metrics_from_dpif(void **state)
 {
 	(void)state;
 	struct dpif dp = { .class = &toy_class };
+	toy_vtep_reads = 0;
 	char *t = metrics_of(&dp);
+	/* one read of the vxlan port's VTEPs for the three families */
+	assert_int_equal(toy_vtep_reads, 1);
 	assert_non_null(strstr(t, "vxswitch_kdp_port_drops_total{port=\"toyvm\",vni=\"42\",type=\"toy\","
 				  "reason=\"toy_bad_vlan\"} 33\n"));
 	assert_non_null(strstr(t, "vxswitch_kdp_port_upcall_drops_total{port=\"toyvm\",vni=\"42\",type=\"toy\"} 4\n"));
 	assert_non_null(strstr(t, "vxswitch_kdp_program_attached{port=\"toyvm\",vni=\"42\",type=\"toy\"} 1\n"));
 	assert_non_null(strstr(t, "vxswitch_kdp_vtep_tx_frames_total{port=\"toyvx\",vni=\"42\",type=\"vxlan\","
 				  "remote=\"203.0.113.9\"} 12\n"));
+	assert_non_null(strstr(t, "vxswitch_kdp_vtep_rx_frames_total{port=\"toyvx\",vni=\"42\",type=\"vxlan\","
+				  "remote=\"203.0.113.9\"} 0\n"));
 	assert_non_null(strstr(t, "vxswitch_kdp_vtep_last_rx_seconds{port=\"toyvx\",vni=\"42\",type=\"vxlan\","
 				  "remote=\"203.0.113.9\"} -1\n"));
 	free(t);
