@@ -219,15 +219,10 @@ static int open_tun(struct kdp *k, const struct kdp_opts *o, char *why, unsigned
 			      .dstport = o->dstport ? o->dstport : 4789 };
 	local_port_range(&c.sport_min, &c.sport_max);
 	struct vxdp_port tp = { .upcall_rate = k->upcall_rate, .upcall_burst = k->upcall_burst,
-				.tokens = k->upcall_burst }, kept;
-	int err;
-	if (k->adopted && bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.ports), &k->tun_ifindex, &kept) == 0 &&
-	    kept.slot != VXDP_COUNTERS_NOPORT && kept.slot < VXDP_COUNTER_SLOTS) {
-		tp.slot = kept.slot; /* its counters go on */
-		k->slot_used[tp.slot] = true;
-	} else if ((err = kdp_slot_take(k, &tp.slot)) < 0) {
+				.tokens = k->upcall_burst };
+	int err = kdp_slot_keep_or_take(k, k->tun_ifindex, &tp.slot);
+	if (err < 0)
 		return err;
-	}
 	c.tun_slot = tp.slot;
 	uint32_t zero = 0;
 	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.cfg), &zero, &c, BPF_ANY) < 0 ||

@@ -46,6 +46,10 @@ struct kdp {
 
 /* A free counters slot, zeroed and marked used; -ENOSPC if none. */
 int kdp_slot_take(struct kdp *k, uint32_t *slot);
+/* The slot the ports entry of `ifindex` holds, if it has one (a port
+ * re-added, or an entry of adopted maps): marked used, its counters
+ * zeroed unless the maps were adopted; else kdp_slot_take. */
+int kdp_slot_keep_or_take(struct kdp *k, uint32_t ifindex, uint32_t *slot);
 /* The slots the ports map's entries hold, marked used (adoption). */
 int kdp_slots_adopt(struct kdp *k);
 /* The per-CPU counters of `slot` set to zero. */

@@ -20,18 +20,9 @@ int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o)
 		.tokens_stamp_ns = kdp_now_ns(),
 	};
 	p.tokens = p.upcall_burst;
-	struct vxdp_port kept;
-	bool had = bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.ports), &ifindex, &kept) == 0 &&
-		   kept.slot != VXDP_COUNTERS_NOPORT && kept.slot < VXDP_COUNTER_SLOTS;
-	int err = 0;
-	if (had) { /* its slot again; its counters go on only if adopted */
-		p.slot = kept.slot;
-		k->slot_used[p.slot] = true;
-		if (!k->adopted && (err = kdp_counters_zero(k, p.slot)) < 0)
-			return err;
-	} else if ((err = kdp_slot_take(k, &p.slot)) < 0) {
+	int err = kdp_slot_keep_or_take(k, ifindex, &p.slot);
+	if (err < 0)
 		return err;
-	}
 	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.ports), &ifindex, &p, BPF_ANY) < 0) {
 		err = -errno;
 		goto undo;
@@ -43,6 +34,25 @@ undo:
 	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.ports), &ifindex);
 	k->slot_used[p.slot] = false;
 	return err;
+}
+
+static bool slot_valid(uint32_t slot)
+{
+	return slot != VXDP_COUNTERS_NOPORT && slot < VXDP_COUNTER_SLOTS;
+}
+
+int kdp_slot_keep_or_take(struct kdp *k, uint32_t ifindex, uint32_t *slot)
+{
+	struct vxdp_port kept;
+	if (bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.ports), &ifindex, &kept) == 0 &&
+	    slot_valid(kept.slot)) {
+		/* Its counters go on only if adopted: otherwise they are of a
+		 * port this run replaced. */
+		k->slot_used[kept.slot] = true;
+		*slot = kept.slot;
+		return k->adopted ? 0 : kdp_counters_zero(k, kept.slot);
+	}
+	return kdp_slot_take(k, slot);
 }
 
 int kdp_slot_take(struct kdp *k, uint32_t *slot)
@@ -66,8 +76,7 @@ static int slot_adopt_one(struct kdp *k, int fd, uint32_t ifindex, void *aux)
 {
 	(void)aux;
 	struct vxdp_port p;
-	if (bpf_map_lookup_elem(fd, &ifindex, &p) == 0 && p.slot != VXDP_COUNTERS_NOPORT &&
-	    p.slot < VXDP_COUNTER_SLOTS)
+	if (bpf_map_lookup_elem(fd, &ifindex, &p) == 0 && slot_valid(p.slot))
 		k->slot_used[p.slot] = true;
 	return 0;
 }
@@ -169,7 +178,7 @@ int kdp_port_del(struct kdp *k, uint32_t ifindex)
 	struct vxdp_port p;
 	bool had = bpf_map_lookup_elem(fd, &ifindex, &p) == 0;
 	int err = bpf_map_delete_elem(fd, &ifindex) < 0 ? -errno : 0;
-	if (had && !err && p.slot < VXDP_COUNTER_SLOTS && p.slot != VXDP_COUNTERS_NOPORT)
+	if (had && !err && slot_valid(p.slot))
 		k->slot_used[p.slot] = false;
 	return err;
 }
