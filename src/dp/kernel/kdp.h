@@ -159,6 +159,10 @@ struct kdp_vni_outer {
 int kdp_vni_set(struct kdp *k, uint32_t vni, const struct kdp_vni_outer *outer,
 		const struct vxdp_flood_ent *flood, unsigned n_flood);
 int kdp_vni_del(struct kdp *k, uint32_t vni);
+/* The VNI entry's VXDP_VNI_RULES_IN set or cleared, for kdp_rules.c (set
+ * after map rvnis gains the VNI, cleared before it loses it); nothing to
+ * do for a VNI with no entry yet (kdp_vni_set reads rvnis). */
+int kdp_vni_rules_in(struct kdp *k, uint32_t vni, bool on);
 
 int kdp_fdb_add(struct kdp *k, uint32_t vni, const uint8_t mac[6], const struct vxdp_fdb_val *v);
 int kdp_fdb_del(struct kdp *k, uint32_t vni, const uint8_t mac[6]);

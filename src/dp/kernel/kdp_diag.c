@@ -19,7 +19,7 @@ enum { KDP_DIAG_TCX_INGRESS = 46, KDP_DIAG_TC_HANDLE = 0x7678, KDP_DIAG_TC_PRIO 
 int kdp_vtep_stats_read(struct kdp *k, uint32_t vni, uint32_t flags, const uint8_t *addr,
 			struct vxdp_vtep_stats *sum)
 {
-	int fd = kdp_map_fd(k, "vtep_stats");
+	int fd = kdp_map_fd(k, "vteps");
 	if (fd < 0)
 		return fd;
 	struct vxdp_vtep_key key;

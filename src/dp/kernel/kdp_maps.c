@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "dp/kernel/kdp_internal.h"
+#include "dp/kernel/bpf/vxdp_diag_abi.h"
+#include "dp/kernel/bpf/vxdp_rules_abi.h"
 #include "dp/kernel/kdp_percpu.h"
 
 int kdp_port_add(struct kdp *k, uint32_t ifindex, const struct kdp_port_opts *o)
@@ -183,23 +185,69 @@ int kdp_port_del(struct kdp *k, uint32_t ifindex)
 	return err;
 }
 
-/* The `vteps` entries of the remotes in a VNI's flood list: added, or
- * removed (add false). */
-static int vteps_update(struct kdp *k, uint32_t vni, const struct vxdp_flood_ent *fl, unsigned n, bool add)
+static bool is_vtep(const struct vxdp_flood_ent *e)
+{
+	return e->flags & VXDP_FDB_REMOTE;
+}
+
+static struct vxdp_vtep_key vtep_key(uint32_t vni, const struct vxdp_flood_ent *e)
+{
+	struct vxdp_vtep_key key = { .vni = vni, .flags = e->flags & VXDP_FDB_V6 };
+	memcpy(key.addr, e->remote, 16);
+	return key;
+}
+
+/* Whether the remote of `e` is one of list[0..n). */
+static bool vtep_listed(const struct vxdp_flood_ent *list, unsigned n, const struct vxdp_flood_ent *e)
+{
+	for (unsigned i = 0; i < n && i < VXDP_FLOOD_MAX; i++)
+		if (is_vtep(&list[i]) && (list[i].flags & VXDP_FDB_V6) == (e->flags & VXDP_FDB_V6) &&
+		    memcmp(list[i].remote, e->remote, 16) == 0)
+			return true;
+	return false;
+}
+
+/* The entries of map `vteps` in `vni` whose remote is in `from` and not in
+ * `keep`, deleted (their counters with them). */
+static void vteps_drop(struct kdp *k, uint32_t vni, const struct vxdp_flood_ent *from, unsigned n_from,
+		       const struct vxdp_flood_ent *keep, unsigned n_keep)
 {
 	int fd = bpf_map__fd(k->skel->maps.vteps);
-	uint8_t one = 1;
-	for (unsigned i = 0; i < n && i < VXDP_FLOOD_MAX; i++) {
-		if (!(fl[i].flags & VXDP_FDB_REMOTE))
+	for (unsigned i = 0; i < n_from && i < VXDP_FLOOD_MAX; i++) {
+		if (!is_vtep(&from[i]) || vtep_listed(keep, n_keep, &from[i]))
 			continue;
-		struct vxdp_vtep_key key = { .vni = vni, .flags = fl[i].flags & VXDP_FDB_V6 };
-		memcpy(key.addr, fl[i].remote, 16);
-		if (add && bpf_map_update_elem(fd, &key, &one, BPF_ANY) < 0)
-			return -errno;
-		if (!add)
-			bpf_map_delete_elem(fd, &key);
+		struct vxdp_vtep_key key = vtep_key(vni, &from[i]);
+		bpf_map_delete_elem(fd, &key);
+	}
+}
+
+/* The remotes of a VNI's flood list `now` admitted to map `vteps`: each
+ * one not there yet added, zeroed (one that is keeps its entry and its
+ * counters, so its frames are never refused while its VNI changes).  On
+ * failure the ones it added (not in `was`) are taken out again. */
+static int vteps_admit(struct kdp *k, uint32_t vni, const struct vxdp_flood_ent *was, unsigned n_was,
+		       const struct vxdp_flood_ent *now, unsigned n_now)
+{
+	int fd = bpf_map__fd(k->skel->maps.vteps);
+	for (unsigned i = 0; i < n_now && i < VXDP_FLOOD_MAX; i++) {
+		if (!is_vtep(&now[i]))
+			continue;
+		struct vxdp_vtep_key key = vtep_key(vni, &now[i]);
+		int err = kdp_percpu_make(fd, &key, sizeof(struct vxdp_vtep_stats));
+		if (err < 0) {
+			vteps_drop(k, vni, now, i, was, n_was);
+			return err;
+		}
 	}
 	return 0;
+}
+
+/* Whether a vxlan port of `vni` has ingress rules (map rvnis). */
+static bool vni_has_ingress_rules(struct kdp *k, uint32_t vni)
+{
+	uint8_t hooks = 0;
+	return bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.rvnis), &vni, &hooks) == 0 &&
+	       (hooks & VXDP_RVNI_INGRESS);
 }
 
 int kdp_vni_set(struct kdp *k, uint32_t vni, const struct kdp_vni_outer *outer,
@@ -211,8 +259,10 @@ int kdp_vni_set(struct kdp *k, uint32_t vni, const struct kdp_vni_outer *outer,
 		return -E2BIG;
 	if (o->sport_max < o->sport_min || o->sport_max > VXDP_SPORT_TOP || (o->sport_max && !o->sport_min))
 		return -ERANGE;
-	struct vxdp_vni old, v = { .ttl = o->ttl, .tos = o->tos, .flags = o->flags, .n_flood = n_flood,
-				   .sport_min = o->sport_min, .sport_max = o->sport_max };
+	struct vxdp_vni old, v = { .ttl = o->ttl, .tos = o->tos, .flags = o->flags & ~VXDP_VNI_RULES_IN,
+				   .n_flood = n_flood, .sport_min = o->sport_min, .sport_max = o->sport_max };
+	if (vni_has_ingress_rules(k, vni))
+		v.flags |= VXDP_VNI_RULES_IN;
 	/* The default range written into the entry, so that a datagram does
 	 * not look `cfg` up too (set_src_port does only for a VNI no port has). */
 	struct vxdp_cfg c;
@@ -224,21 +274,44 @@ int kdp_vni_set(struct kdp *k, uint32_t vni, const struct kdp_vni_outer *outer,
 	if (n_flood)
 		memcpy(v.flood, flood, n_flood * sizeof(*flood));
 	int fd = bpf_map__fd(k->skel->maps.vnis);
-	if (bpf_map_lookup_elem(fd, &vni, &old) == 0)
-		vteps_update(k, vni, old.flood, old.n_flood, false);
-	int err = vteps_update(k, vni, v.flood, n_flood, true);
-	if (err == 0 && bpf_map_update_elem(fd, &vni, &v, BPF_ANY) < 0)
+	bool had = bpf_map_lookup_elem(fd, &vni, &old) == 0;
+	/* Admitted before the flood list names them; refused after it no
+	 * longer does. */
+	int err = vteps_admit(k, vni, had ? old.flood : NULL, had ? old.n_flood : 0, v.flood, n_flood);
+	if (err < 0)
+		return err;
+	if (bpf_map_update_elem(fd, &vni, &v, BPF_ANY) < 0) {
 		err = -errno;
-	return err;
+		vteps_drop(k, vni, v.flood, n_flood, had ? old.flood : NULL, had ? old.n_flood : 0);
+		return err;
+	}
+	if (had)
+		vteps_drop(k, vni, old.flood, old.n_flood, v.flood, n_flood);
+	return 0;
+}
+
+int kdp_vni_rules_in(struct kdp *k, uint32_t vni, bool on)
+{
+	int fd = bpf_map__fd(k->skel->maps.vnis);
+	struct vxdp_vni v;
+	if (bpf_map_lookup_elem(fd, &vni, &v) < 0)
+		return errno == ENOENT ? 0 : -errno; /* kdp_vni_set will read rvnis */
+	uint16_t flags = on ? (v.flags | VXDP_VNI_RULES_IN) : (v.flags & ~VXDP_VNI_RULES_IN);
+	if (flags == v.flags)
+		return 0;
+	v.flags = flags;
+	return bpf_map_update_elem(fd, &vni, &v, BPF_EXIST) < 0 && errno != ENOENT ? -errno : 0;
 }
 
 int kdp_vni_del(struct kdp *k, uint32_t vni)
 {
 	struct vxdp_vni old;
 	int fd = bpf_map__fd(k->skel->maps.vnis);
-	if (bpf_map_lookup_elem(fd, &vni, &old) == 0)
-		vteps_update(k, vni, old.flood, old.n_flood, false);
-	return bpf_map_delete_elem(fd, &vni) < 0 ? -errno : 0;
+	bool had = bpf_map_lookup_elem(fd, &vni, &old) == 0;
+	int err = bpf_map_delete_elem(fd, &vni) < 0 ? -errno : 0;
+	if (had)
+		vteps_drop(k, vni, old.flood, old.n_flood, NULL, 0);
+	return err;
 }
 
 static struct vxdp_fdb_key fdb_key(uint32_t vni, const uint8_t mac[6])

@@ -16,15 +16,26 @@ static void *percpu_alloc(size_t value_size, int *ncpu)
 	return calloc((size_t)*ncpu, value_size);
 }
 
-int kdp_percpu_zero(int fd, const void *key, size_t value_size)
+static int percpu_put_zero(int fd, const void *key, size_t value_size, uint64_t flags)
 {
 	int ncpu;
 	void *zero = percpu_alloc(value_size, &ncpu);
 	if (!zero)
 		return -errno;
-	int err = bpf_map_update_elem(fd, key, zero, BPF_ANY) < 0 ? -errno : 0;
+	int err = bpf_map_update_elem(fd, key, zero, flags) < 0 ? -errno : 0;
 	free(zero);
 	return err;
+}
+
+int kdp_percpu_zero(int fd, const void *key, size_t value_size)
+{
+	return percpu_put_zero(fd, key, value_size, BPF_ANY);
+}
+
+int kdp_percpu_make(int fd, const void *key, size_t value_size)
+{
+	int err = percpu_put_zero(fd, key, value_size, BPF_NOEXIST);
+	return err == -EEXIST ? 0 : err;
 }
 
 int kdp_percpu_read(int fd, const void *key, size_t value_size, void **per, int *ncpu)

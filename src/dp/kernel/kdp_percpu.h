@@ -12,6 +12,8 @@
 
 /* key's value set to zero on every CPU (made if absent). */
 int kdp_percpu_zero(int fd, const void *key, size_t value_size);
+/* key made, zero on every CPU, unless it is there (its value goes on). */
+int kdp_percpu_make(int fd, const void *key, size_t value_size);
 /* key's value, n 64-bit counters, summed over the CPUs into sum[n]. */
 int kdp_percpu_sum(int fd, const void *key, uint64_t *sum, size_t n);
 /* key's copies themselves, for a value that is not all sums (a last-seen

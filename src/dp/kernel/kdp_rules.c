@@ -246,9 +246,15 @@ int kdp_rules_stats_del(struct kdp_rules *r, uint32_t ifindex)
 
 int kdp_rules_vni_set(struct kdp_rules *r, uint32_t vni, uint8_t hooks)
 {
-	if (hooks)
-		return bpf_map_update_elem(r->fd_vnis, &vni, &hooks, BPF_ANY) < 0 ? -errno : 0;
-	return bpf_map_delete_elem(r->fd_vnis, &vni) < 0 && errno != ENOENT ? -errno : 0;
+	bool in = hooks & VXDP_RVNI_INGRESS;
+	int err = in ? 0 : kdp_vni_rules_in(r->k, vni, false);
+	if (err < 0)
+		return err;
+	if (hooks && bpf_map_update_elem(r->fd_vnis, &vni, &hooks, BPF_ANY) < 0)
+		return -errno;
+	if (!hooks && bpf_map_delete_elem(r->fd_vnis, &vni) < 0 && errno != ENOENT)
+		return -errno;
+	return in ? kdp_vni_rules_in(r->k, vni, true) : 0;
 }
 
 void kdp_rules_vni_clear(struct kdp_rules *r)

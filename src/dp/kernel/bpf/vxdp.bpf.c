@@ -10,7 +10,7 @@
  * VNI must be configured (VNI isolation is enforced here, not only by
  * what the maps hold) and the sender one of its VTEPs, the remote source
  * MAC is learned, the vxlan port's ingress rules run (when its VNI is in
- * map rvnis: vxdp_rules.h), then the frame goes
+ * map rvnis, which the VNI's entry flags: vxdp_rules.h), then the frame goes
  * to a local port of that VNI or is flooded to its local ports only
  * (split horizon: never from a remote back to remotes).
  *
@@ -25,6 +25,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "vxdp_abi.h"
+#include "vxdp_diag_abi.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -54,11 +55,13 @@ struct {
 	__type(value, struct vxdp_vni);
 } vnis SEC(".maps");
 
+/* A VTEP's entry is its membership of the VNI and its counters at once:
+ * one lookup per frame from it, where a set and a counters map took two. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, VXDP_MAX_VNIS * 4);
 	__type(key, struct vxdp_vtep_key);
-	__type(value, __u8);
+	__type(value, struct vxdp_vtep_stats);
 } vteps SEC(".maps");
 
 struct {
@@ -373,7 +376,7 @@ static __always_inline int deliver_remote(struct __sk_buff *skb, struct vxdp_cou
 		return drop(c, VXDP_DROP_TX_ERROR);
 	count_tx_to(tun_ctrs(dev), skb->len);
 	VXDP_CAPTURE(skb, dev, vni, VXDP_CAP_OUT, (const __u32 *)remote, flags & VXDP_FDB_V6);
-	vxdp_vtep_count(vni, flags, (const __u32 *)remote, skb->len, 0);
+	vxdp_vtep_count_tx(vni, flags, (const __u32 *)remote, skb->len);
 	struct vxdp_decision *d = rec();
 	if (d) {
 		d->kind = VXDP_V_REMOTE;
@@ -432,7 +435,7 @@ static long flood_one(__u32 i, void *arg)
 		count_tx_to(port_ctrs(out), x->skb->len);
 	if (e->flags & VXDP_FDB_REMOTE) {
 		VXDP_CAPTURE(x->skb, target, x->vni, VXDP_CAP_OUT, (const __u32 *)e->remote, e->flags & VXDP_FDB_V6);
-		vxdp_vtep_count(x->vni, e->flags, (const __u32 *)e->remote, x->skb->len, 0);
+		vxdp_vtep_count_tx(x->vni, e->flags, (const __u32 *)e->remote, x->skb->len);
 	} else
 		VXDP_CAPTURE(x->skb, target, 0, VXDP_CAP_OUT, 0, 0);
 	__u32 n = x->sent;
@@ -609,12 +612,11 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
 	struct vxdp_vni *v = bpf_map_lookup_elem(&vnis, &vni);
 	if (!v)
 		return drop(c, VXDP_DROP_VXLAN_UNKNOWN_VNI);
-	struct vxdp_vtep_key vk = { .vni = vni, .flags = flags };
-	__builtin_memcpy(vk.addr, remote, 16);
-	if (!bpf_map_lookup_elem(&vteps, &vk))
+	struct vxdp_vtep_stats *vs = vxdp_vtep(vni, flags, remote);
+	if (!vs)
 		return drop(c, VXDP_DROP_VXLAN_UNKNOWN_REMOTE);
 	VXDP_CAPTURE(skb, ifindex, vni, VXDP_CAP_IN, remote, flags & VXDP_FDB_V6);
-	vxdp_vtep_count(vni, flags, remote, skb->len, 1);
+	vxdp_vtep_count_rx(vs, skb->len);
 	struct frame f;
 	int bad = parse(skb, &f);
 	if (bad)
@@ -639,7 +641,7 @@ int vxdp_tun_ingress(struct __sk_buff *skb)
 	}
 	/* The vxlan port's ingress rules (where the userspace datapath runs
 	 * them: after learning, before switching). */
-	__u8 *hooks = bpf_map_lookup_elem(&rvnis, &vni);
+	__u8 *hooks = (v->flags & VXDP_VNI_RULES_IN) ? bpf_map_lookup_elem(&rvnis, &vni) : 0;
 	if (hooks && (*hooks & VXDP_RVNI_INGRESS)) {
 		int r = rules_tun(skb, ifindex, vni);
 		if (r != VXDP_RULES_CONTINUE)

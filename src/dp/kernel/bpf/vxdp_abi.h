@@ -102,6 +102,11 @@ enum vxdp_vni_flags {
 	VXDP_VNI_DF = 1u << 1,        /* df set: BPF_F_DONT_FRAGMENT (IPv4) */
 	VXDP_VNI_EVPN = 1u << 2,      /* an EVPN port's: a datagram does not move a local MAC
 				       * (switch/vni.h, struct vni's evpn) */
+	/* A vxlan port of the VNI has ingress rules: its frames look map
+	 * rvnis up (vxdp_rules_abi.h).  Set after rvnis gains the VNI and
+	 * cleared before it loses it, so that a frame reads rvnis whenever it
+	 * holds the VNI, and the frames of a VNI with none pay no lookup. */
+	VXDP_VNI_RULES_IN = 1u << 3,
 };
 
 struct vxdp_vni {
@@ -118,9 +123,10 @@ struct vxdp_vni {
 };
 
 /* Map `vteps`: the remote VTEPs of each VNI (what its flood list names;
- * kdp_vni_set keeps both).  A frame from the vxlan device whose (VNI,
- * source) is not in it is dropped: anyone on the underlay could send
- * one. */
+ * kdp_vni_set keeps both), each with its counters (per CPU, struct
+ * vxdp_vtep_stats of vxdp_diag_abi.h).  A frame from the vxlan device
+ * whose (VNI, source) is not in it is dropped: anyone on the underlay
+ * could send one. */
 struct vxdp_vtep_key {
 	__u32 vni;
 	__u32 flags;                 /* VXDP_FDB_V6 or 0 */

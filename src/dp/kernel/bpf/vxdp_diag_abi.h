@@ -1,10 +1,10 @@
 /* Per remote VTEP counters of the kernel datapath (bpf/vxdp_diag.h):
  * what `stats` shows of a vxlan port and what `diagnose` judges a silent
- * remote by.  Map `vtep_stats` (per CPU, key struct vxdp_vtep_key of
- * vxdp_abi.h: VNI, family, address); the programs add an entry the first
- * time they send to or take a frame from a VTEP, which only happens for
- * the VTEPs of the `vteps` map (or of the FDB, which names no others), so
- * it is bounded as that map is.  Both sides compile this file. */
+ * remote by.  They are the values of map `vteps` (per CPU, key struct
+ * vxdp_vtep_key of vxdp_abi.h: VNI, family, address), whose entries are
+ * the VNIs' remote VTEPs: vxswitchd adds an entry (zeroed) when a VTEP
+ * joins a VNI's flood list and deletes it, counters and all, when it
+ * leaves.  Both sides compile this file. */
 #ifndef VXSWITCH_DP_KERNEL_VXDP_DIAG_ABI_H
 #define VXSWITCH_DP_KERNEL_VXDP_DIAG_ABI_H
 

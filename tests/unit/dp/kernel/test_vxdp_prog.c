@@ -26,7 +26,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "dp/kernel/bpf/vxdp_rules_abi.h"
 #include "dp/kernel/kdp.h"
+#include "dp/kernel/kdp_diag.h"
 #include "dp/kernel/kdp_link.h"
 #include "kdp_netns.h"
 
@@ -510,6 +512,92 @@ static void test_tun_delivers_learns_isolates(void **state)
 	expect_drop(fx, prog, fx->tun, f, frame(f, 100, MAC2, BCAST), VXDP_DROP_INVALID_SRC_MAC, fx->tun);
 }
 
+/* A VNI's remote VTEPs are map `vteps`'s entries, each with its counters:
+ * a VTEP kept across a flood list change keeps its entry and its counts;
+ * one that leaves is refused and its entry gone; the VNI's deletion takes
+ * the rest. */
+static void test_vtep_entries_follow_the_flood_list(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	uint8_t f[100], r2[16] = { 0 }, r3[16] = { 0 };
+	struct vxdp_decision d;
+	struct vxdp_vtep_stats vs;
+	inet_pton(AF_INET, "198.51.100.2", r2);
+	inet_pton(AF_INET, "198.51.100.3", r3);
+	assert_int_equal(run_tun(fx, VNI, "198.51.100.2", f, frame(f, 100, MAC2, MACR), &d), TC_ACT_REDIRECT);
+	assert_int_equal(kdp_vtep_stats_read(fx->k, VNI, 0, r2, &vs), 0);
+	assert_int_equal(vs.rx_packets, 1);
+	assert_int_equal(vs.rx_bytes, 100);
+
+	struct vxdp_flood_ent fl[3] = { { .ifindex = fx->p2, .flags = VXDP_FDB_VETH },
+					{ .flags = VXDP_FDB_REMOTE }, { .flags = VXDP_FDB_REMOTE } };
+	memcpy(fl[1].remote, r2, 16);
+	memcpy(fl[2].remote, r3, 16);
+	assert_int_equal(kdp_vni_set(fx->k, VNI, NULL, fl, 3), 0);
+	assert_int_equal(kdp_vtep_stats_read(fx->k, VNI, 0, r2, &vs), 0);
+	assert_int_equal(vs.rx_packets, 1); /* kept, not re-made */
+	assert_int_equal(kdp_vtep_stats_read(fx->k, VNI, 0, r3, &vs), 0);
+	assert_int_equal(vs.rx_packets + vs.tx_packets, 0);
+
+	/* .2 leaves: refused, its entry gone; .3 counts. */
+	assert_int_equal(kdp_vni_set(fx->k, VNI, NULL, (struct vxdp_flood_ent[]){ fl[0], fl[2] }, 2), 0);
+	assert_int_equal(kdp_vtep_stats_read(fx->k, VNI, 0, r2, &vs), -ENOENT);
+	struct vxdp_test_tunkey tk = { .vni = VNI };
+	memcpy(tk.remote, r2, 16);
+	uint32_t zero = 0;
+	assert_int_equal(bpf_map_update_elem(kdp_map_fd(fx->k, "test_tunkey"), &zero, &tk, BPF_ANY), 0);
+	expect_drop(fx, kdp_tun_prog_fd(fx->k), fx->tun, f, frame(f, 100, MAC2, MACR), VXDP_DROP_VXLAN_UNKNOWN_REMOTE,
+		    fx->tun);
+	assert_int_equal(run_tun(fx, VNI, "198.51.100.3", f, frame(f, 100, MAC2, MACR), &d), TC_ACT_REDIRECT);
+	assert_int_equal(kdp_vtep_stats_read(fx->k, VNI, 0, r3, &vs), 0);
+	assert_int_equal(vs.rx_packets, 1);
+
+	assert_int_equal(kdp_vni_del(fx->k, VNI), 0);
+	assert_int_equal(kdp_vtep_stats_read(fx->k, VNI, 0, r3, &vs), -ENOENT);
+}
+
+/* A VNI's frames from the vxlan device read map rvnis only while its
+ * entry says a vxlan port of it has ingress rules (VXDP_VNI_RULES_IN),
+ * whichever of the two maps was written first. */
+static uint16_t vni_flags(struct fx *fx, uint32_t vni)
+{
+	struct vxdp_vni v;
+	assert_int_equal(bpf_map_lookup_elem(kdp_map_fd(fx->k, "vnis"), &vni, &v), 0);
+	return v.flags;
+}
+
+static void test_vni_entry_flags_its_ingress_rules(void **state)
+{
+	struct fx *fx = *state;
+	if (!fx)
+		skip();
+	uint8_t f[100];
+	struct vxdp_decision d;
+	assert_false(vni_flags(fx, VNI) & VXDP_VNI_RULES_IN);
+	/* rvnis first (no kdp_rules here: by hand), then the VNI written. */
+	uint32_t vni = VNI;
+	uint8_t hooks = VXDP_RVNI_INGRESS;
+	assert_int_equal(bpf_map_update_elem(kdp_map_fd(fx->k, "rvnis"), &vni, &hooks, BPF_ANY), 0);
+	assert_int_equal(run_tun(fx, VNI, "198.51.100.2", f, frame(f, 100, MAC2, MACR), &d), TC_ACT_REDIRECT);
+	struct vxdp_flood_ent fl[2] = { { .ifindex = fx->p2, .flags = VXDP_FDB_VETH }, { .flags = VXDP_FDB_REMOTE } };
+	inet_pton(AF_INET, "198.51.100.2", fl[1].remote);
+	assert_int_equal(kdp_vni_set(fx->k, VNI, NULL, fl, 2), 0);
+	assert_true(vni_flags(fx, VNI) & VXDP_VNI_RULES_IN);
+	/* Now the rules path: no decision cached, the frame goes up. */
+	assert_int_equal(run_tun(fx, VNI, "198.51.100.2", f, frame(f, 100, MAC2, MACR), &d), TC_ACT_SHOT);
+	assert_int_equal(d.kind, 0);
+	/* Cleared (kdp_rules_vni_set does, before rvnis loses the VNI). */
+	assert_int_equal(kdp_vni_rules_in(fx->k, VNI, false), 0);
+	assert_false(vni_flags(fx, VNI) & VXDP_VNI_RULES_IN);
+	assert_int_equal(run_tun(fx, VNI, "198.51.100.2", f, frame(f, 100, MAC2, MACR), &d), TC_ACT_REDIRECT);
+	assert_int_equal(kdp_vni_rules_in(fx->k, VNI, true), 0);
+	assert_true(vni_flags(fx, VNI) & VXDP_VNI_RULES_IN);
+	/* A VNI with no entry: nothing to do. */
+	assert_int_equal(kdp_vni_rules_in(fx->k, 4242, true), 0);
+}
+
 /* ---- loader -------------------------------------------------------------- */
 
 static void on_entry(void *aux, const struct vxdp_fdb_key *key, const struct vxdp_fdb_val *v)
@@ -587,6 +675,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hostile_frames_dropped_by_reason, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upcalls_rate_limited_per_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tun_delivers_learns_isolates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vtep_entries_follow_the_flood_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vni_entry_flags_its_ingress_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fdb_dump_and_del, setup, teardown),
 		cmocka_unit_test(test_attach_tcx_and_cls_bpf_cleanup),
 	};
